@@ -2,6 +2,8 @@
 
 namespace uet {
 
-const char* version_string() noexcept { return UET_VERSION_STRING; }
+const char* version_string() noexcept {
+    return UET_VERSION_STRING;
+}
 
 }  // namespace uet

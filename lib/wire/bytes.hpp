@@ -1,5 +1,6 @@
 // Network-byte-order loads/stores and bounds-checked sequential reader/writer.
-// Every decoder in lib/wire reads through byte_reader so that no header can make it read past its buffer.
+// Every decoder in lib/wire reads through byte_reader so that no header can make it read past its
+// buffer.
 #pragma once
 
 #include <cstddef>
@@ -51,7 +52,7 @@ inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
 // Reads big-endian fields in order. A read past the end sets failed() and returns zeros from
 // then on, so a decoder may read a whole header and check once at the end.
 class byte_reader {
-public:
+  public:
     explicit byte_reader(std::span<const std::uint8_t> buf) noexcept : buf_(buf) {}
 
     std::uint8_t u8() noexcept { return take(1) ? buf_[off_ - 1] : 0; }
@@ -70,7 +71,7 @@ public:
     std::size_t remaining() const noexcept { return buf_.size() - off_; }
     std::span<const std::uint8_t> rest() const noexcept { return buf_.subspan(off_); }
 
-private:
+  private:
     bool take(std::size_t n) noexcept {
         if (failed_ || n > buf_.size() - off_) {
             failed_ = true;
@@ -87,7 +88,7 @@ private:
 
 // Writes big-endian fields in order. A write past the end sets failed() and writes nothing more.
 class byte_writer {
-public:
+  public:
     explicit byte_writer(std::span<std::uint8_t> buf) noexcept : buf_(buf) {}
 
     void u8(std::uint8_t v) noexcept {
@@ -121,7 +122,7 @@ public:
     // Bytes written, or 0 when the buffer was too small: the convention of every encode().
     std::size_t result() const noexcept { return failed_ ? 0 : off_; }
 
-private:
+  private:
     bool take(std::size_t n) noexcept {
         if (failed_ || n > buf_.size() - off_) {
             failed_ = true;

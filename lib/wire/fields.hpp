@@ -11,13 +11,14 @@
 namespace uet::wire {
 
 class field_visitor {
-public:
+  public:
     virtual ~field_visitor() = default;
     // A header starts; name is short and stable ("eth", "ipv4", "pds_rud", "ses_std", "bth", ...).
     virtual void begin(std::string_view header) = 0;
     // A numeric field (flags are 0/1 fields of their own), as decoded in host order.
     virtual void field(std::string_view name, std::uint64_t value) = 0;
-    // A numeric field with a symbolic meaning, e.g. ("type", 2, "RUD") or ("nack_code", 1, "TRIMMED").
+    // A numeric field with a symbolic meaning, e.g. ("type", 2, "RUD") or ("nack_code", 1,
+    // "TRIMMED").
     virtual void field(std::string_view name, std::uint64_t value, std::string_view symbol) = 0;
     // Raw bytes: addresses, keys, padding, an ICV.
     virtual void bytes(std::string_view name, std::span<const std::uint8_t> value) = 0;

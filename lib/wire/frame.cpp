@@ -1,1 +1,171 @@
-// placeholder: being written
+#include "frame.hpp"
+
+#include <cstring>
+
+#include "bytes.hpp"
+
+namespace uet::wire {
+
+namespace {
+
+constexpr std::size_t max_ip_total = 0xffff;
+
+std::size_t l2_size(const frame_spec& s) noexcept {
+    return eth_header::wire_size + (s.vlan ? vlan_tag::wire_size : 0);
+}
+
+// Writes Ethernet [+ VLAN] for the given ethertype; returns bytes written (0 if no room).
+std::size_t write_l2(const frame_spec& s, std::uint16_t ethertype,
+                     std::span<std::uint8_t> out) noexcept {
+    eth_header eth{s.dst_mac, s.src_mac, s.vlan ? ethertype_vlan : ethertype};
+    std::size_t n = encode(eth, out);
+    if (!n) return 0;
+    if (s.vlan) {
+        vlan_tag tag = *s.vlan;
+        tag.ethertype = ethertype;
+        std::size_t m = encode(tag, out.subspan(n));
+        if (!m) return 0;
+        n += m;
+    }
+    return n;
+}
+
+// Writes L2 + IPv4 header (checksum filled) in front of ip_payload_len payload bytes.
+std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t ip_payload_len,
+                        std::span<std::uint8_t> out) noexcept {
+    if (ip_payload_len > max_ip_total - ipv4_header::wire_size) return 0;
+    std::size_t n = write_l2(s, ethertype_ipv4, out);
+    if (!n) return 0;
+    ipv4_header ip;
+    ip.dscp = s.dscp;
+    ip.ecn = s.ecn;
+    ip.total_length = static_cast<std::uint16_t>(ipv4_header::wire_size + ip_payload_len);
+    ip.id = s.ip_id;
+    ip.df = s.df;
+    ip.ttl = s.ttl;
+    ip.protocol = protocol;
+    ip.src = s.src_ip;
+    ip.dst = s.dst_ip;
+    auto ip_out = out.subspan(n);
+    if (!encode(ip, ip_out)) return 0;
+    ipv4_fill_checksum(ip_out.first(ipv4_header::wire_size));
+    return n + ipv4_header::wire_size;
+}
+
+}  // namespace
+
+std::size_t frame_header_size(const frame_spec& s, bool udp) noexcept {
+    return l2_size(s) + ipv4_header::wire_size + (udp ? udp_header::wire_size : 0);
+}
+
+std::size_t finish_ip_frame(const frame_spec& s, std::uint8_t ip_protocol,
+                            std::size_t ip_payload_len, std::span<std::uint8_t> out) noexcept {
+    std::size_t hdr = frame_header_size(s, false);
+    if (out.size() < hdr || out.size() - hdr < ip_payload_len) return 0;
+    if (!write_l2_ip(s, ip_protocol, ip_payload_len, out)) return 0;
+    return hdr + ip_payload_len;
+}
+
+std::size_t finish_udp_frame(const frame_spec& s, std::size_t udp_payload_len,
+                             std::span<std::uint8_t> out) noexcept {
+    std::size_t hdr = frame_header_size(s, true);
+    if (out.size() < hdr || out.size() - hdr < udp_payload_len) return 0;
+    std::size_t udp_len = udp_header::wire_size + udp_payload_len;
+    if (udp_len > max_ip_total - ipv4_header::wire_size) return 0;
+    std::size_t ip_end = write_l2_ip(s, ip_proto_udp, udp_len, out);
+    if (!ip_end) return 0;
+    udp_header udp{s.src_port, s.dst_port, static_cast<std::uint16_t>(udp_len), 0};
+    encode(udp, out.subspan(ip_end));
+    std::size_t total = hdr + udp_payload_len;
+    refresh_udp_checksum(s, out.first(total));
+    return total;
+}
+
+void refresh_udp_checksum(const frame_spec& s, std::span<std::uint8_t> frame) noexcept {
+    std::size_t off = l2_size(s) + ipv4_header::wire_size;
+    if (frame.size() < off + udp_header::wire_size) return;
+    auto datagram = frame.subspan(off);
+    std::uint16_t c = s.udp_checksum ? udp_checksum(s.src_ip, s.dst_ip, datagram) : 0;
+    store_be16(&datagram[6], c);
+}
+
+std::size_t build_udp_frame(const frame_spec& s, std::span<const std::uint8_t> udp_payload,
+                            std::span<std::uint8_t> out) noexcept {
+    std::size_t hdr = frame_header_size(s, true);
+    if (out.size() < hdr || out.size() - hdr < udp_payload.size()) return 0;
+    if (!udp_payload.empty()) std::memmove(&out[hdr], udp_payload.data(), udp_payload.size());
+    return finish_udp_frame(s, udp_payload.size(), out);
+}
+
+std::size_t build_ip_frame(const frame_spec& s, std::uint8_t ip_protocol,
+                           std::span<const std::uint8_t> ip_payload,
+                           std::span<std::uint8_t> out) noexcept {
+    std::size_t hdr = frame_header_size(s, false);
+    if (out.size() < hdr || out.size() - hdr < ip_payload.size()) return 0;
+    if (!ip_payload.empty()) std::memmove(&out[hdr], ip_payload.data(), ip_payload.size());
+    return finish_ip_frame(s, ip_protocol, ip_payload.size(), out);
+}
+
+std::size_t build_arp_frame(const frame_spec& s, const arp_packet& arp,
+                            std::span<std::uint8_t> out) noexcept {
+    std::size_t n = write_l2(s, ethertype_arp, out);
+    if (!n) return 0;
+    std::size_t m = encode(arp, out.subspan(n));
+    return m ? n + m : 0;
+}
+
+namespace {
+
+reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexcept {
+    ipv4_header ip;
+    if (auto r = decode(l3, ip); r != reject_reason::none) return r;
+    if (ip.total_length > l3.size()) return reject_reason::truncated;
+    if (ip.mf || ip.frag_offset != 0) return reject_reason::ip_fragment;
+    auto packet = l3.first(ip.total_length);
+    auto payload = packet.subspan(ip.header_length());
+    if (ip.protocol == ip_proto_udp) {
+        udp_header udp;
+        if (auto r = decode(payload, udp); r != reject_reason::none) return r;
+        if (udp.length != payload.size()) return reject_reason::bad_udp_length;
+        if (!udp_checksum_ok(ip.src, ip.dst, payload)) return reject_reason::bad_udp_checksum;
+        out.udp = udp;
+        out.l4_payload = payload.subspan(udp_header::wire_size);
+    } else if (ip.protocol == ip_proto_uet) {
+        out.l4_payload = payload;
+    } else {
+        return reject_reason::unsupported_ip_protocol;
+    }
+    out.ip = ip;
+    out.ip_packet = packet;
+    return reject_reason::none;
+}
+
+}  // namespace
+
+reject_reason parse_l2l4(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept {
+    l2l4_view v;
+    if (auto r = decode(frame, v.eth); r != reject_reason::none) return r;
+    std::size_t off = eth_header::wire_size;
+    std::uint16_t type = v.eth.ethertype;
+    if (type == ethertype_vlan) {
+        vlan_tag tag;
+        if (auto r = decode(frame.subspan(off), tag); r != reject_reason::none) return r;
+        v.vlan = tag;
+        type = tag.ethertype;
+        off += vlan_tag::wire_size;
+    }
+    auto l3 = frame.subspan(off);
+    if (type == ethertype_arp) {
+        if (auto r = decode(l3, v.arp); r != reject_reason::none) return r;
+        v.l3 = l2l4_view::l3_kind::arp;
+    } else if (type == ethertype_ipv4) {
+        if (auto r = parse_ipv4(l3, v); r != reject_reason::none) return r;
+        v.l3 = l2l4_view::l3_kind::ipv4;
+    } else {
+        return reject_reason::unsupported_ethertype;
+    }
+    out = v;
+    return reject_reason::none;
+}
+
+}  // namespace uet::wire

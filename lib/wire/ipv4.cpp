@@ -1,1 +1,215 @@
-// placeholder: being written
+#include "ipv4.hpp"
+
+#include "bytes.hpp"
+
+namespace uet::wire {
+
+const char* to_string(ecn_codepoint e) noexcept {
+    switch (e) {
+        case ecn_codepoint::not_ect:
+            return "Not-ECT";
+        case ecn_codepoint::ect1:
+            return "ECT(1)";
+        case ecn_codepoint::ect0:
+            return "ECT(0)";
+        case ecn_codepoint::ce:
+            return "CE";
+    }
+    return "?";
+}
+
+std::uint32_t checksum_partial(std::span<const std::uint8_t> data, std::uint32_t sum) noexcept {
+    // 32-bit words into a 64-bit accumulator: half the additions of a 16-bit loop, and the
+    // ones'-complement sum of 16-bit words is recovered by folding at the end.
+    std::uint64_t acc = sum;
+    const std::uint8_t* p = data.data();
+    std::size_t n = data.size();
+    while (n >= 4) {
+        acc += load_be32(p);
+        p += 4;
+        n -= 4;
+    }
+    if (n >= 2) {
+        acc += load_be16(p);
+        p += 2;
+        n -= 2;
+    }
+    if (n) acc += std::uint32_t{p[0]} << 8;
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    return static_cast<std::uint32_t>(acc);
+}
+
+std::uint16_t checksum_finish(std::uint32_t sum) noexcept {
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
+
+std::uint16_t checksum_update16(std::uint16_t checksum, std::uint16_t old_word,
+                                std::uint16_t new_word) noexcept {
+    // HC' = ~(~HC + ~m + m')  (RFC 1624 eqn. 3)
+    std::uint32_t sum = static_cast<std::uint16_t>(~checksum);
+    sum += static_cast<std::uint16_t>(~old_word);
+    sum += new_word;
+    return checksum_finish(sum);
+}
+
+std::size_t encode(const ipv4_header& h, std::span<std::uint8_t> out) noexcept {
+    byte_writer w(out);
+    w.u8(static_cast<std::uint8_t>((h.version << 4) | (h.ihl & 0x0f)));
+    w.u8(make_tos(h.dscp, h.ecn));
+    w.u16(h.total_length);
+    w.u16(h.id);
+    w.u16(static_cast<std::uint16_t>((h.df ? 0x4000 : 0) | (h.mf ? 0x2000 : 0) |
+                                     (h.frag_offset & 0x1fff)));
+    w.u8(h.ttl);
+    w.u8(h.protocol);
+    w.u16(h.checksum);
+    w.u32(h.src);
+    w.u32(h.dst);
+    return w.result();
+}
+
+reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcept {
+    byte_reader r(in);
+    ipv4_header h;
+    std::uint8_t vihl = r.u8();
+    std::uint8_t tos = r.u8();
+    h.total_length = r.u16();
+    h.id = r.u16();
+    std::uint16_t frag = r.u16();
+    h.ttl = r.u8();
+    h.protocol = r.u8();
+    h.checksum = r.u16();
+    h.src = r.u32();
+    h.dst = r.u32();
+    if (r.failed()) return reject_reason::truncated;
+    h.version = vihl >> 4;
+    h.ihl = vihl & 0x0f;
+    h.dscp = tos_dscp(tos);
+    h.ecn = tos & 3;
+    h.df = (frag & 0x4000) != 0;
+    h.mf = (frag & 0x2000) != 0;
+    h.frag_offset = frag & 0x1fff;
+    if (h.version != 4) return reject_reason::bad_ip_version;
+    if (h.ihl < 5) return reject_reason::bad_ip_ihl;
+    if (h.header_length() > in.size()) return reject_reason::truncated;
+    if (h.total_length < h.header_length()) return reject_reason::bad_ip_total_length;
+    if (internet_checksum(in.first(h.header_length())) != 0) return reject_reason::bad_ip_checksum;
+    out = h;
+    return reject_reason::none;
+}
+
+void visit(const ipv4_header& h, field_visitor& v) {
+    v.begin("ipv4");
+    v.field("version", h.version);
+    v.field("ihl", h.ihl);
+    v.field("dscp", h.dscp);
+    v.field("ecn", h.ecn, to_string(static_cast<ecn_codepoint>(h.ecn & 3)));
+    v.field("total_length", h.total_length);
+    v.field("id", h.id);
+    v.field("df", h.df ? 1 : 0);
+    v.field("mf", h.mf ? 1 : 0);
+    v.field("frag_offset", h.frag_offset);
+    v.field("ttl", h.ttl);
+    switch (h.protocol) {
+        case ip_proto_udp:
+            v.field("protocol", h.protocol, "UDP");
+            break;
+        case ip_proto_uet:
+            v.field("protocol", h.protocol, "UET");
+            break;
+        default:
+            v.field("protocol", h.protocol);
+            break;
+    }
+    v.field("checksum", h.checksum);
+    v.field("src", h.src, ipv4_to_string(h.src));
+    v.field("dst", h.dst, ipv4_to_string(h.dst));
+    v.end();
+}
+
+bool ipv4_fill_checksum(std::span<std::uint8_t> header) noexcept {
+    if (header.size() < ipv4_header::wire_size) return false;
+    std::size_t len = std::size_t{header[0] & 0x0fu} * 4;
+    if (len < ipv4_header::wire_size || len > header.size()) return false;
+    store_be16(&header[10], 0);
+    store_be16(&header[10], internet_checksum(header.first(len)));
+    return true;
+}
+
+std::string ipv4_to_string(std::uint32_t addr) {
+    std::string s;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        if (shift != 24) s += '.';
+        s += std::to_string((addr >> shift) & 0xff);
+    }
+    return s;
+}
+
+std::size_t encode(const udp_header& h, std::span<std::uint8_t> out) noexcept {
+    byte_writer w(out);
+    w.u16(h.sport);
+    w.u16(h.dport);
+    w.u16(h.length);
+    w.u16(h.checksum);
+    return w.result();
+}
+
+reject_reason decode(std::span<const std::uint8_t> in, udp_header& out) noexcept {
+    byte_reader r(in);
+    udp_header h;
+    h.sport = r.u16();
+    h.dport = r.u16();
+    h.length = r.u16();
+    h.checksum = r.u16();
+    if (r.failed()) return reject_reason::truncated;
+    if (h.length < udp_header::wire_size) return reject_reason::bad_udp_length;
+    out = h;
+    return reject_reason::none;
+}
+
+void visit(const udp_header& h, field_visitor& v) {
+    v.begin("udp");
+    v.field("sport", h.sport);
+    v.field("dport", h.dport);
+    v.field("length", h.length);
+    v.field("checksum", h.checksum);
+    v.end();
+}
+
+namespace {
+// Ones'-complement sum of the pseudo-header and the whole datagram as it stands.
+std::uint32_t udp_sum(std::uint32_t src_ip, std::uint32_t dst_ip,
+                      std::span<const std::uint8_t> datagram) noexcept {
+    std::uint64_t acc = src_ip;
+    acc += dst_ip;
+    acc += ip_proto_udp;
+    acc += datagram.size() & 0xffff;
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    return checksum_partial(datagram, static_cast<std::uint32_t>(acc));
+}
+}  // namespace
+
+std::uint16_t udp_checksum(std::uint32_t src_ip, std::uint32_t dst_ip,
+                           std::span<const std::uint8_t> datagram) noexcept {
+    std::uint32_t sum = udp_sum(src_ip, dst_ip, datagram);
+    // Take the stored checksum back out so its current value does not matter.
+    if (datagram.size() >= udp_header::wire_size) {
+        std::uint16_t stored = load_be16(&datagram[6]);
+        sum = (sum & 0xffff) + (sum >> 16);  // fold first so the addition cannot overflow
+        sum += static_cast<std::uint16_t>(~stored);
+    }
+    std::uint16_t c = checksum_finish(sum);
+    return c == 0 ? 0xffff : c;
+}
+
+bool udp_checksum_ok(std::uint32_t src_ip, std::uint32_t dst_ip,
+                     std::span<const std::uint8_t> datagram) noexcept {
+    if (datagram.size() < udp_header::wire_size) return false;
+    if (load_be16(&datagram[6]) == 0) return true;
+    return checksum_finish(udp_sum(src_ip, dst_ip, datagram)) == 0;
+}
+
+}  // namespace uet::wire

@@ -28,7 +28,11 @@ const reason_text& lookup(reject_reason r) noexcept {
 }
 }  // namespace
 
-const char* to_string(reject_reason r) noexcept { return lookup(r).text; }
-const char* reject_name(reject_reason r) noexcept { return lookup(r).name; }
+const char* to_string(reject_reason r) noexcept {
+    return lookup(r).text;
+}
+const char* reject_name(reject_reason r) noexcept {
+    return lookup(r).name;
+}
 
 }  // namespace uet::wire

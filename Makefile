@@ -1,0 +1,48 @@
+# Thin wrapper over meson/ninja. Every target installs missing Debian packages first.
+#   make test   build everything (plain + ASan/UBSan/fuzz builds) and run every suite
+#   make build  configure and build the plain build only
+#   make bench  run the Google Benchmark binaries
+#   make run    the uet-perf demo (not built yet: says so)
+BUILD     ?= build
+SAN_BUILD ?= build-san
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps build build-san test bench run clean format
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD) --buildtype=debugoptimized
+
+# clang, because libFuzzer and its coverage instrumentation come with it.
+$(SAN_BUILD)/build.ninja: | deps
+	CXX=clang++ meson setup $(SAN_BUILD) --buildtype=debug \
+	    -Db_sanitize=address,undefined -Db_lundef=false -Dfuzz=true -Dbenchmarks=false \
+	    -Dcpp_args=-fno-sanitize-recover=all
+
+build: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+build-san: deps $(SAN_BUILD)/build.ninja
+	ninja -C $(SAN_BUILD)
+
+test: build build-san
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-tests.sh $(BUILD) $(SAN_BUILD)
+
+bench: build
+	meson test -C $(BUILD) --benchmark --verbose
+
+run: build
+	@echo "make run: the uet-perf demo over memif is not built yet (issue: uet-perf and make run)."
+	@echo "What works today: the wire format and uet-dump, e.g."
+	@echo "  $(BUILD)/apps/uet-dump/uet-dump -v FILE.pcap"
+	@exit 1
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD)

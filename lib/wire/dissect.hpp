@@ -1,0 +1,59 @@
+// Whole-frame dissection: Ethernet -> [802.1Q] -> ARP | IPv4 -> UDP -> UET or RoCEv2, or
+// IPv4 protocol 253 -> UET. Used by uet-dump, the fuzzers and the truncation tests; the engine's
+// receive path will use the per-layer decoders directly.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "fields.hpp"
+#include "frame.hpp"
+#include "reject.hpp"
+#include "roce.hpp"
+#include "uet_packet.hpp"
+
+namespace uet::wire {
+
+struct dissect_options {
+    std::uint16_t uet_port = uet_udp_port;
+    std::uint16_t roce_port = roce_udp_port;
+};
+
+// What the frame carries, as far as dissection got.
+enum class frame_kind : std::uint8_t {
+    unknown,  // rejected before the protocol was known
+    arp,
+    uet_udp,    // UET over UDP (the UDP source port is the entropy)
+    uet_ip,     // UET over IPv4 protocol 253 (entropy header)
+    roce,       // RoCEv2
+    other_udp,  // UDP to another port: not ours, not malformed
+    other_ip,   // another IP protocol: not ours, not malformed
+    other_l2,   // another ethertype (IPv6, LLDP...): not ours, not malformed
+};
+
+const char* kind_name(frame_kind k) noexcept;
+
+struct dissection {
+    frame_kind kind = frame_kind::unknown;
+    bool l2l4_ok = false;  // l2l4 holds a decoded frame (else it is meaningless)
+    l2l4_view l2l4;
+    uet_packet uet;         // valid when kind is uet_* and the UET layer decoded
+    roce_packet roce;       // valid when kind is roce and it decoded
+    bool upper_ok = false;  // the UET / RoCEv2 layer decoded
+    // On a reject: the layer that refused the packet ("l2l4", "uet", "roce"); null when accepted.
+    const char* failed_layer = nullptr;
+};
+
+// Decodes every layer it can. Returns none when the frame is well-formed (including frames that
+// are not UET or RoCEv2, which are reported by kind), otherwise the reason and failed_layer.
+reject_reason dissect(std::span<const std::uint8_t> frame, dissection& out,
+                      const dissect_options& options = {}) noexcept;
+
+// Every decoded header of every layer, outermost first.
+void visit(const dissection& d, field_visitor& v);
+
+// One line without a newline: "10.0.0.1.49152 > 10.0.0.2.4793: UET <uet summary>".
+void summarize(const dissection& d, std::string& out);
+
+}  // namespace uet::wire

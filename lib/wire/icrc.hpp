@@ -1,0 +1,48 @@
+// CRC-32 (IEEE 802.3 polynomial, reflected) and the RoCEv2 invariant CRC (ICRC).
+//
+// The ICRC (IBA annex A17, as Linux rxe computes it) is the CRC-32 over
+//   8 bytes of 0xff (standing in for the masked LRH of native InfiniBand),
+//   the IPv4 header with TOS (DSCP+ECN), TTL and header checksum set to all 1s,
+//   the UDP header with its checksum set to all 1s,
+//   the BTH with byte 4 (resv8a, which carries FECN/BECN) set to all 1s,
+//   the rest of the transport headers, payload and pad, up to but not including the ICRC,
+// i.e. the fields a router may rewrite are masked out. It is stored least significant byte first
+// on the wire (the CRC register as a little-endian word, as rxe and hardware NICs do).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace uet::wire {
+
+inline constexpr std::size_t icrc_size = 4;
+
+// Standard CRC-32 (zlib/Ethernet): crc32(data) == crc32_finish(crc32_update(crc32_init, data)).
+inline constexpr std::uint32_t crc32_init = 0xffffffffu;
+std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
+inline std::uint32_t crc32_finish(std::uint32_t state) noexcept {
+    return ~state;
+}
+inline std::uint32_t crc32(std::span<const std::uint8_t> data) noexcept {
+    return crc32_finish(crc32_update(crc32_init, data));
+}
+
+// The ICRC of a RoCEv2-over-IPv4 packet. ip_packet runs from the first byte of the IPv4 header
+// to the last byte before the ICRC (IP header with options, UDP header, BTH, extension headers,
+// payload, pad). The IP header length is taken from byte 0. If the span is too short to hold the
+// IP, UDP and BTH headers the result is meaningless but nothing outside the span is read.
+std::uint32_t roce_icrc(std::span<const std::uint8_t> ip_packet) noexcept;
+
+inline std::uint32_t load_le32(const std::uint8_t* p) noexcept {
+    return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) |
+           (std::uint32_t{p[3]} << 24);
+}
+inline void store_le32(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v);
+    p[1] = static_cast<std::uint8_t>(v >> 8);
+    p[2] = static_cast<std::uint8_t>(v >> 16);
+    p[3] = static_cast<std::uint8_t>(v >> 24);
+}
+
+}  // namespace uet::wire

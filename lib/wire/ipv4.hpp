@@ -1,0 +1,124 @@
+// IPv4 and UDP headers, the Internet checksum, ECN and DSCP.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "fields.hpp"
+#include "reject.hpp"
+
+namespace uet::wire {
+
+// Default UDP destination port for UET. Only a default: every builder takes its ports from the
+// caller (frame_spec), and receivers should match against a configured port.
+#ifdef UET_DEFAULT_UDP_PORT
+inline constexpr std::uint16_t uet_udp_port = UET_DEFAULT_UDP_PORT;
+#else
+inline constexpr std::uint16_t uet_udp_port = 4793;
+#endif
+inline constexpr std::uint16_t roce_udp_port = 4791;  // IANA RoCEv2
+
+inline constexpr std::uint8_t ip_proto_udp = 17;
+inline constexpr std::uint8_t ip_proto_uet = 253;  // UET directly over IP (entropy header first)
+
+// ---- ECN (RFC 3168) and DSCP: the TOS byte is dscp(6) | ecn(2) ----
+
+enum class ecn_codepoint : std::uint8_t { not_ect = 0, ect1 = 1, ect0 = 2, ce = 3 };
+
+// "Not-ECT", "ECT(1)", "ECT(0)", "CE".
+const char* to_string(ecn_codepoint e) noexcept;
+
+inline constexpr std::uint8_t make_tos(std::uint8_t dscp, std::uint8_t ecn) noexcept {
+    return static_cast<std::uint8_t>(((dscp & 0x3f) << 2) | (ecn & 3));
+}
+inline constexpr std::uint8_t make_tos(std::uint8_t dscp, ecn_codepoint ecn) noexcept {
+    return make_tos(dscp, static_cast<std::uint8_t>(ecn));
+}
+inline constexpr std::uint8_t tos_dscp(std::uint8_t tos) noexcept {
+    return tos >> 2;
+}
+inline constexpr ecn_codepoint tos_ecn(std::uint8_t tos) noexcept {
+    return static_cast<ecn_codepoint>(tos & 3);
+}
+inline constexpr bool is_ect(ecn_codepoint e) noexcept {
+    return e == ecn_codepoint::ect0 || e == ecn_codepoint::ect1;
+}
+
+// ---- Internet checksum (RFC 1071) ----
+// checksum_partial() accumulates the ones'-complement sum of big-endian 16-bit words into a
+// 32-bit partial sum; chain calls over pieces (every piece but the last must have even length),
+// then checksum_finish() folds and complements. internet_checksum() does both for one buffer.
+
+std::uint32_t checksum_partial(std::span<const std::uint8_t> data, std::uint32_t sum = 0) noexcept;
+std::uint16_t checksum_finish(std::uint32_t sum) noexcept;
+inline std::uint16_t internet_checksum(std::span<const std::uint8_t> data) noexcept {
+    return checksum_finish(checksum_partial(data));
+}
+// RFC 1624 incremental update: the new checksum after one 16-bit word changed from old_word to
+// new_word (e.g. a TTL/TOS rewrite on the forwarding path).
+std::uint16_t checksum_update16(std::uint16_t checksum, std::uint16_t old_word,
+                                std::uint16_t new_word) noexcept;
+
+// ---- IPv4 ----
+
+struct ipv4_header {
+    static constexpr std::size_t wire_size = 20;  // without options
+    std::uint8_t version = 4;
+    std::uint8_t ihl = 5;  // in 32-bit words
+    std::uint8_t dscp = 0;
+    std::uint8_t ecn = 0;
+    std::uint16_t total_length = 0;
+    std::uint16_t id = 0;
+    bool df = false;
+    bool mf = false;
+    std::uint16_t frag_offset = 0;  // in 8-byte units, 13 bits
+    std::uint8_t ttl = 64;
+    std::uint8_t protocol = 0;
+    std::uint16_t checksum = 0;
+    std::uint32_t src = 0;  // host order
+    std::uint32_t dst = 0;
+
+    std::size_t header_length() const noexcept { return std::size_t{ihl} * 4; }
+};
+
+// encode writes the 20 fixed bytes as given, checksum included (see ipv4_fill_checksum).
+std::size_t encode(const ipv4_header& h, std::span<std::uint8_t> out) noexcept;
+// decode checks version 4, IHL >= 5, that the options fit in the buffer, total_length >= the
+// header, and the header checksum. Options are skipped, not interpreted. Fragments are accepted
+// here (parse_l2l4 refuses them).
+reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcept;
+void visit(const ipv4_header& h, field_visitor& v);
+
+// Computes and stores the header checksum of an encoded IPv4 header (IHL taken from byte 0).
+// Returns false if the buffer is shorter than the header.
+bool ipv4_fill_checksum(std::span<std::uint8_t> header) noexcept;
+
+// "10.0.0.1" from a host-order address.
+std::string ipv4_to_string(std::uint32_t addr);
+
+// ---- UDP ----
+
+struct udp_header {
+    static constexpr std::size_t wire_size = 8;
+    std::uint16_t sport = 0;
+    std::uint16_t dport = 0;
+    std::uint16_t length = 0;    // header + payload
+    std::uint16_t checksum = 0;  // 0 = none (allowed over IPv4)
+};
+
+std::size_t encode(const udp_header& h, std::span<std::uint8_t> out) noexcept;
+// decode checks only that length >= 8; the checksum needs the IP addresses (udp_checksum_ok).
+reject_reason decode(std::span<const std::uint8_t> in, udp_header& out) noexcept;
+void visit(const udp_header& h, field_visitor& v);
+
+// The checksum to store for a UDP datagram (header + payload, its checksum field taken as 0 so
+// whatever it holds is ignored) over the IPv4 pseudo-header; never 0 (0 is sent as 0xffff).
+std::uint16_t udp_checksum(std::uint32_t src_ip, std::uint32_t dst_ip,
+                           std::span<const std::uint8_t> datagram) noexcept;
+// True if the datagram's checksum is 0 (none) or verifies.
+bool udp_checksum_ok(std::uint32_t src_ip, std::uint32_t dst_ip,
+                     std::span<const std::uint8_t> datagram) noexcept;
+
+}  // namespace uet::wire

@@ -1,0 +1,31 @@
+// A minimal classic-pcap writer (LINKTYPE_ETHERNET, microsecond timestamps), no libpcap needed.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <string>
+
+namespace uet::wire {
+
+class pcap_writer {
+  public:
+    static constexpr std::uint32_t snaplen = 262144;
+
+    pcap_writer() = default;
+    ~pcap_writer() { close(); }
+    pcap_writer(const pcap_writer&) = delete;
+    pcap_writer& operator=(const pcap_writer&) = delete;
+
+    // Creates or truncates path and writes the file header. False on any I/O error.
+    bool open(const std::string& path);
+    // Appends one frame (cut to snaplen, original length kept). False if not open or on error.
+    bool write(std::span<const std::uint8_t> frame, std::uint64_t timestamp_ns);
+    void close();
+    bool is_open() const noexcept { return file_ != nullptr; }
+
+  private:
+    std::FILE* file_ = nullptr;
+};
+
+}  // namespace uet::wire

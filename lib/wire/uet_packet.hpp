@@ -1,0 +1,57 @@
+// The whole UET header stack after UDP (or after IP, protocol 253): optional entropy header,
+// optional TSS, the PDS header, the SES header it names, then the payload.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "fields.hpp"
+#include "reject.hpp"
+#include "uet_pds.hpp"
+#include "uet_ses.hpp"
+#include "uet_tss.hpp"
+
+namespace uet::wire {
+
+struct uet_packet {
+    std::optional<entropy_header> entropy;  // present only when decoded with has_entropy_header
+    std::optional<tss_header> tss;
+    pds_header pds;
+    // Absent for CTRL, when next_hdr is none, and when TSS is present (the SES header is then
+    // ciphertext).
+    std::optional<ses_header> ses;
+    std::span<const std::uint8_t> payload;  // bytes after the last decoded header (ciphertext+ICV
+                                            // when TSS)
+};
+
+// Decodes in order; never reads past in. With a TSS header the PDS header is still decoded (it is
+// sent in clear) and the rest, which must hold at least the 16-byte ICV, becomes the payload.
+reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
+                         uet_packet& out) noexcept;
+
+// Every header in order (entropy, tss, pds, ses and its extensions).
+void visit(const uet_packet& p, field_visitor& v);
+
+// One tcpdump-style line, e.g.
+//   "RUD SYN AR psn 1000 spdcid 5 dpdcid 0 | SEND std msg 7 off 0 len 4096 job 42 payload 4052"
+void summarize(const uet_packet& p, std::string& out);
+
+// What encode_uet writes, in order. Headers are written as given: the caller keeps the PDS
+// next_hdr consistent with ses (next_hdr_for(ses) gives the value) and, with TSS, passes the
+// already-encrypted bytes (ciphertext + ICV) as payload and no ses.
+struct uet_packet_spec {
+    std::optional<entropy_header> entropy;
+    std::optional<tss_header> tss;
+    pds_header pds;
+    std::optional<ses_header> ses;
+    std::span<const std::uint8_t> payload;
+};
+
+std::size_t encoded_size(const uet_packet_spec& s) noexcept;
+// Writes the headers then the payload bytes; returns the bytes written, 0 if out is too small.
+std::size_t encode_uet(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept;
+
+}  // namespace uet::wire

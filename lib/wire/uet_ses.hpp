@@ -1,0 +1,367 @@
+// UET 1.0 SES (semantic sublayer) headers: encode/decode in network byte order.
+//
+// Layouts follow ultraethernet/uet-ref-prov uet_pkt_hdr.h (opcodes 0x10/0x11, the 14-bit payload
+// length of a response with data, the 24-byte rendezvous extension and the atomic semantic-control
+// bits are where xdp2-dev/xdp2 ses.h differs; we follow uet-ref-prov there). Request headers
+// start with opcode(6) | version(2) + flags DC IE REL HD EOM SOM | msg_id or request_length(14) |
+// ri_generation(8) job_id(24) | pid_on_fep(12) | resource_index(12).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+
+#include "fields.hpp"
+#include "reject.hpp"
+#include "uet_pds.hpp"
+
+namespace uet::wire {
+
+inline constexpr std::uint8_t ses_version = 0;
+
+enum class ses_opcode : std::uint8_t {
+    no_op = 0x00,
+    write = 0x01,
+    read = 0x02,
+    atomic = 0x03,
+    fetching_atomic = 0x04,
+    send = 0x05,
+    rendezvous_send = 0x06,
+    datagram_send = 0x07,
+    deferrable_send = 0x08,
+    tagged_send = 0x09,
+    rendezvous_tsend = 0x0a,
+    deferrable_tsend = 0x0b,
+    deferrable_rtr = 0x0c,
+    tsend_atomic = 0x0d,
+    tsend_fetch_atomic = 0x0e,
+    msg_error = 0x0f,
+    sync_write = 0x10,   // uet-ref-prov only; xdp2 calls 0x10.. reserved
+    sync_atomic = 0x11,  // uet-ref-prov only
+};
+
+enum class ses_response_opcode : std::uint8_t {
+    default_response = 0x00,
+    response = 0x01,
+    response_with_data = 0x02,
+    no_response = 0x03,
+};
+
+// Return codes are carried as they are: an unknown one is the initiator's business, not a
+// malformed header.
+enum class ses_return_code : std::uint8_t {
+    null = 0x00,
+    ok = 0x01,
+    bad_generation = 0x02,
+    disabled = 0x03,
+    disabled_gen = 0x04,
+    no_match = 0x05,
+    unsupported_op = 0x06,
+    unsupported_size = 0x07,
+    at_invalid = 0x08,
+    at_perm = 0x09,
+    at_ats_error = 0x0a,
+    at_no_trans = 0x0b,
+    at_out_of_range = 0x0c,
+    host_poisoned = 0x0d,
+    host_unsuccess_cmpl = 0x0e,
+    amo_unsupported_op = 0x0f,
+    amo_unsupported_dt = 0x10,
+    amo_unsupported_size = 0x11,
+    amo_unaligned = 0x12,
+    amo_fp_nan = 0x13,
+    amo_fp_underflow = 0x14,
+    amo_fp_overflow = 0x15,
+    amo_fp_inexact = 0x16,
+    perm_violation = 0x17,
+    op_violation = 0x18,
+    bad_index = 0x19,
+    bad_pid = 0x1a,
+    bad_job_id = 0x1b,
+    bad_mkey = 0x1c,
+    bad_addr = 0x1d,
+    cancelled = 0x1e,
+    undeliverable = 0x1f,
+    uncor = 0x20,
+    uncor_trnsnt = 0x21,
+    too_long = 0x22,
+    initiator_err = 0x23,
+    dropped = 0x24,
+};
+
+enum class ses_atomic_opcode : std::uint8_t {
+    min = 0x00,
+    max = 0x01,
+    sum = 0x02,
+    diff = 0x03,
+    prod = 0x04,
+    lor = 0x05,
+    land = 0x06,
+    bor = 0x07,
+    band = 0x08,
+    lxor = 0x09,
+    bxor = 0x0a,
+    read = 0x0b,
+    write = 0x0c,
+    cswap = 0x0d,
+    cswap_ne = 0x0e,
+    cswap_le = 0x0f,
+    cswap_lt = 0x10,
+    cswap_ge = 0x11,
+    cswap_gt = 0x12,
+    mswap = 0x13,
+    inval = 0x14,
+};
+
+enum class ses_atomic_datatype : std::uint8_t {
+    int8 = 0x00,
+    uint8 = 0x01,
+    int16 = 0x02,
+    uint16 = 0x03,
+    int32 = 0x04,
+    uint32 = 0x05,
+    int64 = 0x06,
+    uint64 = 0x07,
+    int128 = 0x08,
+    uint128 = 0x09,
+    float_ = 0x0a,
+    double_ = 0x0b,
+    float_complex = 0x0c,
+    double_complex = 0x0d,
+    long_double = 0x0e,
+    long_double_complex = 0x0f,
+    bf16 = 0x10,
+    fp16 = 0x11,
+};
+
+// Upper-case symbols ("SEND", "RESPONSE", "OK", "CSWAP", "UINT64"); "UNKNOWN" otherwise.
+std::string_view ses_opcode_name(ses_opcode op) noexcept;
+std::string_view ses_response_opcode_name(ses_response_opcode op) noexcept;
+std::string_view ses_return_code_name(ses_return_code rc) noexcept;
+std::string_view ses_atomic_opcode_name(ses_atomic_opcode op) noexcept;
+std::string_view ses_atomic_datatype_name(ses_atomic_datatype dt) noexcept;
+
+// Which extension headers follow a standard request with this opcode.
+bool ses_opcode_has_atomic(ses_opcode op) noexcept;
+bool ses_opcode_has_sync(ses_opcode op) noexcept;
+bool ses_opcode_has_rendezvous(ses_opcode op) noexcept;
+// Compare-and-swap family (and masked swap): these use the 36-byte CAS extension.
+bool ses_atomic_uses_cas(ses_atomic_opcode op) noexcept;
+
+// Atomic operation extension, 4 bytes. Semantic-control bits per uet-ref-prov (0x01, 0x02).
+struct ses_atomic_extension {
+    static constexpr std::size_t wire_size = 4;
+    ses_atomic_opcode atomic_opcode = ses_atomic_opcode::sum;
+    ses_atomic_datatype atomic_datatype = ses_atomic_datatype::uint64;
+    bool cacheable = false;
+    bool cpu_coherent = false;
+    bool operator==(const ses_atomic_extension&) const = default;
+};
+
+// Compare-and-swap extension, 36 bytes: the atomic extension plus two 16-byte operands, kept
+// as bytes (their byte order is the datatype's business).
+struct ses_cas_extension {
+    static constexpr std::size_t wire_size = 36;
+    ses_atomic_extension atomic{ses_atomic_opcode::cswap, ses_atomic_datatype::uint64};
+    std::array<std::uint8_t, 16> compare_value{};
+    std::array<std::uint8_t, 16> swap_value{};
+    bool operator==(const ses_cas_extension&) const = default;
+};
+
+// Sync group extension (SYNC_WRITE / SYNC_ATOMIC), 4 bytes; precedes any atomic extension.
+struct ses_sync_extension {
+    static constexpr std::size_t wire_size = 4;
+    std::uint16_t group = 0;
+    std::uint16_t count = 0;
+    bool operator==(const ses_sync_extension&) const = default;
+};
+
+// Rendezvous extension (RNDV_SEND / RNDV_TSEND), 24 bytes per uet-ref-prov (xdp2: 8 bytes).
+struct ses_rendezvous_extension {
+    static constexpr std::size_t wire_size = 24;
+    std::uint32_t eager_length = 0;
+    std::uint8_t ri_generation = 0;
+    std::uint16_t pid_on_fep = 0;      // 12 bits
+    std::uint16_t resource_index = 0;  // 12 bits
+    std::uint64_t rd_offset = 0;
+    std::uint64_t rd_memory_key = 0;
+    bool operator==(const ses_rendezvous_extension&) const = default;
+};
+
+// Standard request, 44 bytes, followed by the extensions its opcode calls for (encoded_size()
+// counts them). With som == false the header_data slot carries payload_length(14) and
+// message_offset(32) instead of header_data.
+struct ses_standard_request {
+    static constexpr std::size_t wire_size = 44;  // without extensions
+    ses_opcode opcode = ses_opcode::send;
+    std::uint8_t version = ses_version;
+    bool dc = false;   // delivery complete
+    bool ie = false;   // initiator error
+    bool rel = false;  // relative addressing
+    bool hd = false;   // header data present
+    bool eom = false;
+    bool som = false;
+    std::uint16_t message_id = 0;
+    std::uint8_t ri_generation = 0;
+    std::uint32_t job_id = 0;          // 24 bits
+    std::uint16_t pid_on_fep = 0;      // 12 bits
+    std::uint16_t resource_index = 0;  // 12 bits
+    std::uint64_t buffer_offset = 0;
+    std::uint32_t initiator = 0;
+    std::uint64_t memory_key = 0;      // match bits for tagged opcodes
+    std::uint64_t header_data = 0;     // som == true
+    std::uint16_t payload_length = 0;  // som == false, 14 bits
+    std::uint32_t message_offset = 0;  // som == false
+    std::uint32_t request_length = 0;
+    std::optional<ses_sync_extension> sync;
+    std::optional<ses_atomic_extension> atomic;  // atomic opcodes, non-CAS atomic_opcode
+    std::optional<ses_cas_extension> cas;        // atomic opcodes, CAS-family atomic_opcode
+    std::optional<ses_rendezvous_extension> rendezvous;
+    bool operator==(const ses_standard_request&) const = default;
+};
+
+// Medium request, 32 bytes. request_length(14) replaces message_id; the first 64-bit word is
+// header data when hd is set, else the buffer offset.
+struct ses_medium_request {
+    static constexpr std::size_t wire_size = 32;
+    ses_opcode opcode = ses_opcode::send;
+    std::uint8_t version = ses_version;
+    bool dc = false;
+    bool ie = false;
+    bool rel = false;
+    bool hd = false;
+    bool eom = false;
+    bool som = false;
+    std::uint16_t request_length = 0;  // 14 bits
+    std::uint8_t ri_generation = 0;
+    std::uint32_t job_id = 0;
+    std::uint16_t pid_on_fep = 0;
+    std::uint16_t resource_index = 0;
+    std::uint64_t buffer_offset = 0;  // header data when hd
+    std::uint32_t initiator = 0;
+    std::uint64_t memory_key = 0;  // match bits for tagged opcodes
+    bool operator==(const ses_medium_request&) const = default;
+};
+
+// Small (optimized non-matching) request, 20 bytes.
+struct ses_small_request {
+    static constexpr std::size_t wire_size = 20;
+    ses_opcode opcode = ses_opcode::write;
+    std::uint8_t version = ses_version;
+    bool dc = false;
+    bool ie = false;
+    bool rel = false;
+    bool hd = false;
+    bool eom = false;
+    bool som = false;
+    std::uint16_t request_length = 0;  // 14 bits
+    std::uint8_t ri_generation = 0;
+    std::uint32_t job_id = 0;
+    std::uint16_t pid_on_fep = 0;
+    std::uint16_t resource_index = 0;
+    std::uint64_t buffer_offset = 0;
+    bool operator==(const ses_small_request&) const = default;
+};
+
+// Response, 12 bytes.
+struct ses_response {
+    static constexpr std::size_t wire_size = 12;
+    std::uint8_t list = 0;  // 2 bits: 0 expected, 1 overflow
+    ses_response_opcode opcode = ses_response_opcode::response;
+    std::uint8_t version = ses_version;
+    ses_return_code return_code = ses_return_code::ok;
+    std::uint16_t message_id = 0;
+    std::uint8_t ri_generation = 0;
+    std::uint32_t job_id = 0;  // 24 bits
+    std::uint32_t modified_length = 0;
+    bool operator==(const ses_response&) const = default;
+};
+
+// Response with data, 20 bytes.
+struct ses_response_with_data {
+    static constexpr std::size_t wire_size = 20;
+    std::uint8_t list = 0;
+    ses_response_opcode opcode = ses_response_opcode::response_with_data;
+    std::uint8_t version = ses_version;
+    ses_return_code return_code = ses_return_code::ok;
+    std::uint16_t message_id = 0;
+    std::uint8_t ri_generation = 0;
+    std::uint32_t job_id = 0;
+    std::uint16_t read_request_message_id = 0;
+    std::uint16_t payload_length = 0;  // 14 bits (uet-ref-prov; xdp2: 12)
+    std::uint32_t modified_length = 0;
+    std::uint32_t message_offset = 0;
+    bool operator==(const ses_response_with_data&) const = default;
+};
+
+// Small response with data, 12 bytes.
+struct ses_small_response_with_data {
+    static constexpr std::size_t wire_size = 12;
+    std::uint8_t list = 0;
+    ses_response_opcode opcode = ses_response_opcode::response_with_data;
+    std::uint8_t version = ses_version;
+    ses_return_code return_code = ses_return_code::ok;
+    std::uint16_t payload_length = 0;  // 14 bits
+    std::uint32_t job_id = 0;          // 24 bits
+    std::uint32_t original_request_psn = 0;
+    bool operator==(const ses_small_response_with_data&) const = default;
+};
+
+using ses_header = std::variant<ses_standard_request, ses_medium_request, ses_small_request,
+                                ses_response, ses_response_with_data, ses_small_response_with_data>;
+
+std::size_t encoded_size(const ses_standard_request& h) noexcept;
+std::size_t encoded_size(const ses_header& h) noexcept;
+// The next_hdr value a PDS header must carry for h.
+pds_next_hdr next_hdr_for(const ses_header& h) noexcept;
+
+std::size_t encode(const ses_atomic_extension& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_cas_extension& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_sync_extension& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> out) noexcept;
+// Writes the header and whichever extensions are present (encoded_size(h) bytes).
+std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_small_request& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_response& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_response_with_data& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_small_response_with_data& h, std::span<std::uint8_t> out) noexcept;
+std::size_t encode(const ses_header& h, std::span<std::uint8_t> out) noexcept;
+
+reject_reason decode(std::span<const std::uint8_t> in, ses_atomic_extension& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_cas_extension& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_sync_extension& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_rendezvous_extension& out) noexcept;
+// Decodes the header and the extensions its opcode calls for.
+reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_small_request& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_response& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_response_with_data& out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, ses_small_response_with_data& out) noexcept;
+
+// Decodes the SES header the PDS next_hdr names (with its extensions); consumed = its size.
+// in runs to the end of the packet, so a payload_length (standard request with som == false, or a
+// response with data) larger than the bytes after the header is rejected with
+// bad_ses_payload_length. which == none is rejected with bad_pds_next_hdr.
+reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
+                         std::size_t& consumed) noexcept;
+
+void visit(const ses_atomic_extension& h, field_visitor& v);
+void visit(const ses_cas_extension& h, field_visitor& v);
+void visit(const ses_sync_extension& h, field_visitor& v);
+void visit(const ses_rendezvous_extension& h, field_visitor& v);
+// Visits the header ("ses_std") and then each extension present as a header of its own.
+void visit(const ses_standard_request& h, field_visitor& v);
+void visit(const ses_medium_request& h, field_visitor& v);
+void visit(const ses_small_request& h, field_visitor& v);
+void visit(const ses_response& h, field_visitor& v);
+void visit(const ses_response_with_data& h, field_visitor& v);
+void visit(const ses_small_response_with_data& h, field_visitor& v);
+void visit(const ses_header& h, field_visitor& v);
+
+}  // namespace uet::wire
