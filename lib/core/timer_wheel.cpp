@@ -46,8 +46,9 @@ bool timer_wheel::cancel(timer_node& n) noexcept {
 
 void timer_wheel::clear() noexcept {
     for (auto& head : heads_) {
-        while (head)
+        while (head) {
             unlink(*head);
+        }
     }
     size_ = 0;
     overflow_min_tick_ = never;
@@ -67,16 +68,19 @@ void timer_wheel::place(timer_node& n) noexcept {
     link(n, overflow_list);
 }
 
+void timer_wheel::set_occupied(std::uint16_t list, bool on) noexcept {
+    std::uint64_t& word = occupied_[list / slots_per_level][(list % slots_per_level) / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (list % 64);
+    word = on ? (word | bit) : (word & ~bit);
+}
+
 void timer_wheel::link(timer_node& n, std::uint16_t list) noexcept {
     n.prev_ = nullptr;
     n.next_ = heads_[list];
     if (n.next_) n.next_->prev_ = &n;
     heads_[list] = &n;
     n.list_ = list;
-    if (list < wheel_lists) {
-        occupied_[list / slots_per_level][(list % slots_per_level) / 64] |= std::uint64_t{1}
-                                                                            << (list % 64);
-    }
+    if (list < wheel_lists) set_occupied(list, true);
 }
 
 void timer_wheel::unlink(timer_node& n) noexcept {
@@ -91,8 +95,7 @@ void timer_wheel::unlink(timer_node& n) noexcept {
     n.list_ = timer_node::no_list;
     if (heads_[list]) return;
     if (list < wheel_lists) {
-        occupied_[list / slots_per_level][(list % slots_per_level) / 64] &=
-            ~(std::uint64_t{1} << (list % 64));
+        set_occupied(list, false);
     } else if (list == overflow_list) {
         overflow_min_tick_ = never;
     }
@@ -228,7 +231,7 @@ void timer_wheel::take_all() noexcept {
     timer_node* chain = heads_[list];
     if (!chain) return;
     heads_[list] = nullptr;
-    occupied_[0][(list % slots_per_level) / 64] &= ~(std::uint64_t{1} << (list % 64));
+    set_occupied(list, false);
     load_firing(chain);
 }
 

@@ -113,6 +113,7 @@ class timer_wheel {
     void place(timer_node& n) noexcept;
     void link(timer_node& n, std::uint16_t list) noexcept;
     void unlink(timer_node& n) noexcept;
+    void set_occupied(std::uint16_t list, bool on) noexcept;
     std::size_t find_next(unsigned level, unsigned start) const noexcept;
     std::uint64_t next_event_tick(std::uint64_t target) const noexcept;
     void arrive(std::uint64_t tick) noexcept;
