@@ -19,6 +19,13 @@ run_suite() {  # build-dir suite...
 }
 
 run_suite "$plain" unit
+# Real DPDK ports in network namespaces: root only (CI runs as root).
+if [[ $(id -u) -eq 0 ]]; then
+    run_suite "$plain" integration
+else
+    echo "== integration suite needs root: not run"
+    status=1
+fi
 run_suite "$san" unit
 run_suite "$san" fuzz
 

@@ -1,0 +1,136 @@
+// One DPDK ethdev port: opened from a vdev string, an interface name or a PCI address
+// (device.hpp), with its mbuf pools, RX/TX queues, offloads, steering and a clean shutdown that
+// detaches the device so the same vdev can be opened again in the same process.
+// Each queue is a runtime::packet_io that a runtime::poll_loop drives.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eth.hpp"
+#include "frame_handler.hpp"
+#include "steering.hpp"
+
+struct rte_mempool;
+struct rte_mbuf;
+struct rte_flow;
+struct rte_mbuf_ext_shared_info;
+
+namespace uet::dpdk {
+
+struct port_config {
+    std::string device;  // see device.hpp
+    std::uint16_t rx_queues = 1, tx_queues = 1;
+    std::uint16_t rx_descriptors = 1024, tx_descriptors = 1024;
+    std::uint32_t mtu = 1500;  // up to 9000; clamped to what the port allows
+    // Use mtu for buffers and frame sizes even where ethdev refuses it, because the caller has
+    // configured the link for it (the kernel interface of af_packet/tap, both memif ends).
+    bool trust_link_mtu = false;
+    std::uint32_t mbufs = 8191;  // per pool (2^n - 1 is what rte_mempool likes best)
+    // rte_flow rules send UDP to these ports to steer_queue; other traffic stays on queue 0.
+    runtime::steering_config steering;
+    std::uint16_t steer_queue = 0;
+    bool try_flow_rules = true;
+    bool quiet = false;  // no log lines on open/close
+};
+
+enum class steering_mode : std::uint8_t { hardware, software };
+
+struct offload_info {
+    bool multi_seg_tx = false, ipv4_cksum_tx = false, udp_cksum_tx = false;
+    bool ipv4_cksum_rx = false, udp_cksum_rx = false, scatter_rx = false;
+    std::uint32_t max_rx_pktlen = 0, min_rx_bufsize = 0;
+    std::uint16_t min_mtu = 0, max_mtu = 0;
+    std::string driver;
+    std::string describe() const;  // one line, for logs and reports
+};
+
+struct port_counters {
+    std::uint64_t rx_frames = 0, rx_bytes = 0, rx_multiseg = 0, rx_oversize = 0;
+    std::uint64_t tx_frames = 0, tx_bytes = 0, tx_zero_copy = 0, tx_copied = 0;
+    std::uint64_t tx_ring_full = 0, tx_alloc_failed = 0, tx_bad_frame = 0;
+    std::uint64_t steered_away = 0;       // software steering: frames left alone (dropped, counted)
+    runtime::steering_counters steering;  // software steering: every frame by class
+};
+
+class port {
+  public:
+    // Opens and starts the port (starting the EAL with defaults if it is not up). Throws
+    // std::runtime_error with the reason on failure, having undone what it did.
+    static std::unique_ptr<port> open(const port_config& cfg);
+    ~port();
+    port(const port&) = delete;
+    port& operator=(const port&) = delete;
+
+    // Stops the port, drains its queues, closes it, frees its pools and detaches the device.
+    // Idempotent; the destructor calls it.
+    void close() noexcept;
+
+    runtime::packet_io& queue(std::uint16_t q = 0);
+    std::uint16_t port_id() const noexcept { return port_id_; }
+    const std::string& name() const noexcept { return name_; }
+    wire::mac_address mac() const noexcept { return mac_; }
+    std::uint32_t mtu() const noexcept { return mtu_; }
+    bool set_mtu(std::uint32_t mtu);
+    const offload_info& offloads() const noexcept { return offloads_; }
+    runtime::io_caps caps() const noexcept { return caps_; }
+    steering_mode steering() const noexcept { return steering_; }
+    bool flow_rules_accepted() const noexcept { return !flows_.empty(); }
+    const std::string& flow_refusal() const noexcept { return flow_refusal_; }
+
+    struct link_state {
+        bool up = false;
+        std::uint32_t speed_mbps = 0;
+    };
+    link_state link() const;
+    // Polls the link until it is up or timeout_ms passed.
+    bool wait_link_up(std::uint32_t timeout_ms) const;
+
+    // Memory a tx_frame::ext may point into. Returns the region handle for ext_payload::region.
+    // The memory must stay valid until unregister_memory; in_flight() says how many transmitted
+    // frames still reference it (the NIC has not released them yet).
+    std::uint32_t register_memory(const void* addr, std::size_t length);
+    bool unregister_memory(std::uint32_t region);
+    std::uint32_t in_flight(std::uint32_t region) const;
+
+    port_counters counters() const;
+
+  private:
+    class queue_io;
+    struct region {
+        const std::uint8_t* addr = nullptr;
+        std::size_t length = 0;
+        rte_mbuf_ext_shared_info* shinfo = nullptr;
+        bool extmem = false, dma_mapped = false;
+    };
+
+    explicit port(const port_config& cfg);
+    void probe();
+    void configure();
+    void setup_steering();
+    void log(const std::string& line) const;
+
+    port_config cfg_;
+    std::string name_, devargs_;
+    std::uint16_t port_id_ = 0;
+    bool probed_ = false, started_ = false, closed_ = false, detach_ = false;
+    bool is_vdev_ = true;
+    wire::mac_address mac_;
+    std::uint32_t mtu_ = 1500, link_mtu_ = 1500;
+    offload_info offloads_;
+    runtime::io_caps caps_;
+    steering_mode steering_ = steering_mode::software;
+    std::string flow_refusal_;
+    std::vector<rte_flow*> flows_;
+    rte_mempool* pool_ = nullptr;      // data mbufs
+    rte_mempool* ext_pool_ = nullptr;  // data-less mbufs for attached external buffers
+    std::vector<std::unique_ptr<queue_io>> queues_;
+    std::vector<region> regions_;
+    std::uint64_t tx_offload_flags_ = 0;
+};
+
+}  // namespace uet::dpdk

@@ -1,0 +1,223 @@
+// Receive and transmit bursts: no allocation, no lock, no system call of ours per frame.
+#include "port_io.hpp"
+
+#include <cstring>
+
+#include "dpdk_include.hpp"
+
+namespace uet::dpdk {
+
+namespace {
+
+constexpr unsigned tx_retries = 4;  // re-offers of a burst to a full TX ring before dropping
+
+rte_mbuf* mbuf_of(const runtime::tx_frame& f) noexcept {
+    return static_cast<rte_mbuf*>(f.io_cookie);
+}
+
+}  // namespace
+
+port::queue_io::queue_io(port& owner, std::uint16_t queue, std::size_t frame_room)
+    : owner_(owner),
+      queue_(queue),
+      frame_room_(frame_room),
+      // A queue that rte_flow fills with engine traffic only needs no second look.
+      classify_(!(owner.steering_ == steering_mode::hardware && queue == owner.cfg_.steer_queue)),
+      scratch_(65536) {}
+
+port::queue_io::~queue_io() {
+    for (auto& s : slots_) {
+        if (s.io_cookie != nullptr) rte_pktmbuf_free(mbuf_of(s));
+        s.io_cookie = nullptr;
+    }
+}
+
+std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64_t now) {
+    if (queue_ >= owner_.cfg_.rx_queues) return 0;
+    std::array<rte_mbuf*, runtime::burst_size> pkts;
+    const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
+                                             static_cast<std::uint16_t>(pkts.size()));
+    for (std::uint16_t i = 0; i < n; ++i) {
+        rte_mbuf* m = pkts[i];
+        ++c_.rx_frames;
+        c_.rx_bytes += m->pkt_len;
+        std::span<const std::uint8_t> frame;
+        if (m->nb_segs == 1) {
+            frame = {rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len};
+        } else if (m->pkt_len <= scratch_.size()) {
+            ++c_.rx_multiseg;
+            const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data());
+            if (p == nullptr) continue;
+            frame = {static_cast<const std::uint8_t*>(p), m->pkt_len};
+        } else {
+            ++c_.rx_oversize;
+            continue;
+        }
+        if (classify_) {
+            const auto cls = runtime::classify(frame, owner_.cfg_.steering).cls;
+            c_.steering.count(cls);
+            if (!runtime::steer_to_stack(cls)) {
+                ++c_.steered_away;
+                continue;
+            }
+        }
+        h.on_receive(frame, now);
+    }
+    if (n != 0) rte_pktmbuf_free_bulk(pkts.data(), n);
+    return n;
+}
+
+// Every slot holds an mbuf before the handler sees it; slots the last burst used get new ones.
+bool port::queue_io::refill() noexcept {
+    for (auto& s : slots_) {
+        if (s.io_cookie == nullptr) {
+            rte_mbuf* m = rte_pktmbuf_alloc(owner_.pool_);
+            if (m == nullptr) {
+                ++c_.tx_alloc_failed;
+                return false;
+            }
+            s.io_cookie = m;
+        }
+        rte_mbuf* m = mbuf_of(s);
+        s.reset({rte_pktmbuf_mtod(m, std::uint8_t*), frame_room_}, m);
+    }
+    return true;
+}
+
+// A zero-copy payload: a data-less mbuf attached to the registered memory, chained after the
+// headers. The region's shared info counts the references (port::in_flight).
+bool port::queue_io::attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noexcept {
+    if (f.ext.region >= owner_.regions_.size()) return false;
+    const region& r = owner_.regions_[f.ext.region];
+    if (r.shinfo == nullptr || f.ext.data < r.addr || f.ext.length > UINT16_MAX ||
+        f.ext.length > r.length - static_cast<std::size_t>(f.ext.data - r.addr)) {
+        return false;
+    }
+    rte_mbuf* e = rte_pktmbuf_alloc(owner_.ext_pool_);
+    if (e == nullptr) {
+        ++c_.tx_alloc_failed;
+        return false;
+    }
+    void* va = const_cast<std::uint8_t*>(f.ext.data);
+    const rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA
+                                ? static_cast<rte_iova_t>(reinterpret_cast<std::uintptr_t>(va))
+                                : rte_mem_virt2iova(va);
+    rte_mbuf_ext_refcnt_update(r.shinfo, 1);
+    rte_pktmbuf_attach_extbuf(e, va, iova, static_cast<std::uint16_t>(f.ext.length), r.shinfo);
+    e->data_off = 0;
+    e->data_len = static_cast<std::uint16_t>(f.ext.length);
+    e->pkt_len = f.ext.length;
+    if (rte_pktmbuf_chain(m, e) != 0) {
+        rte_pktmbuf_free(e);
+        return false;
+    }
+    return true;
+}
+
+void port::queue_io::apply_offloads(rte_mbuf* m, const runtime::tx_frame& f) noexcept {
+    const bool ip = f.offload_ipv4_checksum && owner_.caps_.ipv4_checksum_offload;
+    const bool udp = f.offload_udp_checksum && owner_.caps_.udp_checksum_offload;
+    if (!ip && !udp) return;
+    std::uint8_t* b = f.buffer.data();
+    std::size_t l2 = RTE_ETHER_HDR_LEN;
+    if (f.length >= l2 + 4 && b[12] == 0x81 && b[13] == 0x00) l2 += 4;
+    if (f.length < l2 + sizeof(rte_ipv4_hdr) || b[l2 - 2] != 0x08 || b[l2 - 1] != 0x00) return;
+    auto* iph = reinterpret_cast<rte_ipv4_hdr*>(b + l2);
+    const std::size_t l3 = (iph->version_ihl & 0x0f) * 4u;
+    m->l2_len = l2;
+    m->l3_len = l3;
+    m->ol_flags |= RTE_MBUF_F_TX_IPV4;
+    if (ip) {
+        iph->hdr_checksum = 0;
+        m->ol_flags |= RTE_MBUF_F_TX_IP_CKSUM;
+    }
+    if (udp && iph->next_proto_id == IPPROTO_UDP && f.length >= l2 + l3 + sizeof(rte_udp_hdr)) {
+        m->ol_flags |= RTE_MBUF_F_TX_UDP_CKSUM;
+        auto* udph = reinterpret_cast<rte_udp_hdr*>(b + l2 + l3);
+        udph->dgram_cksum = rte_ipv4_phdr_cksum(iph, m->ol_flags);
+    }
+}
+
+// Turns a filled slot into a sendable mbuf (chain). False: the frame is dropped and counted,
+// and its mbuf stays in the slot for reuse.
+bool port::queue_io::prepare(runtime::tx_frame& f) noexcept {
+    rte_mbuf* m = mbuf_of(f);
+    if (f.length == 0 || f.length > f.buffer.size() || m == nullptr) {
+        ++c_.tx_bad_frame;
+        return false;
+    }
+    m->data_len = static_cast<std::uint16_t>(f.length);
+    m->pkt_len = f.length;
+    m->ol_flags = 0;
+    if (f.ext.length != 0) {
+        if (owner_.caps_.zero_copy && attach_payload(m, f)) {
+            ++c_.tx_zero_copy;
+        } else if (f.ext.data != nullptr && f.ext.length <= f.buffer.size() - f.length) {
+            std::memcpy(f.buffer.data() + f.length, f.ext.data, f.ext.length);
+            m->data_len = static_cast<std::uint16_t>(f.length + f.ext.length);
+            m->pkt_len = m->data_len;
+            ++c_.tx_copied;
+        } else {
+            ++c_.tx_bad_frame;
+            return false;
+        }
+    }
+    apply_offloads(m, f);
+    return true;
+}
+
+std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint64_t now) {
+    if (queue_ >= owner_.cfg_.tx_queues || !refill()) return 0;
+    const std::size_t filled = std::min(h.on_transmit(now, slots_), slots_.size());
+    std::uint16_t count = 0;
+    for (std::size_t i = 0; i < filled; ++i) {
+        if (!prepare(slots_[i])) continue;
+        out_[count++] = mbuf_of(slots_[i]);
+        slots_[i].io_cookie = nullptr;  // the mbuf now belongs to the send path
+    }
+    std::uint16_t sent = 0;
+    for (unsigned attempt = 0; sent < count && attempt <= tx_retries; ++attempt) {
+        sent += rte_eth_tx_burst(owner_.port_id_, queue_, out_.data() + sent,
+                                 static_cast<std::uint16_t>(count - sent));
+    }
+    for (std::uint16_t i = sent; i < count; ++i) {
+        ++c_.tx_ring_full;
+        rte_pktmbuf_free(out_[i]);
+    }
+    for (std::uint16_t i = 0; i < sent; ++i)
+        c_.tx_bytes += out_[i]->pkt_len;
+    c_.tx_frames += sent;
+    return sent;
+}
+
+void port::queue_io::drain() noexcept {
+    if (queue_ < owner_.cfg_.tx_queues) rte_eth_tx_done_cleanup(owner_.port_id_, queue_, 0);
+    if (queue_ >= owner_.cfg_.rx_queues) return;
+    std::array<rte_mbuf*, runtime::burst_size> pkts;
+    for (int i = 0; i < 64; ++i) {
+        const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
+                                                 static_cast<std::uint16_t>(pkts.size()));
+        if (n == 0) break;
+        rte_pktmbuf_free_bulk(pkts.data(), n);
+    }
+}
+
+void port::queue_io::add_counters(port_counters& t) const noexcept {
+    t.rx_frames += c_.rx_frames;
+    t.rx_bytes += c_.rx_bytes;
+    t.rx_multiseg += c_.rx_multiseg;
+    t.rx_oversize += c_.rx_oversize;
+    t.tx_frames += c_.tx_frames;
+    t.tx_bytes += c_.tx_bytes;
+    t.tx_zero_copy += c_.tx_zero_copy;
+    t.tx_copied += c_.tx_copied;
+    t.tx_ring_full += c_.tx_ring_full;
+    t.tx_alloc_failed += c_.tx_alloc_failed;
+    t.tx_bad_frame += c_.tx_bad_frame;
+    t.steered_away += c_.steered_away;
+    for (std::size_t i = 0; i < t.steering.frames.size(); ++i) {
+        t.steering.frames[i] += c_.steering.frames[i];
+    }
+}
+
+}  // namespace uet::dpdk

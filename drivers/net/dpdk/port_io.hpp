@@ -1,0 +1,40 @@
+// The burst paths of one port queue (private to the driver).
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "frame_handler.hpp"
+#include "port.hpp"
+
+namespace uet::dpdk {
+
+class port::queue_io final : public runtime::packet_io {
+  public:
+    queue_io(port& owner, std::uint16_t queue, std::size_t frame_room);
+    ~queue_io() override;
+
+    runtime::io_caps caps() const override { return owner_.caps_; }
+    std::size_t receive_burst(runtime::frame_handler& h, std::uint64_t now) override;
+    std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
+
+    void drain() noexcept;
+    void add_counters(port_counters& total) const noexcept;
+
+  private:
+    bool refill() noexcept;
+    bool prepare(runtime::tx_frame& f) noexcept;
+    bool attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
+    void apply_offloads(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
+
+    port& owner_;
+    std::uint16_t queue_;
+    std::size_t frame_room_;
+    bool classify_;
+    std::array<runtime::tx_frame, runtime::burst_size> slots_{};
+    std::array<rte_mbuf*, runtime::burst_size> out_{};
+    std::vector<std::uint8_t> scratch_;  // a multi-segment frame made contiguous
+    port_counters c_;
+};
+
+}  // namespace uet::dpdk

@@ -1,0 +1,53 @@
+// Idle back-off of a poll loop, as a pure decision so that it is testable without a clock:
+// spin for a while (lowest latency), then pause the core (cheap, hyper-thread friendly), then
+// give the core away (yield, then short sleeps) so that two pollers on two cores, or a poller
+// and the kernel, do not starve each other.
+#pragma once
+
+#include <cstdint>
+
+namespace uet::runtime {
+
+struct backoff_config {
+    bool enabled = true;               // false: always spin (benchmarks on dedicated cores)
+    std::uint32_t spin_polls = 64;     // idle polls before pausing
+    std::uint32_t pause_polls = 1024;  // idle polls (after spinning) with rte_pause
+    std::uint32_t yield_polls = 64;    // idle polls (after pausing) with sched_yield
+    std::uint64_t sleep_ns = 50'000;   // then nanosleep this long per idle poll
+};
+
+enum class idle_action : std::uint8_t { spin, pause, yield, sleep };
+
+class idle_backoff {
+  public:
+    explicit idle_backoff(const backoff_config& cfg = {}) noexcept : cfg_(cfg) {}
+
+    // Called after each poll: did_work = the poll moved a frame. Returns what to do before the
+    // next poll.
+    idle_action after_poll(bool did_work) noexcept {
+        if (did_work || !cfg_.enabled) {
+            idle_polls_ = 0;
+            return idle_action::spin;
+        }
+        if (idle_polls_ < UINT32_MAX) ++idle_polls_;
+        if (idle_polls_ <= cfg_.spin_polls) return idle_action::spin;
+        if (idle_polls_ <= cfg_.spin_polls + cfg_.pause_polls) return idle_action::pause;
+        if (idle_polls_ <= cfg_.spin_polls + cfg_.pause_polls + cfg_.yield_polls) {
+            return idle_action::yield;
+        }
+        return idle_action::sleep;
+    }
+    // How long a sleep may last when the handler has a deadline at `deadline` (never past it).
+    std::uint64_t sleep_for(std::uint64_t now, std::uint64_t deadline) const noexcept {
+        if (deadline <= now) return 0;
+        return deadline - now < cfg_.sleep_ns ? deadline - now : cfg_.sleep_ns;
+    }
+    const backoff_config& config() const noexcept { return cfg_; }
+    void set_enabled(bool on) noexcept { cfg_.enabled = on; }
+
+  private:
+    backoff_config cfg_;
+    std::uint32_t idle_polls_ = 0;
+};
+
+}  // namespace uet::runtime

@@ -1,0 +1,85 @@
+#include "eal.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <stdexcept>
+
+#include "dpdk_include.hpp"
+
+namespace uet::runtime {
+
+namespace {
+
+std::mutex eal_mutex;
+eal* instance = nullptr;
+bool cleaned_up = false;
+// Read on every burst: a plain global, written once before any poller starts.
+std::uint64_t g_tsc_hz = 0;
+
+std::vector<int> affinity_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+    return cpus;
+}
+
+}  // namespace
+
+eal& eal::start(const eal_options& opts) {
+    std::lock_guard lock(eal_mutex);
+    if (instance != nullptr) {
+        std::fprintf(stderr,
+                     "uet: EAL already initialised in this process; reusing it (the new EAL "
+                     "options are ignored: DPDK cannot initialise twice)\n");
+        instance->started_now_ = false;
+        return *instance;
+    }
+    if (cleaned_up) {
+        throw std::runtime_error("uet: the EAL was shut down in this process and cannot restart");
+    }
+    auto* e = new eal();
+    e->args_ = build_eal_args(opts, static_cast<int>(getpid()), affinity_cpus());
+    std::vector<char*> argv;
+    for (auto& s : e->args_)
+        argv.push_back(s.data());
+    argv.push_back(nullptr);
+    const int rc = rte_eal_init(static_cast<int>(argv.size() - 1), argv.data());
+    if (rc < 0) {
+        const int err = rte_errno;
+        delete e;
+        throw std::runtime_error(std::string("uet: rte_eal_init failed: ") + rte_strerror(err));
+    }
+    e->tsc_hz_ = rte_get_tsc_hz();
+    g_tsc_hz = e->tsc_hz_;
+    e->started_now_ = true;
+    instance = e;
+    return *e;
+}
+
+bool eal::running() noexcept {
+    std::lock_guard lock(eal_mutex);
+    return instance != nullptr;
+}
+
+void eal::shutdown() noexcept {
+    std::lock_guard lock(eal_mutex);
+    if (instance == nullptr) return;
+    rte_eal_cleanup();
+    delete instance;
+    instance = nullptr;
+    cleaned_up = true;
+}
+
+std::uint64_t now_ns() noexcept {
+    const unsigned __int128 tsc = rte_rdtsc();
+    return g_tsc_hz == 0 ? 0 : static_cast<std::uint64_t>(tsc * 1'000'000'000u / g_tsc_hz);
+}
+
+}  // namespace uet::runtime

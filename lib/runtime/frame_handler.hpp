@@ -1,0 +1,86 @@
+// The seam between the DPDK runtime and the sans-I/O protocol core. The runtime owns the mbufs
+// and the clock; a frame_handler (the PDS engine, the host stack, a test) only sees byte spans
+// and a nanosecond timestamp, so the same handler runs over DPDK, the in-memory pipe or the
+// simulator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+
+namespace uet::runtime {
+
+inline constexpr std::size_t burst_size = 32;
+inline constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>::max();
+
+// What the port under the handler can do; given once before the first burst.
+struct io_caps {
+    std::size_t max_frame = 1514;  // largest frame (Ethernet header included, no FCS)
+    bool ipv4_checksum_offload = false;
+    bool udp_checksum_offload = false;
+    bool zero_copy = false;  // tx_frame::ext is sent without a copy (multi-segment TX)
+};
+
+// Memory registered with a port (port::register_memory): a tx_frame may point into it.
+struct ext_payload {
+    const std::uint8_t* data = nullptr;
+    std::size_t length = 0;
+    std::uint32_t region = 0;  // the handle register_memory returned
+};
+
+// One frame to transmit. The runtime hands out slots whose buffer is the writable data room of
+// an mbuf; the handler writes headers (and usually the payload) there and sets length. With
+// ext set, ext.length bytes of registered memory follow buffer[0, length) on the wire: chained
+// without a copy where io_caps::zero_copy, copied otherwise.
+struct tx_frame {
+    std::span<std::uint8_t> buffer;
+    std::size_t length = 0;
+    ext_payload ext;
+    // Ask the port to compute the IPv4 header / UDP checksum. Only honoured where io_caps says
+    // the port can (the driver then writes the pseudo-header sum the NIC expects); elsewhere the
+    // handler must have filled the checksums itself.
+    bool offload_ipv4_checksum = false;
+    bool offload_udp_checksum = false;
+    // The runtime's handle of the buffer (its mbuf). A handler may reorder or swap whole slots
+    // (buffer and cookie travel together) but never change one without the other.
+    void* io_cookie = nullptr;
+
+    void reset(std::span<std::uint8_t> room, void* cookie) noexcept {
+        buffer = room;
+        io_cookie = cookie;
+        length = 0;
+        ext = {};
+        offload_ipv4_checksum = offload_udp_checksum = false;
+    }
+};
+
+class frame_handler {
+  public:
+    virtual ~frame_handler() = default;
+
+    // Called once, before any burst, with the capabilities of the port underneath.
+    virtual void on_start(const io_caps& /*caps*/) {}
+    // One received frame (Ethernet header first, no FCS). The span is valid only during the call.
+    virtual void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) = 0;
+    // Fill up to frames.size() slots from the front; return how many were filled. Slots past the
+    // returned count are reused by the runtime.
+    virtual std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) = 0;
+    // The earliest time at which on_transmit has something to do even without new input;
+    // no_deadline if none. Lets the runtime back off while idle.
+    virtual std::uint64_t next_deadline() const = 0;
+};
+
+// A source and sink of frames (one queue of one port). The runtime's poll loop drives it; the
+// DPDK driver implements it, and so can anything else that moves frames.
+class packet_io {
+  public:
+    virtual ~packet_io() = default;
+    virtual io_caps caps() const = 0;
+    // Receive one burst and hand each frame to h.on_receive; returns the number of frames.
+    virtual std::size_t receive_burst(frame_handler& h, std::uint64_t now) = 0;
+    // Ask h.on_transmit for one burst and send it; returns the number of frames sent.
+    virtual std::size_t transmit_burst(frame_handler& h, std::uint64_t now) = 0;
+};
+
+}  // namespace uet::runtime

@@ -1,0 +1,203 @@
+#include "host_stack.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bytes.hpp"
+#include "frame.hpp"
+#include "icmp.hpp"
+
+namespace uet::runtime {
+
+const char* to_string(host_drop d) noexcept {
+    switch (d) {
+        case host_drop::not_our_mac:
+            return "not_our_mac";
+        case host_drop::not_our_ip:
+            return "not_our_ip";
+        case host_drop::other_ethertype:
+            return "other_ethertype";
+        case host_drop::other_ip:
+            return "other_ip";
+        case host_drop::other_udp:
+            return "other_udp";
+        case host_drop::runt:
+            return "runt";
+        case host_drop::bad_arp:
+            return "bad_arp";
+        case host_drop::bad_ip:
+            return "bad_ip";
+        case host_drop::icmp_truncated:
+            return "icmp_truncated";
+        case host_drop::icmp_bad_checksum:
+            return "icmp_bad_checksum";
+        case host_drop::icmp_not_echo_request:
+            return "icmp_not_echo_request";
+        case host_drop::icmp_queue_full:
+            return "icmp_queue_full";
+        case host_drop::icmp_too_large:
+            return "icmp_too_large";
+        case host_drop::tx_not_ipv4:
+            return "tx_not_ipv4";
+        case host_drop::tx_too_large_to_hold:
+            return "tx_too_large_to_hold";
+        case host_drop::count_:
+            break;
+    }
+    return "unknown";
+}
+
+host_stack::host_stack(const host_config& cfg, frame_handler& inner)
+    : cfg_(cfg),
+      inner_(inner),
+      neighbors_(cfg.iface, cfg.neighbors),
+      max_frame_(cfg.neighbors.max_frame),
+      icmp_bytes_(std::max<std::size_t>(cfg.icmp_slots, 1) * cfg.neighbors.max_frame),
+      icmp_len_(std::max<std::size_t>(cfg.icmp_slots, 1)),
+      scratch_(cfg.neighbors.max_frame) {}
+
+void host_stack::on_start(const io_caps& caps) {
+    inner_.on_start(caps);
+}
+
+void host_stack::on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    const classification c = classify(frame, cfg_.steering);
+    stats_.received.count(c.cls);
+    switch (c.cls) {
+        case traffic_class::other_ethertype:
+            return drop(host_drop::other_ethertype);
+        case traffic_class::other_ip:
+            return drop(host_drop::other_ip);
+        case traffic_class::other_udp:
+            return drop(host_drop::other_udp);
+        case traffic_class::runt:
+            return drop(host_drop::runt);
+        default:
+            break;
+    }
+    // Ports such as af_packet are promiscuous: drop unicast frames for other hosts first.
+    wire::mac_address dst;
+    std::memcpy(dst.octets.data(), frame.data(), dst.octets.size());
+    if (!dst.is_multicast() && dst != cfg_.iface.mac) return drop(host_drop::not_our_mac);
+    if (c.cls == traffic_class::arp) return receive_arp(frame, now);
+    if (c.dst_ip != cfg_.iface.ip) return drop(host_drop::not_our_ip);
+    if (c.cls == traffic_class::icmp) return receive_icmp(frame);
+    ++stats_.to_inner;
+    inner_.on_receive(frame, now);
+}
+
+void host_stack::receive_arp(std::span<const std::uint8_t> frame, std::uint64_t now) noexcept {
+    wire::l2l4_view view;
+    if (wire::parse_l2l4(frame, view) != wire::reject_reason::none ||
+        view.l3 != wire::l2l4_view::l3_kind::arp) {
+        return drop(host_drop::bad_arp);
+    }
+    neighbors_.on_arp(view.arp, now);
+}
+
+void host_stack::receive_icmp(std::span<const std::uint8_t> frame) noexcept {
+    ipv4_frame_view ip;
+    if (parse_ipv4_frame(frame, ip) != ipv4_frame_error::none) return drop(host_drop::bad_ip);
+    icmp_echo echo;
+    switch (parse_icmp_echo(ip.payload, echo)) {
+        case icmp_error::none:
+            break;
+        case icmp_error::truncated:
+            return drop(host_drop::icmp_truncated);
+        case icmp_error::bad_checksum:
+            return drop(host_drop::icmp_bad_checksum);
+        case icmp_error::not_echo:
+            return drop(host_drop::icmp_not_echo_request);
+    }
+    if (echo.type != icmp_echo_request || !cfg_.answer_ping) {
+        return drop(host_drop::icmp_not_echo_request);
+    }
+    if (icmp_count_ == icmp_len_.size()) return drop(host_drop::icmp_queue_full);
+    const std::size_t slot = (icmp_head_ + icmp_count_) % icmp_len_.size();
+    const std::span<std::uint8_t> out(&icmp_bytes_[slot * max_frame_], max_frame_);
+    const std::size_t n = build_echo_reply_frame(ip, echo, cfg_.iface.mac, cfg_.iface.ip, out);
+    if (n == 0) return drop(host_drop::icmp_too_large);
+    icmp_len_[slot] = static_cast<std::uint32_t>(n);
+    ++icmp_count_;
+}
+
+// ARP and echo replies, due ARP requests and frames released by resolution go first: they are
+// few, and the peer is waiting on them.
+std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> frames) noexcept {
+    std::size_t n = 0;
+    while (n < frames.size() && icmp_count_ > 0) {
+        const std::uint32_t len = icmp_len_[icmp_head_];
+        if (frames[n].buffer.size() < len) break;
+        std::memcpy(frames[n].buffer.data(), &icmp_bytes_[icmp_head_ * max_frame_], len);
+        frames[n++].length = len;
+        icmp_head_ = (icmp_head_ + 1) % icmp_len_.size();
+        --icmp_count_;
+        ++stats_.echo_replies;
+    }
+    while (n < frames.size()) {
+        const std::size_t len = neighbors_.poll_output(now, frames[n].buffer);
+        if (len == 0) break;
+        frames[n++].length = len;
+    }
+    return n;
+}
+
+// Fills the Ethernet addresses of a frame from the inner handler. False if the frame was held
+// for ARP (copied) or dropped, so the slot is free again.
+bool host_stack::address(tx_frame& f, std::uint64_t now) noexcept {
+    const std::span<std::uint8_t> b = f.buffer.first(f.length);
+    const classification c = classify(b, cfg_.steering);
+    if (c.cls == traffic_class::arp || c.cls == traffic_class::other_ethertype ||
+        c.cls == traffic_class::runt) {
+        drop(host_drop::tx_not_ipv4);
+        return false;
+    }
+    const std::uint32_t hop = neighbors_.next_hop(c.dst_ip);
+    wire::mac_address mac;
+    std::span<const std::uint8_t> whole = b;
+    if (f.ext.length != 0 && neighbors_.lookup(hop, now) == std::nullopt) {
+        // Held frames are copies: join the external payload so the memory can be reused.
+        if (f.length + f.ext.length > scratch_.size()) {
+            neighbors_.resolve(hop, now);
+            drop(host_drop::tx_too_large_to_hold);
+            return false;
+        }
+        std::memcpy(scratch_.data(), b.data(), f.length);
+        std::memcpy(scratch_.data() + f.length, f.ext.data, f.ext.length);
+        whole = std::span<const std::uint8_t>(scratch_.data(), f.length + f.ext.length);
+    }
+    switch (neighbors_.send_or_hold(hop, whole, now, mac)) {
+        case neighbor_table::send_result::ready:
+            std::memcpy(b.data(), mac.octets.data(), 6);
+            std::memcpy(b.data() + 6, cfg_.iface.mac.octets.data(), 6);
+            return true;
+        case neighbor_table::send_result::queued:
+            ++stats_.held;
+            return false;
+        case neighbor_table::send_result::dropped:
+            return false;
+    }
+    return false;
+}
+
+std::size_t host_stack::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
+    std::size_t n = emit_control(now, frames);
+    if (n == frames.size()) return n;
+    const std::size_t produced = inner_.on_transmit(now, frames.subspan(n));
+    stats_.from_inner += produced;
+    // Compact in place: frames that were held or dropped give their slot (and its buffer) back.
+    const std::size_t end = n + std::min(produced, frames.size() - n);
+    for (std::size_t i = n; i < end; ++i) {
+        if (!address(frames[i], now)) continue;
+        if (i != n) std::swap(frames[i], frames[n]);
+        ++n;
+    }
+    return n;
+}
+
+std::uint64_t host_stack::next_deadline() const {
+    if (icmp_count_ > 0) return 0;
+    return std::min(inner_.next_deadline(), neighbors_.next_deadline());
+}
+
+}  // namespace uet::runtime

@@ -1,0 +1,61 @@
+// Drives one frame_handler over one packet_io: receive a burst, let the handler transmit a
+// burst, back off while idle. Two ways to run it (DESIGN.md section 4):
+//  - inline progress: the application thread calls poll_once() itself whenever it likes;
+//  - a dedicated lcore: launch(lcore) runs the loop there until stop().
+// The clock (TSC, converted to ns) is read once per poll, i.e. once per pair of bursts.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "backoff.hpp"
+#include "frame_handler.hpp"
+
+namespace uet::runtime {
+
+struct loop_stats {
+    std::uint64_t polls = 0, rx_frames = 0, tx_frames = 0, idle_polls = 0;
+    std::uint64_t pauses = 0, yields = 0, sleeps = 0;
+};
+
+class poll_loop {
+  public:
+    poll_loop(packet_io& io, frame_handler& handler, const backoff_config& backoff = {});
+    poll_loop(const poll_loop&) = delete;
+    poll_loop& operator=(const poll_loop&) = delete;
+    ~poll_loop();
+
+    // One receive burst and one transmit burst at time now (ns). Returns frames moved.
+    std::size_t poll_once(std::uint64_t now);
+    // The same, reading the clock (the EAL must be running).
+    std::size_t poll_once();
+    // poll_once, then the idle back-off the result calls for (nothing after useful work).
+    std::size_t poll_and_backoff();
+
+    // Runs poll_and_backoff in the calling thread until stop() is called (from another thread
+    // or from the handler).
+    void run();
+    // Runs the loop on a worker lcore of the EAL. False if that lcore is not a free worker.
+    bool launch(unsigned lcore_id);
+    // Asks run()/the lcore to return after its current poll; join() waits for the lcore.
+    void stop() noexcept { stop_.store(true, std::memory_order_relaxed); }
+    void join();
+
+    void set_backoff(bool enabled) noexcept { backoff_.set_enabled(enabled); }
+    const loop_stats& stats() const noexcept { return stats_; }
+
+  private:
+    static int lcore_main(void* self);
+    void idle(idle_action a, std::uint64_t now);
+
+    packet_io& io_;
+    frame_handler& handler_;
+    idle_backoff backoff_;
+    loop_stats stats_;
+    std::atomic<bool> stop_{false};
+    unsigned lcore_ = ~0u;
+    std::uint64_t last_now_ = 0;
+};
+
+}  // namespace uet::runtime

@@ -1,0 +1,455 @@
+// uet-itest-peer: one end of the integration tests. Opens a DPDK port, resolves the peer by ARP
+// through runtime::host_stack, optionally floods the peer with malformed frames, then runs the
+// verified frame exchange (exchange.hpp) and prints what it saw:
+//   OFFLOADS / STEERING lines when the port opens,
+//   RESOLVED when ARP answered, RESULT ok|FAIL with the counters, DROPS by reason, RATE.
+// Every wait is bounded by --timeout and says what it waited for when it gives up.
+//
+// Usage: uet-itest-peer --dev DEV --ip A.B.C.D/LEN --peer A.B.C.D [--gw A.B.C.D]
+//          [--count N] [--min-frame N] [--max-frame N] [--mtu N] [--garbage N] [--rounds N]
+//          [--done-file F] [--serve-until F] [--timeout S] [--no-backoff] [--trust-link-mtu]
+//          [--lcore N] [--progress-file F (written once 1000 frames came in)]
+//          [--eal "EAL ARGS"] [--name LABEL]
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bytes.hpp"
+#include "eal.hpp"
+#include "exchange.hpp"
+#include "frame.hpp"
+#include "host_stack.hpp"
+#include "icmp.hpp"
+#include "poll_loop.hpp"
+#include "port.hpp"
+#include "rng.hpp"
+
+namespace {
+
+using namespace uet;
+
+struct options {
+    std::string dev, name = "peer", done_file, serve_until, eal, progress_file;
+    std::uint32_t ip = 0, peer = 0, gw = 0;
+    std::uint8_t prefix = 24;
+    std::uint32_t count = 3000, min_frame = 64, max_frame = 9014, mtu = 9000, garbage = 0;
+    std::uint32_t rounds = 1, timeout_s = 60;
+    bool backoff = true, jumbo = false;
+    int lcore = -1;
+};
+
+[[noreturn]] void usage(const char* why) {
+    std::fprintf(stderr, "uet-itest-peer: %s (see the comment at the top of peer.cpp)\n", why);
+    std::exit(2);
+}
+
+std::uint32_t parse_ip(const std::string& s) {
+    in_addr a{};
+    if (inet_pton(AF_INET, s.c_str(), &a) != 1) usage(("bad IPv4 address " + s).c_str());
+    return ntohl(a.s_addr);
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string k = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage(("missing value for " + k).c_str());
+            return argv[++i];
+        };
+        auto number = [&]() { return static_cast<std::uint32_t>(std::stoul(value())); };
+        if (k == "--dev")
+            o.dev = value();
+        else if (k == "--ip") {
+            const std::string v = value();
+            const auto slash = v.find('/');
+            o.ip = parse_ip(v.substr(0, slash));
+            if (slash != std::string::npos)
+                o.prefix = static_cast<std::uint8_t>(std::stoul(v.substr(slash + 1)));
+        } else if (k == "--peer")
+            o.peer = parse_ip(value());
+        else if (k == "--gw")
+            o.gw = parse_ip(value());
+        else if (k == "--count")
+            o.count = number();
+        else if (k == "--min-frame")
+            o.min_frame = number();
+        else if (k == "--max-frame")
+            o.max_frame = number();
+        else if (k == "--mtu")
+            o.mtu = number();
+        else if (k == "--garbage")
+            o.garbage = number();
+        else if (k == "--rounds")
+            o.rounds = number();
+        else if (k == "--timeout")
+            o.timeout_s = number();
+        else if (k == "--done-file")
+            o.done_file = value();
+        else if (k == "--progress-file")
+            o.progress_file = value();
+        else if (k == "--serve-until")
+            o.serve_until = value();
+        else if (k == "--no-backoff")
+            o.backoff = false;
+        else if (k == "--trust-link-mtu")
+            o.jumbo = true;
+        else if (k == "--lcore")
+            o.lcore = static_cast<int>(number());
+        else if (k == "--eal")
+            o.eal = value();
+        else if (k == "--name")
+            o.name = value();
+        else
+            usage(("unknown option " + k).c_str());
+    }
+    if (o.dev.empty() || o.ip == 0 || o.peer == 0) usage("--dev, --ip and --peer are required");
+    return o;
+}
+
+bool file_exists(const std::string& path) {
+    struct stat st {};
+    return !path.empty() && stat(path.c_str(), &st) == 0;
+}
+
+// Lets the exchange transmit only once it is opened (after ARP and the garbage flood), and
+// publishes its state to the main thread when the loop runs on another lcore.
+class gate final : public runtime::frame_handler {
+  public:
+    explicit gate(itest::exchange& x) : x_(x) {}
+    void on_start(const runtime::io_caps& caps) override { x_.on_start(caps); }
+    void on_receive(std::span<const std::uint8_t> f, std::uint64_t now) override {
+        x_.on_receive(f, now);
+    }
+    std::size_t on_transmit(std::uint64_t now, std::span<runtime::tx_frame> frames) override {
+        const std::size_t n =
+            open_.load(std::memory_order_acquire) ? x_.on_transmit(now, frames) : 0;
+        if (x_.finished(now)) finished_.store(true, std::memory_order_release);
+        return n;
+    }
+    std::uint64_t next_deadline() const override {
+        return open_.load(std::memory_order_relaxed) ? x_.next_deadline() : runtime::no_deadline;
+    }
+    std::atomic<bool> open_{false}, finished_{false};
+
+  private:
+    itest::exchange& x_;
+};
+
+// The outermost handler: raw (garbage) frames first, then the host stack.
+class injector final : public runtime::frame_handler {
+  public:
+    explicit injector(runtime::host_stack& host) : host_(host) {}
+    void on_start(const runtime::io_caps& caps) override { host_.on_start(caps); }
+    void on_receive(std::span<const std::uint8_t> f, std::uint64_t now) override {
+        host_.on_receive(f, now);
+    }
+    std::size_t on_transmit(std::uint64_t now, std::span<runtime::tx_frame> frames) override {
+        std::size_t n = 0;
+        while (n < frames.size() && !raw_.empty() &&
+               raw_.front().size() <= frames[n].buffer.size()) {
+            std::memcpy(frames[n].buffer.data(), raw_.front().data(), raw_.front().size());
+            frames[n++].length = raw_.front().size();
+            raw_.pop_front();
+        }
+        return n + host_.on_transmit(now, frames.subspan(n));
+    }
+    std::uint64_t next_deadline() const override {
+        return raw_.empty() ? host_.next_deadline() : 0;
+    }
+    std::deque<std::vector<std::uint8_t>> raw_;  // filled before the loop runs, drained by it
+
+  private:
+    runtime::host_stack& host_;
+};
+
+// Malformed frames of every kind the receive path must drop and count, addressed to the peer's
+// MAC so that they get past the MAC filter and reach the deeper checks.
+std::vector<std::vector<std::uint8_t>> make_garbage(std::uint32_t n, const options& o,
+                                                    const wire::mac_address& me,
+                                                    const wire::mac_address& peer_mac) {
+    uet::rng rng(0x5eed);
+    std::vector<std::vector<std::uint8_t>> out;
+    wire::frame_spec s;
+    s.src_mac = me;
+    s.dst_mac = peer_mac;
+    s.src_ip = o.ip;
+    s.dst_ip = o.peer;
+    s.src_port = 50000;
+    s.dst_port = wire::uet_udp_port;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::vector<std::uint8_t> payload(24 + rng.uniform(200));
+        for (auto& b : payload)
+            b = static_cast<std::uint8_t>(rng.next_u64());
+        std::vector<std::uint8_t> f(1600);
+        wire::frame_spec spec = s;
+        const unsigned kind = i % 11;
+        if (kind == 1) spec.dst_port = 9999;
+        std::size_t len = wire::build_udp_frame(spec, payload, f);
+        switch (kind) {
+            case 0:  // random bytes behind a valid destination MAC
+                for (std::size_t j = 6; j < len; ++j)
+                    f[j] = static_cast<std::uint8_t>(rng.next_u64());
+                break;
+            case 2:
+                len = 14 + rng.uniform(28);
+                break;  // cut inside the IP/UDP headers
+            case 3:
+                f[24] ^= 0x5a;
+                break;  // IP header checksum
+            case 4:
+                f[len - 1] ^= 0xff;
+                break;  // payload after the UDP checksum
+            case 5:
+                break;  // valid UDP, random payload: bad magic
+            case 6:
+                wire::store_be16(&f[38], static_cast<std::uint16_t>(wire::load_be16(&f[38]) + 3));
+                break;
+            case 7: {  // ICMP echo request with a bad checksum
+                runtime::icmp_echo e;
+                e.data = std::span<const std::uint8_t>(payload).first(16);
+                std::vector<std::uint8_t> msg(64);
+                const std::size_t m = runtime::build_icmp_echo(e, msg);
+                msg[2] ^= 1;
+                len = wire::build_ip_frame(spec, runtime::ip_proto_icmp,
+                                           std::span<const std::uint8_t>(msg).first(m), f);
+                break;
+            }
+            case 8:
+                wire::store_be16(&f[12], 0x86dd);
+                break;  // IPv6 ethertype, IPv4 inside
+            case 9: {   // ARP with a wrong hardware type
+                wire::arp_packet arp;
+                arp.sha = me;
+                arp.spa = o.ip;
+                arp.tpa = o.peer;
+                len = wire::build_arp_frame(spec, arp, f);
+                f[15] = 7;
+                break;
+            }
+            case 10:
+                f[20] |= 0x20;
+                wire::ipv4_fill_checksum(std::span(f).subspan(14, 20));
+                break;
+        }
+        f.resize(len);
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+void print_result(const options& o, const dpdk::port& port, const runtime::host_stack& host,
+                  const itest::exchange& x, bool ok, double seconds) {
+    const auto& c = x.counters();
+    const auto pc = port.counters();
+    std::printf(
+        "%s: RESULT %s %s data_rx=%llu data_tx=%llu retransmits=%llu duplicates=%llu "
+        "out_of_order=%llu corrupt=%llu abandoned=%llu tx_zero_copy=%llu tx_copied=%llu "
+        "tx_ring_full=%llu rx_multiseg=%llu\n",
+        o.name.c_str(), ok ? "ok" : "FAIL", x.progress().c_str(), (unsigned long long)c.data_rx,
+        (unsigned long long)c.data_tx, (unsigned long long)c.retransmits,
+        (unsigned long long)c.duplicates, (unsigned long long)c.out_of_order,
+        (unsigned long long)c.corrupt, (unsigned long long)c.abandoned,
+        (unsigned long long)pc.tx_zero_copy, (unsigned long long)pc.tx_copied,
+        (unsigned long long)pc.tx_ring_full, (unsigned long long)pc.rx_multiseg);
+    std::string drops;
+    auto add = [&](const std::string& k, std::uint64_t v) {
+        if (v != 0) drops += " " + k + "=" + std::to_string(v);
+    };
+    for (std::size_t i = 0; i < runtime::traffic_class_count; ++i) {
+        const auto cls = static_cast<runtime::traffic_class>(i);
+        if (!runtime::steer_to_stack(cls))
+            add(std::string("steer.") + runtime::to_string(cls), pc.steering[cls]);
+    }
+    for (std::size_t i = 0; i < runtime::host_drop_count; ++i) {
+        add(std::string("host.") + runtime::to_string(static_cast<runtime::host_drop>(i)),
+            host.stats().drops[i]);
+    }
+    for (std::size_t i = 0; i < runtime::neighbor_drop_count; ++i) {
+        add(std::string("arp.") + runtime::to_string(static_cast<runtime::neighbor_drop>(i)),
+            host.neighbors().stats().drops[i]);
+    }
+    for (std::size_t i = 1; i < wire::reject_reason_count; ++i) {
+        add(std::string("wire.") + wire::reject_name(static_cast<wire::reject_reason>(i)),
+            c.rejects[i]);
+    }
+    add("bad_magic", c.bad_magic);
+    add("wrong_peer", c.wrong_peer);
+    add("stale_nonce", c.stale_nonce);
+    add("rx_oversize", pc.rx_oversize);
+    std::printf("%s: DROPS%s\n", o.name.c_str(), drops.empty() ? " none" : drops.c_str());
+    if (seconds > 0) {
+        const double frames = static_cast<double>(c.data_rx + c.data_tx);
+        std::printf(
+            "%s: RATE frames/s=%.0f (data frames both ways over %.3f s; %.2f Gbit/s received)\n",
+            o.name.c_str(), frames / seconds, seconds, c.bytes_rx * 8.0 / seconds / 1e9);
+    }
+    std::fflush(stdout);
+}
+
+// Polls (inline, or watches the lcore) until done() or the deadline; false on timeout.
+template <typename Done>
+bool wait_for(runtime::poll_loop& loop, bool on_lcore, std::uint64_t deadline, Done done) {
+    while (!done()) {
+        if (runtime::now_ns() > deadline) return false;
+        if (on_lcore) {
+            const timespec ts{0, 1'000'000};
+            nanosleep(&ts, nullptr);
+        } else {
+            loop.poll_and_backoff();
+        }
+    }
+    return true;
+}
+
+bool run_round(const options& o, unsigned round) {
+    const std::uint64_t deadline = runtime::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
+    dpdk::port_config pcfg;
+    pcfg.device = o.dev;
+    pcfg.mtu = o.mtu;
+    pcfg.trust_link_mtu = o.jumbo;
+    auto port = dpdk::port::open(pcfg);
+    std::printf("%s: OFFLOADS %s\n", o.name.c_str(), port->offloads().describe().c_str());
+    std::printf("%s: STEERING %s flow_rules=%s%s\n", o.name.c_str(),
+                port->steering() == dpdk::steering_mode::hardware ? "hardware" : "software",
+                port->flow_rules_accepted() ? "accepted" : "refused",
+                port->flow_refusal().empty() ? "" : (" (" + port->flow_refusal() + ")").c_str());
+
+    itest::exchange_config xc;
+    xc.my_ip = o.ip;
+    xc.peer_ip = o.peer;
+    xc.count = o.count;
+    xc.min_frame = o.min_frame;
+    xc.max_frame =
+        std::min<std::uint32_t>(o.max_frame, static_cast<std::uint32_t>(port->caps().max_frame));
+    xc.nonce = static_cast<std::uint32_t>(std::random_device{}()) | 1u;
+    itest::exchange x(xc);
+    gate g(x);
+    runtime::host_config hc;
+    hc.iface = {port->mac(), o.ip, o.prefix, o.gw};
+    hc.neighbors.max_frame = std::max<std::size_t>(9216, port->caps().max_frame);
+    runtime::host_stack host(hc, g);
+    injector inj(host);
+    runtime::backoff_config bc;
+    bc.enabled = o.backoff;
+    runtime::poll_loop loop(port->queue(0), inj, bc);
+    const bool on_lcore = o.lcore >= 0;
+    if (on_lcore && !loop.launch(static_cast<unsigned>(o.lcore))) {
+        std::printf("%s: FAIL cannot launch on lcore %d\n", o.name.c_str(), o.lcore);
+        return false;
+    }
+    auto fail = [&](const std::string& what) {
+        loop.stop();
+        loop.join();
+        std::printf("%s: FAIL round %u: timed out after %u s waiting for %s (%s)\n", o.name.c_str(),
+                    round, o.timeout_s, what.c_str(), x.progress().c_str());
+        print_result(o, *port, host, x, false, 0);
+        return false;
+    };
+
+    // 1. The peer's (or the gateway's) MAC, by ARP. In lcore mode the table belongs to the lcore,
+    //    so ARP is left to the exchange's first frames there.
+    const std::uint32_t hop = host.neighbors().next_hop(o.peer);
+    if (!on_lcore) {
+        if (!wait_for(loop, false, deadline,
+                      [&] { return host.neighbors().resolve(hop, runtime::now_ns()); })) {
+            return fail("an ARP reply from " + wire::ipv4_to_string(hop));
+        }
+        const auto mac = host.neighbors().lookup(hop, runtime::now_ns());
+        std::printf("%s: RESOLVED %s via %s is %s\n", o.name.c_str(),
+                    wire::ipv4_to_string(o.peer).c_str(), wire::ipv4_to_string(hop).c_str(),
+                    mac->to_string().c_str());
+        // 2. The flood of malformed frames, before the exchange.
+        if (o.garbage != 0) {
+            for (auto& f : make_garbage(o.garbage, o, port->mac(), *mac))
+                inj.raw_.push_back(std::move(f));
+            if (!wait_for(loop, false, deadline, [&] { return inj.raw_.empty(); })) {
+                return fail("the garbage frames to leave");
+            }
+            std::printf("%s: GARBAGE sent %u frames\n", o.name.c_str(), o.garbage);
+        }
+    }
+    // 3. The exchange.
+    const std::uint64_t start = runtime::now_ns();
+    g.open_.store(true, std::memory_order_release);
+    std::uint64_t silent_reported = 0;
+    bool progress_written = false;
+    if (!wait_for(loop, on_lcore, deadline, [&] {
+            if (g.finished_.load(std::memory_order_acquire)) return true;
+            if (!on_lcore && !progress_written && x.counters().data_rx >= 1000 &&
+                !o.progress_file.empty()) {
+                progress_written = true;
+                std::ofstream(o.progress_file) << "1000\n";
+            }
+            const std::uint64_t now = runtime::now_ns();
+            const std::uint64_t heard = std::max(x.last_rx(), start);
+            if (!on_lcore && now - heard > 1'000'000'000 && heard != silent_reported) {
+                silent_reported = heard;
+                std::printf("%s: peer silent for 1 s (%s)\n", o.name.c_str(), x.progress().c_str());
+                std::fflush(stdout);
+            }
+            return false;
+        })) {
+        return fail("the exchange to finish");
+    }
+    const double seconds = static_cast<double>(runtime::now_ns() - start) / 1e9;
+    const bool ok = x.done() && x.counters().corrupt == 0;
+    print_result(o, *port, host, x, ok, seconds);
+    if (!o.done_file.empty()) std::ofstream(o.done_file) << "done\n";
+    // 4. Keep answering ARP and ping (and the peer's late frames) until told to stop.
+    if (!o.serve_until.empty()) {
+        const std::uint64_t serve_deadline =
+            runtime::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
+        if (!wait_for(loop, on_lcore, serve_deadline, [&] { return file_exists(o.serve_until); })) {
+            std::printf("%s: FAIL waiting for %s\n", o.name.c_str(), o.serve_until.c_str());
+            loop.stop();
+            loop.join();
+            return false;
+        }
+        std::printf("%s: SERVED echo_replies=%llu arp_replies=%llu\n", o.name.c_str(),
+                    (unsigned long long)host.stats().echo_replies,
+                    (unsigned long long)host.neighbors().stats().replies_sent);
+    }
+    loop.stop();
+    loop.join();
+    port->close();
+    std::fflush(stdout);
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const options o = parse(argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    try {
+        runtime::eal_options eo;
+        std::istringstream words(o.eal);
+        for (std::string w; words >> w;)
+            eo.args.push_back(w);
+        eo.file_prefix = "uet-itest-" + o.name + "-" + std::to_string(getpid());
+        runtime::eal::start(eo);
+        bool ok = true;
+        for (unsigned r = 1; r <= o.rounds && ok; ++r) {
+            ok = run_round(o, r);
+            if (o.rounds > 1)
+                std::printf("%s: ROUND %u %s\n", o.name.c_str(), r, ok ? "ok" : "FAIL");
+        }
+        runtime::eal::shutdown();
+        return ok ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::printf("%s: FAIL %s\n", o.name.c_str(), e.what());
+        return 1;
+    }
+}
