@@ -1,0 +1,425 @@
+// Engine set-up, tables and the application-facing calls.
+#include <algorithm>
+#include <bit>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+const char* to_string(delivery_mode m) noexcept {
+    switch (m) {
+        case delivery_mode::rud:
+            return "RUD";
+        case delivery_mode::rod:
+            return "ROD";
+        case delivery_mode::rudi:
+            return "RUDI";
+        case delivery_mode::uud:
+            return "UUD";
+    }
+    return "?";
+}
+
+const char* status::message() const noexcept {
+    switch (code) {
+        case status_code::ok:
+            return "ok";
+        case status_code::retry_limit:
+            return "retransmit limit reached";
+        case status_code::peer_unreachable:
+            return "peer never answered";
+        case status_code::message_too_long:
+            return "message too long for this mode";
+        case status_code::too_many_pending:
+            return "too many messages pending";
+        case status_code::unknown_peer:
+            return "unknown peer";
+    }
+    return "unknown status";
+}
+
+const char* to_string(drop_reason r) noexcept {
+    static constexpr const char* names[] = {
+        "not_udp",      "not_for_us", "wrong_port",     "peer_table_full", "unsupported_type",
+        "unknown_pdc",  "stale_syn",  "beyond_window",  "out_of_order",    "malformed_ses",
+        "no_rx_buffer", "bad_ack",    "stale_response", "trimmed_dropped", "control_queue_full"};
+    static_assert(std::size(names) == drop_reason_count);
+    const auto i = static_cast<std::size_t>(r);
+    return i < drop_reason_count ? names[i] : "unknown";
+}
+
+void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept {
+    into.tx_packets += from.tx_packets;
+    into.tx_bytes += from.tx_bytes;
+    into.rx_packets += from.rx_packets;
+    into.rx_bytes += from.rx_bytes;
+    into.tx_data_packets += from.tx_data_packets;
+    into.rx_data_packets += from.rx_data_packets;
+    for (std::size_t i = 0; i < into.retransmits.size(); ++i)
+        into.retransmits[i] += from.retransmits[i];
+    into.timeouts += from.timeouts;
+    for (std::size_t i = 0; i < pds::nack_slot_count; ++i) {
+        into.nacks_sent[i] += from.nacks_sent[i];
+        into.nacks_received[i] += from.nacks_received[i];
+    }
+    into.acks_sent += from.acks_sent;
+    into.acks_received += from.acks_received;
+    into.trimmed_received += from.trimmed_received;
+    into.duplicates += from.duplicates;
+    into.rtt.count += from.rtt.count;
+    into.rtt.sum_ns += from.rtt.sum_ns;
+    into.rtt.min_ns = std::min(into.rtt.min_ns, from.rtt.min_ns);
+}
+
+namespace {
+
+engine_config sanitized(engine_config c) {
+    c.max_pdcs = std::clamp<std::uint32_t>(c.max_pdcs, 1, 4095);
+    c.mpr = std::clamp<std::uint32_t>(c.mpr, 1, 4095);
+    c.mtu_payload = std::clamp<std::uint32_t>(c.mtu_payload, 64, 16383);
+    c.max_message_size = std::max(c.max_message_size, c.mtu_payload);
+    c.max_peers = std::clamp<std::uint32_t>(c.max_peers, 1, 1u << 24);
+    c.max_pending_messages = std::max<std::size_t>(c.max_pending_messages, 1);
+    c.max_rx_messages = std::max<std::size_t>(c.max_rx_messages, 1);
+    c.rudi_max_in_flight = std::clamp<std::uint32_t>(c.rudi_max_in_flight, 1, 65535);
+    c.control_queue = std::max<std::size_t>(c.control_queue, 16);
+    c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
+    c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
+    if (c.window_bytes == 0) c.window_bytes = std::uint64_t{c.mpr} * c.mtu_payload;
+    return c;
+}
+
+ses::rx_config reassembly_config(const engine_config& c) {
+    ses::rx_config r;
+    r.slots = c.max_rx_messages;
+    r.mtu = c.mtu_payload;
+    r.max_message = c.max_message_size;
+    r.remembered = c.remembered_messages;
+    r.max_buffer_bytes = c.max_rx_buffer_bytes;
+    return r;
+}
+
+}  // namespace
+
+engine_impl::engine_impl(const engine_config& cfg)
+    : cfg_(sanitized(cfg)),
+      rng_(cfg_.seed),
+      timers_(cfg_.timer_tick_ns),
+      peer_by_ip_(cfg_.max_peers),
+      target_by_syn_(cfg_.max_pdcs),
+      messages_(cfg_.max_pending_messages, cfg_.mtu_payload),
+      reassembly_(reassembly_config(cfg_)) {
+    params_.mpr = cfg_.mpr;
+    params_.ooo_threshold = cfg_.ooo_threshold;
+    params_.max_retransmits = cfg_.max_retransmits;
+    params_.rto_ns = std::max<std::uint64_t>(cfg_.rto_ns, 1);
+    params_.rto_max_ns = std::max(cfg_.rto_max_ns, params_.rto_ns);
+    params_.window_bytes = cfg_.window_bytes;
+
+    peers_.reserve(cfg_.max_peers);
+    pdcs_.resize(cfg_.max_pdcs);
+    pdc_generation_.assign(cfg_.max_pdcs, 0);
+    pdc_index_bits_ = static_cast<unsigned>(std::bit_width(cfg_.max_pdcs));
+    tx_ring_size_ = std::bit_ceil(cfg_.mpr);
+    rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
+    tx_entries_.resize(std::size_t{cfg_.max_pdcs} * tx_ring_size_);
+    rx_bits_.resize(std::size_t{cfg_.max_pdcs} * rx_ring_words_);
+    free_pdcs_.reserve(cfg_.max_pdcs);
+    for (std::uint32_t i = cfg_.max_pdcs; i-- > 0;) {
+        pdcs_[i].index = i;
+        pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
+        for (std::uint32_t s = 0; s < tx_ring_size_; ++s)
+            tx_entries_[std::size_t{i} * tx_ring_size_ + s].timer.cookie =
+                make_cookie(timer_kind::packet, i, s);
+        free_pdcs_.push_back(i);
+    }
+    active_initiators_.reserve(cfg_.max_pdcs);
+    closed_.resize(1024);
+    waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_modes);
+
+    completions_.resize(cfg_.max_pending_messages);
+    rudi_.resize(cfg_.rudi_max_in_flight);
+    free_rudi_.reserve(rudi_.size());
+    for (std::uint32_t i = static_cast<std::uint32_t>(rudi_.size()); i-- > 0;) {
+        rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
+        free_rudi_.push_back(i);
+    }
+    control_buf_.reset(new std::uint8_t[cfg_.control_queue * control_frame_size]);
+    control_len_.assign(cfg_.control_queue, 0);
+    staging_frame_size_ = 128 + cfg_.mtu_payload;
+    staging_.reset(new std::uint8_t[cfg_.tx_burst * staging_frame_size_]);
+}
+
+std::span<pds::tx_entry> engine_impl::tx_ring_of(std::uint32_t pdc_index) {
+    return {&tx_entries_[std::size_t{pdc_index} * tx_ring_size_], tx_ring_size_};
+}
+
+std::span<std::uint64_t> engine_impl::rx_ring_of(std::uint32_t pdc_index) {
+    return {&rx_bits_[std::size_t{pdc_index} * rx_ring_words_], rx_ring_words_};
+}
+
+// ---- peers ----
+
+std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
+    const auto found = peer_by_ip_.find(ip);
+    return found ? *found : none;
+}
+
+std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
+    if (const std::uint32_t p = find_peer(ip); p != none) return p;
+    if (peers_.size() >= cfg_.max_peers) return none;
+    peer_state s;
+    s.mac = mac;
+    s.ip = ip;
+    peers_.push_back(s);
+    const auto id = static_cast<std::uint32_t>(peers_.size() - 1);
+    peer_by_ip_.insert(ip, id);
+    return id;
+}
+
+peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
+    const std::uint32_t p = find_or_add_peer(mac, ip);
+    if (p != none) peers_[p].mac = mac;
+    return p == none ? invalid_peer : p;
+}
+
+// ---- PDC table ----
+
+pds::pdc* engine_impl::allocate_pdc() {
+    if (free_pdcs_.empty()) return nullptr;
+    const std::uint32_t i = free_pdcs_.back();
+    free_pdcs_.pop_back();
+    pds::pdc& p = pdcs_[i];
+    // PDCIDs carry the slot (never 0) and a generation, so packets of a closed PDC do not
+    // reach the next user of its slot.
+    const std::uint16_t gen_mask = static_cast<std::uint16_t>((1u << (16 - pdc_index_bits_)) - 1);
+    pdc_generation_[i] = static_cast<std::uint16_t>((pdc_generation_[i] + 1) & gen_mask);
+    p.local_id = static_cast<std::uint16_t>((pdc_generation_[i] << pdc_index_bits_) | (i + 1));
+    p.remote_id = 0;
+    return &p;
+}
+
+pds::pdc* engine_impl::pdc_by_local_id(std::uint16_t id) {
+    const std::uint32_t slot = id & ((1u << pdc_index_bits_) - 1);
+    if (slot == 0 || slot > pdcs_.size()) return nullptr;
+    pds::pdc& p = pdcs_[slot - 1];
+    return p.state != pds::pdc_state::free && p.local_id == id ? &p : nullptr;
+}
+
+void engine_impl::free_pdc(pds::pdc& p) {
+    p.cancel_timers(timers_);
+    add_counters(closed_totals_, p.counters);
+    if (p.role == pds::pdc_role::initiator) {
+        auto& owner = peers_[p.peer].pdc[p.ordered ? 1 : 0];
+        if (owner == p.index) owner = none;
+        auto it = std::find(active_initiators_.begin(), active_initiators_.end(), p.index);
+        if (it != active_initiators_.end()) active_initiators_.erase(it);
+    } else {
+        target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
+        remember_closed(p);
+    }
+    p.state = pds::pdc_state::free;
+    free_pdcs_.push_back(p.index);
+    // Initiator or target, a freed slot goes to the flows that found the table full.
+    kick_waiting(now_);
+}
+
+void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now) {
+    peer_state& ps = peers_[peer];
+    if (ps.pdc[mode_slot] != none || ps.queue[mode_slot].empty()) return;
+    pds::pdc* p = allocate_pdc();
+    if (!p) {
+        if (!ps.waiting_for_pdc[mode_slot]) {
+            ps.waiting_for_pdc[mode_slot] = true;
+            waiting_.emplace_back(peer, mode_slot);
+        }
+        return;
+    }
+    p->peer = peer;
+    p->ordered = mode_slot == 1;
+    const auto start = static_cast<pds::psn_t>(rng_.next_u64());
+    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
+    p->open_initiator(tx_ring_of(p->index), start, entropy, params_);
+    p->last_activity_ns = now;
+    ps.pdc[mode_slot] = p->index;
+    active_initiators_.push_back(p->index);
+    ++counters_.pdcs_opened;
+    tx_ready_ = true;
+}
+
+void engine_impl::kick_waiting(std::uint64_t now) {
+    // Flows that found the table full get the freed slots in the order they asked.
+    while (!waiting_.empty() && !free_pdcs_.empty()) {
+        const auto [peer, slot] = waiting_.front();
+        waiting_.erase(waiting_.begin());
+        peers_[peer].waiting_for_pdc[slot] = false;
+        open_initiator_pdc(peer, slot, now);
+    }
+}
+
+// ---- application calls ----
+
+status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
+                              std::uint64_t context) {
+    if (to >= peers_.size()) return {status_code::unknown_peer};
+    if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
+    if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
+        return {status_code::message_too_long};
+    // Completions not yet polled hold their place too, so the completion ring never overflows.
+    if (messages_.in_use() + completion_count_ >= completions_.size())
+        return {status_code::too_many_pending};
+    peer_state& ps = peers_[to];
+    const std::uint16_t id = ps.next_message_id[static_cast<std::size_t>(mode)]++;
+    const std::uint32_t m =
+        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id);
+    if (m == ses::no_index) {
+        --ps.next_message_id[static_cast<std::size_t>(mode)];
+        return {status_code::too_many_pending};
+    }
+    ++counters_.messages_posted;
+    switch (mode) {
+        case delivery_mode::rud:
+        case delivery_mode::rod: {
+            const std::size_t slot = slot_of(mode);
+            ps.queue[slot].push(messages_, m);
+            open_initiator_pdc(to, slot, now_);
+            break;
+        }
+        case delivery_mode::rudi:
+            rudi_queue_.push(messages_, m);
+            break;
+        case delivery_mode::uud:
+            uud_queue_.push(messages_, m);
+            break;
+    }
+    tx_ready_ = true;
+    return {};
+}
+
+void engine_impl::complete_message(std::uint32_t index, status result) {
+    ses::tx_message& m = messages_[index];
+    if (!m.in_use) return;
+    // The ring has max_pending_messages entries, one per message that can be outstanding.
+    const std::size_t at = (completion_head_ + completion_count_) % completions_.size();
+    completions_[at] = send_completion{m.context, result};
+    ++completion_count_;
+    if (result.ok())
+        ++counters_.messages_completed;
+    else
+        ++counters_.messages_failed;
+    messages_.release(index);
+}
+
+std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {
+    std::size_t n = 0;
+    while (n < out.size() && completion_count_ > 0) {
+        out[n++] = completions_[completion_head_];
+        completion_head_ = (completion_head_ + 1) % completions_.size();
+        --completion_count_;
+    }
+    return n;
+}
+
+bool engine_impl::poll_received(received_message& out) {
+    ses::delivered_message d;
+    if (!reassembly_.pop_delivered(d)) return false;
+    out.from = d.key.peer;
+    out.mode = static_cast<delivery_mode>(d.key.mode);
+    out.message_id = d.key.message_id;
+    out.data = d.data;
+    out.handle = d.handle;
+    ++counters_.messages_delivered;
+    return true;
+}
+
+void engine_impl::release(std::uint64_t handle) {
+    reassembly_.release(handle);
+}
+
+const engine_counters& engine_impl::counters() const {
+    pds::pdc_counters total = closed_totals_;
+    add_counters(total, connectionless_);
+    for (const pds::pdc& p : pdcs_)
+        if (p.state != pds::pdc_state::free) add_counters(total, p.counters);
+    counters_.pds = total;
+    return counters_;
+}
+
+std::vector<pdc_info> engine_impl::pdcs() const {
+    std::vector<pdc_info> out;
+    for (const pds::pdc& p : pdcs_) {
+        if (p.state == pds::pdc_state::free) continue;
+        pdc_info i;
+        i.peer = p.peer;
+        i.mode = p.ordered ? delivery_mode::rod : delivery_mode::rud;
+        i.initiator = p.role == pds::pdc_role::initiator;
+        i.state = pds::to_string(p.state);
+        i.local_id = p.local_id;
+        i.remote_id = p.remote_id;
+        i.counters = p.counters;
+        out.push_back(i);
+    }
+    return out;
+}
+
+bool engine_impl::idle() const {
+    return messages_.in_use() == 0 && active_initiators_.empty() && waiting_.empty();
+}
+
+std::uint64_t engine_impl::next_deadline() const {
+    if (tx_ready_ || control_head_ != control_tail_ + control_handed_) return now_;
+    const std::uint64_t t = timers_.next_deadline();
+    if (t == timer_wheel::never) return t;
+    // The wheel gives a lower bound; after advance(now_) nothing is due at or before now_.
+    return std::max(t, now_ + 1);
+}
+
+// ---- engine: forwarding to the implementation ----
+
+engine::engine(const engine_config& cfg) : impl_(std::make_unique<engine_impl>(cfg)) {}
+engine::~engine() = default;
+engine::engine(engine&&) noexcept = default;
+engine& engine::operator=(engine&&) noexcept = default;
+
+peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
+    return impl_->add_peer(mac, ip);
+}
+status engine::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
+                         std::uint64_t context) {
+    return impl_->post_send(to, mode, data, context);
+}
+void engine::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    impl_->receive(frame, now);
+}
+std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
+    return impl_->transmit(now, out);
+}
+void engine::advance(std::uint64_t now) {
+    impl_->advance(now);
+}
+std::uint64_t engine::next_deadline() const {
+    return impl_->next_deadline();
+}
+std::size_t engine::poll_send_completions(std::span<send_completion> out) {
+    return impl_->poll_send_completions(out);
+}
+bool engine::poll_received(received_message& out) {
+    return impl_->poll_received(out);
+}
+void engine::release(std::uint64_t handle) {
+    impl_->release(handle);
+}
+const engine_counters& engine::counters() const {
+    return impl_->counters();
+}
+std::vector<pdc_info> engine::pdcs() const {
+    return impl_->pdcs();
+}
+const engine_config& engine::config() const {
+    return impl_->cfg_;
+}
+bool engine::idle() const {
+    return impl_->idle();
+}
+
+}  // namespace uet

@@ -1,0 +1,190 @@
+// The per-core, sans-I/O UET engine: PDS (RUD, ROD, RUDI, UUD) with a minimal SES on top.
+//
+// It is driven entirely by its caller: receive() takes one Ethernet frame and the current time
+// (ns), transmit() hands back frames to put on the wire, next_deadline() says when it next needs
+// a call, poll_send_completions() / poll_received() return what the application is owed. It
+// never reads a clock, never does I/O, never allocates per packet (pools are sized by
+// engine_config in the constructor), and draws every random number from a generator seeded by
+// engine_config::seed: the same inputs give the same outputs.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "counters.hpp"
+#include "eth.hpp"
+#include "ipv4.hpp"
+#include "reject.hpp"
+
+namespace uet {
+
+enum class delivery_mode : std::uint8_t { rud, rod, rudi, uud };
+inline constexpr std::size_t delivery_mode_count = 4;
+const char* to_string(delivery_mode m) noexcept;
+
+using peer_id = std::uint32_t;
+inline constexpr peer_id invalid_peer = 0xffffffffu;
+
+enum class status_code : std::uint8_t {
+    ok,
+    retry_limit,       // a packet went unacknowledged max_retransmits times
+    peer_unreachable,  // ... before the peer ever answered (no PDC established)
+    message_too_long,  // above max_message_size, or a UUD message above one packet
+    too_many_pending,  // max_pending_messages already posted and not completed
+    unknown_peer,
+};
+
+struct status {
+    status_code code = status_code::ok;
+    bool ok() const noexcept { return code == status_code::ok; }
+    explicit operator bool() const noexcept { return ok(); }
+    const char* message() const noexcept;
+    friend bool operator==(const status&, const status&) = default;
+};
+
+struct engine_config {
+    wire::mac_address mac;
+    std::uint32_t ip = 0;  // our address (host order)
+    std::uint16_t udp_port = wire::uet_udp_port;
+    std::uint32_t max_pdcs = 256;  // initiator and target PDCs together (at most 4095)
+    std::uint32_t mpr = 512;       // packets in flight per PDC (at most 4095)
+    // SES payload bytes per packet (at most 16383); peers must agree (segments sit on its grid).
+    std::uint32_t mtu_payload = 4096;
+    std::uint32_t ack_every_bytes = 16384;
+    std::uint32_t ack_every_packets = 16;
+    // RUD: transmissions after a hole that must be acknowledged before it counts as lost.
+    std::uint32_t ooo_threshold = 8;
+    std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000;
+    std::uint32_t max_retransmits = 24;
+    std::uint8_t data_dscp = 0, ack_dscp = 46, trim_dscp = 0x3b;
+    std::uint64_t seed = 1;
+    std::size_t max_pending_messages = 4096;           // send side, posted and not completed
+    std::uint64_t window_bytes = 0;                    // fixed-window CC; 0: mpr x mtu_payload
+    std::uint64_t pdc_idle_close_ns = 50'000;          // initiator closes a PDC idle this long
+    std::uint64_t pdc_target_idle_ns = 2'000'000'000;  // target forgets a PDC silent this long
+    std::uint32_t max_peers = 1024;
+    std::size_t max_rx_messages = 1024;              // being reassembled or awaiting release
+    std::uint64_t max_rx_buffer_bytes = 256u << 20;  // reassembly buffers of multi-packet messages
+    std::uint32_t max_message_size = 16u << 20;
+    std::size_t remembered_messages = 4096;  // completed RUDI/UUD ids kept for dedup
+    std::uint32_t rudi_max_in_flight = 512;  // RUDI request packets awaiting a response
+    std::size_t control_queue = 8192;        // ACK/NACK/response frames waiting to go out
+    std::size_t tx_burst = 64;               // data frames built per transmit() call
+    std::uint64_t timer_tick_ns = 1000;
+};
+
+// A frame to send: a view into engine memory, valid until the next transmit() call.
+struct tx_frame {
+    std::span<const std::uint8_t> data;
+};
+
+struct send_completion {
+    std::uint64_t context = 0;
+    status result;
+};
+
+struct received_message {
+    peer_id from = invalid_peer;
+    delivery_mode mode = delivery_mode::rud;
+    std::uint16_t message_id = 0;
+    std::span<const std::uint8_t> data;  // valid until release(handle)
+    std::uint64_t handle = 0;
+};
+
+// Engine-level reasons for dropping a received frame (wire decoders have their own).
+enum class drop_reason : std::uint8_t {
+    not_udp,             // ARP or IP without UDP
+    not_for_us,          // another destination IP
+    wrong_port,          // another UDP destination port
+    peer_table_full,     // a new source with max_peers already known
+    unsupported_type,    // a PDS type or CTRL this engine does not handle
+    unknown_pdc,         // DPDCID names no PDC of ours (or of another peer / mode / role)
+    stale_syn,           // a SYN packet of a PDC already closed
+    beyond_window,       // PSN beyond the receive window
+    out_of_order,        // ROD: not the expected PSN
+    malformed_ses,       // SES header missing, not a SEND, or a segment that does not fit
+    no_rx_buffer,        // no reassembly slot: left unacknowledged for the sender to retry
+    bad_ack,             // ACK for PSNs never sent
+    stale_response,      // RUDI response / NACK for a request no longer outstanding
+    trimmed_dropped,     // trimmed packet of a mode that cannot ask for it again (UUD)
+    control_queue_full,  // no room to queue an ACK/NACK/response
+    count_
+};
+inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count_);
+const char* to_string(drop_reason r) noexcept;
+
+struct engine_counters {
+    pds::pdc_counters pds;  // summed over every PDC, open or closed, plus RUDI/UUD traffic
+    std::uint64_t frames_tx = 0, bytes_tx = 0, frames_rx = 0, bytes_rx = 0;
+    std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
+    std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
+    std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
+    std::uint64_t messages_delivered = 0;
+    std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
+    std::array<std::uint64_t, wire::reject_reason_count> rejects{};
+    std::array<std::uint64_t, drop_reason_count> drops{};
+
+    std::uint64_t dropped(drop_reason r) const noexcept {
+        return drops[static_cast<std::size_t>(r)];
+    }
+    std::uint64_t rejected(wire::reject_reason r) const noexcept {
+        return rejects[static_cast<std::size_t>(r)];
+    }
+};
+
+// One PDC as seen from outside (diagnostics).
+struct pdc_info {
+    peer_id peer = invalid_peer;
+    delivery_mode mode = delivery_mode::rud;
+    bool initiator = true;
+    const char* state = "";
+    std::uint16_t local_id = 0, remote_id = 0;
+    pds::pdc_counters counters;
+};
+
+class engine_impl;
+
+class engine {
+  public:
+    explicit engine(const engine_config& cfg);
+    ~engine();
+    engine(engine&&) noexcept;
+    engine& operator=(engine&&) noexcept;
+    engine(const engine&) = delete;
+    engine& operator=(const engine&) = delete;
+
+    // Registers a destination; the same address twice gives the same id. invalid_peer when
+    // max_peers are known. Sources that send to us are added on their first packet.
+    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    // Queues a message; data must stay valid until its completion is polled.
+    status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
+                     std::uint64_t context);
+    // One received Ethernet frame (any content: hostile input is counted and dropped).
+    void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // Fires due timers, then fills out with up to out.size() frames to send now.
+    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
+    // Fires due timers only (transmit() does this too).
+    void advance(std::uint64_t now);
+    // When the engine next needs a call: the current time if it has frames ready, else its
+    // earliest timer; UINT64_MAX when idle.
+    std::uint64_t next_deadline() const;
+
+    std::size_t poll_send_completions(std::span<send_completion> out);
+    bool poll_received(received_message& out);
+    void release(std::uint64_t handle);
+
+    const engine_counters& counters() const;
+    std::vector<pdc_info> pdcs() const;  // allocates: diagnostics only
+    const engine_config& config() const;
+    // True when nothing is queued, in flight or open on the send side.
+    bool idle() const;
+
+  private:
+    std::unique_ptr<engine_impl> impl_;
+};
+
+}  // namespace uet

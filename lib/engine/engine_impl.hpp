@@ -1,0 +1,216 @@
+// Inside the engine: the tables and pools it owns and the functions that work on them, split
+// by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp (what
+// comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the wire).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine.hpp"
+#include "flat_map.hpp"
+#include "frame.hpp"
+#include "message.hpp"
+#include "pdc.hpp"
+#include "reassembly.hpp"
+#include "rng.hpp"
+#include "timer_wheel.hpp"
+#include "uet_packet.hpp"
+
+namespace uet {
+
+inline constexpr std::uint32_t none = 0xffffffffu;
+
+// Which PDC an initiator keeps per peer: one for RUD, one for ROD.
+inline constexpr std::size_t pdc_modes = 2;
+
+struct peer_state {
+    wire::mac_address mac;
+    std::uint32_t ip = 0;
+    std::array<std::uint16_t, delivery_mode_count> next_message_id{};
+    std::array<ses::message_queue, pdc_modes> queue;  // RUD/ROD messages not fully segmented
+    std::array<std::uint32_t, pdc_modes> pdc{none, none};
+    std::array<bool, pdc_modes> waiting_for_pdc{};
+};
+
+struct rudi_packet {
+    timer_node timer;
+    std::uint32_t message = none;
+    std::uint32_t offset = 0, length = 0;
+    std::uint32_t pkt_id = 0;  // generation << 16 | index
+    std::uint32_t retx_next = none;
+    std::uint16_t retries = 0;
+    std::uint16_t generation = 0;
+    pds::retx_cause cause = pds::retx_cause::timeout;
+    enum class state : std::uint8_t { free, in_flight, retx_queued } st = state::free;
+    bool in_retx_list = false;
+};
+
+// A closed target PDC remembered so a late SYN packet of it does not open it again.
+struct closed_pdc {
+    std::uint32_t peer = none;
+    std::uint16_t spdcid = 0;
+    pds::psn_t start_psn = 0;
+};
+
+// Timer cookies: kind in the top 4 bits.
+enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3 };
+constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t b = 0) noexcept {
+    return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
+}
+
+class engine_impl final : public pds::tx_listener {
+  public:
+    explicit engine_impl(const engine_config& cfg);
+
+    // engine.cpp
+    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
+                     std::uint64_t context);
+    std::size_t poll_send_completions(std::span<send_completion> out);
+    bool poll_received(received_message& out);
+    void release(std::uint64_t handle);
+    const engine_counters& counters() const;
+    std::vector<pdc_info> pdcs() const;
+    bool idle() const;
+    std::uint64_t next_deadline() const;
+
+    // engine_tx.cpp
+    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
+    // engine_rx.cpp
+    void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // engine_timers.cpp
+    void advance(std::uint64_t now);
+
+    engine_config cfg_;
+
+  private:
+    friend class engine;
+
+    // ---- set-up and tables (engine.cpp) ----
+    std::uint32_t find_peer(std::uint32_t ip) const;
+    std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    pds::pdc* allocate_pdc();
+    pds::pdc* pdc_by_local_id(std::uint16_t id);
+    void free_pdc(pds::pdc& p);
+    void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
+    void kick_waiting(std::uint64_t now);
+    void complete_message(std::uint32_t index, status result);
+    void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
+    void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
+    std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
+    std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
+    static std::size_t slot_of(delivery_mode m) { return m == delivery_mode::rod ? 1 : 0; }
+
+    // ---- transmit (engine_tx.cpp) ----
+    bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
+    bool retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
+                         std::size_t& len);
+    bool send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
+                       std::size_t& len);
+    bool send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
+                   bool retransmissions_only);
+    std::size_t build_rudi_request(rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
+    void queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause);
+    std::uint32_t pop_rudi_retransmit();
+    std::uint64_t rto_after(std::uint16_t retries) const;
+    bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
+    std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
+                                 std::span<std::uint8_t> buf);
+    void count_tx(pds::pdc* p, std::size_t bytes, bool data);
+
+    // ---- receive (engine_rx.cpp) ----
+    struct rx_context {
+        std::uint32_t peer = none;
+        std::uint16_t entropy = 0;
+        bool ce = false;
+        std::size_t frame_bytes = 0;
+        std::uint64_t now = 0;
+    };
+    void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
+    void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
+                    const wire::uet_packet& pkt);
+    pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
+    void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
+    void on_ack(const rx_context& rx, const wire::pds_ack_cc& h);
+    void on_nack(const rx_context& rx, const wire::pds_nack& h);
+    void on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
+                         const wire::uet_packet& pkt);
+    void on_rudi_response(const rx_context& rx, const wire::pds_rudi& h);
+    void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
+    bool place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt, bool remember,
+               bool single_packet, ses::place_result& result);
+    void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
+    bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
+    void remember_closed(const pds::pdc& p);
+    void on_packet_acked(pds::pdc& p, pds::tx_entry& e) noexcept override;
+
+    // ---- timers (engine_timers.cpp) ----
+    void on_timer(timer_node& n, std::uint64_t now);
+    void on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
+    void on_idle_timer(pds::pdc& p, std::uint64_t now);
+    void on_rudi_timer(rudi_packet& r, std::uint64_t now);
+    void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
+    void fail_rudi_message(std::uint32_t message, status result);
+    void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
+
+    // ---- frames (frames.cpp) ----
+    std::size_t build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
+                            const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
+    std::span<std::uint8_t> control_slot();  // room for one control frame, or empty
+    void commit_control(std::size_t length);
+    void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
+                    std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p);
+
+    // ---- state ----
+    pds::pdc_params params_;
+    rng rng_;
+    timer_wheel timers_;
+    std::uint64_t now_ = 0;
+    bool tx_ready_ = false;  // something may be sendable right now
+    std::uint16_t ip_id_ = 0;
+
+    std::vector<peer_state> peers_;
+    pds::flat_map peer_by_ip_;
+
+    std::vector<pds::pdc> pdcs_;
+    std::vector<std::uint32_t> free_pdcs_;
+    std::vector<std::uint16_t> pdc_generation_;
+    unsigned pdc_index_bits_ = 0;
+    std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
+    std::vector<std::uint64_t> rx_bits_;     // max_pdcs x rx ring words
+    std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;
+    std::vector<std::uint32_t> active_initiators_;  // round-robin order
+    std::size_t rr_cursor_ = 0;
+    pds::flat_map target_by_syn_;  // (peer, remote spdcid) -> target PDC
+    std::vector<closed_pdc> closed_;
+    std::size_t closed_head_ = 0;
+    std::vector<std::pair<std::uint32_t, std::size_t>> waiting_;  // (peer, mode slot)
+
+    ses::tx_messages messages_;
+    ses::message_queue rudi_queue_, uud_queue_;
+    ses::reassembly reassembly_;
+    std::vector<send_completion> completions_;  // ring
+    std::size_t completion_head_ = 0, completion_count_ = 0;
+
+    std::vector<rudi_packet> rudi_;
+    std::vector<std::uint32_t> free_rudi_;
+    std::uint32_t rudi_retx_head_ = none, rudi_retx_tail_ = none;
+
+    // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
+    // the caller by transmit() are reclaimed at the next transmit() call.
+    static constexpr std::size_t control_frame_size = 128;
+    std::unique_ptr<std::uint8_t[]> control_buf_;
+    std::vector<std::uint16_t> control_len_;
+    std::size_t control_head_ = 0, control_tail_ = 0, control_handed_ = 0;
+
+    std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
+    std::size_t staging_frame_size_ = 0;
+
+    pds::pdc_counters connectionless_;  // RUDI / UUD
+    pds::pdc_counters closed_totals_;   // PDCs freed so far
+    mutable engine_counters counters_;
+};
+
+void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;
+
+}  // namespace uet

@@ -1,0 +1,466 @@
+// What comes in: parse and check every frame (remote input is hostile: bounds-checked by the
+// wire decoders, counted and dropped here, never asserted), then hand it to the role it is for.
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+namespace {
+
+bool is_request_type(std::uint8_t type) {
+    using wire::pds_type;
+    const auto t = static_cast<pds_type>(type);
+    return t == pds_type::rud || t == pds_type::rod || t == pds_type::rudi_req ||
+           t == pds_type::uud;
+}
+
+// Every ACK form reduced to what the sender uses (plain ACKs carry no SACK).
+template <class Ack>
+wire::pds_ack_cc common_ack_fields(const Ack& a) {
+    wire::pds_ack_cc c;
+    c.m = a.m;
+    c.ack_psn_offset = a.ack_psn_offset;
+    c.cack_psn = a.cack_psn;
+    c.spdcid = a.spdcid;
+    c.dpdcid = a.dpdcid;
+    return c;
+}
+
+wire::pds_ack_cc as_ack_cc(const wire::pds_ack& a) {
+    wire::pds_ack_cc c = common_ack_fields(a);
+    c.sack_psn_offset = 1;
+    return c;
+}
+
+wire::pds_ack_cc as_ack_cc(const wire::pds_ack_ccx& a) {
+    wire::pds_ack_cc c = common_ack_fields(a);
+    c.sack_psn_offset = a.sack_psn_offset;
+    c.sack_bitmap = a.sack_bitmap;
+    return c;
+}
+
+wire::pds_nack as_nack(const wire::pds_nack_ccx& n) {
+    wire::pds_nack c;
+    c.m = n.m;
+    c.retx = n.retx;
+    c.nt = n.nt;
+    c.code = n.code;
+    c.nack_psn = n.nack_psn;
+    c.spdcid = n.spdcid;
+    c.dpdcid = n.dpdcid;
+    return c;
+}
+
+std::int16_t clamp_offset(std::int64_t d) {
+    return d < INT16_MIN || d > INT16_MAX ? 0 : static_cast<std::int16_t>(d);
+}
+
+}  // namespace
+
+void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    now_ = std::max(now_, now);
+    ++counters_.frames_rx;
+    counters_.bytes_rx += frame.size();
+    wire::l2l4_view v;
+    if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
+        return count_reject(rc);
+    if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp) return count_drop(drop_reason::not_udp);
+    if (v.ip.dst != cfg_.ip) return count_drop(drop_reason::not_for_us);
+    if (v.udp->dport != cfg_.udp_port) return count_drop(drop_reason::wrong_port);
+    rx_context rx;
+    rx.peer = find_or_add_peer(v.eth.src, v.ip.src);
+    if (rx.peer == none) return count_drop(drop_reason::peer_table_full);
+    rx.entropy = v.udp->sport;
+    rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    rx.frame_bytes = frame.size();
+    rx.now = now_;
+    // A trimmed request lost its payload (and with it maybe the SES header's consistency):
+    // only its PDS header is read, to NACK it.
+    if (v.ip.dscp == cfg_.trim_dscp && !v.l4_payload.empty() &&
+        is_request_type(v.l4_payload[0] >> 3))
+        return on_trimmed(rx, v.l4_payload);
+
+    wire::uet_packet pkt;
+    if (auto rc = wire::decode_uet(v.l4_payload, false, pkt); rc != wire::reject_reason::none)
+        return count_reject(rc);
+    if (pkt.tss) return count_drop(drop_reason::unsupported_type);
+    std::visit(
+        [&](const auto& h) {
+            using H = std::decay_t<decltype(h)>;
+            if constexpr (std::is_same_v<H, wire::pds_rud_rod_request>) {
+                on_request(rx, h, pkt);
+            } else if constexpr (std::is_same_v<H, wire::pds_ack_cc>) {
+                on_ack(rx, h);
+            } else if constexpr (std::is_same_v<H, wire::pds_ack> ||
+                                 std::is_same_v<H, wire::pds_ack_ccx>) {
+                on_ack(rx, as_ack_cc(h));
+            } else if constexpr (std::is_same_v<H, wire::pds_nack>) {
+                on_nack(rx, h);
+            } else if constexpr (std::is_same_v<H, wire::pds_nack_ccx>) {
+                on_nack(rx, as_nack(h));
+            } else if constexpr (std::is_same_v<H, wire::pds_ctrl>) {
+                on_ctrl(rx, h);
+            } else if constexpr (std::is_same_v<H, wire::pds_rudi>) {
+                if (h.type == wire::pds_type::rudi_req)
+                    on_rudi_request(rx, h, pkt);
+                else
+                    on_rudi_response(rx, h);
+            } else if constexpr (std::is_same_v<H, wire::pds_uud>) {
+                on_uud(rx, pkt);
+            } else {
+                count_drop(drop_reason::unsupported_type);
+            }
+        },
+        pkt.pds);
+}
+
+// ---- target side of RUD / ROD ----
+
+void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4) {
+    wire::pds_header header;
+    std::size_t used = 0;
+    if (auto rc = wire::decode_pds(l4, header, used); rc != wire::reject_reason::none)
+        return count_reject(rc);
+    if (const auto* rudi = std::get_if<wire::pds_rudi>(&header)) {
+        ++connectionless_.trimmed_received;
+        return queue_nack(rx, wire::nack_code::trimmed, rudi->pkt_id, 0, 0, true, nullptr);
+    }
+    const auto* h = std::get_if<wire::pds_rud_rod_request>(&header);
+    if (!h) {
+        ++connectionless_.trimmed_received;
+        return count_drop(drop_reason::trimmed_dropped);  // UUD: best effort, nobody asks again
+    }
+    pds::pdc* p = nullptr;
+    if (h->syn) {
+        if (auto found = target_by_syn_.find((std::uint64_t{rx.peer} << 16) | h->spdcid))
+            p = &pdcs_[*found];
+    } else {
+        p = pdc_by_local_id(h->dpdcid);
+        if (p && (p->role != pds::pdc_role::target || p->peer != rx.peer)) p = nullptr;
+    }
+    if (p) {
+        ++p->counters.rx_packets;
+        p->counters.rx_bytes += rx.frame_bytes;
+        ++p->counters.trimmed_received;
+        switch (p->classify(h->psn)) {
+            case pds::pdc::rx_verdict::duplicate:
+                ++p->counters.duplicates;
+                return send_ack(*p, h->psn, rx);
+            case pds::pdc::rx_verdict::out_of_order:
+                // ROD would drop it even whole: the go-back-N for the hole before it resends it.
+                return count_drop(drop_reason::out_of_order);
+            default:
+                break;
+        }
+    } else {
+        ++connectionless_.trimmed_received;
+    }
+    // The PDC may not exist yet (a trimmed SYN packet): the NACK needs only the sender's PDCID.
+    queue_nack(rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid, false, p);
+}
+
+pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_request& h,
+                                  bool& created) {
+    created = false;
+    if (!h.syn) {
+        pds::pdc* p = pdc_by_local_id(h.dpdcid);
+        if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
+            p->remote_id != h.spdcid) {
+            count_drop(drop_reason::unknown_pdc);
+            return nullptr;
+        }
+        return p;
+    }
+    const std::uint64_t key = (std::uint64_t{rx.peer} << 16) | h.spdcid;
+    if (auto found = target_by_syn_.find(key)) return &pdcs_[*found];
+    const pds::psn_t start = h.psn - h.psn_offset;
+    if (recently_closed(rx.peer, h.spdcid, start)) {
+        count_drop(drop_reason::stale_syn);
+        return nullptr;
+    }
+    pds::pdc* p = allocate_pdc();
+    if (!p) {
+        // Nothing is lost: the sender backs off and sends the packet again.
+        queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
+        return nullptr;
+    }
+    p->peer = rx.peer;
+    p->open_target(rx_ring_of(p->index), start, h.type == wire::pds_type::rod, cfg_.ack_every_bytes,
+                   cfg_.ack_every_packets);
+    p->remote_id = h.spdcid;
+    p->last_activity_ns = rx.now;
+    target_by_syn_.insert(key, p->index);
+    timers_.schedule(p->idle_timer, rx.now + cfg_.pdc_target_idle_ns);
+    ++counters_.target_pdcs_opened;
+    created = true;
+    return p;
+}
+
+void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
+                             const wire::uet_packet& pkt) {
+    bool created = false;
+    pds::pdc* p = target_for(rx, h, created);
+    if (!p) return;
+    const bool rod = h.type == wire::pds_type::rod;
+    if (p->ordered != rod) return count_drop(drop_reason::unknown_pdc);
+    p->last_activity_ns = rx.now;
+    ++p->counters.rx_packets;
+    ++p->counters.rx_data_packets;
+    p->counters.rx_bytes += rx.frame_bytes;
+    switch (p->classify(h.psn)) {
+        case pds::pdc::rx_verdict::duplicate:
+            ++p->counters.duplicates;
+            p->acks.on_packet(false, h.ar, rx.ce, true, 0);
+            return send_ack(*p, h.psn, rx);
+        case pds::pdc::rx_verdict::beyond_window:
+            return count_drop(drop_reason::beyond_window);
+        case pds::pdc::rx_verdict::out_of_order:
+            count_drop(drop_reason::out_of_order);
+            if (p->should_nack_out_of_order())
+                queue_nack(rx, wire::nack_code::rod_ooo, p->rx.expected(), p->local_id,
+                           p->remote_id, false, p);
+            return;
+        case pds::pdc::rx_verdict::accept:
+            break;
+    }
+    ses::place_result placed;
+    if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, pkt, false, false, placed))
+        return;  // not acknowledged: the sender will try again
+    p->rx.accept(h.psn);
+    if (rx.ce) p->ce_since_ack = true;
+    const auto bytes = static_cast<std::uint32_t>(pkt.payload.size());
+    // The first packet accepted (the first to arrive may have been out of order for ROD) is
+    // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
+    const bool first = created || p->counters.acks_sent == 0;
+    if (p->acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
+        send_ack(*p, h.psn, rx);
+}
+
+bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
+                        bool remember, bool single_packet, ses::place_result& result) {
+    const auto* h = pkt.ses ? std::get_if<wire::ses_standard_request>(&*pkt.ses) : nullptr;
+    if (!h) {
+        count_drop(drop_reason::malformed_ses);
+        return false;
+    }
+    const auto seg =
+        ses::check_segment(*h, pkt.payload.size(), cfg_.mtu_payload, cfg_.max_message_size);
+    if (!seg || (single_packet && !(seg->som && seg->eom))) {
+        count_drop(drop_reason::malformed_ses);
+        return false;
+    }
+    const ses::message_key key{rx.peer, static_cast<std::uint8_t>(mode), h->message_id};
+    result = reassembly_.place(key, h->request_length, *seg, pkt.payload, remember, rx.now);
+    switch (result) {
+        case ses::place_result::no_resources:
+            count_drop(drop_reason::no_rx_buffer);
+            return false;
+        case ses::place_result::inconsistent:
+            count_drop(drop_reason::malformed_ses);
+            return false;
+        default:
+            return true;
+    }
+}
+
+void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
+    const auto slot = control_slot();
+    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    const pds::psn_t cack = p.rx.cack();
+    const pds::sack_block sack = p.rx.sack(p.rx.highest());
+    wire::pds_ack_cc a;
+    a.m = p.ce_since_ack || rx.ce;
+    a.cack_psn = cack;
+    a.ack_psn_offset = clamp_offset(pds::psn_distance(cack, trigger));
+    a.spdcid = p.local_id;
+    a.dpdcid = p.remote_id;
+    a.cc_type = wire::cc_type::nscc;
+    a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
+    a.sack_bitmap = sack.bitmap;
+    wire::uet_packet_spec spec;
+    spec.pds = a;
+    const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
+    commit_control(len);
+    p.ce_since_ack = false;
+    p.acks.on_ack_sent();
+    ++p.counters.acks_sent;
+    count_tx(&p, len, false);
+}
+
+void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
+    if (c.ctrl_type != wire::ctrl_type::close || c.syn)
+        return count_drop(drop_reason::unsupported_type);
+    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+    if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != c.spdcid) {
+        // Closed already (our ACK of the CLOSE was lost): acknowledge without state so the
+        // initiator can finish too.
+        const auto slot = control_slot();
+        if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+        wire::pds_ack_cc a;
+        a.cack_psn = c.psn;
+        a.spdcid = c.dpdcid;
+        a.dpdcid = c.spdcid;
+        a.sack_psn_offset = 1;
+        wire::uet_packet_spec spec;
+        spec.pds = a;
+        const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
+        commit_control(len);
+        count_tx(nullptr, len, false);
+        return;
+    }
+    ++p->counters.rx_packets;
+    p->counters.rx_bytes += rx.frame_bytes;
+    p->last_activity_ns = rx.now;
+    if (c.psn == p->rx.expected()) {
+        // Everything before the CLOSE has arrived: acknowledge it and forget the PDC.
+        p->rx.accept(c.psn);
+        send_ack(*p, c.psn, rx);
+        ++counters_.target_pdcs_closed;
+        free_pdc(*p);
+    } else if (p->classify(c.psn) == pds::pdc::rx_verdict::duplicate) {
+        send_ack(*p, c.psn, rx);
+    } else {
+        // Data before it is still missing; its retransmission comes first.
+        count_drop(drop_reason::out_of_order);
+    }
+}
+
+bool engine_impl::recently_closed(std::uint32_t peer, std::uint16_t spdcid,
+                                  pds::psn_t start) const {
+    return std::any_of(closed_.begin(), closed_.end(), [&](const closed_pdc& c) {
+        return c.peer == peer && c.spdcid == spdcid && c.start_psn == start;
+    });
+}
+
+void engine_impl::remember_closed(const pds::pdc& p) {
+    closed_[closed_head_] = closed_pdc{p.peer, p.remote_id, p.start_psn};
+    closed_head_ = (closed_head_ + 1) % closed_.size();
+}
+
+// ---- initiator side of RUD / ROD ----
+
+void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
+    pds::pdc* p = pdc_by_local_id(a.dpdcid);
+    if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer)
+        return count_drop(drop_reason::unknown_pdc);
+    ++p->counters.rx_packets;
+    p->counters.rx_bytes += rx.frame_bytes;
+    ++p->counters.acks_received;
+    pds::ack_event ev;
+    ev.cack = a.cack_psn;
+    ev.ack_psn = a.cack_psn + static_cast<pds::psn_t>(a.ack_psn_offset);
+    ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
+    ev.sack.bitmap = a.sack_bitmap;
+    ev.ecn = a.m;
+    const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, timers_, *this, params_);
+    if (!out.valid) return count_drop(drop_reason::bad_ack);
+    p->cc.on_ack(static_cast<std::uint32_t>(out.acked_bytes), out.rtt_ns, a.m, rx.now);
+    p->lb.on_ack(rx.entropy, a.m);
+    p->last_activity_ns = rx.now;
+    tx_ready_ = true;
+    if (out.close_acked) {
+        const std::uint32_t peer = p->peer;
+        const std::size_t slot = p->ordered ? 1 : 0;
+        ++counters_.pdcs_closed;
+        free_pdc(*p);
+        // Messages posted while it was closing get a fresh PDC.
+        open_initiator_pdc(peer, slot, rx.now);
+        kick_waiting(rx.now);
+        return;
+    }
+    maybe_schedule_close(*p, rx.now);
+}
+
+void engine_impl::on_packet_acked(pds::pdc&, pds::tx_entry& e) noexcept {
+    if (e.kind != pds::tx_kind::data) return;
+    ses::tx_message& m = messages_[e.message];
+    if (!m.in_use) return;
+    if (++m.packets_done >= m.packets_total) complete_message(e.message, status{});
+}
+
+void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
+    const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
+    if (n.nt) {
+        const std::uint32_t index = n.nack_psn & 0xffff;
+        if (index >= rudi_.size() || rudi_[index].pkt_id != n.nack_psn ||
+            rudi_[index].st != rudi_packet::state::in_flight)
+            return count_drop(drop_reason::stale_response);
+        ++connectionless_.nacks_received[slot];
+        rudi_packet& r = rudi_[index];
+        timers_.cancel(r.timer);
+        if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
+            pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop)
+            queue_rudi_retransmit(index, pds::retx_cause::nack);
+        else
+            timers_.schedule(r.timer, rx.now + rto_after(r.retries));
+        return;
+    }
+    pds::pdc* p = pdc_by_local_id(n.dpdcid);
+    if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
+        (n.spdcid != 0 && p->state != pds::pdc_state::syn_sent && n.spdcid != p->remote_id))
+        return count_drop(drop_reason::unknown_pdc);
+    ++p->counters.rx_packets;
+    p->counters.rx_bytes += rx.frame_bytes;
+    ++p->counters.nacks_received[slot];
+    const pds::nack_action act = p->on_nack(n.code, n.nack_psn, rx.now, timers_, params_);
+    if (act == pds::nack_action::retransmit || act == pds::nack_action::rewind) tx_ready_ = true;
+}
+
+// ---- RUDI and UUD ----
+
+void engine_impl::on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
+                                  const wire::uet_packet& pkt) {
+    ++connectionless_.rx_packets;
+    ++connectionless_.rx_data_packets;
+    connectionless_.rx_bytes += rx.frame_bytes;
+    ses::place_result placed;
+    if (!place(rx, delivery_mode::rudi, pkt, true, false, placed)) return;
+    if (placed == ses::place_result::duplicate) ++connectionless_.duplicates;
+    // Every request packet, duplicate or not, gets its response (the first may have been lost).
+    const auto slot = control_slot();
+    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    wire::pds_rudi resp;
+    resp.type = wire::pds_type::rudi_resp;
+    resp.m = rx.ce;
+    resp.pkt_id = h.pkt_id;
+    wire::uet_packet_spec spec;
+    spec.pds = resp;
+    const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
+    commit_control(len);
+    ++connectionless_.acks_sent;
+    count_tx(nullptr, len, false);
+}
+
+void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
+    const std::uint32_t index = h.pkt_id & 0xffff;
+    if (index >= rudi_.size() || rudi_[index].pkt_id != h.pkt_id ||
+        rudi_[index].st == rudi_packet::state::free)
+        return count_drop(drop_reason::stale_response);
+    ++connectionless_.rx_packets;
+    connectionless_.rx_bytes += rx.frame_bytes;
+    ++connectionless_.acks_received;
+    ++counters_.rudi_responses_rx;
+    rudi_packet& r = rudi_[index];
+    timers_.cancel(r.timer);
+    r.st = rudi_packet::state::free;
+    free_rudi_.push_back(index);
+    tx_ready_ = true;
+    ses::tx_message& m = messages_[r.message];
+    if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(r.message, status{});
+}
+
+void engine_impl::on_uud(const rx_context& rx, const wire::uet_packet& pkt) {
+    ++connectionless_.rx_packets;
+    ++connectionless_.rx_data_packets;
+    connectionless_.rx_bytes += rx.frame_bytes;
+    ++counters_.uud_rx;
+    ses::place_result placed;
+    if (place(rx, delivery_mode::uud, pkt, true, true, placed) &&
+        placed == ses::place_result::duplicate)
+        ++connectionless_.duplicates;
+}
+
+}  // namespace uet

@@ -1,0 +1,116 @@
+// What time does: retransmit timers, PDC idle close / expiry, RUDI request timers.
+#include <algorithm>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+void engine_impl::advance(std::uint64_t now) {
+    now_ = std::max(now_, now);
+    timers_.advance(now_, [this](timer_node& n) { on_timer(n, now_); });
+}
+
+void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
+    const auto kind = static_cast<timer_kind>(n.cookie >> 60);
+    const auto a = static_cast<std::uint32_t>((n.cookie >> 32) & 0x0fffffff);
+    const auto b = static_cast<std::uint32_t>(n.cookie);
+    switch (kind) {
+        case timer_kind::packet: {
+            pds::pdc& p = pdcs_[a];
+            if (p.state != pds::pdc_state::free) on_packet_timer(p, p.tx.at_slot(b), now);
+            break;
+        }
+        case timer_kind::pdc_idle:
+            on_idle_timer(pdcs_[a], now);
+            break;
+        case timer_kind::rudi:
+            on_rudi_timer(rudi_[a], now);
+            break;
+    }
+}
+
+void engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now) {
+    switch (p.on_timer(e, now, timers_, params_)) {
+        case pds::timeout_action::none:
+            break;
+        case pds::timeout_action::retransmit:
+        case pds::timeout_action::rewind:
+            tx_ready_ = true;
+            break;
+        case pds::timeout_action::failed:
+            fail_initiator(
+                p,
+                status{p.state == pds::pdc_state::syn_sent ? status_code::peer_unreachable
+                                                           : status_code::retry_limit},
+                now);
+            break;
+    }
+}
+
+void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
+    if (p.state == pds::pdc_state::established && p.drained() &&
+        peers_[p.peer].queue[p.ordered ? 1 : 0].empty())
+        timers_.schedule(p.idle_timer, now + cfg_.pdc_idle_close_ns);
+}
+
+void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
+    if (p.state == pds::pdc_state::free) return;
+    if (p.role == pds::pdc_role::target) {
+        // A target cannot know that its initiator gave up (retry limit): it forgets a PDC
+        // that stayed silent for pdc_target_idle_ns.
+        if (now - p.last_activity_ns >= cfg_.pdc_target_idle_ns) {
+            ++counters_.target_pdcs_expired;
+            free_pdc(p);
+        } else {
+            timers_.schedule(p.idle_timer, p.last_activity_ns + cfg_.pdc_target_idle_ns);
+        }
+        return;
+    }
+    if (p.state == pds::pdc_state::established && p.drained() &&
+        peers_[p.peer].queue[p.ordered ? 1 : 0].empty()) {
+        p.state = pds::pdc_state::closing;
+        tx_ready_ = true;
+    }
+}
+
+void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) {
+    ++counters_.pdcs_failed;
+    const std::uint32_t peer = p.peer;
+    const std::size_t slot = p.ordered ? 1 : 0;
+    ses::message_queue& q = peers_[peer].queue[slot];
+    // The message being cut into packets leaves the queue with the others this PDC carried.
+    if (!q.empty() && messages_[q.head].owner == p.index) q.pop(messages_);
+    // Rare path: a scan of the message pool for everything this PDC carried.
+    for (std::uint32_t i = 0; i < messages_.capacity(); ++i) {
+        const ses::tx_message& m = messages_[i];
+        if (m.in_use && m.owner == p.index && m.peer == peer &&
+            (m.mode == static_cast<std::uint8_t>(delivery_mode::rud) ||
+             m.mode == static_cast<std::uint8_t>(delivery_mode::rod)))
+            complete_message(i, result);
+    }
+    free_pdc(p);
+    open_initiator_pdc(peer, slot, now);
+    kick_waiting(now);
+}
+
+void engine_impl::on_rudi_timer(rudi_packet& r, std::uint64_t) {
+    if (r.st != rudi_packet::state::in_flight) return;
+    ++connectionless_.timeouts;
+    if (++r.retries > params_.max_retransmits)
+        return fail_rudi_message(r.message, status{status_code::retry_limit});
+    queue_rudi_retransmit(static_cast<std::uint32_t>(&r - rudi_.data()), pds::retx_cause::timeout);
+}
+
+void engine_impl::fail_rudi_message(std::uint32_t message, status result) {
+    for (std::uint32_t i = 0; i < rudi_.size(); ++i) {
+        rudi_packet& r = rudi_[i];
+        if (r.st == rudi_packet::state::free || r.message != message) continue;
+        timers_.cancel(r.timer);
+        r.st = rudi_packet::state::free;
+        free_rudi_.push_back(i);
+    }
+    if (rudi_queue_.head == message) rudi_queue_.pop(messages_);
+    complete_message(message, result);
+}
+
+}  // namespace uet

@@ -1,0 +1,243 @@
+// What goes out: control frames first (ACK, NACK, RUDI responses), then retransmissions, then
+// new data round-robin over the PDCs, then RUDI and UUD requests.
+#include <algorithm>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
+    advance(now);
+    // Frames handed out by the previous call are on the wire by now: reclaim their slots.
+    control_tail_ += control_handed_;
+    control_handed_ = 0;
+    std::size_t n = 0;
+    while (n < out.size() && control_tail_ + control_handed_ < control_head_) {
+        const std::size_t at = (control_tail_ + control_handed_) % cfg_.control_queue;
+        out[n++] = tx_frame{{&control_buf_[at * control_frame_size], control_len_[at]}};
+        ++control_handed_;
+    }
+    std::size_t staged = 0;
+    bool exhausted = false;
+    while (n < out.size() && staged < cfg_.tx_burst) {
+        const std::span<std::uint8_t> buf(&staging_[staged * staging_frame_size_],
+                                          staging_frame_size_);
+        std::size_t len = 0;
+        if (!next_data_frame(now_, buf, len)) {
+            exhausted = true;
+            break;
+        }
+        if (len == 0) continue;
+        out[n++] = tx_frame{buf.first(len)};
+        ++staged;
+    }
+    tx_ready_ = !exhausted;
+    return n;
+}
+
+bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf,
+                                  std::size_t& len) {
+    // Retransmissions go ahead of any new data (trimmed packets come back at once).
+    for (const std::uint32_t i : active_initiators_)
+        if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
+    if (send_rudi(now, buf, len, true)) return true;
+    const std::size_t count = active_initiators_.size();
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t at = (rr_cursor_ + k) % count;
+        if (send_new_from(pdcs_[active_initiators_[at]], now, buf, len)) {
+            rr_cursor_ = at + 1;
+            return true;
+        }
+    }
+    return send_rudi(now, buf, len, false) || send_uud(now, buf, len);
+}
+
+std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
+                                          std::span<std::uint8_t> buf) {
+    wire::uet_packet_spec spec;
+    if (e.kind == pds::tx_kind::close) {
+        wire::pds_ctrl c;
+        c.ctrl_type = wire::ctrl_type::close;
+        c.is_rod = p.ordered;
+        c.retx = retx;
+        c.ar = true;
+        c.psn = e.psn;
+        c.spdcid = p.local_id;
+        c.dpdcid = p.remote_id;
+        spec.pds = c;
+        return build_frame(p.peer, e.entropy, false, spec, buf);
+    }
+    wire::pds_rud_rod_request h;
+    h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
+    h.next_hdr = wire::pds_next_hdr::request_std;
+    h.retx = retx;
+    h.ar = ar;
+    h.syn = p.syn();
+    h.psn = e.psn;
+    h.spdcid = p.local_id;
+    // Until the first ACK the target does not know our start PSN: each SYN packet says how far
+    // it is from it (the window is below 4096, so it fits the 12 bits).
+    if (h.syn)
+        h.psn_offset = static_cast<std::uint16_t>((e.psn - p.start_psn) & 0xfff);
+    else
+        h.dpdcid = p.remote_id;
+    spec.pds = h;
+    const ses::tx_message& m = messages_[e.message];
+    spec.ses = ses::request_header(m, messages_.segment_at(m, e.offset));
+    spec.payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
+    return build_frame(p.peer, e.entropy, true, spec, buf);
+}
+
+bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
+                                  std::size_t& len) {
+    pds::tx_entry* e = p.tx.pop_retransmit();
+    if (!e) return false;
+    ++p.counters.retransmits[static_cast<std::size_t>(e->cause)];
+    len = build_pdc_packet(p, *e, true, true, buf);
+    p.on_sent(*e, now, timers_, params_);
+    count_tx(&p, len, e->kind == pds::tx_kind::data);
+    return true;
+}
+
+bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
+                                std::size_t& len) {
+    if (p.state == pds::pdc_state::closing) {
+        if (!p.tx.empty()) return false;
+        // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
+        pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
+        e.entropy = p.lb.next_entropy();
+        len = build_pdc_packet(p, e, false, true, buf);
+        p.on_sent(e, now, timers_, params_);
+        count_tx(&p, len, false);
+        return true;
+    }
+    if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
+    ses::message_queue& q = peers_[p.peer].queue[p.ordered ? 1 : 0];
+    if (q.empty()) return false;
+    const std::uint32_t mi = q.head;
+    ses::tx_message& m = messages_[mi];
+    const std::uint32_t next_len = std::min(messages_.mtu(), m.length - m.next_offset);
+    if (!p.can_send_new(next_len, params_)) return false;
+    const ses::segment seg = messages_.next_segment(m);
+    m.owner = p.index;
+    pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+    e.message = mi;
+    e.offset = seg.offset;
+    e.length = seg.length;
+    e.entropy = p.lb.next_entropy();
+    p.inflight_bytes += seg.length;
+    if (messages_.fully_segmented(m)) q.pop(messages_);
+    // Ask for an ACK at once when nothing follows for now or the window is full: the
+    // receiver would otherwise wait for 16 KiB that may never come.
+    const bool ar = q.empty() || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity());
+    len = build_pdc_packet(p, e, false, ar, buf);
+    p.on_sent(e, now, timers_, params_);
+    count_tx(&p, len, true);
+    return true;
+}
+
+// ---- RUDI: no PDC; every request packet has its own id, timer and response ----
+
+std::uint64_t engine_impl::rto_after(std::uint16_t retries) const {
+    std::uint64_t rto = params_.rto_ns;
+    for (unsigned i = 0; i < retries && rto < params_.rto_max_ns; ++i)
+        rto <<= 1;
+    return std::min(rto, params_.rto_max_ns);
+}
+
+void engine_impl::queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause) {
+    rudi_packet& r = rudi_[index];
+    r.st = rudi_packet::state::retx_queued;
+    r.cause = cause;
+    tx_ready_ = true;
+    if (r.in_retx_list) return;
+    r.in_retx_list = true;
+    r.retx_next = none;
+    if (rudi_retx_tail_ == none)
+        rudi_retx_head_ = index;
+    else
+        rudi_[rudi_retx_tail_].retx_next = index;
+    rudi_retx_tail_ = index;
+}
+
+std::uint32_t engine_impl::pop_rudi_retransmit() {
+    while (rudi_retx_head_ != none) {
+        const std::uint32_t index = rudi_retx_head_;
+        rudi_packet& r = rudi_[index];
+        rudi_retx_head_ = r.retx_next;
+        if (rudi_retx_head_ == none) rudi_retx_tail_ = none;
+        r.in_retx_list = false;
+        if (r.st == rudi_packet::state::retx_queued) return index;
+    }
+    return none;
+}
+
+std::size_t engine_impl::build_rudi_request(rudi_packet& r, bool retx,
+                                            std::span<std::uint8_t> buf) {
+    const ses::tx_message& m = messages_[r.message];
+    wire::pds_rudi h;
+    h.type = wire::pds_type::rudi_req;
+    h.next_hdr = wire::pds_next_hdr::request_std;
+    h.retx = retx;
+    h.pkt_id = r.pkt_id;
+    wire::uet_packet_spec spec;
+    spec.pds = h;
+    spec.ses = ses::request_header(m, messages_.segment_at(m, r.offset));
+    spec.payload = std::span<const std::uint8_t>(m.data + r.offset, r.length);
+    // No PDC, so no path state: spray each packet.
+    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
+    return build_frame(m.peer, entropy, true, spec, buf);
+}
+
+bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
+                            bool retransmissions_only) {
+    std::uint32_t index = pop_rudi_retransmit();
+    bool retx = index != none;
+    if (retx) {
+        ++connectionless_.retransmits[static_cast<std::size_t>(rudi_[index].cause)];
+    } else {
+        if (retransmissions_only || rudi_queue_.empty() || free_rudi_.empty()) return false;
+        const std::uint32_t mi = rudi_queue_.head;
+        ses::tx_message& m = messages_[mi];
+        const ses::segment seg = messages_.next_segment(m);
+        if (messages_.fully_segmented(m)) rudi_queue_.pop(messages_);
+        index = free_rudi_.back();
+        free_rudi_.pop_back();
+        rudi_packet& r = rudi_[index];
+        ++r.generation;
+        r.pkt_id = (std::uint32_t{r.generation} << 16) | index;
+        r.message = mi;
+        r.offset = seg.offset;
+        r.length = seg.length;
+        r.retries = 0;
+    }
+    rudi_packet& r = rudi_[index];
+    r.st = rudi_packet::state::in_flight;
+    len = build_rudi_request(r, retx, buf);
+    timers_.schedule(r.timer, now + rto_after(r.retries));
+    ++counters_.rudi_requests_tx;
+    count_tx(nullptr, len, true);
+    return true;
+}
+
+bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size_t& len) {
+    if (uud_queue_.empty()) return false;
+    const std::uint32_t mi = uud_queue_.pop(messages_);
+    ses::tx_message& m = messages_[mi];
+    const ses::segment seg = messages_.next_segment(m);
+    wire::pds_uud h;
+    h.next_hdr = wire::pds_next_hdr::request_std;
+    wire::uet_packet_spec spec;
+    spec.pds = h;
+    spec.ses = ses::request_header(m, seg);
+    spec.payload = std::span<const std::uint8_t>(m.data, seg.length);
+    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
+    len = build_frame(m.peer, entropy, true, spec, buf);
+    ++counters_.uud_tx;
+    count_tx(nullptr, len, true);
+    // Best effort: done once it is on its way.
+    complete_message(mi, status{});
+    return true;
+}
+
+}  // namespace uet

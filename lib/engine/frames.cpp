@@ -1,0 +1,70 @@
+// Bytes on the wire: Ethernet/IPv4/UDP around a UET header stack, and the control-frame ring.
+#include "engine_impl.hpp"
+
+namespace uet {
+
+std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
+                                     const wire::uet_packet_spec& spec,
+                                     std::span<std::uint8_t> out) {
+    const peer_state& to = peers_[peer];
+    wire::frame_spec fs;
+    fs.src_mac = cfg_.mac;
+    fs.dst_mac = to.mac;
+    fs.src_ip = cfg_.ip;
+    fs.dst_ip = to.ip;
+    // Data is ECN-capable (the CC will read the echoes); ACKs and NACKs ride a priority class.
+    fs.dscp = data ? cfg_.data_dscp : cfg_.ack_dscp;
+    fs.ecn =
+        static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
+    fs.ip_id = ip_id_++;
+    fs.src_port = entropy;
+    fs.dst_port = cfg_.udp_port;
+    const std::size_t header = wire::frame_header_size(fs, true);
+    if (out.size() <= header) return 0;
+    const std::size_t body = wire::encode_uet(spec, out.subspan(header));
+    if (body == 0) return 0;
+    return wire::finish_udp_frame(fs, body, out);
+}
+
+std::span<std::uint8_t> engine_impl::control_slot() {
+    if (control_head_ - control_tail_ >= cfg_.control_queue) return {};
+    const std::size_t at = control_head_ % cfg_.control_queue;
+    return {&control_buf_[at * control_frame_size], control_frame_size};
+}
+
+void engine_impl::commit_control(std::size_t length) {
+    if (length == 0) return;
+    control_len_[control_head_ % cfg_.control_queue] = static_cast<std::uint16_t>(length);
+    ++control_head_;
+}
+
+void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
+                             std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p) {
+    const auto slot = control_slot();
+    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    wire::pds_nack n;
+    n.code = code;
+    n.nt = rudi;
+    n.nack_psn = psn;
+    n.spdcid = spdcid;
+    n.dpdcid = dpdcid;
+    n.m = rx.ce;
+    wire::uet_packet_spec spec;
+    spec.pds = n;
+    const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
+    commit_control(len);
+    auto& c = p ? p->counters : connectionless_;
+    ++c.nacks_sent[static_cast<std::size_t>(pds::slot_of(code))];
+    count_tx(p, len, false);
+}
+
+void engine_impl::count_tx(pds::pdc* p, std::size_t bytes, bool data) {
+    auto& c = p ? p->counters : connectionless_;
+    ++c.tx_packets;
+    c.tx_bytes += bytes;
+    if (data) ++c.tx_data_packets;
+    ++counters_.frames_tx;
+    counters_.bytes_tx += bytes;
+}
+
+}  // namespace uet

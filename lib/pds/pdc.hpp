@@ -1,0 +1,142 @@
+// One packet delivery context (PDC) of RUD or ROD, in either role:
+//   initiator: sends requests (SES packets), keeps them until acknowledged, retransmits;
+//   target:    receives them, suppresses duplicates, acknowledges with cumulative ACK + SACK.
+//
+// Life cycle (ephemeral PDCs, UET 1.0 / kernel RFC):
+//   initiator: free -> syn_sent (first packet carries data and SYN, random start PSN)
+//              -> established (first ACK: learns the target's PDCID, SYN dropped)
+//              -> closing (idle and all acknowledged: CTRL CLOSE at the next PSN)
+//              -> free (the ACK covering the CLOSE PSN), or free on a retry-limit failure.
+//   target:    free -> open (a SYN packet with an unknown (peer, SPDCID); NO_PDC_AVAIL NACK if
+//              the table is full) -> free (CLOSE at cack + 1, acknowledged; or idle expiry).
+// The logic here is sans-I/O and frame-free: the engine decodes, calls these, and encodes.
+#pragma once
+
+#include <cstdint>
+
+#include "ack_policy.hpp"
+#include "controller.hpp"
+#include "counters.hpp"
+#include "path_selector.hpp"
+#include "rx_window.hpp"
+#include "timer_wheel.hpp"
+#include "tx_window.hpp"
+
+namespace uet::pds {
+
+enum class pdc_state : std::uint8_t { free, syn_sent, established, closing, open };
+enum class pdc_role : std::uint8_t { initiator, target };
+
+const char* to_string(pdc_state s) noexcept;
+
+struct pdc_params {
+    std::uint32_t mpr = 512;          // packets in flight (PSN span)
+    std::uint32_t ooo_threshold = 8;  // later transmissions acknowledged before a hole is lost
+    std::uint32_t max_retransmits = 24;
+    std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000;
+    std::uint64_t window_bytes = 0;  // fixed-window CC baseline
+};
+
+// What the sender learns from one ACK.
+struct ack_event {
+    psn_t cack = 0;
+    psn_t ack_psn = 0;  // the packet that triggered it (RTT sample)
+    sack_block sack;
+    bool ecn = false;
+};
+
+class tx_listener {
+  public:
+    // A packet was acknowledged for the first time.
+    virtual void on_packet_acked(class pdc& p, tx_entry& e) noexcept = 0;
+
+  protected:
+    ~tx_listener() = default;
+};
+
+struct ack_outcome {
+    bool valid = true;  // false: the ACK named PSNs never sent (dropped)
+    std::uint32_t newly_acked = 0;
+    std::uint64_t acked_bytes = 0;
+    std::uint64_t rtt_ns = 0;  // 0 when no clean sample
+    std::uint32_t sack_retransmits = 0;
+    bool close_acked = false;
+};
+
+enum class nack_action : std::uint8_t {
+    ignored,     // stale, or for a packet not in flight
+    retransmit,  // queued for retransmission at once (trimmed)
+    backoff,     // receiver out of resources: resend later
+    rewind,      // ROD go-back-N from the NACKed PSN
+};
+
+enum class timeout_action : std::uint8_t { none, retransmit, rewind, failed };
+
+class pdc {
+  public:
+    // ---- identity ----
+    std::uint32_t index = 0;
+    std::uint16_t local_id = 0, remote_id = 0;
+    std::uint32_t peer = 0;
+    pdc_state state = pdc_state::free;
+    pdc_role role = pdc_role::initiator;
+    bool ordered = false;   // ROD
+    timer_node idle_timer;  // initiator: close when idle; target: expire when abandoned
+    std::uint64_t last_activity_ns = 0;
+    pdc_counters counters;
+
+    // ---- initiator ----
+    tx_window tx;
+    psn_t start_psn = 0;
+    std::uint64_t tx_seq = 0;
+    std::uint64_t highest_acked_seq = 0;
+    std::uint64_t inflight_bytes = 0;
+    std::uint32_t backoff_level = 0;
+    std::uint64_t min_rtt_ns = 0;
+    cc::fixed_window cc;
+    lb::static_path lb;
+
+    void open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t entropy,
+                        const pdc_params& params) noexcept;
+    bool syn() const noexcept { return state == pdc_state::syn_sent; }
+    // Room for one more new packet of `bytes` (PSN span and congestion window).
+    bool can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept;
+    // A packet (new or retransmitted) leaves now: stamps it and arms its timer.
+    void on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
+                 const pdc_params& params) noexcept;
+    ack_outcome on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uint64_t now,
+                       timer_wheel& timers, tx_listener& listener,
+                       const pdc_params& params) noexcept;
+    nack_action on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, timer_wheel& timers,
+                        const pdc_params& params) noexcept;
+    timeout_action on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers,
+                            const pdc_params& params) noexcept;
+    // Everything sent has been acknowledged.
+    bool drained() const noexcept { return tx.empty(); }
+    // Cancels every timer (before the slot is freed).
+    void cancel_timers(timer_wheel& timers) noexcept;
+
+    // ---- target ----
+    rx_window rx;
+    ack_policy acks;
+    bool ce_since_ack = false;
+    psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
+    bool rod_nack_armed = false;
+
+    enum class rx_verdict : std::uint8_t { accept, duplicate, beyond_window, out_of_order };
+    void open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std::uint32_t ack_bytes,
+                     std::uint32_t ack_packets) noexcept;
+    rx_verdict classify(psn_t psn) const noexcept;
+    // ROD: whether this out-of-order arrival should be NACKed (once per expected PSN).
+    bool should_nack_out_of_order() noexcept;
+
+  private:
+    void ack_one(tx_entry& e, timer_wheel& timers, tx_listener& listener,
+                 ack_outcome& out) noexcept;
+    void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;
+    void rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept;
+    std::uint64_t rto_for(const tx_entry& e, const pdc_params& params) const noexcept;
+    std::uint64_t resend_guard(const pdc_params& params) const noexcept;
+};
+
+}  // namespace uet::pds

@@ -1,0 +1,59 @@
+// Receive-side PSN tracking of one PDC: the cumulative ACK point plus a bitmap of everything
+// received beyond it, over a ring as wide as the window (any power of two, so an MPR of 1024
+// packets is tracked whole, not just the 64 a SACK can report). Duplicates are recognised
+// exactly within the window; below it everything is a duplicate by definition.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "psn.hpp"
+
+namespace uet::pds {
+
+struct sack_block {
+    psn_t base = 0;            // PSN of bit 0
+    std::uint64_t bitmap = 0;  // bit i: base + i received
+};
+
+class rx_window {
+  public:
+    enum class verdict : std::uint8_t { fresh, duplicate, beyond_window };
+
+    // ring: storage for the bitmap, a power-of-two number of words; the window is 64x that.
+    // Every PSN before start_psn counts as received.
+    void reset(std::span<std::uint64_t> ring, psn_t start_psn) noexcept;
+
+    verdict classify(psn_t psn) const noexcept;
+    // Records a PSN classify() called fresh and moves the cumulative point over what is now
+    // contiguous.
+    void accept(psn_t psn) noexcept;
+
+    psn_t cack() const noexcept { return cack_; }  // every PSN up to here is received
+    psn_t expected() const noexcept { return cack_ + 1; }
+    psn_t highest() const noexcept { return highest_; }  // highest PSN received so far
+    std::uint32_t capacity() const noexcept { return capacity_; }
+    bool received(psn_t psn) const noexcept;
+
+    // 64 PSNs from base = max(epsn - 63, cack + 1) (as uet-htsim builds it): the newest
+    // arrivals, never anything already covered by the cumulative ACK.
+    sack_block sack(psn_t epsn) const noexcept;
+
+  private:
+    bool test(psn_t psn) const noexcept {
+        const std::uint32_t bit = psn & (capacity_ - 1);
+        return (ring_[bit >> 6] >> (bit & 63)) & 1;
+    }
+    void set(psn_t psn, bool on) noexcept {
+        const std::uint32_t bit = psn & (capacity_ - 1);
+        const std::uint64_t mask = std::uint64_t{1} << (bit & 63);
+        ring_[bit >> 6] = on ? (ring_[bit >> 6] | mask) : (ring_[bit >> 6] & ~mask);
+    }
+
+    std::span<std::uint64_t> ring_;
+    std::uint32_t capacity_ = 0;
+    psn_t cack_ = 0;
+    psn_t highest_ = 0;
+};
+
+}  // namespace uet::pds

@@ -1,0 +1,80 @@
+// Send-side state of one PDC: a ring of packets in flight indexed by PSN (as wide as the window)
+// and the queue of those waiting to be retransmitted, which goes ahead of new data.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "counters.hpp"
+#include "psn.hpp"
+#include "timer_wheel.hpp"
+
+namespace uet::pds {
+
+enum class tx_state : std::uint8_t {
+    free,         // slot not in use
+    in_flight,    // sent, not yet acknowledged; its retransmit timer runs
+    retx_queued,  // waiting in the retransmit queue
+    backoff,      // the receiver had no room (NO_PDC_AVAIL...): resent when its timer fires
+    acked,        // acknowledged, waiting for the packets before it
+};
+
+enum class tx_kind : std::uint8_t { data, close };
+
+struct tx_entry {
+    timer_node timer;  // retransmit / back-off timer; cookie set once by the engine
+    std::uint64_t sent_ns = 0;
+    std::uint64_t tx_seq = 0;   // order of the last transmission within the PDC
+    std::uint32_t message = 0;  // the SES message this packet carries a piece of
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+    psn_t psn = 0;
+    std::uint32_t retx_next = 0;  // retransmit queue link (slot index)
+    std::uint16_t retries = 0;
+    std::uint16_t entropy = 0;
+    tx_state state = tx_state::free;
+    tx_kind kind = tx_kind::data;
+    retx_cause cause = retx_cause::timeout;  // why it is queued, counted when it goes out
+    bool in_retx_list = false;
+    bool resent = false;  // the last transmission was a retransmission
+};
+
+class tx_window {
+  public:
+    void reset(std::span<tx_entry> ring, psn_t start_psn) noexcept;
+
+    psn_t una() const noexcept { return una_; }    // oldest unacknowledged PSN
+    psn_t next() const noexcept { return next_; }  // PSN of the next new packet
+    std::uint32_t outstanding() const noexcept { return next_ - una_; }
+    std::uint32_t capacity() const noexcept { return mask_ + 1; }
+    bool empty() const noexcept { return una_ == next_; }
+
+    // The packet with this PSN if it is in [una, next).
+    tx_entry* find(psn_t psn) noexcept;
+    tx_entry& at_slot(std::uint32_t slot) noexcept { return ring_[slot]; }
+    std::uint32_t slot_of(const tx_entry& e) const noexcept {
+        return static_cast<std::uint32_t>(&e - ring_.data());
+    }
+
+    // A new packet at next (caller checked outstanding() < capacity()).
+    tx_entry& push(tx_kind kind) noexcept;
+    // Frees acknowledged packets at the front; returns how many.
+    std::uint32_t advance() noexcept;
+
+    void queue_retransmit(tx_entry& e, retx_cause cause) noexcept;
+    // The next packet still waiting for retransmission, unlinked; nullptr when none.
+    tx_entry* pop_retransmit() noexcept;
+    bool has_retransmit() const noexcept { return retx_head_ != none; }
+    // Forgets the queue (go-back-N rebuilds it in PSN order).
+    void clear_retransmits() noexcept;
+
+  private:
+    static constexpr std::uint32_t none = 0xffffffffu;
+
+    std::span<tx_entry> ring_;
+    std::uint32_t mask_ = 0;
+    psn_t una_ = 0, next_ = 0;
+    std::uint32_t retx_head_ = none, retx_tail_ = none;
+};
+
+}  // namespace uet::pds

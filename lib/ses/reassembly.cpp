@@ -1,0 +1,194 @@
+#include "reassembly.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace uet::ses {
+
+namespace {
+
+// Size class c holds buffers of 2^c bytes.
+int size_class_of(std::uint32_t length) noexcept {
+    return static_cast<int>(std::bit_width(std::bit_ceil(length) - 1));
+}
+
+}  // namespace
+
+reassembly::reassembly(const rx_config& cfg)
+    : cfg_(cfg),
+      slots_(cfg.slots),
+      inline_buffers_(new std::uint8_t[cfg.slots * cfg.mtu]),
+      assembling_(cfg.slots),
+      recent_(cfg.remembered),
+      recent_ring_(cfg.remembered, ~std::uint64_t{0}),
+      size_classes_(33) {
+    words_per_slot_ = (packets_for(cfg.max_message, cfg.mtu) + 63) / 64;
+    bits_.assign(cfg.slots * words_per_slot_, 0);
+    free_.reserve(cfg.slots);
+    for (std::size_t i = cfg.slots; i-- > 0;)
+        free_.push_back(static_cast<std::uint32_t>(i));
+    for (auto& c : size_classes_)
+        c.reserve(cfg.slots);
+}
+
+reassembly::~reassembly() {
+    for (slot& s : slots_)
+        if (s.size_class >= 0) delete[] s.buffer;
+}
+
+place_result reassembly::place(const message_key& key, std::uint32_t total_length,
+                               const segment& seg, std::span<const std::uint8_t> payload,
+                               bool remember_completed, std::uint64_t now) noexcept {
+    if (remember_completed && recently_completed(key)) return place_result::duplicate;
+    std::uint32_t index;
+    if (auto found = assembling_.find(key.packed())) {
+        index = *found;
+        if (slots_[index].length != total_length) return place_result::inconsistent;
+    } else {
+        index = open_slot(key, total_length, now);
+        if (index == no_index) return place_result::no_resources;
+    }
+    slot& s = slots_[index];
+    const std::uint32_t packet = seg.offset / cfg_.mtu;
+    std::uint64_t& word = packet_bits(index)[packet / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (packet % 64);
+    if (word & bit) return place_result::duplicate;
+    word |= bit;
+    if (seg.length != 0) std::memcpy(s.buffer + seg.offset, payload.data(), seg.length);
+    s.last_update_ns = now;
+    if (++s.packets_received < s.packets_total) return place_result::placed;
+
+    assembling_.erase(key.packed());
+    if (remember_completed) remember(key);
+    s.state = slot_state::delivered;
+    s.delivery_next = no_index;
+    if (delivery_tail_ == no_index)
+        delivery_head_ = index;
+    else
+        slots_[delivery_tail_].delivery_next = index;
+    delivery_tail_ = index;
+    return place_result::completed;
+}
+
+std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length,
+                                    std::uint64_t now) noexcept {
+    const std::uint32_t index = take_free_slot(now);
+    if (index == no_index) return no_index;
+    slot& s = slots_[index];
+    s.key = key;
+    s.length = length;
+    s.packets_total = packets_for(length, cfg_.mtu);
+    s.packets_received = 0;
+    s.last_update_ns = now;
+    s.state = slot_state::assembling;
+    std::memset(packet_bits(index), 0, words_per_slot_ * sizeof(std::uint64_t));
+    if (!attach_buffer(s) || !assembling_.insert(key.packed(), index)) {
+        free_slot(index);
+        return no_index;
+    }
+    return index;
+}
+
+std::uint32_t reassembly::take_free_slot(std::uint64_t now) noexcept {
+    if (free_.empty()) {
+        // Out of slots: a partial message abandoned by its sender (retry limit, lost RUDI
+        // request) may be reclaimed once it has been idle long enough. Rare path: a scan.
+        std::uint32_t victim = no_index;
+        for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+            const slot& s = slots_[i];
+            if (s.state != slot_state::assembling || now - s.last_update_ns < cfg_.stale_ns)
+                continue;
+            if (victim == no_index || s.last_update_ns < slots_[victim].last_update_ns) victim = i;
+        }
+        if (victim == no_index) return no_index;
+        assembling_.erase(slots_[victim].key.packed());
+        free_slot(victim);
+        ++evicted_;
+    }
+    const std::uint32_t index = free_.back();
+    free_.pop_back();
+    return index;
+}
+
+bool reassembly::attach_buffer(slot& s) noexcept {
+    const std::size_t index = static_cast<std::size_t>(&s - slots_.data());
+    if (s.length <= cfg_.mtu) {
+        s.buffer = &inline_buffers_[index * cfg_.mtu];
+        s.size_class = -1;
+        return true;
+    }
+    const int c = size_class_of(s.length);
+    auto& pool = size_classes_[static_cast<std::size_t>(c)];
+    if (!pool.empty()) {
+        s.buffer = pool.back().release();
+        pool.pop_back();
+    } else {
+        // A sender may announce any length up to max_message: the bytes held are capped, so
+        // hostile announcements cannot exhaust memory (they get no_resources instead).
+        const std::uint64_t bytes = std::uint64_t{1} << c;
+        if (!make_room(bytes)) return false;
+        s.buffer = new (std::nothrow) std::uint8_t[bytes];
+        if (!s.buffer) return false;
+        buffer_bytes_ += bytes;
+        ++buffers_allocated_;
+    }
+    s.size_class = c;
+    return true;
+}
+
+bool reassembly::make_room(std::uint64_t bytes) noexcept {
+    // Pooled buffers of other sizes are given back before refusing.
+    for (std::size_t c = 0;
+         c < size_classes_.size() && buffer_bytes_ + bytes > cfg_.max_buffer_bytes; ++c) {
+        while (!size_classes_[c].empty() && buffer_bytes_ + bytes > cfg_.max_buffer_bytes) {
+            size_classes_[c].pop_back();
+            buffer_bytes_ -= std::uint64_t{1} << c;
+        }
+    }
+    return buffer_bytes_ + bytes <= cfg_.max_buffer_bytes;
+}
+
+void reassembly::free_slot(std::uint32_t index) noexcept {
+    slot& s = slots_[index];
+    if (s.size_class >= 0 && s.buffer)
+        size_classes_[static_cast<std::size_t>(s.size_class)].emplace_back(s.buffer);
+    s.buffer = nullptr;
+    s.size_class = -1;
+    s.state = slot_state::free;
+    ++s.generation;
+    free_.push_back(index);
+}
+
+void reassembly::remember(const message_key& key) noexcept {
+    if (recent_ring_.empty()) return;
+    std::uint64_t& oldest = recent_ring_[recent_head_];
+    if (oldest != ~std::uint64_t{0}) recent_.erase(oldest);
+    oldest = key.packed();
+    recent_.insert(oldest, 1);
+    recent_head_ = (recent_head_ + 1) % recent_ring_.size();
+}
+
+bool reassembly::pop_delivered(delivered_message& out) noexcept {
+    if (delivery_head_ == no_index) return false;
+    const std::uint32_t index = delivery_head_;
+    slot& s = slots_[index];
+    delivery_head_ = s.delivery_next;
+    if (delivery_head_ == no_index) delivery_tail_ = no_index;
+    out.key = s.key;
+    out.data = std::span<const std::uint8_t>(s.buffer, s.length);
+    out.handle = (std::uint64_t{s.generation} << 32) | index;
+    return true;
+}
+
+bool reassembly::release(std::uint64_t handle) noexcept {
+    const auto index = static_cast<std::uint32_t>(handle);
+    if (index >= slots_.size()) return false;
+    slot& s = slots_[index];
+    if (s.state != slot_state::delivered ||
+        s.generation != static_cast<std::uint32_t>(handle >> 32))
+        return false;
+    free_slot(index);
+    return true;
+}
+
+}  // namespace uet::ses

@@ -1,0 +1,117 @@
+// SES receive side: places arriving segments into engine-owned buffers at their offset, counts
+// each packet once (a bitmap per message), and hands complete messages to the application as
+// views it later releases. A single-packet message lands in a buffer preallocated with its slot
+// (no allocation); larger ones take a buffer from a power-of-two size-class pool, which only
+// allocates when a class has never had a buffer of that size free.
+//
+// For modes without PDS duplicate suppression (RUDI, UUD) it also remembers recently completed
+// messages per source, so a late duplicate is recognised and not delivered twice.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "flat_map.hpp"
+#include "message.hpp"
+
+namespace uet::ses {
+
+struct rx_config {
+    std::size_t slots = 1024;  // messages being assembled or awaiting release
+    std::uint32_t mtu = 4096;
+    std::uint32_t max_message = 16u << 20;
+    std::size_t remembered = 4096;                // completed RUDI/UUD messages remembered
+    std::uint64_t stale_ns = 100'000'000;         // a partial message idle this long may be evicted
+    std::uint64_t max_buffer_bytes = 256u << 20;  // multi-packet buffers held, in use or pooled
+};
+
+struct message_key {
+    std::uint32_t peer = 0;
+    std::uint8_t mode = 0;
+    std::uint16_t message_id = 0;
+    std::uint64_t packed() const noexcept {
+        return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | message_id;
+    }
+};
+
+enum class place_result : std::uint8_t {
+    placed,        // stored, message still incomplete
+    completed,     // stored and the message is now whole (queued for delivery)
+    duplicate,     // this packet (or the whole message) was already here
+    no_resources,  // no slot or buffer: drop without acknowledging, the sender retries
+    inconsistent,  // contradicts what earlier packets of the message said
+};
+
+struct delivered_message {
+    message_key key;
+    std::span<const std::uint8_t> data;
+    std::uint64_t handle = 0;
+};
+
+class reassembly {
+  public:
+    explicit reassembly(const rx_config& cfg);
+    ~reassembly();
+    reassembly(const reassembly&) = delete;
+    reassembly& operator=(const reassembly&) = delete;
+
+    place_result place(const message_key& key, std::uint32_t total_length, const segment& seg,
+                       std::span<const std::uint8_t> payload, bool remember,
+                       std::uint64_t now) noexcept;
+    // Whether a completed message with this key is remembered.
+    bool recently_completed(const message_key& key) const noexcept {
+        return recent_.find(key.packed()).has_value();
+    }
+    bool pop_delivered(delivered_message& out) noexcept;
+    // Gives the buffer back; false for an unknown or already released handle.
+    bool release(std::uint64_t handle) noexcept;
+
+    std::size_t slots_in_use() const noexcept { return slots_.size() - free_.size(); }
+    std::uint64_t buffers_allocated() const noexcept { return buffers_allocated_; }
+    std::uint64_t evicted() const noexcept { return evicted_; }
+    std::uint64_t buffer_bytes() const noexcept { return buffer_bytes_; }
+
+  private:
+    enum class slot_state : std::uint8_t { free, assembling, delivered };
+    struct slot {
+        message_key key;
+        std::uint32_t length = 0;
+        std::uint32_t packets_total = 0, packets_received = 0;
+        std::uint8_t* buffer = nullptr;
+        int size_class = -1;  // -1: the slot's own inline buffer
+        std::uint32_t generation = 0;
+        std::uint64_t last_update_ns = 0;
+        slot_state state = slot_state::free;
+        std::uint32_t delivery_next = no_index;
+    };
+
+    std::uint32_t open_slot(const message_key& key, std::uint32_t length,
+                            std::uint64_t now) noexcept;
+    std::uint32_t take_free_slot(std::uint64_t now) noexcept;
+    bool attach_buffer(slot& s) noexcept;
+    bool make_room(std::uint64_t bytes) noexcept;
+    void free_slot(std::uint32_t index) noexcept;
+    void remember(const message_key& key) noexcept;
+    std::uint64_t* packet_bits(std::uint32_t index) noexcept {
+        return &bits_[std::size_t{index} * words_per_slot_];
+    }
+
+    rx_config cfg_;
+    std::vector<slot> slots_;
+    std::vector<std::uint32_t> free_;
+    std::unique_ptr<std::uint8_t[]> inline_buffers_;  // slots x mtu
+    std::vector<std::uint64_t> bits_;                 // slots x words_per_slot_
+    std::size_t words_per_slot_ = 0;
+    pds::flat_map assembling_;  // key -> slot
+    pds::flat_map recent_;      // key -> 1
+    std::vector<std::uint64_t> recent_ring_;
+    std::size_t recent_head_ = 0;
+    std::vector<std::vector<std::unique_ptr<std::uint8_t[]>>> size_classes_;  // free buffers
+    std::uint32_t delivery_head_ = no_index, delivery_tail_ = no_index;
+    std::uint64_t buffers_allocated_ = 0, evicted_ = 0;
+    std::uint64_t buffer_bytes_ = 0;
+};
+
+}  // namespace uet::ses

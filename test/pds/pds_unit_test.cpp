@@ -1,0 +1,686 @@
+// Unit tests of the PDS/SES pieces and of the engine's PDC life cycle, ACK policy, NACKs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "flat_map.hpp"
+#include "frame.hpp"
+#include "message.hpp"
+#include "pdc.hpp"
+#include "reassembly.hpp"
+#include "rx_window.hpp"
+#include "uet_packet.hpp"
+#include "workload.hpp"
+
+namespace uet::test {
+namespace {
+
+using pds::psn_t;
+
+// ---- rx_window and SACK ----
+
+TEST(rx_window, cumulative_point_moves_over_contiguous_psns) {
+    std::vector<std::uint64_t> ring(16);  // 1024 PSNs
+    pds::rx_window w;
+    w.reset(ring, 1000);
+    EXPECT_EQ(w.cack(), 999u);
+    EXPECT_EQ(w.classify(1000), pds::rx_window::verdict::fresh);
+    w.accept(1002);
+    EXPECT_EQ(w.cack(), 999u);
+    w.accept(1000);
+    EXPECT_EQ(w.cack(), 1000u);
+    w.accept(1001);
+    EXPECT_EQ(w.cack(), 1002u);
+    EXPECT_EQ(w.classify(1001), pds::rx_window::verdict::duplicate);
+    EXPECT_EQ(w.classify(1002 + 1024), pds::rx_window::verdict::fresh);
+    EXPECT_EQ(w.classify(1002 + 1025), pds::rx_window::verdict::beyond_window);
+}
+
+TEST(rx_window, tracks_a_whole_1024_packet_window_in_reverse_order_across_wrap) {
+    std::vector<std::uint64_t> ring(16);
+    pds::rx_window w;
+    const psn_t start = 0xffffff00u;  // wraps through zero
+    w.reset(ring, start);
+    for (psn_t i = 1024; i-- > 1;) {
+        ASSERT_EQ(w.classify(start + i), pds::rx_window::verdict::fresh) << i;
+        w.accept(start + i);
+        ASSERT_EQ(w.classify(start + i), pds::rx_window::verdict::duplicate);
+    }
+    EXPECT_EQ(w.cack(), start - 1);
+    w.accept(start);
+    EXPECT_EQ(w.cack(), start + 1023);
+    EXPECT_EQ(w.classify(start + 1024), pds::rx_window::verdict::fresh);
+}
+
+TEST(rx_window, sack_base_is_max_of_epsn_minus_63_and_cack_plus_1) {
+    std::vector<std::uint64_t> ring(16);
+    pds::rx_window w;
+    w.reset(ring, 0);
+    w.accept(2);
+    w.accept(5);
+    auto s = w.sack(5);
+    EXPECT_EQ(s.base, 0u);  // cack + 1
+    EXPECT_EQ(s.bitmap, (1ull << 2) | (1ull << 5));
+    w.accept(200);
+    s = w.sack(200);
+    EXPECT_EQ(s.base, 137u);  // 200 - 63
+    EXPECT_EQ(s.bitmap, 1ull << 63);
+}
+
+// ---- ACK policy ----
+
+TEST(ack_policy, immediate_triggers_and_16k_coalescing) {
+    pds::ack_policy p;
+    p.configure(16384, 16);
+    EXPECT_EQ(p.on_packet(true, false, false, false, 4096), pds::ack_reason::first);
+    p.on_ack_sent();
+    EXPECT_EQ(p.on_packet(false, false, false, false, 4096), pds::ack_reason::none);
+    EXPECT_EQ(p.on_packet(false, false, false, false, 4096), pds::ack_reason::none);
+    EXPECT_EQ(p.on_packet(false, false, false, false, 4096), pds::ack_reason::none);
+    EXPECT_EQ(p.on_packet(false, false, false, false, 4096), pds::ack_reason::bytes);
+    p.on_ack_sent();
+    EXPECT_EQ(p.on_packet(false, true, false, false, 1), pds::ack_reason::ack_request);
+    EXPECT_EQ(p.on_packet(false, false, true, false, 1), pds::ack_reason::ecn);
+    EXPECT_EQ(p.on_packet(false, false, false, true, 0), pds::ack_reason::duplicate);
+    p.on_ack_sent();
+    for (int i = 0; i < 15; ++i)
+        EXPECT_EQ(p.on_packet(false, false, false, false, 1), pds::ack_reason::none);
+    EXPECT_EQ(p.on_packet(false, false, false, false, 1), pds::ack_reason::packets);
+}
+
+// ---- flat_map ----
+
+TEST(flat_map, matches_a_reference_map_under_random_inserts_and_erases) {
+    pds::flat_map m(500);
+    std::unordered_map<std::uint64_t, std::uint32_t> ref;
+    rng r(3);
+    for (int i = 0; i < 200000; ++i) {
+        const std::uint64_t key = r.uniform(1000);
+        if (r.bernoulli(0.5) && ref.size() < 500) {
+            ASSERT_TRUE(m.insert(key, static_cast<std::uint32_t>(i)));
+            ref[key] = static_cast<std::uint32_t>(i);
+        } else {
+            ASSERT_EQ(m.erase(key), ref.erase(key) == 1);
+        }
+        const std::uint64_t probe = r.uniform(1000);
+        const auto found = m.find(probe);
+        const auto it = ref.find(probe);
+        ASSERT_EQ(found.has_value(), it != ref.end());
+        if (found) {
+            ASSERT_EQ(*found, it->second);
+        }
+    }
+    EXPECT_EQ(m.size(), ref.size());
+}
+
+// ---- tx_window ----
+
+TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
+    std::vector<pds::tx_entry> ring(8);
+    pds::tx_window w;
+    w.reset(ring, 10);
+    for (int i = 0; i < 4; ++i)
+        w.push(pds::tx_kind::data);
+    EXPECT_EQ(w.outstanding(), 4u);
+    w.queue_retransmit(*w.find(11), pds::retx_cause::sack);
+    w.queue_retransmit(*w.find(12), pds::retx_cause::nack);
+    w.find(11)->state = pds::tx_state::acked;
+    pds::tx_entry* e = w.pop_retransmit();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->psn, 12u);
+    EXPECT_EQ(w.pop_retransmit(), nullptr);
+    w.find(10)->state = pds::tx_state::acked;
+    EXPECT_EQ(w.advance(), 2u);
+    EXPECT_EQ(w.una(), 12u);
+    EXPECT_EQ(w.find(11), nullptr);
+}
+
+// ---- pdc (initiator) ----
+
+struct null_listener final : pds::tx_listener {
+    int acked = 0;
+    void on_packet_acked(pds::pdc&, pds::tx_entry&) noexcept override { ++acked; }
+};
+
+struct initiator_fixture {
+    std::vector<pds::tx_entry> ring = std::vector<pds::tx_entry>(64);
+    timer_wheel timers{1000};
+    pds::pdc_params params;
+    pds::pdc p;
+    null_listener listener;
+
+    initiator_fixture(bool rod = false) {
+        params.mpr = 64;
+        params.ooo_threshold = 3;
+        params.max_retransmits = 2;
+        params.rto_ns = 10'000;
+        params.rto_max_ns = 40'000;
+        params.window_bytes = 1 << 20;
+        p.ordered = rod;
+        p.open_initiator(ring, 100, 0xc001, params);
+    }
+    pds::tx_entry& send(std::uint64_t now) {
+        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+        e.length = 1000;
+        p.inflight_bytes += 1000;
+        p.on_sent(e, now, timers, params);
+        return e;
+    }
+    pds::ack_outcome ack(psn_t cack, psn_t base, std::uint64_t bits, std::uint64_t now) {
+        pds::ack_event ev;
+        ev.cack = cack;
+        ev.ack_psn = cack;
+        ev.sack = {base, bits};
+        return p.on_ack(ev, 77, now, timers, listener, params);
+    }
+};
+
+TEST(pdc, first_ack_establishes_and_learns_the_target_pdcid) {
+    initiator_fixture f;
+    EXPECT_TRUE(f.p.syn());
+    f.send(0);
+    const auto out = f.ack(100, 101, 0, 4000);
+    EXPECT_TRUE(out.valid);
+    EXPECT_EQ(out.newly_acked, 1u);
+    EXPECT_EQ(out.rtt_ns, 4000u);
+    EXPECT_EQ(f.p.state, pds::pdc_state::established);
+    EXPECT_EQ(f.p.remote_id, 77u);
+    EXPECT_TRUE(f.p.drained());
+}
+
+TEST(pdc, ack_beyond_what_was_sent_is_rejected) {
+    initiator_fixture f;
+    f.send(0);
+    EXPECT_FALSE(f.ack(105, 106, 0, 10).valid);
+    EXPECT_EQ(f.p.state, pds::pdc_state::syn_sent);
+}
+
+TEST(pdc, hostile_acks_cost_at_most_the_window) {
+    initiator_fixture f;
+    for (int i = 0; i < 3; ++i)
+        f.send(0);
+    for (psn_t far : {0x80000000u, 0x7fffffffu, 0x80000063u, 0xffffff00u}) {
+        const auto out = f.ack(100 + far, 100 + far + 1, ~0ull, 10);
+        EXPECT_EQ(out.newly_acked, 0u) << far;
+    }
+    EXPECT_EQ(f.p.tx.outstanding(), 3u);
+}
+
+TEST(pdc, sack_infers_a_hole_after_the_out_of_order_threshold) {
+    initiator_fixture f;
+    for (int i = 0; i < 6; ++i)
+        f.send(i);
+    // 100 missing while 101..103, sent after it, are SACKed: the threshold (3) is reached.
+    auto out = f.ack(99, 100, 0b1110, 10);
+    EXPECT_EQ(out.sack_retransmits, 1u);  // threshold 3 reached with 3 later packets acked
+    EXPECT_FALSE(f.p.tx.find(101) && f.p.tx.find(101)->state != pds::tx_state::acked);
+    pds::tx_entry* e = f.p.tx.pop_retransmit();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->psn, 100u);
+    EXPECT_EQ(e->cause, pds::retx_cause::sack);
+}
+
+TEST(pdc, trimmed_nack_queues_an_immediate_retransmit) {
+    initiator_fixture f;
+    f.send(0);
+    f.send(0);
+    EXPECT_EQ(f.p.on_nack(wire::nack_code::trimmed, 101, 10, f.timers, f.params),
+              pds::nack_action::retransmit);
+    pds::tx_entry* e = f.p.tx.pop_retransmit();
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->psn, 101u);
+    EXPECT_EQ(e->cause, pds::retx_cause::nack);
+    EXPECT_FALSE(e->timer.scheduled());  // no timer needed: it goes out at once
+}
+
+TEST(pdc, timer_backs_off_exponentially_then_fails) {
+    initiator_fixture f;
+    pds::tx_entry& e = f.send(0);
+    EXPECT_EQ(e.timer.deadline(), 10'000u);
+    EXPECT_EQ(f.p.on_timer(e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
+    EXPECT_EQ(f.p.tx.pop_retransmit(), &e);
+    f.p.on_sent(e, 10'000, f.timers, f.params);
+    EXPECT_EQ(e.timer.deadline(), 30'000u);  // 2 x rto
+    EXPECT_EQ(f.p.on_timer(e, 30'000, f.timers, f.params), pds::timeout_action::retransmit);
+    f.p.tx.pop_retransmit();
+    f.p.on_sent(e, 30'000, f.timers, f.params);
+    EXPECT_EQ(e.timer.deadline(), 70'000u);  // 4 x rto, the cap
+    EXPECT_EQ(f.p.on_timer(e, 70'000, f.timers, f.params), pds::timeout_action::failed);
+}
+
+TEST(pdc, no_pdc_avail_backs_off_without_counting_a_loss) {
+    initiator_fixture f;
+    pds::tx_entry& e = f.send(0);
+    EXPECT_EQ(f.p.on_nack(wire::nack_code::no_pdc_avail, 100, 5, f.timers, f.params),
+              pds::nack_action::backoff);
+    EXPECT_EQ(e.state, pds::tx_state::backoff);
+    EXPECT_EQ(f.p.on_timer(e, e.timer.deadline(), f.timers, f.params),
+              pds::timeout_action::retransmit);
+    EXPECT_EQ(e.retries, 0u);
+    EXPECT_EQ(f.p.counters.timeouts, 0u);
+}
+
+TEST(pdc, rod_out_of_order_nack_rewinds_in_psn_order) {
+    initiator_fixture f(true);
+    for (int i = 0; i < 5; ++i)
+        f.send(0);
+    f.ack(101, 102, 0, 4000);  // 100, 101 in
+    EXPECT_EQ(f.p.on_nack(wire::nack_code::rod_ooo, 102, 5000, f.timers, f.params),
+              pds::nack_action::rewind);
+    for (psn_t want = 102; want < 105; ++want) {
+        pds::tx_entry* e = f.p.tx.pop_retransmit();
+        ASSERT_NE(e, nullptr);
+        EXPECT_EQ(e->psn, want);
+        f.p.on_sent(*e, 5000, f.timers, f.params);
+    }
+    EXPECT_EQ(f.p.tx.pop_retransmit(), nullptr);
+    // A NACK left over from the previous round does not rewind again.
+    EXPECT_EQ(f.p.on_nack(wire::nack_code::rod_ooo, 102, 5100, f.timers, f.params),
+              pds::nack_action::ignored);
+}
+
+// ---- SES segments and reassembly ----
+
+TEST(ses, check_segment_refuses_segments_that_do_not_fit) {
+    wire::ses_standard_request h;
+    h.request_length = 10000;
+    h.som = true;
+    EXPECT_TRUE(ses::check_segment(h, 4096, 4096, 1 << 20));
+    EXPECT_FALSE(ses::check_segment(h, 4000, 4096, 1 << 20));  // short SOM packet
+    h.som = false;
+    h.message_offset = 8192;
+    h.payload_length = 1808;
+    h.eom = true;
+    EXPECT_TRUE(ses::check_segment(h, 1808, 4096, 1 << 20));
+    h.eom = false;
+    EXPECT_FALSE(ses::check_segment(h, 1808, 4096, 1 << 20));  // EOM lies
+    h.eom = true;
+    h.message_offset = 8000;
+    EXPECT_FALSE(ses::check_segment(h, 1808, 4096, 1 << 20));  // off the grid
+    h.message_offset = 12288;
+    h.payload_length = 0;
+    EXPECT_FALSE(ses::check_segment(h, 0, 4096, 1 << 20));  // beyond the message
+    h.request_length = 2u << 20;
+    EXPECT_FALSE(ses::check_segment(h, 0, 4096, 1 << 20));  // too long
+}
+
+TEST(reassembly, places_out_of_order_once_and_reuses_buffers) {
+    ses::rx_config cfg;
+    cfg.slots = 4;
+    cfg.mtu = 1024;
+    cfg.max_message = 1 << 20;
+    ses::reassembly r(cfg);
+    const auto data = message_bytes(7, 3000);
+    const ses::message_key key{1, 0, 42};
+    auto put = [&](std::uint32_t off) {
+        ses::segment s;
+        s.offset = off;
+        s.length = std::min<std::uint32_t>(1024, 3000 - off);
+        s.som = off == 0;
+        s.eom = off + s.length == 3000;
+        return r.place(key, 3000, s, data.subspan(off, s.length), false, 0);
+    };
+    EXPECT_EQ(put(2048), ses::place_result::placed);
+    EXPECT_EQ(put(2048), ses::place_result::duplicate);
+    EXPECT_EQ(put(0), ses::place_result::placed);
+    EXPECT_EQ(put(1024), ses::place_result::completed);
+    ses::delivered_message d;
+    ASSERT_TRUE(r.pop_delivered(d));
+    EXPECT_TRUE(std::equal(d.data.begin(), d.data.end(), data.begin(), data.end()));
+    EXPECT_EQ(r.buffers_allocated(), 1u);
+    EXPECT_TRUE(r.release(d.handle));
+    EXPECT_FALSE(r.release(d.handle));
+    // Same size class again: the buffer comes back from the pool.
+    EXPECT_EQ(put(0), ses::place_result::placed);
+    EXPECT_EQ(r.buffers_allocated(), 1u);
+}
+
+TEST(reassembly, announced_lengths_cannot_exhaust_memory) {
+    ses::rx_config cfg;
+    cfg.slots = 64;
+    cfg.mtu = 1024;
+    cfg.max_message = 1 << 20;
+    cfg.max_buffer_bytes = 4 << 20;
+    ses::reassembly r(cfg);
+    const auto data = message_bytes(0, 1024);
+    ses::segment first{0, 1024, true, false};
+    int refused = 0;
+    for (std::uint16_t id = 0; id < 64; ++id)
+        if (r.place({1, 0, id}, 1 << 20, first, data, false, 0) == ses::place_result::no_resources)
+            ++refused;
+    EXPECT_EQ(refused, 60);  // four 1 MiB buffers fit
+    EXPECT_LE(r.buffer_bytes(), cfg.max_buffer_bytes);
+}
+
+TEST(reassembly, single_packet_messages_never_allocate_and_are_remembered) {
+    ses::rx_config cfg;
+    cfg.slots = 2;
+    cfg.mtu = 1024;
+    ses::reassembly r(cfg);
+    const auto data = message_bytes(1, 100);
+    ses::segment s{0, 100, true, true};
+    for (std::uint16_t id = 0; id < 100; ++id) {
+        const ses::message_key key{3, 2, id};
+        ASSERT_EQ(r.place(key, 100, s, data, true, 0), ses::place_result::completed);
+        ASSERT_EQ(r.place(key, 100, s, data, true, 0), ses::place_result::duplicate);
+        ses::delivered_message d;
+        ASSERT_TRUE(r.pop_delivered(d));
+        r.release(d.handle);
+    }
+    EXPECT_EQ(r.buffers_allocated(), 0u);
+}
+
+// ---- engine: PDC life cycle on the wire ----
+
+struct captured {
+    wire::l2l4_view l2;
+    wire::uet_packet pkt;
+};
+
+bool decode(std::span<const std::uint8_t> frame, captured& out) {
+    return wire::parse_l2l4(frame, out.l2) == wire::reject_reason::none &&
+           wire::decode_uet(out.l2.l4_payload, false, out.pkt) == wire::reject_reason::none;
+}
+
+std::vector<std::vector<std::uint8_t>> drain_tx(engine& e, std::uint64_t now) {
+    std::vector<std::vector<std::uint8_t>> frames;
+    std::array<tx_frame, 64> out{};
+    for (std::size_t n; (n = e.transmit(now, out)) > 0;) {
+        for (std::size_t i = 0; i < n; ++i)
+            frames.emplace_back(out[i].data.begin(), out[i].data.end());
+        if (n < out.size()) break;
+    }
+    return frames;
+}
+
+TEST(engine, syn_on_every_packet_until_the_first_ack_then_dpdcid) {
+    engine_config ca = endpoint_config(1, 5), cb = endpoint_config(2, 6);
+    engine a(ca), b(cb);
+    const peer_id to_b = a.add_peer(cb.mac, cb.ip);
+    ASSERT_TRUE(a.post_send(to_b, delivery_mode::rud, message_bytes(0, 10 * 4096), 1).ok());
+    const auto first = drain_tx(a, 0);
+    ASSERT_EQ(first.size(), 10u);
+    psn_t start = 0;
+    std::uint16_t spdcid = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+        captured c;
+        ASSERT_TRUE(decode(first[i], c));
+        const auto& h = std::get<wire::pds_rud_rod_request>(c.pkt.pds);
+        EXPECT_TRUE(h.syn);
+        EXPECT_EQ(h.psn_offset, i);
+        EXPECT_EQ(c.l2.ip.ecn, static_cast<std::uint8_t>(wire::ecn_codepoint::ect0));
+        if (i == 0) start = h.psn, spdcid = h.spdcid;
+        EXPECT_EQ(h.psn, start + i);
+        EXPECT_EQ(h.ar, i + 1 == first.size());  // the last one asks for an ACK
+    }
+    // Only the first packet reaches B: it opens a PDC and acknowledges at once.
+    b.receive(first[0], 1000);
+    const auto acks = drain_tx(b, 1000);
+    ASSERT_EQ(acks.size(), 1u);
+    captured ack;
+    ASSERT_TRUE(decode(acks[0], ack));
+    const auto& a_cc = std::get<wire::pds_ack_cc>(ack.pkt.pds);
+    EXPECT_EQ(a_cc.cack_psn, start);
+    EXPECT_EQ(a_cc.dpdcid, spdcid);
+    a.receive(acks[0], 2000);
+    // A's retransmissions (after its timer) now carry B's PDCID and no SYN.
+    const auto again = drain_tx(a, 2000 + ca.rto_ns);
+    ASSERT_FALSE(again.empty());
+    captured c;
+    ASSERT_TRUE(decode(again[0], c));
+    const auto& h = std::get<wire::pds_rud_rod_request>(c.pkt.pds);
+    EXPECT_FALSE(h.syn);
+    EXPECT_TRUE(h.retx);
+    EXPECT_EQ(h.dpdcid, a_cc.spdcid);
+}
+
+TEST(engine, random_start_psn_depends_on_the_seed) {
+    std::set<psn_t> starts;
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+        engine_config ca = endpoint_config(1, seed), cb = endpoint_config(2, 9);
+        engine a(ca);
+        a.post_send(a.add_peer(cb.mac, cb.ip), delivery_mode::rud, message_bytes(0, 1), 0);
+        captured c;
+        ASSERT_TRUE(decode(drain_tx(a, 0).at(0), c));
+        starts.insert(std::get<wire::pds_rud_rod_request>(c.pkt.pds).psn);
+    }
+    EXPECT_EQ(starts.size(), 4u);
+}
+
+struct pair_fixture {
+    engine_config ca = endpoint_config(1, 31), cb = endpoint_config(2, 32);
+    std::unique_ptr<engine> a, b;
+    std::unique_ptr<pipe::duplex> net;
+    std::unique_ptr<harness> h;
+
+    void start(const pipe::impairments& imp) {
+        a = std::make_unique<engine>(ca);
+        b = std::make_unique<engine>(cb);
+        net = std::make_unique<pipe::duplex>(imp, 1, 4096, 9216);
+        h = std::make_unique<harness>(*a, *b, *net);
+    }
+};
+
+TEST(engine, idle_pdc_closes_in_one_round_trip) {
+    pair_fixture f;
+    pipe::impairments imp;
+    imp.delay_ns = 5'000;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rud, message_bytes(0, 5000), 9).ok());
+    send_completion c[4];
+    ASSERT_TRUE(f.h->run_until([&] { return f.a->poll_send_completions(c) == 1; }, 1'000'000));
+    EXPECT_EQ(f.a->pdcs().size(), 1u);
+    EXPECT_EQ(f.b->pdcs().size(), 1u);
+    const std::uint64_t done = f.h->now();
+    ASSERT_TRUE(f.h->run_until([&] { return f.a->pdcs().empty(); }, 10'000'000));
+    // Idle timer, then CLOSE out and its ACK back: one round trip (10 us) after the idle time.
+    EXPECT_EQ(f.h->now() - done, f.ca.pdc_idle_close_ns + 10'000);
+    EXPECT_TRUE(f.b->pdcs().empty());
+    EXPECT_EQ(f.a->counters().pdcs_closed, 1u);
+    EXPECT_EQ(f.b->counters().target_pdcs_closed, 1u);
+    EXPECT_TRUE(f.a->idle());
+}
+
+TEST(engine, receiver_without_a_free_pdc_nacks_and_nothing_is_lost) {
+    pair_fixture f;
+    f.cb.max_pdcs = 1;  // B's only PDC is busy with its own sending at first
+    pipe::impairments imp;
+    imp.delay_ns = 2'000;
+    f.start(imp);
+    const peer_id a_from_b = f.b->add_peer(f.ca.mac, f.ca.ip);
+    const peer_id b_from_a = f.a->add_peer(f.cb.mac, f.cb.ip);
+    for (int i = 0; i < 20; ++i)
+        ASSERT_TRUE(f.b->post_send(a_from_b, delivery_mode::rud, message_bytes(i, 3000), i).ok());
+    for (int i = 0; i < 50; ++i)
+        ASSERT_TRUE(f.a->post_send(b_from_a, delivery_mode::rud, message_bytes(i, 9000), i).ok());
+    std::size_t at_a = 0, at_b = 0, done_a = 0, done_b = 0;
+    send_completion c[64];
+    received_message m;
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            while (f.a->poll_received(m))
+                ++at_a, f.a->release(m.handle);
+            while (f.b->poll_received(m))
+                ++at_b, f.b->release(m.handle);
+            done_a += f.a->poll_send_completions(c);
+            done_b += f.b->poll_send_completions(c);
+            return at_a == 20 && at_b == 50 && done_a == 50 && done_b == 20;
+        },
+        1'000'000'000));
+    EXPECT_GT(f.a->counters().pds.nacks_received_of(pds::nack_slot::no_pdc_avail), 0u);
+    EXPECT_EQ(f.a->counters().messages_failed, 0u);
+}
+
+TEST(engine, flows_wait_for_a_pdc_when_the_initiator_table_is_full) {
+    pair_fixture f;
+    f.ca.max_pdcs = 1;  // RUD and ROD to the same peer need two: ROD waits for RUD to close
+    pipe::impairments imp;
+    imp.delay_ns = 2'000;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    for (int i = 0; i < 10; ++i) {
+        ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rud, message_bytes(i, 6000), i).ok());
+        ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rod, message_bytes(i, 6000), i).ok());
+    }
+    std::size_t received = 0, done = 0;
+    send_completion c[32];
+    received_message m;
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            while (f.b->poll_received(m))
+                ++received, f.b->release(m.handle);
+            done += f.a->poll_send_completions(c);
+            return received == 20 && done == 20;
+        },
+        1'000'000'000));
+    EXPECT_EQ(f.a->counters().pdcs_opened, 2u);
+    EXPECT_EQ(f.a->counters().messages_failed, 0u);
+}
+
+TEST(engine, unreachable_peer_completes_with_an_error) {
+    pair_fixture f;
+    f.ca.max_retransmits = 3;
+    f.ca.rto_ns = 10'000;
+    pipe::impairments imp;
+    imp.loss = 1.0;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rud, message_bytes(0, 100), 5).ok());
+    ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rudi, message_bytes(0, 100), 6).ok());
+    std::map<std::uint64_t, status_code> results;
+    send_completion c[4];
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            for (std::size_t n = f.a->poll_send_completions(c), i = 0; i < n; ++i)
+                results[c[i].context] = c[i].result.code;
+            return results.size() == 2;
+        },
+        10'000'000'000ull));
+    EXPECT_EQ(results[5], status_code::peer_unreachable);
+    EXPECT_EQ(results[6], status_code::retry_limit);
+    EXPECT_TRUE(f.a->pdcs().empty());
+    EXPECT_TRUE(f.a->idle());
+}
+
+TEST(engine, uud_refuses_messages_bigger_than_one_packet) {
+    engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
+    engine a(ca);
+    const peer_id p = a.add_peer(cb.mac, cb.ip);
+    EXPECT_EQ(a.post_send(p, delivery_mode::uud, message_bytes(0, ca.mtu_payload + 1), 0).code,
+              status_code::message_too_long);
+    EXPECT_TRUE(a.post_send(p, delivery_mode::uud, message_bytes(0, ca.mtu_payload), 0).ok());
+    EXPECT_EQ(a.post_send(77, delivery_mode::rud, message_bytes(0, 1), 0).code,
+              status_code::unknown_peer);
+}
+
+TEST(engine, trimmed_packet_is_nacked_and_resent_without_a_timeout) {
+    pair_fixture f;
+    pipe::impairments imp;
+    imp.delay_ns = 2'000;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rud, message_bytes(0, 8 * 4096), 1).ok());
+    // Trim only the first frame A sends.
+    pipe::impairments trim_all = imp;
+    trim_all.trim = 1.0;
+    f.net->a_to_b.set_impairments(trim_all);
+    std::array<tx_frame, 1> one{};
+    ASSERT_EQ(f.a->transmit(0, one), 1u);
+    f.net->a_to_b.send(one[0].data, 0);
+    f.net->a_to_b.set_impairments(imp);
+    send_completion c[2];
+    received_message m;
+    bool delivered = false;
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            if (f.b->poll_received(m)) delivered = true, f.b->release(m.handle);
+            return delivered && f.a->poll_send_completions(c) == 1;
+        },
+        100'000'000));
+    const auto& p = f.a->counters().pds;
+    EXPECT_EQ(p.nacks_received_of(pds::nack_slot::trimmed), 1u);
+    EXPECT_EQ(p.retransmitted(pds::retx_cause::nack), 1u);
+    EXPECT_EQ(p.timeouts, 0u);
+    EXPECT_EQ(f.b->counters().pds.trimmed_received, 1u);
+    EXPECT_LT(f.h->now(), f.ca.rto_ns);
+}
+
+TEST(engine, ecn_ce_is_echoed_in_the_ack) {
+    pair_fixture f;
+    pipe::impairments imp;
+    imp.delay_ns = 1'000;
+    imp.ecn_mark = 1.0;
+    f.start(imp);
+    f.a->post_send(f.a->add_peer(f.cb.mac, f.cb.ip), delivery_mode::rud, message_bytes(0, 10), 0);
+    const auto frames = drain_tx(*f.a, 0);
+    f.net->a_to_b.send(frames.at(0), 0);
+    f.net->a_to_b.receive(1000, [&](std::span<const std::uint8_t> fr) { f.b->receive(fr, 1000); });
+    const auto acks = drain_tx(*f.b, 1000);
+    captured c;
+    ASSERT_TRUE(decode(acks.at(0), c));
+    EXPECT_TRUE(std::get<wire::pds_ack_cc>(c.pkt.pds).m);
+}
+
+TEST(engine, hostile_frames_are_counted_and_dropped) {
+    engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
+    engine a(ca), b(cb);
+    a.post_send(a.add_peer(cb.mac, cb.ip), delivery_mode::rud, message_bytes(0, 20000), 0);
+    a.post_send(0, delivery_mode::rudi, message_bytes(0, 5000), 1);
+    a.post_send(0, delivery_mode::uud, message_bytes(0, 500), 2);
+    auto frames = drain_tx(a, 0);
+    rng r(99);
+    std::uint64_t now = 1;
+    for (int round = 0; round < 20000; ++round) {
+        std::vector<std::uint8_t> f = frames[r.uniform(frames.size())];
+        // Flip bytes after the IP header and refresh nothing: checksums catch most; with the
+        // UDP checksum zeroed, mangled UET headers reach the decoders and the engine.
+        const int flips = 1 + static_cast<int>(r.uniform(4));
+        for (int i = 0; i < flips; ++i)
+            f[34 + r.uniform(f.size() - 34)] ^= 1u << r.uniform(8);
+        if (r.bernoulli(0.7)) f[40] = f[41] = 0;
+        if (r.bernoulli(0.2)) f.resize(r.uniform(f.size()));
+        b.receive(f, now);
+        now += 100;
+        drain_tx(b, now);
+    }
+    const auto& c = b.counters();
+    std::uint64_t dropped = 0;
+    for (auto d : c.drops)
+        dropped += d;
+    for (auto d : c.rejects)
+        dropped += d;
+    EXPECT_GT(dropped, 0u);
+    EXPECT_EQ(c.frames_rx, 20000u);
+
+    // And the other way: mangled ACKs, NACKs and RUDI responses at the sender.
+    engine a2(ca), b2(cb);
+    a2.post_send(a2.add_peer(cb.mac, cb.ip), delivery_mode::rud, message_bytes(0, 40000), 0);
+    a2.post_send(0, delivery_mode::rod, message_bytes(0, 40000), 1);
+    a2.post_send(0, delivery_mode::rudi, message_bytes(0, 5000), 2);
+    std::vector<std::vector<std::uint8_t>> replies;
+    for (const auto& f : drain_tx(a2, 0)) {
+        b2.receive(f, 10);
+        for (auto& reply : drain_tx(b2, 10))
+            replies.push_back(std::move(reply));
+    }
+    ASSERT_FALSE(replies.empty());
+    for (int round = 0; round < 20000; ++round) {
+        std::vector<std::uint8_t> f = replies[r.uniform(replies.size())];
+        const int flips = 1 + static_cast<int>(r.uniform(4));
+        for (int i = 0; i < flips; ++i)
+            f[34 + r.uniform(f.size() - 34)] ^= 1u << r.uniform(8);
+        if (r.bernoulli(0.7)) f[40] = f[41] = 0;
+        a2.receive(f, now);
+        now += 100;
+        drain_tx(a2, now);
+    }
+    EXPECT_EQ(a2.counters().frames_rx, 20000u);
+}
+
+}  // namespace
+}  // namespace uet::test
