@@ -9,11 +9,12 @@
 namespace uet::golden {
 
 struct named_bytes {
-    std::string name;                // stable, file-name safe: "pds_rud_syn", "roce_write_first"
+    std::string name;  // stable, file-name safe: "pds_rud_syn", "roce_write_first"
     std::vector<std::uint8_t> bytes;
 };
 
-// UET headers as they follow the UDP header (the UDP payload), one per PDS type / SES form / TSS form.
+// UET headers as they follow the UDP header (the UDP payload), one per PDS type / SES form / TSS
+// form.
 std::vector<named_bytes> uet_udp_payloads();
 
 // Complete Ethernet frames of RoCEv2 packets (with a correct ICRC), one per opcode family.
