@@ -146,7 +146,8 @@ engine_impl::engine_impl(const engine_config& cfg)
     }
     control_buf_.reset(new std::uint8_t[cfg_.control_queue * control_frame_size]);
     control_len_.assign(cfg_.control_queue, 0);
-    staging_frame_size_ = 128 + cfg_.mtu_payload;
+    // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
+    staging_frame_size_ = 192 + cfg_.mtu_payload;
     staging_.reset(new std::uint8_t[cfg_.tx_burst * staging_frame_size_]);
 }
 
@@ -261,6 +262,12 @@ void engine_impl::kick_waiting(std::uint64_t now) {
 
 status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
                               std::uint64_t context) {
+    return post_message(to, mode, ses_fields{}, data, context, nullptr);
+}
+
+status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                                 std::span<const std::uint8_t> data, std::uint64_t context,
+                                 std::uint16_t* message_id) {
     if (to >= peers_.size()) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
@@ -269,13 +276,14 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
     if (messages_.in_use() + completion_count_ >= completions_.size())
         return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
-    const std::uint16_t id = ps.next_message_id[static_cast<std::size_t>(mode)]++;
+    // A response goes out under the id of the request it answers (its own key space).
+    const std::uint16_t id =
+        ses.response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
     const std::uint32_t m =
-        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id);
-    if (m == ses::no_index) {
-        --ps.next_message_id[static_cast<std::size_t>(mode)];
-        return {status_code::too_many_pending};
-    }
+        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
+    if (m == ses::no_index) return {status_code::too_many_pending};
+    if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    if (message_id) *message_id = id;
     ++counters_.messages_posted;
     switch (mode) {
         case delivery_mode::rud:
@@ -324,10 +332,11 @@ bool engine_impl::poll_received(received_message& out) {
     ses::delivered_message d;
     if (!reassembly_.pop_delivered(d)) return false;
     out.from = d.key.peer;
-    out.mode = static_cast<delivery_mode>(d.key.mode);
+    out.mode = static_cast<delivery_mode>(d.key.mode & (response_key_bit - 1));
     out.message_id = d.key.message_id;
     out.data = d.data;
     out.handle = d.handle;
+    out.ses = d.fields;
     ++counters_.messages_delivered;
     return true;
 }
@@ -384,6 +393,12 @@ engine& engine::operator=(engine&&) noexcept = default;
 peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     return impl_->add_peer(mac, ip);
 }
+status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                            std::span<const std::uint8_t> data, std::uint64_t context,
+                            std::uint16_t* message_id) {
+    return impl_->post_message(to, mode, ses, data, context, message_id);
+}
+
 status engine::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
                          std::uint64_t context) {
     return impl_->post_send(to, mode, data, context);
@@ -408,6 +423,9 @@ bool engine::poll_received(received_message& out) {
 }
 void engine::release(std::uint64_t handle) {
     impl_->release(handle);
+}
+std::uint32_t engine::peer_ip(peer_id p) const noexcept {
+    return p < impl_->peers_.size() ? impl_->peers_[p].ip : 0;
 }
 const engine_counters& engine::counters() const {
     return impl_->counters();

@@ -18,6 +18,7 @@
 #include "counters.hpp"
 #include "eth.hpp"
 #include "ipv4.hpp"
+#include "message.hpp"
 #include "reject.hpp"
 
 namespace uet {
@@ -87,12 +88,17 @@ struct send_completion {
     status result;
 };
 
+// The SES fields of a message (opcode, job, key, offsets, extensions; or a response): see
+// lib/ses/message.hpp. post_send() uses the defaults (a SEND of job 0).
+using ses_fields = ses::op_fields;
+
 struct received_message {
     peer_id from = invalid_peer;
     delivery_mode mode = delivery_mode::rud;
-    std::uint16_t message_id = 0;
+    std::uint16_t message_id = 0;        // a response's is the id of the request it answers
     std::span<const std::uint8_t> data;  // valid until release(handle)
     std::uint64_t handle = 0;
+    ses_fields ses;
 };
 
 // Engine-level reasons for dropping a received frame (wire decoders have their own).
@@ -106,7 +112,7 @@ enum class drop_reason : std::uint8_t {
     stale_syn,           // a SYN packet of a PDC already closed
     beyond_window,       // PSN beyond the receive window
     out_of_order,        // ROD: not the expected PSN
-    malformed_ses,       // SES header missing, not a SEND, or a segment that does not fit
+    malformed_ses,       // SES header missing, opcode not carried, or a bad segment
     no_rx_buffer,        // no reassembly slot: left unacknowledged for the sender to retry
     bad_ack,             // ACK for PSNs never sent
     stale_response,      // RUDI response / NACK for a request no longer outstanding
@@ -163,6 +169,12 @@ class engine {
     // Queues a message; data must stay valid until its completion is polled.
     status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
                      std::uint64_t context);
+    // post_send() with the SES fields given (any carried opcode, or a response when
+    // ses.response: its message id is then ses.message_id). message_id, if given, receives the
+    // id the message goes out with, which the target's response will name.
+    status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                        std::span<const std::uint8_t> data, std::uint64_t context,
+                        std::uint16_t* message_id = nullptr);
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // Fires due timers, then fills out with up to out.size() frames to send now.
@@ -178,6 +190,8 @@ class engine {
     void release(std::uint64_t handle);
 
     const engine_counters& counters() const;
+    // The IPv4 address (host order) of a known peer; 0 for an unknown id.
+    std::uint32_t peer_ip(peer_id p) const noexcept;
     std::vector<pdc_info> pdcs() const;  // allocates: diagnostics only
     const engine_config& config() const;
     // True when nothing is queued, in flight or open on the send side.

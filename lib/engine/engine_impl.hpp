@@ -20,6 +20,10 @@ namespace uet {
 
 inline constexpr std::uint32_t none = 0xffffffffu;
 
+// Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
+// requests a peer sends us and of the responses to ours are separate spaces.
+inline constexpr std::uint8_t response_key_bit = 4;
+
 // Which PDC an initiator keeps per peer: one for RUD, one for ROD.
 inline constexpr std::size_t pdc_modes = 2;
 
@@ -66,6 +70,9 @@ class engine_impl final : public pds::tx_listener {
     peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
     status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
                      std::uint64_t context);
+    status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                        std::span<const std::uint8_t> data, std::uint64_t context,
+                        std::uint16_t* message_id);
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);

@@ -241,19 +241,18 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
 
 bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
                         bool remember, bool single_packet, ses::place_result& result) {
-    const auto* h = pkt.ses ? std::get_if<wire::ses_standard_request>(&*pkt.ses) : nullptr;
-    if (!h) {
+    const auto seg = pkt.ses ? ses::check_packet(*pkt.ses, pkt.payload.size(), cfg_.mtu_payload,
+                                                 cfg_.max_message_size)
+                             : std::nullopt;
+    if (!seg || (single_packet && !(seg->seg.som && seg->seg.eom))) {
         count_drop(drop_reason::malformed_ses);
         return false;
     }
-    const auto seg =
-        ses::check_segment(*h, pkt.payload.size(), cfg_.mtu_payload, cfg_.max_message_size);
-    if (!seg || (single_packet && !(seg->som && seg->eom))) {
-        count_drop(drop_reason::malformed_ses);
-        return false;
-    }
-    const ses::message_key key{rx.peer, static_cast<std::uint8_t>(mode), h->message_id};
-    result = reassembly_.place(key, h->request_length, *seg, pkt.payload, remember, rx.now);
+    auto key_mode = static_cast<std::uint8_t>(mode);
+    if (seg->fields.response) key_mode |= response_key_bit;
+    const ses::message_key key{rx.peer, key_mode, seg->message_id};
+    result =
+        reassembly_.place(key, seg->total, seg->seg, pkt.payload, remember, rx.now, &seg->fields);
     switch (result) {
         case ses::place_result::no_resources:
             count_drop(drop_reason::no_rx_buffer);

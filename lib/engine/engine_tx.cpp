@@ -67,9 +67,11 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
         spec.pds = c;
         return build_frame(p.peer, e.entropy, false, spec, buf);
     }
+    const ses::tx_message& m = messages_[e.message];
+    const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, e.offset));
     wire::pds_rud_rod_request h;
     h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
-    h.next_hdr = wire::pds_next_hdr::request_std;
+    h.next_hdr = wire::next_hdr_for(ses);
     h.retx = retx;
     h.ar = ar;
     h.syn = p.syn();
@@ -82,8 +84,7 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     else
         h.dpdcid = p.remote_id;
     spec.pds = h;
-    const ses::tx_message& m = messages_[e.message];
-    spec.ses = ses::request_header(m, messages_.segment_at(m, e.offset));
+    spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
     return build_frame(p.peer, e.entropy, true, spec, buf);
 }
@@ -175,14 +176,15 @@ std::uint32_t engine_impl::pop_rudi_retransmit() {
 std::size_t engine_impl::build_rudi_request(rudi_packet& r, bool retx,
                                             std::span<std::uint8_t> buf) {
     const ses::tx_message& m = messages_[r.message];
+    const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, r.offset));
     wire::pds_rudi h;
     h.type = wire::pds_type::rudi_req;
-    h.next_hdr = wire::pds_next_hdr::request_std;
+    h.next_hdr = wire::next_hdr_for(ses);
     h.retx = retx;
     h.pkt_id = r.pkt_id;
     wire::uet_packet_spec spec;
     spec.pds = h;
-    spec.ses = ses::request_header(m, messages_.segment_at(m, r.offset));
+    spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data + r.offset, r.length);
     // No PDC, so no path state: spray each packet.
     const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
@@ -225,11 +227,12 @@ bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size
     const std::uint32_t mi = uud_queue_.pop(messages_);
     ses::tx_message& m = messages_[mi];
     const ses::segment seg = messages_.next_segment(m);
+    const wire::ses_header ses = ses::packet_header(m, seg);
     wire::pds_uud h;
-    h.next_hdr = wire::pds_next_hdr::request_std;
+    h.next_hdr = wire::next_hdr_for(ses);
     wire::uet_packet_spec spec;
     spec.pds = h;
-    spec.ses = ses::request_header(m, seg);
+    spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data, seg.length);
     const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
     len = build_frame(m.peer, entropy, true, spec, buf);

@@ -11,8 +11,8 @@ tx_messages::tx_messages(std::size_t capacity, std::uint32_t mtu) : pool_(capaci
 }
 
 std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data, std::uint64_t context,
-                                    std::uint32_t peer, std::uint8_t mode,
-                                    std::uint16_t message_id) noexcept {
+                                    std::uint32_t peer, std::uint8_t mode, std::uint16_t message_id,
+                                    const op_fields& fields) noexcept {
     if (free_.empty()) return no_index;
     const std::uint32_t index = free_.back();
     free_.pop_back();
@@ -24,6 +24,7 @@ std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data, std::uin
     m.peer = peer;
     m.mode = mode;
     m.message_id = message_id;
+    m.fields = fields;
     m.packets_total = packets_for(m.length, mtu_);
     m.in_use = true;
     return index;
@@ -68,22 +69,167 @@ std::uint32_t message_queue::pop(tx_messages& pool) noexcept {
 }
 
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept {
+    const op_fields& f = m.fields;
     wire::ses_standard_request h;
-    h.opcode = wire::ses_opcode::send;
+    h.opcode = f.opcode;
     h.som = s.som;
     h.eom = s.eom;
+    h.hd = f.hd;
     h.message_id = m.message_id;
-    h.request_length = m.length;
-    if (!s.som) {
+    h.job_id = f.job_id & 0xffffff;
+    h.resource_index = f.resource_index & 0xfff;
+    h.initiator = f.initiator;
+    h.buffer_offset = f.buffer_offset;
+    h.memory_key = f.memory_key;
+    h.request_length = f.request_length != 0 ? f.request_length : m.length;
+    h.atomic = f.atomic;
+    h.cas = f.cas;
+    h.rendezvous = f.rendezvous;
+    if (s.som) {
+        h.header_data = f.header_data;
+    } else {
         h.payload_length = static_cast<std::uint16_t>(s.length);
         h.message_offset = s.offset;
     }
     return h;
 }
 
+wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept {
+    const op_fields& f = m.fields;
+    if (!f.response) return request_header(m, s);
+    if (m.length == 0) {
+        wire::ses_response r;
+        r.return_code = f.return_code;
+        r.message_id = f.message_id;
+        r.job_id = f.job_id & 0xffffff;
+        r.modified_length = f.request_length;
+        return r;
+    }
+    wire::ses_response_with_data r;
+    r.return_code = f.return_code;
+    r.message_id = f.message_id;
+    r.read_request_message_id = f.message_id;
+    r.job_id = f.job_id & 0xffffff;
+    r.payload_length = static_cast<std::uint16_t>(s.length);
+    r.modified_length = m.length;
+    r.message_offset = s.offset;
+    return r;
+}
+
+bool carried_opcode(wire::ses_opcode op) noexcept {
+    using wire::ses_opcode;
+    switch (op) {
+        case ses_opcode::write:
+        case ses_opcode::read:
+        case ses_opcode::atomic:
+        case ses_opcode::fetching_atomic:
+        case ses_opcode::send:
+        case ses_opcode::rendezvous_send:
+        case ses_opcode::datagram_send:
+        case ses_opcode::deferrable_send:
+        case ses_opcode::tagged_send:
+        case ses_opcode::rendezvous_tsend:
+        case ses_opcode::deferrable_tsend:
+        case ses_opcode::deferrable_rtr:
+            return true;
+        default:
+            return false;
+    }
+}
+
+namespace {
+
+// A payload of `length` at `offset` of a `total`-byte message, on the sender's mtu grid.
+bool on_grid(std::uint32_t offset, std::size_t length, std::uint32_t total,
+             std::uint32_t mtu) noexcept {
+    if (offset % mtu != 0) return false;
+    if (total == 0) return offset == 0 && length == 0;
+    if (offset >= total) return false;
+    return length == std::min(mtu, total - offset);
+}
+
+std::optional<rx_segment> check_request(const wire::ses_standard_request& h,
+                                        std::size_t payload_size, std::uint32_t mtu,
+                                        std::uint32_t max_message) noexcept {
+    if (!carried_opcode(h.opcode)) return std::nullopt;
+    rx_segment r;
+    r.message_id = h.message_id;
+    op_fields& f = r.fields;
+    f.opcode = h.opcode;
+    f.hd = h.hd;
+    f.job_id = h.job_id;
+    f.resource_index = h.resource_index;
+    f.initiator = h.initiator;
+    f.buffer_offset = h.buffer_offset;
+    f.memory_key = h.memory_key;
+    f.header_data = h.som ? h.header_data : 0;
+    f.request_length = h.request_length;
+    f.atomic = h.atomic;
+    f.cas = h.cas;
+    f.rendezvous = h.rendezvous;
+    const bool single = h.opcode == wire::ses_opcode::read || h.rendezvous.has_value();
+    if (single) {
+        // The payload is not the message: nothing for a READ, the eager part of a rendezvous.
+        const std::size_t eager = h.rendezvous ? h.rendezvous->eager_length : 0;
+        if (!h.som || !h.eom || payload_size != eager || eager > mtu) return std::nullopt;
+        r.seg = segment{0, static_cast<std::uint32_t>(eager), true, true};
+        r.total = static_cast<std::uint32_t>(eager);
+        return r;
+    }
+    auto s = check_segment(h, payload_size, mtu, max_message);
+    if (!s) return std::nullopt;
+    r.seg = *s;
+    r.total = h.request_length;
+    return r;
+}
+
+std::optional<rx_segment> check_response(const wire::ses_response_with_data& h,
+                                         std::size_t payload_size, std::uint32_t mtu,
+                                         std::uint32_t max_message) noexcept {
+    if (h.modified_length == 0 || h.modified_length > max_message) return std::nullopt;
+    if (h.payload_length > payload_size) return std::nullopt;
+    if (!on_grid(h.message_offset, h.payload_length, h.modified_length, mtu)) return std::nullopt;
+    rx_segment r;
+    r.message_id = h.message_id;
+    r.fields.response = true;
+    r.fields.return_code = h.return_code;
+    r.fields.job_id = h.job_id;
+    r.fields.message_id = h.read_request_message_id;
+    r.fields.request_length = h.modified_length;
+    r.seg.offset = h.message_offset;
+    r.seg.length = h.payload_length;
+    r.seg.som = h.message_offset == 0;
+    r.seg.eom = h.message_offset + h.payload_length == h.modified_length;
+    r.total = h.modified_length;
+    return r;
+}
+
+}  // namespace
+
+std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t payload_size,
+                                       std::uint32_t mtu, std::uint32_t max_message) noexcept {
+    if (const auto* req = std::get_if<wire::ses_standard_request>(&h))
+        return check_request(*req, payload_size, mtu, max_message);
+    if (const auto* rsp = std::get_if<wire::ses_response>(&h)) {
+        if (payload_size != 0) return std::nullopt;
+        rx_segment r;
+        r.message_id = rsp->message_id;
+        r.fields.response = true;
+        r.fields.return_code = rsp->return_code;
+        r.fields.job_id = rsp->job_id;
+        r.fields.message_id = rsp->message_id;
+        r.fields.request_length = rsp->modified_length;
+        r.seg = segment{0, 0, true, true};
+        return r;
+    }
+    if (const auto* rsp = std::get_if<wire::ses_response_with_data>(&h))
+        return check_response(*rsp, payload_size, mtu, max_message);
+    return std::nullopt;
+}
+
 std::optional<segment> check_segment(const wire::ses_standard_request& h, std::size_t payload_size,
                                      std::uint32_t mtu, std::uint32_t max_message) noexcept {
-    if (h.opcode != wire::ses_opcode::send || h.request_length > max_message) return std::nullopt;
+    if (!carried_opcode(h.opcode) || h.request_length > max_message) return std::nullopt;
     segment s;
     s.som = h.som;
     s.eom = h.eom;

@@ -1,7 +1,9 @@
 // SES send side: messages waiting for or in transmission, cut into mtu_payload segments, each
-// carried by a standard request header (opcode SEND, SOM/EOM, message_id, request_length = the
-// whole message on every packet; SOM=0 packets carry payload_length and message_offset so the
-// target can place out-of-order packets).
+// carried by a standard request header (SOM/EOM, message_id, request_length = the whole message
+// on every packet; SOM=0 packets carry payload_length and message_offset so the target can place
+// out-of-order packets) or, for a response, by a RESPONSE / RESPONSE_WITH_DATA header. The
+// operation's own fields (opcode, job, key or match bits, offset, extensions) ride in every
+// packet: op_fields says what they are; their meaning is the API layer's business.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,29 @@
 namespace uet::ses {
 
 inline constexpr std::uint32_t no_index = 0xffffffffu;
+
+// The SES fields of one message, the same in every packet of it (header_data only in the SOM
+// packet). On receive they are what the message's packets said.
+struct op_fields {
+    wire::ses_opcode opcode = wire::ses_opcode::send;
+    // A response (to request message_id of the same peer and mode) instead of a request.
+    bool response = false;
+    wire::ses_return_code return_code = wire::ses_return_code::ok;  // responses
+    bool hd = false;
+    std::uint32_t job_id = 0;  // 24 bits
+    std::uint16_t resource_index = 0;
+    std::uint32_t initiator = 0;
+    std::uint64_t buffer_offset = 0;
+    std::uint64_t memory_key = 0;  // match bits for tagged sends
+    std::uint64_t header_data = 0;
+    // The announced length when the payload is not the message: the bytes a READ asks for, the
+    // whole of a rendezvous send, a response's modified_length. 0: the payload's size.
+    std::uint32_t request_length = 0;
+    std::uint16_t message_id = 0;  // responses: the request they answer
+    std::optional<wire::ses_atomic_extension> atomic;
+    std::optional<wire::ses_cas_extension> cas;
+    std::optional<wire::ses_rendezvous_extension> rendezvous;
+};
 
 struct segment {
     std::uint32_t offset = 0;
@@ -35,6 +60,7 @@ struct tx_message {
     bool started = false;
     bool failed = false;
     bool in_use = false;
+    op_fields fields;
 };
 
 // How many packets a message of `length` bytes takes (an empty message still takes one).
@@ -48,8 +74,8 @@ class tx_messages {
     tx_messages(std::size_t capacity, std::uint32_t mtu);
 
     std::uint32_t allocate(std::span<const std::uint8_t> data, std::uint64_t context,
-                           std::uint32_t peer, std::uint8_t mode,
-                           std::uint16_t message_id) noexcept;
+                           std::uint32_t peer, std::uint8_t mode, std::uint16_t message_id,
+                           const op_fields& fields = {}) noexcept;
     void release(std::uint32_t index) noexcept;
     tx_message& operator[](std::uint32_t index) noexcept { return pool_[index]; }
     const tx_message& operator[](std::uint32_t index) const noexcept { return pool_[index]; }
@@ -80,8 +106,25 @@ struct message_queue {
     std::uint32_t pop(tx_messages& pool) noexcept;
 };
 
-// The SES header of one segment of m.
+// The SES request header of one segment of m (its fields, SEND by default).
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept;
+// The SES header of one segment of m: request_header(), or the response form m.fields asks for.
+wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept;
+
+// An arriving packet's SES header checked and reduced to where its payload goes.
+struct rx_segment {
+    segment seg;
+    std::uint32_t total = 0;  // bytes of the message the payloads add up to
+    std::uint16_t message_id = 0;
+    op_fields fields;
+};
+
+// Checks any SES header the engine carries (requests of the opcodes in `carried_opcode`,
+// RESPONSE, RESPONSE_WITH_DATA); nullopt for anything malformed. READ requests, rendezvous
+// sends and responses without data are single packets whose payload is not the message.
+std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t payload_size,
+                                       std::uint32_t mtu, std::uint32_t max_message) noexcept;
+bool carried_opcode(wire::ses_opcode op) noexcept;
 
 // Checks an arriving SEND segment and says where it goes; nullopt for anything malformed
 // (wrong opcode, a segment outside the message or not on the sender's mtu grid, SOM/EOM lying).

@@ -38,7 +38,8 @@ reassembly::~reassembly() {
 
 place_result reassembly::place(const message_key& key, std::uint32_t total_length,
                                const segment& seg, std::span<const std::uint8_t> payload,
-                               bool remember_completed, std::uint64_t now) noexcept {
+                               bool remember_completed, std::uint64_t now,
+                               const op_fields* fields) noexcept {
     if (remember_completed && recently_completed(key)) return place_result::duplicate;
     std::uint32_t index;
     if (auto found = assembling_.find(key.packed())) {
@@ -47,14 +48,18 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     } else {
         index = open_slot(key, total_length, now);
         if (index == no_index) return place_result::no_resources;
+        slots_[index].fields = fields ? *fields : op_fields{};
     }
     slot& s = slots_[index];
+    if (fields && (fields->opcode != s.fields.opcode || fields->response != s.fields.response))
+        return place_result::inconsistent;
     const std::uint32_t packet = seg.offset / cfg_.mtu;
     std::uint64_t& word = packet_bits(index)[packet / 64];
     const std::uint64_t bit = std::uint64_t{1} << (packet % 64);
     if (word & bit) return place_result::duplicate;
     word |= bit;
     if (seg.length != 0) std::memcpy(s.buffer + seg.offset, payload.data(), seg.length);
+    if (fields && seg.som) s.fields.header_data = fields->header_data;
     s.last_update_ns = now;
     if (++s.packets_received < s.packets_total) return place_result::placed;
 
@@ -177,6 +182,7 @@ bool reassembly::pop_delivered(delivered_message& out) noexcept {
     out.key = s.key;
     out.data = std::span<const std::uint8_t>(s.buffer, s.length);
     out.handle = (std::uint64_t{s.generation} << 32) | index;
+    out.fields = s.fields;
     return true;
 }
 

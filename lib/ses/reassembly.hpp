@@ -48,6 +48,7 @@ struct delivered_message {
     message_key key;
     std::span<const std::uint8_t> data;
     std::uint64_t handle = 0;
+    op_fields fields;  // what the message's packets said (header_data from its SOM packet)
 };
 
 class reassembly {
@@ -58,8 +59,8 @@ class reassembly {
     reassembly& operator=(const reassembly&) = delete;
 
     place_result place(const message_key& key, std::uint32_t total_length, const segment& seg,
-                       std::span<const std::uint8_t> payload, bool remember,
-                       std::uint64_t now) noexcept;
+                       std::span<const std::uint8_t> payload, bool remember, std::uint64_t now,
+                       const op_fields* fields = nullptr) noexcept;
     // Whether a completed message with this key is remembered.
     bool recently_completed(const message_key& key) const noexcept {
         return recent_.find(key.packed()).has_value();
@@ -85,6 +86,7 @@ class reassembly {
         std::uint64_t last_update_ns = 0;
         slot_state state = slot_state::free;
         std::uint32_t delivery_next = no_index;
+        op_fields fields;
     };
 
     std::uint32_t open_slot(const message_key& key, std::uint32_t length,

@@ -3,7 +3,8 @@
 # whatever happened (set -e failure, a failed check, a signal).
 set -euo pipefail
 
-PEER=${1:?usage: $0 PATH/TO/uet-itest-peer}
+PEER=${1:?usage: $0 PATH/TO/uet-itest-peer PATH/TO/uet-itest-engine-peer}
+ENGINE_PEER=${2:?usage: $0 PATH/TO/uet-itest-peer PATH/TO/uet-itest-engine-peer}
 TAG=uet$$                      # unique per run: names of namespaces and links
 WORK=$(mktemp -d /tmp/uet-itest.XXXXXX)
 NETNS=()
@@ -54,15 +55,22 @@ wait_until() {
     done
 }
 
-# start_peer NAME [ip netns exec NS] -- ARGS...: runs the peer in the background, logging to
-# $WORK/NAME.log; sets PID_<NAME>.
-start_peer() {
+# start_peer NAME [ip netns exec NS] -- ARGS...: runs the frame-exchange peer in the background,
+# logging to $WORK/NAME.log; sets PID_<NAME>. start_engine: the same with the engine peer.
+start_peer() { PROG=$PEER start_prog "$@"; }
+# UET_ITEST_ENGINE_ARGS is appended to every engine peer's arguments (tuning experiments).
+start_engine() {
+    local extra=()
+    read -ra extra <<<"${UET_ITEST_ENGINE_ARGS:-}"
+    PROG=$ENGINE_PEER start_prog "$@" "${extra[@]}"
+}
+start_prog() {
     local name=$1
     shift
     local prefix=()
     while [[ $1 != -- ]]; do prefix+=("$1"); shift; done
     shift
-    "${prefix[@]}" "$PEER" --name "$name" "$@" >"$WORK/$name.log" 2>&1 &
+    "${prefix[@]}" "$PROG" --name "$name" "$@" >"$WORK/$name.log" 2>&1 &
     PIDS+=($!)
     printf -v "PID_$name" '%s' "$!"
 }

@@ -29,6 +29,7 @@
 #include "eal.hpp"
 #include "exchange.hpp"
 #include "frame.hpp"
+#include "garbage.hpp"
 #include "host_stack.hpp"
 #include "icmp.hpp"
 #include "poll_loop.hpp"
@@ -147,108 +148,6 @@ class gate final : public runtime::frame_handler {
     itest::exchange& x_;
 };
 
-// The outermost handler: raw (garbage) frames first, then the host stack.
-class injector final : public runtime::frame_handler {
-  public:
-    explicit injector(runtime::host_stack& host) : host_(host) {}
-    void on_start(const runtime::io_caps& caps) override { host_.on_start(caps); }
-    void on_receive(std::span<const std::uint8_t> f, std::uint64_t now) override {
-        host_.on_receive(f, now);
-    }
-    std::size_t on_transmit(std::uint64_t now, std::span<runtime::tx_frame> frames) override {
-        std::size_t n = 0;
-        while (n < frames.size() && !raw_.empty() &&
-               raw_.front().size() <= frames[n].buffer.size()) {
-            std::memcpy(frames[n].buffer.data(), raw_.front().data(), raw_.front().size());
-            frames[n++].length = raw_.front().size();
-            raw_.pop_front();
-        }
-        return n + host_.on_transmit(now, frames.subspan(n));
-    }
-    std::uint64_t next_deadline() const override {
-        return raw_.empty() ? host_.next_deadline() : 0;
-    }
-    std::deque<std::vector<std::uint8_t>> raw_;  // filled before the loop runs, drained by it
-
-  private:
-    runtime::host_stack& host_;
-};
-
-// Malformed frames of every kind the receive path must drop and count, addressed to the peer's
-// MAC so that they get past the MAC filter and reach the deeper checks.
-std::vector<std::vector<std::uint8_t>> make_garbage(std::uint32_t n, const options& o,
-                                                    const wire::mac_address& me,
-                                                    const wire::mac_address& peer_mac) {
-    uet::rng rng(0x5eed);
-    std::vector<std::vector<std::uint8_t>> out;
-    wire::frame_spec s;
-    s.src_mac = me;
-    s.dst_mac = peer_mac;
-    s.src_ip = o.ip;
-    s.dst_ip = o.peer;
-    s.src_port = 50000;
-    s.dst_port = wire::uet_udp_port;
-    for (std::uint32_t i = 0; i < n; ++i) {
-        std::vector<std::uint8_t> payload(24 + rng.uniform(200));
-        for (auto& b : payload)
-            b = static_cast<std::uint8_t>(rng.next_u64());
-        std::vector<std::uint8_t> f(1600);
-        wire::frame_spec spec = s;
-        const unsigned kind = i % 11;
-        if (kind == 1) spec.dst_port = 9999;
-        std::size_t len = wire::build_udp_frame(spec, payload, f);
-        switch (kind) {
-            case 0:  // random bytes behind a valid destination MAC
-                for (std::size_t j = 6; j < len; ++j)
-                    f[j] = static_cast<std::uint8_t>(rng.next_u64());
-                break;
-            case 2:
-                len = 14 + rng.uniform(28);
-                break;  // cut inside the IP/UDP headers
-            case 3:
-                f[24] ^= 0x5a;
-                break;  // IP header checksum
-            case 4:
-                f[len - 1] ^= 0xff;
-                break;  // payload after the UDP checksum
-            case 5:
-                break;  // valid UDP, random payload: bad magic
-            case 6:
-                wire::store_be16(&f[38], static_cast<std::uint16_t>(wire::load_be16(&f[38]) + 3));
-                break;
-            case 7: {  // ICMP echo request with a bad checksum
-                runtime::icmp_echo e;
-                e.data = std::span<const std::uint8_t>(payload).first(16);
-                std::vector<std::uint8_t> msg(64);
-                const std::size_t m = runtime::build_icmp_echo(e, msg);
-                msg[2] ^= 1;
-                len = wire::build_ip_frame(spec, runtime::ip_proto_icmp,
-                                           std::span<const std::uint8_t>(msg).first(m), f);
-                break;
-            }
-            case 8:
-                wire::store_be16(&f[12], 0x86dd);
-                break;  // IPv6 ethertype, IPv4 inside
-            case 9: {   // ARP with a wrong hardware type
-                wire::arp_packet arp;
-                arp.sha = me;
-                arp.spa = o.ip;
-                arp.tpa = o.peer;
-                len = wire::build_arp_frame(spec, arp, f);
-                f[15] = 7;
-                break;
-            }
-            case 10:
-                f[20] |= 0x20;
-                wire::ipv4_fill_checksum(std::span(f).subspan(14, 20));
-                break;
-        }
-        f.resize(len);
-        out.push_back(std::move(f));
-    }
-    return out;
-}
-
 void print_result(const options& o, const dpdk::port& port, const runtime::host_stack& host,
                   const itest::exchange& x, bool ok, double seconds) {
     const auto& c = x.counters();
@@ -340,7 +239,7 @@ bool run_round(const options& o, unsigned round) {
     hc.iface = {port->mac(), o.ip, o.prefix, o.gw};
     hc.neighbors.max_frame = std::max<std::size_t>(9216, port->caps().max_frame);
     runtime::host_stack host(hc, g);
-    injector inj(host);
+    itest::injector inj(host);
     runtime::backoff_config bc;
     bc.enabled = o.backoff;
     runtime::poll_loop loop(port->queue(0), inj, bc);
@@ -372,7 +271,7 @@ bool run_round(const options& o, unsigned round) {
                     mac->to_string().c_str());
         // 2. The flood of malformed frames, before the exchange.
         if (o.garbage != 0) {
-            for (auto& f : make_garbage(o.garbage, o, port->mac(), *mac))
+            for (auto& f : itest::make_garbage(o.garbage, o.ip, o.peer, port->mac(), *mac))
                 inj.raw_.push_back(std::move(f));
             if (!wait_for(loop, false, deadline, [&] { return inj.raw_.empty(); })) {
                 return fail("the garbage frames to leave");

@@ -4,10 +4,13 @@
 #     (random bytes, wrong UDP port, truncated headers, bad IP/UDP/ICMP checksums, bad UDP
 #     length, fragments, non-IPv4 ethertype, bad ARP, bad magic) before the verified exchange:
 #     A must count drops by reason, not crash, and still complete the exchange.
+#  1b. the same flood into an engine peer (random UET payloads reach the engine's parsers) ahead
+#     of a verified transfer in every mode: drops counted by reason, every message intact.
 #  2. reopen: the same pair runs two rounds, each opening, using, and closing (detaching) the
 #     same vdev in the same process.
-#  3. SIGKILL: over memif, client B is killed mid-exchange; server A must notice (it reports the
-#     silence, stays responsive) and complete a new exchange with a restarted B.
+#  3. SIGKILL (engines, af_packet): receiver B is killed mid-transfer; sender A's messages must
+#     complete with an error after the retry limit (retry_limit / peer_unreachable), and a new
+#     transfer to a restarted B must succeed through new PDCs.
 source "$(dirname "$0")/lib.sh"
 
 A=${TAG}a B=${TAG}b
@@ -30,6 +33,23 @@ for reason in steer.other_udp steer.runt steer.other_ethertype host.icmp_bad_che
 done
 show "DROPS"
 
+echo "== 1b. garbage flood into an engine, then a verified transfer"
+PLAN_G="uud:1k*20,rud:64k*40,rod:64k*20,rudi:64k*20"
+start_engine AG ip netns exec "$A" -- --dev fa0 --ip 10.7.0.1/24 --peer 10.7.0.2 --expect "$PLAN_G" \
+    --serve-until "$WORK/BG.done"
+start_engine BG ip netns exec "$B" -- --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 --send "$PLAN_G" \
+    --garbage 2200 --done-file "$WORK/BG.done"
+wait_peer BG 90
+wait_peer AG 60
+expect BG "GARBAGE sent 2200"
+expect AG "RECEIVED received ([0-9]+)/\1 reliable, [0-9]+/[0-9]+ uud, 0 errors"
+expect AG "RESULT ok"
+for reason in steer.other_udp steer.runt steer.other_ethertype host.icmp_bad_checksum host.bad_arp \
+    wire.bad_ip_checksum wire.bad_udp_checksum wire.bad_udp_length wire.bad_pds_type; do
+    expect AG "DROPS.* $reason=[1-9]"
+done
+show "AG: DROPS"
+
 echo "== 2. two rounds: open, exchange, close, reopen the same vdev"
 start_peer A2 ip netns exec "$A" -- --dev fa0 --ip 10.7.0.1/24 --peer 10.7.0.2 --count 1000 --max-frame 1514 --rounds 2
 start_peer B2 ip netns exec "$B" -- --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 --count 1000 --max-frame 1514 --rounds 2
@@ -38,25 +58,38 @@ wait_peer B2 120
 expect A2 "ROUND 2 ok"
 expect B2 "ROUND 2 ok"
 
-echo "== 3. SIGKILL of the peer mid-exchange, then a restarted peer"
-SOCK=$WORK/memif.sock
-COUNT=300000
-start_peer A3 -- --dev "net_memif0,role=server,socket=$SOCK,socket-abstract=no" \
-    --ip 10.9.0.1/24 --peer 10.9.0.2 --count "$COUNT" --timeout 120
-WATCH=(A3)
-wait_until 60 "the memif server's socket" test -S "$SOCK"
-start_peer B3 -- --dev "net_memif1,role=client,socket=$SOCK,socket-abstract=no" \
-    --ip 10.9.0.2/24 --peer 10.9.0.1 --count "$COUNT" --progress-file "$WORK/B3.progress"
+echo "== 3. engines: SIGKILL of the receiver mid-transfer, then a restarted receiver"
+# A's messages to the dead B must complete with an error after the retry limit (retry_limit on
+# the open PDC, peer_unreachable on PDCs whose SYN is never answered): nothing hangs. Then a
+# restarted B (a fresh engine) takes a new transfer through new PDCs.
+# The engine fails the messages of a dead peer a PDC at a time (each new PDC's SYN must time out
+# on its own), so the first plan stays short and the retry limit low. RUD only: a ROD PDC to a
+# dead peer rewinds its whole window on every timeout and took ~20 s to reach the limit.
+PLAN1="rud:1m*30"
+PLAN2="uud:1k*20,rud:1k*50,rud:1m*8,rod:1m*4,rudi:64k*8"
+start_engine B3 ip netns exec "$B" -- --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 --expect "$PLAN1" \
+    --progress-file "$WORK/B3.progress" --progress-after 3
+start_engine A3 ip netns exec "$A" -- --dev fa0 --ip 10.7.0.1/24 --peer 10.7.0.2 --retries 8 --rto-us 5000 \
+    --send "$PLAN1" --allow-errors --then-send "$PLAN2" --then-after "$WORK/go" \
+    --done-file "$WORK/A3.done"
 WATCH=(A3 B3)
-wait_until 60 "B3 to receive 1000 frames" test -f "$WORK/B3.progress"
+wait_until 60 "B3 to receive 3 messages" test -f "$WORK/B3.progress"
 kill -9 "$PID_B3"
 wait "$PID_B3" 2>/dev/null || true
 WATCH=(A3)
-wait_until 60 "A3 to report the silent peer" grep -q "peer silent" "$WORK/A3.log"
-start_peer B4 -- --dev "net_memif1,role=client,socket=$SOCK,socket-abstract=no" \
-    --ip 10.9.0.2/24 --peer 10.9.0.1 --count "$COUNT"
+wait_until 60 "A3 to complete every message of the first plan" grep -q "COMPLETIONS epoch=1" "$WORK/A3.log"
+expect A3 "COMPLETIONS epoch=1 completed 30/30 \([1-9][0-9]* failed\).* other=0 duplicates=0"
+start_engine B4 ip netns exec "$B" -- --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 --expect "$PLAN2" \
+    --epoch 2 --ready-file "$WORK/B4.ready" --serve-until "$WORK/A3.done"
+WATCH=(A3 B4)
+wait_until 60 "the restarted B4 to open its port" test -f "$WORK/B4.ready"
+touch "$WORK/go"
 wait_peer A3 120
-wait_peer B4 120
-expect A3 "RESULT ok .*abandoned=1"
+wait_peer B4 60
+expect A3 "COMPLETIONS epoch=2 completed ([0-9]+)/\1 \(0 failed\)"
+expect A3 "COUNTERS .* pdcs_failed=[1-9]"
+expect A3 "RESULT ok"
+expect B4 "RECEIVED received ([0-9]+)/\1 reliable, [0-9]+/[0-9]+ uud, 0 errors"
+expect B4 "COUNTERS .* target_pdcs_opened=[1-9]"
 expect B4 "RESULT ok"
-show "RESULT"
+show "COMPLETIONS|RESULT|RECEIVED"

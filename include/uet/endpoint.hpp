@@ -1,0 +1,120 @@
+// Endpoint: reliable datagram, connectionless (libfabric's FI_EP_RDM). Every operation takes the
+// peer from the address vector and a context returned in its completion; every call returns a
+// std::error_code at once (nothing throws, nothing blocks) and, when that is {}, the operation
+// ends in exactly one completion or error completion on the endpoint's queue (inject excepted).
+// Buffers passed to an operation must stay valid until its completion.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <system_error>
+
+#include "address_vector.hpp"
+#include "atomic.hpp"
+#include "completion_queue.hpp"
+
+namespace uet {
+
+// How the endpoint's packets are delivered (UET PDS modes).
+enum class delivery : std::uint8_t {
+    rud,   // reliable, unordered (default)
+    rod,   // reliable, ordered: messages from one peer match in the order they were sent
+    rudi,  // reliable, unordered, idempotent: for RMA (no connection state at the target)
+    uud,   // unreliable datagrams: send / tagged send of one packet, no response, no RMA
+};
+
+struct endpoint_attr {
+    std::uint32_t job_id = 0;  // 24 bits: the job whose packets and memory keys it accepts
+    delivery mode = delivery::rud;
+    std::size_t tx_depth = 1024;       // operations outstanding at once
+    std::size_t rx_depth = 1024;       // receives posted at once (tx_depth + rx_depth < 65536)
+    std::size_t max_unexpected = 256;  // messages that arrived before their receive
+    std::size_t max_unexpected_bytes = 16u << 20;
+    std::size_t max_deferred = 1024;  // deferred sends remembered until a receive is posted
+    std::size_t inject_size = 256;    // inject(): largest message, copied at the call
+    // Sends of at least this many bytes use DEFERRABLE_SEND: a target with no matching receive
+    // answers NO_MATCH instead of buffering, and asks for the message again (DEFERRABLE_RTR)
+    // once a receive is posted.
+    std::size_t deferrable_threshold = 64u << 10;
+    // Sends of at least this many bytes use RENDEZVOUS_SEND: the target pulls them with reads.
+    std::size_t rendezvous_threshold = 1u << 20;
+    std::size_t max_message_size = std::size_t{1} << 31;
+};
+
+struct endpoint_counters {
+    std::uint64_t rejected_job = 0;      // requests of another job, answered BAD_JOB_ID
+    std::uint64_t rejected_key = 0;      // bad key, access or bounds, answered with the code
+    std::uint64_t unexpected = 0;        // messages buffered before their receive
+    std::uint64_t deferred = 0;          // sends answered NO_MATCH (deferrable)
+    std::uint64_t ready_to_receive = 0;  // DEFERRABLE_RTR sent
+    std::uint64_t resent_after_rtr = 0;  // deferred sends sent again
+    std::uint64_t rendezvous = 0;        // rendezvous sends received
+    std::uint64_t stale_responses = 0;   // responses to nothing outstanding
+    std::uint64_t unanswerable = 0;      // a response could not be queued
+};
+
+namespace detail {
+struct endpoint_impl;
+}
+
+class endpoint {
+  public:
+    endpoint() = default;
+    ~endpoint();
+    endpoint(endpoint&&) noexcept;
+    endpoint& operator=(endpoint&&) noexcept;
+    endpoint(const endpoint&) = delete;
+    endpoint& operator=(const endpoint&) = delete;
+
+    endpoint_address address() const noexcept;
+    const endpoint_attr& attr() const noexcept;
+    endpoint_counters counters() const noexcept;
+
+    // ---- messages ----
+    std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context);
+    std::error_code recv(std::span<std::byte> buf, void* context, peer_addr from = any_peer);
+    // Small messages (at most attr().inject_size), copied at the call: no completion.
+    std::error_code inject(peer_addr to, std::span<const std::byte> buf);
+
+    // ---- tagged messages: a receive matches when (tag ^ its tag) & ~ignore == 0 ----
+    std::error_code tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
+                          void* context);
+    std::error_code trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
+                          void* context, peer_addr from = any_peer);
+    std::error_code tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag);
+
+    // ---- RMA: offset is from the start of the peer's region named by key ----
+    std::error_code write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
+                          std::uint64_t key, void* context);
+    // Also delivers data to the target's completion queue (remote_cq_data | remote_write).
+    std::error_code write_data(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
+                               std::uint64_t key, std::uint64_t data, void* context);
+    std::error_code read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
+                         std::uint64_t key, void* context);
+
+    // ---- atomics: operand holds count elements of type; result (fetching) as many ----
+    std::error_code atomic(peer_addr to, atomic_op op, atomic_type type,
+                           std::span<const std::byte> operand, std::uint64_t offset,
+                           std::uint64_t key, void* context);
+    std::error_code fetch_atomic(peer_addr to, atomic_op op, atomic_type type,
+                                 std::span<const std::byte> operand, std::span<std::byte> result,
+                                 std::uint64_t offset, std::uint64_t key, void* context);
+    // One element: if target == compare then target = swap; result gets the old value.
+    std::error_code compare_atomic(peer_addr to, atomic_type type,
+                                   std::span<const std::byte> compare,
+                                   std::span<const std::byte> swap, std::span<std::byte> result,
+                                   std::uint64_t offset, std::uint64_t key, void* context);
+
+    // Cancels what is outstanding (error completions errc::canceled) and leaves the fabric;
+    // every later call returns errc::endpoint_closed. The destructor closes too.
+    void close() noexcept;
+    bool is_open() const noexcept;
+
+  private:
+    friend class domain;
+    std::shared_ptr<detail::endpoint_impl> impl_;
+};
+
+}  // namespace uet

@@ -1,0 +1,107 @@
+// Fabric and domain: the provider (how packets move) and the resources endpoints share.
+//
+//   auto fab = uet::fabric::open({});            // provider "pipe": in-process, virtual time
+//   auto dom = fab->open_domain();
+//   auto cq = dom->open_cq(256); auto av = dom->open_av();
+//   auto ep = dom->open_endpoint({.job_id = 7}, *cq, *av);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "address_vector.hpp"
+#include "completion_queue.hpp"
+#include "endpoint.hpp"
+#include "memory_region.hpp"
+#include "status.hpp"
+
+namespace uet {
+
+// The pipe provider's links: every frame to an endpoint crosses one, seeded and deterministic.
+struct link_impairments {
+    double loss = 0;                         // independent drop probability
+    double reorder = 0;                      // probability a frame is held back ...
+    std::uint32_t reorder_max_distance = 0;  // ... until up to this many later frames passed
+    double duplicate = 0;                    // probability a frame is delivered twice
+    std::uint64_t delay_ns = 1000;           // propagation delay
+    double rate_gbps = 0;                    // serialisation rate; 0: infinite
+};
+
+struct fabric_attr {
+    std::string provider = "pipe";
+    link_impairments impairments;
+    std::uint32_t mtu = 4096;  // SES payload bytes per packet (64..8192 on the pipe)
+    std::uint64_t seed = 1;
+};
+
+// What the pipe provider's links did to the frames they carried.
+struct fabric_stats {
+    std::uint64_t frames = 0;      // frames sent into links
+    std::uint64_t lost = 0;        // dropped by the loss impairment
+    std::uint64_t reordered = 0;   // held back and delivered after later frames
+    std::uint64_t duplicated = 0;  // delivered twice
+    std::uint64_t unroutable = 0;  // addressed to no open endpoint
+};
+
+struct domain_attr {
+    std::size_t max_memory_regions = 4096;
+};
+
+namespace detail {
+struct fabric_impl;
+struct domain_impl;
+}  // namespace detail
+
+class domain;
+
+class fabric {
+  public:
+    // Providers: "pipe" (endpoints of this process over impairment links in virtual time).
+    static result<fabric> open(const fabric_attr& attr = {});
+    fabric() = default;
+    ~fabric();
+    fabric(fabric&&) noexcept;
+    fabric& operator=(fabric&&) noexcept;
+    fabric(const fabric&) = delete;
+    fabric& operator=(const fabric&) = delete;
+
+    result<domain> open_domain(const domain_attr& attr = {});
+    const fabric_attr& attr() const noexcept;
+    // One progress step of every endpoint (the clock jumps to the next event when nothing is
+    // runnable); false when nothing is left to do anywhere.
+    bool progress();
+    std::uint64_t now_ns() const noexcept;  // the virtual clock
+    fabric_stats stats() const noexcept;
+
+  private:
+    std::shared_ptr<detail::fabric_impl> impl_;
+};
+
+class domain {
+  public:
+    domain() = default;
+    ~domain();
+    domain(domain&&) noexcept;
+    domain& operator=(domain&&) noexcept;
+    domain(const domain&) = delete;
+    domain& operator=(const domain&) = delete;
+
+    // The key is valid for peers of job_id only.
+    result<memory_region> register_memory(std::span<std::byte> buf, access flags,
+                                          std::uint32_t job_id);
+    // capacity: completions that may be awaited at once (posting beyond gives errc::cq_full).
+    result<completion_queue> open_cq(std::size_t capacity = 1024);
+    result<address_vector> open_av();
+    result<endpoint> open_endpoint(const endpoint_attr& attr, completion_queue& cq,
+                                   address_vector& av);
+    bool progress();  // fabric::progress()
+
+  private:
+    friend class fabric;
+    std::shared_ptr<detail::domain_impl> impl_;
+};
+
+}  // namespace uet

@@ -1,0 +1,275 @@
+// Inside the public API: the objects behind the handles of include/uet/ and the "pipe" provider.
+//
+// The provider is an in-process virtual network: every endpoint is one uet::engine with its own
+// IPv4 address, and every frame to an endpoint crosses that endpoint's pipe::link (impairments
+// from fabric_attr). Time is virtual: a progress step runs everything due now and, when nothing
+// is, jumps the clock to the next engine deadline or link arrival, so runs are deterministic and
+// need no sleeps. Progress happens only when the application reads a completion queue or calls
+// progress(); everything is single-threaded.
+//
+// Split by concern: fabric.cpp (fabric, domain, network, address vector, completion queue,
+// memory regions), endpoint.cpp (what the application posts: the initiator side),
+// endpoint_rx.cpp (what arrives: the target side and responses), atomics.cpp (atomic arithmetic).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine.hpp"
+#include "flat_map.hpp"
+#include "matching.hpp"
+#include "mr_table.hpp"
+#include "pipe.hpp"
+#include "uet/uet.hpp"
+
+namespace uet::detail {
+
+inline constexpr std::uint32_t none = 0xffffffffu;
+
+std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
+
+// SES return code -> the error the application sees, and a sentence naming the cause.
+errc errc_of(wire::ses_return_code rc) noexcept;
+std::string_view detail_of(wire::ses_return_code rc) noexcept;
+std::string_view detail_of(errc e) noexcept;
+
+struct fabric_impl;
+struct endpoint_impl;
+
+struct cq_impl {
+    cq_impl(std::shared_ptr<fabric_impl> f, std::size_t capacity);
+
+    // Room for one more operation's completion (posting takes it; its completion gives it back).
+    bool reserve() noexcept;
+    void unreserve() noexcept { --reserved_; }
+    // A completion of a reserved operation: always has room.
+    void push_reserved(const completion& c) noexcept;
+    // A completion nobody reserved (remote write data): lost (and reported) when full.
+    void push_unreserved(const completion& c) noexcept;
+    std::size_t pop(std::span<completion> out) noexcept;
+    bool pop_error(completion& out) noexcept;
+    bool head_is_error() const noexcept;
+
+    std::shared_ptr<fabric_impl> fabric;
+    std::size_t capacity;
+    std::vector<completion> ring;  // 2 x capacity: reserved entries always fit
+    std::size_t head = 0, count = 0, reserved_ = 0;
+    bool overrun = false;
+};
+
+struct av_impl {
+    std::vector<endpoint_address> addresses;
+    std::unordered_map<std::uint32_t, std::uint64_t> by_ip;  // filled at insert, read on receive
+};
+
+struct domain_impl {
+    domain_impl(std::shared_ptr<fabric_impl> f, const domain_attr& a);
+    std::shared_ptr<fabric_impl> fabric;
+    ses::mr_table regions;
+};
+
+// One operation the application posted (or a receive), from the endpoint's pool.
+enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
+
+struct op {
+    op_kind kind = op_kind::send;
+    bool in_use = false;
+    bool inject = false;  // no completion
+    bool tagged = false;
+    void* context = nullptr;
+    std::uint16_t generation = 0;
+    peer_addr peer = any_peer;
+    std::uint32_t engine_peer = none;
+    const std::byte* src = nullptr;  // send, write, atomic operands
+    std::byte* dst = nullptr;        // recv, read, fetched values
+    std::size_t len = 0;             // bytes of the operation (a receive: its buffer)
+    std::uint64_t offset = 0, key = 0, tag = 0, data = 0;
+    bool hd = false;
+    completion_flags flags = completion_flags::none;
+    // progress
+    std::size_t next_offset = 0;
+    std::uint32_t in_flight = 0;  // engine messages not finished
+    bool issued = false;          // at least one message went (zero-length operations)
+    errc error{};
+    int prov_errno = 0;
+    std::size_t olen = 0;
+    // sends
+    wire::ses_opcode opcode = wire::ses_opcode::send;
+    bool deferred = false;           // the target answered NO_MATCH: waiting for its RTR
+    std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
+    bool rtr_seen = false;           // the RTR came before the NO_MATCH response
+    std::uint64_t rendezvous_key = 0;
+    // atomics
+    wire::ses_atomic_extension atomic{};
+    std::array<std::uint8_t, 16> compare{}, swap{};
+    bool cas = false, fetching = false;
+    // receives
+    ses::match_rule rule;
+    bool reserved = false;  // promised to a deferred send by an RTR
+    std::uint32_t reserved_peer = none, reserved_token = 0;
+    std::size_t msg_len = 0;  // the matched message's length
+    peer_addr msg_from = any_peer;
+    std::uint64_t msg_tag = 0;
+    // receives of a rendezvous: what to pull, and whom to answer when done
+    bool pulling = false;
+    std::uint64_t pull_key = 0, pull_offset = 0;
+    std::uint32_t origin_peer = none, origin_job = 0;
+    delivery_mode origin_mode = delivery_mode::rud;
+    std::uint16_t origin_message_id = 0;
+};
+
+// One engine message of an operation, in flight until both its PDS completion and (for modes
+// that answer) its SES response are in.
+struct message_record {
+    bool in_use = false;
+    errc error{};  // RTRs: how the initiator answered
+    bool pds_done = false, response_done = false, expects_response = true;
+    std::uint32_t op = none;  // none: an RTR whose receive is rtr_recv
+    std::uint32_t rtr_recv = none;
+    std::size_t offset = 0;  // where in the operation its bytes are
+    std::uint32_t length = 0;
+    std::uint32_t peer = none;
+    std::uint8_t mode = 0;
+    std::uint16_t message_id = 0;
+};
+
+// A message that arrived before its receive, or a send deferred until one is posted.
+struct held_message {
+    received_message msg;   // its engine buffer is held until it is matched
+    bool answered = false;  // an eager send is answered OK when buffered
+    bool tagged = false;
+    std::uint64_t tag = 0;
+};
+struct deferred_send {
+    std::uint32_t peer = none;
+    bool tagged = false;
+    std::uint64_t tag = 0;
+    std::uint32_t initiator_token = 0;
+};
+
+struct endpoint_impl {
+    endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
+                  std::shared_ptr<av_impl> a, const endpoint_attr& attr, std::uint32_t ip,
+                  std::uint32_t mtu);
+
+    // ---- posting (endpoint.cpp) ----
+    std::error_code post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
+                              std::uint64_t tag, void* context, bool inject);
+    std::error_code post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
+                              std::uint64_t ignore, void* context, peer_addr from);
+    std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
+                             std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
+                             std::uint64_t data, void* context);
+    std::error_code post_atomic(peer_addr to, atomic_op aop, atomic_type type,
+                                std::span<const std::byte> operand, std::span<std::byte> result,
+                                const std::byte* compare, bool fetching, bool cas,
+                                std::uint64_t offset, std::uint64_t key, void* context);
+    void close() noexcept;
+
+    // ---- initiator machinery (endpoint.cpp) ----
+    std::error_code check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer);
+    std::uint32_t allocate_op() noexcept;
+    void release_op(std::uint32_t index) noexcept;
+    std::uint32_t token_of(std::uint32_t index) const noexcept;
+    std::uint32_t op_of_token(std::uint32_t token) const noexcept;
+    enum class post_result : std::uint8_t { posted, no_room, failed };
+    void pump(std::uint32_t index);
+    post_result issue_next(std::uint32_t index);
+    post_result issue_send(op& o, std::uint32_t index);
+    // One engine message of operation index (none: the RTR of receive rtr_recv).
+    post_result post_message(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
+                             const ses_fields& f, std::span<const std::uint8_t> data,
+                             std::size_t offset, std::uint32_t length);
+    void progress_op(std::uint32_t index);
+    void finish(std::uint32_t index);
+    void fail(op& o, errc e, int prov_errno = 0);
+    ses_fields request_fields(wire::ses_opcode opcode) const noexcept;
+
+    // ---- what arrives (endpoint_rx.cpp) ----
+    bool process();  // engine completions and messages; true if anything happened
+    void on_send_completion(const send_completion& c);
+    void finish_record(std::uint32_t rec);
+    void on_message(received_message& m);
+    void on_response(received_message& m);
+    void on_send_request(received_message& m);
+    void on_write(received_message& m);
+    void on_read(received_message& m);
+    void on_atomic(received_message& m);
+    void on_rtr(received_message& m);
+    void deliver(std::uint32_t recv, received_message& m, bool answered);
+    void defer(received_message& m, bool tagged);
+    void start_rtr(std::uint32_t recv, const deferred_send& d);
+    void respond(const received_message& m, wire::ses_return_code rc,
+                 std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
+                 std::uint32_t buffer = none);
+    void end_pull(op& o);
+    void retry_stalled();
+    peer_addr peer_of(std::uint32_t engine_peer) const;
+
+    std::shared_ptr<domain_impl> domain;
+    std::shared_ptr<cq_impl> cq;
+    std::shared_ptr<av_impl> av;
+    endpoint_attr attr;
+    delivery_mode mode;
+    endpoint_address address;
+    std::uint32_t mtu;
+    std::unique_ptr<engine> eng;  // null once closed
+    endpoint_counters counters{};
+
+    std::vector<op> ops;
+    std::vector<std::uint32_t> free_ops;
+    std::vector<std::byte> inject_buffers;  // one inject_size slot per op
+    std::vector<message_record> records;
+    std::vector<std::uint32_t> free_records;
+    pds::flat_map record_by_id;          // (peer, mode, message id) -> record
+    std::vector<std::uint32_t> stalled;  // operations waiting for a free record
+    std::vector<std::uint32_t> stalled_retry;
+    ses::bounded_fifo<std::uint32_t> posted;
+    ses::bounded_fifo<held_message> unexpected;
+    std::size_t unexpected_bytes = 0;
+    ses::bounded_fifo<deferred_send> deferred_sends;
+    std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
+    std::vector<std::uint32_t> free_response_buffers;
+    std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
+    std::vector<send_completion> completions;   // scratch for poll_send_completions
+};
+
+// Every endpoint of the fabric, the links into them and the virtual clock.
+struct fabric_impl {
+    explicit fabric_impl(const fabric_attr& a);
+    std::uint32_t attach(endpoint_impl* ep);  // its IPv4 address
+    void detach(std::uint32_t ip) noexcept;
+    bool step();
+    std::uint64_t next_event() const noexcept;
+    void route(std::span<const std::uint8_t> frame);
+
+    struct node {
+        endpoint_impl* ep = nullptr;
+        pipe::link ingress;
+    };
+    fabric_attr attr;
+    std::vector<std::unique_ptr<node>> nodes;  // index = ip - base_ip
+    std::uint64_t now = 0;
+    std::uint64_t unroutable = 0;  // frames to no (open) endpoint
+    std::vector<tx_frame> frames;
+};
+
+inline constexpr std::uint32_t base_ip = 0x0a000001;  // 10.0.0.1, 10.0.0.2, ...
+// Largest message the engine carries; longer operations go as several.
+inline constexpr std::uint32_t chunk_bytes = 4u << 20;
+inline constexpr std::uint32_t chunks_in_flight = 8;  // per operation
+inline constexpr std::size_t max_atomic_bytes = 256;
+
+// Applies one atomic request to target (count elements); old values to fetched when non-null.
+wire::ses_return_code apply_atomic(const wire::ses_atomic_extension& ext,
+                                   const std::uint8_t* compare, std::uint8_t* target,
+                                   std::span<const std::uint8_t> operand,
+                                   std::uint8_t* fetched) noexcept;
+bool to_wire(atomic_op op, atomic_type type, wire::ses_atomic_extension& out) noexcept;
+
+}  // namespace uet::detail

@@ -1,0 +1,635 @@
+// The endpoint's initiator side: checking and posting operations, cutting them into engine
+// messages (at most chunk_bytes each, chunks_in_flight at a time), and completing them once every
+// message has both left (PDS completion) and been answered (SES response).
+#include <algorithm>
+#include <cstring>
+
+#include "api_impl.hpp"
+
+namespace uet {
+namespace detail {
+
+namespace {
+
+constexpr std::uint64_t record_key(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
+    return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
+}
+
+wire::mac_address mac_of(std::uint32_t ip) {
+    return {{0x02, 0x00, static_cast<std::uint8_t>(ip >> 24), static_cast<std::uint8_t>(ip >> 16),
+             static_cast<std::uint8_t>(ip >> 8), static_cast<std::uint8_t>(ip)}};
+}
+
+delivery_mode engine_mode(delivery d) {
+    return static_cast<delivery_mode>(d);
+}
+
+engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t ip, std::uint32_t mtu,
+                                std::uint64_t seed) {
+    engine_config c;
+    c.ip = ip;
+    c.mac = mac_of(ip);
+    c.mtu_payload = mtu;
+    c.max_pdcs = 128;
+    c.max_message_size = chunk_bytes;
+    c.max_pending_messages = 8192;
+    c.max_rx_messages = 1024 + attr.max_unexpected;
+    c.max_rx_buffer_bytes = std::uint64_t{512} << 20;
+    c.seed = seed ^ (std::uint64_t{ip} << 20);
+    return c;
+}
+
+}  // namespace
+
+std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
+    return record_key(peer, mode, id);
+}
+
+endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
+                             std::shared_ptr<av_impl> a, const endpoint_attr& at, std::uint32_t ip,
+                             std::uint32_t m)
+    : domain(std::move(d)),
+      cq(std::move(c)),
+      av(std::move(a)),
+      attr(at),
+      mode(engine_mode(at.mode)),
+      address{ip, wire::uet_udp_port},
+      mtu(m),
+      eng(std::make_unique<engine>(engine_config_for(at, ip, m, domain->fabric->attr.seed))),
+      ops(at.tx_depth + at.rx_depth),
+      inject_buffers(ops.size() * at.inject_size),
+      records(4096),
+      record_by_id(4096),
+      posted(at.rx_depth),
+      unexpected(at.max_unexpected),
+      deferred_sends(at.max_deferred),
+      response_buffers(1024 * max_atomic_bytes),
+      completions(64) {
+    free_ops.reserve(ops.size());
+    for (std::size_t i = ops.size(); i-- > 0;)
+        free_ops.push_back(static_cast<std::uint32_t>(i));
+    free_records.reserve(records.size());
+    for (std::size_t i = records.size(); i-- > 0;)
+        free_records.push_back(static_cast<std::uint32_t>(i));
+    free_response_buffers.reserve(1024);
+    for (std::uint32_t i = 1024; i-- > 0;)
+        free_response_buffers.push_back(i);
+    stalled.reserve(ops.size());
+    stalled_retry.reserve(ops.size());
+}
+
+// ---- pools ----
+
+std::uint32_t endpoint_impl::allocate_op() noexcept {
+    if (free_ops.empty()) return none;
+    const std::uint32_t index = free_ops.back();
+    free_ops.pop_back();
+    op& o = ops[index];
+    const std::uint16_t generation = static_cast<std::uint16_t>(o.generation + 1);
+    o = op{};
+    o.generation = generation == 0 ? 1 : generation;
+    o.in_use = true;
+    return index;
+}
+
+void endpoint_impl::release_op(std::uint32_t index) noexcept {
+    ops[index].in_use = false;
+    free_ops.push_back(index);
+}
+
+// Tokens name an operation on the wire (restart tokens, RTR): generation and index, never 0.
+std::uint32_t endpoint_impl::token_of(std::uint32_t index) const noexcept {
+    return (std::uint32_t{ops[index].generation} << 16) | index;
+}
+
+std::uint32_t endpoint_impl::op_of_token(std::uint32_t token) const noexcept {
+    const std::uint32_t index = token & 0xffff;
+    if (index >= ops.size() || !ops[index].in_use || ops[index].generation != token >> 16)
+        return none;
+    return index;
+}
+
+// ---- checks common to every post ----
+
+std::error_code endpoint_impl::check_post(peer_addr peer, bool reserve_cq,
+                                          std::uint32_t& engine_peer) {
+    if (!eng) return errc::endpoint_closed;
+    const auto index = static_cast<std::uint64_t>(peer);
+    if (index >= av->addresses.size()) return errc::unknown_peer;
+    if (engine_peer_of.size() < av->addresses.size())
+        engine_peer_of.resize(av->addresses.size(), none);
+    if (engine_peer_of[index] == none) {
+        const std::uint32_t ip = av->addresses[index].ip;
+        const peer_id p = eng->add_peer(mac_of(ip), ip);
+        if (p == invalid_peer) return errc::again;
+        engine_peer_of[index] = p;
+    }
+    engine_peer = engine_peer_of[index];
+    if (reserve_cq && !cq->reserve()) return errc::cq_full;
+    return {};
+}
+
+ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept {
+    ses_fields f;
+    f.opcode = opcode;
+    f.job_id = attr.job_id;
+    f.initiator = address.ip;
+    return f;
+}
+
+// ---- posting ----
+
+std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
+                                         std::uint64_t tag, void* context, bool inject) {
+    if (!eng) return errc::endpoint_closed;
+    if (inject && buf.size() > attr.inject_size) return errc::message_too_long;
+    if (buf.size() > attr.max_message_size) return errc::message_too_long;
+    if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
+    std::uint32_t peer = none;
+    if (auto ec = check_post(to, !inject, peer)) return ec;
+    const std::uint32_t index = allocate_op();
+    if (index == none) {
+        if (!inject) cq->unreserve();
+        return errc::again;
+    }
+    op& o = ops[index];
+    o.kind = op_kind::send;
+    o.inject = inject;
+    o.tagged = tagged;
+    o.tag = tag;
+    o.context = context;
+    o.peer = to;
+    o.engine_peer = peer;
+    o.len = buf.size();
+    o.src = buf.data();
+    o.flags = tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
+    if (inject) {
+        std::byte* copy = &inject_buffers[std::size_t{index} * attr.inject_size];
+        if (!buf.empty()) std::memcpy(copy, buf.data(), buf.size());
+        o.src = copy;
+    }
+    using wire::ses_opcode;
+    if (mode != delivery_mode::uud && buf.size() >= attr.rendezvous_threshold) {
+        o.opcode = tagged ? ses_opcode::rendezvous_tsend : ses_opcode::rendezvous_send;
+        // The target pulls the bytes with reads of a region registered for the send's duration;
+        // it grants remote reads only, so nothing writes through the pointer.
+        o.rendezvous_key =
+            domain->regions.add(reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(o.src)),
+                                o.len, ses::mr_remote_read, attr.job_id);
+        if (o.rendezvous_key == 0) {
+            release_op(index);
+            if (!inject) cq->unreserve();
+            return errc::again;
+        }
+    } else if (mode != delivery_mode::uud && buf.size() >= attr.deferrable_threshold) {
+        o.opcode = tagged ? ses_opcode::deferrable_tsend : ses_opcode::deferrable_send;
+    } else {
+        o.opcode = tagged ? ses_opcode::tagged_send : ses_opcode::send;
+    }
+    pump(index);
+    return {};
+}
+
+std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
+                                         std::uint64_t ignore, void* context, peer_addr from) {
+    if (!eng) return errc::endpoint_closed;
+    std::uint32_t source = ses::any_source;
+    if (from != any_peer) {
+        if (auto ec = check_post(from, false, source)) return ec;
+    }
+    if (!cq->reserve()) return errc::cq_full;
+    const std::uint32_t index = allocate_op();
+    // An RTR may be needed: keep a record for it so that nothing has to be undone later.
+    if (index == none || free_records.empty()) {
+        if (index != none) release_op(index);
+        cq->unreserve();
+        return errc::again;
+    }
+    op& o = ops[index];
+    o.kind = op_kind::recv;
+    o.context = context;
+    o.dst = buf.data();
+    o.len = buf.size();
+    o.tagged = tagged;
+    o.rule = ses::match_rule{tagged, tag, ignore, source};
+    o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
+    const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
+    auto held = unexpected.take_first(
+        [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
+    if (held) {
+        unexpected_bytes -= held->msg.data.size();
+        deliver(index, held->msg, held->answered);
+        return {};
+    }
+    if (auto d = deferred_sends.take_first(matches)) {
+        start_rtr(index, *d);
+        return {};
+    }
+    if (!posted.push(index)) {
+        release_op(index);
+        cq->unreserve();
+        return errc::again;
+    }
+    return {};
+}
+
+std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std::byte* src,
+                                        std::byte* dst, std::size_t len, std::uint64_t offset,
+                                        std::uint64_t key, bool hd, std::uint64_t data,
+                                        void* context) {
+    if (!eng) return errc::endpoint_closed;
+    if (mode == delivery_mode::uud) return errc::unsupported;
+    if (len > attr.max_message_size || (hd && len > chunk_bytes)) return errc::message_too_long;
+    std::uint32_t engine_peer = none;
+    if (auto ec = check_post(peer, true, engine_peer)) return ec;
+    const std::uint32_t index = allocate_op();
+    if (index == none) {
+        cq->unreserve();
+        return errc::again;
+    }
+    op& o = ops[index];
+    o.kind = kind;
+    o.context = context;
+    o.peer = peer;
+    o.engine_peer = engine_peer;
+    o.src = src;
+    o.dst = dst;
+    o.len = len;
+    o.offset = offset;
+    o.key = key;
+    o.hd = hd;
+    o.data = data;
+    o.flags = completion_flags::rma |
+              (kind == op_kind::write ? completion_flags::write : completion_flags::read);
+    pump(index);
+    return {};
+}
+
+std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_type type,
+                                           std::span<const std::byte> operand,
+                                           std::span<std::byte> result, const std::byte* compare,
+                                           bool fetching, bool cas, std::uint64_t offset,
+                                           std::uint64_t key, void* context) {
+    if (!eng) return errc::endpoint_closed;
+    if (mode == delivery_mode::uud) return errc::unsupported;
+    wire::ses_atomic_extension ext;
+    if (!to_wire(aop, type, ext)) return errc::invalid_argument;
+    const std::size_t size = size_of(type);
+    if (operand.empty() || operand.size() % size != 0 || operand.size() > max_atomic_bytes ||
+        (cas && operand.size() != size) || (fetching && result.size() < operand.size()))
+        return errc::invalid_argument;
+    if (aop == atomic_op::read && !fetching) return errc::invalid_argument;
+    const bool bitwise = aop == atomic_op::band || aop == atomic_op::bor || aop == atomic_op::bxor;
+    if (bitwise && is_floating(type)) return errc::unsupported;
+    std::uint32_t engine_peer = none;
+    if (auto ec = check_post(to, true, engine_peer)) return ec;
+    const std::uint32_t index = allocate_op();
+    if (index == none) {
+        cq->unreserve();
+        return errc::again;
+    }
+    op& o = ops[index];
+    o.kind = op_kind::atomic;
+    o.context = context;
+    o.peer = to;
+    o.engine_peer = engine_peer;
+    o.src = operand.data();
+    o.len = operand.size();
+    o.dst = result.data();
+    o.offset = offset;
+    o.key = key;
+    o.atomic = ext;
+    o.fetching = fetching;
+    o.cas = cas;
+    if (cas) {
+        o.atomic.atomic_opcode = wire::ses_atomic_opcode::cswap;
+        std::memcpy(o.compare.data(), compare, size);
+        std::memcpy(o.swap.data(), operand.data(), size);
+    }
+    o.flags =
+        completion_flags::atomic | (fetching ? completion_flags::read : completion_flags::write);
+    pump(index);
+    return {};
+}
+
+// ---- cutting operations into messages ----
+
+namespace {
+
+bool has_more(const op& o) {
+    switch (o.kind) {
+        case op_kind::write:
+        case op_kind::read:
+            return !o.issued || o.next_offset < o.len;
+        case op_kind::recv:
+            return o.pulling && o.next_offset < o.msg_len;
+        default:
+            return !o.issued;
+    }
+}
+
+}  // namespace
+
+endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std::uint32_t rtr_recv,
+                                                       std::uint32_t peer, const ses_fields& f,
+                                                       std::span<const std::uint8_t> data,
+                                                       std::size_t offset, std::uint32_t length) {
+    if (free_records.empty()) return post_result::no_room;
+    const std::uint32_t rec = free_records.back();
+    std::uint16_t id = 0;
+    const status st = eng->post_message(peer, mode, f, data, rec, &id);
+    if (!st.ok()) {
+        if (st.code == status_code::too_many_pending) return post_result::no_room;
+        if (index != none) fail(ops[index], errc::invalid_argument);
+        return post_result::failed;
+    }
+    free_records.pop_back();
+    message_record& r = records[rec];
+    r = message_record{};
+    r.in_use = true;
+    r.expects_response = mode != delivery_mode::uud;
+    r.op = index;
+    r.rtr_recv = rtr_recv;
+    r.offset = offset;
+    r.length = length;
+    r.peer = peer;
+    r.mode = static_cast<std::uint8_t>(mode);
+    r.message_id = id;
+    if (r.expects_response) record_by_id.insert(record_key(peer, r.mode, id), rec);
+    if (index != none) {
+        ++ops[index].in_flight;
+        ops[index].issued = true;
+    }
+    return post_result::posted;
+}
+
+endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t index) {
+    ses_fields f = request_fields(o.opcode);
+    f.memory_key = o.tagged ? o.tag : 0;
+    // The restart token: ours, and the target's receive once its RTR named one.
+    f.buffer_offset = (std::uint64_t{token_of(index)} << 32) | o.target_token;
+    auto data = std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(o.src), o.len);
+    if (o.rendezvous_key != 0) {
+        const auto eager = static_cast<std::uint32_t>(std::min<std::size_t>(mtu, o.len));
+        wire::ses_rendezvous_extension r;
+        r.eager_length = eager;
+        r.rd_offset = 0;
+        r.rd_memory_key = o.rendezvous_key;
+        f.rendezvous = r;
+        f.request_length = static_cast<std::uint32_t>(o.len);
+        data = data.first(eager);
+    }
+    return post_message(index, none, o.engine_peer, f, data, 0, static_cast<std::uint32_t>(o.len));
+}
+
+endpoint_impl::post_result endpoint_impl::issue_next(std::uint32_t index) {
+    op& o = ops[index];
+    if (o.kind == op_kind::send) return issue_send(o, index);
+    if (o.kind == op_kind::atomic) {
+        ses_fields f = request_fields(o.fetching || o.cas ? wire::ses_opcode::fetching_atomic
+                                                          : wire::ses_opcode::atomic);
+        f.memory_key = o.key;
+        f.buffer_offset = o.offset;
+        auto data =
+            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(o.src), o.len);
+        if (o.cas) {
+            wire::ses_cas_extension c;
+            c.atomic = o.atomic;
+            c.compare_value = o.compare;
+            c.swap_value = o.swap;
+            f.cas = c;
+            data = {};
+        } else {
+            f.atomic = o.atomic;
+        }
+        return post_message(index, none, o.engine_peer, f, data, 0,
+                            static_cast<std::uint32_t>(o.len));
+    }
+    // Writes, reads and a rendezvous receive's pulls go chunk by chunk.
+    const bool pull = o.kind == op_kind::recv;
+    const std::size_t total = pull ? o.msg_len : o.len;
+    const auto chunk = static_cast<std::uint32_t>(
+        std::min<std::size_t>(chunk_bytes, total - std::min(total, o.next_offset)));
+    ses_fields f =
+        request_fields(o.kind == op_kind::write ? wire::ses_opcode::write : wire::ses_opcode::read);
+    f.memory_key = pull ? o.pull_key : o.key;
+    f.buffer_offset = (pull ? o.pull_offset : o.offset) + o.next_offset;
+    std::span<const std::uint8_t> data;
+    if (o.kind == op_kind::write) {
+        data = {reinterpret_cast<const std::uint8_t*>(o.src) + o.next_offset, chunk};
+        f.hd = o.hd;
+        f.header_data = o.data;
+    } else {
+        // An empty read still asks (request_length 0 means "the payload's size": nothing).
+        f.request_length = chunk;
+    }
+    const std::uint32_t peer = pull ? o.origin_peer : o.engine_peer;
+    const post_result r = post_message(index, none, peer, f, data, o.next_offset, chunk);
+    if (r == post_result::posted) o.next_offset += chunk;
+    return r;
+}
+
+void endpoint_impl::pump(std::uint32_t index) {
+    op& o = ops[index];
+    while (o.in_use && o.error == errc{} && o.in_flight < chunks_in_flight && has_more(o) &&
+           !o.deferred) {
+        const post_result r = issue_next(index);
+        if (r == post_result::no_room) {
+            stalled.push_back(index);
+            return;
+        }
+        if (r == post_result::failed) break;
+    }
+    if (o.in_use && o.in_flight == 0) progress_op(index);
+}
+
+// Called when nothing of the operation is in flight any more: finish it, re-send it, or wait.
+void endpoint_impl::progress_op(std::uint32_t index) {
+    op& o = ops[index];
+    if (o.in_flight > 0) {
+        pump(index);
+        return;
+    }
+    if (o.error == errc{} && o.kind == op_kind::send && o.deferred) {
+        if (!o.rtr_seen) return;  // the target will ask once a receive is posted
+        o.deferred = o.rtr_seen = false;
+        o.issued = false;
+        ++counters.resent_after_rtr;
+        pump(index);
+        return;
+    }
+    if (o.error == errc{} && has_more(o)) {
+        pump(index);
+        return;
+    }
+    if (o.kind == op_kind::recv && o.pulling) end_pull(o);
+    finish(index);
+}
+
+void endpoint_impl::fail(op& o, errc e, int prov_errno) {
+    if (o.error != errc{}) return;
+    o.error = e;
+    o.prov_errno = prov_errno;
+}
+
+void endpoint_impl::finish(std::uint32_t index) {
+    op& o = ops[index];
+    completion c;
+    c.context = o.context;
+    c.flags = o.flags;
+    c.len = o.kind == op_kind::recv ? o.msg_len : o.len;
+    if (o.kind == op_kind::recv) {
+        c.buf = o.dst;
+        c.tag = o.msg_tag;
+        c.from = o.msg_from;
+    }
+    if (o.error != errc{}) {
+        c.error = make_error_code(o.error);
+        c.olen = o.olen;
+        c.prov_errno = o.prov_errno;
+        c.detail = o.prov_errno != 0 ? detail_of(static_cast<wire::ses_return_code>(o.prov_errno))
+                                     : detail_of(o.error);
+        if (o.error == errc::truncated) c.len = 0;
+    }
+    if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
+    if (!o.inject) cq->push_reserved(c);
+    release_op(index);
+}
+
+void endpoint_impl::close() noexcept {
+    if (!eng) return;
+    domain->fabric->detach(address.ip);
+    // The engine goes first: nothing refers to the application's buffers after this.
+    eng.reset();
+    posted.drain([](std::uint32_t) {});
+    unexpected.drain([](const held_message&) {});
+    deferred_sends.drain([](const deferred_send&) {});
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+        if (!ops[i].in_use) continue;
+        ops[i].error = errc::canceled;
+        ops[i].prov_errno = 0;
+        finish(i);
+    }
+    stalled.clear();
+}
+
+}  // namespace detail
+
+// ---- the public endpoint ----
+
+endpoint::~endpoint() {
+    close();
+}
+endpoint::endpoint(endpoint&&) noexcept = default;
+endpoint& endpoint::operator=(endpoint&& o) noexcept {
+    if (this != &o) {
+        close();
+        impl_ = std::move(o.impl_);
+    }
+    return *this;
+}
+
+endpoint_address endpoint::address() const noexcept {
+    return impl_ ? impl_->address : endpoint_address{};
+}
+
+const endpoint_attr& endpoint::attr() const noexcept {
+    static const endpoint_attr defaults;
+    return impl_ ? impl_->attr : defaults;
+}
+
+endpoint_counters endpoint::counters() const noexcept {
+    return impl_ ? impl_->counters : endpoint_counters{};
+}
+
+bool endpoint::is_open() const noexcept {
+    return impl_ && impl_->eng;
+}
+
+void endpoint::close() noexcept {
+    if (impl_) impl_->close();
+}
+
+std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send(to, buf, false, 0, context, false);
+}
+
+std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_recv(buf, false, 0, 0, context, from);
+}
+
+std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send(to, buf, false, 0, nullptr, true);
+}
+
+std::error_code endpoint::tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
+                                void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send(to, buf, true, tag, context, false);
+}
+
+std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
+                                void* context, peer_addr from) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_recv(buf, true, tag, ignore, context, from);
+}
+
+std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send(to, buf, true, tag, nullptr, true);
+}
+
+std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
+                                std::uint64_t key, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
+                           false, 0, context);
+}
+
+std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> buf,
+                                     std::uint64_t offset, std::uint64_t key, std::uint64_t data,
+                                     void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
+                           true, data, context);
+}
+
+std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
+                               std::uint64_t key, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(), offset,
+                           key, false, 0, context);
+}
+
+std::error_code endpoint::atomic(peer_addr to, atomic_op op, atomic_type type,
+                                 std::span<const std::byte> operand, std::uint64_t offset,
+                                 std::uint64_t key, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
+                              context);
+}
+
+std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type type,
+                                       std::span<const std::byte> operand,
+                                       std::span<std::byte> result, std::uint64_t offset,
+                                       std::uint64_t key, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_atomic(to, op, type, operand, result, nullptr, true, false, offset, key,
+                              context);
+}
+
+std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
+                                         std::span<const std::byte> compare,
+                                         std::span<const std::byte> swap,
+                                         std::span<std::byte> result, std::uint64_t offset,
+                                         std::uint64_t key, void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    if (compare.size() != size_of(type)) return errc::invalid_argument;
+    return impl_->post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true, true,
+                              offset, key, context);
+}
+
+}  // namespace uet

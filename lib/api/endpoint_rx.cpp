@@ -1,0 +1,438 @@
+// The endpoint's target side and the answers to its own requests. Every request message is
+// answered by exactly one SES response message (RESPONSE, or RESPONSE_WITH_DATA for reads and
+// fetching atomics) carrying a return code, except on UUD where nothing is answered. A request of
+// another job is answered BAD_JOB_ID and counted before anything else is looked at; keys, access
+// and bounds are checked before a byte of a region is touched.
+#include <algorithm>
+#include <cstring>
+
+#include "api_impl.hpp"
+
+namespace uet::detail {
+
+namespace {
+
+// Engine contexts of response messages: they only give back a fetched-values buffer.
+constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
+
+using wire::ses_opcode;
+using wire::ses_return_code;
+
+bool is_send(ses_opcode op) {
+    switch (op) {
+        case ses_opcode::send:
+        case ses_opcode::tagged_send:
+        case ses_opcode::datagram_send:
+        case ses_opcode::deferrable_send:
+        case ses_opcode::deferrable_tsend:
+        case ses_opcode::rendezvous_send:
+        case ses_opcode::rendezvous_tsend:
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool is_tagged(ses_opcode op) {
+    return op == ses_opcode::tagged_send || op == ses_opcode::deferrable_tsend ||
+           op == ses_opcode::rendezvous_tsend;
+}
+
+std::size_t element_size(wire::ses_atomic_datatype t) {
+    using wire::ses_atomic_datatype;
+    switch (t) {
+        case ses_atomic_datatype::int8:
+        case ses_atomic_datatype::uint8:
+            return 1;
+        case ses_atomic_datatype::int16:
+        case ses_atomic_datatype::uint16:
+            return 2;
+        case ses_atomic_datatype::int32:
+        case ses_atomic_datatype::uint32:
+        case ses_atomic_datatype::float_:
+            return 4;
+        case ses_atomic_datatype::int64:
+        case ses_atomic_datatype::uint64:
+        case ses_atomic_datatype::double_:
+            return 8;
+        default:
+            return 0;
+    }
+}
+
+}  // namespace
+
+bool endpoint_impl::process() {
+    if (!eng) return false;
+    bool any = false;
+    std::size_t n;
+    while ((n = eng->poll_send_completions(completions)) > 0) {
+        any = true;
+        for (std::size_t i = 0; i < n && eng; ++i)
+            on_send_completion(completions[i]);
+    }
+    received_message m;
+    while (eng && eng->poll_received(m)) {
+        any = true;
+        on_message(m);
+    }
+    retry_stalled();
+    return any;
+}
+
+void endpoint_impl::retry_stalled() {
+    if (stalled.empty() || free_records.empty()) return;
+    // pump() may stall an operation again: it then goes back on the list.
+    stalled_retry.swap(stalled);
+    for (std::uint32_t index : stalled_retry)
+        if (ops[index].in_use) pump(index);
+    stalled_retry.clear();
+}
+
+peer_addr endpoint_impl::peer_of(std::uint32_t engine_peer) const {
+    const auto it = av->by_ip.find(eng ? eng->peer_ip(engine_peer) : 0);
+    return it == av->by_ip.end() ? any_peer : static_cast<peer_addr>(it->second);
+}
+
+// ---- our requests: their PDS completion and their response ----
+
+void endpoint_impl::on_send_completion(const send_completion& c) {
+    if (c.context & response_context) {
+        const auto buffer = static_cast<std::uint32_t>(c.context);
+        if (buffer != none) free_response_buffers.push_back(buffer);
+        return;
+    }
+    const auto rec = static_cast<std::uint32_t>(c.context);
+    if (rec >= records.size() || !records[rec].in_use) return;
+    message_record& r = records[rec];
+    r.pds_done = true;
+    if (!c.result.ok()) {
+        const errc e = c.result.code == status_code::peer_unreachable ? errc::peer_unreachable
+                                                                      : errc::retry_limit;
+        if (r.op != none) fail(ops[r.op], e);
+        r.error = e;
+        r.response_done = true;  // none will come
+    }
+    if (r.response_done || !r.expects_response) finish_record(rec);
+}
+
+void endpoint_impl::finish_record(std::uint32_t rec) {
+    message_record& r = records[rec];
+    if (r.expects_response) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
+    r.in_use = false;
+    free_records.push_back(rec);
+    if (r.op != none) {
+        --ops[r.op].in_flight;
+        progress_op(r.op);
+    } else if (r.rtr_recv != none && r.error != errc{}) {
+        // The initiator no longer has the send: the receive waits for another message.
+        op& o = ops[r.rtr_recv];
+        o.reserved = false;
+        if (!posted.push(r.rtr_recv)) {
+            fail(o, errc::canceled);
+            finish(r.rtr_recv);
+        }
+    }
+}
+
+void endpoint_impl::on_response(received_message& m) {
+    const auto found =
+        record_by_id.find(record_key_of(m.from, static_cast<std::uint8_t>(m.mode), m.message_id));
+    if (!found || records[*found].response_done) {
+        ++counters.stale_responses;
+        eng->release(m.handle);
+        return;
+    }
+    const std::uint32_t rec = *found;
+    message_record& r = records[rec];
+    r.response_done = true;
+    const ses_return_code rc = m.ses.return_code;
+    if (r.op == none) {
+        if (rc != ses_return_code::ok) r.error = errc_of(rc);
+    } else {
+        op& o = ops[r.op];
+        if (rc == ses_return_code::ok) {
+            const bool reads = o.kind == op_kind::read || o.kind == op_kind::recv;
+            if (reads && (m.data.size() != r.length || r.offset + r.length > o.len))
+                fail(o, errc::remote_error);
+            else if (reads && !m.data.empty())
+                std::memcpy(o.dst + r.offset, m.data.data(), m.data.size());
+            else if (o.kind == op_kind::atomic && o.fetching)
+                std::memcpy(o.dst, m.data.data(), std::min(m.data.size(), o.len));
+        } else if (rc == ses_return_code::no_match && o.kind == op_kind::send) {
+            o.deferred = true;
+        } else {
+            fail(o, errc_of(rc), static_cast<int>(rc));
+        }
+    }
+    eng->release(m.handle);
+    if (r.pds_done) finish_record(rec);
+}
+
+// ---- requests for us ----
+
+void endpoint_impl::on_message(received_message& m) {
+    if (m.ses.response) return on_response(m);
+    if (m.ses.job_id != attr.job_id) {
+        ++counters.rejected_job;
+        respond(m, ses_return_code::bad_job_id);
+        eng->release(m.handle);
+        return;
+    }
+    const ses_opcode op = m.ses.opcode;
+    if (is_send(op)) return on_send_request(m);
+    switch (op) {
+        case ses_opcode::write:
+            return on_write(m);
+        case ses_opcode::read:
+            return on_read(m);
+        case ses_opcode::atomic:
+        case ses_opcode::fetching_atomic:
+            return on_atomic(m);
+        case ses_opcode::deferrable_rtr:
+            return on_rtr(m);
+        default:
+            respond(m, ses_return_code::unsupported_op);
+            eng->release(m.handle);
+    }
+}
+
+void endpoint_impl::respond(const received_message& m, ses_return_code rc,
+                            std::span<const std::uint8_t> data, std::uint32_t modified,
+                            std::uint32_t buffer) {
+    if (m.mode == delivery_mode::uud) return;  // datagrams are not answered
+    ses_fields f;
+    f.response = true;
+    f.return_code = rc;
+    f.job_id = m.ses.job_id;
+    f.message_id = m.message_id;
+    f.request_length = modified;
+    const status st = eng->post_message(m.from, m.mode, f, data, response_context | buffer);
+    if (!st.ok()) {
+        ++counters.unanswerable;
+        if (buffer != none) free_response_buffers.push_back(buffer);
+    }
+}
+
+void endpoint_impl::on_send_request(received_message& m) {
+    const bool tagged = is_tagged(m.ses.opcode);
+    const std::uint64_t tag = tagged ? m.ses.memory_key : 0;
+    const auto target_token = static_cast<std::uint32_t>(m.ses.buffer_offset);
+    if (target_token != 0) {
+        // Sent again after our RTR: it goes to the receive the RTR promised it.
+        const std::uint32_t index = op_of_token(target_token);
+        if (index == none || !ops[index].reserved || ops[index].reserved_peer != m.from ||
+            ops[index].reserved_token != m.ses.buffer_offset >> 32) {
+            respond(m, ses_return_code::cancelled);
+            eng->release(m.handle);
+            return;
+        }
+        ops[index].reserved = false;
+        return deliver(index, m, false);
+    }
+    auto recv = posted.take_first(
+        [&](std::uint32_t i) { return ops[i].rule.matches(tagged, tag, m.from); });
+    if (recv) return deliver(*recv, m, false);
+    const bool deferrable =
+        m.ses.opcode == ses_opcode::deferrable_send || m.ses.opcode == ses_opcode::deferrable_tsend;
+    const bool room =
+        !unexpected.full() && unexpected_bytes + m.data.size() <= attr.max_unexpected_bytes;
+    if (!deferrable && room) {
+        // A rendezvous is answered once its data has been pulled.
+        const bool answer = !m.ses.rendezvous.has_value();
+        if (answer) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(m.data.size()));
+        unexpected.push(held_message{m, answer, tagged, tag});
+        unexpected_bytes += m.data.size();
+        ++counters.unexpected;
+        return;
+    }
+    if (m.mode == delivery_mode::uud) {
+        eng->release(m.handle);  // a datagram with nowhere to go
+        return;
+    }
+    defer(m, tagged);
+}
+
+void endpoint_impl::defer(received_message& m, bool tagged) {
+    const deferred_send d{m.from, tagged, tagged ? m.ses.memory_key : 0,
+                          static_cast<std::uint32_t>(m.ses.buffer_offset >> 32)};
+    if (deferred_sends.push(d)) {
+        ++counters.deferred;
+        respond(m, ses_return_code::no_match);
+    } else {
+        respond(m, ses_return_code::dropped);
+    }
+    eng->release(m.handle);
+}
+
+void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {
+    op& o = ops[index];
+    const bool tagged = is_tagged(m.ses.opcode);
+    const std::size_t total = m.ses.rendezvous ? m.ses.request_length : m.data.size();
+    o.msg_len = total;
+    o.msg_from = peer_of(m.from);
+    o.msg_tag = tagged ? m.ses.memory_key : 0;
+    if (total > o.len) {
+        // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
+        o.olen = total - o.len;
+        fail(o, errc::truncated);
+        if (!answered) respond(m, ses_return_code::too_long);
+        eng->release(m.handle);
+        return finish(index);
+    }
+    if (!m.data.empty()) std::memcpy(o.dst, m.data.data(), m.data.size());
+    if (m.ses.rendezvous && total > m.data.size()) {
+        ++counters.rendezvous;
+        o.pulling = true;
+        o.pull_key = m.ses.rendezvous->rd_memory_key;
+        o.pull_offset = m.ses.rendezvous->rd_offset;
+        o.origin_peer = m.from;
+        o.origin_mode = m.mode;
+        o.origin_message_id = m.message_id;
+        o.origin_job = m.ses.job_id;
+        o.next_offset = m.data.size();
+        eng->release(m.handle);
+        return pump(index);
+    }
+    if (!answered) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(total));
+    eng->release(m.handle);
+    finish(index);
+}
+
+// The rendezvous data is all here (or could not be pulled): answer the send.
+void endpoint_impl::end_pull(op& o) {
+    received_message origin;
+    origin.from = o.origin_peer;
+    origin.mode = o.origin_mode;
+    origin.message_id = o.origin_message_id;
+    origin.ses.job_id = o.origin_job;
+    const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
+    respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
+}
+
+void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
+    op& o = ops[index];
+    o.reserved = true;
+    o.reserved_peer = d.peer;
+    o.reserved_token = d.initiator_token;
+    ses_fields f = request_fields(ses_opcode::deferrable_rtr);
+    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | token_of(index);
+    ++counters.ready_to_receive;
+    if (post_message(none, index, d.peer, f, {}, 0, 0) != post_result::posted) {
+        // post_recv kept a record free, so only the engine can refuse: wait for another send.
+        o.reserved = false;
+        if (!posted.push(index)) {
+            fail(o, errc::again);
+            finish(index);
+        }
+    }
+}
+
+void endpoint_impl::on_rtr(received_message& m) {
+    const auto token = static_cast<std::uint32_t>(m.ses.memory_key >> 32);
+    const auto target_token = static_cast<std::uint32_t>(m.ses.memory_key);
+    const std::uint32_t index = op_of_token(token);
+    if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
+        target_token == 0) {
+        respond(m, ses_return_code::cancelled);
+        eng->release(m.handle);
+        return;
+    }
+    op& o = ops[index];
+    o.target_token = target_token;
+    o.rtr_seen = true;  // the NO_MATCH answer may still be on its way
+    respond(m, ses_return_code::ok);
+    eng->release(m.handle);
+    if (o.deferred && o.in_flight == 0) progress_op(index);
+}
+
+// ---- RMA and atomics on our regions ----
+
+void endpoint_impl::on_write(received_message& m) {
+    std::uint8_t* where = nullptr;
+    const ses_return_code rc =
+        domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset, m.data.size(),
+                              ses::mr_remote_write, where);
+    if (rc == ses_return_code::ok) {
+        if (!m.data.empty()) std::memcpy(where, m.data.data(), m.data.size());
+        if (m.ses.hd) {
+            completion c;
+            c.flags = completion_flags::rma | completion_flags::remote_write |
+                      completion_flags::remote_cq_data;
+            c.len = m.data.size();
+            c.data = m.ses.header_data;
+            c.from = peer_of(m.from);
+            cq->push_unreserved(c);
+        }
+    } else {
+        ++counters.rejected_key;
+    }
+    respond(m, rc, {}, rc == ses_return_code::ok ? static_cast<std::uint32_t>(m.data.size()) : 0);
+    eng->release(m.handle);
+}
+
+void endpoint_impl::on_read(received_message& m) {
+    const std::uint32_t length = m.ses.request_length;
+    std::uint8_t* where = nullptr;
+    ses_return_code rc = length > chunk_bytes ? ses_return_code::too_long
+                                              : domain->regions.check(m.ses.memory_key, attr.job_id,
+                                                                      m.ses.buffer_offset, length,
+                                                                      ses::mr_remote_read, where);
+    eng->release(m.handle);
+    if (rc != ses_return_code::ok) {
+        ++counters.rejected_key;
+        return respond(m, rc);
+    }
+    // Zero copy: the response's packets are cut straight from the region.
+    respond(m, rc, {where, length}, length);
+}
+
+void endpoint_impl::on_atomic(received_message& m) {
+    const bool cas = m.ses.cas.has_value();
+    const bool fetching = m.ses.opcode == ses_opcode::fetching_atomic;
+    if (!cas && !m.ses.atomic) {
+        respond(m, ses_return_code::amo_unsupported_op);
+        return eng->release(m.handle);
+    }
+    const wire::ses_atomic_extension ext = cas ? m.ses.cas->atomic : *m.ses.atomic;
+    const std::size_t size = element_size(ext.atomic_datatype);
+    const auto operand =
+        cas ? std::span<const std::uint8_t>(m.ses.cas->swap_value.data(), size) : m.data;
+    ses_return_code rc = ses_return_code::ok;
+    if (size == 0)
+        rc = ses_return_code::amo_unsupported_dt;
+    else if (operand.empty() || operand.size() % size != 0 || operand.size() > max_atomic_bytes)
+        rc = ses_return_code::amo_unsupported_size;
+    std::uint8_t* where = nullptr;
+    if (rc == ses_return_code::ok) {
+        rc = domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset,
+                                   operand.size(), ses::mr_remote_atomic, where);
+        if (rc != ses_return_code::ok) ++counters.rejected_key;
+    }
+    std::uint32_t buffer = none;
+    if (rc == ses_return_code::ok && fetching) {
+        if (free_response_buffers.empty()) {
+            rc = ses_return_code::dropped;
+        } else {
+            buffer = free_response_buffers.back();
+            free_response_buffers.pop_back();
+        }
+    }
+    std::uint8_t* fetched =
+        buffer == none ? nullptr : &response_buffers[std::size_t{buffer} * max_atomic_bytes];
+    if (rc == ses_return_code::ok)
+        rc = apply_atomic(ext, cas ? m.ses.cas->compare_value.data() : nullptr, where, operand,
+                          fetched);
+    if (rc != ses_return_code::ok && buffer != none) {
+        free_response_buffers.push_back(buffer);
+        buffer = none;
+    }
+    const auto length = static_cast<std::uint32_t>(operand.size());
+    if (buffer != none)
+        respond(m, rc, {fetched, length}, length, buffer);
+    else
+        respond(m, rc, {}, rc == ses_return_code::ok ? length : 0);
+    eng->release(m.handle);
+}
+
+}  // namespace uet::detail

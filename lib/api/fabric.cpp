@@ -1,0 +1,391 @@
+// Fabric, domain, address vector, completion queue and memory regions, and the pipe provider's
+// virtual network and clock.
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "api_impl.hpp"
+
+namespace uet {
+namespace detail {
+
+// ---- the virtual network ----
+
+namespace {
+
+pipe::impairments impairments_of(const link_impairments& l) {
+    pipe::impairments i;
+    i.loss = l.loss;
+    i.reorder = l.reorder;
+    i.reorder_max_distance = l.reorder_max_distance;
+    i.duplicate = l.duplicate;
+    i.delay_ns = l.delay_ns;
+    i.rate_gbps = l.rate_gbps;
+    return i;
+}
+
+// Frames built by our engines carry no VLAN tag: the IPv4 destination is at a fixed offset.
+constexpr std::size_t ipv4_dst_at = 14 + 16;
+
+}  // namespace
+
+fabric_impl::fabric_impl(const fabric_attr& a) : attr(a), frames(64) {}
+
+std::uint32_t fabric_impl::attach(endpoint_impl* ep) {
+    // Each endpoint's link draws from its own seed, so adding one does not change the others.
+    const std::uint64_t seed = attr.seed * 0x9e3779b97f4a7c15ull + nodes.size() + 1;
+    nodes.push_back(std::make_unique<node>(
+        node{ep, pipe::link(impairments_of(attr.impairments), seed, 16384, 9216)}));
+    return base_ip + static_cast<std::uint32_t>(nodes.size() - 1);
+}
+
+void fabric_impl::detach(std::uint32_t ip) noexcept {
+    const std::uint32_t index = ip - base_ip;
+    if (index < nodes.size()) nodes[index]->ep = nullptr;
+}
+
+void fabric_impl::route(std::span<const std::uint8_t> frame) {
+    if (frame.size() < ipv4_dst_at + 4) {
+        ++unroutable;
+        return;
+    }
+    const std::uint32_t dst = (std::uint32_t{frame[ipv4_dst_at]} << 24) |
+                              (std::uint32_t{frame[ipv4_dst_at + 1]} << 16) |
+                              (std::uint32_t{frame[ipv4_dst_at + 2]} << 8) | frame[ipv4_dst_at + 3];
+    const std::uint32_t index = dst - base_ip;
+    if (index >= nodes.size() || !nodes[index]->ep) {
+        ++unroutable;  // a closed endpoint: its peers find out by their retry limit
+        return;
+    }
+    nodes[index]->ingress.send(frame, now);
+}
+
+std::uint64_t fabric_impl::next_event() const noexcept {
+    std::uint64_t t = pipe::link::none;
+    for (const auto& n : nodes) {
+        t = std::min(t, n->ingress.next_arrival());
+        if (n->ep && n->ep->eng) t = std::min(t, n->ep->eng->next_deadline());
+    }
+    return t;
+}
+
+bool fabric_impl::step() {
+    const std::uint64_t t = next_event();
+    if (t == pipe::link::none) return false;
+    now = std::max(now, t);
+    for (const auto& n : nodes) {
+        endpoint_impl* ep = n->ep;
+        n->ingress.receive(now, [&](std::span<const std::uint8_t> f) {
+            if (ep && ep->eng) ep->eng->receive(f, now);
+        });
+    }
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        endpoint_impl* ep = nodes[i]->ep;
+        if (!ep || !ep->eng) continue;
+        std::size_t n;
+        do {
+            n = ep->eng->transmit(now, frames);
+            for (std::size_t k = 0; k < n; ++k)
+                route(frames[k].data);
+        } while (n == frames.size());
+    }
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (endpoint_impl* ep = nodes[i]->ep) ep->process();
+    return true;
+}
+
+// ---- completion queue ----
+
+cq_impl::cq_impl(std::shared_ptr<fabric_impl> f, std::size_t cap)
+    : fabric(std::move(f)), capacity(cap), ring(2 * cap) {}
+
+bool cq_impl::reserve() noexcept {
+    if (reserved_ + count >= capacity) return false;
+    ++reserved_;
+    return true;
+}
+
+void cq_impl::push_reserved(const completion& c) noexcept {
+    --reserved_;
+    ring[(head + count) % ring.size()] = c;
+    ++count;
+}
+
+void cq_impl::push_unreserved(const completion& c) noexcept {
+    // Keep room for every reserved completion still to come.
+    if (count + reserved_ >= ring.size()) {
+        overrun = true;
+        return;
+    }
+    ring[(head + count) % ring.size()] = c;
+    ++count;
+}
+
+bool cq_impl::head_is_error() const noexcept {
+    return overrun || (count > 0 && static_cast<bool>(ring[head].error));
+}
+
+std::size_t cq_impl::pop(std::span<completion> out) noexcept {
+    std::size_t n = 0;
+    while (n < out.size() && count > 0 && !ring[head].error) {
+        out[n++] = ring[head];
+        head = (head + 1) % ring.size();
+        --count;
+    }
+    return n;
+}
+
+bool cq_impl::pop_error(completion& out) noexcept {
+    if (overrun) {
+        overrun = false;
+        out = completion{};
+        out.error = make_error_code(errc::cq_overrun);
+        out.detail = detail_of(errc::cq_overrun);
+        return true;
+    }
+    if (count == 0 || !ring[head].error) return false;
+    out = ring[head];
+    head = (head + 1) % ring.size();
+    --count;
+    return true;
+}
+
+domain_impl::domain_impl(std::shared_ptr<fabric_impl> f, const domain_attr& a)
+    : fabric(std::move(f)), regions(a.max_memory_regions, fabric->attr.seed ^ 0x6d72) {}
+
+}  // namespace detail
+
+// ---- endpoint addresses ----
+
+std::string to_string(const endpoint_address& a) {
+    std::string s;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        s += std::to_string((a.ip >> shift) & 0xff);
+        s += shift ? "." : ":";
+    }
+    return s + std::to_string(a.port);
+}
+
+std::optional<endpoint_address> parse_endpoint_address(const std::string& text) {
+    endpoint_address a;
+    const char* p = text.data();
+    const char* end = p + text.size();
+    for (int i = 0; i < 4; ++i) {
+        unsigned octet = 0;
+        auto [next, ec] = std::from_chars(p, end, octet);
+        if (ec != std::errc{} || octet > 255 || next == end) return std::nullopt;
+        if (*next != (i < 3 ? '.' : ':')) return std::nullopt;
+        a.ip = (a.ip << 8) | octet;
+        p = next + 1;
+    }
+    auto [next, ec] = std::from_chars(p, end, a.port);
+    if (ec != std::errc{} || next != end) return std::nullopt;
+    return a;
+}
+
+// ---- fabric ----
+
+result<fabric> fabric::open(const fabric_attr& attr) {
+    if (attr.provider != "pipe") return errc::unsupported;
+    if (attr.mtu < 64 || attr.mtu > 8192) return errc::invalid_argument;
+    fabric f;
+    f.impl_ = std::make_shared<detail::fabric_impl>(attr);
+    return f;
+}
+
+fabric::~fabric() = default;
+fabric::fabric(fabric&&) noexcept = default;
+fabric& fabric::operator=(fabric&&) noexcept = default;
+
+result<domain> fabric::open_domain(const domain_attr& attr) {
+    if (!impl_) return errc::invalid_argument;
+    if (attr.max_memory_regions == 0 || attr.max_memory_regions > (1u << 24))
+        return errc::invalid_argument;
+    domain d;
+    d.impl_ = std::make_shared<detail::domain_impl>(impl_, attr);
+    return d;
+}
+
+const fabric_attr& fabric::attr() const noexcept {
+    return impl_->attr;
+}
+
+bool fabric::progress() {
+    return impl_ && impl_->step();
+}
+
+std::uint64_t fabric::now_ns() const noexcept {
+    return impl_ ? impl_->now : 0;
+}
+
+fabric_stats fabric::stats() const noexcept {
+    fabric_stats s;
+    if (!impl_) return s;
+    for (const auto& n : impl_->nodes) {
+        const pipe::stats& l = n->ingress.counters();
+        s.frames += l.sent;
+        s.lost += l.lost;
+        s.reordered += l.reordered;
+        s.duplicated += l.duplicated;
+    }
+    s.unroutable = impl_->unroutable;
+    return s;
+}
+
+// ---- domain ----
+
+domain::~domain() = default;
+domain::domain(domain&&) noexcept = default;
+domain& domain::operator=(domain&&) noexcept = default;
+
+result<memory_region> domain::register_memory(std::span<std::byte> buf, access flags,
+                                              std::uint32_t job_id) {
+    if (!impl_ || job_id > 0xffffff) return errc::invalid_argument;
+    const std::uint64_t key =
+        impl_->regions.add(reinterpret_cast<std::uint8_t*>(buf.data()), buf.size(),
+                           static_cast<std::uint32_t>(flags), job_id);
+    if (key == 0) return errc::again;
+    memory_region mr;
+    mr.domain_ = impl_;
+    mr.key_ = key;
+    mr.span_ = buf;
+    mr.access_ = flags;
+    mr.job_ = job_id;
+    return mr;
+}
+
+result<completion_queue> domain::open_cq(std::size_t capacity) {
+    if (!impl_ || capacity == 0 || capacity > (1u << 24)) return errc::invalid_argument;
+    completion_queue cq;
+    cq.impl_ = std::make_shared<detail::cq_impl>(impl_->fabric, capacity);
+    return cq;
+}
+
+result<address_vector> domain::open_av() {
+    if (!impl_) return errc::invalid_argument;
+    address_vector av;
+    av.impl_ = std::make_shared<detail::av_impl>();
+    return av;
+}
+
+result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_queue& cq,
+                                       address_vector& av) {
+    if (!impl_ || !cq.impl_ || !av.impl_ || cq.impl_->fabric != impl_->fabric)
+        return errc::invalid_argument;
+    if (attr.job_id > 0xffffff || attr.tx_depth == 0 || attr.rx_depth == 0 ||
+        attr.tx_depth + attr.rx_depth > 0xffff ||  // operation tokens carry a 16-bit index
+        attr.deferrable_threshold > attr.rendezvous_threshold ||
+        attr.rendezvous_threshold > detail::chunk_bytes ||
+        attr.inject_size > impl_->fabric->attr.mtu)
+        return errc::invalid_argument;
+    auto& f = *impl_->fabric;
+    const auto ip = detail::base_ip + static_cast<std::uint32_t>(f.nodes.size());
+    auto ep =
+        std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, ip, f.attr.mtu);
+    f.attach(ep.get());
+    endpoint e;
+    e.impl_ = std::move(ep);
+    return e;
+}
+
+bool domain::progress() {
+    return impl_ && impl_->fabric->step();
+}
+
+// ---- memory region ----
+
+memory_region::~memory_region() {
+    close();
+}
+
+memory_region::memory_region(memory_region&& o) noexcept
+    : domain_(std::move(o.domain_)),
+      key_(o.key_),
+      span_(o.span_),
+      access_(o.access_),
+      job_(o.job_) {
+    o.key_ = 0;
+}
+
+memory_region& memory_region::operator=(memory_region&& o) noexcept {
+    if (this != &o) {
+        close();
+        domain_ = std::move(o.domain_);
+        key_ = std::exchange(o.key_, 0);
+        span_ = o.span_;
+        access_ = o.access_;
+        job_ = o.job_;
+    }
+    return *this;
+}
+
+void memory_region::close() noexcept {
+    if (domain_ && key_ != 0) domain_->regions.remove(key_);
+    key_ = 0;
+    domain_.reset();
+}
+
+// ---- address vector ----
+
+address_vector::~address_vector() = default;
+address_vector::address_vector(address_vector&&) noexcept = default;
+address_vector& address_vector::operator=(address_vector&&) noexcept = default;
+
+result<peer_addr> address_vector::insert(const endpoint_address& a) {
+    if (!impl_ || a.ip == 0) return errc::invalid_argument;
+    if (auto it = impl_->by_ip.find(a.ip); it != impl_->by_ip.end())
+        return static_cast<peer_addr>(it->second);
+    const std::uint64_t index = impl_->addresses.size();
+    impl_->addresses.push_back(a);
+    impl_->by_ip.emplace(a.ip, index);
+    return static_cast<peer_addr>(index);
+}
+
+std::optional<endpoint_address> address_vector::lookup(peer_addr p) const {
+    const auto index = static_cast<std::uint64_t>(p);
+    if (!impl_ || index >= impl_->addresses.size()) return std::nullopt;
+    return impl_->addresses[index];
+}
+
+std::size_t address_vector::size() const noexcept {
+    return impl_ ? impl_->addresses.size() : 0;
+}
+
+// ---- completion queue ----
+
+completion_queue::~completion_queue() = default;
+completion_queue::completion_queue(completion_queue&&) noexcept = default;
+completion_queue& completion_queue::operator=(completion_queue&&) noexcept = default;
+
+std::size_t completion_queue::read(std::span<completion> out) {
+    if (!impl_) return 0;
+    if (impl_->count == 0) impl_->fabric->step();
+    return impl_->pop(out);
+}
+
+bool completion_queue::has_error() const noexcept {
+    return impl_ && impl_->head_is_error();
+}
+
+bool completion_queue::read_error(completion& out) {
+    return impl_ && impl_->pop_error(out);
+}
+
+std::error_code completion_queue::wait(completion& out, std::uint64_t max_steps) {
+    if (!impl_) return errc::invalid_argument;
+    for (std::uint64_t steps = 0; impl_->count == 0 && !impl_->overrun; ++steps)
+        if (steps >= max_steps || !impl_->fabric->step()) return errc::again;
+    if (impl_->pop_error(out)) return out.error;
+    impl_->pop(std::span<completion>(&out, 1));
+    return {};
+}
+
+std::size_t completion_queue::size() const noexcept {
+    return impl_ ? impl_->count : 0;
+}
+
+std::size_t completion_queue::capacity() const noexcept {
+    return impl_ ? impl_->capacity : 0;
+}
+
+}  // namespace uet

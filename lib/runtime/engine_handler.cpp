@@ -1,0 +1,40 @@
+#include "engine_handler.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace uet::runtime {
+
+void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    ++stats_.frames_rx;
+    engine_.receive(frame, now);
+}
+
+std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
+    const std::size_t want = std::min(frames.size(), out_.size());
+    const std::size_t got = engine_.transmit(now, std::span<uet::tx_frame>(out_.data(), want));
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < got; ++i) {
+        const auto data = out_[i].data;
+        // A frame that does not fit the port is lost like any dropped frame; the engine's
+        // retransmission ends in an error completion rather than a hang.
+        if (data.size() > frames[n].buffer.size()) {
+            ++stats_.tx_too_large;
+            continue;
+        }
+        std::memcpy(frames[n].buffer.data(), data.data(), data.size());
+        frames[n].length = data.size();
+        stats_.bytes_copied_tx += data.size();
+        ++n;
+    }
+    stats_.frames_tx += n;
+    return n;
+}
+
+std::uint64_t engine_handler::next_deadline() const {
+    // The engine says UINT64_MAX when idle, which is also the runtime's no_deadline.
+    static_assert(no_deadline == UINT64_MAX);
+    return engine_.next_deadline();
+}
+
+}  // namespace uet::runtime

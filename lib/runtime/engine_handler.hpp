@@ -1,0 +1,47 @@
+// The PDS engine as a runtime::frame_handler, so a poll_loop can drive it on a DPDK port
+// (usually under a host_stack, which resolves and fills the Ethernet addresses of its frames).
+//
+// Copies: the engine hands out frames as views into its own memory, valid only until its next
+// transmit() call, while a port may still hold a transmitted mbuf long after that. So the frames
+// cannot be chained as external buffers (tx_frame::ext) and are copied once into the runtime's
+// slots here. Received frames go to the engine straight from the mbuf; the engine copies each
+// payload once into its reassembly buffer.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "engine.hpp"
+#include "frame_handler.hpp"
+
+namespace uet::runtime {
+
+struct engine_handler_stats {
+    std::uint64_t frames_rx = 0, frames_tx = 0;
+    std::uint64_t bytes_copied_tx = 0;  // engine frame -> runtime slot
+    std::uint64_t tx_too_large = 0;     // engine frame larger than the slot: dropped
+};
+
+class engine_handler final : public frame_handler {
+  public:
+    explicit engine_handler(uet::engine& e) noexcept : engine_(e) {}
+
+    void on_start(const io_caps& caps) override { caps_ = caps; }
+    void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
+    std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
+    std::uint64_t next_deadline() const override;
+
+    uet::engine& engine() noexcept { return engine_; }
+    const engine_handler_stats& stats() const noexcept { return stats_; }
+    const io_caps& caps() const noexcept { return caps_; }
+
+  private:
+    uet::engine& engine_;
+    io_caps caps_;
+    std::array<uet::tx_frame, burst_size> out_{};
+    engine_handler_stats stats_;
+};
+
+}  // namespace uet::runtime

@@ -1,0 +1,104 @@
+// The matching engine's queues: receives posted before their message, messages that arrived
+// before their receive, sends deferred until a receive is posted. Each is a bounded FIFO over a
+// preallocated node array (no allocation after construction); matching scans from the oldest,
+// so the first posted receive that matches a message gets it, as libfabric orders them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace uet::ses {
+
+inline constexpr std::uint32_t any_source = 0xffffffffu;
+
+// What a receive accepts: untagged messages, or tagged ones whose tag equals `tag` in every bit
+// not set in `ignore`; from one source or any.
+struct match_rule {
+    bool tagged = false;
+    std::uint64_t tag = 0;
+    std::uint64_t ignore = 0;
+    std::uint32_t source = any_source;
+
+    bool matches(bool msg_tagged, std::uint64_t msg_tag, std::uint32_t from) const noexcept {
+        if (tagged != msg_tagged) return false;
+        if (source != any_source && source != from) return false;
+        return !tagged || ((tag ^ msg_tag) & ~ignore) == 0;
+    }
+};
+
+template <class T>
+class bounded_fifo {
+  public:
+    explicit bounded_fifo(std::size_t capacity) : nodes_(capacity) {
+        free_.reserve(capacity);
+        for (std::size_t i = capacity; i-- > 0;)
+            free_.push_back(static_cast<std::uint32_t>(i));
+    }
+
+    bool full() const noexcept { return free_.empty(); }
+    std::size_t size() const noexcept { return nodes_.size() - free_.size(); }
+
+    bool push(const T& value) noexcept {
+        if (free_.empty()) return false;
+        const std::uint32_t i = free_.back();
+        free_.pop_back();
+        nodes_[i] = node{value, tail_, none};
+        if (tail_ == none)
+            head_ = i;
+        else
+            nodes_[tail_].next = i;
+        tail_ = i;
+        return true;
+    }
+
+    // Removes and returns the oldest element for which pred holds.
+    template <class Pred>
+    std::optional<T> take_first(Pred&& pred) noexcept {
+        for (std::uint32_t i = head_; i != none; i = nodes_[i].next) {
+            if (!pred(nodes_[i].value)) continue;
+            T value = nodes_[i].value;
+            unlink(i);
+            return value;
+        }
+        return std::nullopt;
+    }
+
+    // Removes every element, oldest first, handing each to f.
+    template <class F>
+    void drain(F&& f) {
+        while (head_ != none) {
+            const std::uint32_t i = head_;
+            T value = nodes_[i].value;
+            unlink(i);
+            f(value);
+        }
+    }
+
+  private:
+    static constexpr std::uint32_t none = 0xffffffffu;
+    struct node {
+        T value{};
+        std::uint32_t prev = none, next = none;
+    };
+
+    void unlink(std::uint32_t i) noexcept {
+        node& n = nodes_[i];
+        if (n.prev == none)
+            head_ = n.next;
+        else
+            nodes_[n.prev].next = n.next;
+        if (n.next == none)
+            tail_ = n.prev;
+        else
+            nodes_[n.next].prev = n.prev;
+        free_.push_back(i);
+    }
+
+    std::vector<node> nodes_;
+    std::vector<std::uint32_t> free_;
+    std::uint32_t head_ = none, tail_ = none;
+};
+
+}  // namespace uet::ses

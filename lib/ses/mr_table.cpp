@@ -1,0 +1,42 @@
+#include "mr_table.hpp"
+
+namespace uet::ses {
+
+mr_table::mr_table(std::size_t capacity, std::uint64_t seed) : entries_(capacity), rng_(seed) {
+    free_.reserve(capacity);
+    for (std::size_t i = capacity; i-- > 0;)
+        free_.push_back(static_cast<std::uint32_t>(i));
+}
+
+std::uint64_t mr_table::add(std::uint8_t* base, std::uint64_t length, std::uint32_t access,
+                            std::uint32_t job) noexcept {
+    if (free_.empty()) return 0;
+    const std::uint32_t index = free_.back();
+    free_.pop_back();
+    const std::uint64_t salt = (rng_.next_u64() >> 32) | 1;
+    entries_[index] = entry{base, length, (salt << 32) | index, access, job};
+    return entries_[index].key;
+}
+
+bool mr_table::remove(std::uint64_t key) noexcept {
+    const std::uint64_t index = key & 0xffffffffu;
+    if (key == 0 || index >= entries_.size() || entries_[index].key != key) return false;
+    entries_[index] = entry{};
+    free_.push_back(static_cast<std::uint32_t>(index));
+    return true;
+}
+
+wire::ses_return_code mr_table::check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
+                                      std::uint64_t length, std::uint32_t access,
+                                      std::uint8_t*& where) const noexcept {
+    const std::uint64_t index = key & 0xffffffffu;
+    if (key == 0 || index >= entries_.size()) return wire::ses_return_code::bad_mkey;
+    const entry& e = entries_[index];
+    if (e.key != key || e.job != job) return wire::ses_return_code::bad_mkey;
+    if ((e.access & access) != access) return wire::ses_return_code::perm_violation;
+    if (offset > e.length || length > e.length - offset) return wire::ses_return_code::bad_addr;
+    where = e.base + offset;
+    return wire::ses_return_code::ok;
+}
+
+}  // namespace uet::ses

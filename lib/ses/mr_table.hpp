@@ -1,0 +1,50 @@
+// Memory-region table: key -> (memory, length, access, job). Remote RMA and atomics name a region
+// by key and an offset from its start; check() says whether the access may go ahead and, if not,
+// which SES return code the initiator gets. Fixed capacity, no allocation after construction.
+// Keys are the slot index in the low 32 bits and a random nonzero value above, so a stale or
+// guessed key does not name the next region registered in the same slot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "rng.hpp"
+#include "uet_ses.hpp"
+
+namespace uet::ses {
+
+// Access bits (the public uet::access values).
+inline constexpr std::uint32_t mr_remote_read = 4, mr_remote_write = 8, mr_remote_atomic = 16;
+
+class mr_table {
+  public:
+    mr_table(std::size_t capacity, std::uint64_t seed);
+
+    // The new region's key; 0 when the table is full.
+    std::uint64_t add(std::uint8_t* base, std::uint64_t length, std::uint32_t access,
+                      std::uint32_t job) noexcept;
+    bool remove(std::uint64_t key) noexcept;
+
+    // ok with where = the first byte, or the reason the access is refused: BAD_MKEY (no such
+    // key, or a key of another job), PERM_VIOLATION (access not granted), BAD_ADDR (the range
+    // is not inside the region).
+    wire::ses_return_code check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
+                                std::uint64_t length, std::uint32_t access,
+                                std::uint8_t*& where) const noexcept;
+    std::size_t size() const noexcept { return entries_.size() - free_.size(); }
+
+  private:
+    struct entry {
+        std::uint8_t* base = nullptr;
+        std::uint64_t length = 0;
+        std::uint64_t key = 0;  // 0: free
+        std::uint32_t access = 0;
+        std::uint32_t job = 0;
+    };
+    std::vector<entry> entries_;
+    std::vector<std::uint32_t> free_;
+    rng rng_;
+};
+
+}  // namespace uet::ses

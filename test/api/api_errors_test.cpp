@@ -1,0 +1,256 @@
+// api_errors: every error names its cause, leaves the target memory untouched, and the endpoint
+// keeps working afterwards.
+#include "api_helpers.hpp"
+
+namespace uet::test {
+namespace {
+
+constexpr std::uint32_t job = 7;
+
+class errors : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        fill(region, 1);
+        snapshot = region;
+        mr = w.dom.register_memory(region, access::remote_read | access::remote_write, job).value();
+    }
+
+    // A write and a read that must succeed: the endpoint still works.
+    void still_works() {
+        auto data = pattern(5000, 99);
+        ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 100, mr.key(), nullptr));
+        wait_ok(w.cqs[0]);
+        std::vector<std::byte> back(5000);
+        ASSERT_FALSE(w.eps[0].read(w.peers[1], back, 100, mr.key(), nullptr));
+        wait_ok(w.cqs[0]);
+        EXPECT_EQ(back, data);
+        std::copy(data.begin(), data.end(), snapshot.begin() + 100);
+        EXPECT_EQ(region, snapshot);
+    }
+
+    world w{lossy_fabric(3), 2, endpoint_attr{.job_id = job}};
+    std::vector<std::byte> region = std::vector<std::byte>(64 * 1024);
+    std::vector<std::byte> snapshot;
+    memory_region mr;
+};
+
+TEST_F(errors, bad_memory_key) {
+    auto data = pattern(64, 2);
+    int ctx = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, mr.key() ^ (1ull << 40), &ctx));
+    auto c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.error, errc::bad_memory_key);
+    EXPECT_EQ(c.context, &ctx);
+    EXPECT_NE(c.detail.find("BAD_MKEY"), std::string_view::npos) << c.detail;
+    EXPECT_EQ(region, snapshot);
+    std::vector<std::byte> back(64);
+    ASSERT_FALSE(w.eps[0].read(w.peers[1], back, 0, 12345, nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
+    EXPECT_EQ(w.eps[1].counters().rejected_key, 2u);
+    still_works();
+}
+
+TEST_F(errors, deregistered_key_is_refused) {
+    const std::uint64_t key = mr.key();
+    mr.close();
+    auto data = pattern(64, 2);
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, key, nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
+    EXPECT_EQ(region, snapshot);
+    mr = w.dom.register_memory(region, access::remote_read | access::remote_write, job).value();
+    still_works();
+}
+
+TEST_F(errors, rma_out_of_bounds) {
+    auto data = pattern(8, 2);
+    ASSERT_FALSE(
+        w.eps[0].write(w.peers[1], as_bytes_of(data), region.size() - 4, mr.key(), nullptr));
+    auto c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.error, errc::out_of_bounds);
+    EXPECT_NE(c.detail.find("BAD_ADDR"), std::string_view::npos) << c.detail;
+    std::vector<std::byte> back(16);
+    ASSERT_FALSE(w.eps[0].read(w.peers[1], back, ~0ull - 4, mr.key(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::out_of_bounds);
+    EXPECT_EQ(region, snapshot);
+    still_works();
+}
+
+TEST_F(errors, access_flag_missing) {
+    std::vector<std::byte> ro(256);
+    fill(ro, 5);
+    const auto ro_before = ro;
+    auto read_only = w.dom.register_memory(ro, access::remote_read, job).value();
+    auto data = pattern(16, 2);
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, read_only.key(), nullptr));
+    auto c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.error, errc::access_denied);
+    EXPECT_NE(c.detail.find("PERM_VIOLATION"), std::string_view::npos) << c.detail;
+    const std::uint64_t one = 1;
+    ASSERT_FALSE(w.eps[0].atomic(w.peers[1], atomic_op::sum, atomic_type::uint64,
+                                 std::as_bytes(std::span(&one, 1)), 0, read_only.key(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::access_denied);
+    // The general region grants read and write but not atomics.
+    ASSERT_FALSE(w.eps[0].atomic(w.peers[1], atomic_op::sum, atomic_type::uint64,
+                                 std::as_bytes(std::span(&one, 1)), 0, mr.key(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::access_denied);
+    EXPECT_EQ(ro, ro_before);
+    EXPECT_EQ(region, snapshot);
+    still_works();
+}
+
+TEST_F(errors, receive_buffer_too_small) {
+    auto data = pattern(100, 2);
+    std::vector<std::byte> small(10, std::byte{0x5a});
+    int rctx = 0, sctx = 0;
+    ASSERT_FALSE(w.eps[1].recv(small, &rctx));
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), &sctx));
+    auto r = wait_error(w.cqs[1]);
+    EXPECT_EQ(r.error, errc::truncated);
+    EXPECT_EQ(r.context, &rctx);
+    EXPECT_EQ(r.olen, 90u);
+    EXPECT_EQ(small, std::vector<std::byte>(10, std::byte{0x5a}));
+    auto s = wait_error(w.cqs[0]);
+    EXPECT_EQ(s.error, errc::message_too_long);
+    EXPECT_NE(s.detail.find("TOO_LONG"), std::string_view::npos) << s.detail;
+    // Both sides carry on.
+    std::vector<std::byte> big(100);
+    ASSERT_FALSE(w.eps[1].recv(big, nullptr));
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr));
+    wait_ok(w.cqs[1]);
+    wait_ok(w.cqs[0]);
+    EXPECT_EQ(big, data);
+    still_works();
+}
+
+TEST_F(errors, unknown_peer) {
+    auto data = pattern(16, 2);
+    EXPECT_EQ(w.eps[0].send(static_cast<peer_addr>(999), as_bytes_of(data), nullptr),
+              errc::unknown_peer);
+    EXPECT_EQ(w.eps[0].write(static_cast<peer_addr>(5), as_bytes_of(data), 0, mr.key(), nullptr),
+              errc::unknown_peer);
+    EXPECT_EQ(std::error_code(errc::unknown_peer).message(), "peer is not in the address vector");
+    EXPECT_EQ(w.cqs[0].size(), 0u);
+    still_works();
+}
+
+// An endpoint of job 8 is refused by an endpoint of job 7; and a key registered for job 7 is not
+// valid for an endpoint of job 8, even in the same domain.
+TEST_F(errors, other_job_id) {
+    const std::size_t other = w.add(endpoint_attr{.job_id = 8});
+    auto data = pattern(64, 2);
+    ASSERT_FALSE(w.eps[other].write(w.peers[1], as_bytes_of(data), 0, mr.key(), nullptr));
+    auto c = wait_error(w.cqs[other]);
+    EXPECT_EQ(c.error, errc::job_mismatch);
+    EXPECT_NE(c.detail.find("BAD_JOB_ID"), std::string_view::npos) << c.detail;
+    std::vector<std::byte> got(64);
+    ASSERT_FALSE(w.eps[1].recv(got, nullptr));
+    ASSERT_FALSE(w.eps[other].send(w.peers[1], as_bytes_of(data), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[other]).error, errc::job_mismatch);
+    EXPECT_EQ(w.eps[1].counters().rejected_job, 2u);
+    EXPECT_EQ(region, snapshot);
+
+    const std::size_t other_target = w.add(endpoint_attr{.job_id = 8});
+    ASSERT_FALSE(
+        w.eps[other].write(w.peers[other_target], as_bytes_of(data), 0, mr.key(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[other]).error, errc::bad_memory_key);
+    EXPECT_EQ(region, snapshot);
+
+    // The receive posted above is still there for a message of the right job.
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr));
+    wait_ok(w.cqs[1]);
+    wait_ok(w.cqs[0]);
+    EXPECT_EQ(got, data);
+    still_works();
+}
+
+TEST_F(errors, closed_endpoint) {
+    const std::size_t third = w.add(endpoint_attr{.job_id = job});
+    std::vector<std::byte> buf(64);
+    int rctx = 0;
+    ASSERT_FALSE(w.eps[third].recv(buf, &rctx));
+    w.eps[third].close();
+    EXPECT_FALSE(w.eps[third].is_open());
+    auto c = wait_error(w.cqs[third]);  // the posted receive is not lost
+    EXPECT_EQ(c.error, errc::canceled);
+    EXPECT_EQ(c.context, &rctx);
+    auto data = pattern(64, 2);
+    EXPECT_EQ(w.eps[third].send(w.peers[0], as_bytes_of(data), nullptr), errc::endpoint_closed);
+    EXPECT_EQ(w.eps[third].recv(buf, nullptr), errc::endpoint_closed);
+    // A peer sending to it finds out by its retry limit.
+    ASSERT_FALSE(w.eps[0].send(w.peers[third], as_bytes_of(data), nullptr));
+    auto s = wait_error(w.cqs[0]);
+    EXPECT_TRUE(s.error == errc::peer_unreachable || s.error == errc::retry_limit)
+        << s.error.message();
+    still_works();
+}
+
+TEST_F(errors, completion_queue_full) {
+    world small(lossy_fabric(4), 2, endpoint_attr{.job_id = job}, 4);
+    auto data = pattern(16, 2);
+    for (int i = 0; i < 4; ++i)
+        ASSERT_FALSE(small.eps[0].send(small.peers[1], as_bytes_of(data), nullptr));
+    const std::error_code ec = small.eps[0].send(small.peers[1], as_bytes_of(data), nullptr);
+    EXPECT_EQ(ec, errc::cq_full);
+    EXPECT_NE(ec.message().find("completion queue full"), std::string::npos);
+    for (int i = 0; i < 4; ++i)
+        wait_ok(small.cqs[0]);
+    ASSERT_FALSE(small.eps[0].send(small.peers[1], as_bytes_of(data), nullptr));
+    wait_ok(small.cqs[0]);
+    EXPECT_EQ(small.eps[1].counters().unexpected, 5u);
+}
+
+// Bounded matching queues say so: posted receives beyond rx_depth, and deferred sends beyond
+// max_deferred (the sender hears no_match; nothing waits forever).
+TEST_F(errors, matching_queues_full) {
+    world small(
+        lossy_fabric(6), 2,
+        endpoint_attr{.job_id = job, .rx_depth = 2, .max_unexpected = 0, .max_deferred = 1});
+    std::vector<std::byte> a(16), b(16), c(16);
+    ASSERT_FALSE(small.eps[1].trecv(a, 1, 0, nullptr));
+    ASSERT_FALSE(small.eps[1].trecv(b, 2, 0, nullptr));
+    EXPECT_EQ(small.eps[1].trecv(c, 3, 0, nullptr), errc::again);
+    auto data = pattern(16, 2);
+    int first = 0, second = 0;
+    ASSERT_FALSE(small.eps[0].tsend(small.peers[1], as_bytes_of(data), 7, &first));
+    for (int i = 0; i < 1'000'000 && small.eps[1].counters().deferred == 0; ++i)
+        ASSERT_TRUE(small.fab.progress());
+    ASSERT_FALSE(small.eps[0].tsend(small.peers[1], as_bytes_of(data), 8, &second));
+    auto e = wait_error(small.cqs[0]);
+    EXPECT_EQ(e.error, errc::no_match);
+    EXPECT_EQ(e.context, &second);
+    EXPECT_NE(e.detail.find("DROPPED"), std::string_view::npos) << e.detail;
+    // The deferred one is still there: a receive for it brings it.
+    std::vector<std::byte> d(16);
+    int rctx = 0;
+    ASSERT_FALSE(small.eps[1].trecv(d, 7, 0, &rctx));
+    EXPECT_EQ(wait_ok(small.cqs[1]).context, &rctx);
+    EXPECT_EQ(wait_ok(small.cqs[0]).context, &first);
+    EXPECT_EQ(d, data);
+    // And the posted ones still match.
+    ASSERT_FALSE(small.eps[0].tsend(small.peers[1], as_bytes_of(data), 1, nullptr));
+    wait_ok(small.cqs[1]);
+    wait_ok(small.cqs[0]);
+    EXPECT_EQ(a, data);
+}
+
+TEST_F(errors, bad_arguments) {
+    auto data = pattern(16, 2);
+    std::vector<std::byte> result(16);
+    // Bitwise operations on floating point, a read that does not fetch, a ragged operand.
+    EXPECT_EQ(w.eps[0].atomic(w.peers[1], atomic_op::bor, atomic_type::float64, as_bytes_of(data),
+                              0, mr.key(), nullptr),
+              errc::unsupported);
+    EXPECT_EQ(w.eps[0].atomic(w.peers[1], atomic_op::read, atomic_type::uint64, as_bytes_of(data),
+                              0, mr.key(), nullptr),
+              errc::invalid_argument);
+    EXPECT_EQ(w.eps[0].atomic(w.peers[1], atomic_op::sum, atomic_type::uint64,
+                              std::span(data).first(5), 0, mr.key(), nullptr),
+              errc::invalid_argument);
+    std::vector<std::byte> big(w.eps[0].attr().inject_size + 1);
+    EXPECT_EQ(w.eps[0].inject(w.peers[1], big), errc::message_too_long);
+    EXPECT_EQ(w.cqs[0].size(), 0u);
+    still_works();
+}
+
+}  // namespace
+}  // namespace uet::test

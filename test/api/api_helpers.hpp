@@ -1,0 +1,92 @@
+// Helpers of the API tests: a fabric over the pipe provider with n endpoints that all know each
+// other, byte patterns, and waiting for completions.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "uet/uet.hpp"
+
+namespace uet::test {
+
+struct world {
+    fabric fab;
+    domain dom;
+    address_vector av;
+    std::vector<completion_queue> cqs;
+    std::vector<endpoint> eps;
+    std::vector<peer_addr> peers;  // peers[i] names eps[i]
+
+    world(const fabric_attr& fa, std::size_t n, const endpoint_attr& ea = {},
+          std::size_t cq_size = 4096) {
+        fab = fabric::open(fa).value();
+        dom = fab.open_domain().value();
+        av = dom.open_av().value();
+        for (std::size_t i = 0; i < n; ++i)
+            add(ea, cq_size);
+    }
+
+    std::size_t add(const endpoint_attr& ea, std::size_t cq_size = 4096) {
+        cqs.push_back(dom.open_cq(cq_size).value());
+        eps.push_back(dom.open_endpoint(ea, cqs.back(), av).value());
+        peers.push_back(av.insert(eps.back().address()).value());
+        return eps.size() - 1;
+    }
+};
+
+inline fabric_attr lossy_fabric(std::uint64_t seed = 1) {
+    fabric_attr a;
+    a.mtu = 8192;
+    a.seed = seed;
+    a.impairments.loss = 0.02;
+    a.impairments.reorder = 0.02;
+    a.impairments.reorder_max_distance = 16;
+    return a;
+}
+
+// A pattern that differs for every byte position and seed; fast to make and check.
+inline void fill(std::span<std::byte> buf, std::uint64_t seed) {
+    std::uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    std::size_t i = 0;
+    for (; i + 8 <= buf.size(); i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::memcpy(buf.data() + i, &x, 8);
+    }
+    for (; i < buf.size(); ++i)
+        buf[i] = static_cast<std::byte>(x >> (8 * (i % 8)));
+}
+
+inline std::vector<std::byte> pattern(std::size_t n, std::uint64_t seed) {
+    std::vector<std::byte> v(n);
+    fill(v, seed);
+    return v;
+}
+
+inline std::span<const std::byte> as_bytes_of(const std::vector<std::byte>& v) {
+    return {v.data(), v.size()};
+}
+
+// Waits for one entry of cq; expects a success.
+inline completion wait_ok(completion_queue& cq) {
+    completion c;
+    const std::error_code ec = cq.wait(c);
+    EXPECT_FALSE(ec) << ec.message() << " (" << c.detail << ")";
+    return c;
+}
+
+// Waits for one entry of cq; expects an error and returns it.
+inline completion wait_error(completion_queue& cq) {
+    completion c;
+    const std::error_code ec = cq.wait(c);
+    EXPECT_TRUE(ec) << "expected an error completion";
+    return c;
+}
+
+}  // namespace uet::test

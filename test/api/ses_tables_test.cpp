@@ -1,0 +1,66 @@
+// Unit tests of the SES tables under the API: the matching queues and the memory-region table.
+#include <gtest/gtest.h>
+
+#include "matching.hpp"
+#include "mr_table.hpp"
+
+namespace uet::ses {
+namespace {
+
+TEST(match_rule, exact_wildcard_untagged_and_source) {
+    const match_rule exact{true, 0x105, 0, any_source};
+    EXPECT_TRUE(exact.matches(true, 0x105, 3));
+    EXPECT_FALSE(exact.matches(true, 0x104, 3));
+    EXPECT_FALSE(exact.matches(false, 0x105, 3));  // untagged messages never match tagged receives
+    const match_rule low_byte_ignored{true, 0x100, 0xff, 7};
+    EXPECT_TRUE(low_byte_ignored.matches(true, 0x1ab, 7));
+    EXPECT_FALSE(low_byte_ignored.matches(true, 0x2ab, 7));
+    EXPECT_FALSE(low_byte_ignored.matches(true, 0x1ab, 8));  // another source
+    const match_rule untagged{};
+    EXPECT_TRUE(untagged.matches(false, 0, 1));
+    EXPECT_FALSE(untagged.matches(true, 0, 1));
+}
+
+TEST(bounded_fifo, oldest_match_first_and_bounded) {
+    bounded_fifo<int> q(3);
+    EXPECT_TRUE(q.push(1));
+    EXPECT_TRUE(q.push(2));
+    EXPECT_TRUE(q.push(3));
+    EXPECT_FALSE(q.push(4));  // full: the caller gets a clear error instead
+    EXPECT_EQ(q.take_first([](int v) { return v % 2 == 1; }), 1);
+    EXPECT_EQ(q.take_first([](int v) { return v % 2 == 1; }), 3);
+    EXPECT_FALSE(q.take_first([](int v) { return v > 5; }));
+    EXPECT_TRUE(q.push(5));
+    std::vector<int> rest;
+    q.drain([&](int v) { rest.push_back(v); });
+    EXPECT_EQ(rest, (std::vector<int>{2, 5}));
+    EXPECT_EQ(q.size(), 0u);
+}
+
+TEST(mr_table, keys_access_bounds_and_jobs) {
+    mr_table t(2, 1);
+    std::uint8_t mem[64] = {};
+    const std::uint64_t key = t.add(mem, sizeof mem, mr_remote_write, 7);
+    ASSERT_NE(key, 0u);
+    std::uint8_t* where = nullptr;
+    using rc = wire::ses_return_code;
+    EXPECT_EQ(t.check(key, 7, 60, 4, mr_remote_write, where), rc::ok);
+    EXPECT_EQ(where, mem + 60);
+    EXPECT_EQ(t.check(key, 7, 61, 4, mr_remote_write, where), rc::bad_addr);
+    EXPECT_EQ(t.check(key, 7, ~0ull, 2, mr_remote_write, where), rc::bad_addr);  // no wrap
+    EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_read, where), rc::perm_violation);
+    EXPECT_EQ(t.check(key, 8, 0, 4, mr_remote_write, where), rc::bad_mkey);  // another job
+    EXPECT_EQ(t.check(key ^ (1ull << 50), 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
+    EXPECT_EQ(t.check(0, 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
+    EXPECT_NE(t.add(mem, 1, 0, 7), 0u);
+    EXPECT_EQ(t.add(mem, 1, 0, 7), 0u);  // full
+    EXPECT_TRUE(t.remove(key));
+    EXPECT_FALSE(t.remove(key));
+    EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
+    const std::uint64_t again = t.add(mem, sizeof mem, mr_remote_write, 7);
+    EXPECT_NE(again, key);  // the same slot, another key
+    EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
+}
+
+}  // namespace
+}  // namespace uet::ses
