@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace uet {
 
@@ -52,50 +53,39 @@ constexpr bool is_floating(atomic_type t) noexcept {
     return t == atomic_type::float32 || t == atomic_type::float64;
 }
 
-// atomic_type_of<T> for the supported C++ element types.
+namespace detail {
 template <class T>
-struct atomic_type_for;
-template <>
-struct atomic_type_for<std::int8_t> {
-    static constexpr atomic_type value = atomic_type::int8;
-};
-template <>
-struct atomic_type_for<std::uint8_t> {
-    static constexpr atomic_type value = atomic_type::uint8;
-};
-template <>
-struct atomic_type_for<std::int16_t> {
-    static constexpr atomic_type value = atomic_type::int16;
-};
-template <>
-struct atomic_type_for<std::uint16_t> {
-    static constexpr atomic_type value = atomic_type::uint16;
-};
-template <>
-struct atomic_type_for<std::int32_t> {
-    static constexpr atomic_type value = atomic_type::int32;
-};
-template <>
-struct atomic_type_for<std::uint32_t> {
-    static constexpr atomic_type value = atomic_type::uint32;
-};
-template <>
-struct atomic_type_for<std::int64_t> {
-    static constexpr atomic_type value = atomic_type::int64;
-};
-template <>
-struct atomic_type_for<std::uint64_t> {
-    static constexpr atomic_type value = atomic_type::uint64;
-};
-template <>
-struct atomic_type_for<float> {
-    static constexpr atomic_type value = atomic_type::float32;
-};
-template <>
-struct atomic_type_for<double> {
-    static constexpr atomic_type value = atomic_type::float64;
-};
+inline constexpr bool unsupported_atomic_type = false;
+
 template <class T>
-inline constexpr atomic_type atomic_type_of = atomic_type_for<T>::value;
+constexpr atomic_type atomic_type_for() noexcept {
+    if constexpr (std::is_same_v<T, std::int8_t>)
+        return atomic_type::int8;
+    else if constexpr (std::is_same_v<T, std::uint8_t>)
+        return atomic_type::uint8;
+    else if constexpr (std::is_same_v<T, std::int16_t>)
+        return atomic_type::int16;
+    else if constexpr (std::is_same_v<T, std::uint16_t>)
+        return atomic_type::uint16;
+    else if constexpr (std::is_same_v<T, std::int32_t>)
+        return atomic_type::int32;
+    else if constexpr (std::is_same_v<T, std::uint32_t>)
+        return atomic_type::uint32;
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+        return atomic_type::int64;
+    else if constexpr (std::is_same_v<T, std::uint64_t>)
+        return atomic_type::uint64;
+    else if constexpr (std::is_same_v<T, float>)
+        return atomic_type::float32;
+    else if constexpr (std::is_same_v<T, double>)
+        return atomic_type::float64;
+    else
+        static_assert(unsupported_atomic_type<T>, "no UET atomic datatype for this C++ type");
+}
+}  // namespace detail
+
+// atomic_type_of<T> for the supported C++ element types (a compile error for any other).
+template <class T>
+inline constexpr atomic_type atomic_type_of = detail::atomic_type_for<T>();
 
 }  // namespace uet

@@ -139,27 +139,35 @@ ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept
 
 // ---- posting ----
 
+std::error_code endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq,
+                                        void* context, std::uint32_t& index) {
+    std::uint32_t engine_peer = none;
+    if (auto ec = check_post(peer, reserve_cq, engine_peer)) return ec;
+    index = allocate_op();
+    if (index == none) {
+        if (reserve_cq) cq->unreserve();
+        return errc::again;
+    }
+    op& o = ops[index];
+    o.kind = kind;
+    o.context = context;
+    o.peer = peer;
+    o.engine_peer = engine_peer;
+    return {};
+}
+
 std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
                                          std::uint64_t tag, void* context, bool inject) {
     if (!eng) return errc::endpoint_closed;
     if (inject && buf.size() > attr.inject_size) return errc::message_too_long;
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
-    std::uint32_t peer = none;
-    if (auto ec = check_post(to, !inject, peer)) return ec;
-    const std::uint32_t index = allocate_op();
-    if (index == none) {
-        if (!inject) cq->unreserve();
-        return errc::again;
-    }
+    std::uint32_t index = none;
+    if (auto ec = start_op(op_kind::send, to, !inject, context, index)) return ec;
     op& o = ops[index];
-    o.kind = op_kind::send;
     o.inject = inject;
     o.tagged = tagged;
     o.tag = tag;
-    o.context = context;
-    o.peer = to;
-    o.engine_peer = peer;
     o.len = buf.size();
     o.src = buf.data();
     o.flags = tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
@@ -240,18 +248,9 @@ std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std:
     if (!eng) return errc::endpoint_closed;
     if (mode == delivery_mode::uud) return errc::unsupported;
     if (len > attr.max_message_size || (hd && len > chunk_bytes)) return errc::message_too_long;
-    std::uint32_t engine_peer = none;
-    if (auto ec = check_post(peer, true, engine_peer)) return ec;
-    const std::uint32_t index = allocate_op();
-    if (index == none) {
-        cq->unreserve();
-        return errc::again;
-    }
+    std::uint32_t index = none;
+    if (auto ec = start_op(kind, peer, true, context, index)) return ec;
     op& o = ops[index];
-    o.kind = kind;
-    o.context = context;
-    o.peer = peer;
-    o.engine_peer = engine_peer;
     o.src = src;
     o.dst = dst;
     o.len = len;
@@ -281,18 +280,9 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
     if (aop == atomic_op::read && !fetching) return errc::invalid_argument;
     const bool bitwise = aop == atomic_op::band || aop == atomic_op::bor || aop == atomic_op::bxor;
     if (bitwise && is_floating(type)) return errc::unsupported;
-    std::uint32_t engine_peer = none;
-    if (auto ec = check_post(to, true, engine_peer)) return ec;
-    const std::uint32_t index = allocate_op();
-    if (index == none) {
-        cq->unreserve();
-        return errc::again;
-    }
+    std::uint32_t index = none;
+    if (auto ec = start_op(op_kind::atomic, to, true, context, index)) return ec;
     op& o = ops[index];
-    o.kind = op_kind::atomic;
-    o.context = context;
-    o.peer = to;
-    o.engine_peer = engine_peer;
     o.src = operand.data();
     o.len = operand.size();
     o.dst = result.data();

@@ -36,6 +36,7 @@
 #include "garbage.hpp"
 #include "host_stack.hpp"
 #include "messages.hpp"
+#include "peer_options.hpp"
 #include "poll_loop.hpp"
 #include "port.hpp"
 
@@ -43,101 +44,51 @@ namespace {
 
 using namespace uet;
 
-struct options {
-    std::string dev, name = "peer", eal, send, expect, then_send, then_after;
-    std::string ready_file, done_file, serve_until, progress_file;
-    std::uint32_t ip = 0, peer = 0, gw = 0, epoch = 1;
-    std::uint8_t prefix = 24;
-    std::uint32_t mtu = 1500, payload = 1400, mpr = 256, rto_us = 20000, retries = 24;
-    std::uint32_t window = 32, timeout_s = 120, progress_after = 1, garbage = 0;
-    bool jumbo = false, backoff = true, allow_errors = false;
+struct options : itest::common_options {
+    options() { timeout_s = 120; }
+    std::string send, expect, then_send, then_after, ready_file;
+    std::uint32_t epoch = 1, payload = 1400, mpr = 256, rto_us = 20000, retries = 24;
+    std::uint32_t window = 32, progress_after = 1;
+    bool allow_errors = false;
 };
-
-[[noreturn]] void usage(const std::string& why) {
-    std::fprintf(stderr,
-                 "uet-itest-engine-peer: %s (see the comment at the top of engine_peer.cpp)\n",
-                 why.c_str());
-    std::exit(2);
-}
-
-std::uint32_t parse_ip(const std::string& s) {
-    in_addr a{};
-    if (inet_pton(AF_INET, s.c_str(), &a) != 1) usage("bad IPv4 address " + s);
-    return ntohl(a.s_addr);
-}
 
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string k = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage("missing value for " + k);
-            return argv[++i];
-        };
-        auto number = [&]() { return static_cast<std::uint32_t>(std::stoul(value())); };
-        if (k == "--dev")
-            o.dev = value();
-        else if (k == "--ip") {
-            const std::string v = value();
-            const auto slash = v.find('/');
-            o.ip = parse_ip(v.substr(0, slash));
-            if (slash != std::string::npos)
-                o.prefix = static_cast<std::uint8_t>(std::stoul(v.substr(slash + 1)));
-        } else if (k == "--peer")
-            o.peer = parse_ip(value());
-        else if (k == "--gw")
-            o.gw = parse_ip(value());
-        else if (k == "--send")
-            o.send = value();
+    itest::arg_cursor args(argc, argv, "uet-itest-engine-peer");
+    while (args.next()) {
+        const std::string k = args.key();
+        if (itest::parse_common_option(k, args, o)) continue;
+        if (k == "--send")
+            o.send = args.value();
         else if (k == "--expect")
-            o.expect = value();
+            o.expect = args.value();
         else if (k == "--then-send")
-            o.then_send = value();
+            o.then_send = args.value();
         else if (k == "--then-after")
-            o.then_after = value();
+            o.then_after = args.value();
         else if (k == "--epoch")
-            o.epoch = number();
+            o.epoch = args.number();
         else if (k == "--allow-errors")
             o.allow_errors = true;
-        else if (k == "--mtu")
-            o.mtu = number();
-        else if (k == "--trust-link-mtu")
-            o.jumbo = true;
         else if (k == "--payload")
-            o.payload = number();
+            o.payload = args.number();
         else if (k == "--mpr")
-            o.mpr = number();
+            o.mpr = args.number();
         else if (k == "--rto-us")
-            o.rto_us = number();
+            o.rto_us = args.number();
         else if (k == "--retries")
-            o.retries = number();
-        else if (k == "--garbage")
-            o.garbage = number();
+            o.retries = args.number();
         else if (k == "--window")
-            o.window = number();
-        else if (k == "--timeout")
-            o.timeout_s = number();
+            o.window = args.number();
         else if (k == "--ready-file")
-            o.ready_file = value();
-        else if (k == "--done-file")
-            o.done_file = value();
-        else if (k == "--serve-until")
-            o.serve_until = value();
-        else if (k == "--progress-file")
-            o.progress_file = value();
+            o.ready_file = args.value();
         else if (k == "--progress-after")
-            o.progress_after = number();
-        else if (k == "--no-backoff")
-            o.backoff = false;
-        else if (k == "--eal")
-            o.eal = value();
-        else if (k == "--name")
-            o.name = value();
+            o.progress_after = args.number();
         else
-            usage("unknown option " + k);
+            args.usage("unknown option " + k);
     }
-    if (o.dev.empty() || o.ip == 0 || o.peer == 0) usage("--dev, --ip and --peer are required");
-    if (!o.then_send.empty() && o.then_after.empty()) usage("--then-send needs --then-after");
+    itest::require_addresses(o, args);
+    if (!o.then_send.empty() && o.then_after.empty()) args.usage("--then-send needs --then-after");
     return o;
 }
 

@@ -32,6 +32,7 @@
 #include "garbage.hpp"
 #include "host_stack.hpp"
 #include "icmp.hpp"
+#include "peer_options.hpp"
 #include "poll_loop.hpp"
 #include "port.hpp"
 #include "rng.hpp"
@@ -40,82 +41,32 @@ namespace {
 
 using namespace uet;
 
-struct options {
-    std::string dev, name = "peer", done_file, serve_until, eal, progress_file;
-    std::uint32_t ip = 0, peer = 0, gw = 0;
-    std::uint8_t prefix = 24;
-    std::uint32_t count = 3000, min_frame = 64, max_frame = 9014, mtu = 9000, garbage = 0;
-    std::uint32_t rounds = 1, timeout_s = 60;
-    bool backoff = true, jumbo = false;
+struct options : itest::common_options {
+    options() { mtu = 9000; }
+    std::uint32_t count = 3000, min_frame = 64, max_frame = 9014, rounds = 1;
     int lcore = -1;
 };
 
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "uet-itest-peer: %s (see the comment at the top of peer.cpp)\n", why);
-    std::exit(2);
-}
-
-std::uint32_t parse_ip(const std::string& s) {
-    in_addr a{};
-    if (inet_pton(AF_INET, s.c_str(), &a) != 1) usage(("bad IPv4 address " + s).c_str());
-    return ntohl(a.s_addr);
-}
-
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string k = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage(("missing value for " + k).c_str());
-            return argv[++i];
-        };
-        auto number = [&]() { return static_cast<std::uint32_t>(std::stoul(value())); };
-        if (k == "--dev")
-            o.dev = value();
-        else if (k == "--ip") {
-            const std::string v = value();
-            const auto slash = v.find('/');
-            o.ip = parse_ip(v.substr(0, slash));
-            if (slash != std::string::npos)
-                o.prefix = static_cast<std::uint8_t>(std::stoul(v.substr(slash + 1)));
-        } else if (k == "--peer")
-            o.peer = parse_ip(value());
-        else if (k == "--gw")
-            o.gw = parse_ip(value());
-        else if (k == "--count")
-            o.count = number();
+    itest::arg_cursor args(argc, argv, "uet-itest-peer");
+    while (args.next()) {
+        const std::string k = args.key();
+        if (itest::parse_common_option(k, args, o)) continue;
+        if (k == "--count")
+            o.count = args.number();
         else if (k == "--min-frame")
-            o.min_frame = number();
+            o.min_frame = args.number();
         else if (k == "--max-frame")
-            o.max_frame = number();
-        else if (k == "--mtu")
-            o.mtu = number();
-        else if (k == "--garbage")
-            o.garbage = number();
+            o.max_frame = args.number();
         else if (k == "--rounds")
-            o.rounds = number();
-        else if (k == "--timeout")
-            o.timeout_s = number();
-        else if (k == "--done-file")
-            o.done_file = value();
-        else if (k == "--progress-file")
-            o.progress_file = value();
-        else if (k == "--serve-until")
-            o.serve_until = value();
-        else if (k == "--no-backoff")
-            o.backoff = false;
-        else if (k == "--trust-link-mtu")
-            o.jumbo = true;
+            o.rounds = args.number();
         else if (k == "--lcore")
-            o.lcore = static_cast<int>(number());
-        else if (k == "--eal")
-            o.eal = value();
-        else if (k == "--name")
-            o.name = value();
+            o.lcore = static_cast<int>(args.number());
         else
-            usage(("unknown option " + k).c_str());
+            args.usage("unknown option " + k);
     }
-    if (o.dev.empty() || o.ip == 0 || o.peer == 0) usage("--dev, --ip and --peer are required");
+    itest::require_addresses(o, args);
     return o;
 }
 
