@@ -25,6 +25,20 @@ enum class delivery : std::uint8_t {
     uud,   // unreliable datagrams: send / tagged send of one packet, no response, no RMA
 };
 
+// Congestion control of the endpoint's packet delivery contexts.
+enum class congestion_control : std::uint8_t {
+    none,  // a fixed window: the baseline
+    nscc,  // sender window from RTT and ECN (UET NSCC)
+    rccc,  // receiver-granted credit (UET RCCC)
+};
+// How each packet's entropy (UDP source port, hence its ECMP path) is chosen.
+enum class path_policy : std::uint8_t {
+    static_path,  // one value per PDC: a flow's ECMP path
+    oblivious,    // spray over the value space
+    bitmap,       // spray, skipping values recently penalised by ECN, NACK or timeout
+    reps,         // recycle values that came back without ECN (REPS)
+};
+
 struct endpoint_attr {
     std::uint32_t job_id = 0;  // 24 bits: the job whose packets and memory keys it accepts
     delivery mode = delivery::rud;
@@ -41,6 +55,10 @@ struct endpoint_attr {
     // Sends of at least this many bytes use RENDEZVOUS_SEND: the target pulls them with reads.
     std::size_t rendezvous_threshold = 1u << 20;
     std::size_t max_message_size = std::size_t{1} << 31;
+    congestion_control cc = congestion_control::none;
+    path_policy lb = path_policy::static_path;
+    double link_gbps = 100;            // NSCC/RCCC scale from the link rate ...
+    std::uint64_t base_rtt_ns = 12'000;  // ... and the unloaded round-trip time
 };
 
 struct endpoint_counters {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "address_vector.hpp"
 #include "completion_queue.hpp"
@@ -30,11 +31,31 @@ struct link_impairments {
     double rate_gbps = 0;                    // serialisation rate; 0: infinite
 };
 
+// The dpdk provider: one endpoint on one DPDK port, progressed inline by the thread that reads
+// its completion queue (or calls progress()). Addresses are IPv4 on the port's subnet; peers are
+// resolved by ARP (or static entries), off-subnet peers through the gateway.
+struct dpdk_attr {
+    // A vdev ("net_memif0,role=server,socket=/tmp/uet.sock", "net_tap0,iface=uet0"), a Linux
+    // interface name (af_packet: "eth0"; af_xdp: "xdp:eth0") or a PCI address ("0000:3b:00.0").
+    std::string device;
+    std::string eal_args;  // extra EAL arguments (defaults: --no-huge --no-pci, a unique prefix)
+    std::string address;   // ours, with prefix length: "10.1.0.1/24"
+    std::string gateway;   // next hop outside the prefix; empty: none
+    // Static neighbours "10.1.0.2=02:00:00:00:00:02": used without ARP.
+    std::vector<std::string> neighbors;
+    std::uint32_t port_mtu = 0;   // IP MTU to set on the port; 0: leave the port's
+    bool trust_link_mtu = false;  // af_packet: take the interface's MTU (jumbo frames)
+    bool busy_poll = false;       // never back off while idle (benchmarks)
+    std::uint64_t rto_ns = 0;     // first retransmit timeout; 0: the provider's default
+    std::uint32_t max_retransmits = 0;  // 0: the provider's default
+};
+
 struct fabric_attr {
-    std::string provider = "pipe";
+    std::string provider = "pipe";  // "pipe" or "dpdk"
     link_impairments impairments;
     std::uint32_t mtu = 4096;  // SES payload bytes per packet (64..8192 on the pipe)
     std::uint64_t seed = 1;
+    dpdk_attr dpdk;  // provider "dpdk"
 };
 
 // What the pipe provider's links did to the frames they carried.

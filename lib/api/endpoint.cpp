@@ -24,6 +24,11 @@ delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
 }
 
+static_assert(static_cast<int>(cc::algorithm::nscc) == static_cast<int>(congestion_control::nscc));
+static_assert(static_cast<int>(cc::algorithm::rccc) == static_cast<int>(congestion_control::rccc));
+static_assert(static_cast<int>(lb::algorithm::reps) == static_cast<int>(path_policy::reps));
+static_assert(static_cast<int>(lb::algorithm::bitmap) == static_cast<int>(path_policy::bitmap));
+
 engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t ip, std::uint32_t mtu,
                                 std::uint64_t seed) {
     engine_config c;
@@ -36,6 +41,10 @@ engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t ip, std
     c.max_rx_messages = 1024 + attr.max_unexpected;
     c.max_rx_buffer_bytes = std::uint64_t{512} << 20;
     c.seed = seed ^ (std::uint64_t{ip} << 20);
+    c.cc = static_cast<cc::algorithm>(attr.cc);  // same order (static_asserts below)
+    c.lb = static_cast<lb::algorithm>(attr.lb);
+    c.link_gbps = attr.link_gbps;
+    c.base_rtt_ns = attr.base_rtt_ns;
     return c;
 }
 

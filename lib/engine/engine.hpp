@@ -15,8 +15,10 @@
 #include <span>
 #include <vector>
 
+#include "cc_factory.hpp"
 #include "counters.hpp"
 #include "eth.hpp"
+#include "lb_factory.hpp"
 #include "ipv4.hpp"
 #include "message.hpp"
 #include "reject.hpp"
@@ -76,6 +78,13 @@ struct engine_config {
     std::size_t control_queue = 8192;        // ACK/NACK/response frames waiting to go out
     std::size_t tx_burst = 64;               // data frames built per transmit() call
     std::uint64_t timer_tick_ns = 1000;
+    // Congestion control and path selection of every PDC this engine opens. NSCC/RCCC take
+    // their parameters from the link rate and base RTT (nscc_params::from_link).
+    cc::algorithm cc = cc::algorithm::none;
+    lb::algorithm lb = lb::algorithm::static_path;
+    double link_gbps = 100;
+    std::uint64_t base_rtt_ns = 12'000;
+    bool trimming = false;  // whether the network trims (NSCC's target delay)
 };
 
 // A frame to send: a view into engine memory, valid until the next transmit() call.
