@@ -17,13 +17,13 @@ using namespace uet;
 // One round: every host sends one 1000-byte frame to a random other host, spaced so that hosts
 // offer load_percent of their 100 Gb/s (80 ns per frame at line rate).
 void BM_fabric_hops(benchmark::State& state) {
-    fabric::topology t;
+    netmodel::topology t;
     t.leaves = static_cast<std::uint32_t>(state.range(0));
     t.hosts_per_leaf = static_cast<std::uint32_t>(state.range(1));
     t.spines = static_cast<std::uint32_t>(state.range(2));
     t.max_frame_bytes = 1024;
     const auto load_percent = static_cast<std::uint64_t>(state.range(3));
-    fabric::fabric f(t);
+    netmodel::fabric f(t);
     const std::uint32_t hosts = f.host_count();
 
     wire::frame_spec spec;

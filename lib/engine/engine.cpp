@@ -58,6 +58,7 @@ void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexce
     for (std::size_t i = 0; i < into.retransmits.size(); ++i)
         into.retransmits[i] += from.retransmits[i];
     into.timeouts += from.timeouts;
+    into.repaths += from.repaths;
     for (std::size_t i = 0; i < pds::nack_slot_count; ++i) {
         into.nacks_sent[i] += from.nacks_sent[i];
         into.nacks_received[i] += from.nacks_received[i];
@@ -85,6 +86,8 @@ engine_config sanitized(engine_config c) {
     c.control_queue = std::max<std::size_t>(c.control_queue, 16);
     c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
     c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
+    if (!(c.link_gbps > 0)) c.link_gbps = 100;
+    c.base_rtt_ns = std::max<std::uint64_t>(c.base_rtt_ns, 1);
     if (c.window_bytes == 0) c.window_bytes = std::uint64_t{c.mpr} * c.mtu_payload;
     return c;
 }
@@ -115,6 +118,20 @@ engine_impl::engine_impl(const engine_config& cfg)
     params_.rto_ns = std::max<std::uint64_t>(cfg_.rto_ns, 1);
     params_.rto_max_ns = std::max(cfg_.rto_max_ns, params_.rto_ns);
     params_.window_bytes = cfg_.window_bytes;
+    params_.rto_min_ns = std::min(std::max<std::uint64_t>(cfg_.rto_min_ns, 1), params_.rto_max_ns);
+    nscc_params_ = cc::nscc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload,
+                                              cfg_.trimming);
+    rccc_params_ = cc::rccc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload);
+    params_.cc.algo = cfg_.cc;
+    params_.cc.nscc = &nscc_params_;
+    params_.cc.rccc = &rccc_params_;
+    pacer_ = std::make_unique<cc::rccc_pacer>(rccc_params_);
+    pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
+    lb_ctx_.rng = &rng_;
+    lb_ctx_.params.path_bits = cfg_.lb_path_bits;
+    lb_ctx_.params.reps_freeze_ns = cfg_.reps_freeze_ns;
+    params_.lb = cfg_.lb;
+    params_.lb_ctx = &lb_ctx_;
 
     peers_.reserve(cfg_.max_peers);
     pdcs_.resize(cfg_.max_pdcs);
@@ -128,6 +145,7 @@ engine_impl::engine_impl(const engine_config& cfg)
     for (std::uint32_t i = cfg_.max_pdcs; i-- > 0;) {
         pdcs_[i].index = i;
         pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
+        pdcs_[i].ack_timer.cookie = make_cookie(timer_kind::ack, i);
         for (std::uint32_t s = 0; s < tx_ring_size_; ++s)
             tx_entries_[std::size_t{i} * tx_ring_size_ + s].timer.cookie =
                 make_cookie(timer_kind::packet, i, s);
@@ -216,6 +234,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
         auto it = std::find(active_initiators_.begin(), active_initiators_.end(), p.index);
         if (it != active_initiators_.end()) active_initiators_.erase(it);
     } else {
+        pacer_->forget(p.credit_rx);
         target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
         remember_closed(p);
     }
@@ -290,6 +309,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         case delivery_mode::rod: {
             const std::size_t slot = slot_of(mode);
             ps.queue[slot].push(messages_, m);
+            ps.queued_bytes[slot] += data.size();
             open_initiator_pdc(to, slot, now_);
             break;
         }

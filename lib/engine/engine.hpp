@@ -18,8 +18,8 @@
 #include "cc_factory.hpp"
 #include "counters.hpp"
 #include "eth.hpp"
-#include "lb_factory.hpp"
 #include "ipv4.hpp"
+#include "lb_factory.hpp"
 #include "message.hpp"
 #include "reject.hpp"
 
@@ -59,9 +59,15 @@ struct engine_config {
     std::uint32_t mtu_payload = 4096;
     std::uint32_t ack_every_bytes = 16384;
     std::uint32_t ack_every_packets = 16;
+    // A coalesced ACK waits at most this long: packets already in flight when the sender's
+    // window shrank (trimming overtook them) must not wait for a retransmit timeout.
+    std::uint64_t ack_delay_ns = 5'000;
     // RUD: transmissions after a hole that must be acknowledged before it counts as lost.
     std::uint32_t ooo_threshold = 8;
+    // rto_ns: the initial retransmit timeout; once RTTs are measured the RTO adapts (RFC 6298:
+    // srtt + 4 rttvar) between rto_min_ns and rto_max_ns, doubled per consecutive timeout round.
     std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000;
+    std::uint64_t rto_min_ns = 100'000;
     std::uint32_t max_retransmits = 24;
     std::uint8_t data_dscp = 0, ack_dscp = 46, trim_dscp = 0x3b;
     std::uint64_t seed = 1;
@@ -85,6 +91,9 @@ struct engine_config {
     double link_gbps = 100;
     std::uint64_t base_rtt_ns = 12'000;
     bool trimming = false;  // whether the network trims (NSCC's target delay)
+    // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
+    std::uint8_t lb_path_bits = 8;
+    std::uint64_t reps_freeze_ns = 10'000'000;
 };
 
 // A frame to send: a view into engine memory, valid until the next transmit() call.

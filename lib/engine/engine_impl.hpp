@@ -34,6 +34,9 @@ struct peer_state {
     std::array<ses::message_queue, pdc_modes> queue;  // RUD/ROD messages not fully segmented
     std::array<std::uint32_t, pdc_modes> pdc{none, none};
     std::array<bool, pdc_modes> waiting_for_pdc{};
+    std::array<std::uint64_t, pdc_modes> queued_bytes{};  // not yet cut into packets
+    // RUDI has no PDC: its RTT estimator (RFC 6298, as a PDC's) lives with the peer.
+    std::uint64_t rudi_srtt_ns = 0, rudi_rttvar_ns = 0;
 };
 
 struct rudi_packet {
@@ -41,6 +44,8 @@ struct rudi_packet {
     std::uint32_t message = none;
     std::uint32_t offset = 0, length = 0;
     std::uint32_t pkt_id = 0;  // generation << 16 | index
+    std::uint64_t sent_ns = 0;
+    bool resent = false;  // the last transmission was a retransmission (no RTT sample: Karn)
     std::uint32_t retx_next = none;
     std::uint16_t retries = 0;
     std::uint16_t generation = 0;
@@ -57,7 +62,7 @@ struct closed_pdc {
 };
 
 // Timer cookies: kind in the top 4 bits.
-enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3 };
+enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3, pacer = 4, ack = 5 };
 constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t b = 0) noexcept {
     return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
 }
@@ -114,12 +119,15 @@ class engine_impl final : public pds::tx_listener {
                          std::size_t& len);
     bool send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                        std::size_t& len);
+    std::uint64_t credit_backlog(const pds::pdc& p) const;
+    void maybe_request_credit(pds::pdc& p);
     bool send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
                    bool retransmissions_only);
     std::size_t build_rudi_request(rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
     void queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause);
     std::uint32_t pop_rudi_retransmit();
-    std::uint64_t rto_after(std::uint16_t retries) const;
+    std::uint64_t rto_after(std::uint32_t peer, std::uint16_t retries) const;
+    void on_rudi_rtt(std::uint32_t peer, std::uint64_t rtt_ns);
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
                                  std::span<std::uint8_t> buf);
@@ -135,7 +143,9 @@ class engine_impl final : public pds::tx_listener {
     };
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
     void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
-                    const wire::uet_packet& pkt);
+                    const wire::uet_packet& pkt, const std::uint32_t* credit_target = nullptr);
+    void on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now);
+    void on_credit(const rx_context& rx, const wire::pds_ctrl& c);
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
     void on_ack(const rx_context& rx, const wire::pds_ack_cc& h);
@@ -155,7 +165,14 @@ class engine_impl final : public pds::tx_listener {
     void on_timer(timer_node& n, std::uint64_t now);
     void on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
+    void on_ack_timer(pds::pdc& p, std::uint64_t now);
     void on_rudi_timer(rudi_packet& r, std::uint64_t now);
+    void arm_pacer();
+    void on_pacer_timer(std::uint64_t now);
+    void send_credit(pds::pdc& p, std::uint32_t credit_field);
+    // One CTRL packet on p; false (and a counted drop) when the control queue is full.
+    bool send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn, std::uint32_t payload,
+                   std::uint16_t entropy);
     void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
     void fail_rudi_message(std::uint32_t message, status result);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
@@ -166,11 +183,19 @@ class engine_impl final : public pds::tx_listener {
     std::span<std::uint8_t> control_slot();  // room for one control frame, or empty
     void commit_control(std::size_t length);
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
-                    std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p);
+                    std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
+                    bool retx = false);
 
     // ---- state ----
     pds::pdc_params params_;
     rng rng_;
+    // Congestion control and path selection parameters every PDC points at.
+    cc::nscc_params nscc_params_;
+    cc::rccc_params rccc_params_;
+    lb::lb_context lb_ctx_;
+    // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
+    std::unique_ptr<cc::rccc_pacer> pacer_;
+    timer_node pacer_timer_;
     timer_wheel timers_;
     std::uint64_t now_ = 0;
     bool tx_ready_ = false;  // something may be sendable right now

@@ -13,8 +13,8 @@ namespace {
 bool is_request_type(std::uint8_t type) {
     using wire::pds_type;
     const auto t = static_cast<pds_type>(type);
-    return t == pds_type::rud || t == pds_type::rod || t == pds_type::rudi_req ||
-           t == pds_type::uud;
+    return t == pds_type::rud || t == pds_type::rod || t == pds_type::rud_cc ||
+           t == pds_type::rod_cc || t == pds_type::rudi_req || t == pds_type::uud;
 }
 
 // Every ACK form reduced to what the sender uses (plain ACKs carry no SACK).
@@ -52,6 +52,23 @@ wire::pds_nack as_nack(const wire::pds_nack_ccx& n) {
     c.spdcid = n.spdcid;
     c.dpdcid = n.dpdcid;
     return c;
+}
+
+// A RUD_CC / ROD_CC request is a request plus a credit target.
+wire::pds_rud_rod_request as_request(const wire::pds_rud_rod_cc_request& c) {
+    wire::pds_rud_rod_request h;
+    h.type = c.type == wire::pds_type::rod_cc ? wire::pds_type::rod : wire::pds_type::rud;
+    h.next_hdr = c.next_hdr;
+    h.retx = c.retx;
+    h.ar = c.ar;
+    h.syn = c.syn;
+    h.clear_psn_offset = c.clear_psn_offset;
+    h.psn = c.psn;
+    h.spdcid = c.spdcid;
+    h.dpdcid = c.dpdcid;
+    h.use_rsv_pdc = c.use_rsv_pdc;
+    h.psn_offset = c.psn_offset;
+    return h;
 }
 
 std::int16_t clamp_offset(std::int64_t d) {
@@ -92,6 +109,8 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
             using H = std::decay_t<decltype(h)>;
             if constexpr (std::is_same_v<H, wire::pds_rud_rod_request>) {
                 on_request(rx, h, pkt);
+            } else if constexpr (std::is_same_v<H, wire::pds_rud_rod_cc_request>) {
+                on_request(rx, as_request(h), pkt, &h.credit_target);
             } else if constexpr (std::is_same_v<H, wire::pds_ack_cc>) {
                 on_ack(rx, h);
             } else if constexpr (std::is_same_v<H, wire::pds_ack> ||
@@ -128,7 +147,10 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         ++connectionless_.trimmed_received;
         return queue_nack(rx, wire::nack_code::trimmed, rudi->pkt_id, 0, 0, true, nullptr);
     }
-    const auto* h = std::get_if<wire::pds_rud_rod_request>(&header);
+    const auto* cc_req = std::get_if<wire::pds_rud_rod_cc_request>(&header);
+    wire::pds_rud_rod_request from_cc;
+    if (cc_req) from_cc = as_request(*cc_req);
+    const auto* h = cc_req ? &from_cc : std::get_if<wire::pds_rud_rod_request>(&header);
     if (!h) {
         ++connectionless_.trimmed_received;
         return count_drop(drop_reason::trimmed_dropped);  // UUD: best effort, nobody asks again
@@ -145,6 +167,8 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         ++p->counters.rx_packets;
         p->counters.rx_bytes += rx.frame_bytes;
         ++p->counters.trimmed_received;
+        // The header survived the trim: the sender's credit target still counts.
+        if (cc_req) on_credit_target(*p, cc_req->credit_target, rx.now);
         switch (p->classify(h->psn)) {
             case pds::pdc::rx_verdict::duplicate:
                 ++p->counters.duplicates;
@@ -159,7 +183,11 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         ++connectionless_.trimmed_received;
     }
     // The PDC may not exist yet (a trimmed SYN packet): the NACK needs only the sender's PDCID.
-    queue_nack(rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid, false, p);
+    queue_nack(rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid, false, p,
+               h->retx);
+    // The sender's window now holds the trimmed packet's bytes until it resends: packets held
+    // back for ACK coalescing are acknowledged at once, or a small window waits for a timeout.
+    if (p && p->acks.pending()) send_ack(*p, p->rx.highest(), rx);
 }
 
 pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_request& h,
@@ -199,13 +227,22 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     return p;
 }
 
+// RCCC receiver: the sender wants credit up to `target` (cumulative): queue it at the pacer.
+void engine_impl::on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now) {
+    p.credit_mode = true;
+    p.credit_rx.on_credit_target(target);
+    pacer_->on_demand(p.credit_rx, now);
+    arm_pacer();
+}
+
 void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
-                             const wire::uet_packet& pkt) {
+                             const wire::uet_packet& pkt, const std::uint32_t* credit_target) {
     bool created = false;
     pds::pdc* p = target_for(rx, h, created);
     if (!p) return;
     const bool rod = h.type == wire::pds_type::rod;
     if (p->ordered != rod) return count_drop(drop_reason::unknown_pdc);
+    if (credit_target) on_credit_target(*p, *credit_target, rx.now);
     p->last_activity_ns = rx.now;
     ++p->counters.rx_packets;
     ++p->counters.rx_data_packets;
@@ -237,6 +274,8 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     const bool first = created || p->counters.acks_sent == 0;
     if (p->acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
         send_ack(*p, h.psn, rx);
+    else if (!p->ack_timer.scheduled())
+        timers_.schedule(p->ack_timer, rx.now + cfg_.ack_delay_ns);
 }
 
 bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
@@ -277,6 +316,10 @@ void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx
     a.spdcid = p.local_id;
     a.dpdcid = p.remote_id;
     a.cc_type = wire::cc_type::nscc;
+    if (p.credit_mode) {
+        a.cc_type = wire::cc_type::credit;
+        a.credit.credit = p.credit_rx.credit_field();
+    }
     a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
     a.sack_bitmap = sack.bitmap;
     wire::uet_packet_spec spec;
@@ -285,11 +328,34 @@ void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx
     commit_control(len);
     p.ce_since_ack = false;
     p.acks.on_ack_sent();
+    timers_.cancel(p.ack_timer);
     ++p.counters.acks_sent;
     count_tx(&p, len, false);
 }
 
+void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
+    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+    if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
+        (p->state != pds::pdc_state::syn_sent && c.spdcid != p->remote_id))
+        return count_drop(drop_reason::unknown_pdc);
+    ++p->counters.rx_packets;
+    p->counters.rx_bytes += rx.frame_bytes;
+    p->cc->on_credit(c.payload & cc::credit::field_mask, rx.now);
+    tx_ready_ = true;
+}
+
 void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
+    if (c.ctrl_type == wire::ctrl_type::credit && !c.syn) return on_credit(rx, c);
+    if (c.ctrl_type == wire::ctrl_type::credit_req && !c.syn) {
+        pds::pdc* p = pdc_by_local_id(c.dpdcid);
+        if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
+            p->remote_id != c.spdcid)
+            return count_drop(drop_reason::unknown_pdc);
+        ++p->counters.rx_packets;
+        p->counters.rx_bytes += rx.frame_bytes;
+        p->last_activity_ns = rx.now;
+        return on_credit_target(*p, c.payload, rx.now);
+    }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)
         return count_drop(drop_reason::unsupported_type);
     pds::pdc* p = pdc_by_local_id(c.dpdcid);
@@ -356,8 +422,11 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
     ev.ecn = a.m;
     const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, timers_, *this, params_);
     if (!out.valid) return count_drop(drop_reason::bad_ack);
-    p->cc.on_ack(static_cast<std::uint32_t>(out.acked_bytes), out.rtt_ns, a.m, rx.now);
-    p->lb.on_ack(rx.entropy, a.m);
+    // The selector heard about every packet this ACK covers (pdc::on_ack); the controller hears
+    // about the ACK, and may judge that the trigger's path, not the network, is congested.
+    if (a.cc_type == wire::cc_type::credit) p->cc->on_credit(a.credit.credit, rx.now);
+    p->cc->on_ack(static_cast<std::uint32_t>(out.acked_bytes), out.rtt_ns, a.m, rx.now);
+    if (p->cc->take_path_switch() && out.trigger_known) p->lb->on_path_switch(out.trigger_entropy);
     p->last_activity_ns = rx.now;
     tx_ready_ = true;
     if (out.close_acked) {
@@ -394,7 +463,7 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
             pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop)
             queue_rudi_retransmit(index, pds::retx_cause::nack);
         else
-            timers_.schedule(r.timer, rx.now + rto_after(r.retries));
+            timers_.schedule(r.timer, rx.now + rto_after(rx.peer, r.retries));
         return;
     }
     pds::pdc* p = pdc_by_local_id(n.dpdcid);
@@ -404,7 +473,8 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
     ++p->counters.nacks_received[slot];
-    const pds::nack_action act = p->on_nack(n.code, n.nack_psn, rx.now, timers_, params_);
+    const pds::nack_action act =
+        p->on_nack(n.code, n.nack_psn, rx.now, timers_, params_, n.retx ? 1 : 0);
     if (act == pds::nack_action::retransmit || act == pds::nack_action::rewind) tx_ready_ = true;
 }
 
@@ -444,6 +514,7 @@ void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h
     ++counters_.rudi_responses_rx;
     rudi_packet& r = rudi_[index];
     timers_.cancel(r.timer);
+    if (!r.resent && rx.now >= r.sent_ns) on_rudi_rtt(rx.peer, rx.now - r.sent_ns);
     r.st = rudi_packet::state::free;
     free_rudi_.push_back(index);
     tx_ready_ = true;

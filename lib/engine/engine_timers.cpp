@@ -26,6 +26,12 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
         case timer_kind::rudi:
             on_rudi_timer(rudi_[a], now);
             break;
+        case timer_kind::pacer:
+            on_pacer_timer(now);
+            break;
+        case timer_kind::ack:
+            on_ack_timer(pdcs_[a], now);
+            break;
     }
 }
 
@@ -45,6 +51,16 @@ void engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t n
                 now);
             break;
     }
+}
+
+void engine_impl::on_ack_timer(pds::pdc& p, std::uint64_t now) {
+    if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target || !p.acks.pending())
+        return;
+    rx_context rx;
+    rx.peer = p.peer;
+    rx.entropy = static_cast<std::uint16_t>(0xc000 | p.local_id);
+    rx.now = now;
+    send_ack(p, p.rx.highest(), rx);
 }
 
 void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
@@ -79,7 +95,12 @@ void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) 
     const std::size_t slot = p.ordered ? 1 : 0;
     ses::message_queue& q = peers_[peer].queue[slot];
     // The message being cut into packets leaves the queue with the others this PDC carried.
-    if (!q.empty() && messages_[q.head].owner == p.index) q.pop(messages_);
+    if (!q.empty() && messages_[q.head].owner == p.index) {
+        const ses::tx_message& m = messages_[q.head];
+        peers_[peer].queued_bytes[slot] -=
+            std::min<std::uint64_t>(peers_[peer].queued_bytes[slot], m.length - m.next_offset);
+        q.pop(messages_);
+    }
     // Rare path: a scan of the message pool for everything this PDC carried.
     for (std::uint32_t i = 0; i < messages_.capacity(); ++i) {
         const ses::tx_message& m = messages_[i];
@@ -91,6 +112,54 @@ void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) 
     free_pdc(p);
     open_initiator_pdc(peer, slot, now);
     kick_waiting(now);
+}
+
+// ---- RCCC pull pacer ----
+
+void engine_impl::arm_pacer() {
+    const std::uint64_t due = pacer_->next_deadline();
+    if (due == cc::rccc_pacer::idle) return;
+    if (!pacer_timer_.scheduled() || pacer_timer_.deadline() > due)
+        timers_.schedule(pacer_timer_, std::max(due, now_));
+}
+
+// Grants are due: one pull each, round robin over the PDCs that want credit, sent in CTRL
+// CREDIT packets (ACKs carry the same cumulative value when they go out anyway).
+void engine_impl::on_pacer_timer(std::uint64_t now) {
+    while (auto grant = pacer_->poll(now)) {
+        pds::pdc& p = pdcs_[grant->receiver->cookie()];
+        if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target) continue;
+        send_credit(p, grant->credit_field);
+    }
+    arm_pacer();
+}
+
+void engine_impl::send_credit(pds::pdc& p, std::uint32_t credit_field) {
+    // Grants ride on the target's control entropy (0xc000 | pdc id), not the sender's spray.
+    send_ctrl(p, wire::ctrl_type::credit, p.rx.cack(), credit_field & cc::credit::field_mask,
+              static_cast<std::uint16_t>(0xc000 | p.local_id));
+}
+
+bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn,
+                            std::uint32_t payload, std::uint16_t entropy) {
+    const auto slot = control_slot();
+    if (slot.empty()) {
+        count_drop(drop_reason::control_queue_full);
+        return false;
+    }
+    wire::pds_ctrl c;
+    c.ctrl_type = type;
+    c.is_rod = p.ordered;
+    c.psn = psn;
+    c.spdcid = p.local_id;
+    c.dpdcid = p.remote_id;
+    c.payload = payload;
+    wire::uet_packet_spec spec;
+    spec.pds = c;
+    const std::size_t len = build_frame(p.peer, entropy, false, spec, slot);
+    commit_control(len);
+    count_tx(&p, len, false);
+    return true;
 }
 
 void engine_impl::on_rudi_timer(rudi_packet& r, std::uint64_t) {

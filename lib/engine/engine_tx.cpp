@@ -83,17 +83,61 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
         h.psn_offset = static_cast<std::uint16_t>((e.psn - p.start_psn) & 0xfff);
     else
         h.dpdcid = p.remote_id;
-    spec.pds = h;
+    if (p.cc->uses_credit()) {
+        // RUD_CC / ROD_CC: the same fields plus the cumulative credit this sender wants for
+        // what it still has to send, this packet included (its credit is not spent yet).
+        wire::pds_rud_rod_cc_request c;
+        c.type = p.ordered ? wire::pds_type::rod_cc : wire::pds_type::rud_cc;
+        c.next_hdr = h.next_hdr;
+        c.retx = h.retx;
+        c.ar = h.ar;
+        c.syn = h.syn;
+        c.psn = h.psn;
+        c.spdcid = h.spdcid;
+        c.dpdcid = h.dpdcid;
+        c.psn_offset = h.psn_offset;
+        c.credit_target =
+            p.cc->credit_target(credit_backlog(p) + e.length) & cc::credit::field_mask;
+        p.credit_target_sent = c.credit_target;
+        spec.pds = c;
+    } else {
+        spec.pds = h;
+    }
     spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
     return build_frame(p.peer, e.entropy, true, spec, buf);
 }
 
+std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
+    return peers_[p.peer].queued_bytes[p.ordered ? 1 : 0] + p.retx_bytes;
+}
+
+// A credit sender that cannot send has no data packet to carry its credit target; when what it
+// wants grew since it last said (a retransmission queued after its last packet left), it says so
+// in a CTRL CREDIT_REQ, once per new target.
+void engine_impl::maybe_request_credit(pds::pdc& p) {
+    if (!p.cc->uses_credit() || p.state != pds::pdc_state::established) return;
+    const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
+    if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
+    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target, p.lb->next_entropy(now_)))
+        return;
+    p.credit_target_sent = target;
+}
+
 bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                                   std::size_t& len) {
-    pds::tx_entry* e = p.tx.pop_retransmit();
+    pds::tx_entry* e = p.tx.peek_retransmit();
     if (!e) return false;
+    // Retransmissions spend window (or credit) like new data; a CLOSE is never held back.
+    if (e->kind == pds::tx_kind::data && !p.cc_allows(e->length)) {
+        maybe_request_credit(p);
+        return false;
+    }
+    p.tx.pop_retransmit();
+    p.on_retransmit_popped(*e);
     ++p.counters.retransmits[static_cast<std::size_t>(e->cause)];
+    // A fresh path for the resend: the one the packet took may be the reason it was lost.
+    e->entropy = p.lb->next_entropy(now);
     len = build_pdc_packet(p, *e, true, true, buf);
     p.on_sent(*e, now, timers_, params_);
     count_tx(&p, len, e->kind == pds::tx_kind::data);
@@ -106,7 +150,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         if (!p.tx.empty()) return false;
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
         pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
-        e.entropy = p.lb.next_entropy();
+        e.entropy = p.lb->next_entropy(now);
         len = build_pdc_packet(p, e, false, true, buf);
         p.on_sent(e, now, timers_, params_);
         count_tx(&p, len, false);
@@ -114,23 +158,29 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     }
     if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
     ses::message_queue& q = peers_[p.peer].queue[p.ordered ? 1 : 0];
-    if (q.empty()) return false;
+    // Lost packets go first; new data waits while the controller holds them back.
+    if (q.empty() || p.tx.peek_retransmit()) return false;
     const std::uint32_t mi = q.head;
     ses::tx_message& m = messages_[mi];
     const std::uint32_t next_len = std::min(messages_.mtu(), m.length - m.next_offset);
-    if (!p.can_send_new(next_len, params_)) return false;
+    if (!p.can_send_new(next_len, params_)) {
+        maybe_request_credit(p);
+        return false;
+    }
     const ses::segment seg = messages_.next_segment(m);
+    auto& queued = peers_[p.peer].queued_bytes[p.ordered ? 1 : 0];
+    queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
     pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
     e.message = mi;
     e.offset = seg.offset;
     e.length = seg.length;
-    e.entropy = p.lb.next_entropy();
-    p.inflight_bytes += seg.length;
+    e.entropy = p.lb->next_entropy(now);
     if (messages_.fully_segmented(m)) q.pop(messages_);
     // Ask for an ACK at once when nothing follows for now or the window is full: the
     // receiver would otherwise wait for 16 KiB that may never come.
-    const bool ar = q.empty() || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity());
+    const bool ar = q.empty() || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity()) ||
+                    p.cc_full_after(seg.length, messages_.mtu());
     len = build_pdc_packet(p, e, false, ar, buf);
     p.on_sent(e, now, timers_, params_);
     count_tx(&p, len, true);
@@ -139,11 +189,29 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
 
 // ---- RUDI: no PDC; every request packet has its own id, timer and response ----
 
-std::uint64_t engine_impl::rto_after(std::uint16_t retries) const {
-    std::uint64_t rto = params_.rto_ns;
+std::uint64_t engine_impl::rto_after(std::uint32_t peer, std::uint16_t retries) const {
+    const peer_state& ps = peers_[peer];
+    // RUDI has no timeout rounds (every request packet has its own timer), so a spurious timeout
+    // costs a resend per packet in flight: its RTO only adapts upwards from rto_ns, to what a
+    // slow path (a kernel-socket port under load) needs.
+    std::uint64_t rto =
+        std::clamp(ps.rudi_srtt_ns + 4 * ps.rudi_rttvar_ns, params_.rto_ns, params_.rto_max_ns);
     for (unsigned i = 0; i < retries && rto < params_.rto_max_ns; ++i)
         rto <<= 1;
     return std::min(rto, params_.rto_max_ns);
+}
+
+void engine_impl::on_rudi_rtt(std::uint32_t peer, std::uint64_t rtt) {
+    peer_state& ps = peers_[peer];
+    if (ps.rudi_srtt_ns == 0) {
+        ps.rudi_srtt_ns = std::max<std::uint64_t>(rtt, 1);
+        ps.rudi_rttvar_ns = rtt / 2;
+        return;
+    }
+    const std::uint64_t diff =
+        ps.rudi_srtt_ns > rtt ? ps.rudi_srtt_ns - rtt : rtt - ps.rudi_srtt_ns;
+    ps.rudi_rttvar_ns = (3 * ps.rudi_rttvar_ns + diff) / 4;
+    ps.rudi_srtt_ns = std::max<std::uint64_t>((7 * ps.rudi_srtt_ns + rtt) / 8, 1);
 }
 
 void engine_impl::queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause) {
@@ -215,8 +283,10 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     }
     rudi_packet& r = rudi_[index];
     r.st = rudi_packet::state::in_flight;
+    r.sent_ns = now;
+    r.resent = retx;
     len = build_rudi_request(r, retx, buf);
-    timers_.schedule(r.timer, now + rto_after(r.retries));
+    timers_.schedule(r.timer, now + rto_after(messages_[r.message].peer, r.retries));
     ++counters_.rudi_requests_tx;
     count_tx(nullptr, len, true);
     return true;

@@ -39,12 +39,14 @@ void engine_impl::commit_control(std::size_t length) {
 }
 
 void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
-                             std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p) {
+                             std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
+                             bool retx) {
     const auto slot = control_slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
     wire::pds_nack n;
     n.code = code;
     n.nt = rudi;
+    n.retx = retx;  // echoes the NACKed packet's: which transmission it was
     n.nack_psn = psn;
     n.spdcid = spdcid;
     n.dpdcid = dpdcid;

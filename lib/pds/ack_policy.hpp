@@ -39,6 +39,8 @@ class ack_policy {
         if (packets_ >= every_packets_) return ack_reason::packets;
         return ack_reason::none;
     }
+    // Packets arrived since the last ACK.
+    bool pending() const noexcept { return packets_ > 0; }
     // An ACK went out: start counting afresh.
     void on_ack_sent() noexcept { reset(); }
 

@@ -47,6 +47,7 @@ struct pdc_counters {
     std::uint64_t tx_data_packets = 0, rx_data_packets = 0;
     std::array<std::uint64_t, static_cast<std::size_t>(retx_cause::count_)> retransmits{};
     std::uint64_t timeouts = 0;  // retransmit timer expiries
+    std::uint64_t repaths = 0;   // static entropy redrawn after a timeout round
     std::array<std::uint64_t, nack_slot_count> nacks_sent{}, nacks_received{};
     std::uint64_t acks_sent = 0, acks_received = 0;
     std::uint64_t trimmed_received = 0;  // trimmed data packets that arrived here

@@ -12,12 +12,13 @@
 // The logic here is sans-I/O and frame-free: the engine decodes, calls these, and encodes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ack_policy.hpp"
-#include "controller.hpp"
+#include "cc_factory.hpp"
 #include "counters.hpp"
-#include "path_selector.hpp"
+#include "lb_factory.hpp"
 #include "rx_window.hpp"
 #include "timer_wheel.hpp"
 #include "tx_window.hpp"
@@ -33,8 +34,15 @@ struct pdc_params {
     std::uint32_t mpr = 512;          // packets in flight (PSN span)
     std::uint32_t ooo_threshold = 8;  // later transmissions acknowledged before a hole is lost
     std::uint32_t max_retransmits = 24;
-    std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000;
+    // rto_ns: the RTO until the first RTT sample; then max(rto_min_ns, srtt + 4 rttvar), doubled
+    // per consecutive timeout round, never above rto_max_ns.
+    std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000, rto_min_ns = 100'000;
     std::uint64_t window_bytes = 0;  // fixed-window CC baseline
+    // Congestion control and path selection of every initiator PDC (engine-owned parameters;
+    // cc.fixed_window is overridden by window_bytes). Without lb_ctx every PDC is static.
+    cc::cc_config cc;
+    lb::algorithm lb = lb::algorithm::static_path;
+    lb::lb_context* lb_ctx = nullptr;
 };
 
 // What the sender learns from one ACK.
@@ -58,7 +66,9 @@ struct ack_outcome {
     bool valid = true;  // false: the ACK named PSNs never sent (dropped)
     std::uint32_t newly_acked = 0;
     std::uint64_t acked_bytes = 0;
-    std::uint64_t rtt_ns = 0;  // 0 when no clean sample
+    std::uint64_t rtt_ns = 0;           // 0 when no clean sample
+    std::uint16_t trigger_entropy = 0;  // entropy of the packet that triggered the ACK
+    bool trigger_known = false;         // ... when it was still outstanding
     std::uint32_t sack_retransmits = 0;
     bool close_acked = false;
 };
@@ -82,6 +92,7 @@ class pdc {
     pdc_role role = pdc_role::initiator;
     bool ordered = false;   // ROD
     timer_node idle_timer;  // initiator: close when idle; target: expire when abandoned
+    timer_node ack_timer;   // target: bounds how long a coalesced ACK waits
     std::uint64_t last_activity_ns = 0;
     pdc_counters counters;
 
@@ -90,25 +101,52 @@ class pdc {
     psn_t start_psn = 0;
     std::uint64_t tx_seq = 0;
     std::uint64_t highest_acked_seq = 0;
+    std::uint64_t newest_acked_sent_ns = 0;  // send time of the latest-sent packet acknowledged
+    psn_t highest_acked_psn = 0;             // highest PSN acknowledged (cumulatively or SACK)
+    static constexpr std::int32_t sack_span = 64;  // PSNs one SACK bitmap reports
     std::uint64_t inflight_bytes = 0;
+    std::uint64_t retx_bytes = 0;  // waiting in the retransmit queue (a credit sender's backlog)
+    std::uint32_t credit_target_sent = 0;  // RCCC: the last credit target told to the receiver
     std::uint32_t backoff_level = 0;
     std::uint64_t min_rtt_ns = 0;
-    cc::fixed_window cc;
-    lb::static_path lb;
+    // RFC 6298 estimator; rto_ns is the current base RTO (before back-off).
+    std::uint64_t srtt_ns = 0, rttvar_ns = 0, rto_ns = 0;
+    // Timeouts are counted per round, not per packet: a timer of a packet sent before the last
+    // counted timeout (tx_seq <= timeout_mark_seq) belongs to that round. Consecutive rounds
+    // without ACK progress back the RTO off and end the PDC after max_retransmits.
+    std::uint64_t timeout_mark_seq = 0;
+    std::uint32_t timeout_rounds = 0;
+    cc::any_controller cc;
+    lb::any_selector lb;
 
     void open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t entropy,
                         const pdc_params& params) noexcept;
+    // The current retransmit timeout, back-off included.
+    std::uint64_t current_rto(const pdc_params& params) const noexcept;
     bool syn() const noexcept { return state == pdc_state::syn_sent; }
     // Room for one more new packet of `bytes` (PSN span and congestion window).
     bool can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept;
-    // A packet (new or retransmitted) leaves now: stamps it and arms its timer.
+    // A data packet of `bytes` may leave now (congestion control: window or credit).
+    bool cc_allows(std::uint32_t bytes) const noexcept {
+        return cc->may_send(inflight_bytes, bytes);
+    }
+    // Whether, once a packet of `bytes` is out, the controller holds back the next `next` bytes:
+    // the sender then asks for an ACK at once (AR), as the receiver would otherwise wait to
+    // coalesce packets that cannot come.
+    bool cc_full_after(std::uint32_t bytes, std::uint32_t next) const noexcept {
+        return cc->uses_credit() ? cc->window_bytes() < std::uint64_t{bytes} + next
+                                 : inflight_bytes + bytes + next > cc->window_bytes();
+    }
+    // A packet (new or retransmitted) leaves now: picks its entropy (data), stamps it, accounts
+    // it in flight and to the controller, and arms its timer.
     void on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                  const pdc_params& params) noexcept;
     ack_outcome on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uint64_t now,
                        timer_wheel& timers, tx_listener& listener,
                        const pdc_params& params) noexcept;
+    // nack_retx: the NACK's echo of the NACKed packet's retx flag (1 or 0), -1 when unknown.
     nack_action on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, timer_wheel& timers,
-                        const pdc_params& params) noexcept;
+                        const pdc_params& params, int nack_retx = -1) noexcept;
     timeout_action on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                             const pdc_params& params) noexcept;
     // Everything sent has been acknowledged.
@@ -119,6 +157,10 @@ class pdc {
     // ---- target ----
     rx_window rx;
     ack_policy acks;
+    // RCCC receiver side: the credit granted to this PDC's sender by the engine's pull pacer;
+    // credit_mode once the sender asked for credit (RUD_CC/ROD_CC), then ACKs carry the grant.
+    cc::rccc_receiver credit_rx;
+    bool credit_mode = false;
     bool ce_since_ack = false;
     psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
     bool rod_nack_armed = false;
@@ -131,11 +173,24 @@ class pdc {
     bool should_nack_out_of_order() noexcept;
 
   private:
-    void ack_one(tx_entry& e, timer_wheel& timers, tx_listener& listener,
+    void ack_one(tx_entry& e, const ack_event& ack, timer_wheel& timers, tx_listener& listener,
                  ack_outcome& out) noexcept;
+    void repath_static(const pdc_params& params) noexcept;
+    bool acked_any_ = false;
     void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;
     void rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept;
-    std::uint64_t rto_for(const tx_entry& e, const pdc_params& params) const noexcept;
+
+  public:
+    // A packet leaves the retransmit queue to be resent (retransmit backlog accounting).
+    void on_retransmit_popped(const tx_entry& e) noexcept {
+        retx_bytes -= std::min<std::uint64_t>(retx_bytes, e.length);
+    }
+
+  private:
+    // Queues for retransmission, taking its bytes out of flight (they are added back on resend).
+    void requeue(tx_entry& e, retx_cause cause) noexcept;
+    void release_inflight(tx_entry& e) noexcept;
+    void on_rtt_sample(std::uint64_t rtt_ns, const pdc_params& params) noexcept;
     std::uint64_t resend_guard(const pdc_params& params) const noexcept;
 };
 

@@ -13,6 +13,8 @@ void pdc::open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std:
     acks.configure(ack_bytes, ack_packets);
     ce_since_ack = false;
     rod_nack_armed = true;
+    credit_rx = cc::rccc_receiver(index);
+    credit_mode = false;
     counters = {};
 }
 

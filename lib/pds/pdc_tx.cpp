@@ -29,27 +29,67 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     start_psn = start;
     tx.reset(ring, start);
     tx_seq = highest_acked_seq = 0;
+    newest_acked_sent_ns = 0;
+    highest_acked_psn = start - 1;
+    acked_any_ = false;
     inflight_bytes = 0;
+    retx_bytes = 0;
+    credit_target_sent = 0;
     backoff_level = 0;
     min_rtt_ns = 0;
-    cc = cc::fixed_window(params.window_bytes);
-    lb = lb::static_path(entropy);
+    srtt_ns = rttvar_ns = 0;
+    rto_ns = params.rto_ns;
+    timeout_mark_seq = 0;
+    timeout_rounds = 0;
+    // In place: the controller and selector live in the PDC slot, no allocation per PDC.
+    cc::cc_config c = params.cc;
+    c.fixed_window = params.window_bytes;
+    cc.reset(c);
+    lb::lb_context no_ctx;  // no generator: a static path
+    lb.reset(params.lb_ctx ? params.lb : lb::algorithm::static_path,
+             params.lb_ctx ? *params.lb_ctx : no_ctx, entropy);
     counters = {};
 }
 
 bool pdc::can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept {
     const std::uint32_t span_limit = std::min(params.mpr, tx.capacity());
     if (tx.outstanding() >= span_limit) return false;
-    // A packet always fits into an empty window, however small the window is.
-    return inflight_bytes == 0 || inflight_bytes + bytes <= cc.window_bytes();
+    return cc_allows(bytes);
 }
 
-std::uint64_t pdc::rto_for(const tx_entry& e, const pdc_params& params) const noexcept {
-    // Exponential back-off per retry, capped.
-    std::uint64_t rto = params.rto_ns;
-    for (unsigned i = 0; i < e.retries && rto < params.rto_max_ns; ++i)
+std::uint64_t pdc::current_rto(const pdc_params& params) const noexcept {
+    // Exponential back-off per consecutive timeout round, capped.
+    std::uint64_t rto = std::max<std::uint64_t>(rto_ns, 1);
+    for (unsigned i = 0; i < timeout_rounds && rto < params.rto_max_ns; ++i)
         rto <<= 1;
     return std::min(rto, params.rto_max_ns);
+}
+
+// RFC 6298: SRTT and RTTVAR from each clean sample; RTO = SRTT + 4 RTTVAR within
+// [rto_min_ns, rto_max_ns]. Queueing under load raises it, so a long transfer's deep queue does
+// not fire spurious timeouts; the floor keeps a quiet link's RTO above host jitter.
+void pdc::on_rtt_sample(std::uint64_t rtt, const pdc_params& params) noexcept {
+    if (srtt_ns == 0) {
+        srtt_ns = rtt;
+        rttvar_ns = rtt / 2;
+    } else {
+        const std::uint64_t diff = srtt_ns > rtt ? srtt_ns - rtt : rtt - srtt_ns;
+        rttvar_ns = (3 * rttvar_ns + diff) / 4;
+        srtt_ns = (7 * srtt_ns + rtt) / 8;
+    }
+    rto_ns = std::clamp(srtt_ns + 4 * rttvar_ns, params.rto_min_ns, params.rto_max_ns);
+}
+
+void pdc::release_inflight(tx_entry& e) noexcept {
+    if (!e.counted) return;
+    e.counted = false;
+    inflight_bytes -= std::min<std::uint64_t>(inflight_bytes, e.length);
+}
+
+void pdc::requeue(tx_entry& e, retx_cause cause) noexcept {
+    release_inflight(e);
+    if (e.state != tx_state::retx_queued) retx_bytes += e.length;
+    tx.queue_retransmit(e, cause);
 }
 
 std::uint64_t pdc::resend_guard(const pdc_params&) const noexcept {
@@ -63,16 +103,28 @@ void pdc::on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
     e.sent_ns = now;
     e.tx_seq = ++tx_seq;
     e.state = tx_state::in_flight;
-    timers.schedule(e.timer, now + rto_for(e, params));
+    if (!e.counted) {
+        e.counted = true;
+        inflight_bytes += e.length;
+    }
+    if (e.kind == tx_kind::data) cc->on_send(e.length, now);
+    timers.schedule(e.timer, now + current_rto(params));
 }
 
-void pdc::ack_one(tx_entry& e, timer_wheel& timers, tx_listener& listener,
+void pdc::ack_one(tx_entry& e, const ack_event& ack, timer_wheel& timers, tx_listener& listener,
                   ack_outcome& out) noexcept {
     if (e.state == tx_state::acked || e.state == tx_state::free) return;
+    if (e.state == tx_state::retx_queued) on_retransmit_popped(e);
     timers.cancel(e.timer);
     e.state = tx_state::acked;
-    highest_acked_seq = std::max(highest_acked_seq, e.tx_seq);
-    inflight_bytes -= std::min<std::uint64_t>(inflight_bytes, e.length);
+    if (e.tx_seq > highest_acked_seq) {
+        highest_acked_seq = e.tx_seq;
+        newest_acked_sent_ns = e.sent_ns;
+    }
+    release_inflight(e);
+    // The receiver acknowledges a CE-marked packet at once, so the mark belongs to the packet
+    // that triggered the ACK; the others it covers came back clean.
+    lb->on_ack(e.entropy, ack.ecn && e.psn == ack.ack_psn);
     ++out.newly_acked;
     out.acked_bytes += e.length;
     if (e.kind == tx_kind::close) out.close_acked = true;
@@ -100,23 +152,31 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
                                             now >= t->sent_ns) {
         out.rtt_ns = now - t->sent_ns;
     }
+    if (tx_entry* t = tx.find(ack.ack_psn); t && t->state != tx_state::acked) {
+        out.trigger_entropy = t->entropy;
+        out.trigger_known = true;
+    }
     psn_t highest = tx.una() - 1;
     // Bounded by what is outstanding, whatever a hostile cack says.
     for (psn_t psn = tx.una(); psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
-        if (tx_entry* e = tx.find(psn)) ack_one(*e, timers, listener, out);
+        if (tx_entry* e = tx.find(psn)) ack_one(*e, ack, timers, listener, out);
         highest = psn;
     }
     for (std::uint64_t bits = ack.sack.bitmap; bits != 0; bits &= bits - 1) {
         const psn_t psn = ack.sack.base + static_cast<psn_t>(__builtin_ctzll(bits));
         if (tx_entry* e = tx.find(psn)) {
-            ack_one(*e, timers, listener, out);
+            ack_one(*e, ack, timers, listener, out);
             highest = psn_max(highest, psn);
         }
     }
     if (out.rtt_ns != 0) {
         counters.rtt.add(out.rtt_ns);
         min_rtt_ns = min_rtt_ns == 0 ? out.rtt_ns : std::min(min_rtt_ns, out.rtt_ns);
+        on_rtt_sample(out.rtt_ns, params);
     }
+    if (out.newly_acked > 0) timeout_rounds = 0;
+    if (psn_after(highest, highest_acked_psn) || !acked_any_) highest_acked_psn = highest;
+    acked_any_ = true;
     if (!ordered) infer_losses(highest, params, out);
     tx.advance();
     // Entries acknowledged while queued may still be linked: nothing is left to resend.
@@ -126,14 +186,21 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
 
 // A packet is lost once ooo_threshold packets sent after its last transmission are
 // acknowledged (RACK-like, counted in transmissions rather than PSNs, so a retransmitted hole
-// needs fresh evidence before it is sent again).
+// needs fresh evidence before it is sent again) and the newest of them left at least one
+// smoothed RTT after it. The time rule is RACK's reordering window: sprayed packets take paths
+// whose delays differ by up to a queue, and a packet merely on a slower path is not lost.
+// Congestion losses are reported by trimming NACKs anyway; this catches the rest.
 void pdc::infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept {
     if (highest_acked_seq <= params.ooo_threshold) return;
     const std::uint64_t limit = highest_acked_seq - params.ooo_threshold;
+    const std::uint64_t reorder_window = srtt_ns;
     for (psn_t psn = tx.una(); psn_before(psn, up_to); ++psn) {
         tx_entry* e = tx.find(psn);
         if (!e || e->state != tx_state::in_flight || e->tx_seq > limit) continue;
-        tx.queue_retransmit(*e, retx_cause::sack);
+        if (e->sent_ns + reorder_window > newest_acked_sent_ns) continue;
+        // Lost, not trimmed: its path may be broken. The selector hears it as it hears a NACK.
+        lb->on_nack(e->entropy);
+        requeue(*e, retx_cause::sack);
         ++out.sack_retransmits;
     }
 }
@@ -146,34 +213,38 @@ void pdc::rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept {
         tx_entry* e = tx.find(psn);
         if (!e || e->state == tx_state::acked) continue;
         if (psn_before(psn, from)) {
-            if (e->state == tx_state::retx_queued) tx.queue_retransmit(*e, e->cause);
+            if (e->state == tx_state::retx_queued) requeue(*e, e->cause);
             continue;
         }
         timers.cancel(e->timer);
-        tx.queue_retransmit(*e, cause);
+        requeue(*e, cause);
     }
 }
 
 nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, timer_wheel& timers,
-                         const pdc_params& params) noexcept {
+                         const pdc_params& params, int nack_retx) noexcept {
     tx_entry* e = tx.find(psn);
     if (!e) return nack_action::ignored;
     switch (slot_of(code)) {
         case nack_slot::trimmed:
         case nack_slot::trimmed_lasthop:
             if (e->state != tx_state::in_flight) return nack_action::ignored;
-            // A duplicated NACK for a packet resent a moment ago asks for nothing new.
-            if (e->resent && now - e->sent_ns < resend_guard(params) / 2)
+            // A NACK of the first transmission of a packet resent since asks for nothing new;
+            // without the echo, one that comes back sooner than half the smallest RTT cannot be
+            // about the resend. (The time rule alone misjudges when every RTT measured was
+            // queued, as in an incast: the resend's own NACK then looks too early.)
+            if (e->resent && nack_retx == 0) return nack_action::ignored;
+            if (e->resent && nack_retx < 0 && now - e->sent_ns < resend_guard(params) / 2)
                 return nack_action::ignored;
             timers.cancel(e->timer);
-            cc.on_nack(e->length, true, now);
-            lb.on_nack(e->entropy);
+            cc->on_nack(e->length, true, now);
+            lb->on_nack(e->entropy);
             if (ordered) {
                 // The target drops everything after the hole: go back to it.
                 rewind(psn, timers, retx_cause::nack);
                 return nack_action::rewind;
             }
-            tx.queue_retransmit(*e, retx_cause::nack);
+            requeue(*e, retx_cause::nack);
             return nack_action::retransmit;
         case nack_slot::rod_ooo: {
             if (!ordered || e->state != tx_state::in_flight) return nack_action::ignored;
@@ -191,6 +262,7 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
             const unsigned shift = std::min<unsigned>(backoff_level, 16);
             const std::uint64_t delay = std::min(params.rto_ns << shift, params.rto_max_ns);
             ++backoff_level;
+            release_inflight(*e);
             e->state = tx_state::backoff;
             timers.schedule(e->timer, now + delay);
             return nack_action::backoff;
@@ -204,24 +276,53 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
                              const pdc_params& params) noexcept {
     if (e.state == tx_state::backoff) {
         // The receiver was out of resources: try again; it does not count as a loss.
-        tx.queue_retransmit(e, retx_cause::nack);
+        requeue(e, retx_cause::nack);
         return timeout_action::retransmit;
     }
     if (e.state != tx_state::in_flight) return timeout_action::none;
+    // RUD: a SACK reports the 64 PSNs below the newest received. A packet more than that past
+    // the oldest unacknowledged one and more than that below the newest acknowledged may well
+    // have arrived without the receiver being able to say so until the hole is filled. Resending
+    // it would be a spurious retransmission (on real ports most of them were): wait for the
+    // hole's own timer and the cumulative ACK that follows its resend.
+    if (!ordered && psn_distance(tx.una(), e.psn) >= sack_span &&
+        psn_distance(e.psn, highest_acked_psn) >= sack_span) {
+        timers.schedule(e.timer, now + current_rto(params));
+        return timeout_action::none;
+    }
     ++counters.timeouts;
     if (++e.retries > params.max_retransmits) return timeout_action::failed;
-    cc.on_timeout(now);
-    lb.on_timeout(e.entropy);
+    // Timers of packets sent before the last counted timeout belong to its round: resent, but
+    // neither counted against the PDC nor backed off again (a dead peer fails after
+    // max_retransmits rounds, whatever the window).
+    if (e.tx_seq > timeout_mark_seq) {
+        timeout_mark_seq = tx_seq;
+        if (++timeout_rounds > params.max_retransmits) return timeout_action::failed;
+        cc->on_timeout(now);
+        lb->on_timeout(e.entropy, now);
+        repath_static(params);
+    }
     if (ordered) {
         rewind(tx.una(), timers, retx_cause::timeout);
         return timeout_action::rewind;
     }
-    tx.queue_retransmit(e, retx_cause::timeout);
+    requeue(e, retx_cause::timeout);
     return timeout_action::retransmit;
+}
+
+// A static (ECMP) PDC whose packets time out may sit on a dead or broken path that it would
+// never leave: like Linux's txhash rethink on RTO, it draws a new entropy value, so the next
+// round hashes onto another path. Spraying selectors move by themselves.
+void pdc::repath_static(const pdc_params& params) noexcept {
+    if (lb.kind() != lb::algorithm::static_path || !params.lb_ctx || !params.lb_ctx->rng) return;
+    const auto entropy = static_cast<std::uint16_t>(params.lb_ctx->rng->next_u64() | 0xc000);
+    lb.reset(lb::algorithm::static_path, *params.lb_ctx, entropy);
+    ++counters.repaths;
 }
 
 void pdc::cancel_timers(timer_wheel& timers) noexcept {
     timers.cancel(idle_timer);
+    timers.cancel(ack_timer);
     if (role != pdc_role::initiator) return;
     for (psn_t psn = tx.una(); psn != tx.next(); ++psn)
         if (tx_entry* e = tx.find(psn)) timers.cancel(e->timer);

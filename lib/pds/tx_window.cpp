@@ -26,6 +26,7 @@ tx_entry& tx_window::push(tx_kind kind) noexcept {
     e.state = tx_state::in_flight;
     e.retries = 0;
     e.tx_seq = 0;
+    e.counted = false;
     e.message = 0;
     e.offset = e.length = 0;
     return e;
@@ -64,6 +65,17 @@ tx_entry* tx_window::pop_retransmit() noexcept {
         // Entries acknowledged (or resent by go-back-N) after they were queued stay linked
         // until they reach the head; they are skipped here.
         if (e.state == tx_state::retx_queued) return &e;
+    }
+    return nullptr;
+}
+
+tx_entry* tx_window::peek_retransmit() noexcept {
+    while (retx_head_ != none) {
+        tx_entry& e = ring_[retx_head_];
+        if (e.state == tx_state::retx_queued) return &e;
+        retx_head_ = e.retx_next;
+        if (retx_head_ == none) retx_tail_ = none;
+        e.in_retx_list = false;
     }
     return nullptr;
 }

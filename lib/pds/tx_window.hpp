@@ -36,7 +36,8 @@ struct tx_entry {
     tx_kind kind = tx_kind::data;
     retx_cause cause = retx_cause::timeout;  // why it is queued, counted when it goes out
     bool in_retx_list = false;
-    bool resent = false;  // the last transmission was a retransmission
+    bool resent = false;   // the last transmission was a retransmission
+    bool counted = false;  // its bytes are in the PDC's inflight_bytes
 };
 
 class tx_window {
@@ -64,6 +65,8 @@ class tx_window {
     void queue_retransmit(tx_entry& e, retx_cause cause) noexcept;
     // The next packet still waiting for retransmission, unlinked; nullptr when none.
     tx_entry* pop_retransmit() noexcept;
+    // The packet pop_retransmit() would return, left queued (stale links are dropped).
+    tx_entry* peek_retransmit() noexcept;
     bool has_retransmit() const noexcept { return retx_head_ != none; }
     // Forgets the queue (go-back-N rebuilds it in PSN order).
     void clear_retransmits() noexcept;

@@ -18,7 +18,7 @@
 namespace {
 
 using namespace uet;
-namespace fb = uet::fabric;
+namespace fb = uet::netmodel;
 using fb::fabric;
 using frame_bytes = std::vector<std::uint8_t>;
 

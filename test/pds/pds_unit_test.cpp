@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -166,8 +167,7 @@ struct initiator_fixture {
     pds::tx_entry& send(std::uint64_t now) {
         pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
         e.length = 1000;
-        p.inflight_bytes += 1000;
-        p.on_sent(e, now, timers, params);
+        p.on_sent(e, now, timers, params);  // accounts it in flight
         return e;
     }
     pds::ack_outcome ack(psn_t cack, psn_t base, std::uint64_t bits, std::uint64_t now) {
@@ -250,6 +250,74 @@ TEST(pdc, timer_backs_off_exponentially_then_fails) {
     f.p.on_sent(e, 30'000, f.timers, f.params);
     EXPECT_EQ(e.timer.deadline(), 70'000u);  // 4 x rto, the cap
     EXPECT_EQ(f.p.on_timer(e, 70'000, f.timers, f.params), pds::timeout_action::failed);
+}
+
+TEST(pdc, rto_follows_the_measured_rtt_within_floor_and_cap) {
+    initiator_fixture f;
+    f.params.rto_min_ns = 2'000;
+    f.params.rto_max_ns = 1'000'000;
+    // Steady 6 us round trips: srtt -> 6 us, rttvar decays, the RTO falls from 10 us to its floor.
+    std::uint64_t now = 0;
+    for (int i = 0; i < 40; ++i) {
+        pds::tx_entry& e = f.send(now);
+        now += 6'000;
+        f.ack(e.psn, e.psn + 1, 0, now);
+    }
+    EXPECT_EQ(f.p.srtt_ns, 6'000u);
+    EXPECT_LT(f.p.current_rto(f.params), 7'000u);
+    EXPECT_GE(f.p.current_rto(f.params), 6'000u);
+    // Queueing raises the RTT to 300 us: the RTO grows past it, no spurious timeout.
+    for (int i = 0; i < 40; ++i) {
+        pds::tx_entry& e = f.send(now);
+        now += 300'000;
+        f.ack(e.psn, e.psn + 1, 0, now);
+    }
+    EXPECT_GT(f.p.current_rto(f.params), 300'000u);
+    EXPECT_LE(f.p.current_rto(f.params), 1'000'000u);
+}
+
+TEST(pdc, timeouts_of_one_window_count_as_one_round) {
+    initiator_fixture f;
+    f.params.max_retransmits = 3;
+    std::vector<pds::tx_entry*> sent;
+    for (int i = 0; i < 20; ++i)
+        sent.push_back(&f.send(0));
+    // All 20 timers fire: one round, one back-off, one controller/selector signal.
+    for (auto* e : sent)
+        EXPECT_EQ(f.p.on_timer(*e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
+    EXPECT_EQ(f.p.timeout_rounds, 1u);
+    EXPECT_EQ(f.p.current_rto(f.params), 20'000u);
+    // Each later round of the same dead peer counts once more; the PDC fails after
+    // max_retransmits rounds, not after 20 x max_retransmits timeouts.
+    std::uint64_t now = 10'000;
+    pds::timeout_action last = pds::timeout_action::none;
+    for (int round = 0; round < 4 && last != pds::timeout_action::failed; ++round) {
+        while (pds::tx_entry* e = f.p.tx.pop_retransmit())
+            f.p.on_sent(*e, now, f.timers, f.params);
+        now += f.p.current_rto(f.params);
+        for (auto* e : sent) {
+            last = f.p.on_timer(*e, now, f.timers, f.params);
+            if (last == pds::timeout_action::failed) break;
+        }
+    }
+    EXPECT_EQ(last, pds::timeout_action::failed);
+    EXPECT_EQ(f.p.timeout_rounds, 3u);
+}
+
+TEST(pdc, static_path_redraws_its_entropy_after_a_timeout_round) {
+    initiator_fixture f;
+    uet::rng r(5);
+    lb::lb_context ctx;
+    ctx.rng = &r;
+    f.params.lb_ctx = &ctx;
+    f.params.lb = lb::algorithm::static_path;
+    f.p.open_initiator(f.ring, 100, 0xc001, f.params);
+    EXPECT_EQ(f.p.lb->next_entropy(0), 0xc001);
+    pds::tx_entry& e = f.send(0);
+    e.entropy = 0xc001;
+    ASSERT_EQ(f.p.on_timer(e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
+    EXPECT_NE(f.p.lb->next_entropy(10'000), 0xc001);
+    EXPECT_EQ(f.p.counters.repaths, 1u);
 }
 
 TEST(pdc, no_pdc_avail_backs_off_without_counting_a_loss) {
@@ -565,6 +633,50 @@ TEST(engine, unreachable_peer_completes_with_an_error) {
     EXPECT_EQ(results[6], status_code::retry_limit);
     EXPECT_TRUE(f.a->pdcs().empty());
     EXPECT_TRUE(f.a->idle());
+}
+
+// A lone small message completes one round trip after it is posted, in every reliable mode:
+// the sender asks for an ACK (AR) when nothing follows it and the target answers at once, with
+// no coalescing timer in between.
+TEST(engine, lone_small_message_completes_in_one_round_trip) {
+    for (const delivery_mode m : {delivery_mode::rud, delivery_mode::rod, delivery_mode::rudi}) {
+        pair_fixture f;
+        pipe::impairments imp;
+        imp.delay_ns = 5'000;  // one way: RTT 10 us
+        f.start(imp);
+        const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+        for (int i = 0; i < 3; ++i) {  // the first opens a PDC (SYN); later ones reuse it
+            f.h->run_to(f.h->now() + 20'000);
+            const std::uint64_t posted = f.h->now();
+            ASSERT_TRUE(f.a->post_send(to_b, m, message_bytes(i, 8), i).ok());
+            send_completion c[2];
+            ASSERT_TRUE(f.h->run_until([&] { return f.a->poll_send_completions(c) == 1; },
+                                       posted + 10'000'000));
+            EXPECT_TRUE(c[0].result.ok());
+            EXPECT_LE(f.h->now() - posted, 11'000u) << to_string(m) << " message " << i;
+        }
+    }
+}
+
+// A ROD PDC with a full window to a dead peer fails after max_retransmits timeout rounds of
+// backed-off RTOs (about 0.85 s with the defaults), not after a timeout per packet per round.
+TEST(engine, rod_to_a_dead_peer_fails_in_bounded_time) {
+    pair_fixture f;
+    pipe::impairments imp;
+    imp.loss = 1.0;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rod, message_bytes(0, 1 << 20), 1).ok());
+    send_completion c[2];
+    ASSERT_TRUE(
+        f.h->run_until([&] { return f.a->poll_send_completions(c) == 1; }, 100'000'000'000ull));
+    EXPECT_EQ(c[0].result.code, status_code::peer_unreachable);
+    std::uint64_t bound = 0;  // rounds 0..max_retransmits, each rto x 2^round, capped
+    for (std::uint32_t r = 0; r <= f.ca.max_retransmits; ++r)
+        bound += std::min(f.ca.rto_ns << std::min(r, 30u), f.ca.rto_max_ns);
+    EXPECT_LE(f.h->now(), bound + 1'000'000);
+    std::printf("ROD to a dead peer: failed after %.3f s (bound %.3f s)\n", f.h->now() / 1e9,
+                bound / 1e9);
 }
 
 TEST(engine, uud_refuses_messages_bigger_than_one_packet) {

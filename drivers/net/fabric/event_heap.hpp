@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-namespace uet::fabric {
+namespace uet::netmodel {
 
 class event_heap {
   public:
@@ -103,4 +103,4 @@ class event_heap {
     std::vector<std::uint32_t> pos_;
 };
 
-}  // namespace uet::fabric
+}  // namespace uet::netmodel

@@ -9,7 +9,7 @@
 #include "frame_edit.hpp"
 #include "ipv4.hpp"
 
-namespace uet::fabric {
+namespace uet::netmodel {
 
 namespace {
 
@@ -514,4 +514,4 @@ void fabric::refresh(std::uint32_t port_id) noexcept {
     events_.set(port_id, next);
 }
 
-}  // namespace uet::fabric
+}  // namespace uet::netmodel

@@ -53,7 +53,7 @@
 #include "event_heap.hpp"
 #include "rng.hpp"
 
-namespace uet::fabric {
+namespace uet::netmodel {
 
 struct link_params {
     double rate_gbps = 100;
@@ -292,4 +292,4 @@ std::size_t fabric::deliver(std::uint64_t now, F&& to_host) {
     return n;
 }
 
-}  // namespace uet::fabric
+}  // namespace uet::netmodel

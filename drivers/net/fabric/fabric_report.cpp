@@ -4,7 +4,7 @@
 
 #include "fabric.hpp"
 
-namespace uet::fabric {
+namespace uet::netmodel {
 
 std::string fabric::port_name(std::uint32_t port) const {
     const std::uint32_t fabric_base = 2 * hosts_;
@@ -70,4 +70,4 @@ std::string fabric::summary(bool per_port) const {
     return out.str();
 }
 
-}  // namespace uet::fabric
+}  // namespace uet::netmodel
