@@ -3,6 +3,7 @@
 // Reading progresses the fabric: there is no background thread.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,8 +72,12 @@ class completion_queue {
     bool read_error(completion& out);
     // Progresses until an entry (of either kind) is there, pops it into out and returns its
     // error ({} for a success). errc::again when the fabric went idle, or max_steps progress
-    // steps passed, with nothing for this queue.
+    // steps passed, with nothing for this queue. (The dpdk provider never goes idle while its
+    // endpoint is open: a peer may send at any time. Bound the wait, or use wait_for.)
     std::error_code wait(completion& out, std::uint64_t max_steps = 50'000'000);
+    // The same, bounded by wall-clock time rather than steps: errc::again once timeout passed
+    // (or the fabric went idle) with nothing for this queue.
+    std::error_code wait_for(completion& out, std::chrono::nanoseconds timeout);
     std::size_t size() const noexcept;      // entries waiting
     std::size_t capacity() const noexcept;  // operations that may await completion at once
 

@@ -57,7 +57,7 @@ struct endpoint_attr {
     std::size_t max_message_size = std::size_t{1} << 31;
     congestion_control cc = congestion_control::none;
     path_policy lb = path_policy::static_path;
-    double link_gbps = 100;            // NSCC/RCCC scale from the link rate ...
+    double link_gbps = 100;              // NSCC/RCCC scale from the link rate ...
     std::uint64_t base_rtt_ns = 12'000;  // ... and the unloaded round-trip time
 };
 
@@ -71,6 +71,11 @@ struct endpoint_counters {
     std::uint64_t rendezvous = 0;        // rendezvous sends received
     std::uint64_t stale_responses = 0;   // responses to nothing outstanding
     std::uint64_t unanswerable = 0;      // a response could not be queued
+    // Packet delivery underneath (the endpoint's engine).
+    std::uint64_t pdcs_opened = 0;         // PDCs this endpoint opened as initiator
+    std::uint64_t pdcs_failed = 0;         // ... that gave up (retry limit, peer unreachable)
+    std::uint64_t target_pdcs_opened = 0;  // PDCs peers opened to this endpoint
+    std::uint64_t retransmits = 0;         // data packets sent again
 };
 
 namespace detail {

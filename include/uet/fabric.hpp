@@ -1,6 +1,7 @@
 // Fabric and domain: the provider (how packets move) and the resources endpoints share.
 //
 //   auto fab = uet::fabric::open({});            // provider "pipe": in-process, virtual time
+//   // or: {.provider = "dpdk", .mtu = 1344, .dpdk = {.device = "eth0", .address = "10.0.0.1/24"}}
 //   auto dom = fab->open_domain();
 //   auto cq = dom->open_cq(256); auto av = dom->open_av();
 //   auto ep = dom->open_endpoint({.job_id = 7}, *cq, *av);
@@ -33,7 +34,11 @@ struct link_impairments {
 
 // The dpdk provider: one endpoint on one DPDK port, progressed inline by the thread that reads
 // its completion queue (or calls progress()). Addresses are IPv4 on the port's subnet; peers are
-// resolved by ARP (or static entries), off-subnet peers through the gateway.
+// resolved by ARP (or static entries), off-subnet peers through the gateway. The endpoint's
+// address is `address` (UDP port 4793); one endpoint at a time per fabric (a second open gives
+// errc::unsupported; after close() another may open, e.g. in another delivery mode). The EAL is
+// started once per process, by the first dpdk fabric, with that fabric's eal_args. See
+// docs/api.md.
 struct dpdk_attr {
     // A vdev ("net_memif0,role=server,socket=/tmp/uet.sock", "net_tap0,iface=uet0"), a Linux
     // interface name (af_packet: "eth0"; af_xdp: "xdp:eth0") or a PCI address ("0000:3b:00.0").
@@ -43,28 +48,36 @@ struct dpdk_attr {
     std::string gateway;   // next hop outside the prefix; empty: none
     // Static neighbours "10.1.0.2=02:00:00:00:00:02": used without ARP.
     std::vector<std::string> neighbors;
-    std::uint32_t port_mtu = 0;   // IP MTU to set on the port; 0: leave the port's
+    std::uint32_t port_mtu = 0;   // IP MTU to set on the port (576..9000); 0: 1500
     bool trust_link_mtu = false;  // af_packet: take the interface's MTU (jumbo frames)
     bool busy_poll = false;       // never back off while idle (benchmarks)
-    std::uint64_t rto_ns = 0;     // first retransmit timeout; 0: the provider's default
-    std::uint32_t max_retransmits = 0;  // 0: the provider's default
+    std::uint64_t rto_ns = 0;     // first retransmit timeout; 0: the provider's default (5 ms)
+    std::uint32_t max_retransmits = 0;  // 0: the provider's default (24)
 };
 
 struct fabric_attr {
     std::string provider = "pipe";  // "pipe" or "dpdk"
     link_impairments impairments;
-    std::uint32_t mtu = 4096;  // SES payload bytes per packet (64..8192 on the pipe)
+    // SES payload bytes per packet (64..8192 on the pipe). dpdk: mtu + 142 header bytes must fit
+    // the port's largest frame (1514 at MTU 1500: mtu <= 1372).
+    std::uint32_t mtu = 4096;
     std::uint64_t seed = 1;
     dpdk_attr dpdk;  // provider "dpdk"
 };
 
-// What the pipe provider's links did to the frames they carried.
+// What the pipe provider's links did to the frames they carried, or (dpdk) what the port and
+// the host stack under the endpoint saw.
 struct fabric_stats {
-    std::uint64_t frames = 0;      // frames sent into links
+    std::uint64_t frames = 0;      // frames sent into links (dpdk: = tx_frames)
     std::uint64_t lost = 0;        // dropped by the loss impairment
     std::uint64_t reordered = 0;   // held back and delivered after later frames
     std::uint64_t duplicated = 0;  // delivered twice
     std::uint64_t unroutable = 0;  // addressed to no open endpoint
+    // dpdk provider
+    std::uint64_t rx_frames = 0, tx_frames = 0;  // through the port
+    std::uint64_t rx_dropped = 0;  // not for us, not UET, malformed: counted and dropped
+    std::uint64_t tx_dropped = 0;  // ring full, neighbour unresolved, frame too large
+    std::uint64_t arp_requests = 0, arp_replies = 0, echo_replies = 0;  // sent
 };
 
 struct domain_attr {
@@ -80,8 +93,12 @@ class domain;
 
 class fabric {
   public:
-    // Providers: "pipe" (endpoints of this process over impairment links in virtual time).
+    // Providers: "pipe" (endpoints of this process over impairment links in virtual time) and
+    // "dpdk" (one endpoint on a DPDK port; attr.dpdk).
     static result<fabric> open(const fabric_attr& attr = {});
+    // Why the last failed fabric::open or domain::open_endpoint of this thread failed, in a
+    // sentence ("dpdk.address \"10.0.0.1\" is not A.B.C.D/LEN ..."); empty after a success.
+    static std::string last_error();
     fabric() = default;
     ~fabric();
     fabric(fabric&&) noexcept;
@@ -91,10 +108,12 @@ class fabric {
 
     result<domain> open_domain(const domain_attr& attr = {});
     const fabric_attr& attr() const noexcept;
-    // One progress step of every endpoint (the clock jumps to the next event when nothing is
-    // runnable); false when nothing is left to do anywhere.
+    // One progress step of every endpoint (pipe: the clock jumps to the next event when nothing
+    // is runnable; dpdk: one receive and one transmit burst, then the idle back-off unless
+    // busy_poll); false when nothing is left to do anywhere (dpdk: no endpoint is open, as a
+    // peer may send at any time).
     bool progress();
-    std::uint64_t now_ns() const noexcept;  // the virtual clock
+    std::uint64_t now_ns() const noexcept;  // pipe: the virtual clock; dpdk: TSC nanoseconds
     fabric_stats stats() const noexcept;
 
   private:

@@ -1,14 +1,13 @@
-// Inside the public API: the objects behind the handles of include/uet/ and the "pipe" provider.
+// Inside the public API: the objects behind the handles of include/uet/.
 //
-// The provider is an in-process virtual network: every endpoint is one uet::engine with its own
-// IPv4 address, and every frame to an endpoint crosses that endpoint's pipe::link (impairments
-// from fabric_attr). Time is virtual: a progress step runs everything due now and, when nothing
-// is, jumps the clock to the next engine deadline or link arrival, so runs are deterministic and
-// need no sleeps. Progress happens only when the application reads a completion queue or calls
+// Every endpoint is one uet::engine; the fabric's network (provider.hpp) moves its frames: the
+// "pipe" provider between the endpoints of this process in virtual time, the "dpdk" provider over
+// one DPDK port. Progress happens only when the application reads a completion queue or calls
 // progress(); everything is single-threaded.
 //
-// Split by concern: fabric.cpp (fabric, domain, network, address vector, completion queue,
-// memory regions), endpoint.cpp (what the application posts: the initiator side),
+// Split by concern: fabric.cpp (fabric, domain, address vector, completion queue, memory
+// regions), provider_pipe.cpp and provider_dpdk.cpp (the networks), dpdk_settings.cpp (checking
+// the dpdk provider's attributes), endpoint.cpp (what the application posts: the initiator side),
 // endpoint_rx.cpp (what arrives: the target side and responses), atomics.cpp (atomic arithmetic).
 #pragma once
 
@@ -24,7 +23,7 @@
 #include "flat_map.hpp"
 #include "matching.hpp"
 #include "mr_table.hpp"
-#include "pipe.hpp"
+#include "provider.hpp"
 #include "uet/uet.hpp"
 
 namespace uet::detail {
@@ -32,6 +31,16 @@ namespace uet::detail {
 inline constexpr std::uint32_t none = 0xffffffffu;
 
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
+
+// The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
+// ones into every frame).
+inline wire::mac_address mac_of(std::uint32_t ip) {
+    return {{0x02, 0x00, static_cast<std::uint8_t>(ip >> 24), static_cast<std::uint8_t>(ip >> 16),
+             static_cast<std::uint8_t>(ip >> 8), static_cast<std::uint8_t>(ip)}};
+}
+
+// An endpoint's engine settings before the network adds its own (network::prepare).
+engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu);
 
 // SES return code -> the error the application sees, and a sentence naming the cause.
 errc errc_of(wire::ses_return_code rc) noexcept;
@@ -136,6 +145,9 @@ struct message_record {
     std::uint32_t peer = none;
     std::uint8_t mode = 0;
     std::uint16_t message_id = 0;
+    // Acknowledged, the answer still missing: when to give up on it (0: not waiting, or a
+    // rendezvous request, which the target answers only once it has pulled the data).
+    std::uint64_t answer_by = 0;
 };
 
 // A message that arrived before its receive, or a send deferred until one is posted.
@@ -154,8 +166,7 @@ struct deferred_send {
 
 struct endpoint_impl {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
-                  std::shared_ptr<av_impl> a, const endpoint_attr& attr, std::uint32_t ip,
-                  std::uint32_t mtu);
+                  std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
     // ---- posting (endpoint.cpp) ----
     std::error_code post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
@@ -212,6 +223,10 @@ struct endpoint_impl {
                  std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
                  std::uint32_t buffer = none);
     void end_pull(op& o);
+    // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
+    void fail_peer(std::uint32_t engine_peer, errc e);
+    // Fails operations whose acknowledged requests were not answered by answer_by.
+    void expire_answers(std::uint64_t now);
     void retry_stalled();
     peer_addr peer_of(std::uint32_t engine_peer) const;
 
@@ -241,26 +256,19 @@ struct endpoint_impl {
     std::vector<std::uint32_t> free_response_buffers;
     std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
     std::vector<send_completion> completions;   // scratch for poll_send_completions
+    std::uint64_t now = 0;                      // the network's clock, read once per process()
+    std::uint64_t next_answer_scan = 0;
 };
 
-// Every endpoint of the fabric, the links into them and the virtual clock.
-struct fabric_impl {
-    explicit fabric_impl(const fabric_attr& a);
-    std::uint32_t attach(endpoint_impl* ep);  // its IPv4 address
-    void detach(std::uint32_t ip) noexcept;
-    bool step();
-    std::uint64_t next_event() const noexcept;
-    void route(std::span<const std::uint8_t> frame);
+// How long an acknowledged request may wait for its answer: well past the time the target's
+// engine needs to give up retransmitting the answer (rto_max x retries). Only an answer that
+// was never produced (the target lost the request after acknowledging it) waits this long.
+std::uint64_t answer_timeout(const engine_config& c) noexcept;
 
-    struct node {
-        endpoint_impl* ep = nullptr;
-        pipe::link ingress;
-    };
+struct fabric_impl {
+    fabric_impl(const fabric_attr& a, std::unique_ptr<network> n) : attr(a), net(std::move(n)) {}
     fabric_attr attr;
-    std::vector<std::unique_ptr<node>> nodes;  // index = ip - base_ip
-    std::uint64_t now = 0;
-    std::uint64_t unroutable = 0;  // frames to no (open) endpoint
-    std::vector<tx_frame> frames;
+    std::unique_ptr<network> net;
 };
 
 inline constexpr std::uint32_t base_ip = 0x0a000001;  // 10.0.0.1, 10.0.0.2, ...

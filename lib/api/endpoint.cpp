@@ -15,11 +15,6 @@ constexpr std::uint64_t record_key(std::uint32_t peer, std::uint8_t mode, std::u
     return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
 }
 
-wire::mac_address mac_of(std::uint32_t ip) {
-    return {{0x02, 0x00, static_cast<std::uint8_t>(ip >> 24), static_cast<std::uint8_t>(ip >> 16),
-             static_cast<std::uint8_t>(ip >> 8), static_cast<std::uint8_t>(ip)}};
-}
-
 delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
 }
@@ -29,42 +24,38 @@ static_assert(static_cast<int>(cc::algorithm::rccc) == static_cast<int>(congesti
 static_assert(static_cast<int>(lb::algorithm::reps) == static_cast<int>(path_policy::reps));
 static_assert(static_cast<int>(lb::algorithm::bitmap) == static_cast<int>(path_policy::bitmap));
 
-engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t ip, std::uint32_t mtu,
-                                std::uint64_t seed) {
+}  // namespace
+
+engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu) {
     engine_config c;
-    c.ip = ip;
-    c.mac = mac_of(ip);
     c.mtu_payload = mtu;
     c.max_pdcs = 128;
     c.max_message_size = chunk_bytes;
     c.max_pending_messages = 8192;
     c.max_rx_messages = 1024 + attr.max_unexpected;
     c.max_rx_buffer_bytes = std::uint64_t{512} << 20;
-    c.seed = seed ^ (std::uint64_t{ip} << 20);
-    c.cc = static_cast<cc::algorithm>(attr.cc);  // same order (static_asserts below)
+    c.cc = static_cast<cc::algorithm>(attr.cc);  // same order (static_asserts above)
     c.lb = static_cast<lb::algorithm>(attr.lb);
     c.link_gbps = attr.link_gbps;
     c.base_rtt_ns = attr.base_rtt_ns;
     return c;
 }
 
-}  // namespace
-
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
     return record_key(peer, mode, id);
 }
 
 endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
-                             std::shared_ptr<av_impl> a, const endpoint_attr& at, std::uint32_t ip,
-                             std::uint32_t m)
+                             std::shared_ptr<av_impl> a, const endpoint_attr& at,
+                             const engine_config& ec)
     : domain(std::move(d)),
       cq(std::move(c)),
       av(std::move(a)),
       attr(at),
       mode(engine_mode(at.mode)),
-      address{ip, wire::uet_udp_port},
-      mtu(m),
-      eng(std::make_unique<engine>(engine_config_for(at, ip, m, domain->fabric->attr.seed))),
+      address{ec.ip, ec.udp_port},
+      mtu(ec.mtu_payload),
+      eng(std::make_unique<engine>(ec)),
       ops(at.tx_depth + at.rx_depth),
       inject_buffers(ops.size() * at.inject_size),
       records(4096),
@@ -131,6 +122,7 @@ std::error_code endpoint_impl::check_post(peer_addr peer, bool reserve_cq,
         const std::uint32_t ip = av->addresses[index].ip;
         const peer_id p = eng->add_peer(mac_of(ip), ip);
         if (p == invalid_peer) return errc::again;
+        domain->fabric->net->on_new_peer(ip);
         engine_peer_of[index] = p;
     }
     engine_peer = engine_peer_of[index];
@@ -497,7 +489,7 @@ void endpoint_impl::finish(std::uint32_t index) {
 
 void endpoint_impl::close() noexcept {
     if (!eng) return;
-    domain->fabric->detach(address.ip);
+    domain->fabric->net->detach(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
     posted.drain([](std::uint32_t) {});
@@ -538,7 +530,17 @@ const endpoint_attr& endpoint::attr() const noexcept {
 }
 
 endpoint_counters endpoint::counters() const noexcept {
-    return impl_ ? impl_->counters : endpoint_counters{};
+    if (!impl_) return {};
+    endpoint_counters c = impl_->counters;
+    if (impl_->eng) {
+        const engine_counters& e = impl_->eng->counters();
+        c.pdcs_opened = e.pdcs_opened;
+        c.pdcs_failed = e.pdcs_failed;
+        c.target_pdcs_opened = e.target_pdcs_opened;
+        for (auto r : e.pds.retransmits)
+            c.retransmits += r;
+    }
+    return c;
 }
 
 bool endpoint::is_open() const noexcept {

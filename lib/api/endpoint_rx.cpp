@@ -64,6 +64,7 @@ std::size_t element_size(wire::ses_atomic_datatype t) {
 
 bool endpoint_impl::process() {
     if (!eng) return false;
+    now = domain->fabric->net->now();
     bool any = false;
     std::size_t n;
     while ((n = eng->poll_send_completions(completions)) > 0) {
@@ -77,7 +78,28 @@ bool endpoint_impl::process() {
         on_message(m);
     }
     retry_stalled();
+    if (eng && now >= next_answer_scan) {
+        // A scan of every record, a few times per answer timeout: cheap, and nothing per packet.
+        expire_answers(now);
+        next_answer_scan = now + answer_timeout(eng->config()) / 8;
+    }
     return any;
+}
+
+std::uint64_t answer_timeout(const engine_config& c) noexcept {
+    return std::max<std::uint64_t>(c.rto_max_ns, c.rto_ns) * (c.max_retransmits + 1) * 4;
+}
+
+void endpoint_impl::expire_answers(std::uint64_t t) {
+    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
+        message_record& r = records[rec];
+        if (!r.in_use || !r.pds_done || r.response_done || r.answer_by == 0 || t < r.answer_by)
+            continue;
+        if (r.op != none) fail(ops[r.op], errc::retry_limit);
+        r.error = errc::retry_limit;
+        r.response_done = true;
+        finish_record(rec);
+    }
 }
 
 void endpoint_impl::retry_stalled() {
@@ -112,8 +134,43 @@ void endpoint_impl::on_send_completion(const send_completion& c) {
         if (r.op != none) fail(ops[r.op], e);
         r.error = e;
         r.response_done = true;  // none will come
+        const std::uint32_t peer = r.peer;
+        finish_record(rec);
+        fail_peer(peer, e);
+        return;
     }
-    if (r.response_done || !r.expects_response) finish_record(rec);
+    if (r.response_done || !r.expects_response) {
+        finish_record(rec);
+        return;
+    }
+    const bool rendezvous =
+        r.op != none && ops[r.op].kind == op_kind::send && ops[r.op].rendezvous_key != 0;
+    if (!rendezvous) r.answer_by = now + answer_timeout(eng->config());
+}
+
+// Without this, an operation whose requests were all acknowledged would wait forever for the
+// response (or the RTR of a deferred send) of a peer that died: its PDS has nothing left to
+// retransmit, so no timer would ever fire for it.
+void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
+    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
+        message_record& r = records[rec];
+        if (!r.in_use || r.peer != engine_peer || !r.pds_done || r.response_done ||
+            !r.expects_response)
+            continue;
+        if (r.op != none) fail(ops[r.op], e);
+        r.error = e;
+        r.response_done = true;
+        finish_record(rec);
+    }
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+        op& o = ops[i];
+        if (!o.in_use || o.kind != op_kind::send || !o.deferred || o.engine_peer != engine_peer ||
+            o.in_flight != 0)
+            continue;
+        fail(o, e);
+        o.deferred = false;
+        progress_op(i);
+    }
 }
 
 void endpoint_impl::finish_record(std::uint32_t rec) {

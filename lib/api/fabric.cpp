@@ -1,5 +1,5 @@
-// Fabric, domain, address vector, completion queue and memory regions, and the pipe provider's
-// virtual network and clock.
+// Fabric, domain, address vector, completion queue and memory regions. The networks under them
+// are in provider_pipe.cpp and provider_dpdk.cpp.
 #include <algorithm>
 #include <charconv>
 #include <cstring>
@@ -9,89 +9,22 @@
 namespace uet {
 namespace detail {
 
-// ---- the virtual network ----
+// ---- why the last set-up call failed ----
 
 namespace {
-
-pipe::impairments impairments_of(const link_impairments& l) {
-    pipe::impairments i;
-    i.loss = l.loss;
-    i.reorder = l.reorder;
-    i.reorder_max_distance = l.reorder_max_distance;
-    i.duplicate = l.duplicate;
-    i.delay_ns = l.delay_ns;
-    i.rate_gbps = l.rate_gbps;
-    return i;
-}
-
-// Frames built by our engines carry no VLAN tag: the IPv4 destination is at a fixed offset.
-constexpr std::size_t ipv4_dst_at = 14 + 16;
-
+thread_local std::string last_error_text;
 }  // namespace
 
-fabric_impl::fabric_impl(const fabric_attr& a) : attr(a), frames(64) {}
-
-std::uint32_t fabric_impl::attach(endpoint_impl* ep) {
-    // Each endpoint's link draws from its own seed, so adding one does not change the others.
-    const std::uint64_t seed = attr.seed * 0x9e3779b97f4a7c15ull + nodes.size() + 1;
-    nodes.push_back(std::make_unique<node>(
-        node{ep, pipe::link(impairments_of(attr.impairments), seed, 16384, 9216)}));
-    return base_ip + static_cast<std::uint32_t>(nodes.size() - 1);
+std::string last_error_text_copy() {
+    return last_error_text;
 }
 
-void fabric_impl::detach(std::uint32_t ip) noexcept {
-    const std::uint32_t index = ip - base_ip;
-    if (index < nodes.size()) nodes[index]->ep = nullptr;
+void set_last_error(std::string why) {
+    last_error_text = std::move(why);
 }
 
-void fabric_impl::route(std::span<const std::uint8_t> frame) {
-    if (frame.size() < ipv4_dst_at + 4) {
-        ++unroutable;
-        return;
-    }
-    const std::uint32_t dst = (std::uint32_t{frame[ipv4_dst_at]} << 24) |
-                              (std::uint32_t{frame[ipv4_dst_at + 1]} << 16) |
-                              (std::uint32_t{frame[ipv4_dst_at + 2]} << 8) | frame[ipv4_dst_at + 3];
-    const std::uint32_t index = dst - base_ip;
-    if (index >= nodes.size() || !nodes[index]->ep) {
-        ++unroutable;  // a closed endpoint: its peers find out by their retry limit
-        return;
-    }
-    nodes[index]->ingress.send(frame, now);
-}
-
-std::uint64_t fabric_impl::next_event() const noexcept {
-    std::uint64_t t = pipe::link::none;
-    for (const auto& n : nodes) {
-        t = std::min(t, n->ingress.next_arrival());
-        if (n->ep && n->ep->eng) t = std::min(t, n->ep->eng->next_deadline());
-    }
-    return t;
-}
-
-bool fabric_impl::step() {
-    const std::uint64_t t = next_event();
-    if (t == pipe::link::none) return false;
-    now = std::max(now, t);
-    for (const auto& n : nodes) {
-        endpoint_impl* ep = n->ep;
-        n->ingress.receive(now, [&](std::span<const std::uint8_t> f) {
-            if (ep && ep->eng) ep->eng->receive(f, now);
-        });
-    }
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        endpoint_impl* ep = nodes[i]->ep;
-        if (!ep || !ep->eng) continue;
-        std::size_t n;
-        do {
-            n = ep->eng->transmit(now, frames);
-            for (std::size_t k = 0; k < n; ++k)
-                route(frames[k].data);
-        } while (n == frames.size());
-    }
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-        if (endpoint_impl* ep = nodes[i]->ep) ep->process();
-    return true;
+void clear_last_error() {
+    last_error_text.clear();
 }
 
 // ---- completion queue ----
@@ -186,11 +119,31 @@ std::optional<endpoint_address> parse_endpoint_address(const std::string& text) 
 // ---- fabric ----
 
 result<fabric> fabric::open(const fabric_attr& attr) {
-    if (attr.provider != "pipe") return errc::unsupported;
-    if (attr.mtu < 64 || attr.mtu > 8192) return errc::invalid_argument;
+    detail::clear_last_error();
+    std::unique_ptr<detail::network> net;
+    if (attr.provider == "pipe") {
+        if (attr.mtu < 64 || attr.mtu > 8192) {
+            detail::set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) +
+                                   " is outside 64..8192");
+            return errc::invalid_argument;
+        }
+        net = detail::make_pipe_network(attr);
+    } else if (attr.provider == "dpdk") {
+        std::error_code ec;
+        net = detail::make_dpdk_network(attr, ec);
+        if (!net) return ec;
+    } else {
+        detail::set_last_error("unknown provider \"" + attr.provider +
+                               "\" (known: \"pipe\", \"dpdk\")");
+        return errc::unsupported;
+    }
     fabric f;
-    f.impl_ = std::make_shared<detail::fabric_impl>(attr);
+    f.impl_ = std::make_shared<detail::fabric_impl>(attr, std::move(net));
     return f;
+}
+
+std::string fabric::last_error() {
+    return detail::last_error_text_copy();
 }
 
 fabric::~fabric() = default;
@@ -211,25 +164,15 @@ const fabric_attr& fabric::attr() const noexcept {
 }
 
 bool fabric::progress() {
-    return impl_ && impl_->step();
+    return impl_ && impl_->net->step();
 }
 
 std::uint64_t fabric::now_ns() const noexcept {
-    return impl_ ? impl_->now : 0;
+    return impl_ ? impl_->net->now() : 0;
 }
 
 fabric_stats fabric::stats() const noexcept {
-    fabric_stats s;
-    if (!impl_) return s;
-    for (const auto& n : impl_->nodes) {
-        const pipe::stats& l = n->ingress.counters();
-        s.frames += l.sent;
-        s.lost += l.lost;
-        s.reordered += l.reordered;
-        s.duplicated += l.duplicated;
-    }
-    s.unroutable = impl_->unroutable;
-    return s;
+    return impl_ ? impl_->net->stats() : fabric_stats{};
 }
 
 // ---- domain ----
@@ -279,17 +222,18 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
         attr.inject_size > impl_->fabric->attr.mtu)
         return errc::invalid_argument;
     auto& f = *impl_->fabric;
-    const auto ip = detail::base_ip + static_cast<std::uint32_t>(f.nodes.size());
-    auto ep =
-        std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, ip, f.attr.mtu);
-    f.attach(ep.get());
+    detail::clear_last_error();
+    engine_config c = detail::engine_config_for(attr, f.attr.mtu);
+    if (auto ec = f.net->prepare(c)) return ec;
+    auto ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
+    f.net->attach(*ep);
     endpoint e;
     e.impl_ = std::move(ep);
     return e;
 }
 
 bool domain::progress() {
-    return impl_ && impl_->fabric->step();
+    return impl_ && impl_->fabric->net->step();
 }
 
 // ---- memory region ----
@@ -359,7 +303,7 @@ completion_queue& completion_queue::operator=(completion_queue&&) noexcept = def
 
 std::size_t completion_queue::read(std::span<completion> out) {
     if (!impl_) return 0;
-    if (impl_->count == 0) impl_->fabric->step();
+    if (impl_->count == 0) impl_->fabric->net->step();
     return impl_->pop(out);
 }
 
@@ -374,7 +318,20 @@ bool completion_queue::read_error(completion& out) {
 std::error_code completion_queue::wait(completion& out, std::uint64_t max_steps) {
     if (!impl_) return errc::invalid_argument;
     for (std::uint64_t steps = 0; impl_->count == 0 && !impl_->overrun; ++steps)
-        if (steps >= max_steps || !impl_->fabric->step()) return errc::again;
+        if (steps >= max_steps || !impl_->fabric->net->step()) return errc::again;
+    if (impl_->pop_error(out)) return out.error;
+    impl_->pop(std::span<completion>(&out, 1));
+    return {};
+}
+
+std::error_code completion_queue::wait_for(completion& out, std::chrono::nanoseconds timeout) {
+    if (!impl_) return errc::invalid_argument;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // The clock is read every 256 steps: a step is a few microseconds at most.
+    for (std::uint64_t steps = 0; impl_->count == 0 && !impl_->overrun; ++steps) {
+        if (steps % 256 == 255 && std::chrono::steady_clock::now() >= deadline) return errc::again;
+        if (!impl_->fabric->net->step()) return errc::again;
+    }
     if (impl_->pop_error(out)) return out.error;
     impl_->pop(std::span<completion>(&out, 1));
     return {};

@@ -3,8 +3,10 @@
 # whatever happened (set -e failure, a failed check, a signal).
 set -euo pipefail
 
-PEER=${1:?usage: $0 PATH/TO/uet-itest-peer PATH/TO/uet-itest-engine-peer}
-ENGINE_PEER=${2:?usage: $0 PATH/TO/uet-itest-peer PATH/TO/uet-itest-engine-peer}
+USAGE="usage: $0 PATH/TO/uet-itest-peer PATH/TO/uet-itest-engine-peer PATH/TO/uet-itest-api-peer"
+PEER=${1:?$USAGE}
+ENGINE_PEER=${2:?$USAGE}
+API_PEER=${3:?$USAGE}
 TAG=uet$$                      # unique per run: names of namespaces and links
 WORK=$(mktemp -d /tmp/uet-itest.XXXXXX)
 NETNS=()
@@ -64,6 +66,8 @@ start_engine() {
     read -ra extra <<<"${UET_ITEST_ENGINE_ARGS:-}"
     PROG=$ENGINE_PEER start_prog "$@" "${extra[@]}"
 }
+# start_api: the same with the API peer (include/uet/ on the dpdk provider).
+start_api() { PROG=$API_PEER start_prog "$@"; }
 start_prog() {
     local name=$1
     shift
@@ -104,3 +108,18 @@ expect() {
 }
 
 show() { grep -hE "$1" "$WORK"/*.log || true; }
+
+# expect_api_run SERVER CLIENT MODES...: both API peers ended well and every phase was verified.
+expect_api_run() {
+    local server=$1 client=$2
+    shift 2
+    for m in "$@"; do
+        expect "$client" "PHASE [0-9]+ $m: HANDSHAKE"
+        expect "$client" "VERDICT $m from the server: ok"
+        expect "$server" "VERDICT $m ok"
+    done
+    expect "$server" "REFUSED mtu 8192: .*exceeds the port"
+    expect "$server" "RESULT ok"
+    expect "$client" "RESULT ok"
+}
+API_LINES="^[a-zA-Z0-9_]+: (REFUSED|PHASE|(rud|rod|rudi|uud) |VERDICT|FAULT|COUNTERS|PORT|RESULT)"

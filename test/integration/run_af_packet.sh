@@ -73,3 +73,38 @@ expect B2 "RECEIVED received ([0-9]+)/\1 reliable, [0-9]+/[0-9]+ uud, 0 errors"
 expect A2 "RESULT ok"
 expect B2 "RESULT ok"
 show "RATE|RECEIVED|COUNTERS|DROPS"
+
+echo "== 3. API: include/uet/ on the dpdk provider over af_packet, every mode, 1 KiB to 64 MiB"
+# The API server in B, the client in A (interface-name shorthand); addresses resolved by ARP.
+start_api api_server ip netns exec "$B" -- --role server --dev "$DEV_B" --ip 10.0.0.2/24 \
+    --peer 10.0.0.1 --ready-file "$WORK/api_server.ready"
+WATCH=(api_server)
+wait_until 60 "the API server's port" test -f "$WORK/api_server.ready"
+start_api api_client ip netns exec "$A" -- --role client --dev a0 --ip 10.0.0.1/24 --peer 10.0.0.2
+WATCH=(api_server api_client)
+wait_peer api_client 150
+wait_peer api_server 60
+expect_api_run api_server api_client rud rod rudi uud
+expect api_client "PORT .* arp_requests=[1-9]"
+show "$API_LINES"
+
+echo "== 4. API with jumbo frames: port MTU 9000 (trust_link_mtu), 8 KiB payloads, RUD and RUDI"
+ip -n "$A" link set a0 mtu 9000
+ip -n "$B" link set b0 mtu 9000
+JUMBO_API=(--port-mtu 9000 --trust-link-mtu --mtu 8192 --modes rud,rudi --sizes 8k,1m,64m)
+start_api api_jserver ip netns exec "$B" -- --role server --dev "$DEV_B" --ip 10.0.0.2/24 \
+    --peer 10.0.0.1 --ready-file "$WORK/api_jserver.ready" "${JUMBO_API[@]}"
+WATCH=(api_jserver)
+wait_until 60 "the jumbo API server's port" test -f "$WORK/api_jserver.ready"
+start_api api_jclient ip netns exec "$A" -- --role client --dev a0 --ip 10.0.0.1/24 --peer 10.0.0.2 \
+    "${JUMBO_API[@]}"
+WATCH=(api_jserver api_jclient)
+wait_peer api_jclient 150
+wait_peer api_jserver 60
+for m in rud rudi; do
+    expect api_jclient "VERDICT $m from the server: ok"
+    expect api_jserver "VERDICT $m ok"
+done
+expect api_jclient "RESULT ok"
+expect api_jserver "RESULT ok"
+show "^api_j[a-z]+: ((rud|rudi) |VERDICT|PORT|RESULT)"

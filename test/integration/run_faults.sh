@@ -93,3 +93,36 @@ expect B4 "RECEIVED received ([0-9]+)/\1 reliable, [0-9]+/[0-9]+ uud, 0 errors"
 expect B4 "COUNTERS .* target_pdcs_opened=[1-9]"
 expect B4 "RESULT ok"
 show "COMPLETIONS|RESULT|RECEIVED"
+
+echo "== 4. API: SIGKILL of the server mid-transfer, then a restarted server"
+# The client floods the server with sends and writes; the server is killed after 20 messages.
+# Every operation the client has outstanding must end in an error completion (retry_limit, or
+# peer_unreachable on a PDC whose SYN is never answered), with nothing else failing and nothing
+# hanging; then a restarted server (a new engine) takes a full verified phase from the same
+# client endpoint, through new PDCs.
+start_api S1 ip netns exec "$B" -- --role server --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 \
+    --modes rud --fault --progress-file "$WORK/S1.progress" --progress-after 20 \
+    --ready-file "$WORK/S1.ready"
+WATCH=(S1)
+wait_until 60 "the API server S1's port" test -f "$WORK/S1.ready"
+start_api C1 ip netns exec "$A" -- --role client --dev fa0 --ip 10.7.0.1/24 --peer 10.7.0.2 \
+    --modes rud --sizes 1k,64k,1m,8m --fault --rto-us 5000 --retries 8
+WATCH=(S1 C1)
+wait_until 60 "S1 to receive 20 messages" test -f "$WORK/S1.progress"
+kill -9 "$PID_S1"
+wait "$PID_S1" 2>/dev/null || true
+WATCH=(C1)
+wait_until 60 "C1's outstanding operations to complete" grep -q "FAULT completed" "$WORK/C1.log"
+expect C1 "FAULT completed ([0-9]+)/\1: ok=[0-9]+ retry_limit=[0-9]+ peer_unreachable=[0-9]+ other=0"
+start_api S2 ip netns exec "$B" -- --role server --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 \
+    --modes rud --sizes 1k,64k,1m,8m
+WATCH=(C1 S2)
+wait_peer C1 120
+wait_peer S2 60
+expect C1 "HANDSHAKE"
+expect C1 "VERDICT rud from the server: ok"
+expect C1 "COUNTERS pdcs_opened=([2-9]|[1-9][0-9]+) pdcs_failed=[1-9]"
+expect S2 "COUNTERS rud .*target_pdcs_opened=[1-9]"
+expect C1 "RESULT ok"
+expect S2 "RESULT ok"
+show "$API_LINES"

@@ -50,3 +50,24 @@ for n in A B; do
 done
 show "OFFLOADS|RATE|RECEIVED|COUNTERS|DROPS|COPIES"
 grep -h "packets transmitted" "$WORK"/ping-*.log
+
+echo "== API: include/uet/ on the dpdk provider over net_tap, two subnets, the kernel routing"
+# New tap interfaces (the engines' went with their ports); configured once both API peers have
+# opened their ports (each first opens and closes one to show a refused MTU). Until then the
+# client's hellos fail (no ARP answer from the gateway yet) and are sent again.
+XA=${TAG}xa XB=${TAG}xb
+start_api api_server ip netns exec "$R" -- --role server --dev "net_tap0,iface=$XB" --ip 10.2.0.1/24 \
+    --gw 10.2.0.254 --peer 10.1.0.1 --ready-file "$WORK/api_server.ready"
+start_api api_client ip netns exec "$R" -- --role client --dev "net_tap1,iface=$XA" --ip 10.1.0.1/24 \
+    --gw 10.1.0.254 --peer 10.2.0.1 --ready-file "$WORK/api_client.ready"
+WATCH=(api_server api_client)
+wait_until 60 "both API peers' ports" test -f "$WORK/api_server.ready" -a -f "$WORK/api_client.ready"
+ip -n "$R" link set "$XA" up
+ip -n "$R" link set "$XB" up
+ip -n "$R" addr add 10.1.0.254/24 dev "$XA"
+ip -n "$R" addr add 10.2.0.254/24 dev "$XB"
+wait_peer api_client 150
+wait_peer api_server 60
+expect_api_run api_server api_client rud rod rudi uud
+expect api_client "PORT .* arp_requests=[1-9]"
+show "$API_LINES"

@@ -1,0 +1,50 @@
+// The fabric's network: how an endpoint's engine meets its peers. Two providers implement it:
+//   pipe (provider_pipe.cpp): every endpoint of the fabric in this process, joined by impairment
+//        links, in virtual time;
+//   dpdk (provider_dpdk.cpp): one endpoint on one DPDK port (host stack with ARP and ICMP echo
+//        under it), progressed inline by the thread that reads the completion queue, in TSC time.
+// The endpoint code (endpoint.cpp, endpoint_rx.cpp) never knows which one it runs on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "engine.hpp"
+#include "uet/fabric.hpp"
+
+namespace uet::detail {
+
+struct endpoint_impl;
+
+class network {
+  public:
+    virtual ~network() = default;
+
+    // Before an endpoint's engine is built: fills in what the network decides (address, MAC,
+    // seed, timers). An error (with set_last_error) when no further endpoint can join.
+    virtual std::error_code prepare(engine_config& c) = 0;
+    // The endpoint's engine exists: frames start to flow. detach: they stop (before the
+    // engine goes away).
+    virtual void attach(endpoint_impl& ep) = 0;
+    virtual void detach(endpoint_impl& ep) noexcept = 0;
+    // An endpoint starts talking to ip: a network that resolves addresses may start now.
+    virtual void on_new_peer(std::uint32_t /*ip*/) noexcept {}
+    // One progress step of every attached endpoint; false when nothing is left to do anywhere.
+    virtual bool step() = 0;
+    virtual std::uint64_t now() const noexcept = 0;
+    virtual fabric_stats stats() const noexcept = 0;
+};
+
+std::unique_ptr<network> make_pipe_network(const fabric_attr& attr);
+// Validates attr.dpdk, starts the EAL (once per process) and opens the port. nullptr on failure,
+// with the reason in last_error().
+std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_code& ec);
+
+// Why the last failed fabric::open / open_endpoint of this thread failed (fabric::last_error()).
+void set_last_error(std::string why);
+void clear_last_error();
+std::string last_error_text_copy();
+
+}  // namespace uet::detail

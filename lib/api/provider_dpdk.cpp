@@ -1,0 +1,212 @@
+// The "dpdk" provider: one endpoint on one DPDK port. Under the endpoint's engine sit an
+// engine_handler and a host_stack (ARP with static neighbours and a gateway, ICMP echo; it fills
+// the Ethernet addresses of the engine's frames), driven by an inline poll_loop: the thread that
+// reads the completion queue moves the port's frames, one receive and one transmit burst per
+// progress step, backing off while idle unless busy_poll. Time is the TSC.
+//
+// The port stays open for the fabric's life; an endpoint's engine, handler, host stack and loop
+// come and go with the endpoint, so after close() another endpoint (another delivery mode or job)
+// may open on the same port.
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "api_impl.hpp"
+#include "dpdk_settings.hpp"
+#include "eal.hpp"
+#include "engine_handler.hpp"
+#include "host_stack.hpp"
+#include "poll_loop.hpp"
+#include "port.hpp"
+
+namespace uet::detail {
+
+namespace {
+
+template <class Array>
+std::uint64_t total(const Array& a) {
+    std::uint64_t s = 0;
+    for (auto v : a)
+        s += v;
+    return s;
+}
+
+class dpdk_network final : public network {
+  public:
+    dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<dpdk::port> p)
+        : attr_(a), s_(std::move(s)), port_(std::move(p)) {}
+    ~dpdk_network() override {
+        stop_endpoint();
+        port_->close();
+    }
+
+    std::error_code prepare(engine_config& c) override;
+    void attach(endpoint_impl& ep) override;
+    void detach(endpoint_impl& ep) noexcept override;
+    void on_new_peer(std::uint32_t ip) noexcept override;
+    bool step() override;
+    std::uint64_t now() const noexcept override { return runtime::now_ns(); }
+    fabric_stats stats() const noexcept override;
+
+  private:
+    void stop_endpoint() noexcept;
+    void add_host_counters(fabric_stats& s) const noexcept;
+
+    fabric_attr attr_;
+    dpdk_settings s_;
+    std::unique_ptr<dpdk::port> port_;
+    endpoint_impl* ep_ = nullptr;
+    std::unique_ptr<runtime::engine_handler> handler_;
+    std::unique_ptr<runtime::host_stack> host_;
+    std::unique_ptr<runtime::poll_loop> loop_;
+    fabric_stats closed_;  // host-stack counters of endpoints that closed
+};
+
+std::error_code dpdk_network::prepare(engine_config& c) {
+    if (ep_) {
+        set_last_error(
+            "the dpdk provider runs one endpoint per fabric (one port): close the "
+            "open one first, or open another fabric on another port");
+        return errc::unsupported;
+    }
+    c.ip = s_.ip;
+    c.mac = port_->mac();
+    // A restarted process must not reuse the PDC identifiers and PSNs of its previous life,
+    // which its peers may still remember.
+    c.seed = attr_.seed ^ (std::uint64_t{s_.ip} << 20) ^ runtime::now_ns() ^
+             (static_cast<std::uint64_t>(getpid()) << 40);
+    c.rto_ns = s_.rto_ns;
+    c.rto_max_ns = std::max(s_.rto_ns, dpdk_rto_max_ns);
+    c.max_retransmits = s_.max_retransmits;
+    c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
+    c.timer_tick_ns = 10'000;
+    c.pdc_idle_close_ns = 1'000'000;
+    return {};
+}
+
+void dpdk_network::attach(endpoint_impl& ep) {
+    handler_ = std::make_unique<runtime::engine_handler>(*ep.eng);
+    runtime::host_config hc;
+    hc.iface = {port_->mac(), s_.ip, s_.prefix_len, s_.gateway};
+    hc.neighbors.max_frame = std::max<std::size_t>(9216, port_->caps().max_frame);
+    host_ = std::make_unique<runtime::host_stack>(hc, *handler_);
+    for (const auto& [ip, mac] : s_.neighbors)
+        host_->neighbors().add_static(ip, mac);
+    runtime::backoff_config bc;
+    bc.enabled = !s_.busy_poll;
+    loop_ = std::make_unique<runtime::poll_loop>(port_->queue(0), *host_, bc);
+    ep_ = &ep;
+}
+
+void dpdk_network::detach(endpoint_impl& ep) noexcept {
+    if (&ep != ep_) return;
+    // What the engine already owes its peers (acknowledgements, the answers process() just
+    // queued) leaves before the engine goes; otherwise a peer whose request was acknowledged
+    // would wait for an answer that never comes. Bounded: a few bursts at most.
+    for (int i = 0; i < 64 && ep.eng && ep.eng->next_deadline() <= runtime::now_ns(); ++i)
+        loop_->poll_once();
+    stop_endpoint();
+}
+
+void dpdk_network::stop_endpoint() noexcept {
+    if (!ep_) return;
+    add_host_counters(closed_);
+    loop_.reset();
+    host_.reset();
+    handler_.reset();
+    ep_ = nullptr;
+}
+
+void dpdk_network::on_new_peer(std::uint32_t ip) noexcept {
+    // Resolve the next hop now, so that the first window of data is not held (and, beyond the
+    // host stack's few hold slots, dropped) while ARP runs.
+    if (!host_) return;
+    const std::uint32_t hop = host_->neighbors().next_hop(ip);
+    if (hop != 0) host_->neighbors().resolve(hop, runtime::now_ns());
+}
+
+bool dpdk_network::step() {
+    if (!ep_) return false;
+    loop_->poll_and_backoff();
+    ep_->process();
+    return true;
+}
+
+void dpdk_network::add_host_counters(fabric_stats& s) const noexcept {
+    if (!host_) return;
+    const auto& h = host_->stats();
+    const auto& n = host_->neighbors().stats();
+    const std::uint64_t tx_host =
+        h[runtime::host_drop::tx_not_ipv4] + h[runtime::host_drop::tx_too_large_to_hold];
+    s.rx_dropped += total(h.drops) - tx_host + n[runtime::neighbor_drop::arp_not_for_us] +
+                    n[runtime::neighbor_drop::arp_bad_sender] +
+                    n[runtime::neighbor_drop::arp_unsolicited] +
+                    n[runtime::neighbor_drop::static_protected];
+    s.tx_dropped += tx_host + n[runtime::neighbor_drop::table_full] +
+                    n[runtime::neighbor_drop::pending_full] +
+                    n[runtime::neighbor_drop::frame_too_large] +
+                    n[runtime::neighbor_drop::no_route] + n[runtime::neighbor_drop::unresolved] +
+                    n[runtime::neighbor_drop::output_full] + handler_->stats().tx_too_large;
+    s.arp_requests += n.requests_sent;
+    s.arp_replies += n.replies_sent;
+    s.echo_replies += h.echo_replies;
+}
+
+fabric_stats dpdk_network::stats() const noexcept {
+    fabric_stats s = closed_;
+    add_host_counters(s);
+    const dpdk::port_counters p = port_->counters();
+    s.rx_frames = p.rx_frames;
+    s.tx_frames = p.tx_frames;
+    s.frames = p.tx_frames;
+    s.rx_dropped += p.rx_oversize + p.steered_away;
+    s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
+    return s;
+}
+
+}  // namespace
+
+std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_code& ec) {
+    ec = make_error_code(errc::invalid_argument);
+    dpdk_settings s;
+    std::string why;
+    if (!parse_dpdk_settings(attr, s, why)) {
+        set_last_error(why);
+        return nullptr;
+    }
+    try {
+        runtime::eal_options eo;
+        eo.args = s.eal_args;
+        runtime::eal::start(eo);
+    } catch (const std::exception& e) {
+        set_last_error(std::string("cannot start the DPDK EAL: ") + e.what());
+        return nullptr;
+    }
+    std::unique_ptr<dpdk::port> port;
+    try {
+        dpdk::port_config pc;
+        pc.device = s.device;
+        pc.mtu = s.port_mtu;
+        pc.trust_link_mtu = s.trust_link_mtu;
+        port = dpdk::port::open(pc);
+    } catch (const std::exception& e) {
+        set_last_error("cannot open dpdk.device \"" + s.device + "\": " + e.what());
+        return nullptr;
+    }
+    const std::size_t max_frame = port->caps().max_frame;
+    if (attr.mtu + frame_overhead > max_frame) {
+        set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) + " plus " +
+                       std::to_string(frame_overhead) + " header bytes exceeds the port's " +
+                       std::to_string(max_frame) + "-byte frames (MTU " +
+                       std::to_string(port->mtu()) + "): use fabric_attr.mtu <= " +
+                       std::to_string(max_frame - std::min(max_frame, frame_overhead)) +
+                       " or a larger dpdk.port_mtu");
+        port->close();
+        return nullptr;
+    }
+    ec = {};
+    return std::make_unique<dpdk_network>(attr, std::move(s), std::move(port));
+}
+
+}  // namespace uet::detail
