@@ -1,0 +1,259 @@
+// The traffic of one message size: the bandwidth tests' initiator (tx depth kept posted), the
+// send tests' receiver, drain messages, region preparation and checks, and the figures.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "context.hpp"
+#include "pattern.hpp"
+#include "traffic.hpp"
+
+namespace uet::perf {
+
+namespace {
+
+using namespace detail;
+constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
+
+void corrupt(std::span<std::byte> buf) {
+    buf.back() ^= std::byte{0x5a};
+}
+
+}  // namespace
+
+void side::begin(std::uint64_t size, bool initiator, bool receiver, bool responder) {
+    run_ = size_run{};
+    run_.size = size;
+    run_.depth = depth_for(s_, size);
+    run_.slots = slots_for(s_, size);
+    run_.initiator = initiator;
+    run_.receiver = receiver;
+    run_.responder = responder;
+    run_.limit = s_.duration_ms ? unlimited : s_.iterations;
+    run_.rx_limit = receiver ? run_.limit : 0;
+    free_tx_.clear();
+    free_rx_.clear();
+    for (std::uint32_t k = run_.depth; k-- > 0;) {
+        free_tx_.push_back(k);
+        free_rx_.push_back(k);
+    }
+    samples_.clear();
+    // Our region as the target of the peer's reads, writes and atomics.
+    const std::uint64_t used = std::min<std::uint64_t>(run_.slots * size, region_.size());
+    std::memset(region_.data(), 0, used);
+    if (s_.test == test_kind::read_bw || s_.test == test_kind::read_lat) {
+        for (std::uint64_t k = 0; k < run_.slots; ++k)
+            fill_pattern(region_slot(k), k);
+        if (s_.corrupt_iteration) corrupt(region_slot((s_.corrupt_iteration - 1) % run_.slots));
+    }
+    if (!s_.verify) {
+        for (std::uint32_t k = 0; k < run_.depth; ++k)
+            fill_pattern(tx_slot(k), 0);
+    }
+}
+
+bool side::initiator_done() const noexcept {
+    const bool initiator_idle = !run_.initiator || ((run_.stopped || run_.posted == run_.limit) &&
+                                                    run_.outstanding == 0 && !run_.ping_in_flight);
+    const bool responder_idle = run_.pongs_pending == 0 && run_.pongs_posted == run_.pongs_sent;
+    return initiator_idle && responder_idle;
+}
+
+std::uint64_t side::sent_count() const noexcept {
+    if (run_.initiator) return is_bw(s_.test) ? run_.completed : run_.posted;
+    return run_.pongs_sent;
+}
+
+std::uint64_t side::peer_sent(std::uint64_t n) {
+    run_.peer_count_known = true;
+    run_.peer_sent = n;
+    if (!run_.receiver && run_.rx_posted == 0) return 0;
+    run_.rx_limit = std::max(run_.rx_posted, n);
+    return run_.rx_limit - n;
+}
+
+bool side::drained() const noexcept {
+    return run_.rx_posted == run_.rx_limit && run_.rx_done == run_.rx_limit &&
+           run_.drain_done == run_.drain_owed && initiator_done();
+}
+
+side::bw_figures side::bw() const noexcept {
+    bw_figures f;
+    f.completed = run_.completed;
+    f.elapsed_ns = run_.t_last > run_.t_first ? run_.t_last - run_.t_first : 0;
+    f.peak_bps = run_.peak_bps;
+    return f;
+}
+
+void side::account(std::uint64_t now, std::uint64_t delta) {
+    run_.t_last = now;
+    run_.win_count += delta;
+    // The peak is the best rate over windows of at least one tx depth of completions.
+    const std::uint64_t window = std::max<std::uint64_t>(run_.depth, 32);
+    if (run_.win_count >= window && now > run_.win_t) {
+        const double bps = static_cast<double>(run_.win_count * run_.size) * 1e9 /
+                           static_cast<double>(now - run_.win_t);
+        run_.peak_bps = std::max(run_.peak_bps, bps);
+        run_.win_t = now;
+        run_.win_count = 0;
+    }
+}
+
+bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
+    const std::uint64_t size = run_.size;
+    const std::uint64_t k = i % run_.slots;
+    const bool bad = s_.corrupt_iteration && i + 1 == s_.corrupt_iteration;
+    std::span<std::byte> buf = tx_slot(slot);
+    void* ctx = make_ctx(ctx_tx, slot);
+    std::error_code ec;
+    switch (s_.test) {
+        case test_kind::write_bw:
+            if (s_.verify) fill_pattern(buf, size >= 8 ? i : k);
+            if (bad) corrupt(buf);
+            ec = ep_.write(peer_, buf, k * size, peer_key_, ctx);
+            break;
+        case test_kind::read_bw:
+            ec = ep_.read(peer_, buf, k * size, peer_key_, ctx);
+            break;
+        case test_kind::send_bw:
+            if (s_.verify) fill_pattern(buf, size >= 8 ? i : 0);
+            if (bad) corrupt(buf);
+            ec = ep_.send(peer_, buf, ctx);
+            break;
+        case test_kind::atomic_bw: {
+            const std::uint64_t add = bad ? 2 : 1;
+            std::memcpy(buf.data(), &add, 8);
+            ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
+                                  rx_slot(slot).first(8), k * 8, peer_key_, ctx);
+            break;
+        }
+        default:
+            return post_lat_ping(slot);
+    }
+    if (ec) {
+        if (!transient(ec)) fail("cannot post: " + ec.message());
+        return false;
+    }
+    tx_iter_[slot] = i;
+    tx_kind_[slot] = tx_op;
+    return true;
+}
+
+bool side::post_receive() {
+    const std::uint32_t slot = free_rx_.back();
+    const std::error_code ec = ep_.recv(rx_slot(slot), make_ctx(ctx_rx, slot), peer_);
+    if (ec) {
+        if (!transient(ec)) fail("cannot post a receive: " + ec.message());
+        return false;
+    }
+    free_rx_.pop_back();
+    ++run_.rx_posted;
+    return true;
+}
+
+bool side::post_drain() {
+    const std::uint32_t slot = free_tx_.back();
+    std::span<std::byte> buf = tx_slot(slot);
+    fill_pattern(buf, run_.size >= 8 ? drain_sequence : 0);
+    const std::error_code ec = ep_.send(peer_, buf, make_ctx(ctx_tx, slot));
+    if (ec) {
+        if (!transient(ec)) fail("cannot post a drain message: " + ec.message());
+        return false;
+    }
+    free_tx_.pop_back();
+    tx_kind_[slot] = tx_drain;
+    ++run_.drain_posted;
+    return true;
+}
+
+void side::pump() {
+    if (run_.size == 0) return;
+    if (run_.initiator && !is_bw(s_.test)) post_pings();
+    while (run_.initiator && is_bw(s_.test) && !run_.stopped && run_.posted < run_.limit &&
+           !free_tx_.empty()) {
+        if (run_.posted == 0) {
+            run_.t_first = run_.win_t = run_.t_last = clock_();
+            run_.deadline = run_.t_first + s_.duration_ms * 1'000'000;
+        }
+        if (!post_initiator_op(free_tx_.back(), run_.posted)) break;
+        free_tx_.pop_back();
+        ++run_.posted;
+        ++run_.outstanding;
+    }
+    while (run_.pongs_pending && !free_tx_.empty() && post_pong()) {
+    }
+    while (run_.receiver && run_.rx_posted < run_.rx_limit && !free_rx_.empty() && post_receive()) {
+    }
+    while (run_.drain_posted < run_.drain_owed && !free_tx_.empty() && post_drain()) {
+    }
+}
+
+void side::on_data(const completion& c, std::uint32_t slot, bool rx) {
+    if (slot >= run_.depth) {
+        fail("a completion for slot " + std::to_string(slot) + " of " + std::to_string(run_.depth));
+        return;
+    }
+    if (rx) {
+        ++run_.rx_done;
+        free_rx_.push_back(slot);
+        if (!is_bw(s_.test)) {
+            lat_on_rx(c, slot);
+            return;
+        }
+        if (!s_.verify) return;
+        if (c.len != run_.size) {
+            ++run_.verify.checked;
+            run_.verify.fail("a message of " + std::to_string(c.len) + " bytes (" +
+                             std::to_string(run_.size) + " expected)");
+            return;
+        }
+        verify_received(rx_slot(slot), 0, false);
+        return;
+    }
+    free_tx_.push_back(slot);
+    switch (tx_kind_[slot]) {
+        case tx_drain:
+            ++run_.drain_done;
+            return;
+        case tx_pong:
+            ++run_.pongs_sent;
+            return;
+        default:
+            break;
+    }
+    if (!is_bw(s_.test)) {
+        lat_on_tx(slot);
+        return;
+    }
+    --run_.outstanding;
+    ++run_.completed;
+    if (s_.verify && s_.test == test_kind::read_bw)
+        verify_received(tx_slot(slot), tx_iter_[slot] % run_.slots, true);
+}
+
+void side::verify_region(std::uint64_t sent) {
+    if (!s_.verify) return;
+    const std::uint64_t size = run_.size, slots = run_.slots;
+    if (s_.test == test_kind::write_bw) {
+        for (std::uint64_t k = 0; k < std::min(sent, slots); ++k) {
+            const std::uint64_t last = k + (sent - 1 - k) / slots * slots;
+            ++run_.verify.checked;
+            if (const auto at = check_pattern(region_slot(k), size >= 8 ? last : k))
+                run_.verify.fail("write " + std::to_string(last) + " (slot " + std::to_string(k) +
+                                 "): wrong byte at offset " + std::to_string(*at));
+        }
+    } else if (is_atomic(s_.test)) {
+        for (std::uint64_t k = 0; k < slots; ++k) {
+            const std::uint64_t want = k < sent ? (sent - 1 - k) / slots + 1 : 0;
+            std::uint64_t got = 0;
+            std::memcpy(&got, region_.data() + k * 8, 8);
+            ++run_.verify.checked;
+            if (got != want)
+                run_.verify.fail("atomic slot " + std::to_string(k) + " holds " +
+                                 std::to_string(got) + " after " + std::to_string(want) +
+                                 " additions of 1");
+        }
+    }
+}
+
+}  // namespace uet::perf

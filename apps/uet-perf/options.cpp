@@ -1,0 +1,439 @@
+// Option parsing in perftest's habits: short options with a separate value ("-s 65536"),
+// long ones with a separate value or "=value", the test name first, the server address last.
+#include "options.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace uet::perf {
+
+namespace {
+
+struct test_names {
+    test_kind kind;
+    std::string_view name;
+    std::string_view title;
+};
+constexpr std::array<test_names, test_count> tests{{
+    {test_kind::write_bw, "write_bw", "RDMA_Write BW Test"},
+    {test_kind::read_bw, "read_bw", "RDMA_Read BW Test"},
+    {test_kind::send_bw, "send_bw", "Send BW Test"},
+    {test_kind::atomic_bw, "atomic_bw", "Atomic FETCH_AND_ADD BW Test"},
+    {test_kind::write_lat, "write_lat", "RDMA_Write Latency Test"},
+    {test_kind::read_lat, "read_lat", "RDMA_Read Latency Test"},
+    {test_kind::send_lat, "send_lat", "Send Latency Test"},
+    {test_kind::atomic_lat, "atomic_lat", "Atomic FETCH_AND_ADD Latency Test"},
+}};
+
+// Reads an unsigned decimal in [lo, hi]; false on anything else.
+bool parse_u64(std::string_view text, std::uint64_t lo, std::uint64_t hi, std::uint64_t& out) {
+    if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+    const std::string s(text);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+    if (errno || end != s.c_str() + s.size() || v < lo || v > hi) return false;
+    out = v;
+    return true;
+}
+
+bool parse_seconds(std::string_view text, double& out) {
+    const std::string s(text);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (errno || s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v <= 0 ||
+        v > 86400)
+        return false;
+    out = v;
+    return true;
+}
+
+bool parse_ipv4_prefix(std::string_view text, bool need_prefix) {
+    const auto slash = text.find('/');
+    if (need_prefix != (slash != std::string_view::npos)) return false;
+    const std::string_view ip = text.substr(0, slash);
+    if (!parse_endpoint_address(std::string(ip) + ":1")) return false;
+    if (!need_prefix) return true;
+    std::uint64_t len = 0;
+    return parse_u64(text.substr(slash + 1), 1, 32, len);
+}
+
+template <class E, std::size_t N>
+bool pick(std::string_view text, const std::array<std::pair<std::string_view, E>, N>& names,
+          E& out) {
+    for (const auto& [n, v] : names)
+        if (n == text) {
+            out = v;
+            return true;
+        }
+    return false;
+}
+
+constexpr std::array<std::pair<std::string_view, delivery>, 4> modes{{{"rud", delivery::rud},
+                                                                      {"rod", delivery::rod},
+                                                                      {"rudi", delivery::rudi},
+                                                                      {"uud", delivery::uud}}};
+constexpr std::array<std::pair<std::string_view, congestion_control>, 3> ccs{
+    {{"none", congestion_control::none},
+     {"nscc", congestion_control::nscc},
+     {"rccc", congestion_control::rccc}}};
+constexpr std::array<std::pair<std::string_view, path_policy>, 4> lbs{
+    {{"static", path_policy::static_path},
+     {"oblivious", path_policy::oblivious},
+     {"bitmap", path_policy::bitmap},
+     {"reps", path_policy::reps}}};
+
+class parser {
+  public:
+    parser(int argc, const char* const* argv) : argc_(argc), argv_(argv) {}
+    parse_result run();
+
+  private:
+    bool take_value(std::string_view opt, std::string_view inline_value, std::string_view& v);
+    bool option(std::string_view arg);
+    bool numeric(std::string_view opt, std::string_view v);
+    bool uet_option(std::string_view opt, std::string_view v);
+    bool fail(std::string msg) {
+        r_.error = std::move(msg);
+        return false;
+    }
+    bool check();
+
+    int argc_;
+    const char* const* argv_;
+    int i_ = 1;
+    parse_result r_;
+    bool iterations_given_ = false, depth_given_ = false, size_given_ = false, mtu_given_ = false;
+};
+
+bool parser::take_value(std::string_view opt, std::string_view inline_value, std::string_view& v) {
+    if (!inline_value.empty()) {
+        v = inline_value;
+        return true;
+    }
+    if (i_ + 1 >= argc_) return fail(std::string(opt) + " needs a value");
+    v = argv_[++i_];
+    return true;
+}
+
+bool parser::numeric(std::string_view opt, std::string_view v) {
+    settings& s = r_.s;
+    std::uint64_t n = 0;
+    if (opt == "-s" || opt == "--size") {
+        if (!parse_u64(v, 1, std::uint64_t{1} << 31, n))
+            return fail("-s: message size must be 1 .. 2147483648 bytes, not '" + std::string(v) +
+                        "'");
+        s.size = n;
+        size_given_ = true;
+    } else if (opt == "-n" || opt == "--iters") {
+        if (!parse_u64(v, 1, std::uint64_t{1} << 40, n))
+            return fail("-n: iterations must be a positive number, not '" + std::string(v) + "'");
+        s.iterations = n;
+        iterations_given_ = true;
+    } else if (opt == "-D" || opt == "--duration") {
+        double sec = 0;
+        if (!parse_seconds(v, sec))
+            return fail("-D: duration must be a positive number of seconds, not '" +
+                        std::string(v) + "'");
+        s.duration_ms = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(sec * 1000));
+    } else if (opt == "-t" || opt == "--tx-depth") {
+        if (!parse_u64(v, 1, 4096, n))
+            return fail("-t: tx depth must be 1 .. 4096, not '" + std::string(v) + "'");
+        s.tx_depth = static_cast<std::uint32_t>(n);
+        depth_given_ = true;
+    } else if (opt == "-m" || opt == "--mtu") {
+        if (!parse_u64(v, 64, 8192, n))
+            return fail("-m: MTU (SES payload bytes per packet) must be 64 .. 8192, not '" +
+                        std::string(v) + "'");
+        s.mtu = static_cast<std::uint32_t>(n);
+        mtu_given_ = true;
+    } else if (opt == "--port-mtu") {
+        if (!parse_u64(v, 576, 9000, n))
+            return fail("--port-mtu must be 576 .. 9000, not '" + std::string(v) + "'");
+        s.port_mtu = static_cast<std::uint32_t>(n);
+    } else if (opt == "-p" || opt == "--port") {
+        if (!parse_u64(v, 1, 0xffffff, n))
+            return fail("-p: port (the uet job id of the run) must be 1 .. 16777215, not '" +
+                        std::string(v) + "'");
+        s.job_id = static_cast<std::uint32_t>(n);
+    } else if (opt == "--pdcs") {
+        if (!parse_u64(v, 1, 64, n))
+            return fail("--pdcs must be 1 .. 64, not '" + std::string(v) + "'");
+        s.pdcs = static_cast<std::uint32_t>(n);
+    } else if (opt == "--corrupt") {
+        if (!parse_u64(v, 1, std::uint64_t{1} << 40, n))
+            return fail("--corrupt: iteration must be a positive number");
+        s.corrupt_iteration = n;
+    } else if (opt == "--timeout") {
+        if (!parse_seconds(v, s.timeout_s))
+            return fail("--timeout must be a positive number of seconds");
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool parser::uet_option(std::string_view opt, std::string_view v) {
+    settings& s = r_.s;
+    if (opt == "--dev") {
+        s.dev = v;
+    } else if (opt == "--eal") {
+        s.eal = v;
+    } else if (opt == "--ip") {
+        if (!parse_ipv4_prefix(v, true))
+            return fail(
+                "--ip wants this side's address with its prefix length, A.B.C.D/LEN, not '" +
+                std::string(v) + "'");
+        s.ip = v;
+    } else if (opt == "--gw") {
+        if (!parse_ipv4_prefix(v, false))
+            return fail("--gw wants an IPv4 address, not '" + std::string(v) + "'");
+        s.gw = v;
+    } else if (opt == "--mode") {
+        if (!pick(v, modes, s.mode))
+            return fail("--mode must be rud, rod, rudi or uud, not '" + std::string(v) + "'");
+    } else if (opt == "--cc") {
+        if (!pick(v, ccs, s.cc))
+            return fail("--cc must be none, nscc or rccc, not '" + std::string(v) + "'");
+    } else if (opt == "--lb") {
+        if (!pick(v, lbs, s.lb))
+            return fail("--lb must be static, oblivious, bitmap or reps, not '" + std::string(v) +
+                        "'");
+    } else if (opt == "--provider") {
+        if (v != "pipe" && v != "dpdk")
+            return fail("--provider must be pipe or dpdk, not '" + std::string(v) + "'");
+        s.provider = v;
+    } else if (opt == "--out_json_file") {
+        s.out_json_file = v;
+        s.out_json = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+bool parser::option(std::string_view arg) {
+    std::string_view opt = arg, inline_value;
+    if (arg.starts_with("--")) {
+        const auto eq = arg.find('=');
+        if (eq != std::string_view::npos) {
+            opt = arg.substr(0, eq);
+            inline_value = arg.substr(eq + 1);
+            if (inline_value.empty()) return fail(std::string(opt) + " needs a value");
+        }
+    }
+    settings& s = r_.s;
+    if (opt == "-a" || opt == "--all") {
+        s.all_sizes = true;
+    } else if (opt == "-b" || opt == "--bidirectional") {
+        s.bidirectional = true;
+    } else if (opt == "-F" || opt == "--CPU-freq") {
+        // Accepted for perftest habits: uet-perf times with steady_clock, not cycle counts.
+    } else if (opt == "--report_gbits") {
+        s.report_gbits = true;
+    } else if (opt == "--out_json") {
+        s.out_json = true;
+    } else if (opt == "--verify") {
+        s.verify = true;
+    } else if (opt == "--stats") {
+        s.stats = true;
+    } else if (opt == "--trust-link-mtu") {
+        s.trust_link_mtu = true;
+    } else if (opt == "--no-busy-poll") {
+        s.busy_poll = false;
+    } else if (opt == "-h" || opt == "--help") {
+        s.help = true;
+    } else {
+        static constexpr std::array<std::string_view, 25> valued{
+            "-s",        "--size",     "-n",        "--iters", "-D",         "--duration",
+            "-t",        "--tx-depth", "-m",        "--mtu",   "-p",         "--port",
+            "--pdcs",    "--corrupt",  "--timeout", "--dev",   "--eal",      "--ip",
+            "--gw",      "--mode",     "--cc",      "--lb",    "--provider", "--out_json_file",
+            "--port-mtu"};
+        bool known = false;
+        for (auto k : valued)
+            known = known || k == opt;
+        if (!known) return fail("unknown option '" + std::string(arg) + "' (see --help)");
+        std::string_view v;
+        if (!take_value(opt, inline_value, v)) return false;
+        if (numeric(opt, v)) return true;
+        if (!r_.error.empty()) return false;
+        return uet_option(opt, v);
+    }
+    if (!inline_value.empty()) return fail(std::string(opt) + " takes no value");
+    return true;
+}
+
+bool parser::check() {
+    settings& s = r_.s;
+    if (s.pdcs > 1)
+        return fail(
+            "--pdcs " + std::to_string(s.pdcs) +
+            ": parallel PDCs are not available: the API keeps one PDC per peer and delivery "
+            "mode, and the dpdk provider opens one endpoint per port");
+    if (s.mode == delivery::uud && test_kind::send_lat != s.test && test_kind::send_bw != s.test)
+        return fail("--mode uud carries sends only (no RMA or atomics): use send_bw or send_lat");
+    if (s.mode == delivery::uud)
+        return fail(
+            "--mode uud is unreliable: a lost message would stall the ping-pong and the "
+            "count; uet-perf needs a reliable mode (rud, rod, rudi)");
+    if (is_atomic(s.test)) {
+        if (size_given_ && s.size != 8)
+            return fail(
+                "atomic tests use 8-byte operands (FETCH_AND_ADD on a uint64): -s must be "
+                "8");
+        if (s.all_sizes) return fail("-a does not apply to atomic tests (8 bytes only)");
+        s.size = 8;
+    }
+    if (s.all_sizes && size_given_) return fail("-a and -s exclude each other");
+    if (s.duration_ms && iterations_given_) return fail("-D and -n exclude each other");
+    if (!is_bw(s.test)) {
+        if (!iterations_given_) s.iterations = 1000;
+        if (depth_given_ && s.tx_depth != 1)
+            return fail("-t: latency tests keep one operation in flight");
+        s.tx_depth = 1;
+        if (s.bidirectional) return fail("-b applies to bandwidth tests only");
+    }
+    if (s.corrupt_iteration && !s.verify) return fail("--corrupt needs --verify");
+    if (s.provider == "dpdk" && s.dev.empty())
+        return fail("--dev is required with the dpdk provider (or use --provider pipe)");
+    if (s.provider == "dpdk" && s.ip.empty())
+        return fail("--ip A.B.C.D/LEN is required with the dpdk provider");
+    if (s.provider == "dpdk" && !mtu_given_) {
+        // Room for Ethernet, IPv4, UDP, entropy, PDS and SES headers (under 256 bytes).
+        const std::uint32_t port = s.port_mtu ? s.port_mtu : 1500;
+        s.mtu = (port - 256) / 64 * 64;
+    }
+    if (!s.server.empty() && s.provider == "pipe")
+        return fail("--provider pipe runs server and client in this process: give no address");
+    return true;
+}
+
+parse_result parser::run() {
+    if (argc_ < 2) {
+        r_.error =
+            "no test given (write_bw, read_bw, send_bw, atomic_bw, write_lat, read_lat, "
+            "send_lat, atomic_lat)";
+        return r_;
+    }
+    bool have_test = false;
+    for (; i_ < argc_; ++i_) {
+        const std::string_view arg = argv_[i_];
+        if (arg.size() > 1 && arg[0] == '-') {
+            if (!option(arg)) return r_;
+            if (r_.s.help) return r_;
+            continue;
+        }
+        if (!have_test) {
+            bool found = false;
+            for (const auto& t : tests)
+                if (t.name == arg) {
+                    r_.s.test = t.kind;
+                    found = true;
+                }
+            if (!found) {
+                r_.error = "unknown test '" + std::string(arg) +
+                           "' (write_bw, read_bw, send_bw, atomic_bw, write_lat, read_lat, "
+                           "send_lat, atomic_lat)";
+                return r_;
+            }
+            have_test = true;
+        } else if (r_.s.server.empty()) {
+            const std::string a(arg);
+            if (!parse_endpoint_address(a.find(':') == std::string::npos ? a + ":4793" : a)) {
+                r_.error = "server address must be A.B.C.D or A.B.C.D:PORT, not '" + a + "'";
+                return r_;
+            }
+            r_.s.server = a;
+        } else {
+            r_.error = "unexpected argument '" + std::string(arg) + "'";
+            return r_;
+        }
+    }
+    if (!have_test) {
+        r_.error = "no test given (write_bw, ... see --help)";
+        return r_;
+    }
+    check();
+    return r_;
+}
+
+}  // namespace
+
+std::string_view name_of(test_kind t) noexcept {
+    return tests[static_cast<std::size_t>(t)].name;
+}
+std::string_view title_of(test_kind t) noexcept {
+    return tests[static_cast<std::size_t>(t)].title;
+}
+bool is_bw(test_kind t) noexcept {
+    return static_cast<int>(t) < 4;
+}
+bool is_atomic(test_kind t) noexcept {
+    return t == test_kind::atomic_bw || t == test_kind::atomic_lat;
+}
+std::string_view name_of(delivery d) noexcept {
+    return modes[static_cast<std::size_t>(d)].first;
+}
+std::string_view name_of(congestion_control c) noexcept {
+    return ccs[static_cast<std::size_t>(c)].first;
+}
+std::string_view name_of(path_policy p) noexcept {
+    return lbs[static_cast<std::size_t>(p)].first;
+}
+
+std::vector<std::uint64_t> settings::sizes() const {
+    if (!all_sizes) return {size};
+    std::vector<std::uint64_t> v;
+    for (std::uint64_t s = 2; s <= (std::uint64_t{1} << 23); s <<= 1)
+        v.push_back(s);
+    return v;
+}
+
+parse_result parse_options(int argc, const char* const* argv) {
+    return parser(argc, argv).run();
+}
+
+std::string usage() {
+    return "usage: uet-perf TEST [options]                 (server)\n"
+           "       uet-perf TEST [options] SERVER-ADDRESS  (client; the same options)\n"
+           "       uet-perf TEST --provider pipe [options]  (both in this process, no DPDK)\n"
+           "TEST: write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat\n"
+           "\n"
+           "  -s SIZE            message size in bytes (default 65536; atomics: 8)\n"
+           "  -a                 all sizes 2 .. 2^23\n"
+           "  -n N               iterations (default 5000 for BW tests, 1000 for latency tests)\n"
+           "  -D SECONDS         run for a duration instead of -n\n"
+           "  -t DEPTH           operations in flight (BW tests; default 128)\n"
+           "  -m MTU             SES payload bytes per packet, 64 .. 8192 (default 4096)\n"
+           "  -b                 bidirectional (BW tests): both sides send, the sum is reported\n"
+           "  -p PORT            the uet job id of the run (default 4793): concurrent runs\n"
+           "                     on one network use different -p\n"
+           "  -F                 accepted (no CPU frequency check: timing uses steady_clock)\n"
+           "  --report_gbits     BW in Gb/sec instead of MiB/sec\n"
+           "  --out_json         print the results as JSON too\n"
+           "  --out_json_file F  write them to F\n"
+           "UET:\n"
+           "  --provider P       dpdk (default) or pipe (in-process, virtual network)\n"
+           "  --dev DEV          DPDK vdev string, interface name (af_packet), xdp:IFACE\n"
+           "                     (af_xdp) or PCI address\n"
+           "  --eal \"ARGS\"       extra EAL arguments\n"
+           "  --ip A.B.C.D/LEN   this side's uet address\n"
+           "  --gw A.B.C.D       next hop for a server outside the prefix\n"
+           "  --port-mtu N       the DPDK port's IP MTU (default 1500; -m defaults to what fits)\n"
+           "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
+           "  --mode M           rud (default), rod, rudi\n"
+           "  --cc C             none (default), nscc, rccc\n"
+           "  --lb L             static (default), oblivious, bitmap, reps\n"
+           "  --pdcs N           parallel PDCs (only 1 is available today)\n"
+           "  --verify           check every byte received against its pattern\n"
+           "  --corrupt N        self-test of --verify: corrupt iteration N at its source\n"
+           "  --stats            endpoint counters at the end\n"
+           "  --timeout S        give up on a peer that does not answer (default 10 s)\n"
+           "  --no-busy-poll     let an idle port back off\n";
+}
+
+}  // namespace uet::perf

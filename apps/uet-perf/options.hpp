@@ -1,0 +1,87 @@
+// uet-perf command line: perftest's options where they mean the same thing, plus UET ones.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <uet/uet.hpp>
+
+namespace uet::perf {
+
+enum class test_kind : std::uint8_t {
+    write_bw,
+    read_bw,
+    send_bw,
+    atomic_bw,
+    write_lat,
+    read_lat,
+    send_lat,
+    atomic_lat,
+};
+inline constexpr std::size_t test_count = 8;
+
+std::string_view name_of(test_kind t) noexcept;   // "write_bw"
+std::string_view title_of(test_kind t) noexcept;  // "RDMA_Write BW Test" style
+bool is_bw(test_kind t) noexcept;
+bool is_atomic(test_kind t) noexcept;
+std::string_view name_of(delivery d) noexcept;  // "rud"
+std::string_view name_of(congestion_control c) noexcept;
+std::string_view name_of(path_policy p) noexcept;
+
+// Everything both sides must agree on travels in the hello; the rest is local.
+struct settings {
+    test_kind test = test_kind::write_bw;
+    std::uint64_t size = 65536;       // -s; atomics are always 8 bytes
+    bool all_sizes = false;           // -a: 2 .. 2^23
+    std::uint64_t iterations = 5000;  // -n (lat tests: 1000 unless given)
+    std::uint64_t duration_ms = 0;    // -D, 0: run -n iterations
+    std::uint32_t tx_depth = 128;     // -t (lat tests: always 1 outstanding)
+    // -m: SES payload bytes per packet. Default 4096 on the pipe; on dpdk what fits the port's
+    // MTU with room for the headers (1216 for 1500).
+    std::uint32_t mtu = 4096;
+    bool bidirectional = false;   // -b
+    std::uint32_t job_id = 4793;  // -p: the uet job both sides use
+    delivery mode = delivery::rud;
+    congestion_control cc = congestion_control::none;
+    path_policy lb = path_policy::static_path;
+    std::uint32_t pdcs = 1;
+    bool verify = false;
+    // Self-test of --verify: the data of this iteration (1-based; 0: none) is corrupted at its
+    // source, so the receiving side must report a verification failure.
+    std::uint64_t corrupt_iteration = 0;
+
+    // Local only.
+    std::string server;  // client: the server's address ("10.9.0.1" or "10.9.0.1:4793")
+    std::string provider = "dpdk";
+    std::string dev;
+    std::string eal;
+    std::string ip;  // ours, "A.B.C.D/LEN"
+    std::string gw;
+    bool trust_link_mtu = false;  // af_packet: the interface's MTU (jumbo frames)
+    std::uint32_t port_mtu = 0;   // --port-mtu: the DPDK port's IP MTU (0: the provider's 1500)
+    bool report_gbits = false;
+    bool out_json = false;
+    std::string out_json_file;
+    bool stats = false;
+    bool busy_poll = true;
+    double timeout_s = 10;  // control answers
+    bool help = false;
+
+    bool is_client() const noexcept { return !server.empty(); }
+    // The message sizes of the run, in order.
+    std::vector<std::uint64_t> sizes() const;
+};
+
+struct parse_result {
+    settings s;
+    std::string error;  // empty: ok
+};
+
+// argv[0] is the program name.
+parse_result parse_options(int argc, const char* const* argv);
+std::string usage();
+
+}  // namespace uet::perf

@@ -1,0 +1,136 @@
+// The client and server roles: non-blocking state machines advanced by step(now). One thread
+// can drive both (the pipe provider, the tests) or a process drives one (the dpdk provider).
+// `now` is the control clock, for timeouts only (the provider's virtual clock on the pipe, so
+// tests never wait); measurements use the side's clock.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "control.hpp"
+#include "report.hpp"
+#include "traffic.hpp"
+
+namespace uet::perf {
+
+inline constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>::max();
+
+// What both roles have in common: output, rows, verification, failure.
+class role_base {
+  public:
+    role_base(side& sd, const settings& s, run_info info)
+        : sd_(sd), s_(s), info_(std::move(info)) {}
+    bool finished() const noexcept { return done_ || !error_.empty(); }
+    bool failed() const noexcept { return !error_.empty(); }
+    const std::string& error() const noexcept { return error_; }
+    std::uint64_t deadline() const noexcept { return finished() ? no_deadline : deadline_; }
+    std::uint64_t activity() const noexcept { return sd_.activity() + transitions_; }
+    // Output produced since the last call (settings block, rows).
+    std::string take_output() { return std::exchange(out_, {}); }
+    const std::vector<bw_row>& bw_rows() const noexcept { return bw_rows_; }
+    const std::vector<lat_row>& lat_rows() const noexcept { return lat_rows_; }
+    bool verify_failed() const noexcept { return verify_failures_ > 0; }
+    // "OK (N checks)", "FAILED: ...", or "off".
+    std::string verify_summary() const;
+    const settings& config() const noexcept { return s_; }
+    const run_info& info() const noexcept { return info_; }
+
+  protected:
+    void fail(std::string why);
+    // After a failure, tells the peer (ABORT, best effort) unless it is the peer that is gone.
+    void tell_peer_about_failure(bool greeted);
+    void expect_answer(std::uint64_t now, std::string_view what);
+    bool timed_out(std::uint64_t now);
+    void send(const ctrl_msg& m);
+    void print_header();
+    void print_row_from(const ctrl_msg& report);
+    void note_verify(std::uint64_t checked, std::uint64_t failures, const std::string& first);
+
+    side& sd_;
+    settings s_;
+    run_info info_;
+    std::string out_, error_;
+    bool done_ = false;
+    std::uint64_t deadline_ = no_deadline;
+    std::string waiting_for_;
+    std::uint64_t transitions_ = 0;
+    std::vector<bw_row> bw_rows_;
+    std::vector<lat_row> lat_rows_;
+    std::uint64_t verify_checked_ = 0, verify_failures_ = 0;
+    std::string verify_first_;
+    bool abort_sent_ = false;
+};
+
+class client_role : public role_base {
+  public:
+    // peer: the server, in the side's address vector.
+    client_role(side& sd, const settings& s, run_info info, peer_addr server);
+    void step(std::uint64_t now);
+    // Ctrl-C: ends the current size as if its duration had passed, reports it, says BYE.
+    void interrupt() noexcept { interrupted_ = true; }
+    bool was_interrupted() const noexcept { return interrupted_; }
+
+  private:
+    enum class state {
+        hello,
+        wait_hello_ack,
+        start,
+        wait_ready,
+        running,
+        wait_stop_ack,
+        wait_result,
+        wait_report_ack,
+        wait_bye_ack,
+        linger,  // the server's ACK is in: let our transport acknowledge it before we go
+    };
+    void step_once(std::uint64_t now);
+    void on_message(const ctrl_msg& m, std::uint64_t now);
+    void start_size(std::uint64_t now);
+    void finish_size(std::uint64_t now);
+    void go(state s) {
+        state_ = s;
+        ++transitions_;
+    }
+
+    state state_ = state::hello;
+    std::vector<std::uint64_t> sizes_;
+    std::size_t size_index_ = 0;
+    bool interrupted_ = false;
+    std::uint64_t server_sent_ = 0;
+    bool have_result_ = false;
+    ctrl_msg result_;
+    std::uint64_t last_activity_ = 0;
+    std::string refused_;  // the server's refusal, reported once the linger is over
+};
+
+class server_role : public role_base {
+  public:
+    server_role(side& sd, const settings& s, run_info info, address_vector& av);
+    void step(std::uint64_t now);
+    // Ctrl-C: tells the client (ABORT) and stops.
+    void interrupt();
+    bool was_interrupted() const noexcept { return interrupt_pending_; }
+
+  private:
+    void step_once(std::uint64_t now);
+    void on_message(const ctrl_msg& m, std::uint64_t now);
+    void on_hello(const ctrl_msg& m, std::uint64_t now);
+    void abort_run(std::uint64_t now);
+    void on_start(const ctrl_msg& m);
+
+    address_vector& av_;
+    bool greeted_ = false;
+    bool running_ = false;        // between START and STOP: the client measures, no timeout
+    bool stop_ack_due_ = false;   // STOP came: answer once our own operations are done
+    bool result_due_ = false;     // DRAIN came: answer once drained
+    bool closing_ = false;        // BYE answered or HELLO refused: done once sent (or given up)
+    std::uint64_t close_by_ = 0;  // the client may be gone before it acknowledges our answer
+    std::string refused_;         // why the HELLO was refused (the error once the answer went)
+    std::uint64_t client_sent_ = 0, drain_for_client_ = 0;
+    bool interrupt_pending_ = false;
+    std::uint64_t abort_by_ = 0;
+};
+
+}  // namespace uet::perf

@@ -1,0 +1,293 @@
+// Opening the provider, driving the roles, and the end of a run.
+#include "runner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace uet::perf {
+
+volatile std::sig_atomic_t interrupt_requested = 0;
+
+namespace {
+
+void on_sigint(int) {
+    // A second Ctrl-C while the first is being handled ends the process at once.
+    if (interrupt_requested) {
+        std::signal(SIGINT, SIG_DFL);
+        std::raise(SIGINT);
+        return;
+    }
+    interrupt_requested = 1;
+}
+
+void print_stdout(const std::string& s) {
+    if (s.empty()) return;
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+}
+
+std::string stats_text(const endpoint& ep, const fabric* fab) {
+    const endpoint_counters c = ep.counters();
+    char buf[1024];
+    std::snprintf(buf, sizeof buf,
+                  " Endpoint %s counters: rejected_job %llu, rejected_key %llu, unexpected %llu, "
+                  "deferred %llu, ready_to_receive %llu, resent_after_rtr %llu, rendezvous %llu, "
+                  "stale_responses %llu, unanswerable %llu\n",
+                  to_string(ep.address()).c_str(), (unsigned long long)c.rejected_job,
+                  (unsigned long long)c.rejected_key, (unsigned long long)c.unexpected,
+                  (unsigned long long)c.deferred, (unsigned long long)c.ready_to_receive,
+                  (unsigned long long)c.resent_after_rtr, (unsigned long long)c.rendezvous,
+                  (unsigned long long)c.stale_responses, (unsigned long long)c.unanswerable);
+    std::string out = buf;
+    if (fab && fab->attr().provider == "pipe") {
+        const fabric_stats f = fab->stats();
+        std::snprintf(buf, sizeof buf,
+                      " Pipe links: frames %llu, lost %llu, reordered %llu, duplicated %llu, "
+                      "unroutable %llu\n",
+                      (unsigned long long)f.frames, (unsigned long long)f.lost,
+                      (unsigned long long)f.reordered, (unsigned long long)f.duplicated,
+                      (unsigned long long)f.unroutable);
+        out += buf;
+    }
+    return out;
+}
+
+bool interrupted(const client_role& c) {
+    return c.was_interrupted();
+}
+
+}  // namespace
+
+void install_interrupt_handler() {
+    std::signal(SIGINT, on_sigint);
+}
+
+endpoint_attr endpoint_attr_for(const settings& s) {
+    endpoint_attr a;
+    a.job_id = s.job_id;
+    a.mode = s.mode;
+    a.tx_depth = 2 * std::size_t{s.tx_depth} + 16;  // operations, pongs, drains, control
+    a.rx_depth = std::size_t{s.tx_depth} + 16;
+    a.cc = s.cc;
+    a.lb = s.lb;
+    return a;
+}
+
+fabric_attr pipe_fabric_attr(const settings& s) {
+    fabric_attr fa;
+    fa.provider = "pipe";
+    fa.mtu = s.mtu;
+    return fa;
+}
+
+result<std::unique_ptr<station>> open_station(fabric& fab, const settings& s, clock_fn clock) {
+    auto st = std::make_unique<station>();
+    auto dom = fab.open_domain();
+    if (!dom) return dom.error();
+    st->dom = std::move(*dom);
+    auto cq = st->dom.open_cq(2 * std::size_t{s.tx_depth} + 64);
+    if (!cq) return cq.error();
+    st->cq = std::move(*cq);
+    auto av = st->dom.open_av();
+    if (!av) return av.error();
+    st->av = std::move(*av);
+    auto ep = st->dom.open_endpoint(endpoint_attr_for(s), st->cq, st->av);
+    if (!ep) return ep.error();
+    st->ep = std::move(*ep);
+    st->sd = std::make_unique<side>(st->ep, st->cq, st->av, st->dom, clock);
+    if (const auto ec = st->sd->setup(s)) return ec;
+    return st;
+}
+
+void drive_pipe(fabric& fab, client_role* client, server_role* server,
+                void (*print)(const std::string&)) {
+    std::uint64_t skip = 0, last_activity = ~std::uint64_t{0};
+    auto finished = [&] {
+        return (!client || client->finished()) && (!server || server->finished());
+    };
+    auto flush = [&] {
+        // With both roles here, the client speaks for the run (the server's rows are the same).
+        std::string server_out = server ? server->take_output() : std::string();
+        if (!print) return;
+        if (client)
+            print(client->take_output());
+        else
+            print(server_out);
+    };
+    while (!finished()) {
+        const std::uint64_t now = fab.now_ns() + skip;
+        if (server) server->step(now);
+        if (client) client->step(now);
+        flush();
+        if (interrupt_requested == 1) {
+            interrupt_requested = 2;
+            if (client)
+                client->interrupt();
+            else if (server)
+                server->interrupt();
+        }
+        const std::uint64_t activity =
+            (client ? client->activity() : 0) + (server ? server->activity() : 0);
+        const bool busy = fab.progress();
+        if (busy || activity != last_activity) {
+            last_activity = activity;
+            continue;
+        }
+        // Nothing runnable and nobody moved: only a deadline can change anything now.
+        std::uint64_t d = no_deadline;
+        if (client) d = std::min(d, client->deadline());
+        if (server) d = std::min(d, server->deadline());
+        if (d == no_deadline) break;  // one role failed and the other waits without a deadline
+        if (d > now) skip += d - now;
+    }
+    flush();
+}
+
+int finish(const role_base& role, const endpoint& ep, const fabric* fab, std::string& out) {
+    const settings& s = role.config();
+    out += table_rule();
+    if (s.verify) out += " Verify: " + role.verify_summary() + "\n";
+    if (s.stats) out += stats_text(ep, fab);
+    if (s.out_json) {
+        const std::string json =
+            to_json(s, role.info(), role.bw_rows(), role.lat_rows(), role.verify_summary());
+        if (s.out_json_file.empty()) {
+            out += json;
+        } else {
+            std::ofstream f(s.out_json_file);
+            f << json;
+            if (!f) {
+                out += " cannot write " + s.out_json_file + "\n";
+                return 1;
+            }
+        }
+    }
+    if (role.failed()) return 1;
+    return role.verify_failed() ? 1 : 0;
+}
+
+namespace {
+
+int run_pipe(const settings& s) {
+    auto fab = fabric::open(pipe_fabric_attr(s));
+    if (!fab) {
+        std::fprintf(stderr, "uet-perf: pipe provider: %s\n", fab.error().message().c_str());
+        return 1;
+    }
+    auto srv = open_station(*fab, s, steady_ns);
+    auto cli = srv ? open_station(*fab, s, steady_ns) : srv.error();
+    if (!srv || !cli) {
+        std::fprintf(stderr, "uet-perf: cannot open the endpoints: %s\n",
+                     (srv ? cli.error() : srv.error()).message().c_str());
+        return 1;
+    }
+    station& sv = **srv;
+    station& cl = **cli;
+    const run_info si{"pipe", "in-process pipe", to_string(sv.ep.address()), "", 0, 0};
+    run_info ci{
+        "pipe", "in-process pipe", to_string(cl.ep.address()), to_string(sv.ep.address()), 0, 0};
+    ci.local_key = cl.sd->region_key();
+    run_info si2 = si;
+    si2.local_key = sv.sd->region_key();
+    server_role server(*sv.sd, s, si2, sv.av);
+    auto peer = cl.av.insert(sv.ep.address());
+    if (!peer) return 1;
+    client_role client(*cl.sd, s, ci, *peer);
+    std::printf(" uet-perf: server %s and client %s in this process (pipe provider)\n",
+                si.local.c_str(), ci.local.c_str());
+    drive_pipe(*fab, &client, &server, print_stdout);
+    std::string out;
+    if (interrupted(client))
+        out += " Interrupted (Ctrl-C): the last row covers what completed before it\n";
+    const int rc = finish(client, cl.ep, &*fab, out);
+    if (s.stats) out += stats_text(sv.ep, nullptr);
+    print_stdout(out);
+    for (const role_base* r :
+         {static_cast<const role_base*>(&client), static_cast<const role_base*>(&server)})
+        if (r->failed())
+            std::fprintf(stderr, "uet-perf %s: %s\n", r == &client ? "client" : "server",
+                         r->error().c_str());
+    return rc || server.failed() ? 1 : 0;
+}
+
+int run_dpdk(const settings& s) {
+    fabric_attr fa;
+    fa.provider = "dpdk";
+    fa.mtu = s.mtu;
+    fa.dpdk.device = s.dev;
+    fa.dpdk.eal_args = s.eal;
+    fa.dpdk.address = s.ip;
+    fa.dpdk.gateway = s.gw;
+    fa.dpdk.busy_poll = s.busy_poll;
+    fa.dpdk.port_mtu = s.port_mtu;
+    fa.dpdk.trust_link_mtu = s.trust_link_mtu;
+    auto fab = fabric::open(fa);
+    if (!fab) {
+        const std::string why = fabric::last_error();
+        std::fprintf(stderr, "uet-perf: cannot open the dpdk provider on %s: %s%s%s\n",
+                     s.dev.c_str(), fab.error().message().c_str(), why.empty() ? "" : ": ",
+                     why.c_str());
+        return 1;
+    }
+    auto st = open_station(*fab, s, steady_ns);
+    if (!st) {
+        std::fprintf(stderr, "uet-perf: cannot open the endpoint: %s\n",
+                     st.error().message().c_str());
+        return 1;
+    }
+    station& me = **st;
+    run_info info{"dpdk", s.dev, to_string(me.ep.address()), "", me.sd->region_key(), 0};
+    std::unique_ptr<client_role> client;
+    std::unique_ptr<server_role> server;
+    role_base* role = nullptr;
+    if (s.is_client()) {
+        const std::string a =
+            s.server.find(':') == std::string::npos ? s.server + ":4793" : s.server;
+        const auto addr = parse_endpoint_address(a);
+        auto peer = me.av.insert(*addr);
+        if (!peer) {
+            std::fprintf(stderr, "uet-perf: %s: %s\n", a.c_str(), peer.error().message().c_str());
+            return 1;
+        }
+        info.remote = a;
+        client = std::make_unique<client_role>(*me.sd, s, info, *peer);
+        role = client.get();
+    } else {
+        server = std::make_unique<server_role>(*me.sd, s, info, me.av);
+        role = server.get();
+        std::printf(
+            "************************************\n"
+            "* Waiting for client to connect... *\n"
+            "************************************\n");
+        std::fflush(stdout);
+    }
+    while (!role->finished()) {
+        const std::uint64_t now = steady_ns();
+        if (client) client->step(now);
+        if (server) server->step(now);
+        print_stdout(role->take_output());
+        if (interrupt_requested == 1) {
+            interrupt_requested = 2;
+            if (client) client->interrupt();
+            if (server) server->interrupt();
+        }
+    }
+    print_stdout(role->take_output());
+    std::string out;
+    if (client && interrupted(*client))
+        out += " Interrupted (Ctrl-C): the last row covers what completed before it\n";
+    const int rc = finish(*role, me.ep, &*fab, out);
+    print_stdout(out);
+    if (role->failed()) std::fprintf(stderr, "uet-perf: %s\n", role->error().c_str());
+    return rc;
+}
+
+}  // namespace
+
+int run(const settings& s) {
+    install_interrupt_handler();
+    return s.provider == "pipe" ? run_pipe(s) : run_dpdk(s);
+}
+
+}  // namespace uet::perf

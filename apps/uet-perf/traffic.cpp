@@ -1,0 +1,243 @@
+// A side's resources, its control channel, completion handling and the bandwidth tests' traffic.
+// The latency tests' ping-pong is in lat.cpp.
+#include "traffic.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+
+#include "context.hpp"
+#include "pattern.hpp"
+
+namespace uet::perf {
+
+namespace {
+
+constexpr std::uint64_t in_flight_cap = 64u << 20;
+constexpr std::uint64_t verify_region_cap = 256u << 20;
+constexpr std::uint64_t unlimited = std::numeric_limits<std::uint64_t>::max();
+
+using namespace detail;
+
+}  // namespace
+
+std::uint64_t steady_ns() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
+}
+
+std::uint32_t depth_for(const settings& s, std::uint64_t size) noexcept {
+    if (!is_bw(s.test)) return 2;  // a ping, and the completion of the previous one
+    const std::uint64_t cap = std::max<std::uint64_t>(1, in_flight_cap / size);
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(s.tx_depth, cap));
+}
+
+std::uint64_t slots_for(const settings& s, std::uint64_t size) noexcept {
+    if (!is_bw(s.test)) return 1;
+    const bool writes = s.test == test_kind::write_bw;
+    if (s.verify && writes && !s.duration_ms) {
+        const std::uint64_t cap = std::max<std::uint64_t>(1, verify_region_cap / size);
+        return std::min(s.iterations, cap);
+    }
+    return depth_for(s, size);
+}
+
+std::uint64_t region_bytes_for(const settings& s) {
+    std::uint64_t bytes = 8;
+    for (std::uint64_t size : s.sizes())
+        bytes = std::max(bytes, slots_for(s, size) * size);
+    return bytes;
+}
+
+side::side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock)
+    : ep_(ep), cq_(cq), av_(av), dom_(dom), clock_(clock) {}
+
+std::error_code side::setup(const settings& s) {
+    s_ = s;
+    region_.assign(region_bytes_for(s), std::byte{0});
+    auto mr = dom_.register_memory(
+        region_, access::remote_read | access::remote_write | access::remote_atomic, s.job_id);
+    if (!mr) return mr.error();
+    mr_ = std::move(*mr);
+    std::uint64_t stride = 16, slots = 2;
+    for (std::uint64_t size : s.sizes()) {
+        stride = std::max(stride, size);
+        slots = std::max<std::uint64_t>(slots, depth_for(s, size));
+    }
+    // Local slots: sized for the largest message, as many as the most in flight (<= 64 MiB).
+    std::uint64_t bytes = 0;
+    for (std::uint64_t size : s.sizes())
+        bytes = std::max(bytes, depth_for(s, size) * size);
+    buf_stride_ = stride;
+    const std::uint64_t nslots = std::max<std::uint64_t>(slots, 2);
+    tx_.assign(std::max(bytes, 2 * stride), std::byte{0});
+    rx_.assign(std::max(bytes, 2 * stride), std::byte{0});
+    free_tx_.reserve(nslots);
+    free_rx_.reserve(nslots);
+    tx_iter_.assign(nslots, 0);
+    tx_kind_.assign(nslots, 0);
+    if (!is_bw(s.test))
+        samples_.reserve(s.duration_ms ? (1u << 20)
+                                       : std::min<std::uint64_t>(s.iterations, 1u << 24));
+    return {};
+}
+
+void side::set_peer(peer_addr p, std::uint64_t key, std::uint64_t region_bytes) {
+    peer_ = p;
+    peer_key_ = key;
+    peer_region_ = region_bytes;
+}
+
+// ---- control channel ----
+
+std::error_code side::post_ctrl_recv() {
+    if (ctrl_rx_posted_) return {};
+    const std::error_code ec =
+        ep_.trecv(ctrl_rx_, ctrl_tag, ctrl_tag_ignore, make_ctx(ctx_ctrl_rx, 0));
+    if (!ec) ctrl_rx_posted_ = true;
+    return ec;
+}
+
+std::error_code side::send_ctrl(const ctrl_msg& m) {
+    for (std::size_t k = 0; k < ctrl_tx_slots; ++k) {
+        if (ctrl_tx_used_[k]) continue;
+        const std::size_t n = encode(m, ctrl_tx_[k]);
+        const std::error_code ec = ep_.tsend(peer_, std::span(ctrl_tx_[k].data(), n),
+                                             ctrl_tag | static_cast<std::uint64_t>(m.kind),
+                                             make_ctx(ctx_ctrl_tx, static_cast<std::uint32_t>(k)));
+        if (!ec) {
+            ctrl_tx_used_[k] = true;
+            ++ctrl_tx_busy_;
+        }
+        return ec;
+    }
+    return errc::again;
+}
+
+std::optional<ctrl_msg> side::take_ctrl() {
+    std::optional<ctrl_msg> m;
+    m.swap(inbox_);
+    return m;
+}
+
+void side::on_ctrl_recv(const completion& c) {
+    ctrl_rx_posted_ = false;
+    std::string why;
+    auto m = decode(std::span(ctrl_rx_.data(), std::min(c.len, ctrl_rx_.size())), why);
+    if (!m) {
+        fail("bad control message: " + why);
+        return;
+    }
+    if (inbox_) {
+        fail(std::string("control message ") + std::string(name_of(m->kind)) + " came before " +
+             std::string(name_of(inbox_->kind)) + " was handled");
+        return;
+    }
+    inbox_ = std::move(m);
+    if (const auto ec = post_ctrl_recv()) fail("cannot post a control receive: " + ec.message());
+}
+
+// ---- errors ----
+
+void side::fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+}
+
+void side::handle_error(const completion& c) {
+    std::string peer = "the peer";
+    if (const auto a = av_.lookup(peer_)) peer = to_string(*a);
+    std::string what = c.error.message();
+    if (!c.detail.empty() && c.detail != what) what += " (" + std::string(c.detail) + ")";
+    if (c.error == errc::peer_unreachable || c.error == errc::retry_limit) {
+        peer_silent_ = true;
+        fail("no answer from " + peer + ": " + what);
+    } else if (c.error == errc::job_mismatch) {
+        fail(peer + " runs another uet job: both sides need the same -p (" + what + ")");
+    } else if (kind_of(c.context) == ctx_ctrl_tx || kind_of(c.context) == ctx_ctrl_rx) {
+        fail("control message to " + peer + " failed: " + what);
+    } else {
+        fail(std::string(name_of(s_.test)) + " operation with " + peer + " failed: " + what);
+    }
+}
+
+// ---- completions ----
+
+bool side::poll() {
+    if (!error_.empty()) return false;
+    const std::size_t n = cq_.read(batch_);
+    const std::uint64_t completed_before = run_.completed;
+    for (std::size_t i = 0; i < n && error_.empty(); ++i)
+        handle(batch_[i]);
+    if (error_.empty() && cq_.has_error()) {
+        completion c;
+        if (cq_.read_error(c)) handle_error(c);
+    }
+    if (n) ++activity_;
+    if (!error_.empty()) return false;
+    if (run_.initiator) {
+        const std::uint64_t now = clock_();  // once per batch
+        if (run_.completed != completed_before) account(now, run_.completed - completed_before);
+        if (s_.duration_ms && run_.posted && now >= run_.deadline) run_.stopped = true;
+    }
+    pump();
+    return error_.empty();
+}
+
+void side::handle(const completion& c) {
+    if (has(c.flags, completion_flags::remote_cq_data)) {
+        on_remote_data(c);
+        return;
+    }
+    switch (kind_of(c.context)) {
+        case ctx_ctrl_rx:
+            on_ctrl_recv(c);
+            break;
+        case ctx_ctrl_tx: {
+            const std::uint32_t k = slot_of(c.context);
+            if (k < ctrl_tx_slots && ctrl_tx_used_[k]) {
+                ctrl_tx_used_[k] = false;
+                --ctrl_tx_busy_;
+            }
+            break;
+        }
+        case ctx_tx:
+            on_data(c, slot_of(c.context), false);
+            break;
+        case ctx_rx:
+            on_data(c, slot_of(c.context), true);
+            break;
+        default:
+            fail("a completion with an unknown context");
+    }
+}
+
+std::span<std::byte> side::tx_slot(std::uint32_t k) noexcept {
+    return std::span(tx_).subspan(k * run_.size, run_.size);
+}
+std::span<std::byte> side::rx_slot(std::uint32_t k) noexcept {
+    return std::span(rx_).subspan(k * run_.size, run_.size);
+}
+std::span<std::byte> side::region_slot(std::uint64_t k) noexcept {
+    return std::span(region_).subspan(k * run_.size, run_.size);
+}
+
+void side::verify_received(std::span<const std::byte> buf, std::uint64_t expected_q, bool exact) {
+    ++run_.verify.checked;
+    const std::uint64_t q = buf.size() >= 8 ? sequence_of(buf) : expected_q;
+    if (exact && q != expected_q) {
+        run_.verify.fail("message " + std::to_string(expected_q) + " carries sequence " +
+                         std::to_string(q));
+        return;
+    }
+    if (!exact && q != drain_sequence && run_.limit != unlimited && q >= s_.iterations) {
+        run_.verify.fail("a message carries sequence " + std::to_string(q) + " (beyond -n)");
+        return;
+    }
+    if (const auto at = check_pattern(buf, q))
+        run_.verify.fail("message " + std::to_string(q) + ": wrong byte at offset " +
+                         std::to_string(*at));
+}
+
+}  // namespace uet::perf

@@ -1,0 +1,192 @@
+// One side of a uet-perf run: its endpoint, its registered region, its buffers, the control
+// channel, and the traffic of one message size. Both roles (client, server) drive one; nothing
+// here blocks: poll() reads one batch of completions and pump() posts what may be posted.
+//
+// Traffic of one size, in terms the control protocol uses:
+//   initiator: posts operations (writes, reads, sends, atomics; latency tests: one ping at a time)
+//              until its limit (-n) or until stopped (-D, Ctrl-C, the peer's STOP); `sent` is how
+//              many completed.
+//   receiver:  send tests keep receives posted until rx_limit; once the peer's final count is
+//              known, receives posted beyond it are filled by the peer's drain messages, so no
+//              receive is left over for the next size.
+//   responder: latency tests answer each ping with a pong.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <uet/uet.hpp>
+
+#include "control.hpp"
+#include "options.hpp"
+
+namespace uet::perf {
+
+// The clock the measurements use (nanoseconds, monotonic).
+using clock_fn = std::uint64_t (*)();
+std::uint64_t steady_ns();
+
+// Operations in flight, and remote slots, for one message size: at most tx_depth and at most
+// 64 MiB in flight.
+std::uint32_t depth_for(const settings& s, std::uint64_t size) noexcept;
+// Slots of the region a peer targets (writes, reads, atomics) for one size; --verify on write
+// tests gives a slot to every iteration when that fits in 256 MiB, so every byte is checked.
+std::uint64_t slots_for(const settings& s, std::uint64_t size) noexcept;
+std::uint64_t region_bytes_for(const settings& s);
+
+struct verify_state {
+    std::uint64_t checked = 0;   // messages or slots checked
+    std::uint64_t failures = 0;  // of which wrong
+    std::string first;           // the first failure, in words
+    void fail(std::string what) {
+        if (failures++ == 0) first = std::move(what);
+    }
+};
+
+struct size_run {
+    std::uint64_t size = 0;
+    std::uint32_t depth = 1;
+    std::uint64_t slots = 1;
+    bool initiator = false, receiver = false, responder = false;
+    // initiator
+    std::uint64_t limit = 0;  // iterations to post (UINT64_MAX: until stopped)
+    bool stopped = false;
+    std::uint64_t posted = 0, completed = 0, outstanding = 0;
+    std::uint64_t t_first = 0, t_last = 0, deadline = 0;  // measurement clock
+    std::uint64_t win_t = 0, win_count = 0;
+    double peak_bps = 0;
+    // receiver
+    std::uint64_t rx_limit = 0, rx_posted = 0, rx_done = 0;
+    bool peer_count_known = false;
+    std::uint64_t peer_sent = 0;       // the peer's final count
+    std::uint64_t pings_received = 0;  // responder
+    // drain messages we owe the peer
+    std::uint64_t drain_owed = 0, drain_posted = 0, drain_done = 0;
+    // responder (latency): pongs to send
+    std::uint64_t pongs_pending = 0, pongs_posted = 0, pongs_sent = 0;
+    std::uint64_t pong_q = 0;         // the sequence number of the pong to send
+    std::uint64_t atomic_expect = 0;  // atomic_lat: the value the next fetch must return
+    // latency initiator
+    bool ping_in_flight = false;
+    std::uint64_t ping_t = 0;
+    std::uint64_t samples_n = 0;
+    verify_state verify;
+};
+
+class side {
+  public:
+    side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock);
+
+    // Allocates buffers and registers the region for the run's settings (sizes, depth).
+    std::error_code setup(const settings& s);
+    void set_peer(peer_addr p, std::uint64_t key, std::uint64_t region_bytes);
+    peer_addr peer() const noexcept { return peer_; }
+    std::uint64_t region_key() const noexcept { return mr_.key(); }
+    std::uint64_t region_size() const noexcept { return region_.size(); }
+    endpoint& ep() noexcept { return ep_; }
+
+    // ---- control channel ----
+    std::error_code post_ctrl_recv();
+    std::error_code send_ctrl(const ctrl_msg& m);
+    // The control message that arrived, if any (taken: the next poll may bring another).
+    std::optional<ctrl_msg> take_ctrl();
+    bool ctrl_sends_idle() const noexcept { return ctrl_tx_busy_ == 0; }
+
+    // ---- traffic ----
+    // Prepares one size: fills or clears the region, allocates nothing.
+    void begin(std::uint64_t size, bool initiator, bool receiver, bool responder);
+    void stop_initiator() noexcept { run_.stopped = true; }
+    bool initiator_done() const noexcept;
+    // The peer's final count of what it sent us: the receives beyond it await drain messages.
+    // Returns how many drain messages the peer owes.
+    std::uint64_t peer_sent(std::uint64_t n);
+    // The peer's receives left over beyond what we sent: never more than the receives it may
+    // post ahead (the depth); a larger count is refused (false).
+    bool owe_drain(std::uint64_t n) {
+        if (n > run_.depth) return false;
+        run_.drain_owed = n;
+        return true;
+    }
+    bool drained() const noexcept;
+    // Checks the region after the peer's writes / atomics (--verify).
+    void verify_region(std::uint64_t peer_sent_count);
+    const size_run& run() const noexcept { return run_; }
+    size_run& run() noexcept { return run_; }
+    std::vector<std::uint64_t>& samples() noexcept { return samples_; }
+    // What this side sent in the size that ended (the peer's receives wait for that many).
+    std::uint64_t sent_count() const noexcept;
+    // Bandwidth figures of this side's initiator.
+    struct bw_figures {
+        std::uint64_t completed = 0, elapsed_ns = 0;
+        double peak_bps = 0;
+    };
+    bw_figures bw() const noexcept;
+
+    // Reads one batch of completions (progressing the provider) and handles them; then posts.
+    // False once an error stopped this side (see error()).
+    bool poll();
+    std::uint64_t activity() const noexcept { return activity_; }
+    const std::string& error() const noexcept { return error_; }
+    bool peer_silent() const noexcept { return peer_silent_; }
+    void fail(std::string why);
+
+  private:
+    friend struct side_access;
+    void handle(const completion& c);
+    void handle_error(const completion& c);
+    void on_ctrl_recv(const completion& c);
+    void on_data(const completion& c, std::uint32_t slot, bool rx);
+    void on_remote_data(const completion& c);
+    void pump();
+    bool post_initiator_op(std::uint32_t slot, std::uint64_t i);
+    bool post_receive();
+    bool post_drain();
+    void post_pings();
+    bool post_pong();
+    void account(std::uint64_t now, std::uint64_t delta);
+    void on_pong(std::uint64_t now);
+    void lat_on_tx(std::uint32_t slot);
+    void lat_on_rx(const completion& c, std::uint32_t slot);
+    bool post_lat_ping(std::uint32_t slot);
+    std::span<std::byte> tx_slot(std::uint32_t k) noexcept;
+    std::span<std::byte> rx_slot(std::uint32_t k) noexcept;
+    std::span<std::byte> region_slot(std::uint64_t k) noexcept;
+    void verify_received(std::span<const std::byte> buf, std::uint64_t expected_q, bool exact);
+
+    endpoint& ep_;
+    completion_queue& cq_;
+    address_vector& av_;
+    domain& dom_;
+    clock_fn clock_;
+    settings s_;
+    peer_addr peer_ = any_peer;
+    std::uint64_t peer_key_ = 0, peer_region_ = 0;
+
+    std::vector<std::byte> region_;
+    memory_region mr_;
+    std::vector<std::byte> tx_, rx_;
+    std::size_t buf_stride_ = 0;  // bytes per local slot (the largest size)
+    std::vector<std::uint32_t> free_tx_, free_rx_;
+    std::vector<std::uint64_t> tx_iter_;  // the iteration each tx slot carries
+    std::vector<std::uint8_t> tx_kind_;   // what each tx slot is doing (tx_op, tx_pong, tx_drain)
+    std::vector<std::uint64_t> samples_;
+
+    ctrl_buffer ctrl_rx_{};
+    bool ctrl_rx_posted_ = false;
+    std::optional<ctrl_msg> inbox_;
+    static constexpr std::size_t ctrl_tx_slots = 4;
+    std::array<ctrl_buffer, ctrl_tx_slots> ctrl_tx_{};
+    std::array<bool, ctrl_tx_slots> ctrl_tx_used_{};
+    std::size_t ctrl_tx_busy_ = 0;
+
+    size_run run_;
+    std::array<completion, 32> batch_{};
+    std::uint64_t activity_ = 0;
+    std::string error_;
+    bool peer_silent_ = false;  // the error was the peer not answering
+};
+
+}  // namespace uet::perf

@@ -1,0 +1,210 @@
+// Every uet-perf test end to end over the pipe provider, server and client state machines in one
+// thread, with --verify; a corruption that verification must catch; mismatched settings; a
+// server that never answers (virtual time: the timeout costs no wall time); Ctrl-C mid-run.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "perf_harness.hpp"
+
+namespace uet::perf {
+namespace {
+
+using test::pipe_pair;
+using test::pipe_settings;
+
+constexpr test_kind all_tests[] = {
+    test_kind::write_bw,  test_kind::read_bw,  test_kind::send_bw,  test_kind::atomic_bw,
+    test_kind::write_lat, test_kind::read_lat, test_kind::send_lat, test_kind::atomic_lat,
+};
+
+void expect_clean(const pipe_pair& p, std::uint64_t n, std::size_t rows) {
+    ASSERT_FALSE(p.client->failed()) << p.client->error();
+    ASSERT_FALSE(p.server->failed()) << p.server->error();
+    EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
+    EXPECT_EQ(p.client->verify_summary().rfind("OK (", 0), 0u) << p.client->verify_summary();
+    const settings& s = p.client->config();
+    if (is_bw(s.test)) {
+        ASSERT_EQ(p.client->bw_rows().size(), rows);
+        ASSERT_EQ(p.server->bw_rows().size(), rows);  // the server printed the same rows
+        for (const bw_row& r : p.client->bw_rows()) {
+            EXPECT_EQ(r.iterations, n);
+            EXPECT_GT(r.avg_bps, 0);
+            EXPECT_GE(r.peak_bps, r.avg_bps);
+            EXPECT_GT(r.msg_rate, 0);
+        }
+    } else {
+        ASSERT_EQ(p.client->lat_rows().size(), rows);
+        for (const lat_row& r : p.client->lat_rows()) {
+            EXPECT_EQ(r.iterations, n);
+            EXPECT_GT(r.t_min, 0);
+            EXPECT_LE(r.t_min, r.t_typical);
+            EXPECT_LE(r.t_typical, r.t_max);
+            EXPECT_LE(r.p99, r.p999);
+        }
+    }
+}
+
+class PerfEveryTest : public ::testing::TestWithParam<test_kind> {};
+
+TEST_P(PerfEveryTest, RunsAndVerifiesEveryByte) {
+    for (std::uint64_t size : {std::uint64_t{3}, std::uint64_t{8}, std::uint64_t{5000}}) {
+        if (is_atomic(GetParam()) && size != 8) continue;
+        SCOPED_TRACE("size " + std::to_string(size));
+        settings s = pipe_settings(GetParam(), size, 40);
+        s.tx_depth = is_bw(s.test) ? 16 : 1;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 40, 1);
+    }
+}
+
+TEST_P(PerfEveryTest, CatchesACorruptedIteration) {
+    settings s = pipe_settings(GetParam(), 256, 30);
+    s.tx_depth = is_bw(s.test) ? 8 : 1;
+    s.corrupt_iteration = 17;
+    pipe_pair p(s, s);
+    p.run();
+    ASSERT_FALSE(p.client->failed()) << p.client->error();
+    EXPECT_TRUE(p.client->verify_failed());
+    EXPECT_EQ(p.client->verify_summary().rfind("FAILED: ", 0), 0u) << p.client->verify_summary();
+    EXPECT_TRUE(p.server->verify_failed());  // the server reports the same verdict
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTests, PerfEveryTest, ::testing::ValuesIn(all_tests),
+                         [](const auto& info) { return std::string(name_of(info.param)); });
+
+TEST(PerfE2E, AllSizesBidirectional) {
+    for (test_kind t :
+         {test_kind::write_bw, test_kind::read_bw, test_kind::send_bw, test_kind::atomic_bw}) {
+        SCOPED_TRACE(std::string(name_of(t)));
+        settings s = pipe_settings(t, 8, 6);
+        s.all_sizes = !is_atomic(t);
+        s.bidirectional = true;
+        s.tx_depth = 4;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 6, is_atomic(t) ? 1 : 23);
+    }
+}
+
+TEST(PerfE2E, OtherDeliveryModes) {
+    for (delivery m : {delivery::rod, delivery::rudi}) {
+        settings s = pipe_settings(test_kind::send_bw, 3000, 50);
+        s.mode = m;
+        s.tx_depth = 8;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 50, 1);
+    }
+}
+
+TEST(PerfE2E, DurationModeDrainsLeftoverReceives) {
+    // -D: the receivers post ahead without knowing the count; the drain messages must fill what
+    // is left so the next size starts clean (two sizes, both directions, both tests with receives).
+    for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
+        settings s = pipe_settings(t, 64, 1);
+        s.duration_ms = 20;
+        s.bidirectional = is_bw(t);
+        s.tx_depth = is_bw(t) ? 8 : 1;
+        s.all_sizes = false;
+        pipe_pair p(s, s);
+        p.run();
+        ASSERT_FALSE(p.client->failed()) << p.client->error();
+        ASSERT_FALSE(p.server->failed()) << p.server->error();
+        EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
+        const std::uint64_t n =
+            is_bw(t) ? p.client->bw_rows().at(0).iterations : p.client->lat_rows().at(0).iterations;
+        EXPECT_GT(n, 0u);
+    }
+}
+
+TEST(PerfE2E, MismatchedSettingsAreRefused) {
+    settings c = pipe_settings(test_kind::write_bw, 4096, 10);
+    settings s = c;
+    s.size = 8192;
+    pipe_pair p(c, s);
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->error(),
+              "the server refused the run: settings differ: -s: client 4096, server 8192");
+    ASSERT_TRUE(p.server->failed());
+    EXPECT_NE(p.server->error().find("settings differ: -s: client 4096, server 8192"),
+              std::string::npos);
+    EXPECT_TRUE(p.client->bw_rows().empty());
+}
+
+TEST(PerfE2E, DifferentJobIsRefusedByTheTransport) {
+    settings c = pipe_settings(test_kind::send_lat, 8, 10);
+    settings s = c;
+    s.job_id = 99;
+    pipe_pair p(c, s);
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_NE(p.client->error().find("runs another uet job: both sides need the same -p"),
+              std::string::npos)
+        << p.client->error();
+}
+
+TEST(PerfE2E, SilentServerTimesOutWithAClearError) {
+    // The server's endpoint exists (the transport acknowledges), but nobody answers HELLO.
+    settings s = pipe_settings(test_kind::write_bw, 64, 10);
+    pipe_pair p(s, s, false);
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->error(), "no answer from 10.0.0.1:4793 after 10 s (waiting for HELLO_ACK)");
+}
+
+TEST(PerfE2E, AbsentServerIsReportedUnreachable) {
+    settings s = pipe_settings(test_kind::send_lat, 8, 10);
+    s.timeout_s = 1000;  // the transport gives up first
+    pipe_pair p(s, endpoint_address{0x0a0000fe, 4793});
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->error().rfind("no answer from 10.0.0.254:4793: ", 0), 0u)
+        << p.client->error();
+}
+
+TEST(PerfE2E, InterruptEndsTheSizeCleanlyAndReportsIt) {
+    settings s = pipe_settings(test_kind::write_bw, 1024, 1'000'000'000);
+    s.all_sizes = false;
+    s.tx_depth = 8;
+    pipe_pair p(s, s);
+    std::uint64_t guard = 0;
+    // Step until some writes completed, then Ctrl-C.
+    while (p.client->bw_rows().empty() && !p.client->finished() && ++guard < 10'000'000) {
+        p.server->step(p.fab.now_ns());
+        p.client->step(p.fab.now_ns());
+        p.fab.progress();
+        if (p.cli->sd->run().completed >= 100 && !p.client->was_interrupted())
+            p.client->interrupt();
+    }
+    p.run();
+    ASSERT_FALSE(p.client->failed()) << p.client->error();
+    ASSERT_FALSE(p.server->failed()) << p.server->error();
+    ASSERT_EQ(p.client->bw_rows().size(), 1u);
+    EXPECT_GE(p.client->bw_rows()[0].iterations, 100u);
+    EXPECT_LT(p.client->bw_rows()[0].iterations, 1'000'000'000u);
+    EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
+}
+
+TEST(PerfE2E, InterruptedServerTellsTheClient) {
+    settings s = pipe_settings(test_kind::send_bw, 1024, 1'000'000'000);
+    s.tx_depth = 8;
+    pipe_pair p(s, s);
+    std::uint64_t guard = 0;
+    while (p.cli->sd->run().completed < 50 && !p.client->finished() && ++guard < 10'000'000) {
+        p.server->step(p.fab.now_ns());
+        p.client->step(p.fab.now_ns());
+        p.fab.progress();
+    }
+    p.server->interrupt();
+    p.run();
+    ASSERT_TRUE(p.server->failed());
+    EXPECT_EQ(p.server->error(), "interrupted");
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->error(), "the server stopped the run: the server was interrupted (Ctrl-C)");
+}
+
+}  // namespace
+}  // namespace uet::perf

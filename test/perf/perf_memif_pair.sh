@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# perf_memif_pair: uet-perf's server and client as two processes over memif (the dpdk provider),
+# exactly as docs/uet-perf.md shows: every run must end with exit 0 on both sides, "Verify: OK"
+# and the same result rows on both; a server with other settings must refuse the client, and
+# both must say why and exit 1. Needs root (DPDK); skipped (77) otherwise. Figures: information.
+set -u
+PERF=$1
+[ "$(id -u)" = 0 ] || { echo "perf_memif_pair: needs root, skipped"; exit 77; }
+WORK=$(mktemp -d /tmp/uetperf-test.XXXXXX)
+SPID=
+cleanup() { [ -n "$SPID" ] && kill "$SPID" 2>/dev/null; rm -rf "$WORK"; }
+trap cleanup EXIT
+failures=0
+bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# start_server NAME ARGS...: the server in the background, once its memif socket listens.
+start_server() {
+    local name=$1; shift
+    local sock=$WORK/$name.sock
+    timeout 120 "$PERF" "$@" --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+        --ip 10.9.0.1/24 > "$WORK/$name.server" 2>&1 &
+    SPID=$!
+    for _ in $(seq 600); do [ -S "$sock" ] && return 0; sleep 0.1; done
+    bad "$name: the server's memif socket never appeared"; cat "$WORK/$name.server"; return 1
+}
+# run_client NAME ARGS...: the client in the foreground; sets CRC and SRC (the server's status).
+run_client() {
+    local name=$1; shift
+    local sock=$WORK/$name.sock
+    timeout 120 "$PERF" "$@" --dev "net_memif0,role=client,socket=$sock,socket-abstract=no" \
+        --ip 10.9.0.2/24 10.9.0.1 > "$WORK/$name.client" 2>&1
+    CRC=$?
+    wait "$SPID"; SRC=$?; SPID=
+}
+rows() { grep -E '^ [0-9]+ +[0-9]+ ' "$1"; }
+
+pair() {
+    local name=$1; shift
+    start_server "$name" "$@" || return
+    run_client "$name" "$@"
+    echo "== uet-perf $* (client | server exit $CRC | $SRC)"
+    rows "$WORK/$name.client"
+    [ "$CRC" = 0 ] || { bad "$name: client exit $CRC"; cat "$WORK/$name.client"; }
+    [ "$SRC" = 0 ] || { bad "$name: server exit $SRC"; cat "$WORK/$name.server"; }
+    for side in client server; do
+        grep -q "Verify: OK" "$WORK/$name.$side" || bad "$name: no 'Verify: OK' from the $side"
+    done
+    [ -n "$(rows "$WORK/$name.client")" ] || bad "$name: no result row"
+    [ "$(rows "$WORK/$name.client")" = "$(rows "$WORK/$name.server")" ] ||
+        bad "$name: the server printed other rows than the client"
+}
+
+pair write_bw write_bw -s 65536 -n 2000 --verify
+pair send_lat send_lat -s 8 -n 1000 --verify
+pair read_bw read_bw -a -n 16 -t 16 --verify -b
+pair send_bw send_bw -s 4000 -D 0.3 --verify
+pair atomic_lat atomic_lat -n 500 --verify
+
+# Settings that differ: refused, both sides say why, both exit 1.
+start_server mismatch send_bw -s 4096 -n 10 && {
+    run_client mismatch send_bw -s 8192 -n 10
+    echo "== mismatched -s (client | server exit $CRC | $SRC)"
+    [ "$CRC" = 1 ] && [ "$SRC" = 1 ] || bad "mismatch: exits $CRC | $SRC (1 | 1 expected)"
+    grep -q "settings differ: -s: client 8192, server 4096" "$WORK/mismatch.client" ||
+        { bad "mismatch: the client does not say why"; cat "$WORK/mismatch.client"; }
+    grep -q "settings differ: -s: client 8192, server 4096" "$WORK/mismatch.server" ||
+        { bad "mismatch: the server does not say why"; cat "$WORK/mismatch.server"; }
+}
+
+echo "perf_memif_pair: $failures failure(s)"
+[ "$failures" = 0 ]

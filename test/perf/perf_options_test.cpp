@@ -1,0 +1,122 @@
+// uet-perf option parsing: perftest's habits, the UET options, and clear errors.
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+
+namespace uet::perf {
+namespace {
+
+parse_result parse(std::initializer_list<const char*> args) {
+    std::vector<const char*> argv{"uet-perf"};
+    argv.insert(argv.end(), args);
+    return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(PerfOptions, PerftestHabitsOnAClient) {
+    const auto r = parse({"write_bw", "-s", "4096", "-n", "100", "-t", "64", "-m", "2048", "-b",
+                          "-F", "--report_gbits", "-p", "77", "--provider", "pipe"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.s.test, test_kind::write_bw);
+    EXPECT_EQ(r.s.size, 4096u);
+    EXPECT_EQ(r.s.iterations, 100u);
+    EXPECT_EQ(r.s.tx_depth, 64u);
+    EXPECT_EQ(r.s.mtu, 2048u);
+    EXPECT_TRUE(r.s.bidirectional);
+    EXPECT_TRUE(r.s.report_gbits);
+    EXPECT_EQ(r.s.job_id, 77u);
+    EXPECT_FALSE(r.s.is_client());
+}
+
+TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
+    const auto r = parse({"send_lat", "--dev", "net_memif0,role=client,socket=/tmp/x.sock", "--ip",
+                          "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "nscc", "--lb",
+                          "reps", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
+                          "/tmp/r.json", "10.9.0.1"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_TRUE(r.s.is_client());
+    EXPECT_EQ(r.s.server, "10.9.0.1");
+    EXPECT_EQ(r.s.mode, delivery::rod);
+    EXPECT_EQ(r.s.cc, congestion_control::nscc);
+    EXPECT_EQ(r.s.lb, path_policy::reps);
+    EXPECT_EQ(r.s.eal, "-l 1");
+    EXPECT_TRUE(r.s.out_json);
+    EXPECT_EQ(r.s.out_json_file, "/tmp/r.json");
+    // Latency tests: perftest's 1000 iterations and one operation in flight.
+    EXPECT_EQ(r.s.iterations, 1000u);
+    EXPECT_EQ(r.s.tx_depth, 1u);
+    // dpdk without -m: an MTU that fits a 1500-byte port with the headers.
+    EXPECT_EQ(r.s.mtu, 1216u);
+}
+
+TEST(PerfOptions, AllSizesAndDefaults) {
+    const auto r = parse({"read_bw", "-a", "--provider", "pipe"});
+    ASSERT_EQ(r.error, "");
+    const auto sizes = r.s.sizes();
+    ASSERT_EQ(sizes.size(), 23u);
+    EXPECT_EQ(sizes.front(), 2u);
+    EXPECT_EQ(sizes.back(), 8u << 20);
+    EXPECT_EQ(r.s.iterations, 5000u);
+    EXPECT_EQ(r.s.tx_depth, 128u);
+    EXPECT_EQ(r.s.mtu, 4096u);
+    const auto a = parse({"atomic_lat", "--provider", "pipe"});
+    ASSERT_EQ(a.error, "");
+    EXPECT_EQ(a.s.size, 8u);
+}
+
+TEST(PerfOptions, DurationAndHelp) {
+    const auto r = parse({"send_bw", "-D", "2.5", "--provider", "pipe"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.s.duration_ms, 2500u);
+    EXPECT_TRUE(parse({"write_bw", "--help"}).s.help);
+}
+
+struct bad_case {
+    std::vector<const char*> args;
+    const char* says;
+};
+
+TEST(PerfOptions, ErrorsSayWhatIsWrong) {
+    const std::vector<bad_case> cases{
+        {{}, "no test given"},
+        {{"write_bandwidth"}, "unknown test 'write_bandwidth'"},
+        {{"write_bw", "--provider", "pipe", "-s", "abc"}, "-s: message size"},
+        {{"write_bw", "--provider", "pipe", "-s", "0"}, "-s: message size"},
+        {{"write_bw", "--provider", "pipe", "-s"}, "-s needs a value"},
+        {{"write_bw", "--provider", "pipe", "-n", "-5"}, "-n: iterations"},
+        {{"write_bw", "--provider", "pipe", "-t", "0"}, "-t: tx depth"},
+        {{"write_bw", "--provider", "pipe", "-m", "10"}, "-m: MTU"},
+        {{"write_bw", "--provider", "pipe", "-D", "0"}, "-D: duration"},
+        {{"write_bw", "--provider", "pipe", "-a", "-s", "64"}, "-a and -s exclude each other"},
+        {{"write_bw", "--provider", "pipe", "-D", "1", "-n", "5"}, "-D and -n exclude"},
+        {{"write_bw", "--provider", "pipe", "--bogus"}, "unknown option '--bogus'"},
+        {{"write_bw", "--provider", "pipe", "--mode", "fast"}, "--mode must be"},
+        {{"write_bw", "--provider", "pipe", "--cc", "cubic"}, "--cc must be"},
+        {{"write_bw", "--provider", "pipe", "--lb", "ecmp"}, "--lb must be"},
+        {{"write_bw", "--provider", "pipe", "--pdcs", "4"}, "parallel PDCs are not available"},
+        {{"write_bw", "--provider", "pipe", "--mode", "uud"}, "uud carries sends only"},
+        {{"send_lat", "--provider", "pipe", "-t", "8"}, "latency tests keep one"},
+        {{"send_lat", "--provider", "pipe", "-b"}, "-b applies to bandwidth tests"},
+        {{"atomic_bw", "--provider", "pipe", "-s", "16"}, "8-byte operands"},
+        {{"write_bw", "--provider", "pipe", "--corrupt", "3"}, "--corrupt needs --verify"},
+        {{"write_bw", "--provider", "pipe", "10.0.0.1"}, "give no address"},
+        {{"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "10.0.0"}, "server address must be"},
+        {{"write_bw", "--dev", "eth0", "--ip", "10.0.0.1"}, "--ip wants"},
+        {{"write_bw", "--ip", "10.0.0.1/24"}, "--dev is required"},
+        {{"write_bw", "--dev", "eth0"}, "--ip A.B.C.D/LEN is required"},
+        {{"write_bw", "--provider", "pipe", "--report_gbits=yes"}, "takes no value"},
+    };
+    for (const auto& c : cases) {
+        std::vector<const char*> argv{"uet-perf"};
+        argv.insert(argv.end(), c.args.begin(), c.args.end());
+        const auto r = parse_options(static_cast<int>(argv.size()), argv.data());
+        EXPECT_NE(r.error.find(c.says), std::string::npos)
+            << "args " << (c.args.empty() ? "" : c.args.back()) << ": got '" << r.error << "'";
+    }
+}
+
+}  // namespace
+}  // namespace uet::perf
