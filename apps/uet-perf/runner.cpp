@@ -40,16 +40,36 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                   (unsigned long long)c.resent_after_rtr, (unsigned long long)c.rendezvous,
                   (unsigned long long)c.stale_responses, (unsigned long long)c.unanswerable);
     std::string out = buf;
-    if (fab && fab->attr().provider == "pipe") {
-        const fabric_stats f = fab->stats();
+    std::snprintf(buf, sizeof buf,
+                  " PDS: packets sent %llu, received %llu, dropped %llu; retransmits %llu (sack "
+                  "%llu, timeout %llu, nack %llu); timeouts %llu; nacks sent %llu, received %llu; "
+                  "duplicates %llu; RTT min %.1f us, mean %.1f us (%llu samples)\n",
+                  (unsigned long long)c.packets_sent, (unsigned long long)c.packets_received,
+                  (unsigned long long)c.packets_dropped, (unsigned long long)c.retransmits,
+                  (unsigned long long)c.retransmits_sack, (unsigned long long)c.retransmits_timeout,
+                  (unsigned long long)c.retransmits_nack, (unsigned long long)c.timeouts,
+                  (unsigned long long)c.nacks_sent, (unsigned long long)c.nacks_received,
+                  (unsigned long long)c.duplicates, c.rtt_min_ns / 1e3, c.rtt_mean_ns / 1e3,
+                  (unsigned long long)c.rtt_samples);
+    out += buf;
+    if (!fab) return out;
+    const fabric_stats f = fab->stats();
+    if (fab->attr().provider == "pipe") {
         std::snprintf(buf, sizeof buf,
                       " Pipe links: frames %llu, lost %llu, reordered %llu, duplicated %llu, "
                       "unroutable %llu\n",
                       (unsigned long long)f.frames, (unsigned long long)f.lost,
                       (unsigned long long)f.reordered, (unsigned long long)f.duplicated,
                       (unsigned long long)f.unroutable);
-        out += buf;
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      " Port: rx frames %llu, tx frames %llu, rx dropped %llu, tx dropped %llu, "
+                      "ARP requests %llu, replies %llu\n",
+                      (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
+                      (unsigned long long)f.rx_dropped, (unsigned long long)f.tx_dropped,
+                      (unsigned long long)f.arp_requests, (unsigned long long)f.arp_replies);
     }
+    out += buf;
     return out;
 }
 

@@ -75,7 +75,14 @@ struct endpoint_counters {
     std::uint64_t pdcs_opened = 0;         // PDCs this endpoint opened as initiator
     std::uint64_t pdcs_failed = 0;         // ... that gave up (retry limit, peer unreachable)
     std::uint64_t target_pdcs_opened = 0;  // PDCs peers opened to this endpoint
-    std::uint64_t retransmits = 0;         // data packets sent again
+    std::uint64_t retransmits = 0;         // data packets sent again (sum of the three causes)
+    std::uint64_t retransmits_sack = 0, retransmits_timeout = 0, retransmits_nack = 0;
+    std::uint64_t timeouts = 0;  // retransmit timer expiries
+    std::uint64_t nacks_received = 0, nacks_sent = 0;
+    std::uint64_t duplicates = 0;                          // data packets received again
+    std::uint64_t packets_sent = 0, packets_received = 0;  // UET frames (data and control)
+    std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
+    std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
 };
 
 namespace detail {

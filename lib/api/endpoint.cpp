@@ -529,6 +529,33 @@ const endpoint_attr& endpoint::attr() const noexcept {
     return impl_ ? impl_->attr : defaults;
 }
 
+namespace {
+
+void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept {
+    using pds::retx_cause;
+    c.retransmits_sack = e.pds.retransmitted(retx_cause::sack);
+    c.retransmits_timeout = e.pds.retransmitted(retx_cause::timeout);
+    c.retransmits_nack = e.pds.retransmitted(retx_cause::nack);
+    c.retransmits = c.retransmits_sack + c.retransmits_timeout + c.retransmits_nack;
+    c.timeouts = e.pds.timeouts;
+    for (auto n : e.pds.nacks_received)
+        c.nacks_received += n;
+    for (auto n : e.pds.nacks_sent)
+        c.nacks_sent += n;
+    c.duplicates = e.pds.duplicates;
+    c.packets_sent = e.frames_tx;
+    c.packets_received = e.frames_rx;
+    for (auto d : e.drops)
+        c.packets_dropped += d;
+    c.rtt_samples = e.pds.rtt.count;
+    if (e.pds.rtt.count != 0) {
+        c.rtt_min_ns = e.pds.rtt.min_ns;
+        c.rtt_mean_ns = e.pds.rtt.sum_ns / e.pds.rtt.count;
+    }
+}
+
+}  // namespace
+
 endpoint_counters endpoint::counters() const noexcept {
     if (!impl_) return {};
     endpoint_counters c = impl_->counters;
@@ -537,8 +564,7 @@ endpoint_counters endpoint::counters() const noexcept {
         c.pdcs_opened = e.pdcs_opened;
         c.pdcs_failed = e.pdcs_failed;
         c.target_pdcs_opened = e.target_pdcs_opened;
-        for (auto r : e.pds.retransmits)
-            c.retransmits += r;
+        fill_pds_counters(e, c);
     }
     return c;
 }
