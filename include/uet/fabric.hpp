@@ -61,6 +61,8 @@ struct fabric_attr {
     // SES payload bytes per packet (64..8192 on the pipe). dpdk: mtu + 142 header bytes must fit
     // the port's largest frame (1514 at MTU 1500: mtu <= 1372).
     std::uint32_t mtu = 4096;
+    // Seeds the pipe's impairments and the PDS's initial values. Memory keys derive from it only
+    // on the pipe; the dpdk provider adds the system's entropy, so keys are not guessable.
     std::uint64_t seed = 1;
     dpdk_attr dpdk;  // provider "dpdk"
 };

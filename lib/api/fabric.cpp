@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <random>
 
 #include "api_impl.hpp"
 
@@ -83,8 +84,24 @@ bool cq_impl::pop_error(completion& out) noexcept {
     return true;
 }
 
+namespace {
+
+// Memory keys are the only thing between a peer of the same job and a region: on a real network
+// they must not be guessable, so the dpdk provider salts them from the system's entropy. The
+// pipe provider keeps them reproducible from attr.seed (its runs are deterministic by design).
+std::uint64_t region_key_seed(const fabric_attr& attr) {
+    std::uint64_t seed = attr.seed ^ 0x6d72;
+    if (attr.provider != "pipe") {
+        std::random_device entropy;
+        seed ^= (std::uint64_t{entropy()} << 32) ^ entropy();
+    }
+    return seed;
+}
+
+}  // namespace
+
 domain_impl::domain_impl(std::shared_ptr<fabric_impl> f, const domain_attr& a)
-    : fabric(std::move(f)), regions(a.max_memory_regions, fabric->attr.seed ^ 0x6d72) {}
+    : fabric(std::move(f)), regions(a.max_memory_regions, region_key_seed(fabric->attr)) {}
 
 }  // namespace detail
 
