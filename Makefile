@@ -2,7 +2,7 @@
 #   make test   build everything (plain + ASan/UBSan/fuzz builds) and run every suite
 #   make build  configure and build the plain build only
 #   make bench  run the Google Benchmark binaries
-#   make run    the uet-perf demo (not built yet: says so)
+#   make run    the uet-perf demo: server and client over memif on this machine
 BUILD     ?= build
 SAN_BUILD ?= build-san
 FUZZ_SECONDS ?= 20
@@ -36,10 +36,7 @@ bench: build
 	meson test -C $(BUILD) --benchmark --verbose
 
 run: build
-	@echo "make run: the uet-perf demo over memif is not built yet (issue: uet-perf and make run)."
-	@echo "What works today: the wire format and uet-dump, e.g."
-	@echo "  $(BUILD)/apps/uet-dump/uet-dump -v FILE.pcap"
-	@exit 1
+	@bash scripts/demo.sh $(BUILD)
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

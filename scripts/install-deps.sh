@@ -7,7 +7,7 @@ packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev lld
   dpdk dpdk-dev libdpdk-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libbpf-dev libpcap-dev libelf-dev libnuma-dev tshark iproute2 clang-format python3
-  nlohmann-json3-dev iputils-ping
+  nlohmann-json3-dev iputils-ping jq iperf3
 )
 
 missing=()
@@ -28,5 +28,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # tshark asks whether non-root users may capture; answer it here so the install never prompts.
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+# iperf3 (bench/e2e/vs_kernel_tcp.sh) asks whether to start a daemon: no.
+echo "iperf3 iperf3/start_daemon boolean false" | debconf-set-selections
 apt-get update -q
 apt-get install -y -q --no-install-recommends "${missing[@]}"

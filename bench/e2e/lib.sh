@@ -1,0 +1,118 @@
+# Shared by the bench/e2e scripts: where the binaries are, a cleanup that always runs, the raw
+# DPDK baseline (dpdk-testpmd txonly -> rxonly over memif) and a uet-perf pair over memif.
+# Each side of a pair is pinned to one core (receiver/server on CPU 0, sender/client on CPU 1),
+# so the raw test and uet-perf get the same two cores.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+UET_PERF=${UET_PERF:-$BUILD/apps/uet-perf/uet-perf}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
+WORK=$(mktemp -d /tmp/uet-e2e.XXXXXX)
+PIDS=()
+NETNS=()
+
+cleanup() {
+    local rc=$?
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    for n in "${NETNS[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+    if [[ $rc -ne 0 ]]; then
+        for f in "$WORK"/*.log; do [[ -f $f ]] && { echo "---- $f"; tail -40 "$f"; }; done
+    fi
+    rm -rf "$WORK"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[[ $(id -u) -eq 0 ]] || { echo "bench/e2e needs root (DPDK vdevs, namespaces)"; exit 1; }
+[[ -x $UET_PERF ]] || { echo "no uet-perf at $UET_PERF (build first: make build)"; exit 1; }
+command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd missing (apt install dpdk)"; exit 1; }
+command -v jq >/dev/null || { echo "jq missing (scripts/install-deps.sh)"; exit 1; }
+
+# wait_for SECONDS WHAT COMMAND...: bounded poll.
+wait_for() {
+    local limit=$1 what=$2
+    shift 2
+    local end=$((SECONDS + limit))
+    until "$@" >/dev/null 2>&1; do
+        ((SECONDS < end)) || { echo "FAIL: waited ${limit}s for $what"; return 1; }
+        sleep 0.1
+    done
+}
+
+# raw_memif_pps FRAME_BYTES: dpdk-testpmd txonly (forwarding on CPU 1) -> rxonly (forwarding on
+# CPU 0) over memif for SECONDS_PER_RUN seconds; prints the sender's packets/s. memif's TX only
+# counts frames that found room in the ring, so the sender's rate is what the receiver took in.
+# Each testpmd's main lcore (statistics, mostly asleep) sits on the other CPU, so it never
+# preempts its own forwarding lcore. testpmd prints its rate "since last show" each period; the
+# first periods cover EAL start and the memif handshake (0 pps), and a period can stretch when
+# its main lcore is starved: the result is the mean of the non-zero periods weighted by time,
+# i.e. packets sent over the time they took, from the periodic cumulative counters.
+raw_memif_pps() {
+    local frame=$1 sock=$WORK/raw.sock eal=(--no-huge --no-pci -m 512 --no-telemetry)
+    local tp=(--total-num-mbufs=8192 --mbuf-size=$((frame > 1900 ? frame + 256 : 2048)))
+    rm -f "$sock"
+    # --stats-period keeps the receiver running without a terminal (else it waits for Enter).
+    dpdk-testpmd --lcores 0@1,1@0 "${eal[@]}" --file-prefix "raw-rx-$$" \
+        --vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+        -- --forward-mode=rxonly --stats-period 100 "${tp[@]}" >"$WORK/raw-rx.log" 2>&1 &
+    local rx=$!
+    PIDS+=($rx)
+    wait_for 30 "testpmd's memif socket" test -S "$sock"
+    timeout -s INT $((SECONDS_PER_RUN + 2)) dpdk-testpmd --lcores 0@0,1@1 "${eal[@]}" \
+        --file-prefix "raw-tx-$$" --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" \
+        -- --forward-mode=txonly --txpkts="$frame" --stats-period 1 "${tp[@]}" \
+        >"$WORK/raw-tx.log" 2>&1 || true
+    kill -9 "$rx" 2>/dev/null || true
+    wait "$rx" 2>/dev/null || true
+    # Each period prints the port's cumulative "TX-packets: N" and its "Tx-pps: R" since the last
+    # show; a period's length is its packets over its rate. Sum packets and time over the
+    # periods that moved traffic.
+    awk '/TX-packets:/ && /TX-errors:/ { cum = $2 }
+         /Tx-pps:/ { d = cum - last; last = cum; if ($2 > 0 && d > 0) { pk += d; t += d / $2 } }
+         END { if (t > 0) printf "%.0f\n", pk / t; else print 0 }' "$WORK/raw-tx.log"
+}
+
+# uet_pair NAME "SERVER-PREFIX" "CLIENT-PREFIX" SERVER-DEV-ARGS -- CLIENT-DEV-ARGS -- TEST ARGS...
+# A uet-perf server pinned to CPU 0 and a client pinned to CPU 1 (taskset and the EAL's lcore);
+# each side's command starts with its prefix (e.g. "ip netns exec A", or "" for none). The
+# client's JSON ends in $WORK/NAME.json; the client's output is printed. Fails on any error.
+# The client's arguments end with the server's address.
+uet_pair() {
+    local name=$1 sprefix=$2 cprefix=$3
+    shift 3
+    local sargs=() cargs=()
+    while [[ $1 != -- ]]; do sargs+=("$1"); shift; done
+    shift
+    while [[ $1 != -- ]]; do cargs+=("$1"); shift; done
+    shift
+    # shellcheck disable=SC2086
+    $sprefix taskset -c 0 "$UET_PERF" "$@" --eal "-l 0" "${sargs[@]}" \
+        >"$WORK/$name-server.log" 2>&1 &
+    local server=$!
+    PIDS+=($server)
+    wait_for 60 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
+    # shellcheck disable=SC2086
+    $cprefix taskset -c 1 "$UET_PERF" "$@" --eal "-l 1" --out_json_file "$WORK/$name.json" \
+        "${cargs[@]}" >"$WORK/$name-client.log" 2>&1
+    wait "$server"
+    cat "$WORK/$name-client.log"
+}
+
+# uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine.
+uet_memif() {
+    local name=$1 sock=$WORK/$1.sock
+    shift
+    rm -f "$sock"
+    uet_pair "$name" "" "" \
+        --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 -- \
+        --dev "net_memif0,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
+        -- "$@"
+}
+
+# json_result NAME KEY: a number from the last result of the client's JSON.
+json_result() { jq -r "[.results] | flatten | last | .$2" "$WORK/$1.json"; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "nan"; else printf "%.3f\n", a / b }'; }
