@@ -24,6 +24,8 @@ namespace uet::detail {
 
 namespace {
 
+constexpr std::uint64_t host_rto_min_ns = 1'000'000;
+
 template <class Array>
 std::uint64_t total(const Array& a) {
     std::uint64_t s = 0;
@@ -78,6 +80,13 @@ std::error_code dpdk_network::prepare(engine_config& c) {
              (static_cast<std::uint64_t>(getpid()) << 40);
     c.rto_ns = s_.rto_ns;
     c.rto_max_ns = std::max(s_.rto_ns, dpdk_rto_max_ns);
+    // The adaptive RTO's floor. RTTs measured between two polling processes are tens of
+    // microseconds, but a peer descheduled for a slice, or a ring's worth of frames queued at a
+    // busy receiver, holds ACKs back for a millisecond or so: an RTO that follows the measured
+    // RTT down to the engine's default floor (100 us) fired on every such hiccup and resent a
+    // whole window into the very queue that caused it (memif write_bw: ~10% of the packets were
+    // spurious retransmissions). Losses within a window are found by SACK, not by this timer.
+    c.rto_min_ns = std::min(s_.rto_ns, host_rto_min_ns);
     c.max_retransmits = s_.max_retransmits;
     c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
     c.timer_tick_ns = 10'000;

@@ -371,6 +371,7 @@ const engine_counters& engine_impl::counters() const {
     for (const pds::pdc& p : pdcs_)
         if (p.state != pds::pdc_state::free) add_counters(total, p.counters);
     counters_.pds = total;
+    counters_.lb = lb_ctx_.stats;
     return counters_;
 }
 

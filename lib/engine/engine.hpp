@@ -96,9 +96,13 @@ struct engine_config {
     std::uint64_t reps_freeze_ns = 10'000'000;
 };
 
-// A frame to send: a view into engine memory, valid until the next transmit() call.
+// A frame to send. The caller may offer room (memory it owns: a DPDK mbuf's data room) for
+// each slot; the engine then builds the frame there, headers and payload in one pass, and data
+// points into room. Without room, or where the room is too small for any frame, data is a view
+// into engine memory, valid until the next transmit() call (the caller copies it).
 struct tx_frame {
     std::span<const std::uint8_t> data;
+    std::span<std::uint8_t> room;  // set by the caller, never changed by the engine
 };
 
 struct send_completion {
@@ -143,6 +147,7 @@ const char* to_string(drop_reason r) noexcept;
 
 struct engine_counters {
     pds::pdc_counters pds;  // summed over every PDC, open or closed, plus RUDI/UUD traffic
+    lb::lb_stats lb;        // path selectors' events (REPS freezes), over every PDC
     std::uint64_t frames_tx = 0, bytes_tx = 0, frames_rx = 0, bytes_rx = 0;
     std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;

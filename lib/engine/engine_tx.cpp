@@ -14,22 +14,35 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     std::size_t n = 0;
     while (n < out.size() && control_tail_ + control_handed_ < control_head_) {
         const std::size_t at = (control_tail_ + control_handed_) % cfg_.control_queue;
-        out[n++] = tx_frame{{&control_buf_[at * control_frame_size], control_len_[at]}};
+        const std::span<const std::uint8_t> frame(&control_buf_[at * control_frame_size],
+                                                  control_len_[at]);
+        // Control frames were built when their cause arrived; a small copy into the room.
+        tx_frame& f = out[n++];
+        if (f.room.size() >= frame.size()) {
+            std::copy(frame.begin(), frame.end(), f.room.begin());
+            f.data = f.room.first(frame.size());
+        } else {
+            f.data = frame;
+        }
         ++control_handed_;
     }
-    std::size_t staged = 0;
+    std::size_t built = 0;
     bool exhausted = false;
-    while (n < out.size() && staged < cfg_.tx_burst) {
-        const std::span<std::uint8_t> buf(&staging_[staged * staging_frame_size_],
-                                          staging_frame_size_);
+    while (n < out.size() && built < cfg_.tx_burst) {
+        // Into the caller's room where any frame fits there: no copy of the frame after this.
+        const bool in_room = out[n].room.size() >= staging_frame_size_;
+        const std::span<std::uint8_t> buf =
+            in_room ? out[n].room.first(staging_frame_size_)
+                    : std::span<std::uint8_t>(&staging_[built * staging_frame_size_],
+                                              staging_frame_size_);
         std::size_t len = 0;
         if (!next_data_frame(now_, buf, len)) {
             exhausted = true;
             break;
         }
         if (len == 0) continue;
-        out[n++] = tx_frame{buf.first(len)};
-        ++staged;
+        out[n++].data = buf.first(len);
+        ++built;
     }
     tx_ready_ = !exhausted;
     return n;

@@ -21,9 +21,13 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
     fs.dst_port = cfg_.udp_port;
     const std::size_t header = wire::frame_header_size(fs, true);
     if (out.size() <= header) return 0;
-    const std::size_t body = wire::encode_uet(spec, out.subspan(header));
-    if (body == 0) return 0;
-    return wire::finish_udp_frame(fs, body, out);
+    const auto l4 = out.subspan(header);
+    const std::size_t uet_header = wire::encode_uet_headers(spec, l4);
+    if (uet_header == 0) return 0;
+    // The payload's only copy on the way out (from the sender's memory into the frame) also
+    // sums it, so the UDP checksum reads just the headers.
+    const std::uint32_t sum = wire::checksum_copy(l4.data() + uet_header, spec.payload);
+    return wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
 }
 
 std::span<std::uint8_t> engine_impl::control_slot() {

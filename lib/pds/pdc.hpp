@@ -116,6 +116,9 @@ class pdc {
     // without ACK progress back the RTO off and end the PDC after max_retransmits.
     std::uint64_t timeout_mark_seq = 0;
     std::uint32_t timeout_rounds = 0;
+    // When an ACK last acknowledged something new: a packet's timer only declares it lost once
+    // no ACK made progress for a whole RTO (RFC 6298 5.3: the timer restarts on progress).
+    std::uint64_t last_progress_ns = 0;
     cc::any_controller cc;
     lb::any_selector lb;
 

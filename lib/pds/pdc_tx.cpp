@@ -41,6 +41,7 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     rto_ns = params.rto_ns;
     timeout_mark_seq = 0;
     timeout_rounds = 0;
+    last_progress_ns = 0;
     // In place: the controller and selector live in the PDC slot, no allocation per PDC.
     cc::cc_config c = params.cc;
     c.fixed_window = params.window_bytes;
@@ -174,7 +175,10 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
         min_rtt_ns = min_rtt_ns == 0 ? out.rtt_ns : std::min(min_rtt_ns, out.rtt_ns);
         on_rtt_sample(out.rtt_ns, params);
     }
-    if (out.newly_acked > 0) timeout_rounds = 0;
+    if (out.newly_acked > 0) {
+        timeout_rounds = 0;
+        last_progress_ns = now;
+    }
     if (psn_after(highest, highest_acked_psn) || !acked_any_) highest_acked_psn = highest;
     acked_any_ = true;
     if (!ordered) infer_losses(highest, params, out);
@@ -280,6 +284,19 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
         return timeout_action::retransmit;
     }
     if (e.state != tx_state::in_flight) return timeout_action::none;
+    // While ACKs keep acknowledging new packets the receiver is alive and the path delivers: a
+    // hole then shows up in the SACKs (infer_losses, NACKs), and a packet whose RTT merely grew
+    // (queued behind a window at a busy receiver, a descheduled peer) must not be resent, nor
+    // the rest of its window after it. As TCP's single timer (RFC 6298 5.3), the timeout of a
+    // packet runs from the last ACK that made progress since it was sent. Progress cannot go on
+    // forever past a real hole: the window stops at it, the ACKs stop, and the timer fires one
+    // RTO later.
+    if (last_progress_ns > e.sent_ns) {
+        if (const std::uint64_t at = last_progress_ns + current_rto(params); now < at) {
+            timers.schedule(e.timer, at);
+            return timeout_action::none;
+        }
+    }
     // RUD: a SACK reports the 64 PSNs below the newest received. A packet more than that past
     // the oldest unacknowledged one and more than that below the newest acknowledged may well
     // have arrived without the receiver being able to say so until the hole is filled. Resending

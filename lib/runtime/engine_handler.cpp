@@ -12,10 +12,19 @@ void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64
 
 std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
     const std::size_t want = std::min(frames.size(), out_.size());
+    // The engine builds each frame straight into the slot's buffer (the mbuf's data room).
+    for (std::size_t i = 0; i < want; ++i)
+        out_[i].room = frames[i].buffer;
     const std::size_t got = engine_.transmit(now, std::span<uet::tx_frame>(out_.data(), want));
     std::size_t n = 0;
     for (std::size_t i = 0; i < got; ++i) {
         const auto data = out_[i].data;
+        if (data.data() == frames[i].buffer.data()) {
+            // Built in place: slot i holds it; slots travel whole (buffer with its cookie).
+            if (i != n) std::swap(frames[i], frames[n]);
+            frames[n++].length = data.size();
+            continue;
+        }
         // A frame that does not fit the port is lost like any dropped frame; the engine's
         // retransmission ends in an error completion rather than a hang.
         if (data.size() > frames[n].buffer.size()) {
@@ -27,6 +36,8 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
         stats_.bytes_copied_tx += data.size();
         ++n;
     }
+    for (std::size_t i = 0; i < want; ++i)
+        out_[i].room = {};
     stats_.frames_tx += n;
     return n;
 }

@@ -1,11 +1,12 @@
 // The PDS engine as a runtime::frame_handler, so a poll_loop can drive it on a DPDK port
 // (usually under a host_stack, which resolves and fills the Ethernet addresses of its frames).
 //
-// Copies: the engine hands out frames as views into its own memory, valid only until its next
-// transmit() call, while a port may still hold a transmitted mbuf long after that. So the frames
-// cannot be chained as external buffers (tx_frame::ext) and are copied once into the runtime's
-// slots here. Received frames go to the engine straight from the mbuf; the engine copies each
-// payload once into its reassembly buffer.
+// Copies: each slot's buffer (an mbuf's data room) is offered to the engine as room, and the
+// engine builds the frame there: headers written in place, the payload copied once from the
+// sender's memory while its UDP checksum is summed. Only a frame the engine could not build in
+// the room (a room smaller than its largest frame) is copied here from engine memory
+// (engine_handler_stats::bytes_copied_tx). Received frames go to the engine straight from the
+// mbuf; the engine copies each payload once into its reassembly buffer.
 #pragma once
 
 #include <array>
@@ -20,7 +21,7 @@ namespace uet::runtime {
 
 struct engine_handler_stats {
     std::uint64_t frames_rx = 0, frames_tx = 0;
-    std::uint64_t bytes_copied_tx = 0;  // engine frame -> runtime slot
+    std::uint64_t bytes_copied_tx = 0;  // engine memory -> runtime slot (frames not built in place)
     std::uint64_t tx_too_large = 0;     // engine frame larger than the slot: dropped
 };
 

@@ -64,8 +64,13 @@ std::uint32_t neighbor_table::next_hop(std::uint32_t dst) const noexcept {
 }
 
 neighbor_table::entry* neighbor_table::find(std::uint32_t ip) noexcept {
-    for (auto& e : entries_) {
-        if (e.st != state::free && e.ip == ip) return &e;
+    // Frames go to few next hops (usually one): try the last one found before the walk.
+    if (entry& last = entries_[last_found_]; last.st != state::free && last.ip == ip) return &last;
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+        if (entries_[i].st != state::free && entries_[i].ip == ip) {
+            last_found_ = i;
+            return &entries_[i];
+        }
     }
     return nullptr;
 }
@@ -135,12 +140,12 @@ bool neighbor_table::resolve(std::uint32_t ip, std::uint64_t now) noexcept {
         // Expired: resolve again, keeping the slot.
         e->st = state::incomplete;
         e->requests = 0;
-        e->request_due = true;
+        mark_request_due(*e);
         e->expires = now;
         return false;
     }
     e = allocate(ip, now);
-    if (e != nullptr) e->request_due = true;
+    if (e != nullptr) mark_request_due(*e);
     return false;
 }
 
@@ -187,6 +192,7 @@ void neighbor_table::learn(entry& e, const wire::mac_address& mac, std::uint64_t
     e.mac = mac;
     e.st = state::reachable;
     e.expires = now + cfg_.reachable_ns;
+    note_expiry(e.expires);
     e.requests = 0;
     e.request_due = false;
     ++stats_.learned;
@@ -254,6 +260,8 @@ void neighbor_table::drop_held(std::uint32_t hop) noexcept {
 }
 
 void neighbor_table::age(std::uint64_t now) noexcept {
+    if (now < age_at_) return;
+    std::uint64_t next = std::numeric_limits<std::uint64_t>::max();
     for (auto& e : entries_) {
         if (e.st == state::reachable && now >= e.expires && e.pending == 0) {
             e.st = state::free;
@@ -263,10 +271,14 @@ void neighbor_table::age(std::uint64_t now) noexcept {
                 drop_held(e.ip);
                 e.st = state::free;
             } else {
-                e.request_due = true;
+                mark_request_due(e);
             }
+        } else if (e.st == state::reachable || (e.st == state::incomplete && !e.request_due)) {
+            // Not due yet (or held by pending frames: release_held notes it again).
+            if (e.expires > now) next = std::min(next, e.expires);
         }
     }
+    age_at_ = next;
 }
 
 std::size_t neighbor_table::release_held(std::uint64_t now, std::span<std::uint8_t> out) noexcept {
@@ -286,7 +298,10 @@ std::size_t neighbor_table::release_held(std::uint64_t now, std::span<std::uint8
     std::memcpy(out.data(), mac.octets.data(), mac.octets.size());
     std::memcpy(out.data() + 6, iface_.mac.octets.data(), iface_.mac.octets.size());
     const std::size_t n = oldest->length;
-    if (entry* e = find(oldest->hop); e != nullptr && e->pending > 0) --e->pending;
+    if (entry* e = find(oldest->hop); e != nullptr && e->pending > 0) {
+        // An expired entry kept for its held frames may go once the last one has left.
+        if (--e->pending == 0) note_expiry(e->expires);
+    }
     oldest->length = 0;
     --held_count_;
     ++stats_.released;
@@ -303,25 +318,30 @@ std::size_t neighbor_table::poll_output(std::uint64_t now, std::span<std::uint8_
         return n;
     }
     age(now);
-    for (auto& e : entries_) {
-        if (e.st != state::incomplete || !e.request_due) continue;
-        const std::size_t n =
-            write_arp(wire::arp_op_request, wire::mac_address::broadcast(), e.ip, {}, out);
-        if (n == 0) return 0;
-        e.request_due = false;
-        ++e.requests;
-        e.expires = now + cfg_.retry_ns;
-        ++stats_.requests_sent;
-        return n;
+    if (requests_due_) {
+        for (auto& e : entries_) {
+            if (e.st != state::incomplete || !e.request_due) continue;
+            const std::size_t n =
+                write_arp(wire::arp_op_request, wire::mac_address::broadcast(), e.ip, {}, out);
+            if (n == 0) return 0;
+            e.request_due = false;
+            ++e.requests;
+            e.expires = now + cfg_.retry_ns;
+            note_expiry(e.expires);
+            ++stats_.requests_sent;
+            return n;
+        }
+        requests_due_ = false;  // none left
     }
     return release_held(now, out);
 }
 
 std::uint64_t neighbor_table::next_deadline() const noexcept {
-    if (reply_count_ > 0) return 0;
-    std::uint64_t t = std::numeric_limits<std::uint64_t>::max();
+    if (reply_count_ > 0 || requests_due_) return 0;
+    // age_at_ may be early (an entry it counted was freed since): that costs one idle poll.
+    std::uint64_t t = age_at_;
+    if (held_count_ == 0) return t;
     for (const auto& e : entries_) {
-        if (e.st == state::incomplete) t = std::min(t, e.request_due ? 0 : e.expires);
         if (e.st == state::reachable && e.pending > 0) return 0;
     }
     return t;

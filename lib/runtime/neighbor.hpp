@@ -5,9 +5,11 @@
 // All memory is reserved at construction; nothing is allocated afterwards.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -125,6 +127,13 @@ class neighbor_table {
                           const wire::mac_address& tha, std::span<std::uint8_t> out) noexcept;
     std::size_t release_held(std::uint64_t now, std::span<std::uint8_t> out) noexcept;
     void age(std::uint64_t now) noexcept;
+    // Bookkeeping that lets the per-poll paths skip the table walk: an entry's expiry was set
+    // (age() has work at that time), or a request became due.
+    void note_expiry(std::uint64_t t) noexcept { age_at_ = std::min(age_at_, t); }
+    void mark_request_due(entry& e) noexcept {
+        e.request_due = true;
+        requests_due_ = true;
+    }
 
     interface_config iface_;
     neighbor_config cfg_;
@@ -139,6 +148,11 @@ class neighbor_table {
     };
     std::vector<reply> replies_;  // ring of ARP replies to send
     std::size_t reply_head_ = 0, reply_count_ = 0;
+    // poll_output runs on every transmit burst: age() walks the table only once the earliest
+    // expiry it tracks is due, and the request scan only when a request may be due.
+    std::uint64_t age_at_ = std::numeric_limits<std::uint64_t>::max();
+    bool requests_due_ = false;
+    mutable std::size_t last_found_ = 0;  // the entry find() returned last (usually the peer)
     neighbor_stats stats_;
 };
 

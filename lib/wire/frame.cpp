@@ -81,6 +81,26 @@ std::size_t finish_udp_frame(const frame_spec& s, std::size_t udp_payload_len,
     return total;
 }
 
+std::size_t finish_udp_frame(const frame_spec& s, std::size_t udp_payload_len,
+                             std::span<std::uint8_t> out, std::size_t payload_summed_from,
+                             std::uint32_t payload_sum) noexcept {
+    if (s.udp_checksum == false || payload_summed_from > udp_payload_len)
+        return finish_udp_frame(s, udp_payload_len, out);
+    const std::size_t hdr = frame_header_size(s, true);
+    if (out.size() < hdr || out.size() - hdr < udp_payload_len) return 0;
+    const std::size_t udp_len = udp_header::wire_size + udp_payload_len;
+    if (udp_len > max_ip_total - ipv4_header::wire_size) return 0;
+    const std::size_t ip_end = write_l2_ip(s, ip_proto_udp, udp_len, out);
+    if (!ip_end) return 0;
+    encode(udp_header{s.src_port, s.dst_port, static_cast<std::uint16_t>(udp_len), 0},
+           out.subspan(ip_end));
+    const auto datagram = out.subspan(ip_end, udp_len);
+    store_be16(&datagram[6],
+               udp_checksum_presummed(s.src_ip, s.dst_ip, datagram,
+                                      udp_header::wire_size + payload_summed_from, payload_sum));
+    return hdr + udp_payload_len;
+}
+
 void refresh_udp_checksum(const frame_spec& s, std::span<std::uint8_t> frame) noexcept {
     std::size_t off = l2_size(s) + ipv4_header::wire_size;
     if (frame.size() < off + udp_header::wire_size) return;

@@ -45,6 +45,11 @@ std::size_t build_arp_frame(const frame_spec& s, const arp_packet& arp,
 // out[frame_header_size(s, true)]; this writes every header in front and the checksums.
 std::size_t finish_udp_frame(const frame_spec& s, std::size_t udp_payload_len,
                              std::span<std::uint8_t> out) noexcept;
+// The same, when the UDP payload bytes from payload_summed_from to its end were written by
+// checksum_copy, whose result is payload_sum: the checksum reads only the bytes before them.
+std::size_t finish_udp_frame(const frame_spec& s, std::size_t udp_payload_len,
+                             std::span<std::uint8_t> out, std::size_t payload_summed_from,
+                             std::uint32_t payload_sum) noexcept;
 // Same for an IP frame without UDP.
 std::size_t finish_ip_frame(const frame_spec& s, std::uint8_t ip_protocol,
                             std::size_t ip_payload_len, std::span<std::uint8_t> out) noexcept;

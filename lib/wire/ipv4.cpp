@@ -3,6 +3,10 @@
 #include <bit>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "bytes.hpp"
 
 namespace uet::wire {
@@ -68,6 +72,59 @@ std::uint32_t checksum_partial(std::span<const std::uint8_t> data, std::uint32_t
         n -= 2;
     }
     if (n) acc += std::uint32_t{p[0]} << 8;
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    return static_cast<std::uint32_t>(acc);
+}
+
+std::uint32_t checksum_copy(std::uint8_t* dst, std::span<const std::uint8_t> src,
+                            std::uint32_t sum) noexcept {
+    const std::uint8_t* p = src.data();
+    std::size_t n = src.size();
+    std::uint64_t acc = sum;
+#if defined(__SSE2__)
+    // 16 bytes a step: load, store, and add the four native 32-bit words as 64-bit lanes (no
+    // carry to fold until the end: each lane stays below 2^32 x steps).
+    __m128i acc_lo = _mm_setzero_si128(), acc_hi = _mm_setzero_si128();
+    const __m128i zero = _mm_setzero_si128();
+    for (; n >= 16; n -= 16, p += 16, dst += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
+        acc_lo = _mm_add_epi64(acc_lo, _mm_unpacklo_epi32(v, zero));
+        acc_hi = _mm_add_epi64(acc_hi, _mm_unpackhi_epi32(v, zero));
+    }
+    alignas(16) std::uint64_t lanes[2];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), _mm_add_epi64(acc_lo, acc_hi));
+    std::uint64_t native = lanes[0] + lanes[1];
+#else
+    std::uint64_t native = 0;
+#endif
+    for (; n >= 4; n -= 4, p += 4, dst += 4) {
+        std::uint32_t w;
+        std::memcpy(&w, p, 4);
+        std::memcpy(dst, &w, 4);
+        native += w;
+    }
+    // The native words' sum, folded to 16 bits, is the big-endian sum byte-swapped (RFC 1071).
+    native = (native & 0xffffffffu) + (native >> 32);
+    native = (native & 0xffffffffu) + (native >> 32);
+    native = (native & 0xffff) + (native >> 16);
+    native = (native & 0xffff) + (native >> 16);
+    native = (native & 0xffff) + (native >> 16);
+    if constexpr (std::endian::native == std::endian::little)
+        native = ((native >> 8) | (native << 8)) & 0xffff;
+    acc += native;
+    if (n >= 2) {
+        acc += load_be16(p);
+        std::memcpy(dst, p, 2);
+        p += 2;
+        dst += 2;
+        n -= 2;
+    }
+    if (n) {
+        acc += std::uint32_t{p[0]} << 8;
+        dst[0] = p[0];
+    }
     acc = (acc & 0xffffffffu) + (acc >> 32);
     acc = (acc & 0xffffffffu) + (acc >> 32);
     return static_cast<std::uint32_t>(acc);
@@ -235,6 +292,30 @@ std::uint16_t udp_checksum(std::uint32_t src_ip, std::uint32_t dst_ip,
         sum += static_cast<std::uint16_t>(~stored);
     }
     std::uint16_t c = checksum_finish(sum);
+    return c == 0 ? 0xffff : c;
+}
+
+std::uint16_t udp_checksum_presummed(std::uint32_t src_ip, std::uint32_t dst_ip,
+                                     std::span<const std::uint8_t> datagram,
+                                     std::size_t summed_from, std::uint32_t summed) noexcept {
+    if (summed_from > datagram.size()) summed_from = datagram.size();
+    // Pseudo-header (with the whole datagram's length), then the bytes before summed_from.
+    std::uint64_t acc = std::uint64_t{src_ip} + dst_ip + ip_proto_udp + (datagram.size() & 0xffff);
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    acc = checksum_partial(datagram.first(summed_from), static_cast<std::uint32_t>(acc));
+    // The tail's sum folded to 16 bits; starting at an odd offset its bytes sit in the other
+    // half of every 16-bit word, which one swap of the folded sum accounts for (RFC 1071).
+    std::uint32_t tail = (summed & 0xffff) + (summed >> 16);
+    tail = (tail & 0xffff) + (tail >> 16);
+    if (summed_from & 1) tail = ((tail >> 8) | (tail << 8)) & 0xffff;
+    acc += tail;
+    if (summed_from >= udp_header::wire_size) {
+        // As udp_checksum: the stored checksum's current value does not count.
+        acc += static_cast<std::uint16_t>(~load_be16(&datagram[6]));
+    }
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    acc = (acc & 0xffffffffu) + (acc >> 32);
+    const std::uint16_t c = checksum_finish(static_cast<std::uint32_t>(acc));
     return c == 0 ? 0xffff : c;
 }
 

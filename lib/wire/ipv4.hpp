@@ -53,6 +53,10 @@ inline constexpr bool is_ect(ecn_codepoint e) noexcept {
 
 std::uint32_t checksum_partial(std::span<const std::uint8_t> data, std::uint32_t sum = 0) noexcept;
 std::uint16_t checksum_finish(std::uint32_t sum) noexcept;
+// Copies src to dst (no overlap) and returns checksum_partial(src, sum): the one pass that
+// builds a frame's payload also sums it, so the UDP checksum need not read it again.
+std::uint32_t checksum_copy(std::uint8_t* dst, std::span<const std::uint8_t> src,
+                            std::uint32_t sum = 0) noexcept;
 inline std::uint16_t internet_checksum(std::span<const std::uint8_t> data) noexcept {
     return checksum_finish(checksum_partial(data));
 }
@@ -118,6 +122,11 @@ void visit(const udp_header& h, field_visitor& v);
 std::uint16_t udp_checksum(std::uint32_t src_ip, std::uint32_t dst_ip,
                            std::span<const std::uint8_t> datagram) noexcept;
 // True if the datagram's checksum is 0 (none) or verifies.
+// udp_checksum() of a datagram whose bytes from offset summed_from to the end have the partial
+// sum `summed` (checksum_copy of them, at any offset parity): those bytes are not read again.
+std::uint16_t udp_checksum_presummed(std::uint32_t src_ip, std::uint32_t dst_ip,
+                                     std::span<const std::uint8_t> datagram,
+                                     std::size_t summed_from, std::uint32_t summed) noexcept;
 bool udp_checksum_ok(std::uint32_t src_ip, std::uint32_t dst_ip,
                      std::span<const std::uint8_t> datagram) noexcept;
 

@@ -247,13 +247,19 @@ std::size_t encoded_size(const uet_packet_spec& s) noexcept {
            encoded_size(s.pds) + (s.ses ? encoded_size(*s.ses) : 0) + s.payload.size();
 }
 
-std::size_t encode_uet(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept {
+std::size_t encode_uet_headers(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept {
     if (out.size() < encoded_size(s)) return 0;
     std::size_t off = 0;
     if (s.entropy) off += encode(*s.entropy, out.subspan(off));
     if (s.tss) off += encode(*s.tss, out.subspan(off));
     off += encode(s.pds, out.subspan(off));
     if (s.ses) off += encode(*s.ses, out.subspan(off));
+    return off;
+}
+
+std::size_t encode_uet(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept {
+    const std::size_t off = encode_uet_headers(s, out);
+    if (off == 0) return 0;
     byte_writer w(out.subspan(off));
     w.bytes(s.payload);
     return w.failed() ? 0 : off + w.offset();

@@ -53,5 +53,8 @@ struct uet_packet_spec {
 std::size_t encoded_size(const uet_packet_spec& s) noexcept;
 // Writes the headers then the payload bytes; returns the bytes written, 0 if out is too small.
 std::size_t encode_uet(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept;
+// Writes only the headers, leaving room for the payload (the caller copies it, e.g. with
+// checksum_copy); returns the header bytes, 0 if out cannot hold headers and payload.
+std::size_t encode_uet_headers(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept;
 
 }  // namespace uet::wire

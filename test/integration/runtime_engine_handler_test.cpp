@@ -90,7 +90,9 @@ TEST(EngineHandler, EveryModeArrivesVerifiedOverLossyWireWithArp) {
     EXPECT_GT(a.host.neighbors().stats().requests_sent, 0u);
     EXPECT_EQ(b.host.stats()[runtime::host_drop::not_our_mac], 0u);
     EXPECT_EQ(a.handler.stats().tx_too_large, 0u);
-    EXPECT_GE(a.handler.stats().bytes_copied_tx, 2u << 20);
+    // Every frame was built in the runtime's slot: no copy of a frame after the engine's.
+    EXPECT_EQ(a.handler.stats().bytes_copied_tx, 0u);
+    EXPECT_GE(a.handler.stats().frames_tx, 1000u);
 }
 
 TEST(EngineHandler, FramesLargerThanTheSlotAreDroppedAndCounted) {

@@ -2,6 +2,7 @@
 // retry and give-up, the gateway route.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "frame.hpp"
@@ -132,6 +133,39 @@ TEST(Neighbor, EntriesExpire) {
     EXPECT_FALSE(t.resolve(ip(10, 0, 0, 2), 1001));  // resolving again
     wire::arp_packet arp;
     EXPECT_TRUE(next_arp(t, 1001, arp));
+}
+
+// poll_output runs on every transmit burst, so aging walks the table only when the earliest
+// expiry is due; every entry still expires on time, and next_deadline names the next one.
+TEST(Neighbor, AgingByDeadlineStillExpiresEveryEntry) {
+    runtime::neighbor_config cfg;
+    cfg.reachable_ns = 1000;
+    neighbor_table t(iface(), cfg);
+    std::vector<std::uint8_t> buf(9216);
+    for (std::uint8_t k = 2; k <= 5; ++k) {
+        EXPECT_FALSE(t.resolve(ip(10, 0, 0, k), 0));
+        EXPECT_GT(t.poll_output(0, buf), 0u);  // the request
+    }
+    for (std::uint8_t k = 2; k <= 5; ++k) {
+        wire::arp_packet r = reply_from_peer();
+        r.sha.octets[5] = k;
+        r.spa = ip(10, 0, 0, k);
+        t.on_arp(r, k * 100u);
+    }
+    EXPECT_EQ(t.size(), 4u);
+    EXPECT_EQ(t.poll_output(500, buf), 0u);
+    EXPECT_EQ(t.next_deadline(), 1200u);
+    EXPECT_EQ(t.poll_output(1199, buf), 0u);
+    EXPECT_EQ(t.stats().expired, 0u);
+    EXPECT_EQ(t.poll_output(1250, buf), 0u);
+    EXPECT_EQ(t.stats().expired, 1u);
+    EXPECT_FALSE(t.lookup(ip(10, 0, 0, 2), 1250).has_value());
+    EXPECT_TRUE(t.lookup(ip(10, 0, 0, 3), 1250).has_value());
+    EXPECT_EQ(t.next_deadline(), 1300u);
+    EXPECT_EQ(t.poll_output(10'000, buf), 0u);
+    EXPECT_EQ(t.stats().expired, 4u);
+    EXPECT_EQ(t.size(), 0u);
+    EXPECT_EQ(t.next_deadline(), std::numeric_limits<std::uint64_t>::max());
 }
 
 TEST(Neighbor, StaticEntriesNeverExpireNorChange) {

@@ -179,6 +179,23 @@ struct initiator_fixture {
     }
 };
 
+// RFC 6298 5.3: while ACKs make progress a packet's timer restarts from the last progress
+// instead of declaring it lost; once they stop it fires one RTO after the last.
+TEST(pdc, timer_restarts_on_ack_progress_and_fires_once_acks_stop) {
+    initiator_fixture f;
+    f.send(0);
+    pds::tx_entry& second = f.send(0);
+    f.send(0);
+    EXPECT_EQ(f.ack(100, 101, 0, 8'000).newly_acked, 1u);
+    const std::uint64_t at = 8'000 + f.p.current_rto(f.params);
+    EXPECT_EQ(f.p.on_timer(second, 10'000, f.timers, f.params), pds::timeout_action::none);
+    ASSERT_TRUE(second.timer.scheduled());
+    EXPECT_EQ(second.timer.deadline(), at);
+    EXPECT_EQ(f.p.counters.timeouts, 0u);
+    EXPECT_EQ(f.p.on_timer(second, at, f.timers, f.params), pds::timeout_action::retransmit);
+    EXPECT_EQ(f.p.counters.timeouts, 1u);
+}
+
 TEST(pdc, first_ack_establishes_and_learns_the_target_pdcid) {
     initiator_fixture f;
     EXPECT_TRUE(f.p.syn());
@@ -463,6 +480,66 @@ std::vector<std::vector<std::uint8_t>> drain_tx(engine& e, std::uint64_t now) {
         if (n < out.size()) break;
     }
     return frames;
+}
+
+// drain_tx with room offered in every slot (as the DPDK runtime offers its mbufs): the frames
+// must be built in the room.
+std::vector<std::vector<std::uint8_t>> drain_tx_in_room(engine& e, std::uint64_t now,
+                                                        std::size_t room_size) {
+    std::vector<std::vector<std::uint8_t>> frames;
+    std::vector<std::uint8_t> rooms(64 * room_size);
+    std::array<tx_frame, 64> out{};
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i].room = std::span<std::uint8_t>(&rooms[i * room_size], room_size);
+    for (std::size_t n; (n = e.transmit(now, out)) > 0;) {
+        for (std::size_t i = 0; i < n; ++i) {
+            EXPECT_EQ(out[i].data.data(), out[i].room.data());
+            frames.emplace_back(out[i].data.begin(), out[i].data.end());
+        }
+        if (n < out.size()) break;
+    }
+    return frames;
+}
+
+// The single-copy transmit path (headers written and payload copied and summed in the caller's
+// room) gives byte for byte the frames of the staged path, data and control frames alike; a
+// room too small for the largest frame falls back to the staged frames.
+TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
+    const engine_config ca = endpoint_config(1, 5), cb = endpoint_config(2, 6);
+    engine a1(ca), a2(ca), a3(ca), b1(cb), b2(cb);
+    for (engine* a : {&a1, &a2, &a3}) {
+        const peer_id to_b = a->add_peer(cb.mac, cb.ip);
+        // Odd sizes and offsets: the payload's sum starts at either parity.
+        ASSERT_TRUE(
+            a->post_send(to_b, delivery_mode::rud, message_bytes(0, 10 * 4096 + 7), 1).ok());
+        ASSERT_TRUE(a->post_send(to_b, delivery_mode::rod, message_bytes(1, 333), 2).ok());
+        ASSERT_TRUE(a->post_send(to_b, delivery_mode::rudi, message_bytes(2, 5000), 3).ok());
+        ASSERT_TRUE(a->post_send(to_b, delivery_mode::uud, message_bytes(3, 1), 4).ok());
+    }
+    const auto staged = drain_tx(a1, 0);
+    const auto in_room = drain_tx_in_room(a2, 0, 8192);
+    ASSERT_GE(staged.size(), 14u);
+    EXPECT_EQ(in_room, staged);
+    // A room smaller than the largest frame: frames come from engine memory, unchanged.
+    std::array<tx_frame, 64> small{};
+    std::vector<std::uint8_t> tiny(64 * 256);
+    for (std::size_t i = 0; i < small.size(); ++i)
+        small[i].room = std::span<std::uint8_t>(&tiny[i * 256], 256);
+    const std::size_t n = a3.transmit(0, small);
+    ASSERT_EQ(n, staged.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_NE(small[i].data.data(), small[i].room.data());
+        EXPECT_TRUE(std::equal(small[i].data.begin(), small[i].data.end(), staged[i].begin(),
+                               staged[i].end()));
+    }
+    // Control frames (ACKs, RUDI responses) too.
+    for (const auto& f : staged) {
+        b1.receive(f, 1000);
+        b2.receive(f, 1000);
+    }
+    const auto acks = drain_tx(b1, 1000);
+    ASSERT_FALSE(acks.empty());
+    EXPECT_EQ(drain_tx_in_room(b2, 1000, 2048), acks);
 }
 
 TEST(engine, syn_on_every_packet_until_the_first_ack_then_dpdcid) {

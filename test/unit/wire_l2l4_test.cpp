@@ -4,6 +4,7 @@
 // checksum example, a ConnectX-4 Lx capture and the scapy RoCE test (see each test).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <random>
@@ -221,6 +222,61 @@ TEST(Checksum, MatchesWordByWordDefinitionForEveryLength) {
             }
             const auto got = checksum_partial(std::span(buf).subspan(start, len), seed);
             ASSERT_EQ(checksum_finish(got), checksum_finish(ref)) << "len " << len;
+        }
+    }
+}
+
+// The copy that sums: same bytes out, same partial sum as checksum_partial, for every length,
+// misalignment of source and destination, and seed.
+TEST(Checksum, CopyAndSumMatchesCopyThenSum) {
+    std::mt19937 rng(13);
+    std::vector<std::uint8_t> src(2100), dst(2140);
+    for (auto& b : src)
+        b = static_cast<std::uint8_t>(rng());
+    for (std::size_t len = 0; len <= 2000; len += (len < 100 ? 1 : 29)) {
+        for (std::size_t from = 0; from < 4; ++from) {
+            const std::size_t to = (from * 7 + len) % 16;
+            std::fill(dst.begin(), dst.end(), 0xa5);
+            const std::uint32_t seed = rng() & 0x3ffff;
+            const auto in = std::span<const std::uint8_t>(src).subspan(from, len);
+            const std::uint32_t got = checksum_copy(dst.data() + to, in, seed);
+            ASSERT_EQ(checksum_finish(got), checksum_finish(checksum_partial(in, seed)))
+                << "len " << len;
+            ASSERT_TRUE(std::equal(in.begin(), in.end(), dst.begin() + to)) << "len " << len;
+            ASSERT_EQ(dst[to + len], 0xa5) << "wrote past the end, len " << len;
+            if (to > 0) {
+                ASSERT_EQ(dst[to - 1], 0xa5);
+            }
+        }
+    }
+}
+
+// A UDP frame finished from a payload summed while copied equals the one summed afterwards,
+// whatever the parity of the offset where the summed part starts.
+TEST(Udp, PresummedPayloadGivesTheSameFrame) {
+    std::mt19937 rng(17);
+    frame_spec fs;
+    fs.src_mac = {{2, 0, 0, 0, 0, 1}};
+    fs.dst_mac = {{2, 0, 0, 0, 0, 2}};
+    fs.src_ip = 0x0a000001;
+    fs.dst_ip = 0x0a000002;
+    fs.src_port = 0xc123;
+    fs.dst_port = uet_udp_port;
+    const std::size_t hdr = frame_header_size(fs, true);
+    for (std::size_t len = 0; len <= 1500; len += (len < 40 ? 1 : 53)) {
+        for (std::size_t prefix = 0; prefix <= std::min<std::size_t>(len, 5); ++prefix) {
+            bytes payload(len);
+            for (auto& b : payload)
+                b = static_cast<std::uint8_t>(rng());
+            bytes ref(hdr + len), got(hdr + len, 0x5a);
+            ASSERT_EQ(build_udp_frame(fs, payload, ref), hdr + len);
+            std::copy(payload.begin(), payload.begin() + prefix, got.begin() + hdr);
+            const std::uint32_t sum = checksum_copy(
+                got.data() + hdr + prefix, std::span<const std::uint8_t>(payload).subspan(prefix));
+            ASSERT_EQ(finish_udp_frame(fs, len, got, prefix, sum), hdr + len);
+            ASSERT_EQ(got, ref) << "len " << len << " prefix " << prefix;
+            l2l4_view v;
+            ASSERT_EQ(parse_l2l4(got, v), reject_reason::none);
         }
     }
 }

@@ -53,6 +53,7 @@ struct port_counters {
     std::uint64_t rx_frames = 0, rx_bytes = 0, rx_multiseg = 0, rx_oversize = 0;
     std::uint64_t tx_frames = 0, tx_bytes = 0, tx_zero_copy = 0, tx_copied = 0;
     std::uint64_t tx_ring_full = 0, tx_alloc_failed = 0, tx_bad_frame = 0;
+    std::uint64_t tx_deferred = 0;        // frames the TX ring refused, kept for the next burst
     std::uint64_t steered_away = 0;       // software steering: frames left alone (dropped, counted)
     runtime::steering_counters steering;  // software steering: every frame by class
 };

@@ -26,6 +26,8 @@ port::queue_io::queue_io(port& owner, std::uint16_t queue, std::size_t frame_roo
       scratch_(65536) {}
 
 port::queue_io::~queue_io() {
+    for (std::uint16_t i = 0; i < backlog_; ++i)
+        rte_pktmbuf_free(out_[i]);
     for (auto& s : slots_) {
         if (s.io_cookie != nullptr) rte_pktmbuf_free(mbuf_of(s));
         s.io_cookie = nullptr;
@@ -167,30 +169,45 @@ bool port::queue_io::prepare(runtime::tx_frame& f) noexcept {
 }
 
 std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint64_t now) {
-    if (queue_ >= owner_.cfg_.tx_queues || !refill()) return 0;
-    const std::size_t filled = std::min(h.on_transmit(now, slots_), slots_.size());
-    std::uint16_t count = 0;
-    for (std::size_t i = 0; i < filled; ++i) {
-        if (!prepare(slots_[i])) continue;
-        out_[count++] = mbuf_of(slots_[i]);
-        slots_[i].io_cookie = nullptr;  // the mbuf now belongs to the send path
+    if (queue_ >= owner_.cfg_.tx_queues) return 0;
+    std::uint16_t count = backlog_;
+    // With a backlog the handler fills only the slots behind it, so order is kept and the
+    // backlog never exceeds one burst.
+    if (count < slots_.size() && refill()) {
+        const std::span<runtime::tx_frame> room(slots_.data(), slots_.size() - count);
+        const std::size_t filled = std::min(h.on_transmit(now, room), room.size());
+        for (std::size_t i = 0; i < filled; ++i) {
+            if (!prepare(slots_[i])) continue;
+            out_[count++] = mbuf_of(slots_[i]);
+            slots_[i].io_cookie = nullptr;  // the mbuf now belongs to the send path
+        }
     }
+    if (count == 0) return 0;
     std::uint16_t sent = 0;
     for (unsigned attempt = 0; sent < count && attempt <= tx_retries; ++attempt) {
-        sent += rte_eth_tx_burst(owner_.port_id_, queue_, out_.data() + sent,
-                                 static_cast<std::uint16_t>(count - sent));
-    }
-    for (std::uint16_t i = sent; i < count; ++i) {
-        ++c_.tx_ring_full;
-        rte_pktmbuf_free(out_[i]);
+        const std::uint16_t n = rte_eth_tx_burst(owner_.port_id_, queue_, out_.data() + sent,
+                                                 static_cast<std::uint16_t>(count - sent));
+        if (n == 0) break;
+        sent += n;
     }
     for (std::uint16_t i = 0; i < sent; ++i)
         c_.tx_bytes += out_[i]->pkt_len;
     c_.tx_frames += sent;
+    backlog_ = static_cast<std::uint16_t>(count - sent);
+    if (backlog_ != 0) {
+        c_.tx_deferred += backlog_;
+        std::memmove(out_.data(), out_.data() + sent, backlog_ * sizeof(out_[0]));
+    }
     return sent;
 }
 
 void port::queue_io::drain() noexcept {
+    // The port is stopping: what the ring never took is lost now.
+    for (std::uint16_t i = 0; i < backlog_; ++i) {
+        ++c_.tx_ring_full;
+        rte_pktmbuf_free(out_[i]);
+    }
+    backlog_ = 0;
     if (queue_ < owner_.cfg_.tx_queues) rte_eth_tx_done_cleanup(owner_.port_id_, queue_, 0);
     if (queue_ >= owner_.cfg_.rx_queues) return;
     std::array<rte_mbuf*, runtime::burst_size> pkts;
@@ -212,6 +229,7 @@ void port::queue_io::add_counters(port_counters& t) const noexcept {
     t.tx_zero_copy += c_.tx_zero_copy;
     t.tx_copied += c_.tx_copied;
     t.tx_ring_full += c_.tx_ring_full;
+    t.tx_deferred += c_.tx_deferred;
     t.tx_alloc_failed += c_.tx_alloc_failed;
     t.tx_bad_frame += c_.tx_bad_frame;
     t.steered_away += c_.steered_away;

@@ -32,7 +32,11 @@ class port::queue_io final : public runtime::packet_io {
     std::size_t frame_room_;
     bool classify_;
     std::array<runtime::tx_frame, runtime::burst_size> slots_{};
+    // Frames the TX ring had no room for: they go first in the next burst, and the handler is
+    // asked for that many fewer. A full ring is back-pressure from a slow receiver, not loss;
+    // dropping there made the engine wait a retransmit timeout for frames it believed sent.
     std::array<rte_mbuf*, runtime::burst_size> out_{};
+    std::uint16_t backlog_ = 0;          // out_[0, backlog_) are prepared and unsent
     std::vector<std::uint8_t> scratch_;  // a multi-segment frame made contiguous
     port_counters c_;
 };
