@@ -20,9 +20,17 @@ struct lb_params {
     std::uint8_t reps_explore = 16;
 };
 
+// Events of the selectors of one engine, summed over its PDCs (engine_counters::lb). Kept here,
+// not per PDC, so a selector's state stays small.
+struct lb_stats {
+    std::uint64_t reps_freezes = 0;        // REPS freezes entered (a timeout with values to replay)
+    std::uint64_t reps_freezes_ended = 0;  // REPS freezes left after reps_freeze_ns
+};
+
 struct lb_context {
     uet::rng* rng = nullptr;
     lb_params params;
+    lb_stats stats;
 
     std::uint16_t path_count() const noexcept {
         return static_cast<std::uint16_t>(1u << path_bits());

@@ -67,12 +67,14 @@ void reps::freeze(std::uint64_t now) noexcept {
     freeze_pending_ = 0;
     if (filled_ == 0) return;  // nothing to replay: keep drawing at random
     frozen_ = 1;
+    ++ctx_->stats.reps_freezes;
     replay_ = 0;
     freeze_start_ = static_cast<std::uint32_t>(now >> tick_shift);
 }
 
 void reps::end_freeze() noexcept {
     frozen_ = 0;
+    ++ctx_->stats.reps_freezes_ended;
     valid_ = 0;
     filled_ = 0;
     head_ = 0;

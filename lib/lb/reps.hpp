@@ -3,7 +3,8 @@
 // reused oldest first; with nothing remembered a value is drawn at random. A retransmit timeout
 // (a path may have failed) freezes the ring: for reps_freeze_ns only the remembered values are
 // replayed, in turn, since they worked before the failure. Then the ring is cleared and the next
-// reps_explore packets go to random values to find the surviving paths again.
+// reps_explore packets go to random values to find the surviving paths again. Freezes entered
+// and left are counted in the engine-wide lb_context::stats, not in the per-PDC state.
 //
 // Per-PDC state is 26 bytes (ring 16, freeze start 4, upper bits 2, flags and cursors 4) plus the
 // shared-context pointer and the vtable pointer.

@@ -179,23 +179,85 @@ TEST(cc_lb_scenarios, asymmetry_one_slow_spine) {
     EXPECT_LT(r[1].done_us, r[0].done_us);
 }
 
-// ---- 2. failure: a spine link black-holed mid-transfer ----
+// ---- 2. failure: a spine link black-holed mid-transfer, then a short outage of the leaf ----
+
+// At 1 ms the spine link of host 0's static path to leaf 1 black-holes for good. A sprayer loses
+// only packets it can recover by SACK; to make every PDC time out (and REPS freeze), at 2 ms every
+// spine link to leaf 1 goes dark for 300 us (a leaf reboot, a spine plane flap), then all but the
+// dead one come back. REPS replays the values it remembered (paths that worked before), then
+// after its freeze clears its ring and explores again.
+constexpr std::uint64_t bin_ns = 100'000;
+constexpr std::uint64_t link_fail_ns = 1'000'000, outage_ns = 2'000'000, outage_len_ns = 300'000;
+constexpr std::uint64_t freeze_ns = 1'000'000, window_ns = 1'000'000;
 
 struct failure_result {
-    double before = 0, during = 0, after = 0;  // aggregate Gb/s received
+    double before = 0, link_down = 0, frozen = 0, after = 0;  // aggregate Gb/s received
+    std::uint64_t after_from_ns = 0;                          // start of the `after` window
+    std::uint64_t freeze_from_ns = 0, freeze_to_ns = 0;  // the outage's freezes: first .. all ended
+    std::uint64_t freezes_to_end = 0;     // freezes entered with a freeze time of sending left
+    std::uint64_t timeouts_one_link = 0;  // before the outage, with one link down
     std::uint64_t timeouts = 0, repaths = 0, failed = 0;
+    lb::lb_stats lb;
     double done_us = 0;
     bool finished = false;
+    bool after_fits = false;  // the `after` window ended before the first flow did
 };
-
-constexpr std::uint64_t fail_at_ns = 1'000'000, freeze_ns = 1'000'000, bin_ns = 100'000;
 
 double rate_gbps(const fabric_cluster& c, std::uint32_t senders, std::size_t b0, std::size_t b1) {
     std::uint64_t bytes = 0;
     for (std::size_t b = b0; b < b1; ++b)
         for (std::uint32_t h = 0; h < senders; ++h)
             bytes += c.received(h, b);
-    return double(bytes) * 8 / double((b1 - b0) * bin_ns);
+    return b1 > b0 ? double(bytes) * 8 / double((b1 - b0) * bin_ns) : 0;
+}
+
+lb::lb_stats lb_totals(fabric_cluster& c) {
+    lb::lb_stats s;
+    for (std::uint32_t h = 0; h < c.net().host_count(); ++h) {
+        s.reps_freezes += c.host(h).counters().lb.reps_freezes;
+        s.reps_freezes_ended += c.host(h).counters().lb.reps_freezes_ended;
+    }
+    return s;
+}
+
+struct bin_mark {
+    lb::lb_stats lb;
+    std::uint64_t timeouts = 0;
+};
+
+// Runs bin by bin, keeping the freeze and timeout counters at each bin's end.
+bool run_in_bins(fabric_cluster& c, std::vector<bin_mark>& at_end) {
+    for (std::uint64_t t = bin_ns; !c.all_finished(); t += bin_ns) {
+        if (t > 1'000'000'000) return false;
+        c.run_to(t);
+        at_end.push_back({lb_totals(c), total_timeouts(c)});
+    }
+    return true;
+}
+
+// The freezes the outage caused: from the first bin that ended with one entered to the first bin
+// after it that ended with every freeze entered so far ended. Returns the bin after that (where
+// the `after` window starts). Also counts the freezes entered early enough to end while every
+// flow was still sending (a freeze entered on a flow's last packets stays on when its PDC
+// closes: there is no later packet to leave it on).
+std::size_t freeze_round(failure_result& r, const fabric_cluster& c,
+                         const std::vector<bin_mark>& at_end, std::uint64_t first_done) {
+    const std::size_t n = at_end.size();
+    std::size_t first = 0;
+    while (first < n && at_end[first].lb.reps_freezes == 0)
+        ++first;
+    std::size_t settled = first;
+    while (settled < n && at_end[settled].lb.reps_freezes_ended != at_end[settled].lb.reps_freezes)
+        ++settled;
+    r.freeze_from_ns = first * bin_ns;
+    r.freeze_to_ns = (settled + 1) * bin_ns;
+    r.frozen = rate_gbps(c, 4, first, settled + 1);
+    // Entered by late * bin_ns <= first_done - freeze_ns: a whole freeze time before any flow
+    // ran out of messages, so each such PDC sent packets after its freeze was over.
+    const std::uint64_t late_ns = first_done > freeze_ns + 2 * bin_ns ? first_done - freeze_ns : 0;
+    const std::size_t late = late_ns / bin_ns;
+    r.freezes_to_end = late >= 1 && late - 1 < n ? at_end[late - 1].lb.reps_freezes : 0;
+    return settled + 1;
 }
 
 failure_result run_failure(lb::algorithm l, std::uint32_t spine, std::uint32_t* static_spine) {
@@ -210,17 +272,29 @@ failure_result run_failure(lb::algorithm l, std::uint32_t spine, std::uint32_t* 
         *static_spine = static_cast<std::uint32_t>(std::countr_zero(c.spines_used(0)));
         return {};
     }
-    c.net().fail_spine_link(1, spine, fail_at_ns);
+    c.net().fail_spine_link(1, spine, link_fail_ns);
+    for (std::uint32_t s = 0; s < t.spines; ++s) {
+        if (s == spine) continue;
+        c.net().fail_spine_link(1, s, outage_ns);
+        c.net().restore_spine_link(1, s, outage_ns + outage_len_ns);
+    }
     failure_result r;
-    r.finished = c.run_until_done(10'000'000'000ull);
-    r.before = rate_gbps(c, 4, 2, fail_at_ns / bin_ns);
-    r.during = rate_gbps(c, 4, fail_at_ns / bin_ns, (fail_at_ns + freeze_ns) / bin_ns);
-    // The last millisecond before the first flow ran out of messages.
+    std::vector<bin_mark> at_end;  // [k]: at the end of bin k
+    r.finished = run_in_bins(c, at_end);
+    r.lb = lb_totals(c);
     std::uint64_t first_done = ~std::uint64_t{0};
     for (const auto& f : c.flows())
         first_done = std::min(first_done, f.done_ns);
-    const std::size_t end = first_done / bin_ns;
-    r.after = rate_gbps(c, 4, end - 10, end);
+    std::size_t after_bin = (outage_ns + outage_len_ns + freeze_ns) / bin_ns;
+    if (r.lb.reps_freezes > 0) after_bin = freeze_round(r, c, at_end, first_done);
+    r.before = rate_gbps(c, 4, 2, link_fail_ns / bin_ns);
+    r.link_down = rate_gbps(c, 4, link_fail_ns / bin_ns, outage_ns / bin_ns);
+    const std::size_t after_end = after_bin + window_ns / bin_ns;
+    r.after_from_ns = after_bin * bin_ns;
+    r.after = rate_gbps(c, 4, after_bin, after_end);
+    r.after_fits = after_end * bin_ns <= first_done;
+    if (outage_ns / bin_ns <= at_end.size())
+        r.timeouts_one_link = at_end[outage_ns / bin_ns - 1].timeouts;
     r.timeouts = total_timeouts(c);
     r.repaths = total_repaths(c);
     r.failed = failed_messages(c);
@@ -233,30 +307,57 @@ TEST(cc_lb_scenarios, failure_black_holed_spine_link) {
     run_failure(lb::algorithm::static_path, 0, &spine);
     std::printf(
         "\n## failure: 2 leaves x 4 hosts, 8 spines; 4 flows leaf0->leaf1 of 50 MiB "
-        "(200 x 256 KiB, 4 outstanding), NSCC; at 1 ms the spine%u<->leaf1 link (host "
-        "0's static path) black-holes both ways; REPS freeze 1 ms\n",
+        "(200 x 256 KiB, 4 outstanding), NSCC; at 1 ms the spine%u<->leaf1 link (host 0's "
+        "static path) black-holes both ways for good; at 2 ms all 8 spine<->leaf1 links go "
+        "dark for 300 us, then the 7 others return; REPS freeze 1 ms\n",
         spine);
     std::printf(
-        "| policy | before (Gb/s) | 1st ms after failure | last ms | timeouts | static "
-        "re-paths | failed messages | last completion (us) |\n"
-        "|---|---|---|---|---|---|---|---|\n");
+        "| policy | before (Gb/s) | 1 link down | REPS frozen (us) | while frozen | after from "
+        "(us) | after (Gb/s) | timeouts 1 link down | timeouts | static re-paths | freezes "
+        "entered | freezes ended | failed messages | last completion (us) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     failure_result r[4];
     for (int i = 0; i < 4; ++i) {
         r[i] = run_failure(all_lb[i], spine, nullptr);
-        std::printf("| %s | %.0f | %.0f | %.0f | %llu | %llu | %llu | %.0f |\n", name(all_lb[i]),
-                    r[i].before, r[i].during, r[i].after, (unsigned long long)r[i].timeouts,
-                    (unsigned long long)r[i].repaths, (unsigned long long)r[i].failed,
-                    r[i].done_us);
+        char frozen[48] = "-", during[32] = "-";
+        if (r[i].lb.reps_freezes > 0) {
+            std::snprintf(frozen, sizeof frozen, "%llu-%llu",
+                          (unsigned long long)(r[i].freeze_from_ns / 1000),
+                          (unsigned long long)(r[i].freeze_to_ns / 1000));
+            std::snprintf(during, sizeof during, "%.0f", r[i].frozen);
+        }
+        using ull = unsigned long long;
+        std::printf(
+            "| %s | %.0f | %.0f | %s | %s | %llu | %.0f | %llu | %llu | %llu | %llu | %llu | %llu "
+            "| %.0f |\n",
+            name(all_lb[i]), r[i].before, r[i].link_down, frozen, during,
+            ull(r[i].after_from_ns / 1000), r[i].after, ull(r[i].timeouts_one_link),
+            ull(r[i].timeouts), ull(r[i].repaths), ull(r[i].lb.reps_freezes),
+            ull(r[i].lb.reps_freezes_ended), ull(r[i].failed), r[i].done_us);
         EXPECT_TRUE(r[i].finished) << name(all_lb[i]);
         EXPECT_EQ(r[i].failed, 0u) << name(all_lb[i]);
     }
-    // Static: the flow on the dead link timed out and moved (a new entropy), nothing else would
-    // have rescued it.
-    EXPECT_GT(r[0].timeouts, 0u);
-    EXPECT_GT(r[0].repaths, 0u);
-    // REPS and bitmap: every message delivered; REPS back to its full rate once its freeze ended.
+    // REPS timed out in the outage and froze; it left every freeze that had a freeze time of
+    // sending after it (only one entered on a flow's last packets can stay on: its PDC closes),
+    // the outage's within a freeze time (give or take the bins); over the millisecond after the
+    // last of those ended (before any flow ran out of messages) it is back to its rate before
+    // the failure, on the 7 spines left.
+    EXPECT_GE(r[3].timeouts, 1u);
+    EXPECT_GE(r[3].lb.reps_freezes, 1u);
+    EXPECT_GE(r[3].freezes_to_end, 1u);
+    EXPECT_GE(r[3].lb.reps_freezes_ended, r[3].freezes_to_end);
+    EXPECT_LT(r[3].freeze_to_ns, r[3].freeze_from_ns + freeze_ns + 3 * bin_ns);
+    EXPECT_TRUE(r[3].after_fits);
     EXPECT_GE(r[3].after, 0.9 * r[3].before);
+    // Bitmap never freezes: once the links are back it is at its full rate again.
+    EXPECT_TRUE(r[2].after_fits);
     EXPECT_GE(r[2].after, 0.9 * r[2].before);
+    // Static: only the timeouts move a flow off a dead path (a new entropy per timeout round).
+    EXPECT_GT(r[0].timeouts_one_link, 0u);
+    EXPECT_GT(r[0].repaths, 0u);
+    // Only REPS freezes.
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(r[i].lb.reps_freezes, 0u) << name(all_lb[i]);
 }
 
 // ---- 3. permutation: 16 hosts, 4 spines ----

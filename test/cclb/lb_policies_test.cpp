@@ -17,7 +17,7 @@ using namespace uet::lb;
 
 struct fixture : ::testing::Test {
     uet::rng rng{42};
-    lb_context ctx{&rng, lb_params{}};
+    lb_context ctx{&rng, lb_params{}, {}};
     void bits(std::uint8_t k) { ctx.params.path_bits = k; }
 };
 
@@ -182,6 +182,9 @@ TEST_F(Reps, TimeoutFreezesOnCachedValuesThenClearsAndExplores) {
     EXPECT_EQ(r.next_entropy(1000), 0x101);  // one reused before the failure
     r.on_timeout(0x1FF, 2000);
     EXPECT_TRUE(r.frozen());
+    r.on_timeout(0x1FE, 2500);  // already frozen: not a second freeze
+    EXPECT_EQ(ctx.stats.reps_freezes, 1u);
+    EXPECT_EQ(ctx.stats.reps_freezes_ended, 0u);
     r.on_ack(0x1AA, false);  // the ring is a snapshot while frozen
     const std::uint64_t freeze = ctx.params.reps_freeze_ns;
     std::uint64_t t = 2000;
@@ -194,6 +197,7 @@ TEST_F(Reps, TimeoutFreezesOnCachedValuesThenClearsAndExplores) {
     const std::uint64_t after = 2000 + freeze + 2048;
     (void)r.next_entropy(after);  // ends the freeze: the ring is cleared, exploring starts
     EXPECT_FALSE(r.frozen());
+    EXPECT_EQ(ctx.stats.reps_freezes_ended, 1u);
     EXPECT_EQ(r.cached(), 0);
     EXPECT_EQ(r.explore_left(), ctx.params.reps_explore - 1);
     r.on_ack(0x177, false);  // a value learned while exploring waits for the exploring to end
@@ -221,11 +225,12 @@ TEST_F(Reps, TimeoutWithAnEmptyRingDoesNotFreeze) {
     reps r(ctx);
     r.on_timeout(3, 100);
     EXPECT_FALSE(r.frozen());
+    EXPECT_EQ(ctx.stats.reps_freezes, 0u);
 }
 
 TEST(LbFactory, ParsesAndBuilds) {
     uet::rng rng(1);
-    lb_context ctx{&rng, {}};
+    lb_context ctx{&rng, {}, {}};
     for (auto a :
          {algorithm::static_path, algorithm::oblivious, algorithm::bitmap, algorithm::reps}) {
         EXPECT_EQ(parse_algorithm(algorithm_name(a)), a);
@@ -251,7 +256,7 @@ enum class fault { ecn, nack };
 std::vector<double> path_shares(algorithm algo, fault f, bool pass_switch = false) {
     constexpr int paths = 8, bad = 5, lag = 16, packets = 200'000;
     uet::rng rng(99);
-    lb_context ctx{&rng, {}};
+    lb_context ctx{&rng, {}, {}};
     auto sel = make_selector(algo, ctx, 0);
     std::vector<std::uint16_t> ring(lag);
     std::vector<int> count(paths, 0);
