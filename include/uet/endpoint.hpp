@@ -71,6 +71,10 @@ struct endpoint_counters {
     std::uint64_t rendezvous = 0;        // rendezvous sends received
     std::uint64_t stale_responses = 0;   // responses to nothing outstanding
     std::uint64_t unanswerable = 0;      // a response could not be queued
+    // WRITEs placed straight into the region as they arrived (one copy per byte), and packets
+    // of WRITEs refused there (bad key, access or bounds: nothing copied).
+    std::uint64_t writes_placed_directly = 0;
+    std::uint64_t write_packets_refused = 0;
     // Packet delivery underneath (the endpoint's engine).
     std::uint64_t pdcs_opened = 0;         // PDCs this endpoint opened as initiator
     std::uint64_t pdcs_failed = 0;         // ... that gave up (retry limit, peer unreachable)

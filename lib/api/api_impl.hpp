@@ -213,6 +213,9 @@ struct endpoint_impl {
     void on_response(received_message& m);
     void on_send_request(received_message& m);
     void on_write(received_message& m);
+    // engine_config::place_write: where one packet of a WRITE goes (nullptr: refused).
+    static std::uint8_t* place_write(void* self, std::uint32_t from, const ses_fields& f,
+                                     std::uint32_t offset, std::uint32_t length) noexcept;
     void on_read(received_message& m);
     void on_atomic(received_message& m);
     void on_rtr(received_message& m);

@@ -41,6 +41,17 @@ engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu) {
     return c;
 }
 
+namespace {
+
+// WRITEs land straight in the target region (endpoint_impl::place_write), copied once.
+engine_config with_placement(engine_config c, endpoint_impl* ep) {
+    c.place_write = &endpoint_impl::place_write;
+    c.place_write_ctx = ep;
+    return c;
+}
+
+}  // namespace
+
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
     return record_key(peer, mode, id);
 }
@@ -55,7 +66,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       mode(engine_mode(at.mode)),
       address{ec.ip, ec.udp_port},
       mtu(ec.mtu_payload),
-      eng(std::make_unique<engine>(ec)),
+      eng(std::make_unique<engine>(with_placement(ec, this))),
       ops(at.tx_depth + at.rx_depth),
       inject_buffers(ops.size() * at.inject_size),
       records(4096),

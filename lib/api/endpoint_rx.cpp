@@ -405,18 +405,45 @@ void endpoint_impl::on_rtr(received_message& m) {
 
 // ---- RMA and atomics on our regions ----
 
-void endpoint_impl::on_write(received_message& m) {
+std::uint8_t* endpoint_impl::place_write(void* self, std::uint32_t, const ses_fields& f,
+                                         std::uint32_t offset, std::uint32_t length) noexcept {
+    auto& ep = *static_cast<endpoint_impl*>(self);
     std::uint8_t* where = nullptr;
-    const ses_return_code rc =
-        domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset, m.data.size(),
-                              ses::mr_remote_write, where);
+    // on_write's checks, of the whole message's range (every packet carries it: a write that
+    // does not fit writes nothing, as before), against the table as it is now. A request of
+    // another job writes nothing either (on_message answers it BAD_JOB_ID).
+    if (f.job_id == ep.attr.job_id && offset <= f.request_length &&
+        length <= f.request_length - offset &&
+        ep.domain->regions.check(f.memory_key, ep.attr.job_id, f.buffer_offset, f.request_length,
+                                 ses::mr_remote_write, where) == ses_return_code::ok)
+        return where + offset;
+    ++ep.counters.write_packets_refused;
+    return nullptr;
+}
+
+void endpoint_impl::on_write(received_message& m) {
+    const std::size_t length = m.placed ? m.ses.request_length : m.data.size();
+    std::uint8_t* where = nullptr;
+    ses_return_code rc = domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset,
+                                               length, ses::mr_remote_write, where);
+    if (m.placed && m.placement_failed && rc == ses_return_code::ok) {
+        // Some packet was refused, yet the message's range checks now. Keys are never reused
+        // (a random salt per registration), so this is not a region deregistered mid-message
+        // (that fails the check above): some packet named another job, key or offset than
+        // the one whose fields the message carries (hostile or corrupt). Its bytes are not
+        // all in place: answer as for a key that does not name the region.
+        rc = ses_return_code::bad_mkey;
+    }
     if (rc == ses_return_code::ok) {
-        if (!m.data.empty()) std::memcpy(where, m.data.data(), m.data.size());
+        if (m.placed)
+            ++counters.writes_placed_directly;  // already in the region
+        else if (!m.data.empty())
+            std::memcpy(where, m.data.data(), m.data.size());
         if (m.ses.hd) {
             completion c;
             c.flags = completion_flags::rma | completion_flags::remote_write |
                       completion_flags::remote_cq_data;
-            c.len = m.data.size();
+            c.len = length;
             c.data = m.ses.header_data;
             c.from = peer_of(m.from);
             cq->push_unreserved(c);
@@ -424,7 +451,7 @@ void endpoint_impl::on_write(received_message& m) {
     } else {
         ++counters.rejected_key;
     }
-    respond(m, rc, {}, rc == ses_return_code::ok ? static_cast<std::uint32_t>(m.data.size()) : 0);
+    respond(m, rc, {}, rc == ses_return_code::ok ? static_cast<std::uint32_t>(length) : 0);
     eng->release(m.handle);
 }
 

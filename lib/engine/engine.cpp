@@ -357,6 +357,8 @@ bool engine_impl::poll_received(received_message& out) {
     out.data = d.data;
     out.handle = d.handle;
     out.ses = d.fields;
+    out.placed = d.external;
+    out.placement_failed = d.failed;
     ++counters_.messages_delivered;
     return true;
 }

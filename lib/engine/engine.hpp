@@ -94,6 +94,16 @@ struct engine_config {
     // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
     std::uint8_t lb_path_bits = 8;
     std::uint64_t reps_freeze_ns = 10'000'000;
+    // Direct placement of RMA WRITEs (optional): for each new packet of a WRITE request the
+    // engine asks where its payload goes and copies it there, once (never for a duplicate); the
+    // message is then delivered with no data (received_message::placed). f is what the packet
+    // says (key, job, buffer_offset and request_length: the whole message's range, in every
+    // packet), offset where the packet sits in the message (offset + length <= request_length).
+    // nullptr refuses the packet: nothing is copied and the message is delivered with
+    // placement_failed. Called from receive().
+    std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
+                                 std::uint32_t offset, std::uint32_t length) = nullptr;
+    void* place_write_ctx = nullptr;
 };
 
 // A frame to send. The caller may offer room (memory it owns: a DPDK mbuf's data room) for
@@ -121,6 +131,9 @@ struct received_message {
     std::span<const std::uint8_t> data;  // valid until release(handle)
     std::uint64_t handle = 0;
     ses_fields ses;
+    // A WRITE placed by engine_config::place_write: data is empty, its ses.request_length bytes
+    // are already in place, except when the hook refused some packet (placement_failed).
+    bool placed = false, placement_failed = false;
 };
 
 // Engine-level reasons for dropping a received frame (wire decoders have their own).

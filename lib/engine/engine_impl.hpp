@@ -156,6 +156,8 @@ class engine_impl final : public pds::tx_listener {
     void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
     bool place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt, bool remember,
                bool single_packet, ses::place_result& result);
+    void place_write(const rx_context& rx, const ses::rx_segment& seg,
+                     std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
     bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
     void remember_closed(const pds::pdc& p);

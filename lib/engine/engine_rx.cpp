@@ -1,6 +1,8 @@
 // What comes in: parse and check every frame (remote input is hostile: bounds-checked by the
 // wire decoders, counted and dropped here, never asserted), then hand it to the role it is for.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <variant>
 
@@ -290,8 +292,11 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
     auto key_mode = static_cast<std::uint8_t>(mode);
     if (seg->fields.response) key_mode |= response_key_bit;
     const ses::message_key key{rx.peer, key_mode, seg->message_id};
-    result =
-        reassembly_.place(key, seg->total, seg->seg, pkt.payload, remember, rx.now, &seg->fields);
+    const bool external = cfg_.place_write != nullptr && !seg->fields.response &&
+                          seg->fields.opcode == wire::ses_opcode::write;
+    std::uint32_t slot = ses::no_index;
+    result = reassembly_.place(key, seg->total, seg->seg, pkt.payload, remember, rx.now,
+                               &seg->fields, external, &slot);
     switch (result) {
         case ses::place_result::no_resources:
             count_drop(drop_reason::no_rx_buffer);
@@ -299,9 +304,27 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
         case ses::place_result::inconsistent:
             count_drop(drop_reason::malformed_ses);
             return false;
+        case ses::place_result::placed:
+        case ses::place_result::completed:
+            // New to reassembly, so never copied before (duplicates are not copied again).
+            if (external) place_write(rx, *seg, pkt.payload, slot);
+            return true;
         default:
             return true;
     }
+}
+
+// One new packet of a WRITE goes straight to where the hook says (checked there against the
+// live region table, per packet: a region deregistered mid-message is never written).
+void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
+                              std::span<const std::uint8_t> payload, std::uint32_t slot) {
+    if (seg.seg.length == 0) return;  // nothing to copy: the target checks the range anyway
+    std::uint8_t* where =
+        cfg_.place_write(cfg_.place_write_ctx, rx.peer, seg.fields, seg.seg.offset, seg.seg.length);
+    if (where)
+        std::memcpy(where, payload.data(), seg.seg.length);
+    else
+        reassembly_.mark_failed(slot);
 }
 
 void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {

@@ -38,15 +38,16 @@ reassembly::~reassembly() {
 
 place_result reassembly::place(const message_key& key, std::uint32_t total_length,
                                const segment& seg, std::span<const std::uint8_t> payload,
-                               bool remember_completed, std::uint64_t now,
-                               const op_fields* fields) noexcept {
+                               bool remember_completed, std::uint64_t now, const op_fields* fields,
+                               bool external, std::uint32_t* slot_index) noexcept {
     if (remember_completed && recently_completed(key)) return place_result::duplicate;
     std::uint32_t index;
     if (auto found = assembling_.find(key.packed())) {
         index = *found;
-        if (slots_[index].length != total_length) return place_result::inconsistent;
+        if (slots_[index].length != total_length || slots_[index].external != external)
+            return place_result::inconsistent;
     } else {
-        index = open_slot(key, total_length, now);
+        index = open_slot(key, total_length, external, now);
         if (index == no_index) return place_result::no_resources;
         slots_[index].fields = fields ? *fields : op_fields{};
     }
@@ -58,7 +59,9 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     const std::uint64_t bit = std::uint64_t{1} << (packet % 64);
     if (word & bit) return place_result::duplicate;
     word |= bit;
-    if (seg.length != 0) std::memcpy(s.buffer + seg.offset, payload.data(), seg.length);
+    if (slot_index) *slot_index = index;
+    if (seg.length != 0 && !external)
+        std::memcpy(s.buffer + seg.offset, payload.data(), seg.length);
     if (fields && seg.som) s.fields.header_data = fields->header_data;
     s.last_update_ns = now;
     if (++s.packets_received < s.packets_total) return place_result::placed;
@@ -75,7 +78,7 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     return place_result::completed;
 }
 
-std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length,
+std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length, bool external,
                                     std::uint64_t now) noexcept {
     const std::uint32_t index = take_free_slot(now);
     if (index == no_index) return no_index;
@@ -86,8 +89,10 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     s.packets_received = 0;
     s.last_update_ns = now;
     s.state = slot_state::assembling;
+    s.external = external;
+    s.failed = false;
     std::memset(packet_bits(index), 0, words_per_slot_ * sizeof(std::uint64_t));
-    if (!attach_buffer(s) || !assembling_.insert(key.packed(), index)) {
+    if ((!external && !attach_buffer(s)) || !assembling_.insert(key.packed(), index)) {
         free_slot(index);
         return no_index;
     }
@@ -180,7 +185,10 @@ bool reassembly::pop_delivered(delivered_message& out) noexcept {
     delivery_head_ = s.delivery_next;
     if (delivery_head_ == no_index) delivery_tail_ = no_index;
     out.key = s.key;
-    out.data = std::span<const std::uint8_t>(s.buffer, s.length);
+    out.data = s.external ? std::span<const std::uint8_t>{}
+                          : std::span<const std::uint8_t>(s.buffer, s.length);
+    out.external = s.external;
+    out.failed = s.failed;
     out.handle = (std::uint64_t{s.generation} << 32) | index;
     out.fields = s.fields;
     return true;

@@ -4,6 +4,10 @@
 // (no allocation); larger ones take a buffer from a power-of-two size-class pool, which only
 // allocates when a class has never had a buffer of that size free.
 //
+// A message may instead be placed externally (RMA WRITEs, whose bytes go straight into the target
+// region): its slot holds no buffer, place() only counts the packet and says whether it is new,
+// and the caller copies new packets' payloads where they belong (mark_failed() when it could not).
+//
 // For modes without PDS duplicate suppression (RUDI, UUD) it also remembers recently completed
 // messages per source, so a late duplicate is recognised and not delivered twice.
 #pragma once
@@ -49,6 +53,9 @@ struct delivered_message {
     std::span<const std::uint8_t> data;
     std::uint64_t handle = 0;
     op_fields fields;  // what the message's packets said (header_data from its SOM packet)
+    // Placed externally: data is empty, the caller put the payload where it belongs; failed if
+    // it could not place some packet (mark_failed).
+    bool external = false, failed = false;
 };
 
 class reassembly {
@@ -60,7 +67,13 @@ class reassembly {
 
     place_result place(const message_key& key, std::uint32_t total_length, const segment& seg,
                        std::span<const std::uint8_t> payload, bool remember, std::uint64_t now,
-                       const op_fields* fields = nullptr) noexcept;
+                       const op_fields* fields = nullptr, bool external = false,
+                       std::uint32_t* slot_index = nullptr) noexcept;
+    // An externally placed packet place() accepted could not be placed: the message is
+    // delivered with failed set. slot_index is what place() returned.
+    void mark_failed(std::uint32_t slot_index) noexcept {
+        if (slot_index < slots_.size()) slots_[slot_index].failed = true;
+    }
     // Whether a completed message with this key is remembered.
     bool recently_completed(const message_key& key) const noexcept {
         return recent_.find(key.packed()).has_value();
@@ -85,11 +98,12 @@ class reassembly {
         std::uint32_t generation = 0;
         std::uint64_t last_update_ns = 0;
         slot_state state = slot_state::free;
+        bool external = false, failed = false;
         std::uint32_t delivery_next = no_index;
         op_fields fields;
     };
 
-    std::uint32_t open_slot(const message_key& key, std::uint32_t length,
+    std::uint32_t open_slot(const message_key& key, std::uint32_t length, bool external,
                             std::uint64_t now) noexcept;
     std::uint32_t take_free_slot(std::uint64_t now) noexcept;
     bool attach_buffer(slot& s) noexcept;

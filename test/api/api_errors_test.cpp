@@ -75,6 +75,49 @@ TEST_F(errors, rma_out_of_bounds) {
     still_works();
 }
 
+// A multi-packet write that does not fit, or names a bad key, writes nothing at all: every
+// packet is checked against the whole message's range before it is placed.
+TEST_F(errors, multi_packet_write_out_of_bounds_or_bad_key_writes_nothing) {
+    auto data = pattern(40'000, 2);
+    ASSERT_FALSE(
+        w.eps[0].write(w.peers[1], as_bytes_of(data), region.size() - 20'000, mr.key(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::out_of_bounds);
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, mr.key() ^ 1ull << 40, nullptr));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
+    EXPECT_EQ(region, snapshot);
+    const endpoint_counters c = w.eps[1].counters();
+    EXPECT_EQ(c.rejected_key, 2u);
+    EXPECT_EQ(c.write_packets_refused, 2u * 5);  // 40000 bytes in 8192-byte packets
+    EXPECT_EQ(c.writes_placed_directly, 0u);
+    still_works();
+}
+
+// A region deregistered while a write to it arrives: packets placed before stay, none after is
+// written (placement checks the live table per packet), and the write fails BAD_MKEY as a write
+// to a deregistered key always did. The memory around the region is never touched.
+TEST_F(errors, region_deregistered_mid_write_is_not_written_after) {
+    constexpr std::size_t guard = 4096, size = 16u << 20;
+    std::vector<std::byte> memory(guard + size + guard);
+    fill(memory, 4);
+    std::span<std::byte> target(memory.data() + guard, size);
+    auto big = w.dom.register_memory(target, access::remote_write, job).value();
+    const auto before = memory;
+    auto data = pattern(size, 5);  // four messages of 4 MiB, a window of 4 MiB at most
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, big.key(), nullptr));
+    // Progress until the first bytes are in place (placement is as packets arrive).
+    for (int i = 0; i < 1'000'000 && memory == before; ++i)
+        w.dom.progress();
+    ASSERT_NE(memory, before);
+    big.close();
+    const auto at_close = memory;
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
+    EXPECT_EQ(memory, at_close);
+    EXPECT_GT(w.eps[1].counters().write_packets_refused, 0u);
+    EXPECT_EQ(w.eps[1].counters().writes_placed_directly, 0u);
+    EXPECT_EQ(region, snapshot);
+    still_works();
+}
+
 TEST_F(errors, access_flag_missing) {
     std::vector<std::byte> ro(256);
     fill(ro, 5);

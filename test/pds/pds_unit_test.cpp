@@ -459,6 +459,54 @@ TEST(reassembly, single_packet_messages_never_allocate_and_are_remembered) {
     EXPECT_EQ(r.buffers_allocated(), 0u);
 }
 
+// Externally placed messages (RMA WRITEs): counted exactly like buffered ones, but no buffer,
+// no copy; a packet the caller could not place marks the message failed.
+TEST(reassembly, external_messages_hold_no_buffer_and_report_failures) {
+    ses::rx_config cfg;
+    cfg.slots = 4;
+    cfg.mtu = 1024;
+    cfg.max_message = 1 << 20;
+    ses::reassembly r(cfg);
+    const auto data = message_bytes(7, 3000);
+    auto put = [&](std::uint16_t id, std::uint32_t off, bool external, std::uint32_t* slot) {
+        ses::segment s;
+        s.offset = off;
+        s.length = std::min<std::uint32_t>(1024, 3000 - off);
+        s.som = off == 0;
+        s.eom = off + s.length == 3000;
+        return r.place({1, 0, id}, 3000, s, data.subspan(off, s.length), false, 0, nullptr,
+                       external, slot);
+    };
+    std::uint32_t slot = ses::no_index;
+    EXPECT_EQ(put(1, 2048, true, &slot), ses::place_result::placed);
+    EXPECT_NE(slot, ses::no_index);
+    EXPECT_EQ(put(1, 2048, true, &slot), ses::place_result::duplicate);
+    EXPECT_EQ(put(1, 0, false, &slot), ses::place_result::inconsistent);  // the mode is the same
+    EXPECT_EQ(put(1, 0, true, &slot), ses::place_result::placed);
+    EXPECT_EQ(put(1, 1024, true, &slot), ses::place_result::completed);
+    ses::delivered_message d;
+    ASSERT_TRUE(r.pop_delivered(d));
+    EXPECT_TRUE(d.external);
+    EXPECT_FALSE(d.failed);
+    EXPECT_TRUE(d.data.empty());
+    EXPECT_TRUE(r.release(d.handle));
+    EXPECT_EQ(put(2, 0, true, &slot), ses::place_result::placed);
+    r.mark_failed(slot);
+    EXPECT_EQ(put(2, 1024, true, &slot), ses::place_result::placed);
+    EXPECT_EQ(put(2, 2048, true, &slot), ses::place_result::completed);
+    ASSERT_TRUE(r.pop_delivered(d));
+    EXPECT_TRUE(d.external && d.failed);
+    EXPECT_TRUE(r.release(d.handle));
+    // The slot, reused for a buffered message, starts clean.
+    EXPECT_EQ(put(3, 0, false, nullptr), ses::place_result::placed);
+    EXPECT_EQ(put(3, 1024, false, nullptr), ses::place_result::placed);
+    EXPECT_EQ(put(3, 2048, false, nullptr), ses::place_result::completed);
+    ASSERT_TRUE(r.pop_delivered(d));
+    EXPECT_FALSE(d.external || d.failed);
+    EXPECT_TRUE(std::equal(d.data.begin(), d.data.end(), data.begin(), data.end()));
+    EXPECT_EQ(r.buffers_allocated(), 1u);  // only the buffered message had one
+}
+
 // ---- engine: PDC life cycle on the wire ----
 
 struct captured {
@@ -813,6 +861,122 @@ TEST(engine, ecn_ce_is_echoed_in_the_ack) {
     captured c;
     ASSERT_TRUE(decode(acks.at(0), c));
     EXPECT_TRUE(std::get<wire::pds_ack_cc>(c.pkt.pds).m);
+}
+
+// A target region for engine_config::place_write, with guard bytes on both sides; it counts
+// the packets it is asked to place.
+struct placement_target {
+    static constexpr std::size_t guard = 256;
+    static constexpr std::uint64_t key = 77;
+    std::vector<std::uint8_t> memory = std::vector<std::uint8_t>(guard + (1 << 20) + guard, 0xab);
+    std::uint64_t calls = 0, refused = 0, bytes = 0;
+
+    std::uint64_t size() const { return memory.size() - 2 * guard; }
+    static std::uint8_t* hook(void* ctx, std::uint32_t, const ses::op_fields& f,
+                              std::uint32_t offset, std::uint32_t length) {
+        auto& t = *static_cast<placement_target*>(ctx);
+        ++t.calls;
+        if (f.memory_key != key || f.buffer_offset > t.size() ||
+            f.request_length > t.size() - f.buffer_offset || offset > f.request_length ||
+            length > f.request_length - offset) {
+            ++t.refused;
+            return nullptr;
+        }
+        t.bytes += length;
+        return t.memory.data() + guard + f.buffer_offset + offset;
+    }
+    bool guards_intact() const {
+        return std::all_of(memory.begin(), memory.begin() + guard,
+                           [](std::uint8_t b) { return b == 0xab; }) &&
+               std::all_of(memory.end() - guard, memory.end(),
+                           [](std::uint8_t b) { return b == 0xab; });
+    }
+};
+
+// WRITEs go straight to where the hook says, each packet copied exactly once however often the
+// network duplicates or reorders it (RUDI: no PDS duplicate suppression, so duplicates reach
+// SES); a refused packet is never copied and fails its message; SENDs are buffered as before.
+TEST(engine, writes_are_placed_directly_once_per_packet) {
+    for (const delivery_mode m : {delivery_mode::rudi, delivery_mode::rud}) {
+        pair_fixture f;
+        placement_target t;
+        f.cb.place_write = &placement_target::hook;
+        f.cb.place_write_ctx = &t;
+        pipe::impairments imp;
+        imp.delay_ns = 2'000;
+        imp.loss = 0.02;
+        imp.duplicate = 0.3;
+        imp.reorder = 0.2;
+        imp.reorder_max_distance = 8;
+        f.start(imp);
+        const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+        struct write {
+            std::uint64_t offset;
+            std::uint32_t length;
+            std::uint64_t key;
+        };
+        const std::vector<write> writes = {{0, 300'000, t.key},   {400'000, 4096, t.key},
+                                           {500'000, 100, t.key}, {600'000, 0, t.key},
+                                           {700'000, 50'000, 5},  {t.size() - 8192, 12'288, t.key}};
+        std::uint64_t expected_packets = 0;
+        for (std::size_t i = 0; i < writes.size(); ++i) {
+            ses_fields sf;
+            sf.opcode = wire::ses_opcode::write;
+            sf.memory_key = writes[i].key;
+            sf.buffer_offset = writes[i].offset;
+            ASSERT_TRUE(f.a->post_message(to_b, m, sf, message_bytes(i, writes[i].length), i).ok());
+            if (i < 3)  // the ones that fit (the empty write has no payload to place)
+                expected_packets += (writes[i].length + f.cb.mtu_payload - 1) / f.cb.mtu_payload;
+        }
+        ASSERT_TRUE(f.a->post_send(to_b, m, message_bytes(9, 10'000), 99).ok());
+        std::vector<received_message> got;
+        send_completion c[16];
+        std::size_t completed = 0;
+        ASSERT_TRUE(f.h->run_until(
+            [&] {
+                completed += f.a->poll_send_completions(c);
+                for (received_message r; f.b->poll_received(r);) {
+                    got.push_back(r);
+                    if (r.placed) f.b->release(r.handle);  // nothing held
+                }
+                return completed == writes.size() + 1 && got.size() == writes.size() + 1;
+            },
+            2'000'000'000));
+        std::size_t placed = 0, failed = 0;
+        for (const received_message& r : got) {
+            if (r.ses.opcode != wire::ses_opcode::write) {
+                EXPECT_FALSE(r.placed);
+                EXPECT_EQ(r.data.size(), 10'000u);
+                f.b->release(r.handle);
+                continue;
+            }
+            EXPECT_TRUE(r.placed);
+            EXPECT_TRUE(r.data.empty());
+            ++placed;
+            if (r.placement_failed) ++failed;
+        }
+        EXPECT_EQ(placed, writes.size());
+        EXPECT_EQ(failed, 2u) << "the bad key and the write past the end";
+        // Packets of the good writes placed once each; the bad ones' refused, none copied.
+        EXPECT_EQ(t.calls - t.refused, expected_packets) << to_string(m);
+        EXPECT_EQ(t.refused, (50'000u + 4095) / 4096 + 3u) << to_string(m);
+        EXPECT_EQ(t.bytes, 300'000u + 4096 + 100) << to_string(m);
+        EXPECT_TRUE(t.guards_intact());
+        for (std::size_t i = 0; i < 3; ++i) {
+            const auto want = message_bytes(i, writes[i].length);
+            EXPECT_TRUE(
+                std::equal(want.begin(), want.end(), t.memory.begin() + t.guard + writes[i].offset))
+                << "write " << i << " " << to_string(m);
+        }
+        EXPECT_TRUE(std::all_of(t.memory.begin() + t.guard + 700'000,
+                                t.memory.begin() + t.guard + 750'000,
+                                [](std::uint8_t b) { return b == 0xab; }));
+        EXPECT_TRUE(std::all_of(t.memory.end() - t.guard - 8192, t.memory.end(),
+                                [](std::uint8_t b) { return b == 0xab; }));
+        if (m == delivery_mode::rudi) {
+            EXPECT_GT(f.b->counters().pds.duplicates, 0u);  // duplicates did reach SES
+        }
+    }
 }
 
 TEST(engine, hostile_frames_are_counted_and_dropped) {
