@@ -19,7 +19,8 @@ ip -n "$B" addr add 10.78.0.2/24 dev v1
 
 ip netns exec "$A" taskset -c 0 iperf3 -s -1 >"$WORK/iperf-server.log" 2>&1 &
 PIDS+=($!)
-wait_for 30 "the iperf3 server" grep -q "Server listening" "$WORK/iperf-server.log"
+# iperf3 block-buffers its log when it is not a terminal: watch for the listening socket instead.
+wait_for 30 "the iperf3 server" sh -c "ip netns exec $A ss -Hltn 'sport = :5201' | grep -q 5201"
 ip netns exec "$B" taskset -c 1 iperf3 -c 10.78.0.1 -t "$SECONDS_PER_RUN" -l "$SIZE" -J >"$WORK/iperf.json"
 tcp_gbps=$(jq -r '.end.sum_received.bits_per_second / 1e9' "$WORK/iperf.json")
 printf 'kernel TCP (iperf3 -l %s, 1 stream, veth): %.2f Gb/s\n' "$SIZE" "$tcp_gbps"

@@ -152,6 +152,7 @@ engine_impl::engine_impl(const engine_config& cfg)
         free_pdcs_.push_back(i);
     }
     active_initiators_.reserve(cfg_.max_pdcs);
+    acks_due_.reserve(2 * std::size_t{cfg_.max_pdcs});
     closed_.resize(1024);
     waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_modes);
 
@@ -239,6 +240,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
         remember_closed(p);
     }
     p.state = pds::pdc_state::free;
+    p.ack_due = false;
     free_pdcs_.push_back(p.index);
     // Initiator or target, a freed slot goes to the flows that found the table full.
     kick_waiting(now_);
@@ -399,7 +401,8 @@ bool engine_impl::idle() const {
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (tx_ready_ || control_head_ != control_tail_ + control_handed_) return now_;
+    if (tx_ready_ || !acks_due_.empty() || control_head_ != control_tail_ + control_handed_)
+        return now_;
     const std::uint64_t t = timers_.next_deadline();
     if (t == timer_wheel::never) return t;
     // The wheel gives a lower bound; after advance(now_) nothing is due at or before now_.

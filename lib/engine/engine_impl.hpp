@@ -159,6 +159,10 @@ class engine_impl final : public pds::tx_listener {
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
+    // An ACK for p at the next transmit(): control frames leave only then anyway, so waiting
+    // costs no latency and folds the ACKs one receive burst asks for into one.
+    void defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
+    void flush_due_acks();
     bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
     void remember_closed(const pds::pdc& p);
     void on_packet_acked(pds::pdc& p, pds::tx_entry& e) noexcept override;
@@ -236,6 +240,7 @@ class engine_impl final : public pds::tx_listener {
     std::unique_ptr<std::uint8_t[]> control_buf_;
     std::vector<std::uint16_t> control_len_;
     std::size_t control_head_ = 0, control_tail_ = 0, control_handed_ = 0;
+    std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     std::size_t staging_frame_size_ = 0;

@@ -253,7 +253,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
         case pds::pdc::rx_verdict::duplicate:
             ++p->counters.duplicates;
             p->acks.on_packet(false, h.ar, rx.ce, true, 0);
-            return send_ack(*p, h.psn, rx);
+            return defer_ack(*p, h.psn, rx);
         case pds::pdc::rx_verdict::beyond_window:
             return count_drop(drop_reason::beyond_window);
         case pds::pdc::rx_verdict::out_of_order:
@@ -275,7 +275,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
     const bool first = created || p->counters.acks_sent == 0;
     if (p->acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
-        send_ack(*p, h.psn, rx);
+        defer_ack(*p, h.psn, rx);
     else if (!p->ack_timer.scheduled())
         timers_.schedule(p->ack_timer, rx.now + cfg_.ack_delay_ns);
 }
@@ -327,7 +327,31 @@ void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
         reassembly_.mark_failed(slot);
 }
 
+void engine_impl::defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
+    if (rx.ce) p.ce_since_ack = true;
+    p.ack_trigger = trigger;
+    p.ack_entropy = rx.entropy;
+    if (p.ack_due) return;
+    if (acks_due_.size() == acks_due_.capacity()) return send_ack(p, trigger, rx);
+    p.ack_due = true;
+    acks_due_.push_back(p.index);
+}
+
+void engine_impl::flush_due_acks() {
+    for (const std::uint32_t i : acks_due_) {
+        pds::pdc& p = pdcs_[i];
+        if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
+        rx_context rx;
+        rx.peer = p.peer;
+        rx.entropy = p.ack_entropy;
+        rx.now = now_;
+        send_ack(p, p.ack_trigger, rx);
+    }
+    acks_due_.clear();
+}
+
 void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
+    p.ack_due = false;
     const auto slot = control_slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
     const pds::psn_t cack = p.rx.cack();

@@ -11,6 +11,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // Frames handed out by the previous call are on the wire by now: reclaim their slots.
     control_tail_ += control_handed_;
     control_handed_ = 0;
+    flush_due_acks();
     std::size_t n = 0;
     while (n < out.size() && control_tail_ + control_handed_ < control_head_) {
         const std::size_t at = (control_tail_ + control_handed_) % cfg_.control_queue;
@@ -190,9 +191,13 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     e.length = seg.length;
     e.entropy = p.lb->next_entropy(now);
     if (messages_.fully_segmented(m)) q.pop(messages_);
-    // Ask for an ACK at once when nothing follows for now or the window is full: the
-    // receiver would otherwise wait for 16 KiB that may never come.
-    const bool ar = q.empty() || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity()) ||
+    // Ask for an ACK at once when nothing follows for now and this packet ends a message of
+    // several packets or is the only one in flight, or when the window is full: the receiver
+    // would otherwise wait for 16 KiB that may never come. A stream of single-packet messages
+    // that each empty the queue does not ask: its ACKs come every ack_every_packets or after
+    // the receiver's ack_delay_ns, not one per message.
+    const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
+    const bool ar = ends_burst || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity()) ||
                     p.cc_full_after(seg.length, messages_.mtu());
     len = build_pdc_packet(p, e, false, ar, buf);
     p.on_sent(e, now, timers_, params_);

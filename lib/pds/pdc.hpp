@@ -164,6 +164,11 @@ class pdc {
     // credit_mode once the sender asked for credit (RUD_CC/ROD_CC), then ACKs carry the grant.
     cc::rccc_receiver credit_rx;
     bool credit_mode = false;
+    // An ACK is owed and goes out with the next transmit() (engine::flush_due_acks): every
+    // packet of one receive burst that asks for an ACK gets the same one.
+    bool ack_due = false;
+    psn_t ack_trigger = 0;
+    std::uint16_t ack_entropy = 0;
     bool ce_since_ack = false;
     psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
     bool rod_nack_armed = false;

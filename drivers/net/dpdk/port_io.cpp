@@ -10,6 +10,7 @@ namespace uet::dpdk {
 namespace {
 
 constexpr unsigned tx_retries = 4;  // re-offers of a burst to a full TX ring before dropping
+constexpr std::uint16_t prefetch_ahead = 4;
 
 rte_mbuf* mbuf_of(const runtime::tx_frame& f) noexcept {
     return static_cast<rte_mbuf*>(f.io_cookie);
@@ -39,8 +40,14 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
     std::array<rte_mbuf*, runtime::burst_size> pkts;
     const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
                                              static_cast<std::uint16_t>(pkts.size()));
+    // The headers of a frame another core (or the memif peer) just wrote miss the cache: ask
+    // for them a few frames ahead of the one being handled.
+    for (std::uint16_t i = 0; i < std::min<std::uint16_t>(n, prefetch_ahead); ++i)
+        rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void*));
     for (std::uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
+        if (i + prefetch_ahead < n)
+            rte_prefetch0(rte_pktmbuf_mtod(pkts[i + prefetch_ahead], const void*));
         ++c_.rx_frames;
         c_.rx_bytes += m->pkt_len;
         std::span<const std::uint8_t> frame;
@@ -71,18 +78,21 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
 
 // Every slot holds an mbuf before the handler sees it; slots the last burst used get new ones.
 bool port::queue_io::refill() noexcept {
+    if (slots_ready_) return true;
+    std::array<rte_mbuf*, runtime::burst_size> fresh;
+    unsigned missing = 0;
+    for (const auto& s : slots_)
+        missing += s.io_cookie == nullptr;
+    if (missing != 0 && rte_pktmbuf_alloc_bulk(owner_.pool_, fresh.data(), missing) != 0) {
+        ++c_.tx_alloc_failed;
+        return false;
+    }
+    unsigned next = 0;
     for (auto& s : slots_) {
-        if (s.io_cookie == nullptr) {
-            rte_mbuf* m = rte_pktmbuf_alloc(owner_.pool_);
-            if (m == nullptr) {
-                ++c_.tx_alloc_failed;
-                return false;
-            }
-            s.io_cookie = m;
-        }
-        rte_mbuf* m = mbuf_of(s);
+        rte_mbuf* m = s.io_cookie == nullptr ? fresh[next++] : mbuf_of(s);
         s.reset({rte_pktmbuf_mtod(m, std::uint8_t*), frame_room_}, m);
     }
+    slots_ready_ = true;
     return true;
 }
 
@@ -176,6 +186,12 @@ std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint6
     if (count < slots_.size() && refill()) {
         const std::span<runtime::tx_frame> room(slots_.data(), slots_.size() - count);
         const std::size_t filled = std::min(h.on_transmit(now, room), room.size());
+        // A handler that produced nothing kept every mbuf (frames it held for ARP are copies):
+        // clearing what it wrote is cheaper than a refill.
+        slots_ready_ = filled == 0;
+        if (slots_ready_)
+            for (auto& s : slots_)
+                if (s.length != 0 || s.ext.length != 0) s.reset(s.buffer, s.io_cookie);
         for (std::size_t i = 0; i < filled; ++i) {
             if (!prepare(slots_[i])) continue;
             out_[count++] = mbuf_of(slots_[i]);

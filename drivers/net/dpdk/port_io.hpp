@@ -32,6 +32,9 @@ class port::queue_io final : public runtime::packet_io {
     std::size_t frame_room_;
     bool classify_;
     std::array<runtime::tx_frame, runtime::burst_size> slots_{};
+    // The handler filled no slot since the last refill(): every slot still holds its mbuf and
+    // its reset state, so an idle poll costs no refill.
+    bool slots_ready_ = false;
     // Frames the TX ring had no room for: they go first in the next burst, and the handler is
     // asked for that many fewer. A full ring is back-pressure from a slow receiver, not loss;
     // dropping there made the engine wait a retransmit timeout for frames it believed sent.
