@@ -8,9 +8,15 @@
 
 namespace uet::wire {
 
+// Decodes straight into out (a received packet's headers are copied once, into place); on an
+// error out holds what was decoded so far and must not be used.
 reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
                          uet_packet& out) noexcept {
-    uet_packet p;
+    uet_packet& p = out;
+    p.entropy.reset();
+    p.tss.reset();
+    p.ses.reset();
+    p.payload = {};
     std::size_t off = 0;
     if (has_entropy_header) {
         entropy_header e;
@@ -31,14 +37,14 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
     if (p.tss) {
         if (in.size() - off < tss_icv_size) return reject_reason::truncated;
     } else if (const pds_next_hdr next = next_hdr_of(p.pds); next != pds_next_hdr::none) {
-        ses_header s;
-        if (auto rc = decode_ses(in.subspan(off), next, s, used); rc != reject_reason::none)
+        if (auto rc = decode_ses(in.subspan(off), next, p.ses.emplace(), used);
+            rc != reject_reason::none) {
+            p.ses.reset();
             return rc;
+        }
         off += used;
-        p.ses = std::move(s);
     }
     p.payload = in.subspan(off);
-    out = std::move(p);
     return reject_reason::none;
 }
 

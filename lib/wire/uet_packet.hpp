@@ -29,6 +29,7 @@ struct uet_packet {
 
 // Decodes in order; never reads past in. With a TSS header the PDS header is still decoded (it is
 // sent in clear) and the rest, which must hold at least the 16-byte ICV, becomes the payload.
+// On an error out is left partly written: use it only when none is returned.
 reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
                          uet_packet& out) noexcept;
 

@@ -594,7 +594,7 @@ reject_reason decode_as(std::span<const std::uint8_t> in, pds_header& out,
     H h;
     const reject_reason rc = decode(in, h);
     if (rc != reject_reason::none) return rc;
-    out = h;
+    out.emplace<H>(h);
     consumed = H::wire_size;
     return rc;
 }

@@ -590,25 +590,30 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_small_response_with_d
 namespace {
 
 // The payload length a header declares for the bytes after it, or nullopt when it has none.
-std::optional<std::size_t> declared_payload(const ses_header& h) noexcept {
-    if (const auto* s = std::get_if<ses_standard_request>(&h); s && !s->som)
-        return s->payload_length;
-    if (const auto* d = std::get_if<ses_response_with_data>(&h)) return d->payload_length;
-    if (const auto* d = std::get_if<ses_small_response_with_data>(&h)) return d->payload_length;
+template <class H>
+std::optional<std::size_t> declared_payload(const H& h) noexcept {
+    if constexpr (std::is_same_v<H, ses_standard_request>) {
+        if (!h.som) return h.payload_length;
+    } else if constexpr (std::is_same_v<H, ses_response_with_data> ||
+                         std::is_same_v<H, ses_small_response_with_data>) {
+        return h.payload_length;
+    }
     return std::nullopt;
 }
 
+// Checked on the concrete header and copied into the variant once: this runs for every packet
+// received.
 template <class H>
 reject_reason decode_as(std::span<const std::uint8_t> in, ses_header& out,
                         std::size_t& consumed) noexcept {
     H h;
     const reject_reason rc = decode(in, h);
     if (rc != reject_reason::none) return rc;
-    ses_header whole{h};
-    const std::size_t size = encoded_size(whole);
-    const auto declared = declared_payload(whole);
+    std::size_t size = H::wire_size;
+    if constexpr (std::is_same_v<H, ses_standard_request>) size = encoded_size(h);
+    const auto declared = declared_payload(h);
     if (declared && *declared > in.size() - size) return reject_reason::bad_ses_payload_length;
-    out = std::move(whole);
+    out.emplace<H>(h);
     consumed = size;
     return rc;
 }
