@@ -16,8 +16,11 @@ namespace {
 std::mutex eal_mutex;
 eal* instance = nullptr;
 bool cleaned_up = false;
-// Read on every burst: a plain global, written once before any poller starts.
+// Read on every burst: plain globals, written once before any poller starts. Nanoseconds per
+// TSC tick in 24.40 fixed point, so now_ns() multiplies instead of dividing 128-bit numbers.
 std::uint64_t g_tsc_hz = 0;
+constexpr unsigned ns_shift = 40;
+std::uint64_t g_ns_per_tick = 0;
 
 std::vector<int> affinity_cpus() {
     std::vector<int> cpus;
@@ -58,6 +61,10 @@ eal& eal::start(const eal_options& opts) {
     }
     e->tsc_hz_ = rte_get_tsc_hz();
     g_tsc_hz = e->tsc_hz_;
+    if (g_tsc_hz != 0)
+        g_ns_per_tick = static_cast<std::uint64_t>(
+            ((static_cast<unsigned __int128>(1'000'000'000u) << ns_shift) + g_tsc_hz / 2) /
+            g_tsc_hz);
     e->started_now_ = true;
     instance = e;
     return *e;
@@ -79,7 +86,7 @@ void eal::shutdown() noexcept {
 
 std::uint64_t now_ns() noexcept {
     const unsigned __int128 tsc = rte_rdtsc();
-    return g_tsc_hz == 0 ? 0 : static_cast<std::uint64_t>(tsc * 1'000'000'000u / g_tsc_hz);
+    return static_cast<std::uint64_t>((tsc * g_ns_per_tick) >> ns_shift);
 }
 
 }  // namespace uet::runtime
