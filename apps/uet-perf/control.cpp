@@ -148,7 +148,7 @@ std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
         v[f_size] > (std::uint64_t{1} << 31) || v[f_all] > 1 || v[f_iters] == 0 ||
         v[f_depth] == 0 || v[f_depth] > 4096 || v[f_mtu] < 64 || v[f_mtu] > 8192 ||
         v[f_bidir] > 1 || v[f_job] > 0xffffff || v[f_mode] > 3 || v[f_cc] > 2 || v[f_lb] > 3 ||
-        v[f_pdcs] == 0 || v[f_pdcs] > 64 || v[f_verify] > 1 || v[f_client_ip] > 0xffffffffu ||
+        v[f_pdcs] == 0 || v[f_pdcs] > 16 || v[f_verify] > 1 || v[f_client_ip] > 0xffffffffu ||
         v[f_client_port] > 0xffff || v[f_region] > (std::uint64_t{1} << 32)) {
         error = "malformed HELLO (a setting out of range)";
         return std::nullopt;

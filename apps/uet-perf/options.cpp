@@ -160,8 +160,8 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
                         std::string(v) + "'");
         s.job_id = static_cast<std::uint32_t>(n);
     } else if (opt == "--pdcs") {
-        if (!parse_u64(v, 1, 64, n))
-            return fail("--pdcs must be 1 .. 64, not '" + std::string(v) + "'");
+        if (!parse_u64(v, 1, 16, n))
+            return fail("--pdcs must be 1 .. 16, not '" + std::string(v) + "'");
         s.pdcs = static_cast<std::uint32_t>(n);
     } else if (opt == "--corrupt") {
         if (!parse_u64(v, 1, std::uint64_t{1} << 40, n))
@@ -269,11 +269,9 @@ bool parser::option(std::string_view arg) {
 
 bool parser::check() {
     settings& s = r_.s;
-    if (s.pdcs > 1)
-        return fail(
-            "--pdcs " + std::to_string(s.pdcs) +
-            ": parallel PDCs are not available: the API keeps one PDC per peer and delivery "
-            "mode, and the dpdk provider opens one endpoint per port");
+    if (s.pdcs > 1 && s.mode != delivery::rud)
+        return fail("--pdcs " + std::to_string(s.pdcs) +
+                    ": parallel PDCs carry RUD only (ROD's order is one PDC's, RUDI has none)");
     if (s.mode == delivery::uud && test_kind::send_lat != s.test && test_kind::send_bw != s.test)
         return fail("--mode uud carries sends only (no RMA or atomics): use send_bw or send_lat");
     if (s.mode == delivery::uud)
@@ -428,7 +426,7 @@ std::string usage() {
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"
            "  --lb L             static (default), oblivious, bitmap, reps\n"
-           "  --pdcs N           parallel PDCs (only 1 is available today)\n"
+           "  --pdcs N           parallel RUD PDCs to the peer, 1..16 (default 1)\n"
            "  --verify           check every byte received against its pattern\n"
            "  --corrupt N        self-test of --verify: corrupt iteration N at its source\n"
            "  --stats            endpoint counters at the end\n"

@@ -93,6 +93,7 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     a.rx_depth = std::size_t{s.tx_depth} + 16;
     a.cc = s.cc;
     a.lb = s.lb;
+    a.parallel_pdcs = s.pdcs;
     return a;
 }
 

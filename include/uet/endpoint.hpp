@@ -59,6 +59,9 @@ struct endpoint_attr {
     path_policy lb = path_policy::static_path;
     double link_gbps = 100;              // NSCC/RCCC scale from the link rate ...
     std::uint64_t base_rtt_ns = 12'000;  // ... and the unloaded round-trip time
+    // RUD PDCs to each peer (1..16): messages take them in turn, each with its own window,
+    // congestion state and entropy. ROD always uses one.
+    std::uint32_t parallel_pdcs = 1;
 };
 
 struct endpoint_counters {

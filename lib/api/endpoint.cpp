@@ -38,6 +38,7 @@ engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu) {
     c.lb = static_cast<lb::algorithm>(attr.lb);
     c.link_gbps = attr.link_gbps;
     c.base_rtt_ns = attr.base_rtt_ns;
+    c.parallel_pdcs = attr.parallel_pdcs;
     return c;
 }
 

@@ -238,8 +238,13 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
         attr.rendezvous_threshold > detail::chunk_bytes ||
         attr.inject_size > impl_->fabric->attr.mtu)
         return errc::invalid_argument;
-    auto& f = *impl_->fabric;
     detail::clear_last_error();
+    if (attr.parallel_pdcs == 0 || attr.parallel_pdcs > max_parallel_pdcs) {
+        detail::set_last_error("endpoint_attr.parallel_pdcs " + std::to_string(attr.parallel_pdcs) +
+                               " is outside 1.." + std::to_string(max_parallel_pdcs));
+        return errc::invalid_argument;
+    }
+    auto& f = *impl_->fabric;
     engine_config c = detail::engine_config_for(attr, f.attr.mtu);
     if (auto ec = f.net->prepare(c)) return ec;
     auto ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);

@@ -85,6 +85,7 @@ engine_config sanitized(engine_config c) {
     c.rudi_max_in_flight = std::clamp<std::uint32_t>(c.rudi_max_in_flight, 1, 65535);
     c.control_queue = std::max<std::size_t>(c.control_queue, 16);
     c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
+    c.parallel_pdcs = std::clamp<std::uint32_t>(c.parallel_pdcs, 1, max_parallel_pdcs);
     c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
     if (!(c.link_gbps > 0)) c.link_gbps = 100;
     c.base_rtt_ns = std::max<std::uint64_t>(c.base_rtt_ns, 1);
@@ -154,7 +155,7 @@ engine_impl::engine_impl(const engine_config& cfg)
     active_initiators_.reserve(cfg_.max_pdcs);
     acks_due_.reserve(2 * std::size_t{cfg_.max_pdcs});
     closed_.resize(1024);
-    waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_modes);
+    waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_slots);
 
     completions_.resize(cfg_.max_pending_messages);
     rudi_.resize(cfg_.rudi_max_in_flight);
@@ -230,7 +231,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
     p.cancel_timers(timers_);
     add_counters(closed_totals_, p.counters);
     if (p.role == pds::pdc_role::initiator) {
-        auto& owner = peers_[p.peer].pdc[p.ordered ? 1 : 0];
+        auto& owner = peers_[p.peer].pdc[p.slot];
         if (owner == p.index) owner = none;
         auto it = std::find(active_initiators_.begin(), active_initiators_.end(), p.index);
         if (it != active_initiators_.end()) active_initiators_.erase(it);
@@ -246,6 +247,13 @@ void engine_impl::free_pdc(pds::pdc& p) {
     kick_waiting(now_);
 }
 
+std::size_t engine_impl::slot_for(peer_state& ps, delivery_mode m) const {
+    if (m == delivery_mode::rod) return rod_slot;
+    const std::uint32_t lane = ps.next_rud_lane;
+    ps.next_rud_lane = lane + 1 == cfg_.parallel_pdcs ? 0 : lane + 1;
+    return lane == 0 ? 0 : std::size_t{lane} + 1;
+}
+
 void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now) {
     peer_state& ps = peers_[peer];
     if (ps.pdc[mode_slot] != none || ps.queue[mode_slot].empty()) return;
@@ -258,7 +266,8 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
         return;
     }
     p->peer = peer;
-    p->ordered = mode_slot == 1;
+    p->ordered = mode_slot == rod_slot;
+    p->slot = static_cast<std::uint8_t>(mode_slot);
     const auto start = static_cast<pds::psn_t>(rng_.next_u64());
     const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
     p->open_initiator(tx_ring_of(p->index), start, entropy, params_);
@@ -309,7 +318,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     switch (mode) {
         case delivery_mode::rud:
         case delivery_mode::rod: {
-            const std::size_t slot = slot_of(mode);
+            const std::size_t slot = slot_for(ps, mode);
             ps.queue[slot].push(messages_, m);
             ps.queued_bytes[slot] += data.size();
             open_initiator_pdc(to, slot, now_);

@@ -49,12 +49,18 @@ struct status {
     friend bool operator==(const status&, const status&) = default;
 };
 
+inline constexpr std::uint32_t max_parallel_pdcs = 16;
+
 struct engine_config {
     wire::mac_address mac;
     std::uint32_t ip = 0;  // our address (host order)
     std::uint16_t udp_port = wire::uet_udp_port;
     std::uint32_t max_pdcs = 256;  // initiator and target PDCs together (at most 4095)
-    std::uint32_t mpr = 512;       // packets in flight per PDC (at most 4095)
+    // RUD initiator PDCs per peer (1..max_parallel_pdcs): messages go to them round robin, each
+    // PDC with its own window, congestion state and entropy. ROD keeps one (its order is one
+    // PDC's PSN order).
+    std::uint32_t parallel_pdcs = 1;
+    std::uint32_t mpr = 512;  // packets in flight per PDC (at most 4095)
     // SES payload bytes per packet (at most 16383); peers must agree (segments sit on its grid).
     std::uint32_t mtu_payload = 4096;
     std::uint32_t ack_every_bytes = 16384;

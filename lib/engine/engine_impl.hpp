@@ -24,19 +24,28 @@ inline constexpr std::uint32_t none = 0xffffffffu;
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
 
-// Which PDC an initiator keeps per peer: one for RUD, one for ROD.
-inline constexpr std::size_t pdc_modes = 2;
+// The initiator PDCs a peer can have, one per slot: slot 0 is RUD's first, slot 1 ROD's, slots
+// 2.. the further RUD PDCs of engine_config::parallel_pdcs. Each slot queues its own messages.
+inline constexpr std::size_t rod_slot = 1;
+inline constexpr std::size_t pdc_slots = 1 + max_parallel_pdcs;
 
 struct peer_state {
     wire::mac_address mac;
     std::uint32_t ip = 0;
     std::array<std::uint16_t, delivery_mode_count> next_message_id{};
-    std::array<ses::message_queue, pdc_modes> queue;  // RUD/ROD messages not fully segmented
-    std::array<std::uint32_t, pdc_modes> pdc{none, none};
-    std::array<bool, pdc_modes> waiting_for_pdc{};
-    std::array<std::uint64_t, pdc_modes> queued_bytes{};  // not yet cut into packets
+    std::array<ses::message_queue, pdc_slots> queue;  // messages not fully segmented
+    std::array<std::uint32_t, pdc_slots> pdc = filled_with_none();
+    std::array<bool, pdc_slots> waiting_for_pdc{};
+    std::array<std::uint64_t, pdc_slots> queued_bytes{};  // not yet cut into packets
+    std::uint32_t next_rud_lane = 0;                      // round robin over the RUD slots
     // RUDI has no PDC: its RTT estimator (RFC 6298, as a PDC's) lives with the peer.
     std::uint64_t rudi_srtt_ns = 0, rudi_rttvar_ns = 0;
+
+    static std::array<std::uint32_t, pdc_slots> filled_with_none() {
+        std::array<std::uint32_t, pdc_slots> a;
+        a.fill(none);
+        return a;
+    }
 };
 
 struct rudi_packet {
@@ -111,7 +120,8 @@ class engine_impl final : public pds::tx_listener {
     void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
     std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
-    static std::size_t slot_of(delivery_mode m) { return m == delivery_mode::rod ? 1 : 0; }
+    // The slot a new message of this mode goes to (RUD: the next of parallel_pdcs, in turn).
+    std::size_t slot_for(peer_state& ps, delivery_mode m) const;
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);

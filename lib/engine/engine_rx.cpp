@@ -478,7 +478,7 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
     tx_ready_ = true;
     if (out.close_acked) {
         const std::uint32_t peer = p->peer;
-        const std::size_t slot = p->ordered ? 1 : 0;
+        const std::size_t slot = p->slot;
         ++counters_.pdcs_closed;
         free_pdc(*p);
         // Messages posted while it was closing get a fresh PDC.

@@ -65,7 +65,7 @@ void engine_impl::on_ack_timer(pds::pdc& p, std::uint64_t now) {
 
 void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
     if (p.state == pds::pdc_state::established && p.drained() &&
-        peers_[p.peer].queue[p.ordered ? 1 : 0].empty())
+        peers_[p.peer].queue[p.slot].empty())
         timers_.schedule(p.idle_timer, now + cfg_.pdc_idle_close_ns);
 }
 
@@ -83,7 +83,7 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
         return;
     }
     if (p.state == pds::pdc_state::established && p.drained() &&
-        peers_[p.peer].queue[p.ordered ? 1 : 0].empty()) {
+        peers_[p.peer].queue[p.slot].empty()) {
         p.state = pds::pdc_state::closing;
         tx_ready_ = true;
     }
@@ -92,7 +92,7 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
 void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) {
     ++counters_.pdcs_failed;
     const std::uint32_t peer = p.peer;
-    const std::size_t slot = p.ordered ? 1 : 0;
+    const std::size_t slot = p.slot;
     ses::message_queue& q = peers_[peer].queue[slot];
     // The message being cut into packets leaves the queue with the others this PDC carried.
     if (!q.empty() && messages_[q.head].owner == p.index) {

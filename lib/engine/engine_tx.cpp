@@ -123,7 +123,7 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
 }
 
 std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
-    return peers_[p.peer].queued_bytes[p.ordered ? 1 : 0] + p.retx_bytes;
+    return peers_[p.peer].queued_bytes[p.slot] + p.retx_bytes;
 }
 
 // A credit sender that cannot send has no data packet to carry its credit target; when what it
@@ -171,7 +171,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         return true;
     }
     if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
-    ses::message_queue& q = peers_[p.peer].queue[p.ordered ? 1 : 0];
+    ses::message_queue& q = peers_[p.peer].queue[p.slot];
     // Lost packets go first; new data waits while the controller holds them back.
     if (q.empty() || p.tx.peek_retransmit()) return false;
     const std::uint32_t mi = q.head;
@@ -182,7 +182,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         return false;
     }
     const ses::segment seg = messages_.next_segment(m);
-    auto& queued = peers_[p.peer].queued_bytes[p.ordered ? 1 : 0];
+    auto& queued = peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
     pds::tx_entry& e = p.tx.push(pds::tx_kind::data);

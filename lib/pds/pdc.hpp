@@ -91,6 +91,7 @@ class pdc {
     pdc_state state = pdc_state::free;
     pdc_role role = pdc_role::initiator;
     bool ordered = false;   // ROD
+    std::uint8_t slot = 0;  // initiator: which of its peer's PDC slots (engine's peer_state)
     timer_node idle_timer;  // initiator: close when idle; target: expire when abandoned
     timer_node ack_timer;   // target: bounds how long a coalesced ACK waits
     std::uint64_t last_activity_ns = 0;

@@ -735,6 +735,62 @@ TEST(engine, flows_wait_for_a_pdc_when_the_initiator_table_is_full) {
     EXPECT_EQ(f.a->counters().messages_failed, 0u);
 }
 
+// parallel_pdcs: RUD messages take the PDCs in turn, each arrives whole and intact, and ROD
+// keeps its single PDC. A lossy link makes every PDC recover on its own.
+TEST(engine, parallel_pdcs_carry_rud_messages_in_turn) {
+    pair_fixture f;
+    f.ca.parallel_pdcs = 4;
+    pipe::impairments imp;
+    imp.delay_ns = 2'000;
+    imp.loss = 0.02;
+    f.start(imp);
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    constexpr int rud_messages = 24, rod_messages = 6;
+    for (int i = 0; i < rud_messages; ++i)
+        ASSERT_TRUE(f.a->post_send(to_b, delivery_mode::rud, message_bytes(i, 20'000), i).ok());
+    for (int i = 0; i < rod_messages; ++i)
+        ASSERT_TRUE(
+            f.a->post_send(to_b, delivery_mode::rod, message_bytes(100 + i, 9000), 100 + i).ok());
+    std::size_t rud_initiators = 0, rod_initiators = 0;
+    for (const auto& info : f.a->pdcs()) {
+        if (!info.initiator) continue;
+        ++(info.mode == delivery_mode::rod ? rod_initiators : rud_initiators);
+    }
+    EXPECT_EQ(rud_initiators, 4u);
+    EXPECT_EQ(rod_initiators, 1u);
+    // Which message arrived: the one whose bytes it carries (each starts at its own offset).
+    const auto which = [](const received_message& m) {
+        const bool rod = m.mode == delivery_mode::rod;
+        const int first = rod ? 100 : 0, count = rod ? rod_messages : rud_messages;
+        for (int i = first; i < first + count; ++i)
+            if (std::ranges::equal(m.data, message_bytes(i, rod ? 9000 : 20'000))) return i;
+        return -1;
+    };
+    std::set<int> seen;
+    std::size_t done = 0;
+    send_completion c[64];
+    received_message m;
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            while (f.b->poll_received(m)) {
+                const int i = which(m);
+                EXPECT_GE(i, 0) << "a message arrived with bytes of none posted";
+                seen.insert(i);
+                f.b->release(m.handle);
+            }
+            for (std::size_t k = f.a->poll_send_completions(c); k-- > 0;) {
+                EXPECT_TRUE(c[k].result.ok());
+                ++done;
+            }
+            return done == rud_messages + rod_messages &&
+                   seen.size() == std::size_t{rud_messages + rod_messages};
+        },
+        1'000'000'000));
+    EXPECT_EQ(seen.size(), std::size_t{rud_messages + rod_messages});
+    EXPECT_EQ(f.a->counters().pdcs_opened, 5u);
+    EXPECT_EQ(f.a->counters().messages_failed, 0u);
+}
+
 TEST(engine, unreachable_peer_completes_with_an_error) {
     pair_fixture f;
     f.ca.max_retransmits = 3;

@@ -99,6 +99,21 @@ TEST(PerfE2E, OtherDeliveryModes) {
     }
 }
 
+// --pdcs 4: the bandwidth tests spread their operations over four RUD PDCs to the server,
+// every byte verified, and the client's engine opened (at least) four of them.
+TEST(PerfE2E, ParallelPdcs) {
+    for (test_kind t : {test_kind::write_bw, test_kind::send_bw, test_kind::read_bw}) {
+        SCOPED_TRACE(std::string(name_of(t)));
+        settings s = pipe_settings(t, 20'000, 64);
+        s.tx_depth = 16;
+        s.pdcs = 4;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 64, 1);
+        EXPECT_GE(p.cli->ep.counters().pdcs_opened, 4u);
+    }
+}
+
 TEST(PerfE2E, DurationModeDrainsLeftoverReceives) {
     // -D: the receivers post ahead without knowing the count; the drain messages must fill what
     // is left so the next size starts clean (two sizes, both directions, both tests with receives).
