@@ -154,6 +154,11 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
         if (!parse_u64(v, 576, 9000, n))
             return fail("--port-mtu must be 576 .. 9000, not '" + std::string(v) + "'");
         s.port_mtu = static_cast<std::uint32_t>(n);
+    } else if (opt == "--zero-copy-min") {
+        if (!parse_u64(v, 0, 0xffffffff, n))
+            return fail("--zero-copy-min must be a number of bytes (0: always copy), not '" +
+                        std::string(v) + "'");
+        s.zero_copy_min = static_cast<std::uint32_t>(n);
     } else if (opt == "-p" || opt == "--port") {
         if (!parse_u64(v, 1, 0xffffff, n))
             return fail("-p: port (the uet job id of the run) must be 1 .. 16777215, not '" +
@@ -247,12 +252,12 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 25> valued{
-            "-s",        "--size",     "-n",        "--iters", "-D",         "--duration",
-            "-t",        "--tx-depth", "-m",        "--mtu",   "-p",         "--port",
-            "--pdcs",    "--corrupt",  "--timeout", "--dev",   "--eal",      "--ip",
-            "--gw",      "--mode",     "--cc",      "--lb",    "--provider", "--out_json_file",
-            "--port-mtu"};
+        static constexpr std::array<std::string_view, 26> valued{
+            "-s",         "--size",         "-n",        "--iters", "-D",         "--duration",
+            "-t",         "--tx-depth",     "-m",        "--mtu",   "-p",         "--port",
+            "--pdcs",     "--corrupt",      "--timeout", "--dev",   "--eal",      "--ip",
+            "--gw",       "--mode",         "--cc",      "--lb",    "--provider", "--out_json_file",
+            "--port-mtu", "--zero-copy-min"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -422,6 +427,8 @@ std::string usage() {
            "  --ip A.B.C.D/LEN   this side's uet address\n"
            "  --gw A.B.C.D       next hop for a server outside the prefix\n"
            "  --port-mtu N       the DPDK port's IP MTU (default 1500; -m defaults to what fits)\n"
+           "  --zero-copy-min N  payloads of N bytes or more leave registered memory without a\n"
+           "                     copy where the port chains buffers (default 1024; 0: copy)\n"
            "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"

@@ -65,11 +65,12 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                       (unsigned long long)f.unroutable);
     } else {
         std::snprintf(buf, sizeof buf,
-                      " Port: rx frames %llu, tx frames %llu, rx dropped %llu, tx dropped %llu, "
-                      "ARP requests %llu, replies %llu\n",
+                      " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
+                      "tx dropped %llu, ARP requests %llu, replies %llu\n",
                       (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
-                      (unsigned long long)f.rx_dropped, (unsigned long long)f.tx_dropped,
-                      (unsigned long long)f.arp_requests, (unsigned long long)f.arp_replies);
+                      (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
+                      (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
+                      (unsigned long long)f.arp_replies);
     }
     out += buf;
     return out;
@@ -244,6 +245,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.gateway = s.gw;
     fa.dpdk.busy_poll = s.busy_poll;
     fa.dpdk.port_mtu = s.port_mtu;
+    fa.dpdk.zero_copy_min = s.zero_copy_min;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
     auto fab = fabric::open(fa);
     if (!fab) {

@@ -72,8 +72,14 @@ std::error_code side::setup(const settings& s) {
         bytes = std::max(bytes, depth_for(s, size) * size);
     buf_stride_ = stride;
     const std::uint64_t nslots = std::max<std::uint64_t>(slots, 2);
+    tx_mr_.close();  // before its memory moves
     tx_.assign(std::max(bytes, 2 * stride), std::byte{0});
     rx_.assign(std::max(bytes, 2 * stride), std::byte{0});
+    // Registered as perftest registers its buffers: the provider may then send payloads from
+    // them without a copy (fabric_attr::dpdk.zero_copy_min).
+    auto tx_mr = dom_.register_memory(tx_, access::local_read, s.job_id);
+    if (!tx_mr) return tx_mr.error();
+    tx_mr_ = std::move(*tx_mr);
     free_tx_.reserve(nslots);
     free_rx_.reserve(nslots);
     tx_iter_.assign(nslots, 0);

@@ -168,6 +168,8 @@ class side {
     std::vector<std::byte> region_;
     memory_region mr_;
     std::vector<std::byte> tx_, rx_;
+    // The registration of tx_ (zero-copy transmit): declared after it, so it goes first.
+    memory_region tx_mr_;
     std::size_t buf_stride_ = 0;  // bytes per local slot (the largest size)
     std::vector<std::uint32_t> free_tx_, free_rx_;
     std::vector<std::uint64_t> tx_iter_;  // the iteration each tx slot carries

@@ -53,6 +53,12 @@ struct dpdk_attr {
     bool busy_poll = false;       // never back off while idle (benchmarks)
     std::uint64_t rto_ns = 0;     // first retransmit timeout; 0: the provider's default (5 ms)
     std::uint32_t max_retransmits = 0;  // 0: the provider's default (24)
+    // Zero-copy transmit: a packet payload of at least this many bytes that lies in memory
+    // registered with a domain of this fabric (domain::register_memory, any access flags) is
+    // not copied: it goes out as an external buffer chained behind the headers, on ports that
+    // take multi-segment frames (others copy as usual). The registered memory is then read by
+    // the port until deregistration, which waits for the frames still queued. 0: always copy.
+    std::uint32_t zero_copy_min = 1024;
 };
 
 struct fabric_attr {
@@ -80,6 +86,8 @@ struct fabric_stats {
     std::uint64_t rx_dropped = 0;  // not for us, not UET, malformed: counted and dropped
     std::uint64_t tx_dropped = 0;  // ring full, neighbour unresolved, frame too large
     std::uint64_t arp_requests = 0, arp_replies = 0, echo_replies = 0;  // sent
+    // Frames whose payload went out of registered memory without a copy (dpdk.zero_copy_min).
+    std::uint64_t tx_zero_copy = 0;
 };
 
 struct domain_attr {

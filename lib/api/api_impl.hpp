@@ -80,6 +80,8 @@ struct domain_impl {
     domain_impl(std::shared_ptr<fabric_impl> f, const domain_attr& a);
     std::shared_ptr<fabric_impl> fabric;
     ses::mr_table regions;
+    // key -> the network's handle of the region (zero-copy transmit), where it took one.
+    std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
 // One operation the application posted (or a receive), from the endpoint's pool.

@@ -134,6 +134,7 @@ bool parse_dpdk_settings(const fabric_attr& attr, dpdk_settings& out, std::strin
     s.busy_poll = d.busy_poll;
     s.rto_ns = d.rto_ns == 0 ? dpdk_default_rto_ns : d.rto_ns;
     s.max_retransmits = d.max_retransmits == 0 ? dpdk_default_retransmits : d.max_retransmits;
+    s.zero_copy_min = d.zero_copy_min;
     out = std::move(s);
     return true;
 }

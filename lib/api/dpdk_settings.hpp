@@ -29,6 +29,7 @@ struct dpdk_settings {
     bool trust_link_mtu = false, busy_poll = false;
     std::uint64_t rto_ns = 0;
     std::uint32_t max_retransmits = 0;
+    std::uint32_t zero_copy_min = 0;  // 0: off
 };
 
 // Defaults of the real-port engine: an RTT there is tens of microseconds to milliseconds (two

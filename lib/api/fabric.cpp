@@ -205,6 +205,8 @@ result<memory_region> domain::register_memory(std::span<std::byte> buf, access f
         impl_->regions.add(reinterpret_cast<std::uint8_t*>(buf.data()), buf.size(),
                            static_cast<std::uint32_t>(flags), job_id);
     if (key == 0) return errc::again;
+    const std::uint32_t handle = impl_->fabric->net->register_memory(buf.data(), buf.size());
+    if (handle != detail::network::no_memory_handle) impl_->network_handles.emplace(key, handle);
     memory_region mr;
     mr.domain_ = impl_;
     mr.key_ = key;
@@ -286,7 +288,14 @@ memory_region& memory_region::operator=(memory_region&& o) noexcept {
 }
 
 void memory_region::close() noexcept {
-    if (domain_ && key_ != 0) domain_->regions.remove(key_);
+    if (domain_ && key_ != 0) {
+        domain_->regions.remove(key_);
+        if (const auto h = domain_->network_handles.find(key_);
+            h != domain_->network_handles.end()) {
+            domain_->fabric->net->unregister_memory(h->second);
+            domain_->network_handles.erase(h);
+        }
+    }
     key_ = 0;
     domain_.reset();
 }

@@ -35,6 +35,14 @@ class network {
     virtual bool step() = 0;
     virtual std::uint64_t now() const noexcept = 0;
     virtual fabric_stats stats() const noexcept = 0;
+    // Memory registered with a domain of this fabric. A network that sends payloads from
+    // registered memory without copying them (zero-copy transmit) remembers it; the handle goes
+    // back to unregister_memory, which returns once no queued frame references the memory.
+    virtual std::uint32_t register_memory(const void* /*addr*/, std::size_t /*length*/) {
+        return no_memory_handle;
+    }
+    virtual void unregister_memory(std::uint32_t /*handle*/) noexcept {}
+    static constexpr std::uint32_t no_memory_handle = 0xffffffffu;
 };
 
 std::unique_ptr<network> make_pipe_network(const fabric_attr& attr);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "api_impl.hpp"
@@ -34,6 +35,40 @@ std::uint64_t total(const Array& a) {
     return s;
 }
 
+// Registered memory the engine may send payloads from without copying them (zero-copy
+// transmit): the ranges the domain registered, each with its handle on the port. The engine asks
+// per data packet (engine_config::reference_payload); the last range found is tried first.
+struct tx_memory {
+    struct range {
+        const std::uint8_t* addr = nullptr;
+        std::size_t length = 0;
+        std::uint32_t port_region = 0;
+        bool live = false;
+    };
+    std::vector<range> ranges;
+    std::size_t last = 0;
+    std::uint32_t min_bytes = 0;
+
+    bool holds(std::size_t i, const std::uint8_t* data, std::size_t length) const noexcept {
+        const range& r = ranges[i];
+        return r.live && data >= r.addr && length <= r.length &&
+               static_cast<std::size_t>(data - r.addr) <= r.length - length;
+    }
+    static std::uint32_t lookup(void* self, const std::uint8_t* data, std::size_t length) {
+        auto& m = *static_cast<tx_memory*>(self);
+        if (length < m.min_bytes) return no_payload_region;
+        if (m.last < m.ranges.size() && m.holds(m.last, data, length))
+            return m.ranges[m.last].port_region;
+        for (std::size_t i = 0; i < m.ranges.size(); ++i) {
+            if (m.holds(i, data, length)) {
+                m.last = i;
+                return m.ranges[i].port_region;
+            }
+        }
+        return no_payload_region;
+    }
+};
+
 class dpdk_network final : public network {
   public:
     dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<dpdk::port> p)
@@ -50,9 +85,12 @@ class dpdk_network final : public network {
     bool step() override;
     std::uint64_t now() const noexcept override { return runtime::now_ns(); }
     fabric_stats stats() const noexcept override;
+    std::uint32_t register_memory(const void* addr, std::size_t length) override;
+    void unregister_memory(std::uint32_t handle) noexcept override;
 
   private:
     void stop_endpoint() noexcept;
+    bool zero_copy() const noexcept;
     void add_host_counters(fabric_stats& s) const noexcept;
 
     fabric_attr attr_;
@@ -63,6 +101,7 @@ class dpdk_network final : public network {
     std::unique_ptr<runtime::host_stack> host_;
     std::unique_ptr<runtime::poll_loop> loop_;
     fabric_stats closed_;  // host-stack counters of endpoints that closed
+    tx_memory tx_memory_;
 };
 
 std::error_code dpdk_network::prepare(engine_config& c) {
@@ -91,7 +130,55 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
     c.timer_tick_ns = 10'000;
     c.pdc_idle_close_ns = 1'000'000;
+    if (zero_copy()) {
+        c.reference_payload = &tx_memory::lookup;
+        c.reference_payload_ctx = &tx_memory_;
+    }
     return {};
+}
+
+bool dpdk_network::zero_copy() const noexcept {
+    // Only where the port chains external buffers: elsewhere the port would copy the payload
+    // after the engine summed it, two passes where checksum_copy makes one.
+    return s_.zero_copy_min != 0 && port_->caps().zero_copy;
+}
+
+std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
+    if (!zero_copy() || addr == nullptr || length < s_.zero_copy_min) return no_memory_handle;
+    tx_memory::range r;
+    r.addr = static_cast<const std::uint8_t*>(addr);
+    r.length = length;
+    r.port_region = port_->register_memory(addr, length);
+    r.live = true;
+    tx_memory_.min_bytes = s_.zero_copy_min;
+    for (std::size_t i = 0; i < tx_memory_.ranges.size(); ++i) {
+        if (!tx_memory_.ranges[i].live) {
+            tx_memory_.ranges[i] = r;
+            return static_cast<std::uint32_t>(i);
+        }
+    }
+    tx_memory_.ranges.push_back(r);
+    return static_cast<std::uint32_t>(tx_memory_.ranges.size() - 1);
+}
+
+void dpdk_network::unregister_memory(std::uint32_t handle) noexcept {
+    if (handle >= tx_memory_.ranges.size() || !tx_memory_.ranges[handle].live) return;
+    tx_memory::range& r = tx_memory_.ranges[handle];
+    r.live = false;  // no new frame refers to it
+    // Frames still queued on the port may point into it (a NIC frees transmitted mbufs
+    // lazily): wait for them, bounded, before the application may reuse the memory.
+    const std::uint64_t give_up = runtime::now_ns() + 1'000'000'000;
+    while (!port_->unregister_memory(r.port_region)) {
+        if (runtime::now_ns() > give_up) {
+            std::fprintf(stderr,
+                         "uet: a memory region is still referenced by %u queued frames after 1 s; "
+                         "kept registered on the port\n",
+                         port_->in_flight(r.port_region));
+            return;
+        }
+        port_->reclaim_tx();
+        if (loop_) loop_->poll_once();
+    }
 }
 
 void dpdk_network::attach(endpoint_impl& ep) {
@@ -171,6 +258,7 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.frames = p.tx_frames;
     s.rx_dropped += p.rx_oversize + p.steered_away;
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
+    s.tx_zero_copy = p.tx_zero_copy;
     return s;
 }
 

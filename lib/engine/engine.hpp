@@ -110,7 +110,18 @@ struct engine_config {
     std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
                                  std::uint32_t offset, std::uint32_t length) = nullptr;
     void* place_write_ctx = nullptr;
+    // Zero-copy transmit (optional): for a data packet built into a caller's room the engine
+    // asks whether its payload (length bytes of the sender's memory at data) may go out by
+    // reference. A handle other than no_payload_region (the caller's name for the registered
+    // memory holding it) leaves the payload out of the room: tx_frame::payload points at it and
+    // the caller chains it after the headers. The engine still sums it for the UDP checksum (a
+    // read, not a copy). nullptr: every payload is copied into the room. Called from transmit().
+    std::uint32_t (*reference_payload)(void* ctx, const std::uint8_t* data,
+                                       std::size_t length) = nullptr;
+    void* reference_payload_ctx = nullptr;
 };
+
+inline constexpr std::uint32_t no_payload_region = 0xffffffffu;
 
 // A frame to send. The caller may offer room (memory it owns: a DPDK mbuf's data room) for
 // each slot; the engine then builds the frame there, headers and payload in one pass, and data
@@ -119,6 +130,12 @@ struct engine_config {
 struct tx_frame {
     std::span<const std::uint8_t> data;
     std::span<std::uint8_t> room;  // set by the caller, never changed by the engine
+    // Zero-copy (engine_config::reference_payload): bytes of the sender's memory that follow
+    // data on the wire, in the caller's region payload_region. They stay valid until the
+    // message completes; a caller that keeps the frame longer (a NIC's TX ring) must hold the
+    // memory registered until it lets go. Empty for every other frame.
+    std::span<const std::uint8_t> payload;
+    std::uint32_t payload_region = no_payload_region;
 };
 
 struct send_completion {

@@ -254,6 +254,11 @@ class engine_impl final : public pds::tx_listener {
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     std::size_t staging_frame_size_ = 0;
+    // Zero-copy: set by transmit() while it builds a data frame into the caller's room;
+    // build_frame leaves a referenced payload in referenced_ (and its region) for that frame.
+    bool by_reference_ = false;
+    std::span<const std::uint8_t> referenced_;
+    std::uint32_t referenced_region_ = no_payload_region;
 
     pds::pdc_counters connectionless_;  // RUDI / UUD
     pds::pdc_counters closed_totals_;   // PDCs freed so far

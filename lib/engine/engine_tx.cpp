@@ -19,6 +19,8 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                                                   control_len_[at]);
         // Control frames were built when their cause arrived; a small copy into the room.
         tx_frame& f = out[n++];
+        f.payload = {};
+        f.payload_region = no_payload_region;
         if (f.room.size() >= frame.size()) {
             std::copy(frame.begin(), frame.end(), f.room.begin());
             f.data = f.room.first(frame.size());
@@ -37,14 +39,20 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                     : std::span<std::uint8_t>(&staging_[built * staging_frame_size_],
                                               staging_frame_size_);
         std::size_t len = 0;
+        by_reference_ = in_room && cfg_.reference_payload != nullptr;
+        referenced_ = {};
+        referenced_region_ = no_payload_region;
         if (!next_data_frame(now_, buf, len)) {
             exhausted = true;
             break;
         }
         if (len == 0) continue;
+        out[n].payload = referenced_;
+        out[n].payload_region = referenced_region_;
         out[n++].data = buf.first(len);
         ++built;
     }
+    by_reference_ = false;
     tx_ready_ = !exhausted;
     return n;
 }

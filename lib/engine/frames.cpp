@@ -24,6 +24,20 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
     const auto l4 = out.subspan(header);
     const std::size_t uet_header = wire::encode_uet_headers(spec, l4);
     if (uet_header == 0) return 0;
+    if (data && by_reference_ && !spec.payload.empty()) {
+        const std::uint32_t region = cfg_.reference_payload(
+            cfg_.reference_payload_ctx, spec.payload.data(), spec.payload.size());
+        if (region != no_payload_region) {
+            // The payload stays where it is; summing it is its only touch by the engine.
+            const std::uint32_t sum = wire::checksum_partial(spec.payload);
+            const std::size_t total =
+                wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
+            if (total == 0) return 0;
+            referenced_ = spec.payload;
+            referenced_region_ = region;
+            return total - spec.payload.size();
+        }
+    }
     // The payload's only copy on the way out (from the sender's memory into the frame) also
     // sums it, so the UDP checksum reads just the headers.
     const std::uint32_t sum = wire::checksum_copy(l4.data() + uet_header, spec.payload);

@@ -22,6 +22,12 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
         if (data.data() == frames[i].buffer.data()) {
             // Built in place: slot i holds it; slots travel whole (buffer with its cookie).
             if (i != n) std::swap(frames[i], frames[n]);
+            const auto payload = out_[i].payload;
+            if (!payload.empty()) {
+                // Zero-copy: the payload stays in registered memory; the port chains it.
+                frames[n].ext = {payload.data(), payload.size(), out_[i].payload_region};
+                ++stats_.frames_by_reference;
+            }
             frames[n++].length = data.size();
             continue;
         }

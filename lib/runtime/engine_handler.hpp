@@ -5,7 +5,10 @@
 // engine builds the frame there: headers written in place, the payload copied once from the
 // sender's memory while its UDP checksum is summed. Only a frame the engine could not build in
 // the room (a room smaller than its largest frame) is copied here from engine memory
-// (engine_handler_stats::bytes_copied_tx). Received frames go to the engine straight from the
+// (engine_handler_stats::bytes_copied_tx). With engine_config::reference_payload set, a payload
+// in registered memory is not copied at all: the slot carries the headers and tx_frame::ext
+// points at the payload, which the port chains as an external buffer (or copies, where it
+// cannot chain: io_caps::zero_copy). Received frames go to the engine straight from the
 // mbuf; the engine copies each payload once into its reassembly buffer.
 #pragma once
 
@@ -23,6 +26,7 @@ struct engine_handler_stats {
     std::uint64_t frames_rx = 0, frames_tx = 0;
     std::uint64_t bytes_copied_tx = 0;  // engine memory -> runtime slot (frames not built in place)
     std::uint64_t tx_too_large = 0;     // engine frame larger than the slot: dropped
+    std::uint64_t frames_by_reference = 0;  // payload left in registered memory (tx_frame::ext)
 };
 
 class engine_handler final : public frame_handler {

@@ -281,11 +281,12 @@ void side::say(const char* fmt, ...) const {
 
 void side::say_port_counters() const {
     const uet::fabric_stats st = fab.stats();
-    say("PORT rx_frames=%llu tx_frames=%llu rx_dropped=%llu tx_dropped=%llu arp_requests=%llu "
-        "arp_replies=%llu",
+    say("PORT rx_frames=%llu tx_frames=%llu tx_zero_copy=%llu rx_dropped=%llu tx_dropped=%llu "
+        "arp_requests=%llu arp_replies=%llu",
         (unsigned long long)st.rx_frames, (unsigned long long)st.tx_frames,
-        (unsigned long long)st.rx_dropped, (unsigned long long)st.tx_dropped,
-        (unsigned long long)st.arp_requests, (unsigned long long)st.arp_replies);
+        (unsigned long long)st.tx_zero_copy, (unsigned long long)st.rx_dropped,
+        (unsigned long long)st.tx_dropped, (unsigned long long)st.arp_requests,
+        (unsigned long long)st.arp_replies);
 }
 
 bool side::open_fabric() {

@@ -119,6 +119,11 @@ expect_api_run() {
         expect "$server" "VERDICT $m ok"
     done
     expect "$server" "REFUSED mtu 8192: .*exceeds the port"
+    # Zero-copy transmit: the client's registered send/write sources and the server's read
+    # source left as external buffers (every port here takes multi-segment frames), and the
+    # VERDICTs above checked every byte.
+    expect "$client" "PORT .* tx_zero_copy=[1-9]"
+    expect "$server" "PORT .* tx_zero_copy=[1-9]"
     expect "$server" "RESULT ok"
     expect "$client" "RESULT ok"
 }

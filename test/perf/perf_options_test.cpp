@@ -52,6 +52,18 @@ TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
     EXPECT_EQ(r.s.mtu, 1216u);
 }
 
+TEST(PerfOptions, ZeroCopyThreshold) {
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy_min, 1024u);
+    const auto off = parse({"write_bw", "--provider", "pipe", "--zero-copy-min", "0"});
+    ASSERT_EQ(off.error, "");
+    EXPECT_EQ(off.s.zero_copy_min, 0u);
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--zero-copy-min=512"}).s.zero_copy_min,
+              512u);
+    EXPECT_NE(parse({"write_bw", "--provider", "pipe", "--zero-copy-min", "x"})
+                  .error.find("--zero-copy-min must be a number of bytes"),
+              std::string::npos);
+}
+
 TEST(PerfOptions, AllSizesAndDefaults) {
     const auto r = parse({"read_bw", "-a", "--provider", "pipe"});
     ASSERT_EQ(r.error, "");

@@ -325,8 +325,21 @@ std::uint32_t port::register_memory(const void* addr, std::size_t length) {
                 rte_dev_dma_map(info.device, va, reinterpret_cast<std::uintptr_t>(va), length) == 0;
         }
     }
+    // A free slot first: applications register and deregister regions all the time.
+    for (std::uint32_t id = 0; id < regions_.size(); ++id) {
+        if (regions_[id].shinfo == nullptr) {
+            regions_[id] = r;
+            return id;
+        }
+    }
     regions_.push_back(r);
     return static_cast<std::uint32_t>(regions_.size() - 1);
+}
+
+void port::reclaim_tx() noexcept {
+    if (!started_ || closed_) return;
+    for (std::uint16_t q = 0; q < cfg_.tx_queues; ++q)
+        rte_eth_tx_done_cleanup(port_id_, q, 0);  // ENOTSUP on PMDs that free at once
 }
 
 std::uint32_t port::in_flight(std::uint32_t id) const {

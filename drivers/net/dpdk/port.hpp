@@ -97,6 +97,9 @@ class port {
     std::uint32_t register_memory(const void* addr, std::size_t length);
     bool unregister_memory(std::uint32_t region);
     std::uint32_t in_flight(std::uint32_t region) const;
+    // Asks the PMD to free the mbufs it has transmitted (NICs free them lazily), so that
+    // in_flight() falls to what is really still queued.
+    void reclaim_tx() noexcept;
 
     port_counters counters() const;
 
