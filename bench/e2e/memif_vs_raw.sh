@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # memif_vs_raw: in one run, on the same two cores, (a) the raw DPDK capacity of a memif link
 # (dpdk-testpmd txonly -> rxonly, frames as large as uet-perf's) and (b) uet-perf write_bw
-# -s 65536 RUD over memif, every payload copied into the target region. Prints both in Gb/s and,
-# last, `ratio <uet/raw>`.
+# -s 65536 RUD over memif, every payload copied into the target region, once with the sender's
+# payload copied into its mbuf and once with zero-copy transmit (the default). Prints all three
+# in Gb/s and, last, `ratio <uet/raw>` (uet with zero-copy).
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1216, SIZE=65536)
 # MTU is uet-perf's -m (SES payload bytes per packet); 1216 is its default on a 1500-byte port.
 # A RUD write packet adds 98 header bytes (Ethernet 14, IPv4 20, UDP 8, PDS RUD request 12, SES
@@ -18,7 +19,14 @@ pps=$(raw_memif_pps "$FRAME")
 raw_gbps=$(awk -v p="$pps" -v f="$FRAME" 'BEGIN { printf "%.2f", p * f * 8 / 1e9 }')
 echo "raw testpmd memif: ${FRAME}-byte frames $(awk -v p="$pps" 'BEGIN { printf "%.2f", p / 1e6 }') Mpps = $raw_gbps Gb/s"
 
+# The sender's payload: copied once into the mbuf while summed (--zero-copy-min 0), then as
+# uet-perf runs by default, chained from the registered buffer (zero-copy transmit).
+uet_memif copy write_bw -s "$SIZE" -m "$MTU" -D "$SECONDS_PER_RUN" --mode rud --report_gbits \
+    --stats --zero-copy-min 0
+copy_gbps=$(json_result copy BW_average)
 uet_memif bw write_bw -s "$SIZE" -m "$MTU" -D "$SECONDS_PER_RUN" --mode rud --report_gbits --stats
 uet_gbps=$(json_result bw BW_average)
-printf 'uet-perf write_bw -s %s -m %s rud memif: %.2f Gb/s\n' "$SIZE" "$MTU" "$uet_gbps"
+printf 'uet-perf write_bw -s %s -m %s rud memif, payload copied on TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$copy_gbps"
+printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$uet_gbps"
+echo "zero-copy/copy $(ratio "$uet_gbps" "$copy_gbps")"
 echo "ratio $(ratio "$uet_gbps" "$raw_gbps")"
