@@ -249,6 +249,8 @@ bool parser::option(std::string_view arg) {
         s.trust_link_mtu = true;
     } else if (opt == "--no-busy-poll") {
         s.busy_poll = false;
+    } else if (opt == "--no-udp-checksum") {
+        s.udp_checksum = false;
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
@@ -430,6 +432,7 @@ std::string usage() {
            "  --zero-copy-min N  payloads of N bytes or more leave registered memory without a\n"
            "                     copy where the port chains buffers (default 1024; 0: copy)\n"
            "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
+           "  --no-udp-checksum  send UDP checksum 0 (memif, trusted links): no payload summed\n"
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"
            "  --lb L             static (default), oblivious, bitmap, reps\n"

@@ -246,6 +246,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.busy_poll = s.busy_poll;
     fa.dpdk.port_mtu = s.port_mtu;
     fa.dpdk.zero_copy_min = s.zero_copy_min;
+    fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
     auto fab = fabric::open(fa);
     if (!fab) {

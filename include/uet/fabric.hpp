@@ -59,6 +59,10 @@ struct dpdk_attr {
     // take multi-segment frames (others copy as usual). The registered memory is then read by
     // the port until deregistration, which waits for the frames still queued. 0: always copy.
     std::uint32_t zero_copy_min = 1024;
+    // false: send UDP checksum 0 (none, as IPv4 allows and RoCEv2 does), so no payload byte is
+    // summed on either side. For memif (shared memory: no wire to corrupt) or links whose CRC
+    // you trust. Received checksums are verified whenever the sender filled one in.
+    bool udp_checksum = true;
 };
 
 struct fabric_attr {

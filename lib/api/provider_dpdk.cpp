@@ -130,6 +130,7 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
     c.timer_tick_ns = 10'000;
     c.pdc_idle_close_ns = 1'000'000;
+    c.udp_checksum = s_.udp_checksum;
     if (zero_copy()) {
         c.reference_payload = &tx_memory::lookup;
         c.reference_payload_ctx = &tx_memory_;

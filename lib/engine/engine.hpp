@@ -97,6 +97,11 @@ struct engine_config {
     double link_gbps = 100;
     std::uint64_t base_rtt_ns = 12'000;
     bool trimming = false;  // whether the network trims (NSCC's target delay)
+    // false: frames go with UDP checksum 0 ("none", which IPv4 allows and RoCEv2 does), so the
+    // engine never sums a payload; for links with no wire to corrupt (memif's shared memory)
+    // or where the link's CRC is trusted. Received frames with checksum 0 are accepted either
+    // way; others are verified.
+    bool udp_checksum = true;
     // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
     std::uint8_t lb_path_bits = 8;
     std::uint64_t reps_freeze_ns = 10'000'000;

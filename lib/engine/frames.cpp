@@ -1,4 +1,6 @@
 // Bytes on the wire: Ethernet/IPv4/UDP around a UET header stack, and the control-frame ring.
+#include <cstring>
+
 #include "engine_impl.hpp"
 
 namespace uet {
@@ -19,6 +21,7 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
     fs.ip_id = ip_id_++;
     fs.src_port = entropy;
     fs.dst_port = cfg_.udp_port;
+    fs.udp_checksum = cfg_.udp_checksum;
     const std::size_t header = wire::frame_header_size(fs, true);
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
@@ -28,8 +31,9 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
         const std::uint32_t region = cfg_.reference_payload(
             cfg_.reference_payload_ctx, spec.payload.data(), spec.payload.size());
         if (region != no_payload_region) {
-            // The payload stays where it is; summing it is its only touch by the engine.
-            const std::uint32_t sum = wire::checksum_partial(spec.payload);
+            // The payload stays where it is; summing it is its only touch by the engine (and
+            // without the UDP checksum, the engine never touches it).
+            const std::uint32_t sum = cfg_.udp_checksum ? wire::checksum_partial(spec.payload) : 0;
             const std::size_t total =
                 wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
             if (total == 0) return 0;
@@ -40,7 +44,11 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
     }
     // The payload's only copy on the way out (from the sender's memory into the frame) also
     // sums it, so the UDP checksum reads just the headers.
-    const std::uint32_t sum = wire::checksum_copy(l4.data() + uet_header, spec.payload);
+    std::uint32_t sum = 0;
+    if (cfg_.udp_checksum)
+        sum = wire::checksum_copy(l4.data() + uet_header, spec.payload);
+    else if (!spec.payload.empty())
+        std::memcpy(l4.data() + uet_header, spec.payload.data(), spec.payload.size());
     return wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
 }
 

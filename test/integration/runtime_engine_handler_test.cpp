@@ -22,9 +22,11 @@ std::uint32_t reference_large(void*, const std::uint8_t*, std::size_t length) {
     return length >= 256 ? test_region : no_payload_region;
 }
 
-engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy = false) {
+engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy = false,
+                          bool udp_checksum = true) {
     engine_config c;
     if (zero_copy) c.reference_payload = &reference_large;
+    c.udp_checksum = udp_checksum;
     c.ip = ip;
     c.seed = seed;
     c.mtu_payload = 1400;
@@ -34,8 +36,10 @@ engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy =
 }
 
 struct side {
-    side(std::uint32_t ip, std::uint8_t id, bool zero_copy = false)
-        : e(make_engine(ip, id, zero_copy)), handler(e), host(make_host(ip, id), handler) {
+    side(std::uint32_t ip, std::uint8_t id, bool zero_copy = false, bool udp_checksum = true)
+        : e(make_engine(ip, id, zero_copy, udp_checksum)),
+          handler(e),
+          host(make_host(ip, id), handler) {
         host.on_start({});
     }
     static runtime::host_config make_host(std::uint32_t ip, std::uint8_t id) {
@@ -50,6 +54,7 @@ struct side {
 
 struct wire_counts {
     std::uint64_t frames = 0, by_reference = 0, bad_region = 0;
+    std::uint64_t udp = 0, udp_checksum_zero = 0;  // UET frames, and those sent without a sum
 };
 
 // Moves one burst from `from` to `to` through slots of slot_size bytes, dropping each frame with
@@ -71,6 +76,11 @@ void transfer(side& from, side& to, std::uint64_t now, uet::rng& loss, double p,
             ++counts->frames;
             counts->by_reference += ext.length != 0;
             counts->bad_region += ext.length != 0 && ext.region != test_region;
+            // Ethernet type IPv4, protocol UDP (no VLAN, 20-byte IP header): checksum at 40.
+            if (frame.size() >= 42 && frame[12] == 0x08 && frame[13] == 0x00 && frame[23] == 17) {
+                ++counts->udp;
+                counts->udp_checksum_zero += frame[40] == 0 && frame[41] == 0;
+            }
         }
         if (ext.length != 0) {
             joined.assign(frame.begin(), frame.end());
@@ -141,6 +151,15 @@ TEST(EngineHandler, PayloadsInRegisteredMemoryGoOutByReference) {
     EXPECT_GT(counts.by_reference, 1000u);
     EXPECT_LT(counts.by_reference, counts.frames);  // ACKs, small payloads: copied
     EXPECT_EQ(a.handler.stats().bytes_copied_tx, 0u);
+}
+
+TEST(EngineHandler, WithoutUdpChecksumEveryFrameCarriesZeroAndArrives) {
+    side a(ip_a, 1, true, false), b(ip_b, 2, false, false);
+    wire_counts counts;
+    run_plan(a, b, "uud:1k*10,rud:1k*10,rud:1m*2,rod:64k*4,rudi:200k*2", 5, &counts);
+    EXPECT_GT(counts.udp, 1000u);
+    EXPECT_EQ(counts.udp_checksum_zero, counts.udp);
+    EXPECT_GT(counts.by_reference, 0u);
 }
 
 TEST(EngineHandler, FramesLargerThanTheSlotAreDroppedAndCounted) {

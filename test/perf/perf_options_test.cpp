@@ -64,6 +64,13 @@ TEST(PerfOptions, ZeroCopyThreshold) {
               std::string::npos);
 }
 
+TEST(PerfOptions, UdpChecksumSwitch) {
+    EXPECT_TRUE(parse({"write_bw", "--provider", "pipe"}).s.udp_checksum);
+    const auto off = parse({"write_bw", "--provider", "pipe", "--no-udp-checksum"});
+    ASSERT_EQ(off.error, "");
+    EXPECT_FALSE(off.s.udp_checksum);
+}
+
 TEST(PerfOptions, AllSizesAndDefaults) {
     const auto r = parse({"read_bw", "-a", "--provider", "pipe"});
     ASSERT_EQ(r.error, "");
