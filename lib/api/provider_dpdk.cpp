@@ -20,6 +20,7 @@
 #include "host_stack.hpp"
 #include "poll_loop.hpp"
 #include "port.hpp"
+#include "tx_memory.hpp"
 
 namespace uet::detail {
 
@@ -34,40 +35,6 @@ std::uint64_t total(const Array& a) {
         s += v;
     return s;
 }
-
-// Registered memory the engine may send payloads from without copying them (zero-copy
-// transmit): the ranges the domain registered, each with its handle on the port. The engine asks
-// per data packet (engine_config::reference_payload); the last range found is tried first.
-struct tx_memory {
-    struct range {
-        const std::uint8_t* addr = nullptr;
-        std::size_t length = 0;
-        std::uint32_t port_region = 0;
-        bool live = false;
-    };
-    std::vector<range> ranges;
-    std::size_t last = 0;
-    std::uint32_t min_bytes = 0;
-
-    bool holds(std::size_t i, const std::uint8_t* data, std::size_t length) const noexcept {
-        const range& r = ranges[i];
-        return r.live && data >= r.addr && length <= r.length &&
-               static_cast<std::size_t>(data - r.addr) <= r.length - length;
-    }
-    static std::uint32_t lookup(void* self, const std::uint8_t* data, std::size_t length) {
-        auto& m = *static_cast<tx_memory*>(self);
-        if (length < m.min_bytes) return no_payload_region;
-        if (m.last < m.ranges.size() && m.holds(m.last, data, length))
-            return m.ranges[m.last].port_region;
-        for (std::size_t i = 0; i < m.ranges.size(); ++i) {
-            if (m.holds(i, data, length)) {
-                m.last = i;
-                return m.ranges[i].port_region;
-            }
-        }
-        return no_payload_region;
-    }
-};
 
 class dpdk_network final : public network {
   public:
@@ -146,35 +113,22 @@ bool dpdk_network::zero_copy() const noexcept {
 
 std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
     if (!zero_copy() || addr == nullptr || length < s_.zero_copy_min) return no_memory_handle;
-    tx_memory::range r;
-    r.addr = static_cast<const std::uint8_t*>(addr);
-    r.length = length;
-    r.port_region = port_->register_memory(addr, length);
-    r.live = true;
-    tx_memory_.min_bytes = s_.zero_copy_min;
-    for (std::size_t i = 0; i < tx_memory_.ranges.size(); ++i) {
-        if (!tx_memory_.ranges[i].live) {
-            tx_memory_.ranges[i] = r;
-            return static_cast<std::uint32_t>(i);
-        }
-    }
-    tx_memory_.ranges.push_back(r);
-    return static_cast<std::uint32_t>(tx_memory_.ranges.size() - 1);
+    tx_memory_.set_min_bytes(s_.zero_copy_min);
+    return tx_memory_.add(addr, length, port_->register_memory(addr, length));
 }
 
 void dpdk_network::unregister_memory(std::uint32_t handle) noexcept {
-    if (handle >= tx_memory_.ranges.size() || !tx_memory_.ranges[handle].live) return;
-    tx_memory::range& r = tx_memory_.ranges[handle];
-    r.live = false;  // no new frame refers to it
+    const std::uint32_t region = tx_memory_.port_region(handle);
+    if (!tx_memory_.remove(handle)) return;  // no new frame refers to it from here on
     // Frames still queued on the port may point into it (a NIC frees transmitted mbufs
     // lazily): wait for them, bounded, before the application may reuse the memory.
     const std::uint64_t give_up = runtime::now_ns() + 1'000'000'000;
-    while (!port_->unregister_memory(r.port_region)) {
+    while (!port_->unregister_memory(region)) {
         if (runtime::now_ns() > give_up) {
             std::fprintf(stderr,
                          "uet: a memory region is still referenced by %u queued frames after 1 s; "
                          "kept registered on the port\n",
-                         port_->in_flight(r.port_region));
+                         port_->in_flight(region));
             return;
         }
         port_->reclaim_tx();

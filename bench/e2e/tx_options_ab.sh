@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tx_options_ab: uet-perf write_bw -s 65536 RUD over memif with the sender's payload handled
+# three ways, interleaved round by round so that all three share the machine's conditions:
+#   copy        --zero-copy-min 0: copied into the mbuf while its UDP checksum is summed
+#   zero-copy   the default: chained from the registered buffer, summed (read) only
+#   no-checksum --no-udp-checksum (zero-copy too): the engine never touches the payload
+# Prints each run and, last, the median average and peak of each (Gb/s).
+#   bench/e2e/tx_options_ab.sh      (BUILD=build, SECONDS_PER_RUN=3, ROUNDS=4)
+source "$(dirname "$0")/lib.sh"
+ROUNDS=${ROUNDS:-4}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
+names=(copy zero-copy no-checksum)
+opts=("--zero-copy-min 0" "" "--no-udp-checksum")
+for ((r = 1; r <= ROUNDS; r++)); do
+    for i in 0 1 2; do
+        n="${names[$i]}-$r"
+        # shellcheck disable=SC2086
+        uet_memif "$n" write_bw -s 65536 -D "$SECONDS_PER_RUN" --mode rud --report_gbits ${opts[$i]} >/dev/null
+        printf '%s %s avg %.2f peak %.2f\n' "${names[$i]}" "$r" "$(json_result "$n" BW_average)" \
+            "$(json_result "$n" BW_peak)" | tee -a "$WORK/runs.txt"
+    done
+done
+for name in "${names[@]}"; do
+    for col in 4 6; do
+        grep "^$name " "$WORK/runs.txt" | awk -v c=$col '{ print $c }' | sort -n |
+            awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f ", m }'
+    done | awk -v n="$name" '{ printf "median %-11s avg %s peak %s Gb/s\n", n, $1, $2 }'
+done
