@@ -84,11 +84,23 @@ void port::probe() {
     name_ = spec->name;
     devargs_ = spec->args;
     is_vdev_ = spec->type == device_spec::kind::vdev;
+    // DPDK 22.11's memif splits a frame longer than its buffers (bsize, 2048 by default) over
+    // several descriptors and its receive path then returns bogus frames and can crash inside
+    // rte_eth_rx_burst (seen with 8 KiB payloads). Give a jumbo memif link buffers that hold a
+    // whole frame, unless the device string chose a size; both peers derive the same value.
+    if (is_vdev_ && name_.starts_with("net_memif") && cfg_.trust_link_mtu && cfg_.mtu > 1500 &&
+        devargs_.find("bsize=") == std::string::npos) {
+        const std::uint32_t frame = std::min<std::uint32_t>(cfg_.mtu, 9000) + 18;
+        devargs_ += (devargs_.empty() ? "" : ",") + std::string("bsize=") +
+                    std::to_string((frame + 1023) / 1024 * 1024);
+        log("memif buffers of " + devargs_.substr(devargs_.rfind('=') + 1) +
+            " bytes for jumbo frames (bsize)");
+    }
     std::uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name_.c_str(), &id) == 0) {
         throw std::runtime_error("uet: port " + name_ + " is already open in this process");
     }
-    const int rc = is_vdev_ ? rte_eal_hotplug_add("vdev", name_.c_str(), spec->args.c_str())
+    const int rc = is_vdev_ ? rte_eal_hotplug_add("vdev", name_.c_str(), devargs_.c_str())
                             : rte_dev_probe(spec->devargs().c_str());
     if (rc < 0 && !(rc == -EEXIST && !is_vdev_)) {
         throw std::runtime_error("uet: " + dpdk_error(("probing " + spec->devargs()).c_str(), rc));
