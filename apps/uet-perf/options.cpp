@@ -2,6 +2,7 @@
 // long ones with a separate value or "=value", the test name first, the server address last.
 #include "options.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -310,7 +311,8 @@ bool parser::check() {
     if (s.provider == "dpdk" && !mtu_given_) {
         // Room for Ethernet, IPv4, UDP, entropy, PDS and SES headers (under 256 bytes).
         const std::uint32_t port = s.port_mtu ? s.port_mtu : 1500;
-        s.mtu = (port - 256) / 64 * 64;
+        // -m's own limit (8192) too: at --port-mtu 9000 the headers leave 8704.
+        s.mtu = std::min<std::uint32_t>(8192, (port - 256) / 64 * 64);
     }
     if (!s.server.empty() && s.provider == "pipe")
         return fail("--provider pipe runs server and client in this process: give no address");

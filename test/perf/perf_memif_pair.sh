@@ -56,7 +56,7 @@ pair write_bw_nocsum write_bw -s 65536 -n 500 --verify --no-udp-checksum
 pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
 # Jumbo frames over memif (the port sizes memif's buffers to hold a whole frame: DPDK 22.11's
 # memif returns bogus frames and can crash on frames split over several buffers).
-pair write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu -m 8192
+pair write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu
 pair read_bw_jumbo read_bw -s 1000000 -n 50 --verify --port-mtu 9000 --trust-link-mtu -m 8192
 pair send_lat send_lat -s 8 -n 1000 --verify
 pair read_bw read_bw -a -n 16 -t 16 --verify -b

@@ -64,6 +64,16 @@ TEST(PerfOptions, ZeroCopyThreshold) {
               std::string::npos);
 }
 
+TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
+    const auto jumbo = parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu",
+                              "9000", "--trust-link-mtu"});
+    ASSERT_EQ(jumbo.error, "");
+    EXPECT_EQ(jumbo.s.mtu, 8192u);  // what -m and the HELLO accept, not 8704
+    const auto mid =
+        parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu", "4000"});
+    EXPECT_EQ(mid.s.mtu, 3712u);
+}
+
 TEST(PerfOptions, UdpChecksumSwitch) {
     EXPECT_TRUE(parse({"write_bw", "--provider", "pipe"}).s.udp_checksum);
     const auto off = parse({"write_bw", "--provider", "pipe", "--no-udp-checksum"});
