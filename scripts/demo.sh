@@ -10,13 +10,20 @@ export SECONDS_PER_RUN=${SECONDS_PER_RUN:-2}
 source "$(dirname "$0")/../bench/e2e/lib.sh"
 
 rows() { grep -E '^ *[0-9]+ +[0-9]+ ' || true; }
-verdict() { grep -E '^ *Verify:' | sed 's/^ */    /' || true; }
+# Every run must say how its check went; a missing verdict is a failure, not a blank line.
+verdict() {
+    local v
+    v=$(grep -E '^ *Verify:' | sed 's/^ */    /') || true
+    [[ -n $v ]] || { echo "    FAIL: no 'Verify:' line from uet-perf"; exit 1; }
+    echo "$v"
+}
 settings() { sed -n '/^-\{20,\}/,/#bytes/{p;/#bytes/q}'; }
 
 echo "== uet-perf write_bw over memif: RUD, ${SECONDS_PER_RUN} s per size, --verify"
 first=1
 for shift in $(seq 12 22); do
-    out=$(uet_memif "w$shift" write_bw -s $((1 << shift)) -D "$SECONDS_PER_RUN" --verify --report_gbits)
+    out=$(uet_memif "w$shift" write_bw -s $((1 << shift)) -D "$SECONDS_PER_RUN" --verify --report_gbits) ||
+        { echo "$out"; exit 1; }
     if ((first)); then echo "$out" | settings; first=0; fi
     echo "$out" | rows
     echo "$out" | verdict
@@ -26,7 +33,7 @@ echo
 echo "== uet-perf send_lat over memif: RUD, --verify"
 first=1
 for size in 8 64 512; do
-    out=$(uet_memif "l$size" send_lat -s "$size" -n 5000 --verify)
+    out=$(uet_memif "l$size" send_lat -s "$size" -n 5000 --verify) || { echo "$out"; exit 1; }
     if ((first)); then echo "$out" | settings | sed -n '/#bytes/p'; first=0; fi
     echo "$out" | rows
     echo "$out" | verdict

@@ -95,10 +95,17 @@ uet_pair() {
     PIDS+=($server)
     wait_for 60 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
     # shellcheck disable=SC2086
+    local crc=0 src=0
     $cprefix taskset -c 1 "$UET_PERF" "$@" --eal "-l 1" --out_json_file "$WORK/$name.json" \
-        "${cargs[@]}" >"$WORK/$name-client.log" 2>&1
-    wait "$server"
+        "${cargs[@]}" >"$WORK/$name-client.log" 2>&1 || crc=$?
+    wait "$server" || src=$?
     cat "$WORK/$name-client.log"
+    # Callers often run this in $(...), where set -e does not reach: say it and fail here.
+    if ((crc != 0 || src != 0)); then
+        echo "FAIL: uet-perf $name: client exit $crc, server exit $src; the server said:"
+        tail -20 "$WORK/$name-server.log"
+        return 1
+    fi
 }
 
 # uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine.
