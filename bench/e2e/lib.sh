@@ -50,20 +50,24 @@ wait_for() {
 # first periods cover EAL start and the memif handshake (0 pps), and a period can stretch when
 # its main lcore is starved: the result is the mean of the non-zero periods weighted by time,
 # i.e. packets sent over the time they took, from the periodic cumulative counters.
+# RAW_MEMIF_ARGS: more memif devargs for both testpmds (",bsize=9216" for jumbo frames).
+RAW_MEMIF_ARGS=${RAW_MEMIF_ARGS:-}
 raw_memif_pps() {
     local frame=$1 sock=$WORK/raw.sock eal=(--no-huge --no-pci -m 512 --no-telemetry)
+    # --mbuf-size before --txpkts: testpmd checks the segment against the mbuf size it knows
+    # when it parses --txpkts, and otherwise falls back to 64-byte frames for jumbo sizes.
     local tp=(--total-num-mbufs=8192 --mbuf-size=$((frame > 1900 ? frame + 256 : 2048)))
     rm -f "$sock"
     # --stats-period keeps the receiver running without a terminal (else it waits for Enter).
     dpdk-testpmd --lcores 0@1,1@0 "${eal[@]}" --file-prefix "raw-rx-$$" \
-        --vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+        --vdev "net_memif0,role=server,socket=$sock,socket-abstract=no$RAW_MEMIF_ARGS" \
         -- --forward-mode=rxonly --stats-period 100 "${tp[@]}" >"$WORK/raw-rx.log" 2>&1 &
     local rx=$!
     PIDS+=($rx)
     wait_for 30 "testpmd's memif socket" test -S "$sock"
     timeout -s INT $((SECONDS_PER_RUN + 2)) dpdk-testpmd --lcores 0@0,1@1 "${eal[@]}" \
-        --file-prefix "raw-tx-$$" --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no" \
-        -- --forward-mode=txonly --txpkts="$frame" --stats-period 1 "${tp[@]}" \
+        --file-prefix "raw-tx-$$" --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no$RAW_MEMIF_ARGS" \
+        -- "${tp[@]}" --forward-mode=txonly --txpkts="$frame" --stats-period 1 \
         >"$WORK/raw-tx.log" 2>&1 || true
     kill -9 "$rx" 2>/dev/null || true
     wait "$rx" 2>/dev/null || true

@@ -5,6 +5,7 @@
 # payload copied into its mbuf and once with zero-copy transmit (the default). Prints all three
 # in Gb/s and, last, `ratio <uet/raw>` (uet with zero-copy).
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1216, SIZE=65536)
+#   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1216 is its default on a 1500-byte port.
 # A RUD write packet adds 98 header bytes (Ethernet 14, IPv4 20, UDP 8, PDS RUD request 12, SES
 # standard request 44), so the raw test sends MTU + 98-byte frames. Raw Gb/s counts whole frames;
@@ -14,6 +15,13 @@ source "$(dirname "$0")/lib.sh"
 MTU=${MTU:-1216}
 FRAME=$((MTU + 98))
 SIZE=${SIZE:-65536}
+# Payloads that do not fit a 1500-byte port: both sides go jumbo (port MTU 9000, which uet's
+# port carries over memif in buffers that hold a whole frame: bsize 9216, given to testpmd too).
+JUMBO=()
+if ((MTU > 1372)); then
+    JUMBO=(--port-mtu 9000 --trust-link-mtu)
+    RAW_MEMIF_ARGS=",bsize=9216"
+fi
 
 pps=$(raw_memif_pps "$FRAME")
 raw_gbps=$(awk -v p="$pps" -v f="$FRAME" 'BEGIN { printf "%.2f", p * f * 8 / 1e9 }')
@@ -21,10 +29,10 @@ echo "raw testpmd memif: ${FRAME}-byte frames $(awk -v p="$pps" 'BEGIN { printf 
 
 # The sender's payload: copied once into the mbuf while summed (--zero-copy-min 0), then as
 # uet-perf runs by default, chained from the registered buffer (zero-copy transmit).
-uet_memif copy write_bw -s "$SIZE" -m "$MTU" -D "$SECONDS_PER_RUN" --mode rud --report_gbits \
+uet_memif copy write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN" --mode rud --report_gbits \
     --stats --zero-copy-min 0
 copy_gbps=$(json_result copy BW_average)
-uet_memif bw write_bw -s "$SIZE" -m "$MTU" -D "$SECONDS_PER_RUN" --mode rud --report_gbits --stats
+uet_memif bw write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN" --mode rud --report_gbits --stats
 uet_gbps=$(json_result bw BW_average)
 printf 'uet-perf write_bw -s %s -m %s rud memif, payload copied on TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$copy_gbps"
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$uet_gbps"
