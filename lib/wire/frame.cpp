@@ -31,24 +31,37 @@ std::size_t write_l2(const frame_spec& s, std::uint16_t ethertype,
 }
 
 // Writes L2 + IPv4 header (checksum filled) in front of ip_payload_len payload bytes.
+// Every transmitted frame comes through here, so the 34 (or 38) bytes are stored at fixed
+// offsets after one bounds check: the same bytes encode(eth_header) and encode(ipv4_header)
+// write (wire_l2l4_test compares them).
 std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t ip_payload_len,
                         std::span<std::uint8_t> out) noexcept {
     if (ip_payload_len > max_ip_total - ipv4_header::wire_size) return 0;
-    std::size_t n = write_l2(s, ethertype_ipv4, out);
-    if (!n) return 0;
-    ipv4_header ip;
-    ip.dscp = s.dscp;
-    ip.ecn = s.ecn;
-    ip.total_length = static_cast<std::uint16_t>(ipv4_header::wire_size + ip_payload_len);
-    ip.id = s.ip_id;
-    ip.df = s.df;
-    ip.ttl = s.ttl;
-    ip.protocol = protocol;
-    ip.src = s.src_ip;
-    ip.dst = s.dst_ip;
-    auto ip_out = out.subspan(n);
-    if (!encode(ip, ip_out)) return 0;
-    ipv4_fill_checksum(ip_out.first(ipv4_header::wire_size));
+    const std::size_t n = l2_size(s);
+    if (out.size() < n + ipv4_header::wire_size) return 0;
+    std::uint8_t* b = out.data();
+    std::memcpy(b, s.dst_mac.octets.data(), 6);
+    std::memcpy(b + 6, s.src_mac.octets.data(), 6);
+    if (s.vlan) {
+        store_be16(b + 12, ethertype_vlan);
+        vlan_tag tag = *s.vlan;
+        tag.ethertype = ethertype_ipv4;
+        if (!encode(tag, out.subspan(eth_header::wire_size))) return 0;
+    } else {
+        store_be16(b + 12, ethertype_ipv4);
+    }
+    std::uint8_t* ip = b + n;
+    ip[0] = 0x45;  // version 4, 5 words
+    ip[1] = make_tos(s.dscp, s.ecn);
+    store_be16(ip + 2, static_cast<std::uint16_t>(ipv4_header::wire_size + ip_payload_len));
+    store_be16(ip + 4, s.ip_id);
+    store_be16(ip + 6, s.df ? 0x4000 : 0);
+    ip[8] = s.ttl;
+    ip[9] = protocol;
+    store_be16(ip + 10, 0);
+    store_be32(ip + 12, s.src_ip);
+    store_be32(ip + 16, s.dst_ip);
+    store_be16(ip + 10, ipv4_header_checksum(ip));
     return n + ipv4_header::wire_size;
 }
 

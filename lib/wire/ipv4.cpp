@@ -192,19 +192,20 @@ std::size_t encode(const ipv4_header& h, std::span<std::uint8_t> out) noexcept {
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcept {
-    byte_reader r(in);
+    // Every received frame comes through here: one bounds check, then fixed offsets.
+    if (in.size() < ipv4_header::wire_size) return reject_reason::truncated;
+    const std::uint8_t* b = in.data();
     ipv4_header h;
-    std::uint8_t vihl = r.u8();
-    std::uint8_t tos = r.u8();
-    h.total_length = r.u16();
-    h.id = r.u16();
-    std::uint16_t frag = r.u16();
-    h.ttl = r.u8();
-    h.protocol = r.u8();
-    h.checksum = r.u16();
-    h.src = r.u32();
-    h.dst = r.u32();
-    if (r.failed()) return reject_reason::truncated;
+    const std::uint8_t vihl = b[0];
+    const std::uint8_t tos = b[1];
+    h.total_length = load_be16(b + 2);
+    h.id = load_be16(b + 4);
+    const std::uint16_t frag = load_be16(b + 6);
+    h.ttl = b[8];
+    h.protocol = b[9];
+    h.checksum = load_be16(b + 10);
+    h.src = load_be32(b + 12);
+    h.dst = load_be32(b + 16);
     h.version = vihl >> 4;
     h.ihl = vihl & 0x0f;
     h.dscp = tos_dscp(tos);
@@ -216,7 +217,9 @@ reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcep
     if (h.ihl < 5) return reject_reason::bad_ip_ihl;
     if (h.header_length() > in.size()) return reject_reason::truncated;
     if (h.total_length < h.header_length()) return reject_reason::bad_ip_total_length;
-    if (internet_checksum(in.first(h.header_length())) != 0) return reject_reason::bad_ip_checksum;
+    const bool bad_sum = h.ihl == 5 ? ipv4_header_checksum(b) != 0
+                                    : internet_checksum(in.first(h.header_length())) != 0;
+    if (bad_sum) return reject_reason::bad_ip_checksum;
     out = h;
     return reject_reason::none;
 }
@@ -278,13 +281,12 @@ std::size_t encode(const udp_header& h, std::span<std::uint8_t> out) noexcept {
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, udp_header& out) noexcept {
-    byte_reader r(in);
+    if (in.size() < udp_header::wire_size) return reject_reason::truncated;
     udp_header h;
-    h.sport = r.u16();
-    h.dport = r.u16();
-    h.length = r.u16();
-    h.checksum = r.u16();
-    if (r.failed()) return reject_reason::truncated;
+    h.sport = load_be16(in.data());
+    h.dport = load_be16(in.data() + 2);
+    h.length = load_be16(in.data() + 4);
+    h.checksum = load_be16(in.data() + 6);
     if (h.length < udp_header::wire_size) return reject_reason::bad_udp_length;
     out = h;
     return reject_reason::none;

@@ -228,6 +228,22 @@ TEST(Checksum, MatchesWordByWordDefinitionForEveryLength) {
 
 // The copy that sums: same bytes out, same partial sum as checksum_partial, for every length,
 // misalignment of source and destination, and seed.
+TEST(Checksum, FixedIpv4HeaderSumMatchesTheGeneralOne) {
+    std::uint64_t x = 88172645463325252ull;  // xorshift: deterministic headers
+    std::array<std::uint8_t, 20> h{};
+    for (int k = 0; k < 20000; ++k) {
+        for (auto& b : h) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b = static_cast<std::uint8_t>(k % 3 == 0 ? 0xff : x);  // all-ones words too
+        }
+        ASSERT_EQ(ipv4_header_checksum(h.data()), internet_checksum(h)) << k;
+    }
+    h.fill(0);
+    EXPECT_EQ(ipv4_header_checksum(h.data()), internet_checksum(h));
+}
+
 TEST(Checksum, CopyAndSumMatchesCopyThenSum) {
     std::mt19937 rng(13);
     std::vector<std::uint8_t> src(2100), dst(2140);
@@ -573,6 +589,53 @@ TEST(Frame, UdpRoundTrip) {
             EXPECT_EQ(parse_l2l4(std::span(f).first(k), t), reject_reason::truncated) << k;
             bytes small(k);
             EXPECT_EQ(build_udp_frame(s, p, small), 0u) << k;
+        }
+    }
+}
+
+// The frame builder stores the L2/IPv4 headers at fixed offsets; they must be the bytes the
+// field-by-field encoders write, for every combination of the fields it sets.
+TEST(Frame, BuilderWritesWhatTheEncodersWrite) {
+    for (bool vlan : {false, true}) {
+        for (bool df : {false, true}) {
+            for (std::uint8_t dscp : {0, 26, 46, 63}) {
+                for (std::uint8_t ecn : {0, 1, 2, 3}) {
+                    auto s = spec(vlan);
+                    s.df = df;
+                    s.dscp = dscp;
+                    s.ecn = ecn;
+                    s.ttl = static_cast<std::uint8_t>(dscp + 1);
+                    s.ip_id = static_cast<std::uint16_t>(dscp * 977 + ecn);
+                    const auto p = payload(dscp + 5u);
+                    bytes f(300);
+                    const std::size_t n = build_udp_frame(s, p, f);
+                    ASSERT_NE(n, 0u);
+                    bytes want(300);
+                    eth_header eth{s.dst_mac, s.src_mac, vlan ? ethertype_vlan : ethertype_ipv4};
+                    std::size_t at = encode(eth, want);
+                    if (vlan) {
+                        vlan_tag tag = *s.vlan;
+                        tag.ethertype = ethertype_ipv4;
+                        at += encode(tag, std::span(want).subspan(at));
+                    }
+                    ipv4_header ip;
+                    ip.dscp = dscp;
+                    ip.ecn = ecn;
+                    ip.total_length = static_cast<std::uint16_t>(20 + 8 + p.size());
+                    ip.id = s.ip_id;
+                    ip.df = df;
+                    ip.ttl = s.ttl;
+                    ip.protocol = ip_proto_udp;
+                    ip.src = s.src_ip;
+                    ip.dst = s.dst_ip;
+                    ASSERT_EQ(encode(ip, std::span(want).subspan(at)), 20u);
+                    ASSERT_TRUE(ipv4_fill_checksum(std::span(want).subspan(at, 20)));
+                    EXPECT_TRUE(std::equal(want.begin(), want.begin() + static_cast<long>(at + 20),
+                                           f.begin()))
+                        << "vlan " << vlan << " df " << df << " dscp " << int(dscp) << " ecn "
+                        << int(ecn);
+                }
+            }
         }
     }
 }
