@@ -337,10 +337,12 @@ void print_counters(const options& o, const stack& s) {
     std::printf("%s: DROPS%s\n", o.name.c_str(), drops.empty() ? " none" : drops.c_str());
     const auto& h = s.handler->stats();
     std::printf(
-        "%s: COPIES tx: engine frame -> mbuf %llu frames %llu bytes (1 copy per frame; "
-        "port tx_zero_copy=%llu tx_copied=%llu); rx: mbuf -> engine, 1 copy per payload\n",
+        "%s: COPIES tx: %llu frames built in the mbuf (payload copied once while summed), "
+        "%llu bytes copied after the engine, %llu payloads by reference (port tx_zero_copy=%llu "
+        "tx_copied=%llu); rx: the engine reads the mbuf, 1 copy per payload\n",
         o.name.c_str(), (unsigned long long)h.frames_tx, (unsigned long long)h.bytes_copied_tx,
-        (unsigned long long)pc.tx_zero_copy, (unsigned long long)pc.tx_copied);
+        (unsigned long long)h.frames_by_reference, (unsigned long long)pc.tx_zero_copy,
+        (unsigned long long)pc.tx_copied);
 }
 
 bool run(const options& o) {
