@@ -39,7 +39,9 @@ std::uint64_t total(const Array& a) {
 class dpdk_network final : public network {
   public:
     dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<dpdk::port> p)
-        : attr_(a), s_(std::move(s)), port_(std::move(p)) {}
+        : attr_(a), s_(std::move(s)), port_(std::move(p)) {
+        tx_memory_.set_min_bytes(s_.zero_copy_min);
+    }
     ~dpdk_network() override {
         stop_endpoint();
         port_->close();
@@ -113,7 +115,6 @@ bool dpdk_network::zero_copy() const noexcept {
 
 std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
     if (!zero_copy() || addr == nullptr || length < s_.zero_copy_min) return no_memory_handle;
-    tx_memory_.set_min_bytes(s_.zero_copy_min);
     return tx_memory_.add(addr, length, port_->register_memory(addr, length));
 }
 

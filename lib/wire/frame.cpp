@@ -58,10 +58,9 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     store_be16(ip + 6, s.df ? 0x4000 : 0);
     ip[8] = s.ttl;
     ip[9] = protocol;
-    store_be16(ip + 10, 0);
     store_be32(ip + 12, s.src_ip);
     store_be32(ip + 16, s.dst_ip);
-    store_be16(ip + 10, ipv4_header_checksum(ip));
+    ipv4_fill_checksum({ip, ipv4_header::wire_size});
     return n + ipv4_header::wire_size;
 }
 

@@ -77,15 +77,7 @@ std::uint32_t native_sum_be(const std::uint8_t* p, std::size_t words32) noexcept
         acc[0] += w;
     }
     // Each accumulator is below 2^32 x words32, so their sum fits for any frame-sized input.
-    std::uint64_t total = acc[0] + acc[1] + acc[2] + acc[3];
-    total = (total & 0xffffffffu) + (total >> 32);
-    total = (total & 0xffffffffu) + (total >> 32);
-    total = (total & 0xffff) + (total >> 16);
-    total = (total & 0xffff) + (total >> 16);
-    const auto folded = static_cast<std::uint16_t>(total);
-    if constexpr (std::endian::native == std::endian::little)
-        return static_cast<std::uint16_t>((folded >> 8) | (folded << 8));
-    return folded;
+    return checksum_fold_native(acc[0] + acc[1] + acc[2] + acc[3]);
 }
 
 }  // namespace
@@ -217,9 +209,7 @@ reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcep
     if (h.ihl < 5) return reject_reason::bad_ip_ihl;
     if (h.header_length() > in.size()) return reject_reason::truncated;
     if (h.total_length < h.header_length()) return reject_reason::bad_ip_total_length;
-    const bool bad_sum = h.ihl == 5 ? ipv4_header_checksum(b) != 0
-                                    : internet_checksum(in.first(h.header_length())) != 0;
-    if (bad_sum) return reject_reason::bad_ip_checksum;
+    if (ipv4_header_checksum(b, h.ihl) != 0) return reject_reason::bad_ip_checksum;
     out = h;
     return reject_reason::none;
 }
@@ -258,7 +248,7 @@ bool ipv4_fill_checksum(std::span<std::uint8_t> header) noexcept {
     std::size_t len = std::size_t{header[0] & 0x0fu} * 4;
     if (len < ipv4_header::wire_size || len > header.size()) return false;
     store_be16(&header[10], 0);
-    store_be16(&header[10], internet_checksum(header.first(len)));
+    store_be16(&header[10], ipv4_header_checksum(header.data(), len / 4));
     return true;
 }
 

@@ -62,26 +62,29 @@ std::uint32_t checksum_copy(std::uint8_t* dst, std::span<const std::uint8_t> src
 inline std::uint16_t internet_checksum(std::span<const std::uint8_t> data) noexcept {
     return checksum_finish(checksum_partial(data));
 }
-// The checksum of an option-less 20-byte IPv4 header at h (its checksum field counted as it
-// stands): ten 16-bit words summed inline, for the per-frame build and verify.
-inline std::uint16_t ipv4_header_checksum(const std::uint8_t* h) noexcept {
-    // Five native 32-bit words, folded: the ones'-complement sum does not care about byte
-    // order as long as the result is swapped back at the end (RFC 1071 2(B)).
-    std::uint64_t sum = 0;
-    for (int i = 0; i < 20; i += 4) {
-        std::uint32_t w;
-        std::memcpy(&w, h + i, 4);
-        sum += w;
-    }
-    sum = (sum & 0xffffffffu) + (sum >> 32);
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    const auto folded = static_cast<std::uint16_t>(~sum);
+// A sum of native 32-bit words folded to the 16-bit ones'-complement sum in network order: the
+// sum does not care about byte order as long as the folded result is swapped once (RFC 1071
+// section 2). checksum_partial's bulk loops end here too.
+inline std::uint16_t checksum_fold_native(std::uint64_t total) noexcept {
+    total = (total & 0xffffffffu) + (total >> 32);
+    total = (total & 0xffffffffu) + (total >> 32);
+    total = (total & 0xffff) + (total >> 16);
+    total = (total & 0xffff) + (total >> 16);
+    const auto folded = static_cast<std::uint16_t>(total);
     if constexpr (std::endian::native == std::endian::little)
-        return static_cast<std::uint16_t>(folded << 8 | folded >> 8);
-    else
-        return folded;
+        return static_cast<std::uint16_t>((folded >> 8) | (folded << 8));
+    return folded;
+}
+// The checksum of an IPv4 header of `words32` 32-bit words at h (its checksum field counted as
+// it stands): inline, for the per-frame build and verify.
+inline std::uint16_t ipv4_header_checksum(const std::uint8_t* h, std::size_t words32 = 5) noexcept {
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < words32; ++i) {
+        std::uint32_t w;
+        std::memcpy(&w, h + 4 * i, 4);
+        total += w;
+    }
+    return static_cast<std::uint16_t>(~checksum_fold_native(total));
 }
 // RFC 1624 incremental update: the new checksum after one 16-bit word changed from old_word to
 // new_word (e.g. a TTL/TOS rewrite on the forwarding path).

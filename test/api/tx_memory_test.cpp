@@ -41,8 +41,8 @@ TEST(TxMemory, ShortPayloadsAreCopied) {
 TEST(TxMemory, NestedAndManyRanges) {
     std::vector<std::uint8_t> big(1 << 20);
     tx_memory m;
-    m.add(big.data(), big.size(), 1);                // the whole buffer
-    m.add(big.data() + 4096, 4096, 2);               // a small one inside it
+    m.add(big.data(), big.size(), 1);   // the whole buffer
+    m.add(big.data() + 4096, 4096, 2);  // a small one inside it
     // Either range will do where both hold the payload; only the outer holds one that runs
     // past the inner's end, even right after the inner was the one found.
     const auto inner_or_outer = m.find(big.data() + 4096, 1000);

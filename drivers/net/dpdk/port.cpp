@@ -91,10 +91,9 @@ void port::probe() {
     if (is_vdev_ && name_.starts_with("net_memif") && cfg_.trust_link_mtu && cfg_.mtu > 1500 &&
         devargs_.find("bsize=") == std::string::npos) {
         const std::uint32_t frame = std::min<std::uint32_t>(cfg_.mtu, 9000) + 18;
-        devargs_ += (devargs_.empty() ? "" : ",") + std::string("bsize=") +
-                    std::to_string((frame + 1023) / 1024 * 1024);
-        log("memif buffers of " + devargs_.substr(devargs_.rfind('=') + 1) +
-            " bytes for jumbo frames (bsize)");
+        const std::string bsize = std::to_string((frame + 1023) / 1024 * 1024);
+        devargs_ += (devargs_.empty() ? "bsize=" : ",bsize=") + bsize;
+        log("memif buffers of " + bsize + " bytes for jumbo frames (bsize)");
     }
     std::uint16_t id = 0;
     if (rte_eth_dev_get_port_by_name(name_.c_str(), &id) == 0) {
