@@ -252,6 +252,8 @@ bool parser::option(std::string_view arg) {
         s.busy_poll = false;
     } else if (opt == "--no-udp-checksum") {
         s.udp_checksum = false;
+    } else if (opt == "--no-ack-answers") {
+        s.ack_answers = false;
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
@@ -435,6 +437,7 @@ std::string usage() {
            "                     copy where the port chains buffers (default 1024; 0: copy)\n"
            "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
            "  --no-udp-checksum  send UDP checksum 0 (memif, trusted links): no payload summed\n"
+           "  --no-ack-answers   answer every request with a response message, not in the ACK\n"
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"
            "  --lb L             static (default), oblivious, bitmap, reps\n"

@@ -62,6 +62,11 @@ struct endpoint_attr {
     // RUD PDCs to each peer (1..16): messages take them in turn, each with its own window,
     // congestion state and entropy. ROD always uses one.
     std::uint32_t parallel_pdcs = 1;
+    // Answer the requests of peers in the PDS ACK where the answer is RC_OK without data (UET's
+    // SES response in the ACK): no response message, one frame per request instead of two.
+    // Errors, read data and fetched values still go as response messages. Peers understand
+    // both; false sends every answer as a message (for comparison).
+    bool answers_in_acks = true;
 };
 
 struct endpoint_counters {
@@ -90,6 +95,9 @@ struct endpoint_counters {
     std::uint64_t packets_sent = 0, packets_received = 0;  // UET frames (data and control)
     std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
     std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
+    // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our
+    // requests a peer answered in an ACK.
+    std::uint64_t answers_in_acks = 0, answers_as_messages = 0, answered_by_ack = 0;
 };
 
 namespace detail {

@@ -132,6 +132,7 @@ struct op {
     std::uint32_t origin_peer = none, origin_job = 0;
     delivery_mode origin_mode = delivery_mode::rud;
     std::uint16_t origin_message_id = 0;
+    std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
 };
 
 // One engine message of an operation, in flight until both its PDS completion and (for modes

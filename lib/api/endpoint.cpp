@@ -39,6 +39,7 @@ engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu) {
     c.link_gbps = attr.link_gbps;
     c.base_rtt_ns = attr.base_rtt_ns;
     c.parallel_pdcs = attr.parallel_pdcs;
+    c.answers_in_acks = attr.answers_in_acks;
     return c;
 }
 
@@ -576,6 +577,9 @@ endpoint_counters endpoint::counters() const noexcept {
         c.pdcs_opened = e.pdcs_opened;
         c.pdcs_failed = e.pdcs_failed;
         c.target_pdcs_opened = e.target_pdcs_opened;
+        c.answers_in_acks = e.answers_in_acks;
+        c.answers_as_messages = e.answers_as_messages;
+        c.answered_by_ack = e.answered_by_ack;
         fill_pds_counters(e, c);
     }
     return c;

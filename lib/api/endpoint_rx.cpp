@@ -1,6 +1,7 @@
-// The endpoint's target side and the answers to its own requests. Every request message is
-// answered by exactly one SES response message (RESPONSE, or RESPONSE_WITH_DATA for reads and
-// fetching atomics) carrying a return code, except on UUD where nothing is answered. A request of
+// The endpoint's target side and the answers to its own requests. Every request is answered
+// exactly once (engine::post_response): RC_OK without data in the PDS ACK (answers in ACKs),
+// anything else by a SES response message (RESPONSE, or RESPONSE_WITH_DATA for reads and
+// fetching atomics) carrying a return code; on UUD nothing is answered. A request of
 // another job is answered BAD_JOB_ID and counted before anything else is looked at; keys, access
 // and bounds are checked before a byte of a region is touched.
 #include <algorithm>
@@ -139,6 +140,8 @@ void endpoint_impl::on_send_completion(const send_completion& c) {
         fail_peer(peer, e);
         return;
     }
+    // The target answered RC_OK in its ACK: no response message comes.
+    if (c.answered) r.response_done = true;
     if (r.response_done || !r.expects_response) {
         finish_record(rec);
         return;
@@ -264,7 +267,7 @@ void endpoint_impl::respond(const received_message& m, ses_return_code rc,
     f.job_id = m.ses.job_id;
     f.message_id = m.message_id;
     f.request_length = modified;
-    const status st = eng->post_message(m.from, m.mode, f, data, response_context | buffer);
+    const status st = eng->post_response(m, f, data, response_context | buffer);
     if (!st.ok()) {
         ++counters.unanswerable;
         if (buffer != none) free_response_buffers.push_back(buffer);
@@ -347,6 +350,7 @@ void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answe
         o.origin_mode = m.mode;
         o.origin_message_id = m.message_id;
         o.origin_job = m.ses.job_id;
+        o.origin_answer_token = m.answer_token;
         o.next_offset = m.data.size();
         eng->release(m.handle);
         return pump(index);
@@ -363,6 +367,7 @@ void endpoint_impl::end_pull(op& o) {
     origin.mode = o.origin_mode;
     origin.message_id = o.origin_message_id;
     origin.ses.job_id = o.origin_job;
+    origin.answer_token = o.origin_answer_token;
     const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
     respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
 }

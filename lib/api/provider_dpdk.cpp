@@ -50,6 +50,8 @@ class dpdk_network final : public network {
     std::error_code prepare(engine_config& c) override;
     void attach(endpoint_impl& ep) override;
     void detach(endpoint_impl& ep) noexcept override;
+    void poll_frames_only();
+    static bool process_endpoint(void* ep);
     void on_new_peer(std::uint32_t ip) noexcept override;
     bool step() override;
     std::uint64_t now() const noexcept override { return runtime::now_ns(); }
@@ -133,8 +135,20 @@ void dpdk_network::unregister_memory(std::uint32_t handle) noexcept {
             return;
         }
         port_->reclaim_tx();
-        if (loop_) loop_->poll_once();
+        if (loop_) poll_frames_only();
     }
+}
+
+// One poll that moves frames without running the endpoint (it is closing, or in the middle of
+// an application call).
+void dpdk_network::poll_frames_only() {
+    loop_->set_between_bursts(nullptr, nullptr);
+    loop_->poll_once();
+    if (ep_) loop_->set_between_bursts(&process_endpoint, ep_);
+}
+
+bool dpdk_network::process_endpoint(void* ep) {
+    return static_cast<endpoint_impl*>(ep)->process();
 }
 
 void dpdk_network::attach(endpoint_impl& ep) {
@@ -148,6 +162,9 @@ void dpdk_network::attach(endpoint_impl& ep) {
     runtime::backoff_config bc;
     bc.enabled = !s_.busy_poll;
     loop_ = std::make_unique<runtime::poll_loop>(port_->queue(0), *host_, bc);
+    // The endpoint answers what a receive burst brought before the transmit burst, so its
+    // answers ride in the ACKs that burst sends (answers in ACKs) and leave without a wait.
+    loop_->set_between_bursts(&process_endpoint, &ep);
     ep_ = &ep;
 }
 
@@ -157,7 +174,7 @@ void dpdk_network::detach(endpoint_impl& ep) noexcept {
     // queued) leaves before the engine goes; otherwise a peer whose request was acknowledged
     // would wait for an answer that never comes. Bounded: a few bursts at most.
     for (int i = 0; i < 64 && ep.eng && ep.eng->next_deadline() <= runtime::now_ns(); ++i)
-        loop_->poll_once();
+        poll_frames_only();
     stop_endpoint();
 }
 
@@ -180,8 +197,7 @@ void dpdk_network::on_new_peer(std::uint32_t ip) noexcept {
 
 bool dpdk_network::step() {
     if (!ep_) return false;
-    loop_->poll_and_backoff();
-    ep_->process();
+    loop_->poll_and_backoff();  // the endpoint's process() runs between its bursts
     return true;
 }
 

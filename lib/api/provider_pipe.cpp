@@ -103,6 +103,9 @@ bool pipe_network::step() {
             if (ep && ep->eng) ep->eng->receive(f, now_);
         });
     }
+    // What arrived is answered before anything is sent, so the answers ride in the ACKs.
+    for (std::size_t i = 0; i < nodes_.size(); ++i)
+        if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         endpoint_impl* ep = nodes_[i]->ep;
         if (!ep || !ep->eng) continue;
@@ -113,6 +116,7 @@ bool pipe_network::step() {
                 route(frames_[k].data);
         } while (n == frames_.size());
     }
+    // Timers that fired in transmit() may have completed operations (a retry limit).
     for (std::size_t i = 0; i < nodes_.size(); ++i)
         if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
     return true;

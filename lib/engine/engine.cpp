@@ -112,6 +112,7 @@ engine_impl::engine_impl(const engine_config& cfg)
       peer_by_ip_(cfg_.max_peers),
       target_by_syn_(cfg_.max_pdcs),
       messages_(cfg_.max_pending_messages, cfg_.mtu_payload),
+      request_by_id_(cfg_.max_pending_messages),
       reassembly_(reassembly_config(cfg_)) {
     params_.mpr = cfg_.mpr;
     params_.ooo_threshold = cfg_.ooo_threshold;
@@ -158,6 +159,12 @@ engine_impl::engine_impl(const engine_config& cfg)
     waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_slots);
 
     completions_.resize(cfg_.max_pending_messages);
+    if (cfg_.answers_in_acks) {
+        owed_.resize(cfg_.max_pending_messages);
+        free_owed_.reserve(owed_.size());
+        for (std::uint32_t i = static_cast<std::uint32_t>(owed_.size()); i-- > 0;)
+            free_owed_.push_back(i);
+    }
     rudi_.resize(cfg_.rudi_max_in_flight);
     free_rudi_.reserve(rudi_.size());
     for (std::uint32_t i = static_cast<std::uint32_t>(rudi_.size()); i-- > 0;) {
@@ -237,6 +244,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
         if (it != active_initiators_.end()) active_initiators_.erase(it);
     } else {
         pacer_->forget(p.credit_rx);
+        forget_owed(p);
         target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
         remember_closed(p);
     }
@@ -302,8 +310,9 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
         return {status_code::message_too_long};
-    // Completions not yet polled hold their place too, so the completion ring never overflows.
-    if (messages_.in_use() + completion_count_ >= completions_.size())
+    // Completions not yet polled hold their place too, so the completion ring never overflows;
+    // so do the response messages ACKs announced (answers in ACKs), which must not fail.
+    if (messages_.in_use() + completion_count_ + announced_unposted_ >= completions_.size())
         return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
     // A response goes out under the id of the request it answers (its own key space).
@@ -313,6 +322,8 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    if (!ses.response && (mode == delivery_mode::rud || mode == delivery_mode::rod))
+        request_by_id_.insert(request_key(to, static_cast<std::uint8_t>(mode), id), m);
     if (message_id) *message_id = id;
     ++counters_.messages_posted;
     switch (mode) {
@@ -335,17 +346,22 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     return {};
 }
 
-void engine_impl::complete_message(std::uint32_t index, status result) {
+void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
     ses::tx_message& m = messages_[index];
     if (!m.in_use) return;
     // The ring has max_pending_messages entries, one per message that can be outstanding.
     const std::size_t at = (completion_head_ + completion_count_) % completions_.size();
-    completions_[at] = send_completion{m.context, result};
+    completions_[at] = send_completion{m.context, result, answered};
     ++completion_count_;
     if (result.ok())
         ++counters_.messages_completed;
     else
         ++counters_.messages_failed;
+    if (answered) ++counters_.answered_by_ack;
+    const auto mode = static_cast<delivery_mode>(m.mode);
+    if (!m.fields.response && (mode == delivery_mode::rud || mode == delivery_mode::rod))
+        request_by_id_.erase(request_key(m.peer, m.mode, m.message_id));
+    m.undecided = false;
     messages_.release(index);
 }
 
@@ -370,6 +386,7 @@ bool engine_impl::poll_received(received_message& out) {
     out.ses = d.fields;
     out.placed = d.external;
     out.placement_failed = d.failed;
+    out.answer_token = d.tag;
     ++counters_.messages_delivered;
     return true;
 }
@@ -428,6 +445,11 @@ engine& engine::operator=(engine&&) noexcept = default;
 peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     return impl_->add_peer(mac, ip);
 }
+status engine::post_response(const received_message& request, const ses_fields& ses,
+                             std::span<const std::uint8_t> data, std::uint64_t context) {
+    return impl_->post_response(request, ses, data, context);
+}
+
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                             std::span<const std::uint8_t> data, std::uint64_t context,
                             std::uint16_t* message_id) {

@@ -124,6 +124,18 @@ struct engine_config {
     std::uint32_t (*reference_payload)(void* ctx, const std::uint8_t* data,
                                        std::size_t length) = nullptr;
     void* reference_payload_ctx = nullptr;
+    // Answers in ACKs (target side; every initiator understands them): a RUD/ROD request
+    // answered by post_response() with RC_OK and no data costs no frame: the PDS ACK covering
+    // it says so. Each ACK carries a RESPONSE header whose modified_length counts the PDC's
+    // requests answered by a response message of their own (errors, data, answers given after
+    // the ACK left); the initiator takes every other acknowledged request as answered OK once it
+    // has received that many. The caller must then answer every request it polls, once, with
+    // post_response(), best before its next transmit().
+    bool answers_in_acks = false;
+    // Initiator: how long an acknowledged request waits for the response messages its ACK
+    // announced before it completes without its answer (the caller then waits for a response
+    // message). 0: rto_max_ns x (max_retransmits + 1).
+    std::uint64_t answer_wait_ns = 0;
 };
 
 inline constexpr std::uint32_t no_payload_region = 0xffffffffu;
@@ -146,6 +158,8 @@ struct tx_frame {
 struct send_completion {
     std::uint64_t context = 0;
     status result;
+    // The target's answer was RC_OK, given in the PDS ACK: no response message follows.
+    bool answered = false;
 };
 
 // The SES fields of a message (opcode, job, key, offsets, extensions; or a response): see
@@ -162,6 +176,8 @@ struct received_message {
     // A WRITE placed by engine_config::place_write: data is empty, its ses.request_length bytes
     // are already in place, except when the hook refused some packet (placement_failed).
     bool placed = false, placement_failed = false;
+    // What post_response() needs to answer this request in an ACK (answers_in_acks); 0: none.
+    std::uint64_t answer_token = 0;
 };
 
 // Engine-level reasons for dropping a received frame (wire decoders have their own).
@@ -195,6 +211,10 @@ struct engine_counters {
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
+    // Answers in ACKs: target requests answered OK without a response message, and those that
+    // needed one; initiator completions answered by an ACK, and those left waiting too long.
+    std::uint64_t answers_in_acks = 0, answers_as_messages = 0;
+    std::uint64_t answered_by_ack = 0, answer_waits_expired = 0;
     std::array<std::uint64_t, wire::reject_reason_count> rejects{};
     std::array<std::uint64_t, drop_reason_count> drops{};
 
@@ -249,6 +269,11 @@ class engine {
     // earliest timer; UINT64_MAX when idle.
     std::uint64_t next_deadline() const;
 
+    // Answers a request poll_received() gave (ses.response set, ses.message_id its id): in the
+    // PDS ACK when answers_in_acks and the answer is RC_OK without data, else as a response
+    // message (post_message()).
+    status post_response(const received_message& request, const ses_fields& ses,
+                         std::span<const std::uint8_t> data, std::uint64_t context);
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);

@@ -63,6 +63,16 @@ struct rudi_packet {
     bool in_retx_list = false;
 };
 
+// Answers in ACKs, target side: a delivered request whose answer is still owed. The token the
+// request is delivered with is stamp << 32 | index; a stale token names a reused entry.
+struct owed_answer {
+    std::uint32_t pdc = none;  // the target PDC it came on (none once that PDC is gone)
+    std::uint32_t stamp = 0;   // 0: free
+    // An ACK left before the answer: it announced a response message, which must follow (the
+    // message pool keeps room for it).
+    bool announced = false;
+};
+
 // A closed target PDC remembered so a late SYN packet of it does not open it again.
 struct closed_pdc {
     std::uint32_t peer = none;
@@ -115,7 +125,9 @@ class engine_impl final : public pds::tx_listener {
     void free_pdc(pds::pdc& p);
     void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
     void kick_waiting(std::uint64_t now);
-    void complete_message(std::uint32_t index, status result);
+    void complete_message(std::uint32_t index, status result, bool answered = false);
+    status post_response(const received_message& request, const ses_fields& ses,
+                         std::span<const std::uint8_t> data, std::uint64_t context);
     void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
     void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
@@ -158,14 +170,15 @@ class engine_impl final : public pds::tx_listener {
     void on_credit(const rx_context& rx, const wire::pds_ctrl& c);
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
-    void on_ack(const rx_context& rx, const wire::pds_ack_cc& h);
+    void on_ack(const rx_context& rx, const wire::pds_ack_cc& h, const wire::uet_packet& pkt);
     void on_nack(const rx_context& rx, const wire::pds_nack& h);
     void on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
                          const wire::uet_packet& pkt);
     void on_rudi_response(const rx_context& rx, const wire::pds_rudi& h);
     void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
+    // target: the PDC a RUD/ROD packet came on (answers in ACKs).
     bool place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt, bool remember,
-               bool single_packet, ses::place_result& result);
+               bool single_packet, ses::place_result& result, pds::pdc* target = nullptr);
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
@@ -176,6 +189,31 @@ class engine_impl final : public pds::tx_listener {
     bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
     void remember_closed(const pds::pdc& p);
     void on_packet_acked(pds::pdc& p, pds::tx_entry& e) noexcept override;
+
+    // ---- answers in ACKs (engine_answers.cpp) ----
+    // Target: a request delivered on p is owed an answer; its token for post_response (0 when
+    // answers_in_acks is off or the request is a response).
+    std::uint64_t owe_answer(pds::pdc& p);
+    bool owed_room() const noexcept { return !cfg_.answers_in_acks || !free_owed_.empty(); }
+    owed_answer* find_owed(std::uint64_t token) noexcept;
+    void free_owed(owed_answer& o);
+    // Before an ACK of p leaves: answers still owed will come as response messages.
+    void announce_owed(pds::pdc& p);
+    // A target PDC goes: answers still owed for it will go as messages nobody counts.
+    void forget_owed(pds::pdc& p);
+    // The RESPONSE header an ACK of p carries (answers_in_acks).
+    wire::ses_response ack_answer(const pds::pdc& p) const;
+    // Initiator: an ACK's RESPONSE header; a whole request acknowledged; a response message
+    // for one of our requests arrived; undecided requests whose answers are settled.
+    void on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt);
+    void on_request_acked(pds::pdc& p, std::uint32_t index);
+    void on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
+    void settle_answers(pds::pdc& p, std::uint64_t now);
+    void unlink_undecided(pds::pdc& p, std::uint32_t index);
+    std::uint64_t answer_wait_ns() const noexcept;
+    static std::uint64_t request_key(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
+        return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
+    }
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
@@ -235,6 +273,16 @@ class engine_impl final : public pds::tx_listener {
     std::vector<std::pair<std::uint32_t, std::size_t>> waiting_;  // (peer, mode slot)
 
     ses::tx_messages messages_;
+    // RUD/ROD requests from post until completion: (peer, mode, id) -> message, so a response
+    // message finds the request it answers.
+    pds::flat_map request_by_id_;
+    // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
+    // answers; pool room kept for the response messages ACKs announced and not yet posted.
+    bool ack_has_answers_ = false;
+    std::vector<owed_answer> owed_;
+    std::vector<std::uint32_t> free_owed_;
+    std::uint32_t owed_stamp_ = 0;
+    std::uint32_t announced_unposted_ = 0;
     ses::message_queue rudi_queue_, uud_queue_;
     ses::reassembly reassembly_;
     std::vector<send_completion> completions_;  // ring

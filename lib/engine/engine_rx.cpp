@@ -114,10 +114,10 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
             } else if constexpr (std::is_same_v<H, wire::pds_rud_rod_cc_request>) {
                 on_request(rx, as_request(h), pkt, &h.credit_target);
             } else if constexpr (std::is_same_v<H, wire::pds_ack_cc>) {
-                on_ack(rx, h);
+                on_ack(rx, h, pkt);
             } else if constexpr (std::is_same_v<H, wire::pds_ack> ||
                                  std::is_same_v<H, wire::pds_ack_ccx>) {
-                on_ack(rx, as_ack_cc(h));
+                on_ack(rx, as_ack_cc(h), pkt);
             } else if constexpr (std::is_same_v<H, wire::pds_nack>) {
                 on_nack(rx, h);
             } else if constexpr (std::is_same_v<H, wire::pds_nack_ccx>) {
@@ -265,8 +265,10 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
         case pds::pdc::rx_verdict::accept:
             break;
     }
+    // A request completed here is owed an answer: without room to note it, it waits.
+    if (!owed_room()) return count_drop(drop_reason::no_rx_buffer);
     ses::place_result placed;
-    if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, pkt, false, false, placed))
+    if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, pkt, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
     p->rx.accept(h.psn);
     if (rx.ce) p->ce_since_ack = true;
@@ -281,7 +283,8 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
 }
 
 bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
-                        bool remember, bool single_packet, ses::place_result& result) {
+                        bool remember, bool single_packet, ses::place_result& result,
+                        pds::pdc* target) {
     const auto seg = pkt.ses ? ses::check_packet(*pkt.ses, pkt.payload.size(), cfg_.mtu_payload,
                                                  cfg_.max_message_size)
                              : std::nullopt;
@@ -308,6 +311,12 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
         case ses::place_result::completed:
             // New to reassembly, so never copied before (duplicates are not copied again).
             if (external) place_write(rx, *seg, pkt.payload, slot);
+            if (result == ses::place_result::completed && target) {
+                if (seg->fields.response)
+                    on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg->message_id);
+                else if (cfg_.answers_in_acks)
+                    reassembly_.set_tag(slot, owe_answer(*target));
+            }
             return true;
         default:
             return true;
@@ -370,6 +379,11 @@ void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx
     a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
     a.sack_bitmap = sack.bitmap;
     wire::uet_packet_spec spec;
+    if (cfg_.answers_in_acks) {
+        announce_owed(p);
+        spec.ses = ack_answer(p);
+        a.next_hdr = wire::next_hdr_for(*spec.ses);
+    }
     spec.pds = a;
     const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
     commit_control(len);
@@ -454,7 +468,8 @@ void engine_impl::remember_closed(const pds::pdc& p) {
 
 // ---- initiator side of RUD / ROD ----
 
-void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
+void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
+                         const wire::uet_packet& pkt) {
     pds::pdc* p = pdc_by_local_id(a.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer)
         return count_drop(drop_reason::unknown_pdc);
@@ -467,8 +482,11 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
     ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
+    on_ack_answer(*p, pkt);
     const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, timers_, *this, params_);
+    ack_has_answers_ = false;
     if (!out.valid) return count_drop(drop_reason::bad_ack);
+    settle_answers(*p, rx.now);
     // The selector heard about every packet this ACK covers (pdc::on_ack); the controller hears
     // about the ACK, and may judge that the trigger's path, not the network, is congested.
     if (a.cc_type == wire::cc_type::credit) p->cc->on_credit(a.credit.credit, rx.now);
@@ -489,11 +507,11 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a) {
     maybe_schedule_close(*p, rx.now);
 }
 
-void engine_impl::on_packet_acked(pds::pdc&, pds::tx_entry& e) noexcept {
+void engine_impl::on_packet_acked(pds::pdc& p, pds::tx_entry& e) noexcept {
     if (e.kind != pds::tx_kind::data) return;
     ses::tx_message& m = messages_[e.message];
     if (!m.in_use) return;
-    if (++m.packets_done >= m.packets_total) complete_message(e.message, status{});
+    if (++m.packets_done >= m.packets_total) on_request_acked(p, e.message);
 }
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {

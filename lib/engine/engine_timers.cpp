@@ -84,6 +84,14 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
     }
     if (p.state == pds::pdc_state::established && p.drained() &&
         peers_[p.peer].queue[p.slot].empty()) {
+        // Requests acknowledged but not yet known to be answered keep the PDC (its count of
+        // announced answers) open until they are, or until they waited too long.
+        settle_answers(p, now);
+        if (p.undecided_head != none) {
+            timers_.schedule(p.idle_timer,
+                             messages_[p.undecided_head].undecided_since + answer_wait_ns());
+            return;
+        }
         p.state = pds::pdc_state::closing;
         tx_ready_ = true;
     }

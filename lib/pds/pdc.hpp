@@ -122,6 +122,11 @@ class pdc {
     std::uint64_t last_progress_ns = 0;
     cc::any_controller cc;
     lb::any_selector lb;
+    // Answers in ACKs (engine): response messages the target's ACKs announced for requests of
+    // this PDC, and those received; acknowledged requests waiting until the two agree, linked
+    // through ses::tx_message::next_undecided (oldest first).
+    std::uint32_t answers_announced = 0, answers_received = 0;
+    std::uint32_t undecided_head = 0xffffffffu, undecided_tail = 0xffffffffu;
 
     void open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t entropy,
                         const pdc_params& params) noexcept;
@@ -171,6 +176,9 @@ class pdc {
     psn_t ack_trigger = 0;
     std::uint16_t ack_entropy = 0;
     bool ce_since_ack = false;
+    // Answers in ACKs (engine): delivered requests whose answer is still owed, and how many of
+    // this PDC's requests were (or will be) answered by a response message (what ACKs announce).
+    std::uint32_t answers_owed = 0, answers_as_messages = 0;
     psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
     bool rod_nack_armed = false;
 

@@ -15,6 +15,7 @@ void pdc::open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std:
     rod_nack_armed = true;
     credit_rx = cc::rccc_receiver(index);
     credit_mode = false;
+    answers_owed = answers_as_messages = 0;
     counters = {};
 }
 

@@ -22,10 +22,11 @@ std::size_t poll_loop::poll_once(std::uint64_t now) {
     last_now_ = now;
     ++stats_.polls;
     const std::size_t rx = io_.receive_burst(handler_, now);
+    const bool worked = between_ && between_(between_ctx_);
     const std::size_t tx = io_.transmit_burst(handler_, now);
     stats_.rx_frames += rx;
     stats_.tx_frames += tx;
-    return rx + tx;
+    return rx + tx + (worked ? 1 : 0);
 }
 
 std::size_t poll_loop::poll_once() {

@@ -43,6 +43,13 @@ class poll_loop {
     void join();
 
     void set_backoff(bool enabled) noexcept { backoff_.set_enabled(enabled); }
+    // Work run between the two bursts of each poll (the application's part: what it answers
+    // to the frames just received then leaves in the same poll's transmit burst); its result
+    // says whether it did anything (no back-off after useful work).
+    void set_between_bursts(bool (*fn)(void*), void* ctx) noexcept {
+        between_ = fn;
+        between_ctx_ = ctx;
+    }
     const loop_stats& stats() const noexcept { return stats_; }
 
   private:
@@ -56,6 +63,8 @@ class poll_loop {
     std::atomic<bool> stop_{false};
     unsigned lcore_ = ~0u;
     std::uint64_t last_now_ = 0;
+    bool (*between_)(void*) = nullptr;
+    void* between_ctx_ = nullptr;
 };
 
 }  // namespace uet::runtime

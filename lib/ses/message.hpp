@@ -60,6 +60,12 @@ struct tx_message {
     bool started = false;
     bool failed = false;
     bool in_use = false;
+    // Answers in ACKs (initiator): a response message answered it; it waits, acknowledged, in
+    // its PDC's list for the response messages an ACK announced (since undecided_since).
+    bool answered_by_message = false;
+    bool undecided = false;
+    std::uint32_t next_undecided = no_index;
+    std::uint64_t undecided_since = 0;
     op_fields fields;
 };
 

@@ -91,6 +91,7 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     s.state = slot_state::assembling;
     s.external = external;
     s.failed = false;
+    s.tag = 0;
     std::memset(packet_bits(index), 0, words_per_slot_ * sizeof(std::uint64_t));
     if ((!external && !attach_buffer(s)) || !assembling_.insert(key.packed(), index)) {
         free_slot(index);
@@ -189,6 +190,7 @@ bool reassembly::pop_delivered(delivered_message& out) noexcept {
                           : std::span<const std::uint8_t>(s.buffer, s.length);
     out.external = s.external;
     out.failed = s.failed;
+    out.tag = s.tag;
     out.handle = (std::uint64_t{s.generation} << 32) | index;
     out.fields = s.fields;
     return true;

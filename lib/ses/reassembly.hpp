@@ -56,6 +56,7 @@ struct delivered_message {
     // Placed externally: data is empty, the caller put the payload where it belongs; failed if
     // it could not place some packet (mark_failed).
     bool external = false, failed = false;
+    std::uint64_t tag = 0;  // what set_tag() attached
 };
 
 class reassembly {
@@ -73,6 +74,10 @@ class reassembly {
     // delivered with failed set. slot_index is what place() returned.
     void mark_failed(std::uint32_t slot_index) noexcept {
         if (slot_index < slots_.size()) slots_[slot_index].failed = true;
+    }
+    // A value handed out with the message at delivery (the engine's answer token).
+    void set_tag(std::uint32_t slot_index, std::uint64_t tag) noexcept {
+        if (slot_index < slots_.size()) slots_[slot_index].tag = tag;
     }
     // Whether a completed message with this key is remembered.
     bool recently_completed(const message_key& key) const noexcept {
@@ -99,6 +104,7 @@ class reassembly {
         std::uint64_t last_update_ns = 0;
         slot_state state = slot_state::free;
         bool external = false, failed = false;
+        std::uint64_t tag = 0;
         std::uint32_t delivery_next = no_index;
         op_fields fields;
     };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 
 #include "engine.hpp"
 #include "pipe.hpp"
@@ -34,6 +35,7 @@ class harness {
         now_ = std::max(now_, t);
         net_.a_to_b.receive(now_, [&](std::span<const std::uint8_t> f) { b_.receive(f, now_); });
         net_.b_to_a.receive(now_, [&](std::span<const std::uint8_t> f) { a_.receive(f, now_); });
+        if (between) between();
         pump(a_, net_.a_to_b);
         pump(b_, net_.b_to_a);
         ++steps_;
@@ -57,6 +59,10 @@ class harness {
     }
 
     std::uint64_t steps() const { return steps_; }
+
+    // Runs after each step's arrivals and before its transmissions (an application that
+    // answers what arrived before the engine sends again).
+    std::function<void()> between;
 
   private:
     void pump(engine& e, pipe::link& out) {

@@ -1,0 +1,194 @@
+// Answers in ACKs. UET answers each RUD/ROD request with a SES response; most answers are
+// RC_OK without data, and sending each as a message of its own costs a frame each way plus its
+// ACK. With engine_config::answers_in_acks the target instead lets its PDS ACK say it: every ACK
+// carries a RESPONSE header (RC_OK) whose modified_length counts the requests of that PDC that
+// were, or will be, answered by a response message of their own (an error, data, or an answer
+// the caller gave only after the ACK left). The initiator takes a fully acknowledged request as
+// answered OK once it has received as many response messages for that PDC's requests as the
+// ACK announced; until then the request waits, acknowledged, in its PDC's undecided list.
+//
+// Why this is exact: an ACK is built only after every request delivered on its PDC has been
+// either answered OK (no message) or counted, so a request the ACK covers that needs a message
+// has its ordinal within the ACK's count. The initiator counts a response message only once its
+// request is fully acknowledged: every message it counts then has an ordinal within the largest
+// count announced, so when the two are equal every announced message has arrived, and an
+// acknowledged request without one was answered OK. (A response message may overtake the ACK
+// that announces it, and messages counted after an ACK may arrive before it: counting those at
+// once would let the count catch up while an announced message is still on its way.)
+#include "engine_impl.hpp"
+
+namespace uet {
+
+namespace {
+
+// Serial-number order (RFC 1982) on 32-bit counts.
+bool at_least(std::uint32_t a, std::uint32_t b) {
+    return static_cast<std::int32_t>(a - b) >= 0;
+}
+
+}  // namespace
+
+// ---- target ----
+
+std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
+    if (free_owed_.empty()) return 0;
+    const std::uint32_t i = free_owed_.back();
+    free_owed_.pop_back();
+    if (++owed_stamp_ == 0) owed_stamp_ = 1;
+    owed_[i] = owed_answer{p.index, owed_stamp_, false};
+    ++p.answers_owed;
+    return (std::uint64_t{owed_stamp_} << 32) | i;
+}
+
+owed_answer* engine_impl::find_owed(std::uint64_t token) noexcept {
+    const auto i = static_cast<std::uint32_t>(token);
+    const auto stamp = static_cast<std::uint32_t>(token >> 32);
+    if (stamp == 0 || i >= owed_.size() || owed_[i].stamp != stamp) return nullptr;
+    return &owed_[i];
+}
+
+void engine_impl::free_owed(owed_answer& o) {
+    o = owed_answer{};
+    free_owed_.push_back(static_cast<std::uint32_t>(&o - owed_.data()));
+}
+
+void engine_impl::announce_owed(pds::pdc& p) {
+    if (p.answers_owed == 0) return;
+    // Rare (the API answers before its next transmit()): a scan of the table.
+    for (owed_answer& o : owed_) {
+        if (o.stamp == 0 || o.pdc != p.index || o.announced) continue;
+        o.announced = true;
+        ++p.answers_as_messages;
+        ++announced_unposted_;
+    }
+    p.answers_owed = 0;
+}
+
+void engine_impl::forget_owed(pds::pdc& p) {
+    if (p.answers_owed == 0) return;
+    for (owed_answer& o : owed_)
+        if (o.stamp != 0 && o.pdc == p.index && !o.announced) o.pdc = none;
+    p.answers_owed = 0;
+}
+
+wire::ses_response engine_impl::ack_answer(const pds::pdc& p) const {
+    wire::ses_response r;
+    r.opcode = wire::ses_response_opcode::response;
+    r.return_code = wire::ses_return_code::ok;
+    r.modified_length = p.answers_as_messages;
+    return r;
+}
+
+status engine_impl::post_response(const received_message& request, const ses_fields& ses,
+                                  std::span<const std::uint8_t> data, std::uint64_t context) {
+    owed_answer* o = find_owed(request.answer_token);
+    if (!o) return post_message(request.from, request.mode, ses, data, context, nullptr);
+    if (o->announced) {
+        // An ACK said a message would come: the room kept for it is this message's.
+        --announced_unposted_;
+        free_owed(*o);
+        ++counters_.answers_as_messages;
+        return post_message(request.from, request.mode, ses, data, context, nullptr);
+    }
+    pds::pdc* p = o->pdc == none ? nullptr : &pdcs_[o->pdc];
+    free_owed(*o);
+    if (p) --p->answers_owed;
+    if (p && ses.return_code == wire::ses_return_code::ok && data.empty()) {
+        ++counters_.answers_in_acks;
+        return {};
+    }
+    const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
+    if (st.ok() && p) ++p->answers_as_messages;
+    if (st.ok()) ++counters_.answers_as_messages;
+    return st;
+}
+
+// ---- initiator ----
+
+std::uint64_t engine_impl::answer_wait_ns() const noexcept {
+    return cfg_.answer_wait_ns != 0
+               ? cfg_.answer_wait_ns
+               : params_.rto_max_ns * (std::uint64_t{cfg_.max_retransmits} + 1);
+}
+
+void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
+    ack_has_answers_ = false;
+    if (!pkt.ses) return;
+    const auto* r = std::get_if<wire::ses_response>(&*pkt.ses);
+    if (!r || r->opcode != wire::ses_response_opcode::response ||
+        r->return_code != wire::ses_return_code::ok)
+        return;
+    ack_has_answers_ = true;
+    // ACKs may arrive out of order: the count only grows.
+    if (at_least(r->modified_length, p.answers_announced)) p.answers_announced = r->modified_length;
+}
+
+void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
+    ses::tx_message& m = messages_[index];
+    if (m.fields.response) return complete_message(index, status{});
+    if (m.answered_by_message) {
+        ++p.answers_received;
+        return complete_message(index, status{});
+    }
+    if (!ack_has_answers_) return complete_message(index, status{});
+    if (at_least(p.answers_received, p.answers_announced))
+        return complete_message(index, status{}, true);
+    m.undecided = true;
+    m.undecided_since = now_;
+    m.next_undecided = none;
+    if (p.undecided_tail == none)
+        p.undecided_head = index;
+    else
+        messages_[p.undecided_tail].next_undecided = index;
+    p.undecided_tail = index;
+}
+
+void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {
+    std::uint32_t prev = none;
+    for (std::uint32_t i = p.undecided_head; i != none; prev = i, i = messages_[i].next_undecided) {
+        if (i != index) continue;
+        const std::uint32_t next = messages_[i].next_undecided;
+        if (prev == none)
+            p.undecided_head = next;
+        else
+            messages_[prev].next_undecided = next;
+        if (p.undecided_tail == i) p.undecided_tail = prev;
+        messages_[i].undecided = false;
+        return;
+    }
+}
+
+void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
+    const auto found = request_by_id_.find(request_key(peer, mode, id));
+    if (!found) return;
+    const std::uint32_t index = *found;
+    ses::tx_message& m = messages_[index];
+    if (!m.in_use || m.answered_by_message) return;
+    m.answered_by_message = true;
+    // Counted only once the request is acknowledged (on_request_acked counts it then).
+    if (!m.undecided || m.owner == none) return;
+    pds::pdc& p = pdcs_[m.owner];
+    unlink_undecided(p, index);
+    ++p.answers_received;
+    complete_message(index, status{});
+    settle_answers(p, now_);
+}
+
+void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
+    const std::uint64_t wait = answer_wait_ns();
+    while (p.undecided_head != none) {
+        const std::uint32_t index = p.undecided_head;
+        ses::tx_message& m = messages_[index];
+        const bool settled = at_least(p.answers_received, p.answers_announced);
+        if (!settled && now - m.undecided_since < wait) return;
+        p.undecided_head = m.next_undecided;
+        if (p.undecided_head == none) p.undecided_tail = none;
+        m.undecided = false;
+        // Waited too long for the announced messages: the caller waits for this request's
+        // own response message (and gives up on it in its own time).
+        if (!settled) ++counters_.answer_waits_expired;
+        complete_message(index, status{}, settled);
+    }
+}
+
+}  // namespace uet
