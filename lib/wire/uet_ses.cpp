@@ -40,10 +40,9 @@ void write_request_common(byte_writer& w, const H& h, std::uint16_t third) noexc
     w.u16(h.resource_index & idx12_mask);
 }
 
+// The second byte of every request: version and flags.
 template <class H>
-std::uint16_t read_request_common(byte_reader& r, H& h) noexcept {
-    h.opcode = static_cast<ses_opcode>(r.u8() & 0x3f);
-    const std::uint8_t vf = r.u8();
+void unpack_version_flags(H& h, std::uint8_t vf) noexcept {
     h.version = vf >> 6;
     h.dc = vf & f_dc;
     h.ie = vf & f_ie;
@@ -51,6 +50,12 @@ std::uint16_t read_request_common(byte_reader& r, H& h) noexcept {
     h.hd = vf & f_hd;
     h.eom = vf & f_eom;
     h.som = vf & f_som;
+}
+
+template <class H>
+std::uint16_t read_request_common(byte_reader& r, H& h) noexcept {
+    h.opcode = static_cast<ses_opcode>(r.u8() & 0x3f);
+    unpack_version_flags(h, r.u8());
     const std::uint16_t third = r.u16();
     const std::uint32_t ri_job = r.u32();
     h.ri_generation = static_cast<std::uint8_t>(ri_job >> 24);
@@ -411,27 +416,37 @@ std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> ou
     return finish_encode(out, h.wire_size, write_rendezvous, h);
 }
 
+// Every data packet carries one: the fixed 44 bytes go at fixed offsets after one size check
+// (as the L2-L4 writer does), the extensions after them.
 std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept {
-    return finish_encode<ses_standard_request>(
-        out, encoded_size(h),
-        [](byte_writer& w, const auto& x) {
-            write_request_common(w, x, x.message_id);
-            w.u64(x.buffer_offset);
-            w.u32(x.initiator);
-            w.u64(x.memory_key);
-            if (x.som) {
-                w.u64(x.header_data);
-            } else {
-                w.u32(x.payload_length & len14_mask);
-                w.u32(x.message_offset);
-            }
-            w.u32(x.request_length);
-            if (x.sync) write_sync(w, *x.sync);
-            if (x.atomic) write_atomic(w, *x.atomic);
-            if (x.cas) write_cas(w, *x.cas);
-            if (x.rendezvous) write_rendezvous(w, *x.rendezvous);
-        },
-        h);
+    const std::size_t need = encoded_size(h);
+    if (out.size() < need) return 0;
+    std::uint8_t* p = out.data();
+    p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
+    p[1] = static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
+                                     flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
+                                     flag(h.som, f_som));
+    store_be16(p + 2, h.message_id);
+    store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
+    store_be16(p + 8, h.pid_on_fep & idx12_mask);
+    store_be16(p + 10, h.resource_index & idx12_mask);
+    store_be64(p + 12, h.buffer_offset);
+    store_be32(p + 20, h.initiator);
+    store_be64(p + 24, h.memory_key);
+    if (h.som) {
+        store_be64(p + 32, h.header_data);
+    } else {
+        store_be32(p + 32, h.payload_length & len14_mask);
+        store_be32(p + 36, h.message_offset);
+    }
+    store_be32(p + 40, h.request_length);
+    if (need == ses_standard_request::wire_size) return need;
+    byte_writer w(out.subspan(ses_standard_request::wire_size));
+    if (h.sync) write_sync(w, *h.sync);
+    if (h.atomic) write_atomic(w, *h.atomic);
+    if (h.cas) write_cas(w, *h.cas);
+    if (h.rendezvous) write_rendezvous(w, *h.rendezvous);
+    return ses_standard_request::wire_size + w.result();
 }
 
 std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept {
@@ -511,25 +526,36 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_rendezvous_extension&
     return decode_ext(in, out, read_rendezvous);
 }
 
+// Every data packet carries one: one size check, then fixed offsets, straight into out.
 reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept {
-    byte_reader r(in);
-    ses_standard_request h;
-    h.message_id = read_request_common(r, h);
-    h.buffer_offset = r.u64();
-    h.initiator = r.u32();
-    h.memory_key = r.u64();
-    const std::uint64_t slot = r.u64();
-    if (h.som) {
-        h.header_data = slot;
-    } else {
-        h.payload_length = (slot >> 32) & len14_mask;
-        h.message_offset = static_cast<std::uint32_t>(slot);
-    }
-    h.request_length = r.u32();
-    reject_reason rc = check_request(r, h);
-    if (rc == reject_reason::none) rc = read_extensions(r, h);
-    if (rc == reject_reason::none) out = h;
-    return rc;
+    if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
+    const std::uint8_t* p = in.data();
+    const std::uint8_t vf = p[1];
+    if ((vf >> 6) != ses_version) return reject_reason::bad_ses_version;
+    if ((p[0] & 0x3f) > max_opcode) return reject_reason::bad_ses_opcode;
+    ses_standard_request& h = out;
+    h.opcode = static_cast<ses_opcode>(p[0] & 0x3f);
+    unpack_version_flags(h, vf);
+    h.message_id = load_be16(p + 2);
+    const std::uint32_t ri_job = load_be32(p + 4);
+    h.ri_generation = static_cast<std::uint8_t>(ri_job >> 24);
+    h.job_id = ri_job & job_mask;
+    h.pid_on_fep = load_be16(p + 8) & idx12_mask;
+    h.resource_index = load_be16(p + 10) & idx12_mask;
+    h.buffer_offset = load_be64(p + 12);
+    h.initiator = load_be32(p + 20);
+    h.memory_key = load_be64(p + 24);
+    const std::uint64_t slot = load_be64(p + 32);
+    h.header_data = h.som ? slot : 0;
+    h.payload_length = h.som ? 0 : (slot >> 32) & len14_mask;
+    h.message_offset = h.som ? 0 : static_cast<std::uint32_t>(slot);
+    h.request_length = load_be32(p + 40);
+    h.sync.reset();
+    h.atomic.reset();
+    h.cas.reset();
+    h.rendezvous.reset();
+    byte_reader r(in.subspan(ses_standard_request::wire_size));
+    return read_extensions(r, h);
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept {
@@ -606,6 +632,17 @@ std::optional<std::size_t> declared_payload(const H& h) noexcept {
 template <class H>
 reject_reason decode_as(std::span<const std::uint8_t> in, ses_header& out,
                         std::size_t& consumed) noexcept {
+    if constexpr (std::is_same_v<H, ses_standard_request>) {
+        // The common case, decoded in place (a packet's header variant usually holds one).
+        auto* h = std::get_if<ses_standard_request>(&out);
+        if (!h) h = &out.emplace<ses_standard_request>();
+        if (auto rc = decode(in, *h); rc != reject_reason::none) return rc;
+        const std::size_t size = encoded_size(*h);
+        if (!h->som && h->payload_length > in.size() - size)
+            return reject_reason::bad_ses_payload_length;
+        consumed = size;
+        return reject_reason::none;
+    }
     H h;
     const reject_reason rc = decode(in, h);
     if (rc != reject_reason::none) return rc;

@@ -336,7 +336,9 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_atomic_extension& out
 reject_reason decode(std::span<const std::uint8_t> in, ses_cas_extension& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, ses_sync_extension& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, ses_rendezvous_extension& out) noexcept;
-// Decodes the header and the extensions its opcode calls for.
+// Decodes the header and the extensions its opcode calls for. The standard request is decoded
+// in place (every data packet has one): after an error its out holds part of it; use it only when
+// none is returned. The other forms leave out as it was on an error.
 reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, ses_small_request& out) noexcept;
@@ -347,7 +349,8 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_small_response_with_d
 // Decodes the SES header the PDS next_hdr names (with its extensions); consumed = its size.
 // in runs to the end of the packet, so a payload_length (standard request with som == false, or a
 // response with data) larger than the bytes after the header is rejected with
-// bad_ses_payload_length. which == none is rejected with bad_pds_next_hdr.
+// bad_ses_payload_length. which == none is rejected with bad_pds_next_hdr. After an error out
+// may hold part of a header: use it only when none is returned.
 reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
                          std::size_t& consumed) noexcept;
 
