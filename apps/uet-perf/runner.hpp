@@ -28,6 +28,8 @@ struct station {
     address_vector av;
     endpoint ep;
     std::unique_ptr<side> sd;
+    // The endpoint ends before the side's buffers go (its messages point into them).
+    ~station() { ep.close(); }
 };
 // Opens a station on the fabric with the settings (and registers its region). On the heap: the
 // side keeps references to the station's objects.

@@ -170,9 +170,11 @@ void dpdk_network::attach(endpoint_impl& ep) {
 
 void dpdk_network::detach(endpoint_impl& ep) noexcept {
     if (&ep != ep_) return;
-    // What the engine already owes its peers (acknowledgements, the answers process() just
-    // queued) leaves before the engine goes; otherwise a peer whose request was acknowledged
-    // would wait for an answer that never comes. Bounded: a few bursts at most.
+    // What the engine already owes its peers (acknowledgements, with the answers they carry)
+    // leaves before the engine goes; otherwise a peer whose request was acknowledged would wait
+    // for an answer that never comes. Control frames only: the memory of the messages still
+    // queued may be gone already (their operations end canceled). Bounded: a few bursts.
+    if (ep.eng) ep.eng->stop_data();
     for (int i = 0; i < 64 && ep.eng && ep.eng->next_deadline() <= runtime::now_ns(); ++i)
         poll_frames_only();
     stop_endpoint();

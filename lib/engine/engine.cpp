@@ -497,4 +497,8 @@ bool engine::idle() const {
     return impl_->idle();
 }
 
+void engine::stop_data() noexcept {
+    impl_->data_stopped_ = true;
+}
+
 }  // namespace uet

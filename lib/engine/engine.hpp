@@ -285,6 +285,9 @@ class engine {
     const engine_config& config() const;
     // True when nothing is queued, in flight or open on the send side.
     bool idle() const;
+    // From now on transmit() sends control frames only (ACKs, NACKs, RUDI responses): for a
+    // last flush before the engine goes, when the memory of posted messages may be gone.
+    void stop_data() noexcept;
 
   private:
     std::unique_ptr<engine_impl> impl_;

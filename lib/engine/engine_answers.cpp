@@ -15,6 +15,8 @@
 // acknowledged request without one was answered OK. (A response message may overtake the ACK
 // that announces it, and messages counted after an ACK may arrive before it: counting those at
 // once would let the count catch up while an announced message is still on its way.)
+#include <algorithm>
+
 #include "engine_impl.hpp"
 
 namespace uet {
@@ -125,9 +127,11 @@ void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
 
 void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     ses::tx_message& m = messages_[index];
-    if (m.fields.response) return complete_message(index, status{});
+    if (m.fields.response || ses::answer_needs_message(m.fields.opcode))
+        return complete_message(index, status{});  // its answer is a message, not counted
     if (m.answered_by_message) {
         ++p.answers_received;
+        p.last_answer_ns = now_;
         return complete_message(index, status{});
     }
     if (!ack_has_answers_) return complete_message(index, status{});
@@ -163,13 +167,14 @@ void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::
     if (!found) return;
     const std::uint32_t index = *found;
     ses::tx_message& m = messages_[index];
-    if (!m.in_use || m.answered_by_message) return;
+    if (!m.in_use || m.answered_by_message || ses::answer_needs_message(m.fields.opcode)) return;
     m.answered_by_message = true;
     // Counted only once the request is acknowledged (on_request_acked counts it then).
     if (!m.undecided || m.owner == none) return;
     pds::pdc& p = pdcs_[m.owner];
     unlink_undecided(p, index);
     ++p.answers_received;
+    p.last_answer_ns = now_;
     complete_message(index, status{});
     settle_answers(p, now_);
 }
@@ -180,7 +185,8 @@ void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
         const std::uint32_t index = p.undecided_head;
         ses::tx_message& m = messages_[index];
         const bool settled = at_least(p.answers_received, p.answers_announced);
-        if (!settled && now - m.undecided_since < wait) return;
+        // The wait restarts while announced messages keep arriving.
+        if (!settled && now - std::max(m.undecided_since, p.last_answer_ns) < wait) return;
         p.undecided_head = m.next_undecided;
         if (p.undecided_head == none) p.undecided_tail = none;
         m.undecided = false;

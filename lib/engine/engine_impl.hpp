@@ -113,6 +113,7 @@ class engine_impl final : public pds::tx_listener {
     void advance(std::uint64_t now);
 
     engine_config cfg_;
+    bool data_stopped_ = false;  // stop_data(): control frames only
 
   private:
     friend class engine;

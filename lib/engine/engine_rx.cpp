@@ -314,7 +314,7 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
             if (result == ses::place_result::completed && target) {
                 if (seg->fields.response)
                     on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg->message_id);
-                else if (cfg_.answers_in_acks)
+                else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg->fields.opcode))
                     reassembly_.set_tag(slot, owe_answer(*target));
             }
             return true;

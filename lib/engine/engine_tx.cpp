@@ -31,7 +31,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     }
     std::size_t built = 0;
     bool exhausted = false;
-    while (n < out.size() && built < cfg_.tx_burst) {
+    while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
         // Into the caller's room where any frame fits there: no copy of the frame after this.
         const bool in_room = out[n].room.size() >= staging_frame_size_;
         const std::span<std::uint8_t> buf =

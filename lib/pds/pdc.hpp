@@ -126,6 +126,7 @@ class pdc {
     // this PDC, and those received; acknowledged requests waiting until the two agree, linked
     // through ses::tx_message::next_undecided (oldest first).
     std::uint32_t answers_announced = 0, answers_received = 0;
+    std::uint64_t last_answer_ns = 0;  // when the last response message was counted
     std::uint32_t undecided_head = 0xffffffffu, undecided_tail = 0xffffffffu;
 
     void open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t entropy,

@@ -43,6 +43,7 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     timeout_rounds = 0;
     last_progress_ns = 0;
     answers_announced = answers_received = 0;
+    last_answer_ns = 0;
     undecided_head = undecided_tail = 0xffffffffu;
     // In place: the controller and selector live in the PDC slot, no allocation per PDC.
     cc::cc_config c = params.cc;

@@ -69,6 +69,18 @@ struct tx_message {
     op_fields fields;
 };
 
+// Requests whose answer never rides in a PDS ACK (answers in ACKs): it carries data (READ, the
+// fetching atomics) or comes only after more traffic (a rendezvous send is answered once its
+// data has been pulled). Both sides decide by the opcode: the target does not count these
+// answers in its ACKs and the initiator does not wait for them in the count, so a long transfer
+// does not hold back the answers of the other requests of its PDC.
+constexpr bool answer_needs_message(wire::ses_opcode op) noexcept {
+    using wire::ses_opcode;
+    return op == ses_opcode::read || op == ses_opcode::fetching_atomic ||
+           op == ses_opcode::tsend_fetch_atomic || op == ses_opcode::rendezvous_send ||
+           op == ses_opcode::rendezvous_tsend;
+}
+
 // How many packets a message of `length` bytes takes (an empty message still takes one).
 constexpr std::uint32_t packets_for(std::uint32_t length, std::uint32_t mtu) noexcept {
     return length == 0 ? 1 : (length + mtu - 1) / mtu;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "harness.hpp"
@@ -28,6 +29,10 @@ struct answer_run {
     };
     std::function<bool(std::uint16_t)> late = [](std::uint16_t) { return false; };
     std::function<bool(std::uint16_t)> never = [](std::uint16_t) { return false; };
+    // What request i is (a SEND unless said otherwise; READs go without payload).
+    std::function<wire::ses_opcode(std::size_t)> opcode_of = [](std::size_t) {
+        return wire::ses_opcode::send;
+    };
 
     // Results, per request id.
     std::map<std::uint16_t, bool> completed_answered;  // completion seen, with its flag
@@ -47,7 +52,12 @@ struct answer_run {
         std::map<std::uint64_t, std::uint16_t> id_of_context;
         for (std::size_t i = 0; i < messages; ++i) {
             std::uint16_t id = 0;
-            ASSERT_TRUE(a.post_message(to, delivery_mode::rud, ses_fields{}, payload, i, &id).ok());
+            ses_fields f;
+            f.opcode = opcode_of(i);
+            if (f.opcode == wire::ses_opcode::read) f.request_length = 4096;
+            const std::span<const std::uint8_t> data =
+                f.opcode == wire::ses_opcode::read ? std::span<const std::uint8_t>{} : payload;
+            ASSERT_TRUE(a.post_message(to, delivery_mode::rud, f, data, i, &id).ok());
             id_of_context[i] = id;
         }
         auto answer = [&](const received_message& m) {
@@ -210,6 +220,30 @@ TEST(answers_in_acks, messages_that_overtake_their_announcing_ack_are_not_mistak
         EXPECT_GT(late_in_messages, r.messages / 6) << seed;
         EXPECT_EQ(r.a_counters.answer_waits_expired, 0u);
     }
+}
+
+// A READ is answered by a message with its data, which may take long: it is not counted, so
+// the SENDs around it are answered by the ACKs at once even while its answer never comes.
+TEST(answers_in_acks, a_slow_data_answer_does_not_hold_back_the_others) {
+    answer_run r;
+    r.messages = 200;
+    r.a_cfg.answer_wait_ns = 1'000'000'000;  // waiting would show as an unfinished run
+    r.opcode_of = [](std::size_t i) {
+        return i % 10 == 5 ? wire::ses_opcode::read : wire::ses_opcode::send;
+    };
+    std::set<std::uint16_t> reads;
+    r.never = [&](std::uint16_t id) { return reads.count(id) != 0; };
+    // Ids are given in posting order from 0.
+    for (std::uint16_t i = 0; i < 200; ++i)
+        if (i % 10 == 5) reads.insert(i);
+    r.run(100'000'000);
+    ASSERT_TRUE(r.finished);
+    for (const auto& [id, answered] : r.completed_answered) {
+        ASSERT_EQ(answered, reads.count(id) == 0) << id;
+    }
+    EXPECT_EQ(r.b_counters.answers_as_messages, 0u);
+    EXPECT_EQ(r.a_counters.answer_waits_expired, 0u);
+    EXPECT_EQ(r.a_counters.answered_by_ack, 180u);
 }
 
 TEST(answers_in_acks, a_target_without_them_answers_every_request_by_message) {
