@@ -92,7 +92,9 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     s.external = external;
     s.failed = false;
     s.tag = 0;
-    std::memset(packet_bits(index), 0, words_per_slot_ * sizeof(std::uint64_t));
+    // Only the words this message's packets use (place() never looks past packets_total): a
+    // small message clears 8 bytes, not the bitmap of the largest message.
+    std::memset(packet_bits(index), 0, (s.packets_total + 63) / 64 * sizeof(std::uint64_t));
     if ((!external && !attach_buffer(s)) || !assembling_.insert(key.packed(), index)) {
         free_slot(index);
         return no_index;
