@@ -211,8 +211,9 @@ struct engine_counters {
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
-    // Answers in ACKs: target requests answered OK without a response message, and those that
-    // needed one; initiator completions answered by an ACK, and those left waiting too long.
+    // Target: requests answered in an ACK (answers_in_acks), and answered by a response message
+    // (all of them without answers_in_acks); initiator: completions answered by an ACK, and those
+    // that waited too long for announced response messages.
     std::uint64_t answers_in_acks = 0, answers_as_messages = 0;
     std::uint64_t answered_by_ack = 0, answer_waits_expired = 0;
     std::array<std::uint64_t, wire::reject_reason_count> rejects{};

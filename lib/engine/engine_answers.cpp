@@ -84,7 +84,12 @@ wire::ses_response engine_impl::ack_answer(const pds::pdc& p) const {
 status engine_impl::post_response(const received_message& request, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context) {
     owed_answer* o = find_owed(request.answer_token);
-    if (!o) return post_message(request.from, request.mode, ses, data, context, nullptr);
+    if (!o) {
+        // Not in the count (the feature is off, or the answer always is a message).
+        const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
+        if (st.ok()) ++counters_.answers_as_messages;
+        return st;
+    }
     if (o->announced) {
         // An ACK said a message would come: the room kept for it is this message's.
         --announced_unposted_;

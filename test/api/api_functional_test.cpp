@@ -444,6 +444,54 @@ TEST(functional_modes, every_delivery_mode_moves_messages) {
     }
 }
 
+// The target answers OK sends and writes in its PDS ACKs (no response message) unless its
+// endpoint says otherwise; either way, over loss and reordering, every operation ends with the
+// right status: an access error still reaches the initiator, a read still brings its data.
+TEST(functional_modes, answers_ride_in_acks_unless_the_target_switches_them_off) {
+    for (const bool in_acks : {true, false}) {
+        SCOPED_TRACE(in_acks ? "answers in ACKs" : "answers as messages");
+        world w(lossy_fabric(3), 1, endpoint_attr{.job_id = job});
+        const std::size_t target = w.add(endpoint_attr{.job_id = job, .answers_in_acks = in_acks});
+        std::vector<std::byte> region(4096);
+        auto mr =
+            w.dom.register_memory(region, access::remote_write | access::remote_read, job).value();
+        std::vector<std::byte> ro(64);
+        auto read_only = w.dom.register_memory(ro, access::remote_read, job).value();
+        auto data = pattern(64, 4);
+        std::vector<std::vector<std::byte>> got(100, std::vector<std::byte>(64));
+        for (auto& g : got)
+            ASSERT_FALSE(w.eps[target].recv(g, nullptr));
+        for (int i = 0; i < 100; ++i) {
+            ASSERT_FALSE(w.eps[0].send(w.peers[target], as_bytes_of(data), nullptr));
+            ASSERT_FALSE(w.eps[0].write(w.peers[target], as_bytes_of(data), 64 * (i % 64), mr.key(),
+                                        nullptr));
+        }
+        for (int i = 0; i < 200; ++i)
+            wait_ok(w.cqs[0]);
+        for (int i = 0; i < 100; ++i)
+            wait_ok(w.cqs[target]);
+        for (const auto& g : got)
+            ASSERT_EQ(g, data);
+        ASSERT_FALSE(
+            w.eps[0].write(w.peers[target], as_bytes_of(data), 0, read_only.key(), nullptr));
+        EXPECT_EQ(wait_error(w.cqs[0]).error, errc::access_denied);
+        std::vector<std::byte> back(64);
+        ASSERT_FALSE(w.eps[0].read(w.peers[target], back, 0, mr.key(), nullptr));
+        wait_ok(w.cqs[0]);
+        EXPECT_EQ(back, data);
+        const endpoint_counters t = w.eps[target].counters(), i = w.eps[0].counters();
+        if (in_acks) {
+            EXPECT_EQ(t.answers_in_acks, 200u);
+            EXPECT_EQ(i.answered_by_ack, 200u);
+            EXPECT_EQ(t.answers_as_messages, 2u);  // the access error and the read's data
+        } else {
+            EXPECT_EQ(t.answers_in_acks, 0u);
+            EXPECT_EQ(t.answers_as_messages, 202u);
+            EXPECT_EQ(i.answered_by_ack, 0u);
+        }
+    }
+}
+
 // WRITEs are copied once, straight into the region as their packets arrive (no reassembly
 // buffer), byte-exact through loss, reordering and duplicates, in every answered mode; nothing
 // around the region is touched.
