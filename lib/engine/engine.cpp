@@ -322,8 +322,9 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    if (!ses.response && (mode == delivery_mode::rud || mode == delivery_mode::rod))
-        request_by_id_.insert(request_key(to, static_cast<std::uint8_t>(mode), id), m);
+    if (tracked_request(static_cast<std::uint8_t>(mode), ses))
+        request_by_id_.insert(ses::message_key{to, static_cast<std::uint8_t>(mode), id}.packed(),
+                              m);
     if (message_id) *message_id = id;
     ++counters_.messages_posted;
     switch (mode) {
@@ -358,10 +359,8 @@ void engine_impl::complete_message(std::uint32_t index, status result, bool answ
     else
         ++counters_.messages_failed;
     if (answered) ++counters_.answered_by_ack;
-    const auto mode = static_cast<delivery_mode>(m.mode);
-    if (!m.fields.response && (mode == delivery_mode::rud || mode == delivery_mode::rod))
-        request_by_id_.erase(request_key(m.peer, m.mode, m.message_id));
-    m.undecided = false;
+    if (tracked_request(m.mode, m.fields))
+        request_by_id_.erase(ses::message_key{m.peer, m.mode, m.message_id}.packed());
     messages_.release(index);
 }
 

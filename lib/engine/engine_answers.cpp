@@ -28,6 +28,11 @@ bool at_least(std::uint32_t a, std::uint32_t b) {
     return static_cast<std::int32_t>(a - b) >= 0;
 }
 
+// Every response message the ACKs of p announced has been counted.
+bool answers_settled(const pds::pdc& p) {
+    return at_least(p.answers_received, p.answers_announced);
+}
+
 }  // namespace
 
 // ---- target ----
@@ -83,34 +88,42 @@ wire::ses_response engine_impl::ack_answer(const pds::pdc& p) const {
 
 status engine_impl::post_response(const received_message& request, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context) {
-    owed_answer* o = find_owed(request.answer_token);
-    if (!o) {
-        // Not in the count (the feature is off, or the answer always is a message).
-        const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
-        if (st.ok()) ++counters_.answers_as_messages;
-        return st;
-    }
-    if (o->announced) {
-        // An ACK said a message would come: the room kept for it is this message's.
-        --announced_unposted_;
+    // Without an owed entry the answer is outside the count (the feature is off, or the answer
+    // always is a message); an announced one takes the pool room kept for it.
+    pds::pdc* counted_on = nullptr;
+    if (owed_answer* o = find_owed(request.answer_token)) {
+        if (o->announced) {
+            --announced_unposted_;
+        } else if (o->pdc != none) {
+            counted_on = &pdcs_[o->pdc];
+            --counted_on->answers_owed;
+        }
         free_owed(*o);
-        ++counters_.answers_as_messages;
-        return post_message(request.from, request.mode, ses, data, context, nullptr);
-    }
-    pds::pdc* p = o->pdc == none ? nullptr : &pdcs_[o->pdc];
-    free_owed(*o);
-    if (p) --p->answers_owed;
-    if (p && ses.return_code == wire::ses_return_code::ok && data.empty()) {
-        ++counters_.answers_in_acks;
-        return {};
+        if (counted_on && ses.return_code == wire::ses_return_code::ok && data.empty()) {
+            ++counters_.answers_in_acks;
+            return {};
+        }
     }
     const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
-    if (st.ok() && p) ++p->answers_as_messages;
-    if (st.ok()) ++counters_.answers_as_messages;
+    if (st.ok()) {
+        ++counters_.answers_as_messages;
+        if (counted_on) ++counted_on->answers_as_messages;
+    }
     return st;
 }
 
 // ---- initiator ----
+
+void engine_impl::count_answer_message(pds::pdc& p) {
+    ++p.answers_received;
+    p.last_answer_ns = now_;
+}
+
+// The wait restarts while announced messages keep arriving.
+std::uint64_t engine_impl::undecided_deadline(const pds::pdc& p) const noexcept {
+    return std::max(messages_[p.undecided_head].undecided_since, p.last_answer_ns) +
+           answer_wait_ns();
+}
 
 std::uint64_t engine_impl::answer_wait_ns() const noexcept {
     return cfg_.answer_wait_ns != 0
@@ -135,13 +148,11 @@ void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     if (m.fields.response || ses::answer_needs_message(m.fields.opcode))
         return complete_message(index, status{});  // its answer is a message, not counted
     if (m.answered_by_message) {
-        ++p.answers_received;
-        p.last_answer_ns = now_;
+        count_answer_message(p);
         return complete_message(index, status{});
     }
     if (!ack_has_answers_) return complete_message(index, status{});
-    if (at_least(p.answers_received, p.answers_announced))
-        return complete_message(index, status{}, true);
+    if (answers_settled(p)) return complete_message(index, status{}, true);
     m.undecided = true;
     m.undecided_since = now_;
     m.next_undecided = none;
@@ -168,7 +179,7 @@ void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {
 }
 
 void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    const auto found = request_by_id_.find(request_key(peer, mode, id));
+    const auto found = request_by_id_.find(ses::message_key{peer, mode, id}.packed());
     if (!found) return;
     const std::uint32_t index = *found;
     ses::tx_message& m = messages_[index];
@@ -178,20 +189,17 @@ void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::
     if (!m.undecided || m.owner == none) return;
     pds::pdc& p = pdcs_[m.owner];
     unlink_undecided(p, index);
-    ++p.answers_received;
-    p.last_answer_ns = now_;
+    count_answer_message(p);
     complete_message(index, status{});
     settle_answers(p, now_);
 }
 
 void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
-    const std::uint64_t wait = answer_wait_ns();
     while (p.undecided_head != none) {
+        const bool settled = answers_settled(p);
+        if (!settled && now < undecided_deadline(p)) return;
         const std::uint32_t index = p.undecided_head;
         ses::tx_message& m = messages_[index];
-        const bool settled = at_least(p.answers_received, p.answers_announced);
-        // The wait restarts while announced messages keep arriving.
-        if (!settled && now - std::max(m.undecided_since, p.last_answer_ns) < wait) return;
         p.undecided_head = m.next_undecided;
         if (p.undecided_head == none) p.undecided_tail = none;
         m.undecided = false;

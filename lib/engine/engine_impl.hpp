@@ -212,8 +212,14 @@ class engine_impl final : public pds::tx_listener {
     void settle_answers(pds::pdc& p, std::uint64_t now);
     void unlink_undecided(pds::pdc& p, std::uint32_t index);
     std::uint64_t answer_wait_ns() const noexcept;
-    static std::uint64_t request_key(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-        return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
+    // A response message for one of p's acknowledged requests is counted.
+    void count_answer_message(pds::pdc& p);
+    // The oldest undecided request of p gives up waiting at this time.
+    std::uint64_t undecided_deadline(const pds::pdc& p) const noexcept;
+    // RUD/ROD requests are tracked in request_by_id_ from post to completion.
+    static bool tracked_request(std::uint8_t mode, const ses::op_fields& f) noexcept {
+        const auto m = static_cast<delivery_mode>(mode);
+        return !f.response && (m == delivery_mode::rud || m == delivery_mode::rod);
     }
 
     // ---- timers (engine_timers.cpp) ----
@@ -274,8 +280,8 @@ class engine_impl final : public pds::tx_listener {
     std::vector<std::pair<std::uint32_t, std::size_t>> waiting_;  // (peer, mode slot)
 
     ses::tx_messages messages_;
-    // RUD/ROD requests from post until completion: (peer, mode, id) -> message, so a response
-    // message finds the request it answers.
+    // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->
+    // message, so a response message finds the request it answers.
     pds::flat_map request_by_id_;
     // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
     // answers; pool room kept for the response messages ACKs announced and not yet posted.

@@ -88,9 +88,7 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
         // announced answers) open until they are, or until they waited too long.
         settle_answers(p, now);
         if (p.undecided_head != none) {
-            timers_.schedule(p.idle_timer, std::max(messages_[p.undecided_head].undecided_since,
-                                                    p.last_answer_ns) +
-                                               answer_wait_ns());
+            timers_.schedule(p.idle_timer, undecided_deadline(p));
             return;
         }
         p.state = pds::pdc_state::closing;

@@ -28,12 +28,18 @@ constexpr std::uint8_t flag(bool set, std::uint8_t mask) noexcept {
 
 // The 12-byte common part of every request. `third` is the 16-bit word after the flags:
 // message_id for standard requests, request_length(14) for small and medium ones.
+// The second byte of every request: version and flags (unpack_version_flags reads it).
+template <class H>
+std::uint8_t pack_version_flags(const H& h) noexcept {
+    return static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
+                                     flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
+                                     flag(h.som, f_som));
+}
+
 template <class H>
 void write_request_common(byte_writer& w, const H& h, std::uint16_t third) noexcept {
     w.u8(static_cast<std::uint8_t>(h.opcode) & 0x3f);
-    w.u8(static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
-                                   flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
-                                   flag(h.som, f_som)));
+    w.u8(pack_version_flags(h));
     w.u16(third);
     w.u32((std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
     w.u16(h.pid_on_fep & idx12_mask);
@@ -423,9 +429,7 @@ std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) n
     if (out.size() < need) return 0;
     std::uint8_t* p = out.data();
     p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
-    p[1] = static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
-                                     flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
-                                     flag(h.som, f_som));
+    p[1] = pack_version_flags(h);
     store_be16(p + 2, h.message_id);
     store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
     store_be16(p + 8, h.pid_on_fep & idx12_mask);
