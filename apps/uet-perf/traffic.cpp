@@ -123,6 +123,7 @@ std::error_code side::send_ctrl(const ctrl_msg& m) {
 }
 
 std::optional<ctrl_msg> side::take_ctrl() {
+    if (!inbox_) return std::nullopt;  // every step asks: no 230-byte message built for nothing
     std::optional<ctrl_msg> m;
     m.swap(inbox_);
     return m;

@@ -234,7 +234,7 @@ struct endpoint_impl {
     // Fails operations whose acknowledged requests were not answered by answer_by.
     void expire_answers(std::uint64_t now);
     void retry_stalled();
-    peer_addr peer_of(std::uint32_t engine_peer) const;
+    peer_addr peer_of(std::uint32_t engine_peer);
 
     std::shared_ptr<domain_impl> domain;
     std::shared_ptr<cq_impl> cq;
@@ -261,6 +261,7 @@ struct endpoint_impl {
     std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
     std::vector<std::uint32_t> free_response_buffers;
     std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
+    std::vector<peer_addr> av_peer_of;          // engine peer id -> av index (peer_of)
     std::vector<send_completion> completions;   // scratch for poll_send_completions
     std::uint64_t now = 0;                      // the network's clock, read once per process()
     std::uint64_t next_answer_scan = 0;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "api_impl.hpp"
+#include "ring_index.hpp"
 
 namespace uet {
 namespace detail {
@@ -41,7 +42,7 @@ bool cq_impl::reserve() noexcept {
 
 void cq_impl::push_reserved(const completion& c) noexcept {
     --reserved_;
-    ring[(head + count) % ring.size()] = c;
+    ring[ring_add(head, count, ring.size())] = c;
     ++count;
 }
 
@@ -51,7 +52,7 @@ void cq_impl::push_unreserved(const completion& c) noexcept {
         overrun = true;
         return;
     }
-    ring[(head + count) % ring.size()] = c;
+    ring[ring_add(head, count, ring.size())] = c;
     ++count;
 }
 
@@ -63,7 +64,7 @@ std::size_t cq_impl::pop(std::span<completion> out) noexcept {
     std::size_t n = 0;
     while (n < out.size() && count > 0 && !ring[head].error) {
         out[n++] = ring[head];
-        head = (head + 1) % ring.size();
+        head = ring_next(head, ring.size());
         --count;
     }
     return n;
@@ -79,7 +80,7 @@ bool cq_impl::pop_error(completion& out) noexcept {
     }
     if (count == 0 || !ring[head].error) return false;
     out = ring[head];
-    head = (head + 1) % ring.size();
+    head = ring_next(head, ring.size());
     --count;
     return true;
 }

@@ -3,6 +3,7 @@
 #include <bit>
 
 #include "engine_impl.hpp"
+#include "ring_index.hpp"
 
 namespace uet {
 
@@ -351,7 +352,7 @@ void engine_impl::complete_message(std::uint32_t index, status result, bool answ
     ses::tx_message& m = messages_[index];
     if (!m.in_use) return;
     // The ring has max_pending_messages entries, one per message that can be outstanding.
-    const std::size_t at = (completion_head_ + completion_count_) % completions_.size();
+    const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
     completions_[at] = send_completion{m.context, result, answered};
     ++completion_count_;
     if (result.ok())
@@ -368,7 +369,7 @@ std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {
     std::size_t n = 0;
     while (n < out.size() && completion_count_ > 0) {
         out[n++] = completions_[completion_head_];
-        completion_head_ = (completion_head_ + 1) % completions_.size();
+        completion_head_ = ring_next(completion_head_, completions_.size());
         --completion_count_;
     }
     return n;

@@ -241,6 +241,20 @@ class engine_impl final : public pds::tx_listener {
     // ---- frames (frames.cpp) ----
     std::size_t build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
                             const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
+    // The common data packet (a RUD/ROD request and a SES standard request) written straight
+    // from its two headers: the same bytes as build_frame, without the header variants.
+    std::size_t build_request_frame(std::uint32_t peer, std::uint16_t entropy,
+                                    const wire::pds_rud_rod_request& pds,
+                                    const wire::ses_standard_request& ses,
+                                    std::span<const std::uint8_t> payload,
+                                    std::span<std::uint8_t> out);
+    // Both: L2-L4 around the UET headers write_headers puts at the start of the span it is
+    // given (returning their size, 0 if they do not fit), then the payload (defined and
+    // instantiated in frames.cpp only).
+    template <class WriteHeaders>
+    std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
+                                 std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
+                                 WriteHeaders&& write_headers);
     std::span<std::uint8_t> control_slot();  // room for one control frame, or empty
     void commit_control(std::size_t length);
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,

@@ -90,10 +90,11 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
         return build_frame(p.peer, e.entropy, false, spec, buf);
     }
     const ses::tx_message& m = messages_[e.message];
-    const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, e.offset));
+    const ses::segment seg = messages_.segment_at(m, e.offset);
+    const auto payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
     wire::pds_rud_rod_request h;
     h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
-    h.next_hdr = wire::next_hdr_for(ses);
+    h.next_hdr = m.fields.response ? ses::response_next_hdr(m) : wire::pds_next_hdr::request_std;
     h.retx = retx;
     h.ar = ar;
     h.syn = p.syn();
@@ -122,11 +123,13 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
             p.cc->credit_target(credit_backlog(p) + e.length) & cc::credit::field_mask;
         p.credit_target_sent = c.credit_target;
         spec.pds = c;
+    } else if (!m.fields.response) {
+        return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
     } else {
         spec.pds = h;
     }
-    spec.ses = ses;
-    spec.payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
+    spec.ses = ses::packet_header(m, seg);
+    spec.payload = payload;
     return build_frame(p.peer, e.entropy, true, spec, buf);
 }
 

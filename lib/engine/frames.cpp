@@ -5,9 +5,11 @@
 
 namespace uet {
 
-std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
-                                     const wire::uet_packet_spec& spec,
-                                     std::span<std::uint8_t> out) {
+template <class WriteHeaders>
+std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
+                                          std::span<const std::uint8_t> payload,
+                                          std::span<std::uint8_t> out,
+                                          WriteHeaders&& write_headers) {
     const peer_state& to = peers_[peer];
     wire::frame_spec fs;
     fs.src_mac = cfg_.mac;
@@ -25,31 +27,52 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
     const std::size_t header = wire::frame_header_size(fs, true);
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
-    const std::size_t uet_header = wire::encode_uet_headers(spec, l4);
-    if (uet_header == 0) return 0;
-    if (data && by_reference_ && !spec.payload.empty()) {
-        const std::uint32_t region = cfg_.reference_payload(
-            cfg_.reference_payload_ctx, spec.payload.data(), spec.payload.size());
+    const std::size_t uet_header = write_headers(l4);
+    if (uet_header == 0 || l4.size() - uet_header < payload.size()) return 0;
+    if (data && by_reference_ && !payload.empty()) {
+        const std::uint32_t region =
+            cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(), payload.size());
         if (region != no_payload_region) {
             // The payload stays where it is; summing it is its only touch by the engine (and
             // without the UDP checksum, the engine never touches it).
-            const std::uint32_t sum = cfg_.udp_checksum ? wire::checksum_partial(spec.payload) : 0;
+            const std::uint32_t sum = cfg_.udp_checksum ? wire::checksum_partial(payload) : 0;
             const std::size_t total =
-                wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
+                wire::finish_udp_frame(fs, uet_header + payload.size(), out, uet_header, sum);
             if (total == 0) return 0;
-            referenced_ = spec.payload;
+            referenced_ = payload;
             referenced_region_ = region;
-            return total - spec.payload.size();
+            return total - payload.size();
         }
     }
     // The payload's only copy on the way out (from the sender's memory into the frame) also
     // sums it, so the UDP checksum reads just the headers.
     std::uint32_t sum = 0;
     if (cfg_.udp_checksum)
-        sum = wire::checksum_copy(l4.data() + uet_header, spec.payload);
-    else if (!spec.payload.empty())
-        std::memcpy(l4.data() + uet_header, spec.payload.data(), spec.payload.size());
-    return wire::finish_udp_frame(fs, uet_header + spec.payload.size(), out, uet_header, sum);
+        sum = wire::checksum_copy(l4.data() + uet_header, payload);
+    else if (!payload.empty())
+        std::memcpy(l4.data() + uet_header, payload.data(), payload.size());
+    return wire::finish_udp_frame(fs, uet_header + payload.size(), out, uet_header, sum);
+}
+
+std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
+                                     const wire::uet_packet_spec& spec,
+                                     std::span<std::uint8_t> out) {
+    return build_frame_with(
+        peer, entropy, data, spec.payload, out,
+        [&](std::span<std::uint8_t> l4) { return wire::encode_uet_headers(spec, l4); });
+}
+
+std::size_t engine_impl::build_request_frame(std::uint32_t peer, std::uint16_t entropy,
+                                             const wire::pds_rud_rod_request& pds,
+                                             const wire::ses_standard_request& ses,
+                                             std::span<const std::uint8_t> payload,
+                                             std::span<std::uint8_t> out) {
+    return build_frame_with(peer, entropy, true, payload, out, [&](std::span<std::uint8_t> l4) {
+        const std::size_t n = wire::encode(pds, l4);
+        if (n == 0) return std::size_t{0};
+        const std::size_t m = wire::encode(ses, l4.subspan(n));
+        return m == 0 ? std::size_t{0} : n + m;
+    });
 }
 
 std::span<std::uint8_t> engine_impl::control_slot() {

@@ -94,6 +94,10 @@ wire::ses_standard_request request_header(const tx_message& m, const segment& s)
     return h;
 }
 
+wire::pds_next_hdr response_next_hdr(const tx_message& m) noexcept {
+    return m.length == 0 ? wire::pds_next_hdr::response : wire::pds_next_hdr::response_data;
+}
+
 wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept {
     const op_fields& f = m.fields;
     if (!f.response) return request_header(m, s);
@@ -142,7 +146,7 @@ namespace {
 // A payload of `length` at `offset` of a `total`-byte message, on the sender's mtu grid.
 bool on_grid(std::uint32_t offset, std::size_t length, std::uint32_t total,
              std::uint32_t mtu) noexcept {
-    if (offset % mtu != 0) return false;
+    if (offset != 0 && offset % mtu != 0) return false;  // most messages: one packet
     if (total == 0) return offset == 0 && length == 0;
     if (offset >= total) return false;
     return length == std::min(mtu, total - offset);
@@ -237,7 +241,7 @@ std::optional<segment> check_segment(const wire::ses_standard_request& h, std::s
     // SOM packets carry no payload_length (the slot holds header data): the payload is the rest.
     const std::size_t length = h.som ? payload_size : h.payload_length;
     if (length > payload_size) return std::nullopt;
-    if (s.offset % mtu != 0) return std::nullopt;
+    if (s.offset != 0 && s.offset % mtu != 0) return std::nullopt;  // most: one packet
     if (h.request_length != 0 && s.offset >= h.request_length) return std::nullopt;
     const std::uint32_t expected = std::min(mtu, h.request_length - s.offset);
     if (length != expected) return std::nullopt;

@@ -83,7 +83,7 @@ constexpr bool answer_needs_message(wire::ses_opcode op) noexcept {
 
 // How many packets a message of `length` bytes takes (an empty message still takes one).
 constexpr std::uint32_t packets_for(std::uint32_t length, std::uint32_t mtu) noexcept {
-    return length == 0 ? 1 : (length + mtu - 1) / mtu;
+    return length <= mtu ? 1 : (length + mtu - 1) / mtu;  // one packet: no division
 }
 
 // Fixed pool of send-side message descriptors (max_pending_messages).
@@ -128,6 +128,8 @@ struct message_queue {
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept;
 // The SES header of one segment of m: request_header(), or the response form m.fields asks for.
 wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept;
+// The PDS next_hdr of a response message's packets (the form packet_header() gives them).
+wire::pds_next_hdr response_next_hdr(const tx_message& m) noexcept;
 
 // An arriving packet's SES header checked and reduced to where its payload goes.
 struct rx_segment {

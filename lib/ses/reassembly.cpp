@@ -54,7 +54,7 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     slot& s = slots_[index];
     if (fields && (fields->opcode != s.fields.opcode || fields->response != s.fields.response))
         return place_result::inconsistent;
-    const std::uint32_t packet = seg.offset / cfg_.mtu;
+    const std::uint32_t packet = seg.offset == 0 ? 0 : seg.offset / cfg_.mtu;  // no division
     std::uint64_t& word = packet_bits(index)[packet / 64];
     const std::uint64_t bit = std::uint64_t{1} << (packet % 64);
     if (word & bit) return place_result::duplicate;
@@ -66,7 +66,7 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     s.last_update_ns = now;
     if (++s.packets_received < s.packets_total) return place_result::placed;
 
-    assembling_.erase(key.packed());
+    if (s.packets_total > 1) assembling_.erase(key.packed());
     if (remember_completed) remember(key);
     s.state = slot_state::delivered;
     s.delivery_next = no_index;
@@ -95,7 +95,11 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     // Only the words this message's packets use (place() never looks past packets_total): a
     // small message clears 8 bytes, not the bitmap of the largest message.
     std::memset(packet_bits(index), 0, (s.packets_total + 63) / 64 * sizeof(std::uint64_t));
-    if ((!external && !attach_buffer(s)) || !assembling_.insert(key.packed(), index)) {
+    // A single-packet message completes in the place() that opened it: it never needs finding
+    // by key, so it skips the map (an insert and an erase per small message).
+    const bool findable = s.packets_total > 1;
+    if ((!external && !attach_buffer(s)) ||
+        (findable && !assembling_.insert(key.packed(), index))) {
         free_slot(index);
         return no_index;
     }

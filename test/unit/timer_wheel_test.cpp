@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ring_index.hpp"
 #include "rng.hpp"
 
 namespace {
@@ -470,6 +471,18 @@ TEST(timer_wheel, many_timers_in_one_slot_fire_sorted) {
     ASSERT_EQ(got.size(), expect.size());
     for (std::size_t i = 0; i < got.size(); ++i)
         EXPECT_EQ(got[i], expect[i].second);
+}
+
+// The rings' index helpers (lib/core/ring_index.hpp) agree with the modulo they replace over
+// their whole domain (base < size, offset <= size), for sizes that are and are not powers of two.
+TEST(ring_index, matches_modulo_over_its_domain) {
+    for (std::size_t size = 1; size <= 70; ++size) {
+        for (std::size_t base = 0; base < size; ++base) {
+            EXPECT_EQ(uet::ring_next(base, size), (base + 1) % size);
+            for (std::size_t offset = 0; offset <= size; ++offset)
+                EXPECT_EQ(uet::ring_add(base, offset, size), (base + offset) % size);
+        }
+    }
 }
 
 }  // namespace
