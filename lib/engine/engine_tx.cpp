@@ -92,9 +92,13 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     const ses::tx_message& m = messages_[e.message];
     const ses::segment seg = messages_.segment_at(m, e.offset);
     const auto payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
+    // The common packet (a request, no credit) is written from its two headers; the others go
+    // through the header variants, the SES header in the form packet_header() picks.
+    const bool plain_request = !m.fields.response && !p.cc->uses_credit();
+    if (!plain_request) spec.ses = ses::packet_header(m, seg);
     wire::pds_rud_rod_request h;
     h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
-    h.next_hdr = m.fields.response ? ses::response_next_hdr(m) : wire::pds_next_hdr::request_std;
+    h.next_hdr = plain_request ? wire::pds_next_hdr::request_std : wire::next_hdr_for(*spec.ses);
     h.retx = retx;
     h.ar = ar;
     h.syn = p.syn();
@@ -106,6 +110,8 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
         h.psn_offset = static_cast<std::uint16_t>((e.psn - p.start_psn) & 0xfff);
     else
         h.dpdcid = p.remote_id;
+    if (plain_request)
+        return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
     if (p.cc->uses_credit()) {
         // RUD_CC / ROD_CC: the same fields plus the cumulative credit this sender wants for
         // what it still has to send, this packet included (its credit is not spent yet).
@@ -123,12 +129,9 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
             p.cc->credit_target(credit_backlog(p) + e.length) & cc::credit::field_mask;
         p.credit_target_sent = c.credit_target;
         spec.pds = c;
-    } else if (!m.fields.response) {
-        return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
     } else {
         spec.pds = h;
     }
-    spec.ses = ses::packet_header(m, seg);
     spec.payload = payload;
     return build_frame(p.peer, e.entropy, true, spec, buf);
 }

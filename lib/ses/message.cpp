@@ -94,10 +94,6 @@ wire::ses_standard_request request_header(const tx_message& m, const segment& s)
     return h;
 }
 
-wire::pds_next_hdr response_next_hdr(const tx_message& m) noexcept {
-    return m.length == 0 ? wire::pds_next_hdr::response : wire::pds_next_hdr::response_data;
-}
-
 wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept {
     const op_fields& f = m.fields;
     if (!f.response) return request_header(m, s);

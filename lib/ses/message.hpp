@@ -128,8 +128,6 @@ struct message_queue {
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept;
 // The SES header of one segment of m: request_header(), or the response form m.fields asks for.
 wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept;
-// The PDS next_hdr of a response message's packets (the form packet_header() gives them).
-wire::pds_next_hdr response_next_hdr(const tx_message& m) noexcept;
 
 // An arriving packet's SES header checked and reduced to where its payload goes.
 struct rx_segment {

@@ -26,8 +26,6 @@ constexpr std::uint8_t flag(bool set, std::uint8_t mask) noexcept {
     return set ? mask : 0;
 }
 
-// The 12-byte common part of every request. `third` is the 16-bit word after the flags:
-// message_id for standard requests, request_length(14) for small and medium ones.
 // The second byte of every request: version and flags (unpack_version_flags reads it).
 template <class H>
 std::uint8_t pack_version_flags(const H& h) noexcept {
@@ -36,6 +34,8 @@ std::uint8_t pack_version_flags(const H& h) noexcept {
                                      flag(h.som, f_som));
 }
 
+// The 12-byte common part of every request. `third` is the 16-bit word after the flags:
+// message_id for standard requests, request_length(14) for small and medium ones.
 template <class H>
 void write_request_common(byte_writer& w, const H& h, std::uint16_t third) noexcept {
     w.u8(static_cast<std::uint8_t>(h.opcode) & 0x3f);
@@ -46,7 +46,7 @@ void write_request_common(byte_writer& w, const H& h, std::uint16_t third) noexc
     w.u16(h.resource_index & idx12_mask);
 }
 
-// The second byte of every request: version and flags.
+// The second byte of every request back into its fields (pack_version_flags writes it).
 template <class H>
 void unpack_version_flags(H& h, std::uint8_t vf) noexcept {
     h.version = vf >> 6;
