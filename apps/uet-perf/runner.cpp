@@ -27,6 +27,21 @@ void print_stdout(const std::string& s) {
     std::fflush(stdout);
 }
 
+// How busy this side's core was: a side busy nearly all the time is the bottleneck, and its
+// busy time per frame is what a frame costs it.
+std::string polling_line(const fabric_stats& f) {
+    const std::uint64_t total = f.busy_ns + f.idle_ns;
+    const std::uint64_t frames = f.rx_frames + f.tx_frames;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  " Polling: %llu polls (%llu idle); busy %.3f s, idle %.3f s (%.1f%% busy); "
+                  "%.0f ns busy per frame\n",
+                  (unsigned long long)f.polls, (unsigned long long)f.idle_polls, f.busy_ns / 1e9,
+                  f.idle_ns / 1e9, total ? 100.0 * f.busy_ns / total : 0.0,
+                  frames ? double(f.busy_ns) / frames : 0.0);
+    return buf;
+}
+
 std::string stats_text(const endpoint& ep, const fabric* fab) {
     const endpoint_counters c = ep.counters();
     char buf[1024];
@@ -74,6 +89,9 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                       (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
                       (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
                       (unsigned long long)f.arp_replies);
+        out += buf;
+        out += polling_line(f);
+        return out;
     }
     out += buf;
     return out;

@@ -92,6 +92,11 @@ struct fabric_stats {
     std::uint64_t arp_requests = 0, arp_replies = 0, echo_replies = 0;  // sent
     // Frames whose payload went out of registered memory without a copy (dpdk.zero_copy_min).
     std::uint64_t tx_zero_copy = 0;
+    // The poll loop (dpdk): polls, those that moved nothing, and the time from each poll's start
+    // to the next, split by whether the poll moved something (busy: it and the caller's work
+    // after it; idle: empty polls and back-off). busy_ns / frames is what a frame costs this core.
+    std::uint64_t polls = 0, idle_polls = 0;
+    std::uint64_t busy_ns = 0, idle_ns = 0;
 };
 
 struct domain_attr {

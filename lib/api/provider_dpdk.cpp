@@ -63,6 +63,7 @@ class dpdk_network final : public network {
     void stop_endpoint() noexcept;
     bool zero_copy() const noexcept;
     void add_host_counters(fabric_stats& s) const noexcept;
+    void add_loop_counters(fabric_stats& s) const noexcept;
 
     fabric_attr attr_;
     dpdk_settings s_;
@@ -183,6 +184,7 @@ void dpdk_network::detach(endpoint_impl& ep) noexcept {
 void dpdk_network::stop_endpoint() noexcept {
     if (!ep_) return;
     add_host_counters(closed_);
+    add_loop_counters(closed_);
     loop_.reset();
     host_.reset();
     handler_.reset();
@@ -223,9 +225,19 @@ void dpdk_network::add_host_counters(fabric_stats& s) const noexcept {
     s.echo_replies += h.echo_replies;
 }
 
+void dpdk_network::add_loop_counters(fabric_stats& s) const noexcept {
+    if (!loop_) return;
+    const runtime::loop_stats l = loop_->stats();
+    s.polls += l.polls;
+    s.idle_polls += l.idle_polls;
+    s.busy_ns += l.busy_ns;
+    s.idle_ns += l.idle_ns;
+}
+
 fabric_stats dpdk_network::stats() const noexcept {
     fabric_stats s = closed_;
     add_host_counters(s);
+    add_loop_counters(s);
     const dpdk::port_counters p = port_->counters();
     s.rx_frames = p.rx_frames;
     s.tx_frames = p.tx_frames;

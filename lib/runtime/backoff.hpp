@@ -50,4 +50,26 @@ class idle_backoff {
     std::uint32_t idle_polls_ = 0;
 };
 
+// Where a poller's time goes, from the clock it reads once per poll anyway: the time from one
+// poll's start to the next counts as busy when that poll moved something, idle otherwise. Busy
+// time so includes what the caller does after a busy poll (inline progress: handling the
+// completions it produced), and idle time the back-off's pauses, yields and sleeps. It tells
+// whether a side is the bottleneck (busy nearly all the time) and what a frame costs it.
+class busy_meter {
+  public:
+    void poll_started(std::uint64_t now) noexcept {
+        if (started_ && now > last_start_) (worked_ ? busy_ns_ : idle_ns_) += now - last_start_;
+        started_ = true;
+        last_start_ = now;
+        worked_ = false;
+    }
+    void poll_ended(bool worked) noexcept { worked_ = worked; }
+    std::uint64_t busy_ns() const noexcept { return busy_ns_; }
+    std::uint64_t idle_ns() const noexcept { return idle_ns_; }
+
+  private:
+    std::uint64_t busy_ns_ = 0, idle_ns_ = 0, last_start_ = 0;
+    bool started_ = false, worked_ = false;
+};
+
 }  // namespace uet::runtime

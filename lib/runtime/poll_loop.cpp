@@ -21,12 +21,22 @@ poll_loop::~poll_loop() {
 std::size_t poll_loop::poll_once(std::uint64_t now) {
     last_now_ = now;
     ++stats_.polls;
+    busy_.poll_started(now);
     const std::size_t rx = io_.receive_burst(handler_, now);
     const bool worked = between_ && between_(between_ctx_);
     const std::size_t tx = io_.transmit_burst(handler_, now);
     stats_.rx_frames += rx;
     stats_.tx_frames += tx;
-    return rx + tx + (worked ? 1 : 0);
+    const std::size_t moved = rx + tx + (worked ? 1 : 0);
+    busy_.poll_ended(moved != 0);
+    return moved;
+}
+
+loop_stats poll_loop::stats() const noexcept {
+    loop_stats s = stats_;
+    s.busy_ns = busy_.busy_ns();
+    s.idle_ns = busy_.idle_ns();
+    return s;
 }
 
 std::size_t poll_loop::poll_once() {

@@ -17,6 +17,8 @@ namespace uet::runtime {
 struct loop_stats {
     std::uint64_t polls = 0, rx_frames = 0, tx_frames = 0, idle_polls = 0;
     std::uint64_t pauses = 0, yields = 0, sleeps = 0;
+    // Time between poll starts, by whether the poll moved anything (see busy_meter).
+    std::uint64_t busy_ns = 0, idle_ns = 0;
 };
 
 class poll_loop {
@@ -50,7 +52,7 @@ class poll_loop {
         between_ = fn;
         between_ctx_ = ctx;
     }
-    const loop_stats& stats() const noexcept { return stats_; }
+    loop_stats stats() const noexcept;
 
   private:
     static int lcore_main(void* self);
@@ -60,6 +62,7 @@ class poll_loop {
     frame_handler& handler_;
     idle_backoff backoff_;
     loop_stats stats_;
+    busy_meter busy_;
     std::atomic<bool> stop_{false};
     unsigned lcore_ = ~0u;
     std::uint64_t last_now_ = 0;

@@ -131,4 +131,24 @@ TEST(Backoff, SpinsPausesYieldsSleeps) {
         EXPECT_EQ(b.after_poll(false), A::spin);
 }
 
+TEST(BusyMeter, SplitsTimeBetweenPollStartsByWhetherThePollWorked) {
+    runtime::busy_meter m;
+    m.poll_started(1000);  // the first start only opens an interval
+    m.poll_ended(true);
+    m.poll_started(1300);  // 300 ns after a poll that moved frames
+    m.poll_ended(false);
+    m.poll_started(1350);  // 50 ns after an empty poll
+    m.poll_ended(false);
+    m.poll_started(1450);  // 100 ns idle, back-off included
+    m.poll_ended(true);
+    EXPECT_EQ(m.busy_ns(), 300u);
+    EXPECT_EQ(m.idle_ns(), 150u);
+    m.poll_started(1450);  // a clock that did not move adds nothing
+    m.poll_started(1400);  // nor one that went back
+    EXPECT_EQ(m.busy_ns() + m.idle_ns(), 450u);
+    // A poll not yet ended counts as idle when the next one starts (it moved nothing known).
+    m.poll_started(2000);
+    EXPECT_EQ(m.idle_ns(), 150u + 600u);
+}
+
 }  // namespace

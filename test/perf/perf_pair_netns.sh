@@ -141,6 +141,18 @@ opt_value() { # opt_value CMD OPTION: the word after OPTION in CMD
     for ((i = 0; i + 1 < ${#w[@]}; i++)); do [ "${w[i]}" = "$2" ] && { echo "${w[i + 1]}"; return; }; done
 }
 
+# check_stats NAME LOG PAIR: --stats printed the port's counters and the poll loop's time, and
+# the loop polled and was busy some of the time (a side that moved frames cannot be idle always).
+check_stats() {
+    local name=$1 log=$2 n=$3 line
+    grep -q "^ Port: rx frames [1-9]" "$log" || bad "pair $n: $name's --stats has no port counters"
+    line=$(grep "^ Polling: " "$log")
+    [[ $line =~ ^\ Polling:\ [1-9][0-9]*\ polls.*busy\ ([0-9.]+)\ s ]] ||
+        bad "pair $n: $name's --stats has no poll loop line"
+    awk -v b="${BASH_REMATCH[1]:-0}" 'BEGIN { exit !(b > 0) }' ||
+        bad "pair $n: $name's poll loop was never busy: $line"
+}
+
 # check_json NAME FILE CMD: FILE (host NAME's) holds perftest's keys, agreeing with the row.
 check_json() {
     local name=$1 f=$2 cmd=$3 row keys
@@ -209,6 +221,10 @@ pair() { # pair N SERVER-CMD CLIENT-CMD
     if [[ " $scmd " == *" --verify "* ]]; then
         grep -q "^ Verify: OK" "$WORK/A.log" || bad "pair $n: no 'Verify: OK' from the server"
         grep -q "^ Verify: OK" "$WORK/B.log" || bad "pair $n: no 'Verify: OK' from the client"
+    fi
+    if [[ " $scmd " == *" --stats "* ]]; then
+        check_stats A "$WORK/A.log" "$n"
+        check_stats B "$WORK/B.log" "$n"
     fi
     local json
     json=$(opt_value "$scmd" --out_json_file)
