@@ -81,6 +81,7 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                       (unsigned long long)f.frames, (unsigned long long)f.lost,
                       (unsigned long long)f.reordered, (unsigned long long)f.duplicated,
                       (unsigned long long)f.unroutable);
+        out += buf;
     } else {
         std::snprintf(buf, sizeof buf,
                       " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
@@ -91,9 +92,7 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                       (unsigned long long)f.arp_replies);
         out += buf;
         out += polling_line(f);
-        return out;
     }
-    out += buf;
     return out;
 }
 
