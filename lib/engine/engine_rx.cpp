@@ -102,7 +102,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
         is_request_type(v.l4_payload[0] >> 3))
         return on_trimmed(rx, v.l4_payload);
 
-    wire::uet_packet pkt;
+    wire::uet_packet& pkt = rx_pkt_;
     if (auto rc = wire::decode_uet(v.l4_payload, false, pkt); rc != wire::reject_reason::none)
         return count_reject(rc);
     if (pkt.tss) return count_drop(drop_reason::unsupported_type);

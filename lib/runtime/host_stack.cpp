@@ -155,7 +155,7 @@ bool host_stack::address(tx_frame& f, std::uint64_t now) noexcept {
     const std::uint32_t hop = neighbors_.next_hop(c.dst_ip);
     wire::mac_address mac;
     std::span<const std::uint8_t> whole = b;
-    if (f.ext.length != 0 && neighbors_.lookup(hop, now) == std::nullopt) {
+    if (f.ext.length != 0 && neighbors_.usable(hop, now) == nullptr) {
         // Held frames are copies: join the external payload so the memory can be reused.
         if (f.length + f.ext.length > scratch_.size()) {
             neighbors_.resolve(hop, now);

@@ -117,11 +117,18 @@ void neighbor_table::add_static(std::uint32_t ip, const wire::mac_address& mac) 
     e->request_due = false;
 }
 
+const wire::mac_address* neighbor_table::usable(std::uint32_t ip,
+                                                std::uint64_t now) const noexcept {
+    const entry* e = find(ip);
+    if (e == nullptr) return nullptr;
+    if (e->st == state::permanent || (e->st == state::reachable && now < e->expires))
+        return &e->mac;
+    return nullptr;
+}
+
 std::optional<wire::mac_address> neighbor_table::lookup(std::uint32_t ip,
                                                         std::uint64_t now) const noexcept {
-    const entry* e = find(ip);
-    if (e == nullptr) return std::nullopt;
-    if (e->st == state::permanent || (e->st == state::reachable && now < e->expires)) return e->mac;
+    if (const wire::mac_address* mac = usable(ip, now)) return *mac;
     return std::nullopt;
 }
 
@@ -157,7 +164,7 @@ neighbor_table::send_result neighbor_table::send_or_hold(std::uint32_t hop,
         drop(neighbor_drop::no_route);
         return send_result::dropped;
     }
-    if (auto known = lookup(hop, now)) {
+    if (const wire::mac_address* known = usable(hop, now)) {
         mac = *known;
         return send_result::ready;
     }

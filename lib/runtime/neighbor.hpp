@@ -75,6 +75,10 @@ class neighbor_table {
     void add_static(std::uint32_t ip, const wire::mac_address& mac);
     // A usable MAC for ip (reachable and not expired, or static).
     std::optional<wire::mac_address> lookup(std::uint32_t ip, std::uint64_t now) const noexcept;
+    // The same, for the per-frame path: a pointer into the table (nullptr if none), valid until
+    // the table changes. Returning the 6-byte MAC in an optional goes through the stack and
+    // stalls the load that reads it back (store forwarding across mismatched widths).
+    const wire::mac_address* usable(std::uint32_t ip, std::uint64_t now) const noexcept;
     state state_of(std::uint32_t ip) const noexcept;
     // Starts resolving ip unless it is already known or being resolved. Returns true if known.
     bool resolve(std::uint32_t ip, std::uint64_t now) noexcept;

@@ -35,22 +35,6 @@ void tx_messages::release(std::uint32_t index) noexcept {
     free_.push_back(index);
 }
 
-segment tx_messages::segment_at(const tx_message& m, std::uint32_t offset) const noexcept {
-    segment s;
-    s.offset = offset;
-    s.length = std::min(mtu_, m.length - offset);
-    s.som = offset == 0;
-    s.eom = offset + s.length >= m.length;
-    return s;
-}
-
-segment tx_messages::next_segment(tx_message& m) const noexcept {
-    const segment s = segment_at(m, m.next_offset);
-    m.next_offset += s.length;
-    m.started = true;
-    return s;
-}
-
 void message_queue::push(tx_messages& pool, std::uint32_t index) noexcept {
     pool[index].next = no_index;
     if (tail == no_index)
@@ -225,26 +209,6 @@ std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t pa
     if (const auto* rsp = std::get_if<wire::ses_response_with_data>(&h))
         return check_response(*rsp, payload_size, mtu, max_message);
     return std::nullopt;
-}
-
-std::optional<segment> check_segment(const wire::ses_standard_request& h, std::size_t payload_size,
-                                     std::uint32_t mtu, std::uint32_t max_message) noexcept {
-    if (!carried_opcode(h.opcode) || h.request_length > max_message) return std::nullopt;
-    segment s;
-    s.som = h.som;
-    s.eom = h.eom;
-    s.offset = h.som ? 0 : h.message_offset;
-    // SOM packets carry no payload_length (the slot holds header data): the payload is the rest.
-    const std::size_t length = h.som ? payload_size : h.payload_length;
-    if (length > payload_size) return std::nullopt;
-    if (s.offset != 0 && s.offset % mtu != 0) return std::nullopt;  // most: one packet
-    if (h.request_length != 0 && s.offset >= h.request_length) return std::nullopt;
-    const std::uint32_t expected = std::min(mtu, h.request_length - s.offset);
-    if (length != expected) return std::nullopt;
-    s.length = expected;
-    if (s.eom != (s.offset + s.length == h.request_length)) return std::nullopt;
-    if (h.request_length == 0 && !(s.som && s.eom)) return std::nullopt;
-    return s;
 }
 
 }  // namespace uet::ses

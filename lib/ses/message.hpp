@@ -6,6 +6,7 @@
 // packet: op_fields says what they are; their meaning is the API layer's business.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -104,10 +105,24 @@ class tx_messages {
     bool fully_segmented(const tx_message& m) const noexcept {
         return m.started && m.next_offset >= m.length;
     }
+    // The piece at a given offset (every packet built, retransmissions too). Inline: returned
+    // from another translation unit, the 10-byte segment is assembled on the stack byte by byte
+    // and read back whole, a store-forwarding stall on every packet.
+    segment segment_at(const tx_message& m, std::uint32_t offset) const noexcept {
+        segment s;
+        s.offset = offset;
+        s.length = std::min(mtu_, m.length - offset);
+        s.som = offset == 0;
+        s.eom = offset + s.length >= m.length;
+        return s;
+    }
     // The next piece of m (advances its cursor).
-    segment next_segment(tx_message& m) const noexcept;
-    // The piece at a given offset again (retransmission).
-    segment segment_at(const tx_message& m, std::uint32_t offset) const noexcept;
+    segment next_segment(tx_message& m) const noexcept {
+        const segment s = segment_at(m, m.next_offset);
+        m.next_offset += s.length;
+        m.started = true;
+        return s;
+    }
 
   private:
     std::vector<tx_message> pool_;
@@ -147,7 +162,26 @@ bool carried_opcode(wire::ses_opcode op) noexcept;
 // Checks an arriving SEND segment and says where it goes; nullopt for anything malformed
 // (wrong opcode, a segment outside the message or not on the sender's mtu grid, SOM/EOM lying).
 // Peers must share mtu_payload: the grid is what lets the target count packets exactly.
-std::optional<segment> check_segment(const wire::ses_standard_request& h, std::size_t payload_size,
-                                     std::uint32_t mtu, std::uint32_t max_message) noexcept;
+// Inline for the same reason as segment_at: every received packet is checked here.
+inline std::optional<segment> check_segment(const wire::ses_standard_request& h,
+                                            std::size_t payload_size, std::uint32_t mtu,
+                                            std::uint32_t max_message) noexcept {
+    if (!carried_opcode(h.opcode) || h.request_length > max_message) return std::nullopt;
+    segment s;
+    s.som = h.som;
+    s.eom = h.eom;
+    s.offset = h.som ? 0 : h.message_offset;
+    // SOM packets carry no payload_length (the slot holds header data): the payload is the rest.
+    const std::size_t length = h.som ? payload_size : h.payload_length;
+    if (length > payload_size) return std::nullopt;
+    if (s.offset != 0 && s.offset % mtu != 0) return std::nullopt;  // most: one packet
+    if (h.request_length != 0 && s.offset >= h.request_length) return std::nullopt;
+    const std::uint32_t expected = std::min(mtu, h.request_length - s.offset);
+    if (length != expected) return std::nullopt;
+    s.length = expected;
+    if (s.eom != (s.offset + s.length == h.request_length)) return std::nullopt;
+    if (h.request_length == 0 && !(s.som && s.eom)) return std::nullopt;
+    return s;
+}
 
 }  // namespace uet::ses

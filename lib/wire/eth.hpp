@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,7 +35,17 @@ struct mac_address {
     // Accepts "aa:bb:cc:dd:ee:ff" or "aa-bb-cc-dd-ee-ff" (either case).
     static std::optional<mac_address> parse(std::string_view text) noexcept;
 
-    friend bool operator==(const mac_address&, const mac_address&) = default;
+    // Two loads and a compare each, not a call to memcmp: the frame's bytes were often just
+    // copied onto the stack in pieces, which a wide vector load of them cannot forward from.
+    friend bool operator==(const mac_address& a, const mac_address& b) noexcept {
+        std::uint32_t a4, b4;
+        std::uint16_t a2, b2;
+        std::memcpy(&a4, a.octets.data(), 4);
+        std::memcpy(&b4, b.octets.data(), 4);
+        std::memcpy(&a2, a.octets.data() + 4, 2);
+        std::memcpy(&b2, b.octets.data() + 4, 2);
+        return a4 == b4 && a2 == b2;
+    }
 };
 
 struct eth_header {
