@@ -273,8 +273,9 @@ class engine_impl final : public pds::tx_listener {
     timer_node pacer_timer_;
     timer_wheel timers_;
     std::uint64_t now_ = 0;
-    // The decoded headers of the frame receive() is handling. A member, not a local: a fresh
-    // 312-byte uet_packet is zeroed on every frame (decode_uet resets what it uses).
+    // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
+    // are zeroed on every frame (432 bytes); the decoders reset what they use.
+    wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;
     bool tx_ready_ = false;  // something may be sendable right now
     std::uint16_t ip_id_ = 0;

@@ -83,7 +83,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
     now_ = std::max(now_, now);
     ++counters_.frames_rx;
     counters_.bytes_rx += frame.size();
-    wire::l2l4_view v;
+    wire::l2l4_view& v = rx_l2_;
     if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
         return count_reject(rc);
     if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp) return count_drop(drop_reason::not_udp);
@@ -285,21 +285,22 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
 bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
                         bool remember, bool single_packet, ses::place_result& result,
                         pds::pdc* target) {
-    const auto seg = pkt.ses ? ses::check_packet(*pkt.ses, pkt.payload.size(), cfg_.mtu_payload,
-                                                 cfg_.max_message_size)
-                             : std::nullopt;
-    if (!seg || (single_packet && !(seg->seg.som && seg->seg.eom))) {
+    ses::rx_segment seg;
+    if (!pkt.ses ||
+        !ses::check_packet(*pkt.ses, pkt.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
+                           seg) ||
+        (single_packet && !(seg.seg.som && seg.seg.eom))) {
         count_drop(drop_reason::malformed_ses);
         return false;
     }
     auto key_mode = static_cast<std::uint8_t>(mode);
-    if (seg->fields.response) key_mode |= response_key_bit;
-    const ses::message_key key{rx.peer, key_mode, seg->message_id};
-    const bool external = cfg_.place_write != nullptr && !seg->fields.response &&
-                          seg->fields.opcode == wire::ses_opcode::write;
+    if (seg.fields.response) key_mode |= response_key_bit;
+    const ses::message_key key{rx.peer, key_mode, seg.message_id};
+    const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
+                          seg.fields.opcode == wire::ses_opcode::write;
     std::uint32_t slot = ses::no_index;
-    result = reassembly_.place(key, seg->total, seg->seg, pkt.payload, remember, rx.now,
-                               &seg->fields, external, &slot);
+    result = reassembly_.place(key, seg.total, seg.seg, pkt.payload, remember, rx.now, &seg.fields,
+                               external, &slot);
     switch (result) {
         case ses::place_result::no_resources:
             count_drop(drop_reason::no_rx_buffer);
@@ -310,11 +311,11 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
         case ses::place_result::placed:
         case ses::place_result::completed:
             // New to reassembly, so never copied before (duplicates are not copied again).
-            if (external) place_write(rx, *seg, pkt.payload, slot);
+            if (external) place_write(rx, seg, pkt.payload, slot);
             if (result == ses::place_result::completed && target) {
-                if (seg->fields.response)
-                    on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg->message_id);
-                else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg->fields.opcode))
+                if (seg.fields.response)
+                    on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
+                else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
                     reassembly_.set_tag(slot, owe_answer(*target));
             }
             return true;

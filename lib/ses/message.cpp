@@ -132,11 +132,9 @@ bool on_grid(std::uint32_t offset, std::size_t length, std::uint32_t total,
     return length == std::min(mtu, total - offset);
 }
 
-std::optional<rx_segment> check_request(const wire::ses_standard_request& h,
-                                        std::size_t payload_size, std::uint32_t mtu,
-                                        std::uint32_t max_message) noexcept {
-    if (!carried_opcode(h.opcode)) return std::nullopt;
-    rx_segment r;
+bool check_request(const wire::ses_standard_request& h, std::size_t payload_size, std::uint32_t mtu,
+                   std::uint32_t max_message, rx_segment& r) noexcept {
+    if (!carried_opcode(h.opcode)) return false;
     r.message_id = h.message_id;
     op_fields& f = r.fields;
     f.opcode = h.opcode;
@@ -155,25 +153,23 @@ std::optional<rx_segment> check_request(const wire::ses_standard_request& h,
     if (single) {
         // The payload is not the message: nothing for a READ, the eager part of a rendezvous.
         const std::size_t eager = h.rendezvous ? h.rendezvous->eager_length : 0;
-        if (!h.som || !h.eom || payload_size != eager || eager > mtu) return std::nullopt;
+        if (!h.som || !h.eom || payload_size != eager || eager > mtu) return false;
         r.seg = segment{0, static_cast<std::uint32_t>(eager), true, true};
         r.total = static_cast<std::uint32_t>(eager);
-        return r;
+        return true;
     }
     auto s = check_segment(h, payload_size, mtu, max_message);
-    if (!s) return std::nullopt;
+    if (!s) return false;
     r.seg = *s;
     r.total = h.request_length;
-    return r;
+    return true;
 }
 
-std::optional<rx_segment> check_response(const wire::ses_response_with_data& h,
-                                         std::size_t payload_size, std::uint32_t mtu,
-                                         std::uint32_t max_message) noexcept {
-    if (h.modified_length == 0 || h.modified_length > max_message) return std::nullopt;
-    if (h.payload_length > payload_size) return std::nullopt;
-    if (!on_grid(h.message_offset, h.payload_length, h.modified_length, mtu)) return std::nullopt;
-    rx_segment r;
+bool check_response(const wire::ses_response_with_data& h, std::size_t payload_size,
+                    std::uint32_t mtu, std::uint32_t max_message, rx_segment& r) noexcept {
+    if (h.modified_length == 0 || h.modified_length > max_message) return false;
+    if (h.payload_length > payload_size) return false;
+    if (!on_grid(h.message_offset, h.payload_length, h.modified_length, mtu)) return false;
     r.message_id = h.message_id;
     r.fields.response = true;
     r.fields.return_code = h.return_code;
@@ -185,18 +181,17 @@ std::optional<rx_segment> check_response(const wire::ses_response_with_data& h,
     r.seg.som = h.message_offset == 0;
     r.seg.eom = h.message_offset + h.payload_length == h.modified_length;
     r.total = h.modified_length;
-    return r;
+    return true;
 }
 
 }  // namespace
 
-std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t payload_size,
-                                       std::uint32_t mtu, std::uint32_t max_message) noexcept {
+bool check_packet(const wire::ses_header& h, std::size_t payload_size, std::uint32_t mtu,
+                  std::uint32_t max_message, rx_segment& r) noexcept {
     if (const auto* req = std::get_if<wire::ses_standard_request>(&h))
-        return check_request(*req, payload_size, mtu, max_message);
+        return check_request(*req, payload_size, mtu, max_message, r);
     if (const auto* rsp = std::get_if<wire::ses_response>(&h)) {
-        if (payload_size != 0) return std::nullopt;
-        rx_segment r;
+        if (payload_size != 0) return false;
         r.message_id = rsp->message_id;
         r.fields.response = true;
         r.fields.return_code = rsp->return_code;
@@ -204,11 +199,11 @@ std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t pa
         r.fields.message_id = rsp->message_id;
         r.fields.request_length = rsp->modified_length;
         r.seg = segment{0, 0, true, true};
-        return r;
+        return true;
     }
     if (const auto* rsp = std::get_if<wire::ses_response_with_data>(&h))
-        return check_response(*rsp, payload_size, mtu, max_message);
-    return std::nullopt;
+        return check_response(*rsp, payload_size, mtu, max_message, r);
+    return false;
 }
 
 }  // namespace uet::ses

@@ -153,10 +153,12 @@ struct rx_segment {
 };
 
 // Checks any SES header the engine carries (requests of the opcodes in `carried_opcode`,
-// RESPONSE, RESPONSE_WITH_DATA); nullopt for anything malformed. READ requests, rendezvous
-// sends and responses without data are single packets whose payload is not the message.
-std::optional<rx_segment> check_packet(const wire::ses_header& h, std::size_t payload_size,
-                                       std::uint32_t mtu, std::uint32_t max_message) noexcept;
+// RESPONSE, RESPONSE_WITH_DATA) into out, which must be fresh (only the header's fields are
+// written, in place: every received packet comes here); false for anything malformed. READ
+// requests, rendezvous sends and responses without data are single packets whose payload is
+// not the message.
+bool check_packet(const wire::ses_header& h, std::size_t payload_size, std::uint32_t mtu,
+                  std::uint32_t max_message, rx_segment& out) noexcept;
 bool carried_opcode(wire::ses_opcode op) noexcept;
 
 // Checks an arriving SEND segment and says where it goes; nullopt for anything malformed

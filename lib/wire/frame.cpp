@@ -50,17 +50,26 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     } else {
         store_be16(b + 12, ethertype_ipv4);
     }
+    // The header's five 32-bit words (version 4, 5 words; checksum 0) and their checksum are
+    // computed in registers: summing the bytes back from memory right after storing them in
+    // narrower pieces stalls every load (store forwarding).
+    const std::uint32_t w[5] = {
+        (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16) |
+            static_cast<std::uint32_t>(ipv4_header::wire_size + ip_payload_len),
+        (std::uint32_t{s.ip_id} << 16) | (s.df ? 0x4000u : 0u),
+        (std::uint32_t{s.ttl} << 24) | (std::uint32_t{protocol} << 16),
+        s.src_ip,
+        s.dst_ip,
+    };
+    std::uint32_t sum = 0;  // of big-endian 16-bit words: at most 10 x 0xffff
     std::uint8_t* ip = b + n;
-    ip[0] = 0x45;  // version 4, 5 words
-    ip[1] = make_tos(s.dscp, s.ecn);
-    store_be16(ip + 2, static_cast<std::uint16_t>(ipv4_header::wire_size + ip_payload_len));
-    store_be16(ip + 4, s.ip_id);
-    store_be16(ip + 6, s.df ? 0x4000 : 0);
-    ip[8] = s.ttl;
-    ip[9] = protocol;
-    store_be32(ip + 12, s.src_ip);
-    store_be32(ip + 16, s.dst_ip);
-    ipv4_fill_checksum({ip, ipv4_header::wire_size});
+    for (int i = 0; i < 5; ++i) {
+        store_be32(ip + 4 * i, w[i]);
+        sum += (w[i] >> 16) + (w[i] & 0xffff);
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    store_be16(ip + 10, static_cast<std::uint16_t>(~sum));
     return n + ipv4_header::wire_size;
 }
 
@@ -149,25 +158,22 @@ std::size_t build_arp_frame(const frame_spec& s, const arp_packet& arp,
 namespace {
 
 reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexcept {
-    ipv4_header ip;
-    if (auto r = decode(l3, ip); r != reject_reason::none) return r;
+    const ipv4_header& ip = out.ip;
+    if (auto r = decode(l3, out.ip); r != reject_reason::none) return r;
     if (ip.total_length > l3.size()) return reject_reason::truncated;
     if (ip.mf || ip.frag_offset != 0) return reject_reason::ip_fragment;
     auto packet = l3.first(ip.total_length);
     auto payload = packet.subspan(ip.header_length());
     if (ip.protocol == ip_proto_udp) {
-        udp_header udp;
-        if (auto r = decode(payload, udp); r != reject_reason::none) return r;
-        if (udp.length != payload.size()) return reject_reason::bad_udp_length;
+        if (auto r = decode(payload, out.udp.emplace()); r != reject_reason::none) return r;
+        if (out.udp->length != payload.size()) return reject_reason::bad_udp_length;
         if (!udp_checksum_ok(ip.src, ip.dst, payload)) return reject_reason::bad_udp_checksum;
-        out.udp = udp;
         out.l4_payload = payload.subspan(udp_header::wire_size);
     } else if (ip.protocol == ip_proto_uet) {
         out.l4_payload = payload;
     } else {
         return reject_reason::unsupported_ip_protocol;
     }
-    out.ip = ip;
     out.ip_packet = packet;
     return reject_reason::none;
 }
@@ -175,28 +181,31 @@ reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexc
 }  // namespace
 
 reject_reason parse_l2l4(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept {
-    l2l4_view v;
-    if (auto r = decode(frame, v.eth); r != reject_reason::none) return r;
+    // Decoded in place: a local view copied out at the end was read back in 16-byte pieces
+    // right after the decoders' narrower stores, a store-forwarding stall on every frame.
+    out.vlan.reset();
+    out.udp.reset();
+    out.ip_packet = {};
+    out.l4_payload = {};
+    if (auto r = decode(frame, out.eth); r != reject_reason::none) return r;
     std::size_t off = eth_header::wire_size;
-    std::uint16_t type = v.eth.ethertype;
+    std::uint16_t type = out.eth.ethertype;
     if (type == ethertype_vlan) {
-        vlan_tag tag;
-        if (auto r = decode(frame.subspan(off), tag); r != reject_reason::none) return r;
-        v.vlan = tag;
-        type = tag.ethertype;
+        if (auto r = decode(frame.subspan(off), out.vlan.emplace()); r != reject_reason::none)
+            return r;
+        type = out.vlan->ethertype;
         off += vlan_tag::wire_size;
     }
     auto l3 = frame.subspan(off);
     if (type == ethertype_arp) {
-        if (auto r = decode(l3, v.arp); r != reject_reason::none) return r;
-        v.l3 = l2l4_view::l3_kind::arp;
+        if (auto r = decode(l3, out.arp); r != reject_reason::none) return r;
+        out.l3 = l2l4_view::l3_kind::arp;
     } else if (type == ethertype_ipv4) {
-        if (auto r = parse_ipv4(l3, v); r != reject_reason::none) return r;
-        v.l3 = l2l4_view::l3_kind::ipv4;
+        if (auto r = parse_ipv4(l3, out); r != reject_reason::none) return r;
+        out.l3 = l2l4_view::l3_kind::ipv4;
     } else {
         return reject_reason::unsupported_ethertype;
     }
-    out = v;
     return reject_reason::none;
 }
 

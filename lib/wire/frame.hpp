@@ -71,7 +71,8 @@ struct l2l4_view {
 // Accepts ARP and IPv4 (optionally behind one 802.1Q tag) carrying UDP or IP protocol 253.
 // Verifies the IPv4 header checksum and a non-zero UDP checksum, refuses fragments, requires
 // the UDP length to equal the IP payload length, and ignores Ethernet padding beyond the IP
-// total length. The spans in out point into frame.
+// total length. The spans in out point into frame. On an error out is left partly written: use
+// it only when none is returned.
 reject_reason parse_l2l4(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept;
 
 }  // namespace uet::wire

@@ -74,12 +74,10 @@ std::uint16_t dpdcid_slot(const H& h) noexcept {
 
 template <class H>
 void set_dpdcid_slot(H& h, std::uint16_t slot) noexcept {
-    if (!h.syn) {
-        h.dpdcid = slot;
-        return;
-    }
-    h.use_rsv_pdc = (slot & syn_use_rsv_pdc) != 0;
-    h.psn_offset = slot & syn_psn_offset_mask;
+    // All three fields, so that a header decoded in place holds nothing of the one before.
+    h.dpdcid = h.syn ? 0 : slot;
+    h.use_rsv_pdc = h.syn && (slot & syn_use_rsv_pdc) != 0;
+    h.psn_offset = h.syn ? slot & syn_psn_offset_mask : 0;
 }
 
 template <class H>
@@ -458,13 +456,11 @@ std::size_t encode(const pds_header& h, std::span<std::uint8_t> out) noexcept {
 // --- decode ---
 
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out) noexcept {
+    // Decoded in place (every data packet): out is partly written when this fails.
     byte_reader r(in);
     const prologue p = read_prologue(r);
-    pds_rud_rod_request h;
-    read_request(r, p, h);
-    const reject_reason rc = finish(r, check_prologue(p, pds_type::rud, pds_type::rod, true));
-    if (rc == reject_reason::none) out = h;
-    return rc;
+    read_request(r, p, out);
+    return finish(r, check_prologue(p, pds_type::rud, pds_type::rod, true));
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept {
@@ -591,10 +587,10 @@ namespace {
 template <class H>
 reject_reason decode_as(std::span<const std::uint8_t> in, pds_header& out,
                         std::size_t& consumed) noexcept {
-    H h;
-    const reject_reason rc = decode(in, h);
+    // Into its place in the variant: a local copied in afterwards is read back right after the
+    // decoder's narrower stores, a store-forwarding stall on every frame.
+    const reject_reason rc = decode(in, out.emplace<H>());
     if (rc != reject_reason::none) return rc;
-    out.emplace<H>(h);
     consumed = H::wire_size;
     return rc;
 }
