@@ -154,6 +154,15 @@ class engine_impl final : public pds::tx_listener {
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
                                  std::span<std::uint8_t> buf);
+    // The PDS request header of a data packet (next_hdr left to the caller).
+    wire::pds_rud_rod_request request_pds_header(const pds::pdc& p, const pds::tx_entry& e,
+                                                 bool retx, bool ar) const;
+    std::size_t build_close(pds::pdc& p, pds::tx_entry& e, bool retx, std::span<std::uint8_t> buf);
+    std::size_t build_general_request(pds::pdc& p, const pds::tx_entry& e,
+                                      wire::pds_rud_rod_request h, const ses::tx_message& m,
+                                      const ses::segment& seg,
+                                      std::span<const std::uint8_t> payload,
+                                      std::span<std::uint8_t> buf);
     void count_tx(pds::pdc* p, std::size_t bytes, bool data);
 
     // ---- receive (engine_rx.cpp) ----

@@ -158,9 +158,7 @@ bool check_request(const wire::ses_standard_request& h, std::size_t payload_size
         r.total = static_cast<std::uint32_t>(eager);
         return true;
     }
-    auto s = check_segment(h, payload_size, mtu, max_message);
-    if (!s) return false;
-    r.seg = *s;
+    if (!check_segment(h, payload_size, mtu, max_message, r.seg)) return false;
     r.total = h.request_length;
     return true;
 }

@@ -161,29 +161,27 @@ bool check_packet(const wire::ses_header& h, std::size_t payload_size, std::uint
                   std::uint32_t max_message, rx_segment& out) noexcept;
 bool carried_opcode(wire::ses_opcode op) noexcept;
 
-// Checks an arriving SEND segment and says where it goes; nullopt for anything malformed
+// Checks an arriving SEND segment and says where it goes (into s); false for anything malformed
 // (wrong opcode, a segment outside the message or not on the sender's mtu grid, SOM/EOM lying).
 // Peers must share mtu_payload: the grid is what lets the target count packets exactly.
-// Inline for the same reason as segment_at: every received packet is checked here.
-inline std::optional<segment> check_segment(const wire::ses_standard_request& h,
-                                            std::size_t payload_size, std::uint32_t mtu,
-                                            std::uint32_t max_message) noexcept {
-    if (!carried_opcode(h.opcode) || h.request_length > max_message) return std::nullopt;
-    segment s;
+// Inline and written in place for the same reason as segment_at: every received packet is
+// checked here, and a segment returned by value is read back whole from narrower stores.
+inline bool check_segment(const wire::ses_standard_request& h, std::size_t payload_size,
+                          std::uint32_t mtu, std::uint32_t max_message, segment& s) noexcept {
+    if (!carried_opcode(h.opcode) || h.request_length > max_message) return false;
     s.som = h.som;
     s.eom = h.eom;
     s.offset = h.som ? 0 : h.message_offset;
     // SOM packets carry no payload_length (the slot holds header data): the payload is the rest.
     const std::size_t length = h.som ? payload_size : h.payload_length;
-    if (length > payload_size) return std::nullopt;
-    if (s.offset != 0 && s.offset % mtu != 0) return std::nullopt;  // most: one packet
-    if (h.request_length != 0 && s.offset >= h.request_length) return std::nullopt;
+    if (length > payload_size) return false;
+    if (s.offset != 0 && s.offset % mtu != 0) return false;  // most: one packet
+    if (h.request_length != 0 && s.offset >= h.request_length) return false;
     const std::uint32_t expected = std::min(mtu, h.request_length - s.offset);
-    if (length != expected) return std::nullopt;
+    if (length != expected) return false;
     s.length = expected;
-    if (s.eom != (s.offset + s.length == h.request_length)) return std::nullopt;
-    if (h.request_length == 0 && !(s.som && s.eom)) return std::nullopt;
-    return s;
+    if (s.eom != (s.offset + s.length == h.request_length)) return false;
+    return h.request_length != 0 || (s.som && s.eom);
 }
 
 }  // namespace uet::ses

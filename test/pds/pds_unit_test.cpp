@@ -371,26 +371,31 @@ TEST(pdc, rod_out_of_order_nack_rewinds_in_psn_order) {
 // ---- SES segments and reassembly ----
 
 TEST(ses, check_segment_refuses_segments_that_do_not_fit) {
+    const auto check_segment = [](const wire::ses_standard_request& h, std::size_t payload,
+                                  std::uint32_t mtu, std::uint32_t max_message) {
+        ses::segment s;
+        return ses::check_segment(h, payload, mtu, max_message, s);
+    };
     wire::ses_standard_request h;
     h.request_length = 10000;
     h.som = true;
-    EXPECT_TRUE(ses::check_segment(h, 4096, 4096, 1 << 20));
-    EXPECT_FALSE(ses::check_segment(h, 4000, 4096, 1 << 20));  // short SOM packet
+    EXPECT_TRUE(check_segment(h, 4096, 4096, 1 << 20));
+    EXPECT_FALSE(check_segment(h, 4000, 4096, 1 << 20));  // short SOM packet
     h.som = false;
     h.message_offset = 8192;
     h.payload_length = 1808;
     h.eom = true;
-    EXPECT_TRUE(ses::check_segment(h, 1808, 4096, 1 << 20));
+    EXPECT_TRUE(check_segment(h, 1808, 4096, 1 << 20));
     h.eom = false;
-    EXPECT_FALSE(ses::check_segment(h, 1808, 4096, 1 << 20));  // EOM lies
+    EXPECT_FALSE(check_segment(h, 1808, 4096, 1 << 20));  // EOM lies
     h.eom = true;
     h.message_offset = 8000;
-    EXPECT_FALSE(ses::check_segment(h, 1808, 4096, 1 << 20));  // off the grid
+    EXPECT_FALSE(check_segment(h, 1808, 4096, 1 << 20));  // off the grid
     h.message_offset = 12288;
     h.payload_length = 0;
-    EXPECT_FALSE(ses::check_segment(h, 0, 4096, 1 << 20));  // beyond the message
+    EXPECT_FALSE(check_segment(h, 0, 4096, 1 << 20));  // beyond the message
     h.request_length = 2u << 20;
-    EXPECT_FALSE(ses::check_segment(h, 0, 4096, 1 << 20));  // too long
+    EXPECT_FALSE(check_segment(h, 0, 4096, 1 << 20));  // too long
 }
 
 TEST(reassembly, places_out_of_order_once_and_reuses_buffers) {
