@@ -251,7 +251,9 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "--no-busy-poll") {
         s.busy_poll = false;
     } else if (opt == "--no-udp-checksum") {
-        s.udp_checksum = false;
+        s.udp_checksum = checksum_policy::off;
+    } else if (opt == "--udp-checksum") {
+        s.udp_checksum = checksum_policy::on;
     } else if (opt == "--no-ack-answers") {
         s.ack_answers = false;
     } else if (opt == "-h" || opt == "--help") {
@@ -436,7 +438,8 @@ std::string usage() {
            "  --zero-copy-min N  payloads of N bytes or more leave registered memory without a\n"
            "                     copy where the port chains buffers (default 1024; 0: copy)\n"
            "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
-           "  --no-udp-checksum  send UDP checksum 0 (memif, trusted links): no payload summed\n"
+           "  --no-udp-checksum  send UDP checksum 0 (trusted links): no payload summed\n"
+           "  --udp-checksum     sum every frame, memif too (default: off on memif, on elsewhere)\n"
            "  --no-ack-answers   answer every request with a response message, not in the ACK\n"
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"

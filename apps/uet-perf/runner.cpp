@@ -85,11 +85,11 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     } else {
         std::snprintf(buf, sizeof buf,
                       " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
-                      "tx dropped %llu, ARP requests %llu, replies %llu\n",
+                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s\n",
                       (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
                       (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
                       (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
-                      (unsigned long long)f.arp_replies);
+                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off");
         out += buf;
         out += polling_line(f);
     }

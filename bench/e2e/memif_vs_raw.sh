@@ -2,8 +2,10 @@
 # memif_vs_raw: in one run, on the same two cores, (a) the raw DPDK capacity of a memif link
 # (dpdk-testpmd txonly -> rxonly, frames as large as uet-perf's) and (b) uet-perf write_bw
 # -s 65536 RUD over memif, every payload copied into the target region, once with the sender's
-# payload copied into its mbuf and once with zero-copy transmit (the default). Prints all three
-# in Gb/s and, last, `ratio <uet/raw>` (uet with zero-copy).
+# payload copied into its mbuf, once with zero-copy transmit (the default), and once with
+# zero-copy and UDP checksums (off by default on memif, whose frames stay in this host's memory;
+# testpmd's txonly sends none either). Prints all four in Gb/s and, last, `ratio <uet/raw>` (uet
+# as it runs by default).
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1216, SIZE=65536)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1216 is its default on a 1500-byte port.
@@ -34,7 +36,11 @@ uet_memif copy write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN"
 copy_gbps=$(json_result copy BW_average)
 uet_memif bw write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN" --mode rud --report_gbits --stats
 uet_gbps=$(json_result bw BW_average)
+uet_memif csum write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN" --mode rud --report_gbits \
+    --stats --udp-checksum
+csum_gbps=$(json_result csum BW_average)
 printf 'uet-perf write_bw -s %s -m %s rud memif, payload copied on TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$copy_gbps"
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$uet_gbps"
+printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX, UDP checksums: %.2f Gb/s\n' "$SIZE" "$MTU" "$csum_gbps"
 echo "zero-copy/copy $(ratio "$uet_gbps" "$copy_gbps")"
 echo "ratio $(ratio "$uet_gbps" "$raw_gbps")"

@@ -39,6 +39,8 @@ struct link_impairments {
 // errc::unsupported; after close() another may open, e.g. in another delivery mode). The EAL is
 // started once per process, by the first dpdk fabric, with that fabric's eal_args. See
 // docs/api.md.
+enum class checksum_policy : std::uint8_t { automatic, on, off };
+
 struct dpdk_attr {
     // A vdev ("net_memif0,role=server,socket=/tmp/uet.sock", "net_tap0,iface=uet0"), a Linux
     // interface name (af_packet: "eth0"; af_xdp: "xdp:eth0") or a PCI address ("0000:3b:00.0").
@@ -59,10 +61,12 @@ struct dpdk_attr {
     // take multi-segment frames (others copy as usual). The registered memory is then read by
     // the port until deregistration, which waits for the frames still queued. 0: always copy.
     std::uint32_t zero_copy_min = 1024;
-    // false: send UDP checksum 0 (none, as IPv4 allows and RoCEv2 does), so no payload byte is
-    // summed on either side. For memif (shared memory: no wire to corrupt) or links whose CRC
-    // you trust. Received checksums are verified whenever the sender filled one in.
-    bool udp_checksum = true;
+    // Whether frames go out with a UDP checksum (received ones are verified whenever the sender
+    // filled one in). off: checksum 0 ("none", as IPv4 allows and RoCEv2 does), so no payload
+    // byte is summed on either side. automatic: off on memif, whose frames never leave this
+    // host's memory (nothing on the way can corrupt them, as Linux treats veth; testpmd's
+    // txonly sends 0 as well), on for every other port.
+    checksum_policy udp_checksum = checksum_policy::automatic;
 };
 
 struct fabric_attr {
@@ -97,6 +101,7 @@ struct fabric_stats {
     // after it; idle: empty polls and back-off). busy_ns / frames is what a frame costs this core.
     std::uint64_t polls = 0, idle_polls = 0;
     std::uint64_t busy_ns = 0, idle_ns = 0;
+    bool udp_checksum = false;  // dpdk: this side fills in UDP checksums (dpdk.udp_checksum)
 };
 
 struct domain_attr {

@@ -30,7 +30,7 @@ struct dpdk_settings {
     std::uint64_t rto_ns = 0;
     std::uint32_t max_retransmits = 0;
     std::uint32_t zero_copy_min = 0;  // 0: off
-    bool udp_checksum = true;
+    checksum_policy udp_checksum = checksum_policy::automatic;
 };
 
 // Defaults of the real-port engine: an RTT there is tens of microseconds to milliseconds (two

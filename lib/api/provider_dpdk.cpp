@@ -62,6 +62,7 @@ class dpdk_network final : public network {
   private:
     void stop_endpoint() noexcept;
     bool zero_copy() const noexcept;
+    bool udp_checksum() const noexcept;
     void add_host_counters(fabric_stats& s) const noexcept;
     void add_loop_counters(fabric_stats& s) const noexcept;
 
@@ -102,12 +103,18 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
     c.timer_tick_ns = 10'000;
     c.pdc_idle_close_ns = 1'000'000;
-    c.udp_checksum = s_.udp_checksum;
+    c.udp_checksum = udp_checksum();
     if (zero_copy()) {
         c.reference_payload = &tx_memory::lookup;
         c.reference_payload_ctx = &tx_memory_;
     }
     return {};
+}
+
+bool dpdk_network::udp_checksum() const noexcept {
+    if (s_.udp_checksum != checksum_policy::automatic)
+        return s_.udp_checksum == checksum_policy::on;
+    return port_->offloads().driver != "net_memif";
 }
 
 bool dpdk_network::zero_copy() const noexcept {
@@ -245,6 +252,7 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.rx_dropped += p.rx_oversize + p.steered_away;
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
     s.tx_zero_copy = p.tx_zero_copy;
+    s.udp_checksum = udp_checksum();
     return s;
 }
 

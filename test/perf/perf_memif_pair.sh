@@ -50,9 +50,15 @@ pair() {
         bad "$name: the server printed other rows than the client"
 }
 
-pair write_bw write_bw -s 65536 -n 2000 --verify
-# Without UDP checksums (memif is shared memory) and without zero-copy: still every byte right.
-pair write_bw_nocsum write_bw -s 65536 -n 500 --verify --no-udp-checksum
+# memif is shared memory: UDP checksums are off by default there; --udp-checksum sums anyway.
+pair write_bw write_bw -s 65536 -n 2000 --verify --stats
+pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --stats
+for side in client server; do
+    grep -q "^ Port: .*; UDP checksum off$" "$WORK/write_bw.$side" ||
+        bad "write_bw: the $side summed UDP checksums on memif by default"
+    grep -q "^ Port: .*; UDP checksum on$" "$WORK/write_bw_csum.$side" ||
+        bad "write_bw_csum: the $side ignored --udp-checksum"
+done
 pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
 # Jumbo frames over memif (the port sizes memif's buffers to hold a whole frame: DPDK 22.11's
 # memif returns bogus frames and can crash on frames split over several buffers).

@@ -75,10 +75,12 @@ TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
 }
 
 TEST(PerfOptions, UdpChecksumSwitch) {
-    EXPECT_TRUE(parse({"write_bw", "--provider", "pipe"}).s.udp_checksum);
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.udp_checksum, checksum_policy::automatic);
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--udp-checksum"}).s.udp_checksum,
+              checksum_policy::on);
     const auto off = parse({"write_bw", "--provider", "pipe", "--no-udp-checksum"});
     ASSERT_EQ(off.error, "");
-    EXPECT_FALSE(off.s.udp_checksum);
+    EXPECT_EQ(off.s.udp_checksum, checksum_policy::off);
 }
 
 TEST(PerfOptions, AllSizesAndDefaults) {

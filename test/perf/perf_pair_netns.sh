@@ -141,11 +141,13 @@ opt_value() { # opt_value CMD OPTION: the word after OPTION in CMD
     for ((i = 0; i + 1 < ${#w[@]}; i++)); do [ "${w[i]}" = "$2" ] && { echo "${w[i + 1]}"; return; }; done
 }
 
-# check_stats NAME LOG PAIR: --stats printed the port's counters and the poll loop's time, and
-# the loop polled and was busy some of the time (a side that moved frames cannot be idle always).
+# check_stats NAME LOG PAIR: --stats printed the port's counters (af_packet and af_xdp leave the
+# host: UDP checksums on by default) and the poll loop's time, and the loop polled and was busy
+# some of the time (a side that moved frames cannot be idle always).
 check_stats() {
     local name=$1 log=$2 n=$3 line
     grep -q "^ Port: rx frames [1-9]" "$log" || bad "pair $n: $name's --stats has no port counters"
+    grep -q "^ Port: .*; UDP checksum on$" "$log" || bad "pair $n: $name sent without UDP checksums"
     line=$(grep "^ Polling: " "$log")
     [[ $line =~ ^\ Polling:\ [1-9][0-9]*\ polls.*busy\ ([0-9.]+)\ s ]] ||
         bad "pair $n: $name's --stats has no poll loop line"
