@@ -53,20 +53,19 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     // The header's five 32-bit words (version 4, 5 words; checksum 0) and their checksum are
     // computed in registers: summing the bytes back from memory right after storing them in
     // narrower pieces stalls every load (store forwarding).
-    const std::uint32_t w[5] = {
-        (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16) |
-            static_cast<std::uint32_t>(ipv4_header::wire_size + ip_payload_len),
-        (std::uint32_t{s.ip_id} << 16) | (s.df ? 0x4000u : 0u),
-        (std::uint32_t{s.ttl} << 24) | (std::uint32_t{protocol} << 16),
-        s.src_ip,
-        s.dst_ip,
-    };
-    std::uint32_t sum = 0;  // of big-endian 16-bit words: at most 10 x 0xffff
+    const std::uint32_t w0 = (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16) |
+                             static_cast<std::uint32_t>(ipv4_header::wire_size + ip_payload_len);
+    const std::uint32_t w1 = (std::uint32_t{s.ip_id} << 16) | (s.df ? 0x4000u : 0u);
+    const std::uint32_t w2 = (std::uint32_t{s.ttl} << 24) | (std::uint32_t{protocol} << 16);
     std::uint8_t* ip = b + n;
-    for (int i = 0; i < 5; ++i) {
-        store_be32(ip + 4 * i, w[i]);
-        sum += (w[i] >> 16) + (w[i] & 0xffff);
-    }
+    store_be32(ip, w0);
+    store_be32(ip + 4, w1);
+    store_be32(ip + 8, w2);
+    store_be32(ip + 12, s.src_ip);
+    store_be32(ip + 16, s.dst_ip);
+    const auto halves = [](std::uint32_t w) { return (w >> 16) + (w & 0xffff); };
+    // Of big-endian 16-bit words: at most 10 x 0xffff.
+    std::uint32_t sum = halves(w0) + halves(w1) + halves(w2) + halves(s.src_ip) + halves(s.dst_ip);
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
     store_be16(ip + 10, static_cast<std::uint16_t>(~sum));

@@ -87,10 +87,17 @@ bool port::queue_io::refill() noexcept {
         ++c_.tx_alloc_failed;
         return false;
     }
+    // Only slots whose mbuf went out or that the handler wrote: a slot that still holds its
+    // mbuf keeps its room (slots move only whole), so the other mbufs are not touched (a burst
+    // of a few small frames used to pay for resetting all 32).
     unsigned next = 0;
     for (auto& s : slots_) {
-        rte_mbuf* m = s.io_cookie == nullptr ? fresh[next++] : mbuf_of(s);
-        s.reset({rte_pktmbuf_mtod(m, std::uint8_t*), frame_room_}, m);
+        if (s.io_cookie == nullptr) {
+            rte_mbuf* m = fresh[next++];
+            s.reset({rte_pktmbuf_mtod(m, std::uint8_t*), frame_room_}, m);
+        } else if (s.length != 0 || s.ext.length != 0) {
+            s.reset(s.buffer, s.io_cookie);
+        }
     }
     slots_ready_ = true;
     return true;
