@@ -39,6 +39,7 @@ struct link_impairments {
 // errc::unsupported; after close() another may open, e.g. in another delivery mode). The EAL is
 // started once per process, by the first dpdk fabric, with that fabric's eal_args. See
 // docs/api.md.
+// dpdk_attr::udp_checksum: whether the frames a port sends carry a UDP checksum.
 enum class checksum_policy : std::uint8_t { automatic, on, off };
 
 struct dpdk_attr {

@@ -83,10 +83,9 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     // The common packet (a request, no credit) is written from its two headers; the others go
     // through the header variants, in a function of their own: the 300-byte uet_packet_spec
     // they need was zeroed for every packet while it was declared here (~3% of the sender).
-    if (m.fields.response || p.cc->uses_credit())
-        return build_general_request(p, e, request_pds_header(p, e, retx, ar), m, seg, payload,
-                                     buf);
     wire::pds_rud_rod_request h = request_pds_header(p, e, retx, ar);
+    if (m.fields.response || p.cc->uses_credit())
+        return build_general_request(p, e, h, m, seg, payload, buf);
     h.next_hdr = wire::pds_next_hdr::request_std;
     return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
 }
