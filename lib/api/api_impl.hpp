@@ -56,8 +56,10 @@ struct cq_impl {
     // Room for one more operation's completion (posting takes it; its completion gives it back).
     bool reserve() noexcept;
     void unreserve() noexcept { --reserved_; }
-    // A completion of a reserved operation: always has room.
-    void push_reserved(const completion& c) noexcept;
+    // A completion of a reserved operation: always has room. Returns the new entry, blank, to
+    // be filled in place (a completion built elsewhere and copied in was read back right after
+    // its fields were stored one by one: a store-forwarding stall per operation).
+    completion& push_reserved() noexcept;
     // A completion nobody reserved (remote write data): lost (and reported) when full.
     void push_unreserved(const completion& c) noexcept;
     std::size_t pop(std::span<completion> out) noexcept;

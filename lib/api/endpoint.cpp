@@ -476,9 +476,10 @@ void endpoint_impl::fail(op& o, errc e, int prov_errno) {
     o.prov_errno = prov_errno;
 }
 
-void endpoint_impl::finish(std::uint32_t index) {
-    op& o = ops[index];
-    completion c;
+namespace {
+
+// An operation's completion, written straight into its entry of the completion queue.
+void fill_completion(const op& o, completion& c) noexcept {
     c.context = o.context;
     c.flags = o.flags;
     c.len = o.kind == op_kind::recv ? o.msg_len : o.len;
@@ -495,8 +496,14 @@ void endpoint_impl::finish(std::uint32_t index) {
                                      : detail_of(o.error);
         if (o.error == errc::truncated) c.len = 0;
     }
+}
+
+}  // namespace
+
+void endpoint_impl::finish(std::uint32_t index) {
+    op& o = ops[index];
+    if (!o.inject) fill_completion(o, cq->push_reserved());
     if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
-    if (!o.inject) cq->push_reserved(c);
     release_op(index);
 }
 

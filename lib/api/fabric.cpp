@@ -40,10 +40,12 @@ bool cq_impl::reserve() noexcept {
     return true;
 }
 
-void cq_impl::push_reserved(const completion& c) noexcept {
+completion& cq_impl::push_reserved() noexcept {
     --reserved_;
-    ring[ring_add(head, count, ring.size())] = c;
+    completion& c = ring[ring_add(head, count, ring.size())];
+    c = completion{};
     ++count;
+    return c;
 }
 
 void cq_impl::push_unreserved(const completion& c) noexcept {
