@@ -64,11 +64,10 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     store_be32(ip + 12, s.src_ip);
     store_be32(ip + 16, s.dst_ip);
     const auto halves = [](std::uint32_t w) { return (w >> 16) + (w & 0xffff); };
-    // Of big-endian 16-bit words: at most 10 x 0xffff.
-    std::uint32_t sum = halves(w0) + halves(w1) + halves(w2) + halves(s.src_ip) + halves(s.dst_ip);
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    store_be16(ip + 10, static_cast<std::uint16_t>(~sum));
+    // Of big-endian 16-bit words (at most 10 x 0xffff), as checksum_partial sums them.
+    const std::uint32_t sum =
+        halves(w0) + halves(w1) + halves(w2) + halves(s.src_ip) + halves(s.dst_ip);
+    store_be16(ip + 10, checksum_finish(sum));
     return n + ipv4_header::wire_size;
 }
 
