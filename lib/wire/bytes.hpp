@@ -3,6 +3,7 @@
 // buffer.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -10,43 +11,65 @@
 
 namespace uet::wire {
 
+// std::byteswap is C++23.
+constexpr std::uint16_t byteswap(std::uint16_t v) noexcept {
+    return __builtin_bswap16(v);
+}
+constexpr std::uint32_t byteswap(std::uint32_t v) noexcept {
+    return __builtin_bswap32(v);
+}
+constexpr std::uint64_t byteswap(std::uint64_t v) noexcept {
+    return __builtin_bswap64(v);
+}
+
+// Each load and store is one memory access plus a byte swap. Written byte by byte, GCC merged
+// some of them and not others: a header came out as a mix of byte and word stores, and a
+// decoder reading it back right after stalled on store forwarding.
+template <class T>
+inline T load_be(const std::uint8_t* p) noexcept {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::endian::native == std::endian::little) v = byteswap(v);
+    return v;
+}
+template <class T>
+inline void store_be(std::uint8_t* p, T v) noexcept {
+    if constexpr (std::endian::native == std::endian::little) v = byteswap(v);
+    std::memcpy(p, &v, sizeof v);
+}
+
 inline std::uint16_t load_be16(const std::uint8_t* p) noexcept {
-    return static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+    return load_be<std::uint16_t>(p);
 }
 inline std::uint32_t load_be24(const std::uint8_t* p) noexcept {
-    return (std::uint32_t{p[0]} << 16) | (std::uint32_t{p[1]} << 8) | p[2];
+    return (std::uint32_t{load_be16(p)} << 8) | p[2];
 }
 inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
-    return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-           p[3];
+    return load_be<std::uint32_t>(p);
 }
 inline std::uint64_t load_be48(const std::uint8_t* p) noexcept {
     return (std::uint64_t{load_be16(p)} << 32) | load_be32(p + 2);
 }
 inline std::uint64_t load_be64(const std::uint8_t* p) noexcept {
-    return (std::uint64_t{load_be32(p)} << 32) | load_be32(p + 4);
+    return load_be<std::uint64_t>(p);
 }
 
 inline void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
-    p[0] = static_cast<std::uint8_t>(v >> 8);
-    p[1] = static_cast<std::uint8_t>(v);
+    store_be(p, v);
 }
 inline void store_be24(std::uint8_t* p, std::uint32_t v) noexcept {
-    p[0] = static_cast<std::uint8_t>(v >> 16);
-    p[1] = static_cast<std::uint8_t>(v >> 8);
+    store_be16(p, static_cast<std::uint16_t>(v >> 8));
     p[2] = static_cast<std::uint8_t>(v);
 }
 inline void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
-    store_be16(p, static_cast<std::uint16_t>(v >> 16));
-    store_be16(p + 2, static_cast<std::uint16_t>(v));
+    store_be(p, v);
 }
 inline void store_be48(std::uint8_t* p, std::uint64_t v) noexcept {
     store_be16(p, static_cast<std::uint16_t>(v >> 32));
     store_be32(p + 2, static_cast<std::uint32_t>(v));
 }
 inline void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
-    store_be32(p, static_cast<std::uint32_t>(v >> 32));
-    store_be32(p + 4, static_cast<std::uint32_t>(v));
+    store_be(p, v);
 }
 
 // Reads big-endian fields in order. A read past the end sets failed() and returns zeros from
