@@ -200,6 +200,7 @@ std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::u
     peer_state s;
     s.mac = mac;
     s.ip = ip;
+    build_peer_headers(s);
     peers_.push_back(s);
     const auto id = static_cast<std::uint32_t>(peers_.size() - 1);
     peer_by_ip_.insert(ip, id);
@@ -208,7 +209,10 @@ std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::u
 
 peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     const std::uint32_t p = find_or_add_peer(mac, ip);
-    if (p != none) peers_[p].mac = mac;
+    if (p != none && peers_[p].mac != mac) {
+        peers_[p].mac = mac;
+        build_peer_headers(peers_[p]);
+    }
     return p == none ? invalid_peer : p;
 }
 

@@ -32,6 +32,8 @@ inline constexpr std::size_t pdc_slots = 1 + max_parallel_pdcs;
 struct peer_state {
     wire::mac_address mac;
     std::uint32_t ip = 0;
+    // Ethernet/IPv4/UDP of the frames to this peer: data (ECN-capable) and control (ACK class).
+    wire::udp_header_template data_header, control_header;
     std::array<std::uint16_t, delivery_mode_count> next_message_id{};
     std::array<ses::message_queue, pdc_slots> queue;  // messages not fully segmented
     std::array<std::uint32_t, pdc_slots> pdc = filled_with_none();
@@ -264,6 +266,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
+    void build_peer_headers(peer_state& to) const;
     std::span<std::uint8_t> control_slot();  // room for one control frame, or empty
     void commit_control(std::size_t length);
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,

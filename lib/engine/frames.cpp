@@ -1,6 +1,7 @@
 // Bytes on the wire: Ethernet/IPv4/UDP around a UET header stack, and the control-frame ring.
 #include <cstring>
 
+#include "bytes.hpp"
 #include "engine_impl.hpp"
 
 namespace uet {
@@ -10,48 +11,61 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
                                           std::span<const std::uint8_t> payload,
                                           std::span<std::uint8_t> out,
                                           WriteHeaders&& write_headers) {
+    constexpr std::size_t header = wire::udp_header_template::size;
     const peer_state& to = peers_[peer];
-    wire::frame_spec fs;
-    fs.src_mac = cfg_.mac;
-    fs.dst_mac = to.mac;
-    fs.src_ip = cfg_.ip;
-    fs.dst_ip = to.ip;
-    // Data is ECN-capable (the CC will read the echoes); ACKs and NACKs ride a priority class.
-    fs.dscp = data ? cfg_.data_dscp : cfg_.ack_dscp;
-    fs.ecn =
-        static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
-    fs.ip_id = ip_id_++;
-    fs.src_port = entropy;
-    fs.dst_port = cfg_.udp_port;
-    fs.udp_checksum = cfg_.udp_checksum;
-    const std::size_t header = wire::frame_header_size(fs, true);
+    const std::uint16_t ip_id = ip_id_++;
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
     const std::size_t uet_header = write_headers(l4);
     if (uet_header == 0 || l4.size() - uet_header < payload.size()) return 0;
+    const std::size_t udp_payload = uet_header + payload.size();
+    if (udp_payload > wire::udp_header_template::max_udp_payload) return 0;
+    std::uint32_t sum = 0;
+    bool referenced = false;
     if (data && by_reference_ && !payload.empty()) {
         const std::uint32_t region =
             cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(), payload.size());
         if (region != no_payload_region) {
             // The payload stays where it is; summing it is its only touch by the engine (and
             // without the UDP checksum, the engine never touches it).
-            const std::uint32_t sum = cfg_.udp_checksum ? wire::checksum_partial(payload) : 0;
-            const std::size_t total =
-                wire::finish_udp_frame(fs, uet_header + payload.size(), out, uet_header, sum);
-            if (total == 0) return 0;
+            if (cfg_.udp_checksum) sum = wire::checksum_partial(payload);
             referenced_ = payload;
             referenced_region_ = region;
-            return total - payload.size();
+            referenced = true;
         }
     }
-    // The payload's only copy on the way out (from the sender's memory into the frame) also
-    // sums it, so the UDP checksum reads just the headers.
-    std::uint32_t sum = 0;
-    if (cfg_.udp_checksum)
+    // Otherwise the payload's only copy on the way out (from the sender's memory into the
+    // frame) also sums it, so the UDP checksum reads just the headers.
+    if (!referenced && cfg_.udp_checksum)
         sum = wire::checksum_copy(l4.data() + uet_header, payload);
-    else if (!payload.empty())
+    else if (!referenced && !payload.empty())
         std::memcpy(l4.data() + uet_header, payload.data(), payload.size());
-    return wire::finish_udp_frame(fs, uet_header + payload.size(), out, uet_header, sum);
+    // Data is ECN-capable (the CC will read the echoes); ACKs and NACKs ride a priority class.
+    (data ? to.data_header : to.control_header).write(out.data(), ip_id, entropy, udp_payload);
+    if (cfg_.udp_checksum) {
+        const auto datagram = out.subspan(header - wire::udp_header::wire_size,
+                                          wire::udp_header::wire_size + udp_payload);
+        wire::store_be16(&datagram[6], wire::udp_checksum_presummed(
+                                           cfg_.ip, to.ip, datagram,
+                                           wire::udp_header::wire_size + uet_header, sum));
+    }
+    return header + udp_payload - (referenced ? payload.size() : 0);
+}
+
+// The fixed headers of the peer's frames, rebuilt whenever its address changes.
+void engine_impl::build_peer_headers(peer_state& to) const {
+    wire::frame_spec fs;
+    fs.src_mac = cfg_.mac;
+    fs.dst_mac = to.mac;
+    fs.src_ip = cfg_.ip;
+    fs.dst_ip = to.ip;
+    fs.dst_port = cfg_.udp_port;
+    fs.dscp = cfg_.data_dscp;
+    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::ect0);
+    to.data_header.build(fs);
+    fs.dscp = cfg_.ack_dscp;
+    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::not_ect);
+    to.control_header.build(fs);
 }
 
 std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,

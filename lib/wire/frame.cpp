@@ -30,6 +30,11 @@ std::size_t write_l2(const frame_spec& s, std::uint16_t ethertype,
     return n;
 }
 
+// A 32-bit word's two 16-bit halves, summed: its share of an IPv4 header checksum.
+constexpr std::uint32_t ip_word_halves(std::uint32_t w) noexcept {
+    return (w >> 16) + (w & 0xffff);
+}
+
 // Writes L2 + IPv4 header (checksum filled) in front of ip_payload_len payload bytes.
 // Every transmitted frame comes through here, so the 34 (or 38) bytes are stored at fixed
 // offsets after one bounds check: the same bytes encode(eth_header) and encode(ipv4_header)
@@ -63,15 +68,44 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     store_be32(ip + 8, w2);
     store_be32(ip + 12, s.src_ip);
     store_be32(ip + 16, s.dst_ip);
-    const auto halves = [](std::uint32_t w) { return (w >> 16) + (w & 0xffff); };
     // Of big-endian 16-bit words (at most 10 x 0xffff), as checksum_partial sums them.
-    const std::uint32_t sum =
-        halves(w0) + halves(w1) + halves(w2) + halves(s.src_ip) + halves(s.dst_ip);
+    const std::uint32_t sum = ip_word_halves(w0) + ip_word_halves(w1) + ip_word_halves(w2) +
+                              ip_word_halves(s.src_ip) + ip_word_halves(s.dst_ip);
     store_be16(ip + 10, checksum_finish(sum));
     return n + ipv4_header::wire_size;
 }
 
 }  // namespace
+
+bool udp_header_template::build(const frame_spec& s) noexcept {
+    if (s.vlan) return false;
+    frame_spec f = s;
+    f.ip_id = 0;
+    f.src_port = 0;
+    f.udp_checksum = false;
+    if (finish_udp_frame(f, 0, std::span<std::uint8_t>(bytes_)) != size) return false;
+    // The IPv4 header's 16-bit words as write_l2_ip sums them, less the total length and the ID
+    // (both 0 in f's words below), which write() adds per frame.
+    const std::uint32_t w0 = (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16);
+    const std::uint32_t w1 = s.df ? 0x4000u : 0u;
+    const std::uint32_t w2 = (std::uint32_t{s.ttl} << 24) | (std::uint32_t{ip_proto_udp} << 16);
+    fixed_sum_ = ip_word_halves(w0) + ip_word_halves(w1) + ip_word_halves(w2) +
+                 ip_word_halves(s.src_ip) + ip_word_halves(s.dst_ip);
+    return true;
+}
+
+void udp_header_template::write(std::uint8_t* out, std::uint16_t ip_id, std::uint16_t src_port,
+                                std::size_t udp_payload_len) const noexcept {
+    constexpr std::size_t ip = eth_header::wire_size, udp = ip + ipv4_header::wire_size;
+    std::memcpy(out, bytes_, size);
+    const auto udp_len = static_cast<std::uint16_t>(udp_header::wire_size + udp_payload_len);
+    const auto total = static_cast<std::uint16_t>(ipv4_header::wire_size + udp_len);
+    store_be16(out + ip + 2, total);
+    store_be16(out + ip + 4, ip_id);
+    store_be16(out + ip + 10, checksum_finish(fixed_sum_ + total + ip_id));
+    store_be16(out + udp, src_port);
+    store_be16(out + udp + 4, udp_len);
+}
 
 std::size_t frame_header_size(const frame_spec& s, bool udp) noexcept {
     return l2_size(s) + ipv4_header::wire_size + (udp ? udp_header::wire_size : 0);

@@ -57,6 +57,32 @@ std::size_t finish_ip_frame(const frame_spec& s, std::uint8_t ip_protocol,
 // the payload, e.g. to store a RoCE ICRC). A no-op when s.udp_checksum is false.
 void refresh_udp_checksum(const frame_spec& s, std::span<std::uint8_t> frame) noexcept;
 
+// The Ethernet + IPv4 + UDP headers (no VLAN tag) of every frame from this host to one peer in
+// one traffic class, built once from a frame_spec: per frame only the lengths, the IP ID, the
+// IP checksum and the UDP source port change, and write() stores just those over a copy of the
+// rest. The bytes are finish_udp_frame's with a zero UDP checksum (wire_l2l4_test compares
+// them); a caller that wants the checksum fills it in after.
+class udp_header_template {
+  public:
+    static constexpr std::size_t size =
+        eth_header::wire_size + ipv4_header::wire_size + udp_header::wire_size;  // 42
+    // Largest UDP payload one IPv4 packet carries.
+    static constexpr std::size_t max_udp_payload =
+        0xffff - ipv4_header::wire_size - udp_header::wire_size;
+
+    // From s's addresses, DSCP/ECN, TTL, DF and destination port; s.vlan must be empty (false
+    // otherwise, and the template is left unbuilt).
+    bool build(const frame_spec& s) noexcept;
+    // The 42 bytes at out (which must hold them) for udp_payload_len (<= max_udp_payload)
+    // bytes after them.
+    void write(std::uint8_t* out, std::uint16_t ip_id, std::uint16_t src_port,
+               std::size_t udp_payload_len) const noexcept;
+
+  private:
+    std::uint8_t bytes_[size] = {};
+    std::uint32_t fixed_sum_ = 0;  // the IPv4 header's words but its length, ID and checksum
+};
+
 struct l2l4_view {
     eth_header eth;
     std::optional<vlan_tag> vlan;

@@ -152,12 +152,6 @@ std::uint32_t checksum_copy(std::uint8_t* dst, std::span<const std::uint8_t> src
     return static_cast<std::uint32_t>(acc);
 }
 
-std::uint16_t checksum_finish(std::uint32_t sum) noexcept {
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    return static_cast<std::uint16_t>(~sum);
-}
-
 std::uint16_t checksum_update16(std::uint16_t checksum, std::uint16_t old_word,
                                 std::uint16_t new_word) noexcept {
     // HC' = ~(~HC + ~m + m')  (RFC 1624 eqn. 3)

@@ -54,7 +54,11 @@ inline constexpr bool is_ect(ecn_codepoint e) noexcept {
 // then checksum_finish() folds and complements. internet_checksum() does both for one buffer.
 
 std::uint32_t checksum_partial(std::span<const std::uint8_t> data, std::uint32_t sum = 0) noexcept;
-std::uint16_t checksum_finish(std::uint32_t sum) noexcept;
+inline std::uint16_t checksum_finish(std::uint32_t sum) noexcept {
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
 // Copies src to dst (no overlap) and returns checksum_partial(src, sum): the one pass that
 // builds a frame's payload also sums it, so the UDP checksum need not read it again.
 std::uint32_t checksum_copy(std::uint8_t* dst, std::span<const std::uint8_t> src,

@@ -640,6 +640,44 @@ TEST(Frame, BuilderWritesWhatTheEncodersWrite) {
     }
 }
 
+TEST(Frame, HeaderTemplateWritesWhatTheBuilderWrites) {
+    std::uint64_t x = 88172645463325252ull;
+    for (bool df : {false, true}) {
+        for (std::uint8_t dscp : {0, 26, 63}) {
+            for (std::uint8_t ecn : {0, 2, 3}) {
+                auto s = spec(false);
+                s.df = df;
+                s.dscp = dscp;
+                s.ecn = ecn;
+                s.ttl = static_cast<std::uint8_t>(dscp + 1);
+                s.udp_checksum = false;
+                udp_header_template t;
+                ASSERT_TRUE(t.build(s));
+                for (int k = 0; k < 200; ++k) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    s.ip_id = static_cast<std::uint16_t>(x);
+                    s.src_port = static_cast<std::uint16_t>(x >> 16);
+                    // Lengths up to the largest, with all-ones IDs and ports among them.
+                    std::size_t len = (x >> 32) % (udp_header_template::max_udp_payload + 1);
+                    if (k == 0) len = udp_header_template::max_udp_payload;
+                    if (k == 1) s.ip_id = s.src_port = 0xffff;
+                    bytes want(udp_header_template::size + len);
+                    ASSERT_EQ(finish_udp_frame(s, len, want), want.size());
+                    bytes got(udp_header_template::size, 0xee);
+                    t.write(got.data(), s.ip_id, s.src_port, len);
+                    ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin()))
+                        << "df " << df << " dscp " << int(dscp) << " ecn " << int(ecn) << " len "
+                        << len << " id " << s.ip_id;
+                }
+            }
+        }
+    }
+    udp_header_template t;
+    EXPECT_FALSE(t.build(spec(true))) << "no VLAN tag in a template";
+}
+
 TEST(Frame, UdpChecksumCanBeOmitted) {
     auto s = spec(false);
     s.udp_checksum = false;
