@@ -144,8 +144,17 @@ std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> fram
 
 // Fills the Ethernet addresses of a frame from the inner handler. False if the frame was held
 // for ARP (copied) or dropped, so the slot is free again.
-bool host_stack::address(tx_frame& f, std::uint64_t now) noexcept {
+bool host_stack::address(tx_frame& f, std::uint64_t now, burst_route& last) noexcept {
     const std::span<std::uint8_t> b = f.buffer.first(f.length);
+    // An untagged IPv4 frame to the last frame's destination takes its MACs without a lookup.
+    constexpr std::size_t dst_ip_at = wire::eth_header::wire_size + 16;
+    if (last.valid && b.size() >= dst_ip_at + 4 &&
+        wire::load_be16(&b[12]) == wire::ethertype_ipv4 &&
+        wire::load_be32(&b[dst_ip_at]) == last.dst_ip) {
+        std::memcpy(b.data(), last.mac.octets.data(), 6);
+        std::memcpy(b.data() + 6, cfg_.iface.mac.octets.data(), 6);
+        return true;
+    }
     const classification c = classify(b, cfg_.steering);
     if (c.cls == traffic_class::arp || c.cls == traffic_class::other_ethertype ||
         c.cls == traffic_class::runt) {
@@ -170,6 +179,7 @@ bool host_stack::address(tx_frame& f, std::uint64_t now) noexcept {
         case neighbor_table::send_result::ready:
             std::memcpy(b.data(), mac.octets.data(), 6);
             std::memcpy(b.data() + 6, cfg_.iface.mac.octets.data(), 6);
+            last = {true, c.dst_ip, mac};
             return true;
         case neighbor_table::send_result::queued:
             ++stats_.held;
@@ -187,8 +197,9 @@ std::size_t host_stack::on_transmit(std::uint64_t now, std::span<tx_frame> frame
     stats_.from_inner += produced;
     // Compact in place: frames that were held or dropped give their slot (and its buffer) back.
     const std::size_t end = n + std::min(produced, frames.size() - n);
+    burst_route last;
     for (std::size_t i = n; i < end; ++i) {
-        if (!address(frames[i], now)) continue;
+        if (!address(frames[i], now, last)) continue;
         if (i != n) std::swap(frames[i], frames[n]);
         ++n;
     }

@@ -74,7 +74,14 @@ class host_stack final : public frame_handler {
     void receive_arp(std::span<const std::uint8_t> frame, std::uint64_t now) noexcept;
     void receive_icmp(std::span<const std::uint8_t> frame) noexcept;
     std::size_t emit_control(std::uint64_t now, std::span<tx_frame> frames) noexcept;
-    bool address(tx_frame& f, std::uint64_t now) noexcept;
+    // The next hop the last frame of one on_transmit() call went to: the table cannot change
+    // within a call, and most frames of a burst go where the one before went.
+    struct burst_route {
+        bool valid = false;
+        std::uint32_t dst_ip = 0;
+        wire::mac_address mac;
+    };
+    bool address(tx_frame& f, std::uint64_t now, burst_route& last) noexcept;
 
     host_config cfg_;
     frame_handler& inner_;

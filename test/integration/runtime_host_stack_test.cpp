@@ -3,6 +3,7 @@
 // for other hosts are dropped by reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -113,6 +114,62 @@ TEST(HostStack, AnswersPingAndDropsOthersTraffic) {
         wire::build_ip_frame(s, runtime::ip_proto_icmp, std::span(msg).first(m), frame);
     a.host.on_receive(std::span(frame).first(n3), 0);
     EXPECT_EQ(a.host.stats()[runtime::host_drop::not_our_mac], 1u);
+}
+
+// An inner handler that sends one UDP frame to each address of a script, per burst.
+struct scripted : runtime::frame_handler {
+    std::vector<std::uint32_t> to;
+    void on_receive(std::span<const std::uint8_t>, std::uint64_t) override {}
+    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+        const std::size_t n = std::min(frames.size(), to.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            wire::frame_spec s;
+            s.src_ip = ip_a;
+            s.dst_ip = to[i];
+            const std::uint8_t payload[4] = {1, 2, 3, static_cast<std::uint8_t>(i)};
+            frames[i].length = wire::build_udp_frame(s, payload, frames[i].buffer);
+        }
+        to.clear();
+        return n;
+    }
+    std::uint64_t next_deadline() const override { return runtime::no_deadline; }
+};
+
+// Frames of one burst to several next hops each get their own MAC; one to a next hop without a
+// MAC is held even right after frames whose MAC was known.
+TEST(HostStack, EachFrameOfABurstGetsItsNextHopsMac) {
+    constexpr std::uint32_t ip_c = 0x0a000003, ip_d = 0x0a000004, far = 0x0b000001;
+    const wire::mac_address mac_b{{0x02, 0, 0, 0, 0, 0xb}}, mac_c{{0x02, 0, 0, 0, 0, 0xc}},
+        gw{{0x02, 0, 0, 0, 0, 0x9}};
+    scripted inner;
+    runtime::host_config h;
+    h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0x0a000009};
+    runtime::host_stack host(h, inner);
+    host.on_start({});
+    host.neighbors().add_static(ip_b, mac_b);
+    host.neighbors().add_static(ip_c, mac_c);
+    host.neighbors().add_static(0x0a000009, gw);
+    inner.to = {ip_b, ip_b, ip_c, ip_b, far, ip_d, ip_b, ip_d, ip_c};
+    std::vector<std::vector<std::uint8_t>> bufs(runtime::burst_size,
+                                                std::vector<std::uint8_t>(256));
+    std::vector<runtime::tx_frame> frames(runtime::burst_size);
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        frames[i].reset(bufs[i], nullptr);
+    const std::size_t n = host.on_transmit(0, frames);
+    // ip_d has no MAC: its two frames wait for ARP; the rest go, in order.
+    const std::vector<std::pair<std::uint32_t, wire::mac_address>> want = {
+        {ip_b, mac_b}, {ip_b, mac_b}, {ip_c, mac_c}, {ip_b, mac_b},
+        {far, gw},     {ip_b, mac_b}, {ip_c, mac_c}};
+    ASSERT_EQ(n, want.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        wire::l2l4_view v;
+        ASSERT_EQ(wire::parse_l2l4(std::span(frames[i].buffer.data(), frames[i].length), v),
+                  wire::reject_reason::none);
+        EXPECT_EQ(v.ip.dst, want[i].first) << i;
+        EXPECT_EQ(v.eth.dst, want[i].second) << i;
+        EXPECT_EQ(v.eth.src, h.iface.mac) << i;
+    }
+    EXPECT_EQ(host.neighbors().state_of(ip_d), runtime::neighbor_table::state::incomplete);
 }
 
 }  // namespace
