@@ -36,9 +36,13 @@ prologue read_prologue(byte_reader& r) noexcept {
             static_cast<std::uint8_t>(v & 0x7f)};
 }
 
+constexpr std::uint16_t prologue_word(pds_type t, std::uint8_t next, std::uint8_t flags) noexcept {
+    return static_cast<std::uint16_t>((static_cast<unsigned>(t) << 11) | ((next & 0x0fu) << 7) |
+                                      (flags & 0x7fu));
+}
+
 void write_prologue(byte_writer& w, pds_type t, std::uint8_t next, std::uint8_t flags) noexcept {
-    w.u16(static_cast<std::uint16_t>((static_cast<unsigned>(t) << 11) | ((next & 0x0fu) << 7) |
-                                     (flags & 0x7fu)));
+    w.u16(prologue_word(t, next, flags));
 }
 
 constexpr std::uint8_t flag(bool set, std::uint8_t mask) noexcept {
@@ -80,13 +84,15 @@ void set_dpdcid_slot(H& h, std::uint16_t slot) noexcept {
     h.psn_offset = h.syn ? slot & syn_psn_offset_mask : 0;
 }
 
+// The 12 bytes every request starts with, at fixed offsets: every data packet is written here,
+// and the plain form needs no more (the caller has checked the room).
 template <class H>
-void write_request(byte_writer& w, const H& h) noexcept {
-    write_prologue(w, h.type, raw(h.next_hdr), request_flags(h));
-    w.u16(static_cast<std::uint16_t>(h.clear_psn_offset));
-    w.u32(h.psn);
-    w.u16(h.spdcid);
-    w.u16(dpdcid_slot(h));
+void store_request(std::uint8_t* p, const H& h) noexcept {
+    store_be16(p, prologue_word(h.type, raw(h.next_hdr), request_flags(h)));
+    store_be16(p + 2, static_cast<std::uint16_t>(h.clear_psn_offset));
+    store_be32(p + 4, h.psn);
+    store_be16(p + 8, h.spdcid);
+    store_be16(p + 10, dpdcid_slot(h));
 }
 
 template <class H>
@@ -104,15 +110,16 @@ void read_request(byte_reader& r, const prologue& p, H& h) noexcept {
 
 // --- ACK body, shared by ACK, ACK_CC and ACK_CCX ---
 
+// The 12 bytes every ACK starts with, as store_request.
 template <class H>
-void write_ack(byte_writer& w, const H& h) noexcept {
+void store_ack(std::uint8_t* p, const H& h) noexcept {
     const std::uint8_t flags = flag(h.m, ack_m) | flag(h.retx, ack_retx) | flag(h.p, ack_p) |
                                flag(h.req_close, ack_req_close) | flag(h.req_clear, ack_req_clear);
-    write_prologue(w, h.type, raw(h.next_hdr), flags);
-    w.u16(static_cast<std::uint16_t>(h.ack_psn_offset));
-    w.u32(h.cack_psn);
-    w.u16(h.spdcid);
-    w.u16(h.dpdcid);
+    store_be16(p, prologue_word(h.type, raw(h.next_hdr), flags));
+    store_be16(p + 2, static_cast<std::uint16_t>(h.ack_psn_offset));
+    store_be32(p + 4, h.cack_psn);
+    store_be16(p + 8, h.spdcid);
+    store_be16(p + 10, h.dpdcid);
 }
 
 template <class H>
@@ -378,34 +385,42 @@ const char* to_string(nack_code c) noexcept {
 // --- encode ---
 
 std::size_t encode(const pds_rud_rod_request& h, std::span<std::uint8_t> out) noexcept {
-    return encode_with<pds_rud_rod_request>(h, out, write_request);
+    if (out.size() < h.wire_size) return 0;
+    store_request(out.data(), h);
+    return h.wire_size;
 }
 
 std::size_t encode(const pds_rud_rod_cc_request& h, std::span<std::uint8_t> out) noexcept {
-    return encode_with<pds_rud_rod_cc_request>(h, out, [](byte_writer& w, const auto& x) {
-        write_request(w, x);
-        w.u8(x.ccc_id);
-        w.u24(x.credit_target & 0xffffff);
-    });
+    if (out.size() < h.wire_size) return 0;
+    store_request(out.data(), h);
+    out[12] = h.ccc_id;
+    store_be24(&out[13], h.credit_target & 0xffffff);
+    return h.wire_size;
 }
 
 std::size_t encode(const pds_ack& h, std::span<std::uint8_t> out) noexcept {
-    return encode_with<pds_ack>(h, out, write_ack);
+    if (out.size() < h.wire_size) return 0;
+    store_ack(out.data(), h);
+    return h.wire_size;
+}
+
+// ACK_CC and ACK_CCX: the ACK's 12 bytes, then the CC state (and the CCX word).
+template <class H>
+std::size_t encode_ack_with_cc(const H& h, std::span<std::uint8_t> out) noexcept {
+    if (out.size() < H::wire_size) return 0;
+    store_ack(out.data(), h);
+    byte_writer w(out.subspan(pds_ack::wire_size, H::wire_size - pds_ack::wire_size));
+    write_cc(w, h);
+    if constexpr (std::is_same_v<H, pds_ack_ccx>) w.u64(h.ack_ccx_state);
+    return w.failed() || w.result() != H::wire_size - pds_ack::wire_size ? 0 : H::wire_size;
 }
 
 std::size_t encode(const pds_ack_cc& h, std::span<std::uint8_t> out) noexcept {
-    return encode_with<pds_ack_cc>(h, out, [](byte_writer& w, const auto& x) {
-        write_ack(w, x);
-        write_cc(w, x);
-    });
+    return encode_ack_with_cc(h, out);
 }
 
 std::size_t encode(const pds_ack_ccx& h, std::span<std::uint8_t> out) noexcept {
-    return encode_with<pds_ack_ccx>(h, out, [](byte_writer& w, const auto& x) {
-        write_ack(w, x);
-        write_cc(w, x);
-        w.u64(x.ack_ccx_state);
-    });
+    return encode_ack_with_cc(h, out);
 }
 
 std::size_t encode(const pds_nack& h, std::span<std::uint8_t> out) noexcept {
