@@ -9,6 +9,8 @@
 #include <limits>
 #include <span>
 
+#include "steering.hpp"
+
 namespace uet::runtime {
 
 inline constexpr std::size_t burst_size = 32;
@@ -63,6 +65,13 @@ class frame_handler {
     virtual void on_start(const io_caps& /*caps*/) {}
     // One received frame (Ethernet header first, no FCS). The span is valid only during the call.
     virtual void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) = 0;
+    // The same frame, which the port already classified under `by` (software steering): a
+    // handler that classifies too may take c instead of looking again.
+    virtual void on_receive_classified(std::span<const std::uint8_t> frame,
+                                       const classification& /*c*/, const steering_config& /*by*/,
+                                       std::uint64_t now) {
+        on_receive(frame, now);
+    }
     // Fill up to frames.size() slots from the front; return how many were filled. Slots past the
     // returned count are reused by the runtime.
     virtual std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) = 0;

@@ -61,7 +61,19 @@ void host_stack::on_start(const io_caps& caps) {
 }
 
 void host_stack::on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
-    const classification c = classify(frame, cfg_.steering);
+    dispatch(frame, classify(frame, cfg_.steering), now);
+}
+
+void host_stack::on_receive_classified(std::span<const std::uint8_t> frame, const classification& c,
+                                       const steering_config& by, std::uint64_t now) {
+    // The port's classification stands when it looked for the same ports as we do.
+    if (by.uet_port == cfg_.steering.uet_port && by.roce_port == cfg_.steering.roce_port)
+        return dispatch(frame, c, now);
+    on_receive(frame, now);
+}
+
+void host_stack::dispatch(std::span<const std::uint8_t> frame, const classification& c,
+                          std::uint64_t now) {
     stats_.received.count(c.cls);
     switch (c.cls) {
         case traffic_class::other_ethertype:

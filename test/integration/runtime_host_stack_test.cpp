@@ -172,4 +172,39 @@ TEST(HostStack, EachFrameOfABurstGetsItsNextHopsMac) {
     EXPECT_EQ(host.neighbors().state_of(ip_d), runtime::neighbor_table::state::incomplete);
 }
 
+// A port that classified a frame passes its classification on; the host stack takes it when
+// the port looked for the same UDP ports, and looks again itself when not.
+TEST(HostStack, TakesThePortsClassificationOnlyUnderTheSameSteering) {
+    scripted inner;
+    runtime::host_config h;
+    h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
+    runtime::host_stack host(h, inner);
+    host.on_start({});
+    wire::frame_spec s;
+    s.src_mac = {{0x02, 0, 0, 0, 0, 2}};
+    s.dst_mac = h.iface.mac;
+    s.src_ip = ip_b;
+    s.dst_ip = ip_a;
+    s.dst_port = h.steering.uet_port;
+    const std::uint8_t payload[16] = {};
+    std::vector<std::uint8_t> frame(128);
+    frame.resize(wire::build_udp_frame(s, payload, frame));
+    const runtime::classification c = runtime::classify(frame, h.steering);
+    ASSERT_EQ(c.cls, runtime::traffic_class::uet);
+    host.on_receive_classified(frame, c, h.steering, 0);
+    EXPECT_EQ(host.stats().to_inner, 1u);
+    // The port's word is taken as it is: here it says "some other UDP port".
+    runtime::classification other = c;
+    other.cls = runtime::traffic_class::other_udp;
+    host.on_receive_classified(frame, other, h.steering, 0);
+    EXPECT_EQ(host.stats()[runtime::host_drop::other_udp], 1u);
+    EXPECT_EQ(host.stats().to_inner, 1u);
+    // Under another steering the host stack classifies the frame itself.
+    runtime::steering_config port_steering = h.steering;
+    port_steering.uet_port = static_cast<std::uint16_t>(h.steering.uet_port + 1);
+    host.on_receive_classified(frame, other, port_steering, 0);
+    EXPECT_EQ(host.stats().to_inner, 2u);
+    EXPECT_EQ(host.stats().received[runtime::traffic_class::uet], 2u);
+}
+
 }  // namespace

@@ -63,12 +63,14 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
             continue;
         }
         if (classify_) {
-            const auto cls = runtime::classify(frame, owner_.cfg_.steering).cls;
-            c_.steering.count(cls);
-            if (!runtime::steer_to_stack(cls)) {
+            const runtime::classification c = runtime::classify(frame, owner_.cfg_.steering);
+            c_.steering.count(c.cls);
+            if (!runtime::steer_to_stack(c.cls)) {
                 ++c_.steered_away;
                 continue;
             }
+            h.on_receive_classified(frame, c, owner_.cfg_.steering, now);
+            continue;
         }
         h.on_receive(frame, now);
     }
