@@ -24,11 +24,13 @@ port::queue_io::queue_io(port& owner, std::uint16_t queue, std::size_t frame_roo
       frame_room_(frame_room),
       // A queue that rte_flow fills with engine traffic only needs no second look.
       classify_(!(owner.steering_ == steering_mode::hardware && queue == owner.cfg_.steer_queue)),
-      scratch_(65536) {}
+      scratch_(65536),
+      iova_is_va_(rte_eal_iova_mode() == RTE_IOVA_VA) {}
 
 port::queue_io::~queue_io() {
     for (std::uint16_t i = 0; i < backlog_; ++i)
         rte_pktmbuf_free(out_[i]);
+    if (ext_stashed_ != 0) rte_pktmbuf_free_bulk(ext_stash_.data(), ext_stashed_);
     for (auto& s : slots_) {
         if (s.io_cookie != nullptr) rte_pktmbuf_free(mbuf_of(s));
         s.io_cookie = nullptr;
@@ -105,6 +107,16 @@ bool port::queue_io::refill() noexcept {
     return true;
 }
 
+rte_mbuf* port::queue_io::take_ext_mbuf() noexcept {
+    if (ext_stashed_ == 0) {
+        if (rte_pktmbuf_alloc_bulk(owner_.ext_pool_, ext_stash_.data(), ext_stash_.size()) == 0)
+            ext_stashed_ = ext_stash_.size();
+        else
+            return rte_pktmbuf_alloc(owner_.ext_pool_);  // the pool is low: one at a time
+    }
+    return ext_stash_[--ext_stashed_];
+}
+
 // A zero-copy payload: a data-less mbuf attached to the registered memory, chained after the
 // headers. The region's shared info counts the references (port::in_flight).
 bool port::queue_io::attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noexcept {
@@ -114,13 +126,13 @@ bool port::queue_io::attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noe
         f.ext.length > r.length - static_cast<std::size_t>(f.ext.data - r.addr)) {
         return false;
     }
-    rte_mbuf* e = rte_pktmbuf_alloc(owner_.ext_pool_);
+    rte_mbuf* e = take_ext_mbuf();
     if (e == nullptr) {
         ++c_.tx_alloc_failed;
         return false;
     }
     void* va = const_cast<std::uint8_t*>(f.ext.data);
-    const rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA
+    const rte_iova_t iova = iova_is_va_
                                 ? static_cast<rte_iova_t>(reinterpret_cast<std::uintptr_t>(va))
                                 : rte_mem_virt2iova(va);
     rte_mbuf_ext_refcnt_update(r.shinfo, 1);

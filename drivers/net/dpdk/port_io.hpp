@@ -25,6 +25,7 @@ class port::queue_io final : public runtime::packet_io {
     bool refill() noexcept;
     bool prepare(runtime::tx_frame& f) noexcept;
     bool attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
+    rte_mbuf* take_ext_mbuf() noexcept;
     void apply_offloads(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
 
     port& owner_;
@@ -41,6 +42,11 @@ class port::queue_io final : public runtime::packet_io {
     std::array<rte_mbuf*, runtime::burst_size> out_{};
     std::uint16_t backlog_ = 0;          // out_[0, backlog_) are prepared and unsent
     std::vector<std::uint8_t> scratch_;  // a multi-segment frame made contiguous
+    // Data-less mbufs for zero-copy payloads, taken from the pool a burst at a time: one
+    // rte_pktmbuf_alloc per packet cost a mempool call and a thread-local lookup each.
+    std::array<rte_mbuf*, runtime::burst_size> ext_stash_{};
+    unsigned ext_stashed_ = 0;  // ext_stash_[0, ext_stashed_) are ready
+    bool iova_is_va_ = false;
     port_counters c_;
 };
 
