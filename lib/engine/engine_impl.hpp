@@ -253,10 +253,11 @@ class engine_impl final : public pds::tx_listener {
     std::size_t build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
                             const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
     // The common data packet (a RUD/ROD request and a SES standard request) written straight
-    // from its two headers: the same bytes as build_frame, without the header variants.
+    // from its two headers: the same bytes as build_frame, without the header variants. A
+    // request without extensions needs only the 44 fixed bytes (ses_standard_fields).
+    template <class SesHeader>
     std::size_t build_request_frame(std::uint32_t peer, std::uint16_t entropy,
-                                    const wire::pds_rud_rod_request& pds,
-                                    const wire::ses_standard_request& ses,
+                                    const wire::pds_rud_rod_request& pds, const SesHeader& ses,
                                     std::span<const std::uint8_t> payload,
                                     std::span<std::uint8_t> out);
     // Both: L2-L4 around the UET headers write_headers puts at the start of the span it is

@@ -1,5 +1,6 @@
 // Bytes on the wire: Ethernet/IPv4/UDP around a UET header stack, and the control-frame ring.
 #include <cstring>
+#include <type_traits>
 
 #include "bytes.hpp"
 #include "engine_impl.hpp"
@@ -76,18 +77,36 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
         [&](std::span<std::uint8_t> l4) { return wire::encode_uet_headers(spec, l4); });
 }
 
+template <class SesHeader>
 std::size_t engine_impl::build_request_frame(std::uint32_t peer, std::uint16_t entropy,
                                              const wire::pds_rud_rod_request& pds,
-                                             const wire::ses_standard_request& ses,
+                                             const SesHeader& ses,
                                              std::span<const std::uint8_t> payload,
                                              std::span<std::uint8_t> out) {
     return build_frame_with(peer, entropy, true, payload, out, [&](std::span<std::uint8_t> l4) {
         const std::size_t n = wire::encode(pds, l4);
         if (n == 0) return std::size_t{0};
-        const std::size_t m = wire::encode(ses, l4.subspan(n));
-        return m == 0 ? std::size_t{0} : n + m;
+        if constexpr (std::is_same_v<SesHeader, wire::ses_standard_fields>) {
+            if (l4.size() - n < ses.wire_size) return std::size_t{0};
+            wire::store_standard_fields(ses, l4.data() + n);
+            return n + ses.wire_size;
+        } else {
+            const std::size_t m = wire::encode(ses, l4.subspan(n));
+            return m == 0 ? std::size_t{0} : n + m;
+        }
     });
 }
+
+template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16_t,
+                                                      const wire::pds_rud_rod_request&,
+                                                      const wire::ses_standard_request&,
+                                                      std::span<const std::uint8_t>,
+                                                      std::span<std::uint8_t>);
+template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16_t,
+                                                      const wire::pds_rud_rod_request&,
+                                                      const wire::ses_standard_fields&,
+                                                      std::span<const std::uint8_t>,
+                                                      std::span<std::uint8_t>);
 
 std::span<std::uint8_t> engine_impl::control_slot() {
     if (control_head_ - control_tail_ >= cfg_.control_queue) return {};

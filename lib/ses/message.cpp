@@ -52,9 +52,9 @@ std::uint32_t message_queue::pop(tx_messages& pool) noexcept {
     return index;
 }
 
-wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept {
+wire::ses_standard_fields standard_fields(const tx_message& m, const segment& s) noexcept {
     const op_fields& f = m.fields;
-    wire::ses_standard_request h;
+    wire::ses_standard_fields h;
     h.opcode = f.opcode;
     h.som = s.som;
     h.eom = s.eom;
@@ -66,15 +66,22 @@ wire::ses_standard_request request_header(const tx_message& m, const segment& s)
     h.buffer_offset = f.buffer_offset;
     h.memory_key = f.memory_key;
     h.request_length = f.request_length != 0 ? f.request_length : m.length;
-    h.atomic = f.atomic;
-    h.cas = f.cas;
-    h.rendezvous = f.rendezvous;
     if (s.som) {
         h.header_data = f.header_data;
     } else {
         h.payload_length = static_cast<std::uint16_t>(s.length);
         h.message_offset = s.offset;
     }
+    return h;
+}
+
+wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept {
+    const op_fields& f = m.fields;
+    wire::ses_standard_request h;
+    static_cast<wire::ses_standard_fields&>(h) = standard_fields(m, s);
+    h.atomic = f.atomic;
+    h.cas = f.cas;
+    h.rendezvous = f.rendezvous;
     return h;
 }
 

@@ -141,6 +141,11 @@ struct message_queue {
 
 // The SES request header of one segment of m (its fields, SEND by default).
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept;
+// Its 44 fixed bytes alone, which is all of it unless has_extensions(m.fields).
+wire::ses_standard_fields standard_fields(const tx_message& m, const segment& s) noexcept;
+inline bool has_extensions(const op_fields& f) noexcept {
+    return f.atomic.has_value() || f.cas.has_value() || f.rendezvous.has_value();
+}
 // The SES header of one segment of m: request_header(), or the response form m.fields asks for.
 wire::ses_header packet_header(const tx_message& m, const segment& s) noexcept;
 

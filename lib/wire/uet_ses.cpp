@@ -424,10 +424,7 @@ std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> ou
 
 // Every data packet carries one: the fixed 44 bytes go at fixed offsets after one size check
 // (as the L2-L4 writer does), the extensions after them.
-std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept {
-    const std::size_t need = encoded_size(h);
-    if (out.size() < need) return 0;
-    std::uint8_t* p = out.data();
+void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p) noexcept {
     p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
     p[1] = pack_version_flags(h);
     store_be16(p + 2, h.message_id);
@@ -444,6 +441,12 @@ std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) n
         store_be32(p + 36, h.message_offset);
     }
     store_be32(p + 40, h.request_length);
+}
+
+std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept {
+    const std::size_t need = encoded_size(h);
+    if (out.size() < need) return 0;
+    store_standard_fields(h, out.data());
     if (need == ses_standard_request::wire_size) return need;
     byte_writer w(out.subspan(ses_standard_request::wire_size));
     if (h.sync) write_sync(w, *h.sync);

@@ -194,8 +194,9 @@ struct ses_rendezvous_extension {
 
 // Standard request, 44 bytes, followed by the extensions its opcode calls for (encoded_size()
 // counts them). With som == false the header_data slot carries payload_length(14) and
-// message_offset(32) instead of header_data.
-struct ses_standard_request {
+// message_offset(32) instead of header_data. ses_standard_fields is the 44 bytes alone: what
+// a plain send or write carries, written by store_standard_fields without building the rest.
+struct ses_standard_fields {
     static constexpr std::size_t wire_size = 44;  // without extensions
     ses_opcode opcode = ses_opcode::send;
     std::uint8_t version = ses_version;
@@ -217,6 +218,10 @@ struct ses_standard_request {
     std::uint16_t payload_length = 0;  // som == false, 14 bits
     std::uint32_t message_offset = 0;  // som == false
     std::uint32_t request_length = 0;
+    bool operator==(const ses_standard_fields&) const = default;
+};
+
+struct ses_standard_request : ses_standard_fields {
     std::optional<ses_sync_extension> sync;
     std::optional<ses_atomic_extension> atomic;  // atomic opcodes, non-CAS atomic_opcode
     std::optional<ses_cas_extension> cas;        // atomic opcodes, CAS-family atomic_opcode
@@ -325,6 +330,9 @@ std::size_t encode(const ses_sync_extension& h, std::span<std::uint8_t> out) noe
 std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> out) noexcept;
 // Writes the header and whichever extensions are present (encoded_size(h) bytes).
 std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept;
+// The 44 fixed bytes of a standard request at out, which must hold them (what encode writes
+// before any extension).
+void store_standard_fields(const ses_standard_fields& h, std::uint8_t* out) noexcept;
 std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_small_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_response& h, std::span<std::uint8_t> out) noexcept;
