@@ -12,7 +12,8 @@
 //          [--mtu N] [--trust-link-mtu] [--payload N] [--mpr N] [--rto-us N] [--retries N]
 //          [--window N] [--garbage N (malformed frames first)] [--timeout S] [--ready-file F]
 //          [--done-file F] [--serve-until F]
-//          [--progress-file F --progress-after N (messages received)] [--no-backoff]
+//          [--progress-file F --progress-after N (messages received)] [--stall-after-progress]
+//          [--no-backoff]
 //          [--eal "EAL ARGS"] [--name LABEL]
 // PLAN: MODE:SIZE*COUNT,... e.g. "uud:1k*50,rud:64m*2" (sizes take k/m suffixes).
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +31,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eal.hpp"
@@ -50,6 +53,10 @@ struct options : itest::common_options {
     std::uint32_t epoch = 1, payload = 1400, mpr = 256, rto_us = 20000, retries = 24;
     std::uint32_t window = 32, progress_after = 1;
     bool allow_errors = false;
+    // After writing the progress file, stop polling (as a hung process would) until killed:
+    // a script that kills the receiver on that file then always finds it mid-transfer, however
+    // fast the transfer runs. Bounded by --timeout, after which the peer exits with FAIL.
+    bool stall_after_progress = false;
 };
 
 options parse(int argc, char** argv) {
@@ -84,6 +91,8 @@ options parse(int argc, char** argv) {
             o.ready_file = args.value();
         else if (k == "--progress-after")
             o.progress_after = args.number();
+        else if (k == "--stall-after-progress")
+            o.stall_after_progress = true;
         else
             args.usage("unknown option " + k);
     }
@@ -187,6 +196,7 @@ class receiver {
             !o_.progress_file.empty()) {
             progress_written_ = true;
             touch(o_.progress_file);
+            if (o_.stall_after_progress) stall();
         }
     }
     std::string progress() const { return r_ ? r_->progress() : "nothing expected"; }
@@ -202,6 +212,13 @@ class receiver {
     }
 
   private:
+    [[noreturn]] void stall() const {
+        std::this_thread::sleep_for(std::chrono::seconds(o_.timeout_s));
+        std::printf("%s: FAIL stalled %u s after its progress file and nobody killed it\n",
+                    o_.name.c_str(), o_.timeout_s);
+        std::exit(1);
+    }
+
     const options& o_;
     uet::engine& e_;
     std::optional<itest::plan_receiver> r_;

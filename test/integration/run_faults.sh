@@ -61,14 +61,16 @@ expect B2 "ROUND 2 ok"
 echo "== 3. engines: SIGKILL of the receiver mid-transfer, then a restarted receiver"
 # A's messages to the dead B must complete with an error after the retry limit (retry_limit on
 # the open PDC, peer_unreachable on PDCs whose SYN is never answered): nothing hangs. Then a
-# restarted B (a fresh engine) takes a new transfer through new PDCs.
+# restarted B (a fresh engine) takes a new transfer through new PDCs. B stops polling once it
+# has written its progress file, so the kill finds the transfer unfinished however fast it runs
+# (30 MiB over af_packet can end between the file and the kill).
 # The engine fails the messages of a dead peer a PDC at a time (each new PDC's SYN must time out
 # on its own), so the first plan stays short and the retry limit low. RUD only: a ROD PDC to a
 # dead peer rewinds its whole window on every timeout and took ~20 s to reach the limit.
 PLAN1="rud:1m*30"
 PLAN2="uud:1k*20,rud:1k*50,rud:1m*8,rod:1m*4,rudi:64k*8"
 start_engine B3 ip netns exec "$B" -- --dev fb0 --ip 10.7.0.2/24 --peer 10.7.0.1 --expect "$PLAN1" \
-    --progress-file "$WORK/B3.progress" --progress-after 3
+    --progress-file "$WORK/B3.progress" --progress-after 3 --stall-after-progress
 start_engine A3 ip netns exec "$A" -- --dev fa0 --ip 10.7.0.1/24 --peer 10.7.0.2 --retries 8 --rto-us 5000 \
     --send "$PLAN1" --allow-errors --then-send "$PLAN2" --then-after "$WORK/go" \
     --done-file "$WORK/A3.done"
