@@ -195,7 +195,10 @@ std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
 }
 
 std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    if (const std::uint32_t p = find_peer(ip); p != none) return p;
+    // Frames come from few peers, mostly from the one before: it is tried before the map (peers
+    // are never removed, so the index stays good).
+    if (last_peer_ != none && peers_[last_peer_].ip == ip) return last_peer_;
+    if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
     if (peers_.size() >= cfg_.max_peers) return none;
     peer_state s;
     s.mac = mac;

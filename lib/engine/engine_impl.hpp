@@ -295,6 +295,7 @@ class engine_impl final : public pds::tx_listener {
 
     std::vector<peer_state> peers_;
     pds::flat_map peer_by_ip_;
+    std::uint32_t last_peer_ = none;  // the peer find_or_add_peer found last
 
     std::vector<pds::pdc> pdcs_;
     std::vector<std::uint32_t> free_pdcs_;

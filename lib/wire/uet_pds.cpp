@@ -30,10 +30,13 @@ struct prologue {
     std::uint8_t flags;
 };
 
-prologue read_prologue(byte_reader& r) noexcept {
-    const std::uint16_t v = r.u16();
+prologue prologue_of(std::uint16_t v) noexcept {
     return {static_cast<std::uint8_t>(v >> 11), static_cast<std::uint8_t>((v >> 7) & 0x0f),
             static_cast<std::uint8_t>(v & 0x7f)};
+}
+
+prologue read_prologue(byte_reader& r) noexcept {
+    return prologue_of(r.u16());
 }
 
 constexpr std::uint16_t prologue_word(pds_type t, std::uint8_t next, std::uint8_t flags) noexcept {
@@ -95,17 +98,21 @@ void store_request(std::uint8_t* p, const H& h) noexcept {
     store_be16(p + 10, dpdcid_slot(h));
 }
 
+// The 12 bytes store_request writes, read back at fixed offsets (the caller has checked that
+// they are there); returns their prologue for the caller to check.
 template <class H>
-void read_request(byte_reader& r, const prologue& p, H& h) noexcept {
+prologue load_request(const std::uint8_t* b, H& h) noexcept {
+    const prologue p = prologue_of(load_be16(b));
     h.type = static_cast<pds_type>(p.type);
     h.next_hdr = static_cast<pds_next_hdr>(p.next);
     h.retx = p.flags & req_retx;
     h.ar = p.flags & req_ar;
     h.syn = p.flags & req_syn;
-    h.clear_psn_offset = static_cast<std::int16_t>(r.u16());
-    h.psn = r.u32();
-    h.spdcid = r.u16();
-    set_dpdcid_slot(h, r.u16());
+    h.clear_psn_offset = static_cast<std::int16_t>(load_be16(b + 2));
+    h.psn = load_be32(b + 4);
+    h.spdcid = load_be16(b + 8);
+    set_dpdcid_slot(h, load_be16(b + 10));
+    return p;
 }
 
 // --- ACK body, shared by ACK, ACK_CC and ACK_CCX ---
@@ -472,20 +479,18 @@ std::size_t encode(const pds_header& h, std::span<std::uint8_t> out) noexcept {
 
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out) noexcept {
     // Decoded in place (every data packet): out is partly written when this fails.
-    byte_reader r(in);
-    const prologue p = read_prologue(r);
-    read_request(r, p, out);
-    return finish(r, check_prologue(p, pds_type::rud, pds_type::rod, true));
+    if (in.size() < pds_rud_rod_request::wire_size) return reject_reason::truncated;
+    const prologue p = load_request(in.data(), out);
+    return check_prologue(p, pds_type::rud, pds_type::rod, true);
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept {
-    byte_reader r(in);
-    const prologue p = read_prologue(r);
+    if (in.size() < pds_rud_rod_cc_request::wire_size) return reject_reason::truncated;
     pds_rud_rod_cc_request h;
-    read_request(r, p, h);
-    h.ccc_id = r.u8();
-    h.credit_target = r.u24();
-    const reject_reason rc = finish(r, check_prologue(p, pds_type::rud_cc, pds_type::rod_cc, true));
+    const prologue p = load_request(in.data(), h);
+    h.ccc_id = in[12];
+    h.credit_target = load_be24(&in[13]);
+    const reject_reason rc = check_prologue(p, pds_type::rud_cc, pds_type::rod_cc, true);
     if (rc == reject_reason::none) out = h;
     return rc;
 }
