@@ -16,17 +16,18 @@ std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data, std::uin
     if (free_.empty()) return no_index;
     const std::uint32_t index = free_.back();
     free_.pop_back();
-    tx_message& m = pool_[index];
-    m = tx_message{};
-    m.data = data.data();
-    m.length = static_cast<std::uint32_t>(data.size());
-    m.context = context;
-    m.peer = peer;
-    m.mode = mode;
-    m.message_id = message_id;
-    m.fields = fields;
-    m.packets_total = packets_for(m.length, mtu_);
-    m.in_use = true;
+    // Built in one expression: zeroing the entry and then copying the 128-byte fields over it
+    // wrote them twice.
+    const auto length = static_cast<std::uint32_t>(data.size());
+    pool_[index] = tx_message{.data = data.data(),
+                              .length = length,
+                              .context = context,
+                              .peer = peer,
+                              .mode = mode,
+                              .message_id = message_id,
+                              .packets_total = packets_for(length, mtu_),
+                              .in_use = true,
+                              .fields = fields};
     return index;
 }
 
