@@ -317,6 +317,14 @@ void server_role::abort_run(std::uint64_t now) {
 
 void server_role::step(std::uint64_t now) {
     if (finished()) return;
+    // Not even polled: a memif peer that disconnects while this side is inside a receive or
+    // transmit burst can crash it (DPDK 22.11's memif unmaps the rings from its control thread
+    // without a lock against the data path), so the side that closes last stays out of the
+    // port while the other closes.
+    if (quiet_until_ != 0) {
+        if (now >= quiet_until_) done_ = true;
+        return;
+    }
     if (interrupt_pending_) return abort_run(now);
     step_once(now);
     tell_peer_about_failure(greeted_ && refused_.empty());
@@ -357,7 +365,11 @@ void server_role::step_once(std::uint64_t now) {
     }
     if (closing_ && (sd_.ctrl_sends_idle() || now >= close_by_)) {
         if (!refused_.empty()) return fail(refused_);
-        done_ = true;
+        // The client lingers linger_ns after our answer, then closes: wait out twice that.
+        quiet_until_ = now + std::min<std::uint64_t>(
+                                 2 * linger_ns, static_cast<std::uint64_t>(s_.timeout_s * 1e9));
+        deadline_ = quiet_until_;
+        return;
     }
     if (!finished() && !running_ && greeted_ && !closing_) timed_out(now);
 }

@@ -127,10 +127,17 @@ class server_role : public role_base {
     bool result_due_ = false;     // DRAIN came: answer once drained
     bool closing_ = false;        // BYE answered or HELLO refused: done once sent (or given up)
     std::uint64_t close_by_ = 0;  // the client may be gone before it acknowledges our answer
-    std::string refused_;         // why the HELLO was refused (the error once the answer went)
+    // BYE answered and acknowledged: the port is left alone until then, so that the client,
+    // which lingers shorter, closes first (see step()).
+    std::uint64_t quiet_until_ = 0;
+    std::string refused_;  // why the HELLO was refused (the error once the answer went)
     std::uint64_t client_sent_ = 0, drain_for_client_ = 0;
     bool interrupt_pending_ = false;
     std::uint64_t abort_by_ = 0;
+
+  public:
+    // Leaving the port alone before closing (the DPDK runner sleeps meanwhile).
+    bool quiet() const noexcept { return quiet_until_ != 0 && !finished(); }
 };
 
 }  // namespace uet::perf

@@ -2,8 +2,10 @@
 #include "runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 namespace uet::perf {
 
@@ -313,6 +315,7 @@ int run_dpdk(const settings& s) {
         const std::uint64_t now = steady_ns();
         if (client) client->step(now);
         if (server) server->step(now);
+        if (server && server->quiet()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         print_stdout(role->take_output());
         if (interrupt_requested == 1) {
             interrupt_requested = 2;
