@@ -112,6 +112,8 @@ class server_role : public role_base {
     // Ctrl-C: tells the client (ABORT) and stops.
     void interrupt();
     bool was_interrupted() const noexcept { return interrupt_pending_; }
+    // Leaving the port alone before closing (the DPDK runner sleeps meanwhile).
+    bool quiet() const noexcept { return quiet_until_ != 0 && !finished(); }
 
   private:
     void step_once(std::uint64_t now);
@@ -134,10 +136,6 @@ class server_role : public role_base {
     std::uint64_t client_sent_ = 0, drain_for_client_ = 0;
     bool interrupt_pending_ = false;
     std::uint64_t abort_by_ = 0;
-
-  public:
-    // Leaving the port alone before closing (the DPDK runner sleeps meanwhile).
-    bool quiet() const noexcept { return quiet_until_ != 0 && !finished(); }
 };
 
 }  // namespace uet::perf

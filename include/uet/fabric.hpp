@@ -32,6 +32,9 @@ struct link_impairments {
     double rate_gbps = 0;                    // serialisation rate; 0: infinite
 };
 
+// dpdk_attr::udp_checksum: whether the frames a port sends carry a UDP checksum.
+enum class checksum_policy : std::uint8_t { automatic, on, off };
+
 // The dpdk provider: one endpoint on one DPDK port, progressed inline by the thread that reads
 // its completion queue (or calls progress()). Addresses are IPv4 on the port's subnet; peers are
 // resolved by ARP (or static entries), off-subnet peers through the gateway. The endpoint's
@@ -39,9 +42,6 @@ struct link_impairments {
 // errc::unsupported; after close() another may open, e.g. in another delivery mode). The EAL is
 // started once per process, by the first dpdk fabric, with that fabric's eal_args. See
 // docs/api.md.
-// dpdk_attr::udp_checksum: whether the frames a port sends carry a UDP checksum.
-enum class checksum_policy : std::uint8_t { automatic, on, off };
-
 struct dpdk_attr {
     // A vdev ("net_memif0,role=server,socket=/tmp/uet.sock", "net_tap0,iface=uet0"), a Linux
     // interface name (af_packet: "eth0"; af_xdp: "xdp:eth0") or a PCI address ("0000:3b:00.0").

@@ -30,9 +30,23 @@ std::size_t write_l2(const frame_spec& s, std::uint16_t ethertype,
     return n;
 }
 
-// A 32-bit word's two 16-bit halves, summed: its share of an IPv4 header checksum.
-constexpr std::uint32_t ip_word_halves(std::uint32_t w) noexcept {
-    return (w >> 16) + (w & 0xffff);
+// The first three 32-bit words of an IPv4 header without options (version 4, 5 words,
+// checksum 0), from values in registers.
+struct ipv4_words {
+    std::uint32_t w0, w1, w2;
+};
+
+ipv4_words ipv4_header_words(const frame_spec& s, std::uint8_t protocol, std::uint16_t total_length,
+                             std::uint16_t id) noexcept {
+    return {(0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16) | total_length,
+            (std::uint32_t{id} << 16) | (s.df ? 0x4000u : 0u),
+            (std::uint32_t{s.ttl} << 24) | (std::uint32_t{protocol} << 16)};
+}
+
+// The header's 16-bit words summed (at most 10 x 0xffff), as checksum_partial sums them.
+std::uint32_t ipv4_header_sum(const ipv4_words& w, const frame_spec& s) noexcept {
+    const auto halves = [](std::uint32_t v) { return (v >> 16) + (v & 0xffff); };
+    return halves(w.w0) + halves(w.w1) + halves(w.w2) + halves(s.src_ip) + halves(s.dst_ip);
 }
 
 // Writes L2 + IPv4 header (checksum filled) in front of ip_payload_len payload bytes.
@@ -58,20 +72,15 @@ std::size_t write_l2_ip(const frame_spec& s, std::uint8_t protocol, std::size_t 
     // The header's five 32-bit words (version 4, 5 words; checksum 0) and their checksum are
     // computed in registers: summing the bytes back from memory right after storing them in
     // narrower pieces stalls every load (store forwarding).
-    const std::uint32_t w0 = (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16) |
-                             static_cast<std::uint32_t>(ipv4_header::wire_size + ip_payload_len);
-    const std::uint32_t w1 = (std::uint32_t{s.ip_id} << 16) | (s.df ? 0x4000u : 0u);
-    const std::uint32_t w2 = (std::uint32_t{s.ttl} << 24) | (std::uint32_t{protocol} << 16);
+    const ipv4_words w = ipv4_header_words(
+        s, protocol, static_cast<std::uint16_t>(ipv4_header::wire_size + ip_payload_len), s.ip_id);
     std::uint8_t* ip = b + n;
-    store_be32(ip, w0);
-    store_be32(ip + 4, w1);
-    store_be32(ip + 8, w2);
+    store_be32(ip, w.w0);
+    store_be32(ip + 4, w.w1);
+    store_be32(ip + 8, w.w2);
     store_be32(ip + 12, s.src_ip);
     store_be32(ip + 16, s.dst_ip);
-    // Of big-endian 16-bit words (at most 10 x 0xffff), as checksum_partial sums them.
-    const std::uint32_t sum = ip_word_halves(w0) + ip_word_halves(w1) + ip_word_halves(w2) +
-                              ip_word_halves(s.src_ip) + ip_word_halves(s.dst_ip);
-    store_be16(ip + 10, checksum_finish(sum));
+    store_be16(ip + 10, checksum_finish(ipv4_header_sum(w, s)));
     return n + ipv4_header::wire_size;
 }
 
@@ -84,13 +93,8 @@ bool udp_header_template::build(const frame_spec& s) noexcept {
     f.src_port = 0;
     f.udp_checksum = false;
     if (finish_udp_frame(f, 0, std::span<std::uint8_t>(bytes_)) != size) return false;
-    // The IPv4 header's 16-bit words as write_l2_ip sums them, less the total length and the ID
-    // (both 0 in f's words below), which write() adds per frame.
-    const std::uint32_t w0 = (0x45u << 24) | (std::uint32_t{make_tos(s.dscp, s.ecn)} << 16);
-    const std::uint32_t w1 = s.df ? 0x4000u : 0u;
-    const std::uint32_t w2 = (std::uint32_t{s.ttl} << 24) | (std::uint32_t{ip_proto_udp} << 16);
-    fixed_sum_ = ip_word_halves(w0) + ip_word_halves(w1) + ip_word_halves(w2) +
-                 ip_word_halves(s.src_ip) + ip_word_halves(s.dst_ip);
+    // The header's sum without the total length and the ID, which write() adds per frame.
+    fixed_sum_ = ipv4_header_sum(ipv4_header_words(s, ip_proto_udp, 0, 0), s);
     return true;
 }
 

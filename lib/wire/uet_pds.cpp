@@ -419,7 +419,7 @@ std::size_t encode_ack_with_cc(const H& h, std::span<std::uint8_t> out) noexcept
     byte_writer w(out.subspan(pds_ack::wire_size, H::wire_size - pds_ack::wire_size));
     write_cc(w, h);
     if constexpr (std::is_same_v<H, pds_ack_ccx>) w.u64(h.ack_ccx_state);
-    return w.failed() || w.result() != H::wire_size - pds_ack::wire_size ? 0 : H::wire_size;
+    return w.result() == H::wire_size - pds_ack::wire_size ? H::wire_size : 0;
 }
 
 std::size_t encode(const pds_ack_cc& h, std::span<std::uint8_t> out) noexcept {
