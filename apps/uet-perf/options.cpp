@@ -313,10 +313,9 @@ bool parser::check() {
     if (s.provider == "dpdk" && s.ip.empty())
         return fail("--ip A.B.C.D/LEN is required with the dpdk provider");
     if (s.provider == "dpdk" && !mtu_given_) {
-        // Room for Ethernet, IPv4, UDP, entropy, PDS and SES headers (under 256 bytes).
-        const std::uint32_t port = s.port_mtu ? s.port_mtu : 1500;
-        // -m's own limit (8192) too: at --port-mtu 9000 the headers leave 8704.
-        s.mtu = std::min<std::uint32_t>(8192, (port - 256) / 64 * 64);
+        // The largest multiple of 64 that leaves room for the headers (-m's own limit, 8192,
+        // at --port-mtu 9000; --trust-link-mtu alone does not raise it).
+        s.mtu = largest_dpdk_mtu(s.port_mtu ? s.port_mtu : 1500);
     }
     if (!s.server.empty() && s.provider == "pipe")
         return fail("--provider pipe runs server and client in this process: give no address");

@@ -40,7 +40,7 @@ struct settings {
     std::uint64_t duration_ms = 0;    // -D, 0: run -n iterations
     std::uint32_t tx_depth = 128;     // -t (lat tests: always 1 outstanding)
     // -m: SES payload bytes per packet. Default 4096 on the pipe; on dpdk what fits the port's
-    // MTU with room for the headers (1216 for 1500).
+    // MTU with room for the headers (largest_dpdk_mtu: 1344 for 1500).
     std::uint32_t mtu = 4096;
     bool bidirectional = false;   // -b
     std::uint32_t job_id = 4793;  // -p: the uet job both sides use

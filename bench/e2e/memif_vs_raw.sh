@@ -6,15 +6,15 @@
 # zero-copy and UDP checksums (off by default on memif, whose frames stay in this host's memory;
 # testpmd's txonly sends none either). Prints all four in Gb/s and, last, `ratio <uet/raw>` (uet
 # as it runs by default).
-#   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1216, SIZE=65536)
+#   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1344, SIZE=65536)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
-# MTU is uet-perf's -m (SES payload bytes per packet); 1216 is its default on a 1500-byte port.
+# MTU is uet-perf's -m (SES payload bytes per packet); 1344 is its default on a 1500-byte port.
 # A RUD write packet adds 98 header bytes (Ethernet 14, IPv4 20, UDP 8, PDS RUD request 12, SES
 # standard request 44), so the raw test sends MTU + 98-byte frames. Raw Gb/s counts whole frames;
 # uet-perf's counts message bytes only, so the ratio charges uet for its headers too.
 source "$(dirname "$0")/lib.sh"
 
-MTU=${MTU:-1216}
+MTU=${MTU:-1344}
 FRAME=$((MTU + 98))
 SIZE=${SIZE:-65536}
 # Payloads that do not fit a 1500-byte port: both sides go jumbo (port MTU 9000, which uet's

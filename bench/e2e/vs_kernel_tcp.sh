@@ -25,7 +25,7 @@ ip netns exec "$B" taskset -c 1 iperf3 -c 10.78.0.1 -t "$SECONDS_PER_RUN" -l "$S
 tcp_gbps=$(jq -r '.end.sum_received.bits_per_second / 1e9' "$WORK/iperf.json")
 printf 'kernel TCP (iperf3 -l %s, 1 stream, veth): %.2f Gb/s\n' "$SIZE" "$tcp_gbps"
 
-# uet takes the veths over with af_packet (default -m: 1216 payload bytes in 1500-byte frames);
+# uet takes the veths over with af_packet (default -m: 1344 payload bytes in 1500-byte frames);
 # its stack answers ARP itself, on addresses of its own.
 uet_pair tcp "ip netns exec $A" "ip netns exec $B" --dev v0 --ip 10.78.1.1/24 -- \
     --dev v1 --ip 10.78.1.2/24 10.78.1.1 -- \

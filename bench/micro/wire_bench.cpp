@@ -47,7 +47,7 @@ BENCHMARK(BM_dissect_roce_frame);
 
 // What the engine does with every received data frame before any PDS state: Ethernet/IPv4/UDP
 // parse with the checksum verified, then the UET headers (a RUD request and an SES standard
-// request) decoded. A 1500-byte frame carrying 1216 payload bytes, as uet-perf's default MTU.
+// request) decoded. A 1500-byte frame carrying 1344 payload bytes, as uet-perf's default MTU.
 void BM_receive_decode_data_frame(benchmark::State& state) {
     wire::uet_packet_spec spec;
     wire::pds_rud_rod_request pds;
@@ -58,12 +58,12 @@ void BM_receive_decode_data_frame(benchmark::State& state) {
     ses.job_id = 4793;
     ses.request_length = 65536;
     ses.buffer_offset = 2432;
-    ses.payload_length = 1216;   // a middle packet of a 64 KiB write
+    ses.payload_length = 1344;  // a middle packet of a 64 KiB write
     ses.message_offset = 2432;
     pds.next_hdr = wire::next_hdr_for(wire::ses_header{ses});
     spec.pds = pds;
     spec.ses = ses;
-    const std::vector<std::uint8_t> payload(1216, 0x5a);
+    const std::vector<std::uint8_t> payload(1344, 0x5a);
     spec.payload = payload;
     std::vector<std::uint8_t> l4(2048);
     l4.resize(wire::encode_uet(spec, l4));

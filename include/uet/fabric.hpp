@@ -70,11 +70,25 @@ struct dpdk_attr {
     checksum_policy udp_checksum = checksum_policy::automatic;
 };
 
+// The most header bytes a UET frame of the dpdk provider puts around its SES payload: Ethernet,
+// IPv4, UDP, the entropy header, the largest PDS request and the largest SES request header.
+inline constexpr std::uint32_t dpdk_frame_overhead = 142;
+
+// The largest fabric_attr::mtu (a multiple of 64, at most 8192) whose frames fit a dpdk port of
+// this IP MTU: 1344 at 1500, 8192 at 9000.
+constexpr std::uint32_t largest_dpdk_mtu(std::uint32_t port_mtu) noexcept {
+    const std::uint32_t frame = port_mtu + 14;  // the Ethernet header
+    if (frame < dpdk_frame_overhead + 64) return 0;
+    const std::uint32_t fits = (frame - dpdk_frame_overhead) / 64 * 64;
+    return fits < 8192 ? fits : 8192;
+}
+
 struct fabric_attr {
     std::string provider = "pipe";  // "pipe" or "dpdk"
     link_impairments impairments;
-    // SES payload bytes per packet (64..8192 on the pipe). dpdk: mtu + 142 header bytes must fit
-    // the port's largest frame (1514 at MTU 1500: mtu <= 1372).
+    // SES payload bytes per packet (64..8192 on the pipe). dpdk: mtu + dpdk_frame_overhead (142)
+    // header bytes must fit the port's largest frame (1514 at MTU 1500: mtu <= 1372;
+    // largest_dpdk_mtu gives the largest multiple of 64).
     std::uint32_t mtu = 4096;
     // Seeds the pipe's impairments and the PDS's initial values. Memory keys derive from it only
     // on the pipe; the dpdk provider adds the system's entropy, so keys are not guessable.

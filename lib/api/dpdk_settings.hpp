@@ -47,6 +47,7 @@ inline constexpr std::size_t frame_overhead =
     wire::eth_header::wire_size + wire::ipv4_header::wire_size + wire::udp_header::wire_size +
     wire::entropy_header::wire_size + wire::pds_rud_rod_cc_request::wire_size +
     wire::ses_standard_request::wire_size + wire::ses_cas_extension::wire_size;
+static_assert(frame_overhead == dpdk_frame_overhead, "fabric.hpp announces the header bytes");
 
 // Checks attr.dpdk (and attr.mtu as far as possible without the port). False with the reason in
 // why.

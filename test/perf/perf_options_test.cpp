@@ -49,7 +49,8 @@ TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
     EXPECT_EQ(r.s.iterations, 1000u);
     EXPECT_EQ(r.s.tx_depth, 1u);
     // dpdk without -m: an MTU that fits a 1500-byte port with the headers.
-    EXPECT_EQ(r.s.mtu, 1216u);
+    EXPECT_EQ(r.s.mtu, 1344u);
+    EXPECT_EQ(r.s.mtu, largest_dpdk_mtu(1500));
 }
 
 TEST(PerfOptions, ZeroCopyThreshold) {
@@ -68,10 +69,10 @@ TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
     const auto jumbo = parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu",
                               "9000", "--trust-link-mtu"});
     ASSERT_EQ(jumbo.error, "");
-    EXPECT_EQ(jumbo.s.mtu, 8192u);  // what -m and the HELLO accept, not 8704
+    EXPECT_EQ(jumbo.s.mtu, 8192u);  // what -m and the HELLO accept, not 8832
     const auto mid =
         parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu", "4000"});
-    EXPECT_EQ(mid.s.mtu, 3712u);
+    EXPECT_EQ(mid.s.mtu, 3840u);
 }
 
 TEST(PerfOptions, UdpChecksumSwitch) {
