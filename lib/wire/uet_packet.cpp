@@ -15,7 +15,6 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
     uet_packet& p = out;
     p.entropy.reset();
     p.tss.reset();
-    p.ses.reset();
     p.payload = {};
     std::size_t off = 0;
     if (has_entropy_header) {
@@ -34,11 +33,15 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
     std::size_t used = 0;
     if (auto rc = decode_pds(in.subspan(off), p.pds, used); rc != reject_reason::none) return rc;
     off += used;
-    if (p.tss) {
-        if (in.size() - off < tss_icv_size) return reject_reason::truncated;
-    } else if (const pds_next_hdr next = next_hdr_of(p.pds); next != pds_next_hdr::none) {
-        if (auto rc = decode_ses(in.subspan(off), next, p.ses.emplace(), used);
-            rc != reject_reason::none) {
+    const pds_next_hdr next = p.tss ? pds_next_hdr::none : next_hdr_of(p.pds);
+    if (next == pds_next_hdr::none) {
+        p.ses.reset();
+        if (p.tss && in.size() - off < tss_icv_size) return reject_reason::truncated;
+    } else {
+        // Into the header the previous packet left (usually the same kind, decoded in place):
+        // emplacing a fresh one zeroed its 160 bytes on every packet.
+        ses_header& ses = p.ses ? *p.ses : p.ses.emplace();
+        if (auto rc = decode_ses(in.subspan(off), next, ses, used); rc != reject_reason::none) {
             p.ses.reset();
             return rc;
         }
