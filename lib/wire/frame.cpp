@@ -214,9 +214,53 @@ reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexc
     return reject_reason::none;
 }
 
+// Untagged IPv4 without options carrying UDP: nearly every frame a receive path sees. The
+// checks of the general path (decode of the IPv4 header, parse_ipv4) in the same order, so a bad
+// frame gets the same reason, at fixed offsets after the caller's one bounds check (the caller
+// has seen the ethertype, version, IHL and protocol).
+reject_reason parse_plain_udp(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept {
+    constexpr std::size_t l3 = eth_header::wire_size;
+    constexpr std::size_t l4 = l3 + ipv4_header::wire_size;
+    const std::uint8_t* b = frame.data();
+    std::memcpy(out.eth.dst.octets.data(), b, 6);
+    std::memcpy(out.eth.src.octets.data(), b + 6, 6);
+    out.eth.ethertype = ethertype_ipv4;
+    out.vlan.reset();
+    out.l3 = l2l4_view::l3_kind::ipv4;
+    ipv4_header& ip = out.ip;
+    load_fields(b + l3, ip);
+    if (ip.total_length < ipv4_header::wire_size) return reject_reason::bad_ip_total_length;
+    if (ipv4_header_checksum(b + l3) != 0) return reject_reason::bad_ip_checksum;
+    if (ip.total_length > frame.size() - l3) return reject_reason::truncated;
+    if (ip.mf || ip.frag_offset != 0) return reject_reason::ip_fragment;
+    const std::size_t datagram = ip.total_length - ipv4_header::wire_size;
+    if (datagram < udp_header::wire_size) return reject_reason::truncated;
+    udp_header& udp = out.udp.emplace();
+    udp.sport = load_be16(b + l4);
+    udp.dport = load_be16(b + l4 + 2);
+    udp.length = load_be16(b + l4 + 4);
+    udp.checksum = load_be16(b + l4 + 6);
+    if (udp.length != datagram) return reject_reason::bad_udp_length;
+    const auto packet = frame.subspan(l3, ip.total_length);
+    if (udp.checksum != 0 &&
+        !udp_checksum_ok(ip.src, ip.dst, packet.subspan(ipv4_header::wire_size)))
+        return reject_reason::bad_udp_checksum;
+    out.l4_payload = frame.subspan(l4 + udp_header::wire_size, datagram - udp_header::wire_size);
+    out.ip_packet = packet;
+    return reject_reason::none;
+}
+
+bool is_plain_udp(std::span<const std::uint8_t> frame) noexcept {
+    constexpr std::size_t l3 = eth_header::wire_size;
+    return frame.size() >= l3 + ipv4_header::wire_size + udp_header::wire_size &&
+           load_be16(&frame[12]) == ethertype_ipv4 && frame[l3] == 0x45 &&
+           frame[l3 + 9] == ip_proto_udp;
+}
+
 }  // namespace
 
 reject_reason parse_l2l4(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept {
+    if (is_plain_udp(frame)) return parse_plain_udp(frame, out);
     // Decoded in place: a local view copied out at the end was read back in 16-byte pieces
     // right after the decoders' narrower stores, a store-forwarding stall on every frame.
     out.vlan.reset();

@@ -177,11 +177,7 @@ std::size_t encode(const ipv4_header& h, std::span<std::uint8_t> out) noexcept {
     return w.result();
 }
 
-reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcept {
-    // Every received frame comes through here: one bounds check, then fixed offsets.
-    if (in.size() < ipv4_header::wire_size) return reject_reason::truncated;
-    const std::uint8_t* b = in.data();
-    ipv4_header h;
+void load_fields(const std::uint8_t* b, ipv4_header& h) noexcept {
     const std::uint8_t vihl = b[0];
     const std::uint8_t tos = b[1];
     h.total_length = load_be16(b + 2);
@@ -199,6 +195,14 @@ reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcep
     h.df = (frag & 0x4000) != 0;
     h.mf = (frag & 0x2000) != 0;
     h.frag_offset = frag & 0x1fff;
+}
+
+reject_reason decode(std::span<const std::uint8_t> in, ipv4_header& out) noexcept {
+    // One bounds check, then fixed offsets.
+    if (in.size() < ipv4_header::wire_size) return reject_reason::truncated;
+    const std::uint8_t* b = in.data();
+    ipv4_header h;
+    load_fields(b, h);
     if (h.version != 4) return reject_reason::bad_ip_version;
     if (h.ihl < 5) return reject_reason::bad_ip_ihl;
     if (h.header_length() > in.size()) return reject_reason::truncated;

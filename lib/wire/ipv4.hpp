@@ -119,6 +119,8 @@ struct ipv4_header {
 
 // encode writes the 20 fixed bytes as given, checksum included (see ipv4_fill_checksum).
 std::size_t encode(const ipv4_header& h, std::span<std::uint8_t> out) noexcept;
+// The fields of the 20 fixed bytes at b, unchecked: decode checks them.
+void load_fields(const std::uint8_t* b, ipv4_header& h) noexcept;
 // decode checks version 4, IHL >= 5, that the options fit in the buffer, total_length >= the
 // header, and the header checksum. Options are skipped, not interpreted. Fragments are accepted
 // here (parse_l2l4 refuses them).

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "eth.hpp"
@@ -786,6 +787,67 @@ TEST(Frame, Rejections) {
               reject_reason::none);  // checksum 0: not checked
     EXPECT_EQ(parse_mutated([](bytes& f) { f[12] = 0x08, f[13] = 0x06; }, false),
               reject_reason::bad_arp);  // IPv4 bytes read as ARP
+}
+
+// Untagged IPv4 frames without options take a fast path in parse_l2l4; behind an 802.1Q tag
+// the same bytes take the general one. Both must give the same reason and the same view for
+// every mutation of the IP and UDP headers and every truncation.
+TEST(Frame, UntaggedFastPathParsesAsTheGeneralPath) {
+    std::mt19937 rng(4242);
+    const auto p = payload(40);
+    bytes plain(200), tagged(200);
+    plain.resize(build_udp_frame(spec(false), p, plain));
+    tagged.resize(build_udp_frame(spec(true), p, tagged));
+    ASSERT_EQ(plain.size() + 4, tagged.size());
+    std::size_t accepted = 0;
+    for (int i = 0; i < 20000; ++i) {
+        bytes f = plain;
+        const int flips = static_cast<int>(rng() % 3);
+        for (int k = 0; k < flips; ++k) {
+            // Header bytes mostly (IP 14..33, UDP 34..41), the payload sometimes.
+            const std::size_t at = 14 + rng() % (rng() % 4 ? 28 : f.size() - 14);
+            f[at] = static_cast<std::uint8_t>(rng() % 2 ? rng() : f[at] ^ (1u << (rng() % 8)));
+        }
+        if (rng() % 2) ipv4_fill_checksum(std::span(f).subspan(14));
+        if (rng() % 4 == 0) {
+            if (rng() % 2) f[14] = 0x45, f[23] = 17;  // keep it on the fast path
+            ipv4_fill_checksum(std::span(f).subspan(14));
+        }
+        if (rng() % 8 == 0) f.resize(rng() % (f.size() + 1));
+        bytes t(tagged.begin(), tagged.begin() + 18);
+        if (f.size() > 14)
+            t.insert(t.end(), f.begin() + 14, f.end());
+        else
+            t.resize(f.size());
+        l2l4_view a, b;
+        const reject_reason ra = parse_l2l4(f, a);
+        const reject_reason rb = parse_l2l4(t, b);
+        ASSERT_EQ(ra, rb) << "iteration " << i;
+        if (ra != reject_reason::none) continue;
+        ++accepted;
+        EXPECT_FALSE(a.vlan);
+        EXPECT_EQ(a.eth.ethertype, ethertype_ipv4);
+        EXPECT_EQ(a.eth.src, b.eth.src);
+        EXPECT_EQ(a.eth.dst, b.eth.dst);
+        EXPECT_EQ(a.l3, b.l3);
+        const auto ip_fields = [](const ipv4_header& h) {
+            return std::tuple(h.version, h.ihl, h.dscp, h.ecn, h.total_length, h.id, h.df, h.mf,
+                              h.frag_offset, h.ttl, h.protocol, h.checksum, h.src, h.dst);
+        };
+        EXPECT_EQ(ip_fields(a.ip), ip_fields(b.ip));
+        ASSERT_EQ(a.udp.has_value(), b.udp.has_value());
+        if (a.udp) {
+            EXPECT_EQ(a.udp->sport, b.udp->sport);
+            EXPECT_EQ(a.udp->dport, b.udp->dport);
+            EXPECT_EQ(a.udp->length, b.udp->length);
+            EXPECT_EQ(a.udp->checksum, b.udp->checksum);
+        }
+        EXPECT_EQ(bytes(a.ip_packet.begin(), a.ip_packet.end()),
+                  bytes(b.ip_packet.begin(), b.ip_packet.end()));
+        EXPECT_EQ(bytes(a.l4_payload.begin(), a.l4_payload.end()),
+                  bytes(b.l4_payload.begin(), b.l4_payload.end()));
+    }
+    EXPECT_GT(accepted, 1000u);  // the comparison covered accepted frames, not only rejections
 }
 
 TEST(Frame, ScapyRoceV2KnownAnswer) {
