@@ -38,12 +38,24 @@ sack_block rx_window::sack(psn_t epsn) const noexcept {
     sack_block s;
     const psn_t floor = cack_ + 1;
     s.base = psn_before(epsn - 63, floor) ? floor : epsn - 63;
-    for (std::uint32_t i = 0; i < 64; ++i) {
-        const psn_t psn = s.base + i;
-        const std::int32_t ahead = psn_distance(cack_, psn);
-        if (ahead > 0 && static_cast<std::uint32_t>(ahead) <= capacity_ && test(psn))
-            s.bitmap |= std::uint64_t{1} << i;
-    }
+    // The 64 ring bits from base's, in two word reads (the ring wraps; with one word, the two
+    // reads are the same word and the bits rotate). Bit by bit, this cost ~1,500 instructions
+    // per ACK.
+    const std::uint32_t mask = capacity_ - 1;
+    const std::uint32_t first = s.base & mask;
+    const std::uint32_t shift = first & 63;
+    const std::uint32_t words = capacity_ / 64;
+    const std::uint64_t low = ring_[first >> 6];
+    const std::uint64_t high = ring_[((first >> 6) + 1) & (words - 1)];
+    const std::uint64_t bits = shift == 0 ? low : (low >> shift) | (high << (64 - shift));
+    // Only PSNs within (cack, cack + capacity] are tracked by the ring: bit i is base + i, which
+    // is cack + ahead + i.
+    const std::int64_t ahead = psn_distance(cack_, s.base);
+    const std::int64_t from = std::max<std::int64_t>(0, 1 - ahead);
+    const std::int64_t to = std::min<std::int64_t>(63, std::int64_t{capacity_} - ahead);
+    if (from > to) return s;
+    const std::uint64_t upper = to == 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (to + 1)) - 1;
+    s.bitmap = bits & upper & (~std::uint64_t{0} << from);
     return s;
 }
 

@@ -72,6 +72,39 @@ TEST(rx_window, sack_base_is_max_of_epsn_minus_63_and_cack_plus_1) {
     EXPECT_EQ(s.bitmap, 1ull << 63);
 }
 
+// The SACK bitmap is read from the ring a word at a time; bit i must still say exactly whether
+// base + i is tracked by the ring and received, for any window size, fill and wrap.
+TEST(rx_window, sack_bitmap_matches_the_psns_received) {
+    rng r(11);
+    for (const std::size_t words : {1u, 2u, 16u}) {
+        for (int round = 0; round < 200; ++round) {
+            std::vector<std::uint64_t> ring(words);
+            pds::rx_window w;
+            const psn_t start = static_cast<psn_t>(r.uniform(1ull << 32));
+            w.reset(ring, start);
+            const std::uint32_t cap = w.capacity();
+            const int arrivals = static_cast<int>(r.uniform(3 * cap));
+            for (int k = 0; k < arrivals; ++k) {
+                const psn_t psn = w.cack() + 1 + static_cast<psn_t>(r.uniform(cap));
+                if (w.classify(psn) == pds::rx_window::verdict::fresh) w.accept(psn);
+            }
+            for (const psn_t epsn :
+                 {w.cack(), w.highest(), w.cack() + 1 + cap / 2, w.cack() + cap,
+                  w.cack() + cap + 40, static_cast<psn_t>(w.cack() + r.uniform(cap + 100))}) {
+                const pds::sack_block s = w.sack(epsn);
+                for (std::uint32_t i = 0; i < 64; ++i) {
+                    const psn_t psn = s.base + i;
+                    const std::int32_t ahead = pds::psn_distance(w.cack(), psn);
+                    const bool tracked = ahead > 0 && static_cast<std::uint32_t>(ahead) <= cap;
+                    ASSERT_EQ((s.bitmap >> i) & 1, tracked && w.received(psn) ? 1u : 0u)
+                        << "words " << words << " round " << round << " epsn " << epsn << " bit "
+                        << i;
+                }
+            }
+        }
+    }
+}
+
 // ---- ACK policy ----
 
 TEST(ack_policy, immediate_triggers_and_16k_coalescing) {
