@@ -193,9 +193,10 @@ std::size_t build_arp_frame(const frame_spec& s, const arp_packet& arp,
 
 namespace {
 
-reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexcept {
+// What follows a valid IPv4 header (in out.ip) in both paths below: the packet within the
+// frame, no fragment, then UDP (length and any checksum) or protocol 253.
+reject_reason parse_ip_payload(std::span<const std::uint8_t> l3, l2l4_view& out) noexcept {
     const ipv4_header& ip = out.ip;
-    if (auto r = decode(l3, out.ip); r != reject_reason::none) return r;
     if (ip.total_length > l3.size()) return reject_reason::truncated;
     if (ip.mf || ip.frag_offset != 0) return reject_reason::ip_fragment;
     auto packet = l3.first(ip.total_length);
@@ -214,40 +215,27 @@ reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexc
     return reject_reason::none;
 }
 
-// Untagged IPv4 without options carrying UDP: nearly every frame a receive path sees. The
-// checks of the general path (decode of the IPv4 header, parse_ipv4) in the same order, so a bad
-// frame gets the same reason, at fixed offsets after the caller's one bounds check (the caller
-// has seen the ethertype, version, IHL and protocol).
+reject_reason parse_ipv4(std::span<const std::uint8_t> l3, l2l4_view& out) noexcept {
+    if (auto r = decode(l3, out.ip); r != reject_reason::none) return r;
+    return parse_ip_payload(l3, out);
+}
+
+// Untagged IPv4 without options carrying UDP: nearly every frame a receive path sees. Its
+// Ethernet and IPv4 headers are read at fixed offsets after the caller's one bounds check (the
+// caller has seen the ethertype, version, IHL and protocol), with decode()'s remaining checks in
+// its order, so a bad frame gets the same reason as on the general path.
 reject_reason parse_plain_udp(std::span<const std::uint8_t> frame, l2l4_view& out) noexcept {
     constexpr std::size_t l3 = eth_header::wire_size;
-    constexpr std::size_t l4 = l3 + ipv4_header::wire_size;
     const std::uint8_t* b = frame.data();
     std::memcpy(out.eth.dst.octets.data(), b, 6);
     std::memcpy(out.eth.src.octets.data(), b + 6, 6);
     out.eth.ethertype = ethertype_ipv4;
     out.vlan.reset();
     out.l3 = l2l4_view::l3_kind::ipv4;
-    ipv4_header& ip = out.ip;
-    load_fields(b + l3, ip);
-    if (ip.total_length < ipv4_header::wire_size) return reject_reason::bad_ip_total_length;
+    load_fields(b + l3, out.ip);
+    if (out.ip.total_length < ipv4_header::wire_size) return reject_reason::bad_ip_total_length;
     if (ipv4_header_checksum(b + l3) != 0) return reject_reason::bad_ip_checksum;
-    if (ip.total_length > frame.size() - l3) return reject_reason::truncated;
-    if (ip.mf || ip.frag_offset != 0) return reject_reason::ip_fragment;
-    const std::size_t datagram = ip.total_length - ipv4_header::wire_size;
-    if (datagram < udp_header::wire_size) return reject_reason::truncated;
-    udp_header& udp = out.udp.emplace();
-    udp.sport = load_be16(b + l4);
-    udp.dport = load_be16(b + l4 + 2);
-    udp.length = load_be16(b + l4 + 4);
-    udp.checksum = load_be16(b + l4 + 6);
-    if (udp.length != datagram) return reject_reason::bad_udp_length;
-    const auto packet = frame.subspan(l3, ip.total_length);
-    if (udp.checksum != 0 &&
-        !udp_checksum_ok(ip.src, ip.dst, packet.subspan(ipv4_header::wire_size)))
-        return reject_reason::bad_udp_checksum;
-    out.l4_payload = frame.subspan(l4 + udp_header::wire_size, datagram - udp_header::wire_size);
-    out.ip_packet = packet;
-    return reject_reason::none;
+    return parse_ip_payload(frame.subspan(l3), out);
 }
 
 bool is_plain_udp(std::span<const std::uint8_t> frame) noexcept {
