@@ -127,3 +127,13 @@ uet_memif() {
 json_result() { jq -r "[.results] | flatten | last | .$2" "$WORK/$1.json"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "nan"; else printf "%.3f\n", a / b }'; }
+
+# median: the median of the numbers on stdin, one per line (mean of the middle two if even).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else printf "%.4f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# This host's speed moves by 2-3x over minutes (the raw memif rate has been 4-27 Mpps with the
+# same command), so one raw run and one uet run a minute apart can land in different modes.
+# The ratio scripts measure ROUNDS pairs, each raw then uet back to back, and report the median
+# of the pairs' ratios (ROUNDS, 3 by default).

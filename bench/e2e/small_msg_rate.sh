@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # small_msg_rate: uet-perf send_bw -s 8 message rate over memif vs raw dpdk-testpmd 64-byte
-# packet rate (txonly -> rxonly) on the same two cores, in one run. Last line `ratio <uet/raw>`
-# (uet's default: OK answers in the PDS ACKs); it also prints the rate with --no-ack-answers.
-#   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5)
+# packet rate (txonly -> rxonly) on the same two cores, in one run: ROUNDS pairs, each raw then
+# uet back to back (see lib.sh). Last line `ratio <uet/raw>`, the median of the rounds' ratios
+# (uet's default: OK answers in the PDS ACKs); it also prints, once, the rate with
+# --no-ack-answers.
+#   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
 
-pps=$(raw_memif_pps 64)
-raw_mpps=$(awk -v p="$pps" 'BEGIN { printf "%.3f", p / 1e6 }')
-echo "raw testpmd memif: 64-byte frames $raw_mpps Mpps"
-
-# For comparison: every answer as a response message of its own (the target's choice).
+ROUNDS=${ROUNDS:-3}
+# For comparison, once: every answer as a response message of its own (the target's choice).
 uet_memif msg_nack send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats --no-ack-answers
 echo "uet-perf send_bw -s 8 rud memif, answers as messages: $(json_result msg_nack MsgRate) Mpps"
 
-uet_memif msg send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats
-uet_mpps=$(json_result msg MsgRate)
-echo "uet-perf send_bw -s 8 rud memif, answers in ACKs: $uet_mpps Mpps"
-echo "ratio $(ratio "$uet_mpps" "$raw_mpps")"
+for ((r = 1; r <= ROUNDS; r++)); do
+    pps=$(raw_memif_pps 64)
+    raw_mpps=$(awk -v p="$pps" 'BEGIN { printf "%.3f", p / 1e6 }')
+    uet_memif "msg-$r" send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats
+    uet_mpps=$(json_result "msg-$r" MsgRate)
+    echo "round $r: raw testpmd memif 64-byte frames $raw_mpps Mpps; uet-perf send_bw -s 8 rud" \
+        "memif, answers in ACKs, $uet_mpps Mpps; ratio $(ratio "$uet_mpps" "$raw_mpps")" |
+        tee -a "$WORK/rounds.txt"
+done
+echo "ratios: $(awk '{ print $NF }' "$WORK/rounds.txt" | tr '\n' ' ')"
+echo "ratio $(awk '{ print $NF }' "$WORK/rounds.txt" | median | xargs printf '%.3f')"

@@ -22,8 +22,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     done
 done
 for name in "${names[@]}"; do
-    for col in 4 6; do
-        grep "^$name " "$WORK/runs.txt" | awk -v c=$col '{ print $c }' | sort -n |
-            awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f ", m }'
-    done | awk -v n="$name" '{ printf "median %-11s avg %s peak %s Gb/s\n", n, $1, $2 }'
+    avg=$(grep "^$name " "$WORK/runs.txt" | awk '{ print $4 }' | median)
+    peak=$(grep "^$name " "$WORK/runs.txt" | awk '{ print $6 }' | median)
+    printf 'median %-11s avg %.2f peak %.2f Gb/s\n' "$name" "$avg" "$peak"
 done

@@ -151,6 +151,51 @@ TEST(flat_map, matches_a_reference_map_under_random_inserts_and_erases) {
     EXPECT_EQ(m.size(), ref.size());
 }
 
+// Message keys as the engine makes them (peer << 24 | mode << 16 | id): several peers each with
+// a sliding window of ids in flight, erased out of order, across the 16-bit id wrap.
+TEST(flat_map, matches_a_reference_map_under_sliding_windows_of_message_ids) {
+    pds::flat_map m(2048);
+    std::unordered_map<std::uint64_t, std::uint32_t> ref;
+    rng r(7);
+    struct stream {
+        std::uint64_t high;
+        std::uint16_t next;
+        std::vector<std::uint64_t> live;
+    };
+    std::vector<stream> streams;
+    for (std::uint64_t peer : {0ull, 1ull, 2ull, 0x10000ull, 0xffffffull})
+        streams.push_back({(peer << 24) | (std::uint64_t{peer % 3} << 16), 65000, {}});
+    for (int i = 0; i < 300000; ++i) {
+        stream& st = streams[r.uniform(streams.size())];
+        if (st.live.size() < 400 && (st.live.empty() || r.bernoulli(0.5))) {
+            const std::uint64_t key = st.high | st.next++;
+            ASSERT_TRUE(m.insert(key, static_cast<std::uint32_t>(i)));
+            ref[key] = static_cast<std::uint32_t>(i);
+            st.live.push_back(key);
+        } else {
+            // Mostly the oldest, sometimes any: completions come nearly in order.
+            const std::size_t at = r.bernoulli(0.8) ? 0 : r.uniform(st.live.size());
+            const std::uint64_t key = st.live[at];
+            st.live.erase(st.live.begin() + static_cast<std::ptrdiff_t>(at));
+            ASSERT_TRUE(m.erase(key));
+            ASSERT_FALSE(m.erase(key));
+            ref.erase(key);
+        }
+        const stream& probe_stream = streams[r.uniform(streams.size())];
+        const std::uint64_t probe =
+            probe_stream.high | static_cast<std::uint16_t>(probe_stream.next - r.uniform(800));
+        const auto found = m.find(probe);
+        const auto it = ref.find(probe);
+        ASSERT_EQ(found.has_value(), it != ref.end());
+        if (found) {
+            ASSERT_EQ(*found, it->second);
+        }
+    }
+    EXPECT_EQ(m.size(), ref.size());
+    for (const auto& [key, value] : ref)
+        ASSERT_EQ(m.find(key), value);
+}
+
 // ---- tx_window ----
 
 TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
