@@ -26,6 +26,7 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
     run_.size = size;
     run_.depth = depth_for(s_, size);
     run_.slots = slots_for(s_, size);
+    run_.layout = layout_for(s_, size);
     run_.initiator = initiator;
     run_.receiver = receiver;
     run_.responder = responder;
@@ -110,10 +111,10 @@ bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
         case test_kind::write_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : k);
             if (bad) corrupt(buf);
-            ec = ep_.write(peer_, buf, k * size, peer_key_, ctx);
+            ec = ep_.write(peer_, buf, run_.layout.offset_of(k), peer_key_, ctx);
             break;
         case test_kind::read_bw:
-            ec = ep_.read(peer_, buf, k * size, peer_key_, ctx);
+            ec = ep_.read(peer_, buf, run_.layout.offset_of(k), peer_key_, ctx);
             break;
         case test_kind::send_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : 0);
@@ -124,7 +125,8 @@ bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
             const std::uint64_t add = bad ? 2 : 1;
             std::memcpy(buf.data(), &add, 8);
             ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                  rx_slot(slot).first(8), k * 8, peer_key_, ctx);
+                                  rx_slot(slot).first(8), run_.layout.offset_of(k), peer_key_,
+                                  ctx);
             break;
         }
         default:

@@ -244,6 +244,8 @@ bool parser::option(std::string_view arg) {
         s.out_json = true;
     } else if (opt == "--verify") {
         s.verify = true;
+    } else if (opt == "--distinct-buffers") {
+        s.distinct_buffers = true;
     } else if (opt == "--stats") {
         s.stats = true;
     } else if (opt == "--trust-link-mtu") {
@@ -444,7 +446,9 @@ std::string usage() {
            "  --cc C             none (default), nscc, rccc\n"
            "  --lb L             static (default), oblivious, bitmap, reps\n"
            "  --pdcs N           parallel RUD PDCs to the peer, 1..16 (default 1)\n"
-           "  --verify           check every byte received against its pattern\n"
+           "  --verify           check every byte received against its pattern (own buffers)\n"
+           "  --distinct-buffers a buffer per operation in flight on each side (default:\n"
+           "                     perftest's 4 KiB cycle buffer; one buffer above 2 KiB)\n"
            "  --corrupt N        self-test of --verify: corrupt iteration N at its source\n"
            "  --stats            endpoint counters at the end\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"

@@ -54,6 +54,9 @@ struct settings {
     std::uint64_t corrupt_iteration = 0;
 
     // Local only.
+    // Every operation in flight gets buffers of its own (tx depth x size on each side), instead
+    // of perftest's cycle buffer (see cycle_buffer_bytes in traffic.hpp). --verify implies it.
+    bool distinct_buffers = false;
     std::string server;  // client: the server's address ("10.9.0.1" or "10.9.0.1:4793")
     std::string provider = "dpdk";
     std::string dev;

@@ -44,8 +44,21 @@ std::uint64_t slots_for(const settings& s, std::uint64_t size) noexcept {
     return depth_for(s, size);
 }
 
+buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept {
+    buffer_layout l;
+    l.shared = is_bw(s.test) && !s.verify && !s.distinct_buffers;
+    if (!l.shared) {
+        l.stride = size;
+        return l;
+    }
+    l.stride = std::max<std::uint64_t>(64, (size + 63) / 64 * 64);
+    l.count = size <= cycle_buffer_bytes / 2 ? cycle_buffer_bytes / l.stride : 1;
+    return l;
+}
+
 std::uint64_t region_bytes_for(const settings& s) {
-    std::uint64_t bytes = 8;
+    // A cycle buffer's slots all lie within its first page.
+    std::uint64_t bytes = cycle_buffer_bytes;
     for (std::uint64_t size : s.sizes())
         bytes = std::max(bytes, slots_for(s, size) * size);
     return bytes;
@@ -73,8 +86,9 @@ std::error_code side::setup(const settings& s) {
     buf_stride_ = stride;
     const std::uint64_t nslots = std::max<std::uint64_t>(slots, 2);
     tx_mr_.close();  // before its memory moves
-    tx_.assign(std::max(bytes, 2 * stride), std::byte{0});
-    rx_.assign(std::max(bytes, 2 * stride), std::byte{0});
+    bytes = std::max({bytes, 2 * stride, cycle_buffer_bytes});
+    tx_.assign(bytes, std::byte{0});
+    rx_.assign(bytes, std::byte{0});
     // Registered as perftest registers its buffers: the provider may then send payloads from
     // them without a copy (fabric_attr::dpdk.zero_copy_min).
     auto tx_mr = dom_.register_memory(tx_, access::local_read, s.job_id);
@@ -221,13 +235,13 @@ void side::handle(const completion& c) {
 }
 
 std::span<std::byte> side::tx_slot(std::uint32_t k) noexcept {
-    return std::span(tx_).subspan(k * run_.size, run_.size);
+    return std::span(tx_).subspan(run_.layout.offset_of(k), run_.size);
 }
 std::span<std::byte> side::rx_slot(std::uint32_t k) noexcept {
-    return std::span(rx_).subspan(k * run_.size, run_.size);
+    return std::span(rx_).subspan(run_.layout.offset_of(k), run_.size);
 }
 std::span<std::byte> side::region_slot(std::uint64_t k) noexcept {
-    return std::span(region_).subspan(k * run_.size, run_.size);
+    return std::span(region_).subspan(run_.layout.offset_of(k), run_.size);
 }
 
 void side::verify_received(std::span<const std::byte> buf, std::uint64_t expected_q, bool exact) {

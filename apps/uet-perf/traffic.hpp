@@ -37,6 +37,23 @@ std::uint32_t depth_for(const settings& s, std::uint64_t size) noexcept;
 std::uint64_t slots_for(const settings& s, std::uint64_t size) noexcept;
 std::uint64_t region_bytes_for(const settings& s);
 
+// perftest's buffers: the operations of a bandwidth test all use one cycle buffer of a page on
+// each side, local and remote, stepping by the size rounded up to a cache line and starting
+// over at its end; a size above half the cycle uses one buffer for every operation. The data
+// is the same whichever buffer it comes from; what changes is the working set: a few lines
+// that stay in cache instead of tx depth x size (8 MiB at -s 65536). --verify, which needs
+// each operation's own bytes, and --distinct-buffers give every operation its own slot.
+constexpr std::uint64_t cycle_buffer_bytes = 4096;
+struct buffer_layout {
+    bool shared = false;       // the cycle buffer
+    std::uint64_t stride = 0;  // bytes from one slot to the next
+    std::uint64_t count = 0;   // shared: slots in the cycle (1 above half a cycle)
+    std::uint64_t offset_of(std::uint64_t slot) const noexcept {
+        return (shared ? slot % count : slot) * stride;
+    }
+};
+buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept;
+
 struct verify_state {
     std::uint64_t checked = 0;   // messages or slots checked
     std::uint64_t failures = 0;  // of which wrong
@@ -50,6 +67,7 @@ struct size_run {
     std::uint64_t size = 0;
     std::uint32_t depth = 1;
     std::uint64_t slots = 1;
+    buffer_layout layout;  // where slot k of the local buffers and of the region lies
     bool initiator = false, receiver = false, responder = false;
     // initiator
     std::uint64_t limit = 0;  // iterations to post (UINT64_MAX: until stopped)

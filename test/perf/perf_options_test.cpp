@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "traffic.hpp"
 
 namespace uet::perf {
 namespace {
@@ -110,6 +111,48 @@ struct bad_case {
     std::vector<const char*> args;
     const char* says;
 };
+
+// perftest's buffers: a page cycled in cache-line steps, one buffer above half a page; own
+// buffers with --verify, --distinct-buffers and the latency tests. Every slot lies within the
+// region the run registers and within the local buffers.
+TEST(PerfOptions, BufferLayoutFollowsPerftestsCycleBuffer) {
+    auto layout = [](std::initializer_list<const char*> args, std::uint64_t size) {
+        const auto r = parse(args);
+        EXPECT_EQ(r.error, "");
+        return layout_for(r.s, size);
+    };
+    buffer_layout l = layout({"write_bw", "--provider", "pipe"}, 8);
+    EXPECT_TRUE(l.shared);
+    EXPECT_EQ(l.stride, 64u);
+    EXPECT_EQ(l.count, 64u);
+    EXPECT_EQ(l.offset_of(63), 63u * 64);
+    EXPECT_EQ(l.offset_of(64), 0u);
+    l = layout({"send_bw", "--provider", "pipe"}, 100);
+    EXPECT_EQ(l.stride, 128u);
+    EXPECT_EQ(l.count, 32u);
+    l = layout({"read_bw", "--provider", "pipe"}, 2048);
+    EXPECT_EQ(l.count, 2u);
+    l = layout({"write_bw", "--provider", "pipe"}, 2049);
+    EXPECT_EQ(l.count, 1u);
+    EXPECT_EQ(l.offset_of(5), 0u);
+    l = layout({"write_bw", "--provider", "pipe", "--distinct-buffers"}, 65536);
+    EXPECT_FALSE(l.shared);
+    EXPECT_EQ(l.offset_of(3), 3u * 65536);
+    EXPECT_FALSE(layout({"write_bw", "--provider", "pipe", "--verify"}, 8).shared);
+    EXPECT_FALSE(layout({"write_lat", "--provider", "pipe"}, 8).shared);
+
+    for (const char* test : {"write_bw", "read_bw", "send_bw"}) {
+        const auto r = parse({test, "-a", "-t", "128", "--provider", "pipe"});
+        ASSERT_EQ(r.error, "");
+        const std::uint64_t region = region_bytes_for(r.s);
+        for (std::uint64_t size : r.s.sizes()) {
+            const buffer_layout b = layout_for(r.s, size);
+            const std::uint32_t depth = depth_for(r.s, size);
+            for (std::uint64_t k = 0; k < std::max<std::uint64_t>(depth, 2 * b.count); ++k)
+                ASSERT_LE(b.offset_of(k) + size, region) << test << " size " << size << " slot " << k;
+        }
+    }
+}
 
 TEST(PerfOptions, ErrorsSayWhatIsWrong) {
     const std::vector<bad_case> cases{
