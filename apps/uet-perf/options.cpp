@@ -237,7 +237,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-b" || opt == "--bidirectional") {
         s.bidirectional = true;
     } else if (opt == "-F" || opt == "--CPU-freq") {
-        // Accepted for perftest habits: uet-perf times with steady_clock, not cycle counts.
+        // Accepted for perftest habits: uet-perf converts the TSC to ns itself (no MHz check).
     } else if (opt == "--report_gbits") {
         s.report_gbits = true;
     } else if (opt == "--out_json") {
@@ -424,7 +424,7 @@ std::string usage() {
            "  -b                 bidirectional (BW tests): both sides send, the sum is reported\n"
            "  -p PORT            the uet job id of the run (default 4793): concurrent runs\n"
            "                     on one network use different -p\n"
-           "  -F                 accepted (no CPU frequency check: timing uses steady_clock)\n"
+           "  -F                 accepted (no CPU frequency check: timing uses the TSC in ns)\n"
            "  --report_gbits     BW in Gb/sec instead of MiB/sec\n"
            "  --out_json         print the results as JSON too\n"
            "  --out_json_file F  write them to F\n"

@@ -279,7 +279,9 @@ int run_dpdk(const settings& s) {
                      why.c_str());
         return 1;
     }
-    auto st = open_station(*fab, s, steady_ns);
+    const fabric* clock_source = &*fab;
+    const clock_fn clock = [clock_source] { return clock_source->now_ns(); };
+    auto st = open_station(*fab, s, clock);
     if (!st) {
         std::fprintf(stderr, "uet-perf: cannot open the endpoint: %s\n",
                      st.error().message().c_str());
@@ -312,7 +314,7 @@ int run_dpdk(const settings& s) {
         std::fflush(stdout);
     }
     while (!role->finished()) {
-        const std::uint64_t now = steady_ns();
+        const std::uint64_t now = clock();
         if (client) client->step(now);
         if (server) server->step(now);
         if (server && server->quiet()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "context.hpp"
 #include "pattern.hpp"
@@ -65,7 +66,7 @@ std::uint64_t region_bytes_for(const settings& s) {
 }
 
 side::side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock)
-    : ep_(ep), cq_(cq), av_(av), dom_(dom), clock_(clock) {}
+    : ep_(ep), cq_(cq), av_(av), dom_(dom), clock_(std::move(clock)) {}
 
 std::error_code side::setup(const settings& s) {
     s_ = s;
