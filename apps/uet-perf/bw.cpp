@@ -125,8 +125,7 @@ bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
             const std::uint64_t add = bad ? 2 : 1;
             std::memcpy(buf.data(), &add, 8);
             ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                  rx_slot(slot).first(8), run_.layout.offset_of(k), peer_key_,
-                                  ctx);
+                                  rx_slot(slot).first(8), run_.layout.offset_of(k), peer_key_, ctx);
             break;
         }
         default:

@@ -101,8 +101,8 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
     o += format(" Verify          : %s\n", s.verify ? "ON" : "OFF");
     if (is_bw(s.test))
-        o += format(" Buffers         : %s\n",
-                    s.verify || s.distinct_buffers ? "one per operation in flight"
+        o += format(" Buffers         : %s\n", s.verify || s.distinct_buffers
+                                                   ? "one per operation in flight"
                                                    : "cycle of 4096[B] (perftest's)");
     if (s.duration_ms)
         o += format(" Duration        : %.3f[sec]\n", static_cast<double>(s.duration_ms) / 1000.0);

@@ -128,9 +128,18 @@ TEST(ack_policy, immediate_triggers_and_16k_coalescing) {
 
 // ---- flat_map ----
 
+using reference_map = std::unordered_map<std::uint64_t, std::uint32_t>;
+
+bool same_lookup(const pds::flat_map& m, const reference_map& ref, std::uint64_t key) {
+    const auto found = m.find(key);
+    const auto it = ref.find(key);
+    if (found.has_value() != (it != ref.end())) return false;
+    return !found || *found == it->second;
+}
+
 TEST(flat_map, matches_a_reference_map_under_random_inserts_and_erases) {
     pds::flat_map m(500);
-    std::unordered_map<std::uint64_t, std::uint32_t> ref;
+    reference_map ref;
     rng r(3);
     for (int i = 0; i < 200000; ++i) {
         const std::uint64_t key = r.uniform(1000);
@@ -141,12 +150,7 @@ TEST(flat_map, matches_a_reference_map_under_random_inserts_and_erases) {
             ASSERT_EQ(m.erase(key), ref.erase(key) == 1);
         }
         const std::uint64_t probe = r.uniform(1000);
-        const auto found = m.find(probe);
-        const auto it = ref.find(probe);
-        ASSERT_EQ(found.has_value(), it != ref.end());
-        if (found) {
-            ASSERT_EQ(*found, it->second);
-        }
+        ASSERT_TRUE(same_lookup(m, ref, probe)) << "key " << probe;
     }
     EXPECT_EQ(m.size(), ref.size());
 }
@@ -155,7 +159,7 @@ TEST(flat_map, matches_a_reference_map_under_random_inserts_and_erases) {
 // a sliding window of ids in flight, erased out of order, across the 16-bit id wrap.
 TEST(flat_map, matches_a_reference_map_under_sliding_windows_of_message_ids) {
     pds::flat_map m(2048);
-    std::unordered_map<std::uint64_t, std::uint32_t> ref;
+    reference_map ref;
     rng r(7);
     struct stream {
         std::uint64_t high;
@@ -184,12 +188,7 @@ TEST(flat_map, matches_a_reference_map_under_sliding_windows_of_message_ids) {
         const stream& probe_stream = streams[r.uniform(streams.size())];
         const std::uint64_t probe =
             probe_stream.high | static_cast<std::uint16_t>(probe_stream.next - r.uniform(800));
-        const auto found = m.find(probe);
-        const auto it = ref.find(probe);
-        ASSERT_EQ(found.has_value(), it != ref.end());
-        if (found) {
-            ASSERT_EQ(*found, it->second);
-        }
+        ASSERT_TRUE(same_lookup(m, ref, probe)) << "key " << probe;
     }
     EXPECT_EQ(m.size(), ref.size());
     for (const auto& [key, value] : ref)

@@ -149,7 +149,8 @@ TEST(PerfOptions, BufferLayoutFollowsPerftestsCycleBuffer) {
             const buffer_layout b = layout_for(r.s, size);
             const std::uint32_t depth = depth_for(r.s, size);
             for (std::uint64_t k = 0; k < std::max<std::uint64_t>(depth, 2 * b.count); ++k)
-                ASSERT_LE(b.offset_of(k) + size, region) << test << " size " << size << " slot " << k;
+                ASSERT_LE(b.offset_of(k) + size, region)
+                    << test << " size " << size << " slot " << k;
         }
     }
 }
