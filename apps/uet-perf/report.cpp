@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "traffic.hpp"
+
 namespace uet::perf {
 
 namespace {
@@ -101,9 +103,8 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
     o += format(" Verify          : %s\n", s.verify ? "ON" : "OFF");
     if (is_bw(s.test))
-        o += format(" Buffers         : %s\n", s.verify || s.distinct_buffers
-                                                   ? "one per operation in flight"
-                                                   : "cycle of 4096[B] (perftest's)");
+        o += format(" Buffers         : %s\n", shares_buffers(s) ? "cycle of 4096[B] (perftest's)"
+                                                                 : "one per operation in flight");
     if (s.duration_ms)
         o += format(" Duration        : %.3f[sec]\n", static_cast<double>(s.duration_ms) / 1000.0);
     o += " Data ex. method : uet (tagged control messages)\n";

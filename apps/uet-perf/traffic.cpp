@@ -45,9 +45,13 @@ std::uint64_t slots_for(const settings& s, std::uint64_t size) noexcept {
     return depth_for(s, size);
 }
 
+bool shares_buffers(const settings& s) noexcept {
+    return is_bw(s.test) && !s.verify && !s.distinct_buffers;
+}
+
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept {
     buffer_layout l;
-    l.shared = is_bw(s.test) && !s.verify && !s.distinct_buffers;
+    l.shared = shares_buffers(s);
     if (!l.shared) {
         l.stride = size;
         return l;
@@ -84,7 +88,6 @@ std::error_code side::setup(const settings& s) {
     std::uint64_t bytes = 0;
     for (std::uint64_t size : s.sizes())
         bytes = std::max(bytes, depth_for(s, size) * size);
-    buf_stride_ = stride;
     const std::uint64_t nslots = std::max<std::uint64_t>(slots, 2);
     tx_mr_.close();  // before its memory moves
     bytes = std::max({bytes, 2 * stride, cycle_buffer_bytes});

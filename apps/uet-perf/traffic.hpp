@@ -55,6 +55,7 @@ struct buffer_layout {
         return (shared ? slot % count : slot) * stride;
     }
 };
+bool shares_buffers(const settings& s) noexcept;  // the cycle buffer, not one per operation
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept;
 
 struct verify_state {
@@ -191,7 +192,6 @@ class side {
     std::vector<std::byte> tx_, rx_;
     // The registration of tx_ (zero-copy transmit): declared after it, so it goes first.
     memory_region tx_mr_;
-    std::size_t buf_stride_ = 0;  // bytes per local slot (the largest size)
     std::vector<std::uint32_t> free_tx_, free_rx_;
     std::vector<std::uint64_t> tx_iter_;  // the iteration each tx slot carries
     std::vector<std::uint8_t> tx_kind_;   // what each tx slot is doing (tx_op, tx_pong, tx_drain)
