@@ -102,7 +102,10 @@ void port::probe() {
     const int rc = is_vdev_ ? rte_eal_hotplug_add("vdev", name_.c_str(), devargs_.c_str())
                             : rte_dev_probe(spec->devargs().c_str());
     if (rc < 0 && !(rc == -EEXIST && !is_vdev_)) {
-        throw std::runtime_error("uet: " + dpdk_error(("probing " + spec->devargs()).c_str(), rc));
+        std::string why = dpdk_error(("probing " + spec->devargs()).c_str(), rc);
+        if (memif_zero_copy())
+            why += " (memif zero-copy needs the EAL option --single-file-segments)";
+        throw std::runtime_error("uet: " + why);
     }
     detach_ = rc == 0;  // a PCI device someone else probed (e.g. EAL -a) stays attached
     if (rte_eth_dev_get_port_by_name(name_.c_str(), &id) != 0) {
@@ -110,6 +113,13 @@ void port::probe() {
     }
     port_id_ = id;
     probed_ = true;
+}
+
+// memif's own zero-copy mode (devargs zero-copy=yes, client side): the peer reads our mbufs in
+// place, so every segment must live in DPDK memory.
+bool port::memif_zero_copy() const noexcept {
+    return is_vdev_ && name_.starts_with("net_memif") &&
+           devargs_.find("zero-copy=yes") != std::string::npos;
 }
 
 void port::configure() {
@@ -226,6 +236,14 @@ void port::configure() {
     caps_.ipv4_checksum_offload = offloads_.ipv4_cksum_tx;
     caps_.udp_checksum_offload = offloads_.udp_cksum_tx;
     caps_.zero_copy = offloads_.multi_seg_tx;
+    if (caps_.zero_copy && memif_zero_copy()) {
+        // memif's zero-copy mode hands the peer each segment as an offset into the DPDK memory
+        // it shares: a payload chained from the application's memory would reach the peer as
+        // a bogus descriptor (seen: a peer crashing in rte_eth_rx_burst, a sender that never
+        // heard back). Payloads are copied into the mbuf instead.
+        caps_.zero_copy = false;
+        log("memif zero-copy: payloads are copied into mbufs (only DPDK memory is shared)");
+    }
     for (std::uint16_t q = 0; q < std::max(cfg_.rx_queues, cfg_.tx_queues); ++q) {
         queues_.push_back(std::make_unique<queue_io>(*this, q, data_room - RTE_PKTMBUF_HEADROOM));
     }

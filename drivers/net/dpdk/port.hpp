@@ -116,6 +116,7 @@ class port {
     void probe();
     void configure();
     void setup_steering();
+    bool memif_zero_copy() const noexcept;
     void log(const std::string& line) const;
 
     port_config cfg_;
