@@ -143,15 +143,14 @@ engine_impl::engine_impl(const engine_config& cfg)
     tx_ring_size_ = std::bit_ceil(cfg_.mpr);
     rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
     tx_entries_.resize(std::size_t{cfg_.max_pdcs} * tx_ring_size_);
+    due_slots_.resize(tx_ring_size_);
     rx_bits_.resize(std::size_t{cfg_.max_pdcs} * rx_ring_words_);
     free_pdcs_.reserve(cfg_.max_pdcs);
     for (std::uint32_t i = cfg_.max_pdcs; i-- > 0;) {
         pdcs_[i].index = i;
         pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
         pdcs_[i].ack_timer.cookie = make_cookie(timer_kind::ack, i);
-        for (std::uint32_t s = 0; s < tx_ring_size_; ++s)
-            tx_entries_[std::size_t{i} * tx_ring_size_ + s].timer.cookie =
-                make_cookie(timer_kind::packet, i, s);
+        pdcs_[i].rto_timer.cookie = make_cookie(timer_kind::packet, i);
         free_pdcs_.push_back(i);
     }
     active_initiators_.reserve(cfg_.max_pdcs);

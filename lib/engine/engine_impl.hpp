@@ -235,7 +235,9 @@ class engine_impl final : public pds::tx_listener {
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
-    void on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
+    void on_rto_timer(pds::pdc& p, std::uint64_t now);
+    // False when the PDC failed (and was freed) on it.
+    bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
     void on_ack_timer(pds::pdc& p, std::uint64_t now);
     void on_rudi_timer(rudi_packet& r, std::uint64_t now);
@@ -304,6 +306,7 @@ class engine_impl final : public pds::tx_listener {
     std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
     std::vector<std::uint64_t> rx_bits_;     // max_pdcs x rx ring words
     std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;
+    std::vector<std::uint32_t> due_slots_;  // one tx ring: packets due when a PDC's timer fires
     std::vector<std::uint32_t> active_initiators_;  // round-robin order
     std::size_t rr_cursor_ = 0;
     pds::flat_map target_by_syn_;  // (peer, remote spdcid) -> target PDC

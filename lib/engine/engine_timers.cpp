@@ -13,11 +13,10 @@ void engine_impl::advance(std::uint64_t now) {
 void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
     const auto kind = static_cast<timer_kind>(n.cookie >> 60);
     const auto a = static_cast<std::uint32_t>((n.cookie >> 32) & 0x0fffffff);
-    const auto b = static_cast<std::uint32_t>(n.cookie);
     switch (kind) {
         case timer_kind::packet: {
             pds::pdc& p = pdcs_[a];
-            if (p.state != pds::pdc_state::free) on_packet_timer(p, p.tx.at_slot(b), now);
+            if (p.state != pds::pdc_state::free) on_rto_timer(p, now);
             break;
         }
         case timer_kind::pdc_idle:
@@ -35,7 +34,19 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
     }
 }
 
-void engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now) {
+// The PDC's one wheel timer: its packets whose timeouts are due, each as its own timer fired.
+void engine_impl::on_rto_timer(pds::pdc& p, std::uint64_t now) {
+    const std::size_t n = p.collect_due(now, due_slots_);
+    for (std::size_t i = 0; i < n; ++i) {
+        pds::tx_entry& e = p.tx.at_slot(due_slots_[i]);
+        // Cancelled by one handled before it (a go-back-N rewind requeues the rest).
+        if (e.deadline == pds::no_deadline) continue;
+        if (!on_packet_timer(p, e, now)) return;  // the PDC failed and is gone
+    }
+    p.rearm(timers_);
+}
+
+bool engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now) {
     switch (p.on_timer(e, now, timers_, params_)) {
         case pds::timeout_action::none:
             break;
@@ -49,8 +60,9 @@ void engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t n
                 status{p.state == pds::pdc_state::syn_sent ? status_code::peer_unreachable
                                                            : status_code::retry_limit},
                 now);
-            break;
+            return false;
     }
+    return true;
 }
 
 void engine_impl::on_ack_timer(pds::pdc& p, std::uint64_t now) {

@@ -94,6 +94,9 @@ class pdc {
     std::uint8_t slot = 0;  // initiator: which of its peer's PDC slots (engine's peer_state)
     timer_node idle_timer;  // initiator: close when idle; target: expire when abandoned
     timer_node ack_timer;   // target: bounds how long a coalesced ACK waits
+    // initiator: due no later than the earliest tx_entry::deadline of its packets (sooner after
+    // ACKs cleared that one: it then finds nothing due and moves to the next).
+    timer_node rto_timer;
     std::uint64_t last_activity_ns = 0;
     pdc_counters counters;
 
@@ -157,8 +160,16 @@ class pdc {
     // nack_retx: the NACK's echo of the NACKed packet's retx flag (1 or 0), -1 when unknown.
     nack_action on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, timer_wheel& timers,
                         const pdc_params& params, int nack_retx = -1) noexcept;
+    // A packet's timeout is due: what to do about it (its deadline is cleared, or moved).
     timeout_action on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                             const pdc_params& params) noexcept;
+    // Times e out at `deadline`; the PDC's rto_timer fires no later.
+    void arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept;
+    // When rto_timer fires: the ring slots of the packets due at `now`, in the order per-packet
+    // timers would have fired (deadline, then transmission); at most slots.size().
+    std::size_t collect_due(std::uint64_t now, std::span<std::uint32_t> slots);
+    // After the due packets were handled: rto_timer at the earliest deadline left, or none.
+    void rearm(timer_wheel& timers) noexcept;
     // Everything sent has been acknowledged.
     bool drained() const noexcept { return tx.empty(); }
     // Cancels every timer (before the slot is freed).
@@ -191,12 +202,12 @@ class pdc {
     bool should_nack_out_of_order() noexcept;
 
   private:
-    void ack_one(tx_entry& e, const ack_event& ack, timer_wheel& timers, tx_listener& listener,
+    void ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
                  ack_outcome& out) noexcept;
     void repath_static(const pdc_params& params) noexcept;
     bool acked_any_ = false;
     void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;
-    void rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept;
+    void rewind(psn_t from, retx_cause cause) noexcept;
 
   public:
     // A packet leaves the retransmit queue to be resent (retransmit backlog accounting).

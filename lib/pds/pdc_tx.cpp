@@ -112,14 +112,48 @@ void pdc::on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
         inflight_bytes += e.length;
     }
     if (e.kind == tx_kind::data) cc->on_send(e.length, now);
-    timers.schedule(e.timer, now + current_rto(params));
+    arm(e, now + current_rto(params), timers);
 }
 
-void pdc::ack_one(tx_entry& e, const ack_event& ack, timer_wheel& timers, tx_listener& listener,
+void pdc::arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept {
+    e.deadline = std::max<std::uint64_t>(deadline, 1);  // 0 means none
+    if (!rto_timer.scheduled() || e.deadline < rto_timer.deadline())
+        timers.schedule(rto_timer, e.deadline);
+}
+
+std::size_t pdc::collect_due(std::uint64_t now, std::span<std::uint32_t> slots) {
+    std::size_t n = 0;
+    for (psn_t psn = tx.una(); psn != tx.next() && n < slots.size(); ++psn) {
+        const tx_entry* e = tx.find(psn);
+        if (e && e->deadline != no_deadline && e->deadline <= now) slots[n++] = tx.slot_of(*e);
+    }
+    const auto due = slots.first(n);
+    std::sort(due.begin(), due.end(), [this](std::uint32_t a, std::uint32_t b) {
+        const tx_entry& x = tx.at_slot(a);
+        const tx_entry& y = tx.at_slot(b);
+        return x.deadline != y.deadline ? x.deadline < y.deadline : x.tx_seq < y.tx_seq;
+    });
+    return n;
+}
+
+void pdc::rearm(timer_wheel& timers) noexcept {
+    std::uint64_t earliest = no_deadline;
+    for (psn_t psn = tx.una(); psn != tx.next(); ++psn) {
+        const tx_entry* e = tx.find(psn);
+        if (e && e->deadline != no_deadline && (earliest == no_deadline || e->deadline < earliest))
+            earliest = e->deadline;
+    }
+    if (earliest == no_deadline)
+        timers.cancel(rto_timer);
+    else
+        timers.schedule(rto_timer, earliest);
+}
+
+void pdc::ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
                   ack_outcome& out) noexcept {
     if (e.state == tx_state::acked || e.state == tx_state::free) return;
     if (e.state == tx_state::retx_queued) on_retransmit_popped(e);
-    timers.cancel(e.timer);
+    e.deadline = no_deadline;
     e.state = tx_state::acked;
     if (e.tx_seq > highest_acked_seq) {
         highest_acked_seq = e.tx_seq;
@@ -163,13 +197,13 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
     psn_t highest = tx.una() - 1;
     // Bounded by what is outstanding, whatever a hostile cack says.
     for (psn_t psn = tx.una(); psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
-        if (tx_entry* e = tx.find(psn)) ack_one(*e, ack, timers, listener, out);
+        if (tx_entry* e = tx.find(psn)) ack_one(*e, ack, listener, out);
         highest = psn;
     }
     for (std::uint64_t bits = ack.sack.bitmap; bits != 0; bits &= bits - 1) {
         const psn_t psn = ack.sack.base + static_cast<psn_t>(__builtin_ctzll(bits));
         if (tx_entry* e = tx.find(psn)) {
-            ack_one(*e, ack, timers, listener, out);
+            ack_one(*e, ack, listener, out);
             highest = psn_max(highest, psn);
         }
     }
@@ -186,8 +220,12 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
     acked_any_ = true;
     if (!ordered) infer_losses(highest, params, out);
     tx.advance();
-    // Entries acknowledged while queued may still be linked: nothing is left to resend.
-    if (tx.empty()) tx.clear_retransmits();
+    // Entries acknowledged while queued may still be linked: nothing is left to resend, and
+    // no timeout runs (an idle engine need not wake for a timer with nothing due).
+    if (tx.empty()) {
+        tx.clear_retransmits();
+        timers.cancel(rto_timer);
+    }
     return out;
 }
 
@@ -212,7 +250,7 @@ void pdc::infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) 
     }
 }
 
-void pdc::rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept {
+void pdc::rewind(psn_t from, retx_cause cause) noexcept {
     // Go-back-N: everything from `from` goes again, in PSN order. Packets before it that were
     // already waiting keep their place at the front.
     tx.clear_retransmits();
@@ -223,7 +261,7 @@ void pdc::rewind(psn_t from, timer_wheel& timers, retx_cause cause) noexcept {
             if (e->state == tx_state::retx_queued) requeue(*e, e->cause);
             continue;
         }
-        timers.cancel(e->timer);
+        e->deadline = no_deadline;
         requeue(*e, cause);
     }
 }
@@ -243,12 +281,12 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
             if (e->resent && nack_retx == 0) return nack_action::ignored;
             if (e->resent && nack_retx < 0 && now - e->sent_ns < resend_guard(params) / 2)
                 return nack_action::ignored;
-            timers.cancel(e->timer);
+            e->deadline = no_deadline;
             cc->on_nack(e->length, true, now);
             lb->on_nack(e->entropy);
             if (ordered) {
                 // The target drops everything after the hole: go back to it.
-                rewind(psn, timers, retx_cause::nack);
+                rewind(psn, retx_cause::nack);
                 return nack_action::rewind;
             }
             requeue(*e, retx_cause::nack);
@@ -259,7 +297,7 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
             // arriving when the network reorders) must not rewind again: a genuine NACK for the
             // resent p cannot come back sooner than a round trip after it left.
             if (e->resent && now - e->sent_ns < resend_guard(params)) return nack_action::ignored;
-            rewind(psn, timers, retx_cause::nack);
+            rewind(psn, retx_cause::nack);
             return nack_action::rewind;
         }
         case nack_slot::no_pdc_avail:
@@ -271,7 +309,7 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
             ++backoff_level;
             release_inflight(*e);
             e->state = tx_state::backoff;
-            timers.schedule(e->timer, now + delay);
+            arm(*e, now + delay, timers);
             return nack_action::backoff;
         }
         default:
@@ -281,6 +319,7 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
 
 timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                              const pdc_params& params) noexcept {
+    e.deadline = no_deadline;  // fired; re-armed below if it must wait on
     if (e.state == tx_state::backoff) {
         // The receiver was out of resources: try again; it does not count as a loss.
         requeue(e, retx_cause::nack);
@@ -296,7 +335,7 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
     // RTO later.
     if (last_progress_ns > e.sent_ns) {
         if (const std::uint64_t at = last_progress_ns + current_rto(params); now < at) {
-            timers.schedule(e.timer, at);
+            arm(e, at, timers);
             return timeout_action::none;
         }
     }
@@ -307,7 +346,7 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
     // hole's own timer and the cumulative ACK that follows its resend.
     if (!ordered && psn_distance(tx.una(), e.psn) >= sack_span &&
         psn_distance(e.psn, highest_acked_psn) >= sack_span) {
-        timers.schedule(e.timer, now + current_rto(params));
+        arm(e, now + current_rto(params), timers);
         return timeout_action::none;
     }
     ++counters.timeouts;
@@ -323,7 +362,7 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
         repath_static(params);
     }
     if (ordered) {
-        rewind(tx.una(), timers, retx_cause::timeout);
+        rewind(tx.una(), retx_cause::timeout);
         return timeout_action::rewind;
     }
     requeue(e, retx_cause::timeout);
@@ -343,9 +382,10 @@ void pdc::repath_static(const pdc_params& params) noexcept {
 void pdc::cancel_timers(timer_wheel& timers) noexcept {
     timers.cancel(idle_timer);
     timers.cancel(ack_timer);
+    timers.cancel(rto_timer);
     if (role != pdc_role::initiator) return;
     for (psn_t psn = tx.una(); psn != tx.next(); ++psn)
-        if (tx_entry* e = tx.find(psn)) timers.cancel(e->timer);
+        if (tx_entry* e = tx.find(psn)) e->deadline = no_deadline;
 }
 
 }  // namespace uet::pds

@@ -10,6 +10,7 @@ void tx_window::reset(std::span<tx_entry> ring, psn_t start_psn) noexcept {
     for (tx_entry& e : ring_) {
         e.state = tx_state::free;
         e.in_retx_list = false;
+        e.deadline = no_deadline;
     }
 }
 

@@ -7,22 +7,26 @@
 
 #include "counters.hpp"
 #include "psn.hpp"
-#include "timer_wheel.hpp"
 
 namespace uet::pds {
 
 enum class tx_state : std::uint8_t {
     free,         // slot not in use
-    in_flight,    // sent, not yet acknowledged; its retransmit timer runs
+    in_flight,    // sent, not yet acknowledged; its retransmit timeout runs
     retx_queued,  // waiting in the retransmit queue
-    backoff,      // the receiver had no room (NO_PDC_AVAIL...): resent when its timer fires
+    backoff,      // the receiver had no room (NO_PDC_AVAIL...): resent when its timeout is due
     acked,        // acknowledged, waiting for the packets before it
 };
 
 enum class tx_kind : std::uint8_t { data, close };
 
+// A packet's retransmit (or back-off) timeout: when it is due, no_deadline when none runs. The
+// wheel holds one timer per PDC (pdc::rto_timer), not one per packet: arming a packet is a store
+// (and a wheel operation only when it becomes the earliest), its ACK another store.
+constexpr std::uint64_t no_deadline = 0;
+
 struct tx_entry {
-    timer_node timer;  // retransmit / back-off timer; cookie set once by the engine
+    std::uint64_t deadline = no_deadline;
     std::uint64_t sent_ns = 0;
     std::uint64_t tx_seq = 0;   // order of the last transmission within the PDC
     std::uint32_t message = 0;  // the SES message this packet carries a piece of

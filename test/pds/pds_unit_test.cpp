@@ -266,11 +266,56 @@ TEST(pdc, timer_restarts_on_ack_progress_and_fires_once_acks_stop) {
     EXPECT_EQ(f.ack(100, 101, 0, 8'000).newly_acked, 1u);
     const std::uint64_t at = 8'000 + f.p.current_rto(f.params);
     EXPECT_EQ(f.p.on_timer(second, 10'000, f.timers, f.params), pds::timeout_action::none);
-    ASSERT_TRUE(second.timer.scheduled());
-    EXPECT_EQ(second.timer.deadline(), at);
+    EXPECT_EQ(second.deadline, at);
     EXPECT_EQ(f.p.counters.timeouts, 0u);
     EXPECT_EQ(f.p.on_timer(second, at, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_EQ(f.p.counters.timeouts, 1u);
+}
+
+// The wheel holds one timer per PDC, due at its packets' earliest timeout: sending arms it once,
+// acknowledgements touch only the packets, and a drained window leaves nothing scheduled.
+TEST(pdc, one_wheel_timer_per_pdc_at_the_earliest_packet_timeout) {
+    initiator_fixture f;
+    for (std::uint64_t t : {0, 1'000, 2'000})
+        f.send(t);
+    EXPECT_EQ(f.timers.size(), 1u);
+    ASSERT_TRUE(f.p.rto_timer.scheduled());
+    EXPECT_EQ(f.p.rto_timer.deadline(), 10'000u);
+    EXPECT_EQ(f.ack(100, 101, 0, 3'000).newly_acked, 1u);  // the first one
+    EXPECT_EQ(f.p.tx.find(100), nullptr);
+    EXPECT_EQ(f.timers.size(), 1u);
+    EXPECT_EQ(f.ack(102, 103, 0, 4'000).newly_acked, 2u);
+    EXPECT_TRUE(f.p.drained());
+    EXPECT_EQ(f.timers.size(), 0u);
+}
+
+// When the PDC's timer fires, the packets due are those whose own deadline passed, oldest
+// deadline first (ties in transmission order), whatever their PSN order; acknowledged ones and
+// later deadlines are left, and the timer moves to the earliest deadline left.
+TEST(pdc, due_packets_in_deadline_order_and_the_timer_moves_on) {
+    initiator_fixture f;
+    pds::tx_entry& a = f.send(0);      // 100, due 10'000
+    pds::tx_entry& b = f.send(500);    // 101, due 10'500
+    pds::tx_entry& c = f.send(9'000);  // 102, due 19'000
+    f.send(600);                       // 103, due 10'600, acknowledged below
+    // 100 is resent at 2'000 (due 22'000 with the back-off of one timeout round): now later
+    // than 101, before it in PSN order.
+    ASSERT_EQ(f.p.on_timer(a, 2'000, f.timers, f.params), pds::timeout_action::retransmit);
+    f.p.tx.pop_retransmit();
+    f.p.on_sent(a, 2'000, f.timers, f.params);
+    EXPECT_EQ(f.ack(99, 103, 0b1, 3'000).newly_acked, 1u);  // SACK of 103 only
+    std::vector<std::uint32_t> due(64);
+    ASSERT_EQ(f.p.collect_due(25'000, due), 3u);
+    EXPECT_EQ(due[0], f.p.tx.slot_of(b));
+    EXPECT_EQ(due[1], f.p.tx.slot_of(c));
+    EXPECT_EQ(due[2], f.p.tx.slot_of(a));
+    EXPECT_EQ(f.p.collect_due(19'999, due), 2u);
+    b.deadline = pds::no_deadline;  // as the engine does before handling each
+    f.p.rearm(f.timers);
+    EXPECT_EQ(f.p.rto_timer.deadline(), c.deadline);
+    c.deadline = a.deadline = pds::no_deadline;
+    f.p.rearm(f.timers);
+    EXPECT_FALSE(f.p.rto_timer.scheduled());
 }
 
 TEST(pdc, first_ack_establishes_and_learns_the_target_pdcid) {
@@ -328,21 +373,21 @@ TEST(pdc, trimmed_nack_queues_an_immediate_retransmit) {
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->psn, 101u);
     EXPECT_EQ(e->cause, pds::retx_cause::nack);
-    EXPECT_FALSE(e->timer.scheduled());  // no timer needed: it goes out at once
+    EXPECT_EQ(e->deadline, pds::no_deadline);  // no timeout needed: it goes out at once
 }
 
 TEST(pdc, timer_backs_off_exponentially_then_fails) {
     initiator_fixture f;
     pds::tx_entry& e = f.send(0);
-    EXPECT_EQ(e.timer.deadline(), 10'000u);
+    EXPECT_EQ(e.deadline, 10'000u);
     EXPECT_EQ(f.p.on_timer(e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_EQ(f.p.tx.pop_retransmit(), &e);
     f.p.on_sent(e, 10'000, f.timers, f.params);
-    EXPECT_EQ(e.timer.deadline(), 30'000u);  // 2 x rto
+    EXPECT_EQ(e.deadline, 30'000u);  // 2 x rto
     EXPECT_EQ(f.p.on_timer(e, 30'000, f.timers, f.params), pds::timeout_action::retransmit);
     f.p.tx.pop_retransmit();
     f.p.on_sent(e, 30'000, f.timers, f.params);
-    EXPECT_EQ(e.timer.deadline(), 70'000u);  // 4 x rto, the cap
+    EXPECT_EQ(e.deadline, 70'000u);  // 4 x rto, the cap
     EXPECT_EQ(f.p.on_timer(e, 70'000, f.timers, f.params), pds::timeout_action::failed);
 }
 
@@ -420,8 +465,7 @@ TEST(pdc, no_pdc_avail_backs_off_without_counting_a_loss) {
     EXPECT_EQ(f.p.on_nack(wire::nack_code::no_pdc_avail, 100, 5, f.timers, f.params),
               pds::nack_action::backoff);
     EXPECT_EQ(e.state, pds::tx_state::backoff);
-    EXPECT_EQ(f.p.on_timer(e, e.timer.deadline(), f.timers, f.params),
-              pds::timeout_action::retransmit);
+    EXPECT_EQ(f.p.on_timer(e, e.deadline, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_EQ(e.retries, 0u);
     EXPECT_EQ(f.p.counters.timeouts, 0u);
 }
