@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# instr_per_packet: instructions one side of a uet-perf pair over memif spends per frame, counted
+# by callgrind (valgrind) rather than timed, so two builds or two option sets compare exactly on
+# a host whose speed moves by 2-3x over minutes. The measured side runs under callgrind, the other
+# natively; each test runs twice (-n N1 and -n N2 iterations) and the difference of the two
+# instruction counts over the difference of their frames (the measured side's port counters:
+# frames sent for the client, received for the server) is the cost per frame, start-up excluded.
+#   bench/e2e/instr_per_packet.sh write_bw -s 65536           (SIDE=client, N1=2000, N2=6000)
+#   SIDE=server bench/e2e/instr_per_packet.sh write_bw -s 65536
+#   N1=20000 N2=60000 bench/e2e/instr_per_packet.sh send_bw -s 8
+# The client (the sender in one-way tests) is the slower side under callgrind, so the counts
+# hold no idle polling worth speaking of; measured as the server, the receiver is the slow one and
+# the native sender may time out and resend (its counters are printed). BUILD as in lib.sh.
+# OUT=file keeps the last callgrind profile (callgrind_annotate OUT).
+source "$(dirname "$0")/lib.sh"
+SIDE=${SIDE:-client}
+N1=${N1:-2000}
+N2=${N2:-6000}
+OUT=${OUT:-}
+command -v valgrind >/dev/null || { echo "valgrind missing (apt install valgrind)"; exit 1; }
+[[ $SIDE == client || $SIDE == server ]] || { echo "SIDE is client or server"; exit 1; }
+(($# > 0)) || { echo "usage: [SIDE=client|server] [N1=..] [N2=..] $0 TEST [uet-perf options]"; exit 1; }
+
+# measure NAME N TEST ARGS...: one pair; sets IR and FRAMES of the measured side.
+measure() {
+    local name=$1 n=$2
+    shift 2
+    local cg=$WORK/$name.callgrind sock=$WORK/$name.sock
+    local grind=(valgrind --tool=callgrind "--callgrind-out-file=$cg")
+    local server=("$UET_PERF") client=("$UET_PERF")
+    if [[ $SIDE == server ]]; then server=("${grind[@]}" "$UET_PERF"); else client=("${grind[@]}" "$UET_PERF"); fi
+    rm -f "$sock"
+    # --timeout: the control exchange waits for the slow side under valgrind.
+    taskset -c 0 "${server[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 0" \
+        --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 \
+        >"$WORK/$name-server.log" 2>&1 &
+    local spid=$!
+    PIDS+=($spid)
+    wait_for 120 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
+    taskset -c 1 "${client[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 1" \
+        --dev "net_memif0,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
+        >"$WORK/$name-client.log" 2>&1 || { echo "FAIL: client"; tail -20 "$WORK/$name-client.log"; return 1; }
+    wait "$spid" || { echo "FAIL: server"; tail -20 "$WORK/$name-server.log"; return 1; }
+    local log=$WORK/$name-$SIDE.log field=tx
+    [[ $SIDE == server ]] && field=rx
+    local ir frames
+    ir=$(grep -o 'refs: *[0-9,]*' "$log" | tr -d ', ' | cut -d: -f2)
+    frames=$(grep -o "Port: rx frames [0-9]*, tx frames [0-9]*" "$log" |
+        awk -v f="$field" '{ print f == "rx" ? $4 + 0 : $7 + 0 }')
+    [[ -n $ir && -n $frames ]] || { echo "FAIL: no count in $log"; tail -20 "$log"; return 1; }
+    grep '^ PDS:' "$WORK/$name-client.log" | sed 's/^/  client /'
+    if [[ -n $OUT ]]; then cp "$cg" "$OUT"; fi
+    IR=$ir
+    FRAMES=$frames
+}
+
+measure small "$N1" "$@"
+ir1=$IR f1=$FRAMES
+measure large "$N2" "$@"
+ir2=$IR f2=$FRAMES
+echo "$SIDE, -n $N1: $ir1 instructions, $f1 frames"
+echo "$SIDE, -n $N2: $ir2 instructions, $f2 frames"
+awk -v a="$ir1" -v b="$ir2" -v x="$f1" -v y="$f2" 'BEGIN {
+    if (y <= x) { print "FAIL: no more frames with more iterations"; exit 1 }
+    printf "instructions per frame %.0f\n", (b - a) / (y - x) }'
