@@ -62,16 +62,20 @@ bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
     for (const std::uint32_t i : active_initiators_)
         if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
-    if (send_rudi(now, buf, len, true)) return true;
+    // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
+    // and a PDC's stream of data frames must not pay two calls that find nothing.
+    if (rudi_retx_head_ != none && send_rudi(now, buf, len, true)) return true;
     const std::size_t count = active_initiators_.size();
+    std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
-        const std::size_t at = (rr_cursor_ + k) % count;
         if (send_new_from(pdcs_[active_initiators_[at]], now, buf, len)) {
             rr_cursor_ = at + 1;
             return true;
         }
+        if (++at == count) at = 0;  // round robin without a division per frame
     }
-    return send_rudi(now, buf, len, false) || send_uud(now, buf, len);
+    return (!rudi_queue_.empty() && send_rudi(now, buf, len, false)) ||
+           (!uud_queue_.empty() && send_uud(now, buf, len));
 }
 
 std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
