@@ -76,36 +76,31 @@ TEST_P(PerfEveryTest, CatchesACorruptedIteration) {
 INSTANTIATE_TEST_SUITE_P(AllTests, PerfEveryTest, ::testing::ValuesIn(all_tests),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 
-TEST(PerfE2E, AllSizesBidirectional) {
+// Every bandwidth test, every size (atomics: 8 bytes), both directions, n iterations each.
+void run_bw_all_sizes_bidirectional(std::uint64_t n, std::uint32_t depth, bool verify) {
     for (test_kind t :
          {test_kind::write_bw, test_kind::read_bw, test_kind::send_bw, test_kind::atomic_bw}) {
         SCOPED_TRACE(std::string(name_of(t)));
-        settings s = pipe_settings(t, 8, 6);
+        settings s = pipe_settings(t, 8, n);
+        s.verify = verify;
         s.all_sizes = !is_atomic(t);
         s.bidirectional = true;
-        s.tx_depth = 4;
+        s.tx_depth = depth;
         pipe_pair p(s, s);
         p.run();
-        expect_clean(p, 6, is_atomic(t) ? 1 : 23);
+        expect_clean(p, n, is_atomic(t) ? 1 : 23);
     }
+}
+
+TEST(PerfE2E, AllSizesBidirectional) {
+    run_bw_all_sizes_bidirectional(6, 4, true);
 }
 
 // Without --verify the bandwidth tests take perftest's cycle buffer on both sides (see
 // layout_for): every size, both directions, a deep queue whose operations share the slots, and
 // every remote offset inside the peer's region (a write or read beyond it would fail the run).
 TEST(PerfE2E, CycleBufferWithoutVerify) {
-    for (test_kind t :
-         {test_kind::write_bw, test_kind::read_bw, test_kind::send_bw, test_kind::atomic_bw}) {
-        SCOPED_TRACE(std::string(name_of(t)));
-        settings s = pipe_settings(t, 8, 40);
-        s.verify = false;
-        s.all_sizes = !is_atomic(t);
-        s.bidirectional = true;
-        s.tx_depth = 16;
-        pipe_pair p(s, s);
-        p.run();
-        expect_clean(p, 40, is_atomic(t) ? 1 : 23);
-    }
+    run_bw_all_sizes_bidirectional(40, 16, false);
 }
 
 TEST(PerfE2E, OtherDeliveryModes) {

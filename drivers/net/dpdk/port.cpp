@@ -88,7 +88,7 @@ void port::probe() {
     // several descriptors and its receive path then returns bogus frames and can crash inside
     // rte_eth_rx_burst (seen with 8 KiB payloads). Give a jumbo memif link buffers that hold a
     // whole frame, unless the device string chose a size; both peers derive the same value.
-    if (is_vdev_ && name_.starts_with("net_memif") && cfg_.trust_link_mtu && cfg_.mtu > 1500 &&
+    if (is_memif() && cfg_.trust_link_mtu && cfg_.mtu > 1500 &&
         devargs_.find("bsize=") == std::string::npos) {
         const std::uint32_t frame = std::min<std::uint32_t>(cfg_.mtu, 9000) + 18;
         const std::string bsize = std::to_string((frame + 1023) / 1024 * 1024);
@@ -118,8 +118,7 @@ void port::probe() {
 // memif's own zero-copy mode (devargs zero-copy=yes, client side): the peer reads our mbufs in
 // place, so every segment must live in DPDK memory.
 bool port::memif_zero_copy() const noexcept {
-    return is_vdev_ && name_.starts_with("net_memif") &&
-           devargs_.find("zero-copy=yes") != std::string::npos;
+    return is_memif() && devargs_.find("zero-copy=yes") != std::string::npos;
 }
 
 void port::configure() {

@@ -116,6 +116,7 @@ class port {
     void probe();
     void configure();
     void setup_steering();
+    bool is_memif() const noexcept { return is_vdev_ && name_.starts_with("net_memif"); }
     bool memif_zero_copy() const noexcept;
     void log(const std::string& line) const;
 
