@@ -256,6 +256,10 @@ bool parser::option(std::string_view arg) {
         s.udp_checksum = checksum_policy::off;
     } else if (opt == "--udp-checksum") {
         s.udp_checksum = checksum_policy::on;
+    } else if (opt == "--zero-copy") {
+        s.zero_copy = zero_copy_policy::on;
+    } else if (opt == "--no-zero-copy") {
+        s.zero_copy = zero_copy_policy::off;
     } else if (opt == "--no-ack-answers") {
         s.ack_answers = false;
     } else if (opt == "-h" || opt == "--help") {
@@ -438,6 +442,8 @@ std::string usage() {
            "  --port-mtu N       the DPDK port's IP MTU (default 1500; -m defaults to what fits)\n"
            "  --zero-copy-min N  payloads of N bytes or more leave registered memory without a\n"
            "                     copy where the port chains buffers (default 1024; 0: copy)\n"
+           "  --zero-copy        chain payloads on virtual devices too (memif, af_packet...)\n"
+           "  --no-zero-copy     copy every payload (default: zero-copy on a PCI NIC only)\n"
            "  --trust-link-mtu   af_packet: use the interface's MTU (jumbo frames)\n"
            "  --no-udp-checksum  send UDP checksum 0 (trusted links): no payload summed\n"
            "  --udp-checksum     sum every frame, memif too (default: off on memif, on elsewhere)\n"

@@ -87,11 +87,13 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     } else {
         std::snprintf(buf, sizeof buf,
                       " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
-                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s\n",
+                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s; "
+                      "zero-copy transmit %s\n",
                       (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
                       (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
                       (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
-                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off");
+                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off",
+                      f.zero_copy ? "on" : "off");
         out += buf;
         out += polling_line(f);
     }
@@ -269,6 +271,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.busy_poll = s.busy_poll;
     fa.dpdk.port_mtu = s.port_mtu;
     fa.dpdk.zero_copy_min = s.zero_copy_min;
+    fa.dpdk.zero_copy = s.zero_copy;
     fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
     auto fab = fabric::open(fa);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tx_options_ab: uet-perf write_bw -s 65536 RUD over memif with the sender's payload handled
 # three ways, interleaved round by round so that all three share the machine's conditions:
-#   copy        --zero-copy-min 0: copied into the mbuf (no UDP checksum: memif's default)
-#   zero-copy   the default: chained from the registered buffer; the engine never touches it
-#   checksum    --udp-checksum (zero-copy too): summed (read once) for the UDP checksum, and
+#   copy        the default on memif: copied into the mbuf (no UDP checksum: memif's default)
+#   zero-copy   --zero-copy: chained from the registered buffer; the engine never touches it
+#   checksum    --udp-checksum --zero-copy: summed (read once) for the UDP checksum, and
 #               verified by the receiver
 # Prints each run and, last, the median average and peak of each (Gb/s).
 #   bench/e2e/tx_options_ab.sh      (BUILD=build, SECONDS_PER_RUN=3, ROUNDS=4)
@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-4}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 names=(copy zero-copy checksum)
-opts=("--zero-copy-min 0" "" "--udp-checksum")
+opts=("" "--zero-copy" "--udp-checksum --zero-copy")
 for ((r = 1; r <= ROUNDS; r++)); do
     for i in 0 1 2; do
         n="${names[$i]}-$r"

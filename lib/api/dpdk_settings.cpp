@@ -135,6 +135,7 @@ bool parse_dpdk_settings(const fabric_attr& attr, dpdk_settings& out, std::strin
     s.rto_ns = d.rto_ns == 0 ? dpdk_default_rto_ns : d.rto_ns;
     s.max_retransmits = d.max_retransmits == 0 ? dpdk_default_retransmits : d.max_retransmits;
     s.zero_copy_min = d.zero_copy_min;
+    s.zero_copy = d.zero_copy;
     s.udp_checksum = d.udp_checksum;
     out = std::move(s);
     return true;

@@ -30,6 +30,7 @@ struct dpdk_settings {
     std::uint64_t rto_ns = 0;
     std::uint32_t max_retransmits = 0;
     std::uint32_t zero_copy_min = 0;  // 0: off
+    zero_copy_policy zero_copy = zero_copy_policy::automatic;
     checksum_policy udp_checksum = checksum_policy::automatic;
 };
 

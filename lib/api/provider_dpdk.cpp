@@ -120,7 +120,18 @@ bool dpdk_network::udp_checksum() const noexcept {
 bool dpdk_network::zero_copy() const noexcept {
     // Only where the port chains external buffers: elsewhere the port would copy the payload
     // after the engine summed it, two passes where checksum_copy makes one.
-    return s_.zero_copy_min != 0 && port_->caps().zero_copy;
+    if (s_.zero_copy_min == 0 || !port_->caps().zero_copy) return false;
+    switch (s_.zero_copy) {
+        case zero_copy_policy::on:
+            return true;
+        case zero_copy_policy::off:
+            return false;
+        case zero_copy_policy::automatic:
+            break;
+    }
+    // A virtual device copies each frame into its own ring or socket whatever we hand it: one
+    // segment is cheaper for it to walk than a header and a chained payload.
+    return !port_->is_virtual();
 }
 
 std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
@@ -253,6 +264,7 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
     s.tx_zero_copy = p.tx_zero_copy;
     s.udp_checksum = udp_checksum();
+    s.zero_copy = zero_copy();
     return s;
 }
 

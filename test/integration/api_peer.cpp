@@ -303,6 +303,9 @@ bool side::open_fabric() {
     fa.dpdk.busy_poll = o.busy_poll;
     fa.dpdk.rto_ns = std::uint64_t{o.rto_us} * 1000;
     fa.dpdk.max_retransmits = o.retries;
+    // Every port here is a virtual device, where zero-copy transmit is off unless asked for:
+    // asked for, so that the suite runs the chained-payload path a PCI NIC takes by default.
+    fa.dpdk.zero_copy = uet::zero_copy_policy::on;
     // The API refuses a payload that does not fit the port's frames, with the reason; the port
     // is closed again, so the second open below also shows that a port reopens in one process.
     // (The server only: it opens before the client starts. A memif client that connects and

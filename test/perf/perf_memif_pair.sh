@@ -53,20 +53,27 @@ pair() {
 }
 
 # memif is shared memory: UDP checksums are off by default there; --udp-checksum sums anyway.
+# memif copies every frame into its ring: payloads are copied into the mbuf by default there
+# (one segment per frame); --zero-copy chains them from the registered buffer anyway.
 pair write_bw write_bw -s 65536 -n 2000 --verify --stats
-pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --stats
+pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 for side in client server; do
-    grep -q "^ Port: .*; UDP checksum off$" "$WORK/write_bw.$side" ||
-        bad "write_bw: the $side summed UDP checksums on memif by default"
-    grep -q "^ Port: .*; UDP checksum on$" "$WORK/write_bw_csum.$side" ||
-        bad "write_bw_csum: the $side ignored --udp-checksum"
+    grep -q "^ Port: .*; UDP checksum off; zero-copy transmit off$" "$WORK/write_bw.$side" ||
+        bad "write_bw: the $side summed UDP checksums or chained payloads on memif by default"
+    grep -q "^ Port: .*; UDP checksum on; zero-copy transmit on$" "$WORK/write_bw_csum.$side" ||
+        bad "write_bw_csum: the $side ignored --udp-checksum or --zero-copy"
 done
+grep -q "^ Port: .*(zero-copy 0)" "$WORK/write_bw.client" ||
+    bad "write_bw: the client chained payloads on memif by default"
+grep -q "^ Port: .*(zero-copy [1-9]" "$WORK/write_bw_csum.client" ||
+    bad "write_bw_csum: no payload left without a copy under --zero-copy"
 pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
 # memif's own zero-copy (the client shares its DPDK memory; EAL --single-file-segments): the
 # port must copy payloads into mbufs rather than chain the application's memory, which the
-# peer cannot see (it crashed in rte_eth_rx_burst, and the sender never heard back).
+# peer cannot see (it crashed in rte_eth_rx_burst, and the sender never heard back), even
+# when asked to chain them (--zero-copy).
 CLIENT_DEVARGS=",zero-copy=yes" pair memif_zc write_bw -s 65536 -n 1000 --verify --stats \
-    --eal "--single-file-segments"
+    --zero-copy --eal "--single-file-segments"
 grep -q "^ Port: .*(zero-copy 0)" "$WORK/memif_zc.client" ||
     bad "memif_zc: the client chained payloads through memif's zero-copy"
 grep -q "memif zero-copy: payloads are copied" "$WORK/memif_zc.client" ||

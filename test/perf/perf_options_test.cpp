@@ -66,6 +66,18 @@ TEST(PerfOptions, ZeroCopyThreshold) {
               std::string::npos);
 }
 
+TEST(PerfOptions, ZeroCopySwitch) {
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy, zero_copy_policy::automatic);
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--zero-copy"}).s.zero_copy,
+              zero_copy_policy::on);
+    const auto off = parse({"write_bw", "--provider", "pipe", "--no-zero-copy"});
+    ASSERT_EQ(off.error, "");
+    EXPECT_EQ(off.s.zero_copy, zero_copy_policy::off);
+    EXPECT_NE(parse({"write_bw", "--provider", "pipe", "--zero-copy=1"})
+                  .error.find("--zero-copy takes no value"),
+              std::string::npos);
+}
+
 TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
     const auto jumbo = parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu",
                               "9000", "--trust-link-mtu"});

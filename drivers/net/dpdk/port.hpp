@@ -79,6 +79,9 @@ class port {
     bool set_mtu(std::uint32_t mtu);
     const offload_info& offloads() const noexcept { return offloads_; }
     runtime::io_caps caps() const noexcept { return caps_; }
+    // A virtual device (--vdev: memif, af_packet, af_xdp, tap, pcap...), not a device probed on
+    // a bus: its driver copies every frame it sends into a ring or socket of its own.
+    bool is_virtual() const noexcept { return is_vdev_; }
     steering_mode steering() const noexcept { return steering_; }
     bool flow_rules_accepted() const noexcept { return !flows_.empty(); }
     const std::string& flow_refusal() const noexcept { return flow_refusal_; }
