@@ -87,14 +87,16 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     } else {
         std::snprintf(buf, sizeof buf,
                       " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
-                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s; "
-                      "zero-copy transmit %s\n",
+                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s; ",
                       (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
                       (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
                       (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
-                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off",
-                      f.zero_copy ? "on" : "off");
+                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off");
         out += buf;
+        if (f.zero_copy_from == 0)
+            out += "zero-copy transmit off\n";
+        else
+            out += "zero-copy transmit from " + std::to_string(f.zero_copy_from) + " bytes\n";
         out += polling_line(f);
     }
     return out;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tx_options_ab: uet-perf write_bw -s 65536 RUD over memif with the sender's payload handled
 # three ways, interleaved round by round so that all three share the machine's conditions:
-#   copy        the default on memif: copied into the mbuf (no UDP checksum: memif's default)
+#   copy        the default on memif under 4 KiB: copied into the mbuf (no UDP checksum: memif's
+#               default)
 #   zero-copy   --zero-copy: chained from the registered buffer; the engine never touches it
 #   checksum    --udp-checksum --zero-copy: summed (read once) for the UDP checksum, and
 #               verified by the receiver

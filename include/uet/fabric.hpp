@@ -37,6 +37,8 @@ enum class checksum_policy : std::uint8_t { automatic, on, off };
 
 // dpdk_attr::zero_copy: whether payloads leave registered memory without a copy.
 enum class zero_copy_policy : std::uint8_t { automatic, on, off };
+// The smallest payload zero_copy_policy::automatic chains on a virtual device.
+inline constexpr std::uint32_t virtual_device_zero_copy_min = 4096;
 
 // The dpdk provider: one endpoint on one DPDK port, progressed inline by the thread that reads
 // its completion queue (or calls progress()). Addresses are IPv4 on the port's subnet; peers are
@@ -65,11 +67,14 @@ struct dpdk_attr {
     // take multi-segment frames (others copy as usual). The registered memory is then read by
     // the port until deregistration, which waits for the frames still queued. 0: always copy.
     std::uint32_t zero_copy_min = 1024;
-    // Where zero-copy transmit is used. automatic: on a device that reads frames by DMA (a PCI
-    // NIC), off on a virtual device (memif, af_packet, af_xdp, tap, pcap), which copies every
-    // frame into a ring or socket of its own: there a chained payload saves no copy and costs
-    // the driver a second segment per frame (memif, write_bw: 2,115 instructions per frame on
-    // the sender chained, 1,743 copied). on: wherever the port chains segments. off: never.
+    // Where zero-copy transmit is used. automatic: from zero_copy_min bytes on a device that
+    // reads frames by DMA (a PCI NIC); on a virtual device (memif, af_packet, af_xdp, tap, pcap),
+    // which copies every frame into a ring or socket of its own, only from
+    // virtual_device_zero_copy_min bytes (4 KiB): there a chained payload saves uet's copy but
+    // costs the driver a second segment, which is more than a small copy (memif, 1,344-byte
+    // payloads: 1,743 instructions per frame on the sender copied, 2,115 chained) and less
+    // than a large one (8 KiB payloads: 1.5-2.9x the rate chained). on: from zero_copy_min
+    // wherever the port chains segments. off: never.
     zero_copy_policy zero_copy = zero_copy_policy::automatic;
     // Whether frames go out with a UDP checksum (received ones are verified whenever the sender
     // filled one in). off: checksum 0 ("none", as IPv4 allows and RoCEv2 does), so no payload
@@ -126,7 +131,8 @@ struct fabric_stats {
     std::uint64_t polls = 0, idle_polls = 0;
     std::uint64_t busy_ns = 0, idle_ns = 0;
     bool udp_checksum = false;  // dpdk: this side fills in UDP checksums (dpdk.udp_checksum)
-    bool zero_copy = false;     // dpdk: zero-copy transmit is in use (dpdk.zero_copy)
+    // dpdk: the smallest payload sent without a copy (dpdk.zero_copy, dpdk.zero_copy_min); 0: off
+    std::uint32_t zero_copy_from = 0;
 };
 
 struct domain_attr {

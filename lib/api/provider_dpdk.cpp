@@ -40,7 +40,7 @@ class dpdk_network final : public network {
   public:
     dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<dpdk::port> p)
         : attr_(a), s_(std::move(s)), port_(std::move(p)) {
-        tx_memory_.set_min_bytes(s_.zero_copy_min);
+        tx_memory_.set_min_bytes(zero_copy_from());
     }
     ~dpdk_network() override {
         stop_endpoint();
@@ -61,7 +61,8 @@ class dpdk_network final : public network {
 
   private:
     void stop_endpoint() noexcept;
-    bool zero_copy() const noexcept;
+    bool zero_copy() const noexcept { return zero_copy_from() != 0; }
+    std::uint32_t zero_copy_from() const noexcept;
     bool udp_checksum() const noexcept;
     void add_host_counters(fabric_stats& s) const noexcept;
     void add_loop_counters(fabric_stats& s) const noexcept;
@@ -117,25 +118,27 @@ bool dpdk_network::udp_checksum() const noexcept {
     return port_->offloads().driver != "net_memif";
 }
 
-bool dpdk_network::zero_copy() const noexcept {
+// The smallest payload that leaves registered memory without a copy; 0: none does.
+std::uint32_t dpdk_network::zero_copy_from() const noexcept {
     // Only where the port chains external buffers: elsewhere the port would copy the payload
     // after the engine summed it, two passes where checksum_copy makes one.
-    if (s_.zero_copy_min == 0 || !port_->caps().zero_copy) return false;
+    if (s_.zero_copy_min == 0 || !port_->caps().zero_copy) return 0;
     switch (s_.zero_copy) {
         case zero_copy_policy::on:
-            return true;
+            return s_.zero_copy_min;
         case zero_copy_policy::off:
-            return false;
+            return 0;
         case zero_copy_policy::automatic:
             break;
     }
-    // A virtual device copies each frame into its own ring or socket whatever we hand it: one
-    // segment is cheaper for it to walk than a header and a chained payload.
-    return !port_->is_virtual();
+    // A virtual device copies each frame into its own ring or socket whatever we hand it: a
+    // second segment costs it more than uet's copy of a small payload, less than a large one's.
+    return port_->is_virtual() ? std::max(s_.zero_copy_min, virtual_device_zero_copy_min)
+                               : s_.zero_copy_min;
 }
 
 std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
-    if (!zero_copy() || addr == nullptr || length < s_.zero_copy_min) return no_memory_handle;
+    if (!zero_copy() || addr == nullptr || length < zero_copy_from()) return no_memory_handle;
     return tx_memory_.add(addr, length, port_->register_memory(addr, length));
 }
 
@@ -264,7 +267,7 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
     s.tx_zero_copy = p.tx_zero_copy;
     s.udp_checksum = udp_checksum();
-    s.zero_copy = zero_copy();
+    s.zero_copy_from = zero_copy_from();
     return s;
 }
 

@@ -53,18 +53,20 @@ pair() {
 }
 
 # memif is shared memory: UDP checksums are off by default there; --udp-checksum sums anyway.
-# memif copies every frame into its ring: payloads are copied into the mbuf by default there
-# (one segment per frame); --zero-copy chains them from the registered buffer anyway.
+# memif copies every frame into its ring: by default payloads under 4 KiB are copied into the
+# mbuf there (one segment per frame), larger ones chained; --zero-copy chains from 1 KiB.
 pair write_bw write_bw -s 65536 -n 2000 --verify --stats
 pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 for side in client server; do
-    grep -q "^ Port: .*; UDP checksum off; zero-copy transmit off$" "$WORK/write_bw.$side" ||
-        bad "write_bw: the $side summed UDP checksums or chained payloads on memif by default"
-    grep -q "^ Port: .*; UDP checksum on; zero-copy transmit on$" "$WORK/write_bw_csum.$side" ||
+    grep -q "^ Port: .*; UDP checksum off; zero-copy transmit from 4096 bytes$" \
+        "$WORK/write_bw.$side" ||
+        bad "write_bw: the $side summed UDP checksums or chained small payloads on memif"
+    grep -q "^ Port: .*; UDP checksum on; zero-copy transmit from 1024 bytes$" \
+        "$WORK/write_bw_csum.$side" ||
         bad "write_bw_csum: the $side ignored --udp-checksum or --zero-copy"
 done
 grep -q "^ Port: .*(zero-copy 0)" "$WORK/write_bw.client" ||
-    bad "write_bw: the client chained payloads on memif by default"
+    bad "write_bw: the client chained 1344-byte payloads on memif by default"
 grep -q "^ Port: .*(zero-copy [1-9]" "$WORK/write_bw_csum.client" ||
     bad "write_bw_csum: no payload left without a copy under --zero-copy"
 pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
@@ -74,13 +76,16 @@ pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
 # when asked to chain them (--zero-copy).
 CLIENT_DEVARGS=",zero-copy=yes" pair memif_zc write_bw -s 65536 -n 1000 --verify --stats \
     --zero-copy --eal "--single-file-segments"
-grep -q "^ Port: .*(zero-copy 0)" "$WORK/memif_zc.client" ||
+grep -q "^ Port: .*(zero-copy 0).*; zero-copy transmit off$" "$WORK/memif_zc.client" ||
     bad "memif_zc: the client chained payloads through memif's zero-copy"
 grep -q "memif zero-copy: payloads are copied" "$WORK/memif_zc.client" ||
     bad "memif_zc: the client did not say that it copies payloads"
 # Jumbo frames over memif (the port sizes memif's buffers to hold a whole frame: DPDK 22.11's
 # memif returns bogus frames and can crash on frames split over several buffers).
-pair write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu
+# 8 KiB payloads are chained by default (the copy would cost more than memif's second segment).
+pair write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu --stats
+grep -q "^ Port: .*(zero-copy [1-9]" "$WORK/write_bw_jumbo.client" ||
+    bad "write_bw_jumbo: the client copied its 8 KiB payloads"
 pair read_bw_jumbo read_bw -s 1000000 -n 50 --verify --port-mtu 9000 --trust-link-mtu -m 8192
 pair send_lat send_lat -s 8 -n 1000 --verify
 pair read_bw read_bw -a -n 16 -t 16 --verify -b
