@@ -51,6 +51,6 @@ done
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$zc_gbps"
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX, UDP checksums: %.2f Gb/s\n' "$SIZE" "$MTU" "$csum_gbps"
 uet_median=$(grep -o 'rud memif: [0-9.]*' "$WORK/rounds.txt" | awk '{ print $NF }' | median)
-echo "zero-copy/copy (the median of the rounds) $(ratio "$zc_gbps" "$uet_median")"
+echo "zero-copy/default (the median of the rounds) $(ratio "$zc_gbps" "$uet_median")"
 echo "ratios: $(awk '{ print $NF }' "$WORK/rounds.txt" | tr '\n' ' ')"
 echo "ratio $(awk '{ print $NF }' "$WORK/rounds.txt" | median | xargs printf '%.3f')"
