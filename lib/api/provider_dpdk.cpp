@@ -138,7 +138,8 @@ std::uint32_t dpdk_network::zero_copy_from() const noexcept {
 }
 
 std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
-    if (!zero_copy() || addr == nullptr || length < zero_copy_from()) return no_memory_handle;
+    const std::uint32_t from = zero_copy_from();
+    if (from == 0 || addr == nullptr || length < from) return no_memory_handle;
     return tx_memory_.add(addr, length, port_->register_memory(addr, length));
 }
 
