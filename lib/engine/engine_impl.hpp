@@ -11,6 +11,7 @@
 #include "frame.hpp"
 #include "message.hpp"
 #include "pdc.hpp"
+#include "plain_request.hpp"
 #include "reassembly.hpp"
 #include "rng.hpp"
 #include "timer_wheel.hpp"
@@ -175,9 +176,20 @@ class engine_impl final : public pds::tx_listener {
         std::size_t frame_bytes = 0;
         std::uint64_t now = 0;
     };
+    // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
+    // path) the segment checked already.
+    struct rx_ses {
+        const wire::ses_header* header = nullptr;
+        const ses::rx_segment* checked = nullptr;
+        std::span<const std::uint8_t> payload;
+    };
+    static rx_ses ses_of(const wire::uet_packet& pkt) noexcept {
+        return {pkt.ses ? &*pkt.ses : nullptr, nullptr, pkt.payload};
+    }
+    bool receive_plain(std::span<const std::uint8_t> frame);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
-    void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
-                    const wire::uet_packet& pkt, const std::uint32_t* credit_target = nullptr);
+    void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h, const rx_ses& in,
+                    const std::uint32_t* credit_target = nullptr);
     void on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now);
     void on_credit(const rx_context& rx, const wire::pds_ctrl& c);
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
@@ -189,7 +201,7 @@ class engine_impl final : public pds::tx_listener {
     void on_rudi_response(const rx_context& rx, const wire::pds_rudi& h);
     void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
     // target: the PDC a RUD/ROD packet came on (answers in ACKs).
-    bool place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt, bool remember,
+    bool place(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
                bool single_packet, ses::place_result& result, pds::pdc* target = nullptr);
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
@@ -292,6 +304,7 @@ class engine_impl final : public pds::tx_listener {
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;
+    wire::plain_request rx_plain_;
     bool tx_ready_ = false;  // something may be sendable right now
     std::uint16_t ip_id_ = 0;
 

@@ -83,6 +83,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
     now_ = std::max(now_, now);
     ++counters_.frames_rx;
     counters_.bytes_rx += frame.size();
+    if (receive_plain(frame)) return;
     wire::l2l4_view& v = rx_l2_;
     if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
         return count_reject(rc);
@@ -110,9 +111,9 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
         [&](const auto& h) {
             using H = std::decay_t<decltype(h)>;
             if constexpr (std::is_same_v<H, wire::pds_rud_rod_request>) {
-                on_request(rx, h, pkt);
+                on_request(rx, h, ses_of(pkt));
             } else if constexpr (std::is_same_v<H, wire::pds_rud_rod_cc_request>) {
-                on_request(rx, as_request(h), pkt, &h.credit_target);
+                on_request(rx, as_request(h), ses_of(pkt), &h.credit_target);
             } else if constexpr (std::is_same_v<H, wire::pds_ack_cc>) {
                 on_ack(rx, h, pkt);
             } else if constexpr (std::is_same_v<H, wire::pds_ack> ||
@@ -136,6 +137,32 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
             }
         },
         pkt.pds);
+}
+
+// The common data packet (wire::read_plain_request) in one pass, to on_request as the general
+// path below would hand it; false when it takes the general path instead, which then decides
+// on the frame and counts any drop.
+bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
+    wire::plain_request& f = rx_plain_;
+    if (!wire::read_plain_request(frame, f) || f.dst_ip != cfg_.ip || f.dst_port != cfg_.udp_port ||
+        f.dscp == cfg_.trim_dscp)
+        return false;
+    ses::rx_segment seg;
+    if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
+                                  seg))
+        return false;
+    rx_context rx;
+    rx.peer = find_or_add_peer(f.src_mac, f.src_ip);
+    if (rx.peer == none) {
+        count_drop(drop_reason::peer_table_full);
+        return true;
+    }
+    rx.entropy = f.src_port;
+    rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    rx.frame_bytes = frame.size();
+    rx.now = now_;
+    on_request(rx, f.pds, rx_ses{nullptr, &seg, f.payload});
+    return true;
 }
 
 // ---- target side of RUD / ROD ----
@@ -238,7 +265,7 @@ void engine_impl::on_credit_target(pds::pdc& p, std::uint32_t target, std::uint6
 }
 
 void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
-                             const wire::uet_packet& pkt, const std::uint32_t* credit_target) {
+                             const rx_ses& in, const std::uint32_t* credit_target) {
     bool created = false;
     pds::pdc* p = target_for(rx, h, created);
     if (!p) return;
@@ -268,11 +295,11 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     // A request completed here is owed an answer: without room to note it, it waits.
     if (!owed_room()) return count_drop(drop_reason::no_rx_buffer);
     ses::place_result placed;
-    if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, pkt, false, false, placed, p))
+    if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
     p->rx.accept(h.psn);
     if (rx.ce) p->ce_since_ack = true;
-    const auto bytes = static_cast<std::uint32_t>(pkt.payload.size());
+    const auto bytes = static_cast<std::uint32_t>(in.payload.size());
     // The first packet accepted (the first to arrive may have been out of order for ROD) is
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
     const bool first = created || p->counters.acks_sent == 0;
@@ -282,14 +309,17 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
         timers_.schedule(p->ack_timer, rx.now + cfg_.ack_delay_ns);
 }
 
-bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::uet_packet& pkt,
-                        bool remember, bool single_packet, ses::place_result& result,
-                        pds::pdc* target) {
-    ses::rx_segment seg;
-    if (!pkt.ses ||
-        !ses::check_packet(*pkt.ses, pkt.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
-                           seg) ||
-        (single_packet && !(seg.seg.som && seg.seg.eom))) {
+bool engine_impl::place(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
+                        bool single_packet, ses::place_result& result, pds::pdc* target) {
+    ses::rx_segment checked_here;
+    if (!in.checked &&
+        (!in.header || !ses::check_packet(*in.header, in.payload.size(), cfg_.mtu_payload,
+                                          cfg_.max_message_size, checked_here))) {
+        count_drop(drop_reason::malformed_ses);
+        return false;
+    }
+    const ses::rx_segment& seg = in.checked ? *in.checked : checked_here;
+    if (single_packet && !(seg.seg.som && seg.seg.eom)) {
         count_drop(drop_reason::malformed_ses);
         return false;
     }
@@ -299,7 +329,7 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
     const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
                           seg.fields.opcode == wire::ses_opcode::write;
     std::uint32_t slot = ses::no_index;
-    result = reassembly_.place(key, seg.total, seg.seg, pkt.payload, remember, rx.now, &seg.fields,
+    result = reassembly_.place(key, seg.total, seg.seg, in.payload, remember, rx.now, &seg.fields,
                                external, &slot);
     switch (result) {
         case ses::place_result::no_resources:
@@ -311,7 +341,7 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const wire::ue
         case ses::place_result::placed:
         case ses::place_result::completed:
             // New to reassembly, so never copied before (duplicates are not copied again).
-            if (external) place_write(rx, seg, pkt.payload, slot);
+            if (external) place_write(rx, seg, in.payload, slot);
             if (result == ses::place_result::completed && target) {
                 if (seg.fields.response)
                     on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
@@ -552,7 +582,7 @@ void engine_impl::on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
     ++connectionless_.rx_data_packets;
     connectionless_.rx_bytes += rx.frame_bytes;
     ses::place_result placed;
-    if (!place(rx, delivery_mode::rudi, pkt, true, false, placed)) return;
+    if (!place(rx, delivery_mode::rudi, ses_of(pkt), true, false, placed)) return;
     if (placed == ses::place_result::duplicate) ++connectionless_.duplicates;
     // Every request packet, duplicate or not, gets its response (the first may have been lost).
     const auto slot = control_slot();
@@ -594,7 +624,7 @@ void engine_impl::on_uud(const rx_context& rx, const wire::uet_packet& pkt) {
     connectionless_.rx_bytes += rx.frame_bytes;
     ++counters_.uud_rx;
     ses::place_result placed;
-    if (place(rx, delivery_mode::uud, pkt, true, true, placed) &&
+    if (place(rx, delivery_mode::uud, ses_of(pkt), true, true, placed) &&
         placed == ses::place_result::duplicate)
         ++connectionless_.duplicates;
 }

@@ -140,9 +140,8 @@ bool on_grid(std::uint32_t offset, std::size_t length, std::uint32_t total,
     return length == std::min(mtu, total - offset);
 }
 
-bool check_request(const wire::ses_standard_request& h, std::size_t payload_size, std::uint32_t mtu,
-                   std::uint32_t max_message, rx_segment& r) noexcept {
-    if (!carried_opcode(h.opcode)) return false;
+// The 44 fixed bytes' part of a request's op_fields.
+void take_standard_fields(const wire::ses_standard_fields& h, rx_segment& r) noexcept {
     r.message_id = h.message_id;
     op_fields& f = r.fields;
     f.opcode = h.opcode;
@@ -154,6 +153,13 @@ bool check_request(const wire::ses_standard_request& h, std::size_t payload_size
     f.memory_key = h.memory_key;
     f.header_data = h.som ? h.header_data : 0;
     f.request_length = h.request_length;
+}
+
+bool check_request(const wire::ses_standard_request& h, std::size_t payload_size, std::uint32_t mtu,
+                   std::uint32_t max_message, rx_segment& r) noexcept {
+    if (!carried_opcode(h.opcode)) return false;
+    take_standard_fields(h, r);
+    op_fields& f = r.fields;
     f.atomic = h.atomic;
     f.cas = h.cas;
     f.rendezvous = h.rendezvous;
@@ -191,6 +197,17 @@ bool check_response(const wire::ses_response_with_data& h, std::size_t payload_s
 }
 
 }  // namespace
+
+bool check_plain_request(const wire::ses_standard_fields& h, std::size_t payload_size,
+                         std::uint32_t mtu, std::uint32_t max_message, rx_segment& r) noexcept {
+    // A READ's payload is not the message (see check_request): the general path takes it.
+    if (h.opcode == wire::ses_opcode::read || wire::ses_opcode_has_extension(h.opcode) ||
+        !check_segment(h, payload_size, mtu, max_message, r.seg))
+        return false;
+    take_standard_fields(h, r);
+    r.total = h.request_length;
+    return true;
+}
 
 bool check_packet(const wire::ses_header& h, std::size_t payload_size, std::uint32_t mtu,
                   std::uint32_t max_message, rx_segment& r) noexcept {

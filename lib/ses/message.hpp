@@ -165,13 +165,19 @@ struct rx_segment {
 bool check_packet(const wire::ses_header& h, std::size_t payload_size, std::uint32_t mtu,
                   std::uint32_t max_message, rx_segment& out) noexcept;
 bool carried_opcode(wire::ses_opcode op) noexcept;
+// The same check for a standard request without extension headers, from its 44 bytes alone
+// (wire::read_plain_request); false also for a READ, whose payload is not the message: the
+// caller then takes check_packet's path, which decides. On true out equals what check_packet
+// writes for the same header.
+bool check_plain_request(const wire::ses_standard_fields& h, std::size_t payload_size,
+                         std::uint32_t mtu, std::uint32_t max_message, rx_segment& out) noexcept;
 
 // Checks an arriving SEND segment and says where it goes (into s); false for anything malformed
 // (wrong opcode, a segment outside the message or not on the sender's mtu grid, SOM/EOM lying).
 // Peers must share mtu_payload: the grid is what lets the target count packets exactly.
 // Inline and written in place for the same reason as segment_at: every received packet is
 // checked here, and a segment returned by value is read back whole from narrower stores.
-inline bool check_segment(const wire::ses_standard_request& h, std::size_t payload_size,
+inline bool check_segment(const wire::ses_standard_fields& h, std::size_t payload_size,
                           std::uint32_t mtu, std::uint32_t max_message, segment& s) noexcept {
     if (!carried_opcode(h.opcode) || h.request_length > max_message) return false;
     s.som = h.som;

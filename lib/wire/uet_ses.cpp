@@ -534,13 +534,10 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_rendezvous_extension&
 }
 
 // Every data packet carries one: one size check, then fixed offsets, straight into out.
-reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept {
-    if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
-    const std::uint8_t* p = in.data();
+reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept {
     const std::uint8_t vf = p[1];
     if ((vf >> 6) != ses_version) return reject_reason::bad_ses_version;
     if ((p[0] & 0x3f) > max_opcode) return reject_reason::bad_ses_opcode;
-    ses_standard_request& h = out;
     h.opcode = static_cast<ses_opcode>(p[0] & 0x3f);
     unpack_version_flags(h, vf);
     h.message_id = load_be16(p + 2);
@@ -557,12 +554,23 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out
     h.payload_length = h.som ? 0 : (slot >> 32) & len14_mask;
     h.message_offset = h.som ? 0 : static_cast<std::uint32_t>(slot);
     h.request_length = load_be32(p + 40);
+    return reject_reason::none;
+}
+
+reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept {
+    if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
+    ses_standard_request& h = out;
+    if (auto rc = load_standard_fields(in.data(), h); rc != reject_reason::none) return rc;
     h.sync.reset();
     h.atomic.reset();
     h.cas.reset();
     h.rendezvous.reset();
     byte_reader r(in.subspan(ses_standard_request::wire_size));
     return read_extensions(r, h);
+}
+
+bool ses_opcode_has_extension(ses_opcode op) noexcept {
+    return ses_opcode_has_sync(op) || ses_opcode_has_atomic(op) || ses_opcode_has_rendezvous(op);
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept {

@@ -149,6 +149,8 @@ std::string_view ses_atomic_datatype_name(ses_atomic_datatype dt) noexcept;
 bool ses_opcode_has_atomic(ses_opcode op) noexcept;
 bool ses_opcode_has_sync(ses_opcode op) noexcept;
 bool ses_opcode_has_rendezvous(ses_opcode op) noexcept;
+// Any of the three: the request carries an extension header after its 44 bytes.
+bool ses_opcode_has_extension(ses_opcode op) noexcept;
 // Compare-and-swap family (and masked swap): these use the 36-byte CAS extension.
 bool ses_atomic_uses_cas(ses_atomic_opcode op) noexcept;
 
@@ -333,6 +335,9 @@ std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) n
 // The 44 fixed bytes of a standard request at out, which must hold them (what encode writes
 // before any extension).
 void store_standard_fields(const ses_standard_fields& h, std::uint8_t* out) noexcept;
+// The reverse: the 44 bytes at p (which must hold them) into h, with decode's checks of the
+// version and opcode; what decode reads before any extension.
+reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept;
 std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_small_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_response& h, std::span<std::uint8_t> out) noexcept;

@@ -1,0 +1,243 @@
+// wire::read_plain_request and ses::check_plain_request, the receive path's one-pass reading of
+// the common data packet, against the general path (parse_l2l4, decode_uet, check_packet) on
+// generated frames and on mutations of them: whatever the one-pass reading accepts, the general
+// path accepts with the same values, and every valid frame of the plain shape is accepted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "frame.hpp"
+#include "message.hpp"
+#include "plain_request.hpp"
+#include "uet_packet.hpp"
+
+namespace {
+
+using namespace uet::wire;
+namespace ses = uet::ses;
+
+constexpr std::uint32_t mtu = 1024;
+constexpr std::uint32_t max_message = 1u << 20;
+
+struct generated {
+    std::vector<std::uint8_t> frame;
+    bool plain_shape = false;  // untagged, RUD/ROD, standard request without extension
+};
+
+// A frame with random but mostly sensible headers: segments usually on the mtu grid.
+generated make_frame(std::mt19937_64& rng) {
+    auto pick = [&](std::uint64_t n) { return rng() % n; };
+    frame_spec fs;
+    fs.src_mac.octets = {2, 0, 0, 0, 0, static_cast<std::uint8_t>(pick(256))};
+    fs.dst_mac.octets = {2, 0, 0, 0, 0, 1};
+    fs.src_ip = 0x0a000002 + static_cast<std::uint32_t>(pick(4));
+    fs.dst_ip = 0x0a000001;
+    fs.dscp = static_cast<std::uint8_t>(pick(64));
+    fs.ecn = static_cast<std::uint8_t>(pick(4));
+    fs.src_port = static_cast<std::uint16_t>(rng());
+    fs.dst_port = 4793;
+    fs.udp_checksum = pick(2) == 0;
+    fs.df = pick(2) == 0;
+    const bool vlan = pick(8) == 0;
+    if (vlan) fs.vlan = vlan_tag{};
+
+    pds_rud_rod_request pds;
+    pds.type = pick(2) ? pds_type::rud : pds_type::rod;
+    pds.syn = pick(4) == 0;
+    pds.ar = pick(2) == 0;
+    pds.retx = pick(4) == 0;
+    pds.psn = static_cast<std::uint32_t>(rng());
+    pds.spdcid = static_cast<std::uint16_t>(rng());
+    if (pds.syn)
+        pds.psn_offset = static_cast<std::uint16_t>(pick(4096));
+    else
+        pds.dpdcid = static_cast<std::uint16_t>(rng());
+    pds.next_hdr = pds_next_hdr::request_std;
+
+    static constexpr ses_opcode opcodes[] = {ses_opcode::write,         ses_opcode::send,
+                                             ses_opcode::tagged_send,   ses_opcode::read,
+                                             ses_opcode::datagram_send, ses_opcode::deferrable_send,
+                                             ses_opcode::atomic,        ses_opcode::rendezvous_send,
+                                             ses_opcode::no_op,         ses_opcode::deferrable_rtr};
+    ses_standard_request s;
+    s.opcode = opcodes[pick(std::size(opcodes))];
+    s.message_id = static_cast<std::uint16_t>(rng());
+    s.job_id = static_cast<std::uint32_t>(pick(1u << 24));
+    s.resource_index = static_cast<std::uint16_t>(pick(4096));
+    s.pid_on_fep = static_cast<std::uint16_t>(pick(4096));
+    s.buffer_offset = rng();
+    s.initiator = static_cast<std::uint32_t>(rng());
+    s.memory_key = rng();
+    s.hd = pick(2) == 0;
+    s.dc = pick(2) == 0;
+    const std::uint32_t total = static_cast<std::uint32_t>(pick(4) == 0 ? pick(3 * mtu) : pick(64));
+    const std::uint32_t packets = std::max<std::uint32_t>(1, (total + mtu - 1) / mtu);
+    const std::uint32_t index = static_cast<std::uint32_t>(pick(packets));
+    const std::uint32_t offset = index * mtu;
+    std::uint32_t length = total == 0 ? 0 : std::min(mtu, total - offset);
+    if (pick(8) == 0) length = static_cast<std::uint32_t>(pick(mtu + 1));  // off the grid
+    if (s.opcode == ses_opcode::read) length = 0;  // a READ asks for request_length bytes
+    s.request_length = total;
+    s.som = offset == 0;
+    s.eom = offset + length >= total;
+    if (pick(16) == 0) s.eom = !s.eom;
+    if (s.som) {
+        s.header_data = rng();
+    } else {
+        s.payload_length = static_cast<std::uint16_t>(length);
+        s.message_offset = offset;
+    }
+    if (s.opcode == ses_opcode::atomic) s.atomic = ses_atomic_extension{};
+    if (s.opcode == ses_opcode::rendezvous_send) s.rendezvous = ses_rendezvous_extension{};
+
+    std::vector<std::uint8_t> payload(length);
+    for (auto& b : payload)
+        b = static_cast<std::uint8_t>(rng());
+    uet_packet_spec spec;
+    spec.pds = pds;
+    spec.ses = s;
+    spec.payload = payload;
+    std::vector<std::uint8_t> udp(encoded_size(spec));
+    EXPECT_EQ(encode_uet(spec, udp), udp.size());
+    generated g;
+    g.frame.resize(frame_header_size(fs, true) + udp.size() + pick(8));  // maybe padding
+    EXPECT_NE(build_udp_frame(fs, udp, g.frame), 0u);
+    g.plain_shape = !vlan && !ses_opcode_has_extension(s.opcode);
+    return g;
+}
+
+void mutate(std::vector<std::uint8_t>& f, std::mt19937_64& rng) {
+    switch (rng() % 4) {
+        case 0:  // a byte of the headers
+            f[rng() % std::min<std::size_t>(f.size(), 100)] ^=
+                static_cast<std::uint8_t>(1 + rng() % 255);
+            break;
+        case 1:  // a single bit anywhere
+            f[rng() % f.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+            break;
+        case 2:  // cut short
+            f.resize(rng() % f.size());
+            break;
+        default:  // grown by bytes past the IP packet
+            f.resize(f.size() + 1 + rng() % 16);
+            break;
+    }
+}
+
+bool same(const ses::rx_segment& a, const ses::rx_segment& b) {
+    const ses::op_fields &x = a.fields, &y = b.fields;
+    return a.seg.offset == b.seg.offset && a.seg.length == b.seg.length && a.seg.som == b.seg.som &&
+           a.seg.eom == b.seg.eom && a.total == b.total && a.message_id == b.message_id &&
+           x.opcode == y.opcode && x.response == y.response && x.return_code == y.return_code &&
+           x.hd == y.hd && x.job_id == y.job_id && x.resource_index == y.resource_index &&
+           x.initiator == y.initiator && x.buffer_offset == y.buffer_offset &&
+           x.memory_key == y.memory_key && x.header_data == y.header_data &&
+           x.request_length == y.request_length && x.message_id == y.message_id &&
+           x.atomic == y.atomic && x.cas == y.cas && x.rendezvous == y.rendezvous;
+}
+
+struct tally {
+    int plain = 0, plain_checked = 0, general = 0;
+};
+
+// Checks one frame; `must_accept`: a valid frame of the plain shape.
+void compare(std::span<const std::uint8_t> frame, bool must_accept, tally& t) {
+    plain_request p;
+    const bool plain = read_plain_request(frame, p);
+    l2l4_view v;
+    uet_packet pkt;
+    const bool general = parse_l2l4(frame, v) == reject_reason::none &&
+                         v.l3 == l2l4_view::l3_kind::ipv4 && v.udp &&
+                         decode_uet(v.l4_payload, false, pkt) == reject_reason::none && !pkt.tss;
+    t.general += general;
+    const auto* req = general ? std::get_if<pds_rud_rod_request>(&pkt.pds) : nullptr;
+    const auto* std_req =
+        general && pkt.ses ? std::get_if<ses_standard_request>(&*pkt.ses) : nullptr;
+    const bool general_plain = req && std_req && !v.vlan && !std_req->sync && !std_req->atomic &&
+                               !std_req->cas && !std_req->rendezvous;
+    ASSERT_EQ(plain, general_plain) << "l2l4 " << reject_name(parse_l2l4(frame, v)) << " uet "
+                                    << reject_name(decode_uet(v.l4_payload, false, pkt));
+    if (must_accept) {
+        ASSERT_TRUE(plain);
+    }
+    if (!plain) return;
+    ++t.plain;
+    EXPECT_EQ(p.src_mac, v.eth.src);
+    EXPECT_EQ(p.src_ip, v.ip.src);
+    EXPECT_EQ(p.dst_ip, v.ip.dst);
+    EXPECT_EQ(p.dscp, v.ip.dscp);
+    EXPECT_EQ(p.ecn, v.ip.ecn);
+    EXPECT_EQ(p.src_port, v.udp->sport);
+    EXPECT_EQ(p.dst_port, v.udp->dport);
+    EXPECT_EQ(p.pds, *req);
+    EXPECT_TRUE(p.ses == static_cast<const ses_standard_fields&>(*std_req));
+    EXPECT_EQ(p.payload.data(), pkt.payload.data());
+    EXPECT_EQ(p.payload.size(), pkt.payload.size());
+
+    ses::rx_segment fast, slow;
+    const bool fast_ok = ses::check_plain_request(p.ses, p.payload.size(), mtu, max_message, fast);
+    const bool slow_ok = ses::check_packet(*pkt.ses, pkt.payload.size(), mtu, max_message, slow);
+    if (fast_ok) {
+        ++t.plain_checked;
+        ASSERT_TRUE(slow_ok);
+        EXPECT_TRUE(same(fast, slow));
+    } else if (slow_ok) {
+        EXPECT_EQ(p.ses.opcode, ses_opcode::read);  // the only request left to the general path
+    }
+}
+
+TEST(PlainRequest, AgreesWithTheGeneralPathOnGeneratedFrames) {
+    std::mt19937_64 rng(20261125);
+    tally t;
+    for (int i = 0; i < 20000; ++i) {
+        const generated g = make_frame(rng);
+        compare(g.frame, g.plain_shape, t);
+        if (HasFatalFailure()) return;
+    }
+    // The generator must reach both outcomes of each check, or the test proves little.
+    EXPECT_GT(t.plain, 10000);
+    EXPECT_GT(t.plain_checked, 3000);
+    EXPECT_LT(t.plain_checked, t.plain);
+}
+
+TEST(PlainRequest, AgreesWithTheGeneralPathOnMutatedFrames) {
+    std::mt19937_64 rng(7);
+    tally t;
+    for (int i = 0; i < 50000; ++i) {
+        generated g = make_frame(rng);
+        const int mutations = 1 + static_cast<int>(rng() % 3);
+        for (int m = 0; m < mutations && !g.frame.empty(); ++m)
+            mutate(g.frame, rng);
+        compare(g.frame, false, t);
+        if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(t.plain, 1000);
+    EXPECT_LT(t.plain, t.general);
+}
+
+TEST(PlainRequest, RefusesWhatTheEngineMustNotTakeInOnePass) {
+    std::mt19937_64 rng(1);
+    generated g;
+    do {
+        g = make_frame(rng);
+    } while (!g.plain_shape);
+    plain_request p;
+    ASSERT_TRUE(read_plain_request(g.frame, p));
+    // A fragment (more-fragments flag): the general path refuses it.
+    auto frag = g.frame;
+    frag[14 + 6] |= 0x20;
+    EXPECT_FALSE(read_plain_request(frag, p));
+    // An IP header checksum that does not add up.
+    auto bad_sum = g.frame;
+    bad_sum[14 + 10] ^= 0xff;
+    EXPECT_FALSE(read_plain_request(bad_sum, p));
+    // Every prefix shorter than the IP packet.
+    const std::size_t ip_end = 14 + ((std::size_t{g.frame[16]} << 8) | g.frame[17]);
+    for (std::size_t n = 0; n < ip_end; ++n)
+        EXPECT_FALSE(read_plain_request(std::span(g.frame).first(n), p)) << n;
+}
+
+}  // namespace
