@@ -265,7 +265,7 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.tx_frames = p.tx_frames;
     s.frames = p.tx_frames;
     s.rx_dropped += p.rx_oversize + p.steered_away;
-    s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame;
+    s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame + p.tx_peer_left;
     s.tx_zero_copy = p.tx_zero_copy;
     s.udp_checksum = udp_checksum();
     s.zero_copy_from = zero_copy_from();

@@ -2,7 +2,8 @@
 # perf_memif_pair: uet-perf's server and client as two processes over memif (the dpdk provider),
 # exactly as docs/uet-perf.md shows: every run must end with exit 0 on both sides, "Verify: OK"
 # and the same result rows on both; a server with other settings must refuse the client, and
-# both must say why and exit 1. Needs root (DPDK); skipped (77) otherwise. Figures: information.
+# both must say why and exit 1. Whichever side leaves first says goodbye to the other's port.
+# Needs root (DPDK); skipped (77) otherwise. Figures: information.
 set -u
 PERF=$1
 [ "$(id -u)" = 0 ] || { echo "perf_memif_pair: needs root, skipped"; exit 77; }
@@ -35,6 +36,14 @@ run_client() {
     wait "$SPID"; SRC=$?; SPID=
 }
 rows() { grep -E '^ [0-9]+ +[0-9]+ ' "$1"; }
+# The side that closed first told the other before its driver unmapped the rings (goodbye.hpp):
+# without that, the side still polling crashed now and then inside rte_eth_rx_burst.
+said_goodbye() {
+    local name=$1
+    grep -qE "closed \(the memif peer (heard our goodbye|was leaving too)\)" \
+        "$WORK/$name.client" "$WORK/$name.server" ||
+        bad "$name: neither side's port closed with the goodbye handshake"
+}
 
 pair() {
     local name=$1; shift
@@ -50,6 +59,7 @@ pair() {
     [ -n "$(rows "$WORK/$name.client")" ] || bad "$name: no result row"
     [ "$(rows "$WORK/$name.client")" = "$(rows "$WORK/$name.server")" ] ||
         bad "$name: the server printed other rows than the client"
+    said_goodbye "$name"
 }
 
 # memif is shared memory: UDP checksums are off by default there; --udp-checksum sums anyway.
@@ -101,6 +111,7 @@ start_server mismatch send_bw -s 4096 -n 10 && {
         { bad "mismatch: the client does not say why"; cat "$WORK/mismatch.client"; }
     grep -q "settings differ: -s: client 8192, server 4096" "$WORK/mismatch.server" ||
         { bad "mismatch: the server does not say why"; cat "$WORK/mismatch.server"; }
+    said_goodbye mismatch
 }
 
 echo "perf_memif_pair: $failures failure(s)"

@@ -398,6 +398,37 @@ port_counters port::counters() const {
     return total;
 }
 
+bool port::peer_back() noexcept {
+    rte_eth_link l{};
+    if (rte_eth_link_get_nowait(port_id_, &l) != 0) return false;
+    if (l.link_status == RTE_ETH_LINK_DOWN) {
+        link_went_down_.store(true);
+        ack_owed_.store(false);  // the peer has closed: it no longer waits for an answer
+        return false;
+    }
+    // Up after down: the driver has set up a new connection, with rings it has mapped anew.
+    if (!link_went_down_.load()) return false;
+    link_went_down_.store(false);
+    if (peer_left_.exchange(false)) log("the memif link is back: bursting again");
+    return true;
+}
+
+// goodbye.hpp: a memif peer still polling its port must hear that we leave before our
+// rte_eth_dev_stop makes its driver unmap the rings under it.
+void port::leave_peer() noexcept {
+    rte_eth_link l{};
+    if (!is_memif() || queues_.empty() || rte_eth_link_get_nowait(port_id_, &l) != 0 ||
+        l.link_status != RTE_ETH_LINK_UP)
+        return;
+    const bool after_goodbye = peer_left_.load();
+    left_ = after_goodbye ? queues_.front()->after_peer_left(cfg_.goodbye_timeout_ms)
+                          : queues_.front()->leave(cfg_.goodbye_timeout_ms);
+    if (left_ == leave_outcome::timed_out)
+        log(std::string(after_goodbye ? "the memif peer said goodbye but did not close"
+                                      : "the memif peer did not answer our goodbye") +
+            " within " + std::to_string(cfg_.goodbye_timeout_ms) + " ms: closing anyway");
+}
+
 void port::close() noexcept {
     if (closed_) return;
     closed_ = true;
@@ -406,6 +437,7 @@ void port::close() noexcept {
         // pool before it is freed.
         for (auto& q : queues_)
             q->drain();
+        leave_peer();
         rte_flow_error err{};
         for (rte_flow* f : flows_)
             rte_flow_destroy(port_id_, f, &err);
@@ -433,7 +465,17 @@ void port::close() noexcept {
     rte_mempool_free(pool_);
     rte_mempool_free(ext_pool_);
     pool_ = ext_pool_ = nullptr;
-    if (started_) log("closed");
+    if (!started_) return;
+    switch (left_) {
+        case leave_outcome::acknowledged:
+            return log("closed (the memif peer heard our goodbye)");
+        case leave_outcome::yielded:
+            return log("closed (the memif peer was leaving too)");
+        case leave_outcome::peer_closed:
+            return log("closed (after the memif peer)");
+        default:
+            return log("closed");
+    }
 }
 
 }  // namespace uet::dpdk

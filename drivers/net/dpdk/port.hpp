@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,6 +37,9 @@ struct port_config {
     std::uint16_t steer_queue = 0;
     bool try_flow_rules = true;
     bool quiet = false;  // no log lines on open/close
+    // memif only: how long close() waits for the peer to answer that this port is leaving
+    // (goodbye.hpp). Only a peer that does not poll its port makes close() wait this long.
+    std::uint32_t goodbye_timeout_ms = 2000;
 };
 
 enum class steering_mode : std::uint8_t { hardware, software };
@@ -54,6 +58,8 @@ struct port_counters {
     std::uint64_t tx_frames = 0, tx_bytes = 0, tx_zero_copy = 0, tx_copied = 0;
     std::uint64_t tx_ring_full = 0, tx_alloc_failed = 0, tx_bad_frame = 0;
     std::uint64_t tx_deferred = 0;        // frames the TX ring refused, kept for the next burst
+    std::uint64_t tx_peer_left = 0;       // memif: frames dropped after the peer said it leaves
+    std::uint64_t peer_left = 0;          // memif: times the peer said it leaves (goodbye.hpp)
     std::uint64_t steered_away = 0;       // software steering: frames left alone (dropped, counted)
     runtime::steering_counters steering;  // software steering: every frame by class
 };
@@ -106,6 +112,21 @@ class port {
 
     port_counters counters() const;
 
+    // memif: how the last close() left the peer (goodbye.hpp). not_tried: not memif, never
+    // started, or the link was down. acknowledged: the peer answered our goodbye; yielded: we
+    // answered the peer's goodbye while both were closing; peer_closed: the peer closed first
+    // (after its goodbye, or without one); timed_out: the peer did neither in time.
+    enum class leave_outcome : std::uint8_t {
+        not_tried,
+        acknowledged,
+        yielded,
+        peer_closed,
+        timed_out
+    };
+    leave_outcome left() const noexcept { return left_; }
+    // memif: the peer said it leaves; this port does not burst until the link comes back.
+    bool peer_gone() const noexcept { return peer_left_.load(std::memory_order_relaxed); }
+
   private:
     class queue_io;
     struct region {
@@ -122,6 +143,10 @@ class port {
     bool is_memif() const noexcept { return is_vdev_ && name_.starts_with("net_memif"); }
     bool memif_zero_copy() const noexcept;
     void log(const std::string& line) const;
+    // The peer left and the link has since gone down and come up again (a new connection):
+    // clears peer_left_. Called only while peer_left_ is set.
+    bool peer_back() noexcept;
+    void leave_peer() noexcept;
 
     port_config cfg_;
     std::string name_, devargs_;
@@ -140,6 +165,12 @@ class port {
     std::vector<std::unique_ptr<queue_io>> queues_;
     std::vector<region> regions_;
     std::uint64_t tx_offload_flags_ = 0;
+    // Set by the queue that received the peer's goodbye; read by every queue each burst.
+    std::atomic<bool> peer_left_{false}, link_went_down_{false};
+    // The answer to the peer's goodbye found the TX ring full: each burst offers it again (the
+    // peer waits for it, draining the ring, before it closes).
+    std::atomic<bool> ack_owed_{false};
+    leave_outcome left_ = leave_outcome::not_tried;
 };
 
 }  // namespace uet::dpdk

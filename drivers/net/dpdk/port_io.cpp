@@ -1,6 +1,8 @@
 // Receive and transmit bursts: no allocation, no lock, no system call of ours per frame.
 #include "port_io.hpp"
 
+#include <time.h>
+
 #include <cstring>
 
 #include "dpdk_include.hpp"
@@ -11,6 +13,7 @@ namespace {
 
 constexpr unsigned tx_retries = 4;  // re-offers of a burst to a full TX ring before dropping
 constexpr std::uint16_t prefetch_ahead = 4;
+constexpr auto goodbye_resend = std::chrono::milliseconds(50);  // leaving frames are not acked
 
 rte_mbuf* mbuf_of(const runtime::tx_frame& f) noexcept {
     return static_cast<rte_mbuf*>(f.io_cookie);
@@ -24,6 +27,7 @@ port::queue_io::queue_io(port& owner, std::uint16_t queue, std::size_t frame_roo
       frame_room_(frame_room),
       // A queue that rte_flow fills with engine traffic only needs no second look.
       classify_(!(owner.steering_ == steering_mode::hardware && queue == owner.cfg_.steer_queue)),
+      watch_goodbye_(owner.is_memif()),
       scratch_(65536),
       iova_is_va_(rte_eal_iova_mode() == RTE_IOVA_VA) {}
 
@@ -39,6 +43,11 @@ port::queue_io::~queue_io() {
 
 std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64_t now) {
     if (queue_ >= owner_.cfg_.rx_queues) return 0;
+    if (owner_.peer_left_.load(std::memory_order_relaxed) && !owner_.peer_back()) [[unlikely]] {
+        if (owner_.ack_owed_.load() && send_goodbye(goodbye::kind::ack))
+            owner_.ack_owed_.store(false);
+        return 0;
+    }
     std::array<rte_mbuf*, runtime::burst_size> pkts;
     const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
                                              static_cast<std::uint16_t>(pkts.size()));
@@ -63,6 +72,13 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         } else {
             ++c_.rx_oversize;
             continue;
+        }
+        if (watch_goodbye_ && goodbye::maybe(frame)) [[unlikely]] {
+            // Frames after it in this burst are already in our mbufs: they are still handled.
+            if (const auto g = goodbye::parse(frame)) {
+                on_goodbye(*g);
+                continue;
+            }
         }
         if (classify_) {
             const runtime::classification c = runtime::classify(frame, owner_.cfg_.steering);
@@ -201,6 +217,8 @@ bool port::queue_io::prepare(runtime::tx_frame& f) noexcept {
 
 std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint64_t now) {
     if (queue_ >= owner_.cfg_.tx_queues) return 0;
+    if (owner_.peer_left_.load(std::memory_order_relaxed) && !owner_.peer_back()) [[unlikely]]
+        return discard_burst(h, now);
     std::uint16_t count = backlog_;
     // With a backlog the handler fills only the slots behind it, so order is kept and the
     // backlog never exceeds one burst.
@@ -238,6 +256,111 @@ std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint6
     return sent;
 }
 
+std::size_t port::queue_io::discard_burst(runtime::frame_handler& h, std::uint64_t now) noexcept {
+    c_.tx_peer_left += backlog_;
+    for (std::uint16_t i = 0; i < backlog_; ++i)
+        rte_pktmbuf_free(out_[i]);
+    backlog_ = 0;
+    if (!refill()) return 0;
+    // The engine sees a link that loses everything: it retransmits and in the end fails the
+    // operations with a clear error, as it would with a peer that vanished.
+    c_.tx_peer_left += std::min(h.on_transmit(now, slots_), slots_.size());
+    for (auto& s : slots_)
+        if (s.length != 0 || s.ext.length != 0) s.reset(s.buffer, s.io_cookie);
+    slots_ready_ = true;
+    return 0;
+}
+
+void port::queue_io::on_goodbye(const goodbye::message& m) noexcept {
+    if (m.k != goodbye::kind::leaving) return;  // an answer for a close() of ours that gave up
+    if (!owner_.peer_left_.exchange(true)) {
+        owner_.link_went_down_.store(false);
+        ++c_.peer_left;
+        owner_.log("the memif peer " + m.sender.to_string() +
+                   " said goodbye: frames to it are dropped until the link is back");
+    }
+    // After the answer nothing of ours touches the rings (but a retry of the answer): the peer
+    // may close, and the driver unmap them, at any moment.
+    owner_.ack_owed_.store(!send_goodbye(goodbye::kind::ack));
+}
+
+bool port::queue_io::send_goodbye(goodbye::kind k) noexcept {
+    if (queue_ >= owner_.cfg_.tx_queues) return false;
+    rte_mbuf* m = rte_pktmbuf_alloc(owner_.pool_);
+    if (m == nullptr) {
+        ++c_.tx_alloc_failed;
+        return false;
+    }
+    const std::size_t len = goodbye::build(
+        {rte_pktmbuf_mtod(m, std::uint8_t*), rte_pktmbuf_tailroom(m)}, owner_.mac_, k);
+    m->data_len = static_cast<std::uint16_t>(len);
+    m->pkt_len = static_cast<std::uint32_t>(len);
+    if (len == 0 || rte_eth_tx_burst(owner_.port_id_, queue_, &m, 1) != 1) {
+        rte_pktmbuf_free(m);
+        return false;
+    }
+    return true;
+}
+
+bool port::queue_io::link_down() const noexcept {
+    rte_eth_link l{};
+    return rte_eth_link_get_nowait(owner_.port_id_, &l) != 0 || l.link_status == RTE_ETH_LINK_DOWN;
+}
+
+// No burst here: the peer may close at any moment. An answer still owed goes out once the
+// peer, which waits for it, has drained the ring.
+bool port::queue_io::wait_link_down(std::chrono::steady_clock::time_point deadline) noexcept {
+    const timespec pause{0, 200'000};
+    do {
+        if (link_down()) return true;
+        if (owner_.ack_owed_.load() && send_goodbye(goodbye::kind::ack))
+            owner_.ack_owed_.store(false);
+        nanosleep(&pause, nullptr);
+    } while (std::chrono::steady_clock::now() < deadline);
+    return false;
+}
+
+port::leave_outcome port::queue_io::after_peer_left(std::uint32_t timeout_ms) noexcept {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    return wait_link_down(deadline) ? leave_outcome::peer_closed : leave_outcome::timed_out;
+}
+
+// Sends `leaving` until the peer answers. Two ports leaving at once: the lower MAC answers the
+// other's `leaving` and waits, without a burst, for the link to go down; the higher one closes
+// on that answer. Whatever arrives meanwhile is dropped: the port is closing.
+port::leave_outcome port::queue_io::leave(std::uint32_t timeout_ms) noexcept {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+    auto next_send = clock::now();
+    const timespec pause{0, 50'000};
+    std::array<rte_mbuf*, runtime::burst_size> pkts;
+    while (clock::now() < deadline) {
+        if (link_down()) return leave_outcome::peer_closed;  // it closed without an answer
+        if (clock::now() >= next_send) {
+            send_goodbye(goodbye::kind::leaving);
+            next_send = clock::now() + goodbye_resend;
+        }
+        const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
+                                                 static_cast<std::uint16_t>(pkts.size()));
+        bool acked = false, yield = false;
+        for (std::uint16_t i = 0; i < n; ++i) {
+            const rte_mbuf* m = pkts[i];
+            const auto g = goodbye::parse({rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len});
+            if (!g) continue;
+            acked |= g->k == goodbye::kind::ack;
+            yield |= g->k == goodbye::kind::leaving && owner_.mac_.octets < g->sender.octets;
+        }
+        if (n != 0) rte_pktmbuf_free_bulk(pkts.data(), n);
+        if (acked) return leave_outcome::acknowledged;
+        if (yield) {
+            send_goodbye(goodbye::kind::ack);
+            return wait_link_down(deadline) ? leave_outcome::yielded : leave_outcome::timed_out;
+        }
+        if (n == 0) nanosleep(&pause, nullptr);
+    }
+    return leave_outcome::timed_out;
+}
+
 void port::queue_io::drain() noexcept {
     // The port is stopping: what the ring never took is lost now.
     for (std::uint16_t i = 0; i < backlog_; ++i) {
@@ -245,6 +368,7 @@ void port::queue_io::drain() noexcept {
         rte_pktmbuf_free(out_[i]);
     }
     backlog_ = 0;
+    if (owner_.peer_left_.load()) return;  // the peer may be unmapping the rings right now
     if (queue_ < owner_.cfg_.tx_queues) rte_eth_tx_done_cleanup(owner_.port_id_, queue_, 0);
     if (queue_ >= owner_.cfg_.rx_queues) return;
     std::array<rte_mbuf*, runtime::burst_size> pkts;
@@ -267,6 +391,8 @@ void port::queue_io::add_counters(port_counters& t) const noexcept {
     t.tx_copied += c_.tx_copied;
     t.tx_ring_full += c_.tx_ring_full;
     t.tx_deferred += c_.tx_deferred;
+    t.tx_peer_left += c_.tx_peer_left;
+    t.peer_left += c_.peer_left;
     t.tx_alloc_failed += c_.tx_alloc_failed;
     t.tx_bad_frame += c_.tx_bad_frame;
     t.steered_away += c_.steered_away;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <vector>
 
 #include "frame_handler.hpp"
+#include "goodbye.hpp"
 #include "port.hpp"
 
 namespace uet::dpdk {
@@ -19,6 +21,11 @@ class port::queue_io final : public runtime::packet_io {
     std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
 
     void drain() noexcept;
+    // close() on a memif port: says goodbye on this queue and waits for the answer.
+    leave_outcome leave(std::uint32_t timeout_ms) noexcept;
+    // close() after the peer said goodbye: waits, without a burst, for the peer to close first
+    // (it bursts until it has our answer).
+    leave_outcome after_peer_left(std::uint32_t timeout_ms) noexcept;
     void add_counters(port_counters& total) const noexcept;
 
   private:
@@ -27,11 +34,18 @@ class port::queue_io final : public runtime::packet_io {
     bool attach_payload(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
     rte_mbuf* take_ext_mbuf() noexcept;
     void apply_offloads(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
+    // The peer left: what the handler sends is dropped and counted, nothing touches the rings.
+    std::size_t discard_burst(runtime::frame_handler& h, std::uint64_t now) noexcept;
+    void on_goodbye(const goodbye::message& m) noexcept;
+    bool send_goodbye(goodbye::kind k) noexcept;
+    bool link_down() const noexcept;
+    bool wait_link_down(std::chrono::steady_clock::time_point deadline) noexcept;
 
     port& owner_;
     std::uint16_t queue_;
     std::size_t frame_room_;
     bool classify_;
+    bool watch_goodbye_;  // memif: look for the peer's goodbye frames
     std::array<runtime::tx_frame, runtime::burst_size> slots_{};
     // The handler filled no slot since the last refill(): every slot still holds its mbuf and
     // its reset state, so an idle poll costs no refill.
