@@ -85,6 +85,8 @@ class host_stack final : public frame_handler {
         wire::mac_address mac;
     };
     bool address(tx_frame& f, std::uint64_t now, burst_route& last) noexcept;
+    // address() of a frame to last's destination (true), without a lookup.
+    bool address_again(tx_frame& f, const burst_route& last) noexcept;
 
     host_config cfg_;
     frame_handler& inner_;
