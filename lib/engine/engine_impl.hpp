@@ -89,6 +89,13 @@ constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t
     return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
 }
 
+// The SES header of a plain request (no extensions): segment seg of m, written into the frame
+// by build_request_frame straight from the message.
+struct standard_header_of {
+    const ses::tx_message& m;
+    ses::segment seg;
+};
+
 class engine_impl final : public pds::tx_listener {
   public:
     explicit engine_impl(const engine_config& cfg);
@@ -268,7 +275,7 @@ class engine_impl final : public pds::tx_listener {
                             const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
     // The common data packet (a RUD/ROD request and a SES standard request) written straight
     // from its two headers: the same bytes as build_frame, without the header variants. A
-    // request without extensions needs only the 44 fixed bytes (ses_standard_fields).
+    // request without extensions needs only the 44 fixed bytes (standard_header_of).
     template <class SesHeader>
     std::size_t build_request_frame(std::uint32_t peer, std::uint16_t entropy,
                                     const wire::pds_rud_rod_request& pds, const SesHeader& ses,

@@ -93,7 +93,7 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     h.next_hdr = wire::pds_next_hdr::request_std;
     if (ses::has_extensions(m.fields))
         return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
-    return build_request_frame(p.peer, e.entropy, h, ses::standard_fields(m, seg), payload, buf);
+    return build_request_frame(p.peer, e.entropy, h, standard_header_of{m, seg}, payload, buf);
 }
 
 wire::pds_rud_rod_request engine_impl::request_pds_header(const pds::pdc& p, const pds::tx_entry& e,

@@ -86,10 +86,11 @@ std::size_t engine_impl::build_request_frame(std::uint32_t peer, std::uint16_t e
     return build_frame_with(peer, entropy, true, payload, out, [&](std::span<std::uint8_t> l4) {
         const std::size_t n = wire::encode(pds, l4);
         if (n == 0) return std::size_t{0};
-        if constexpr (std::is_same_v<SesHeader, wire::ses_standard_fields>) {
-            if (l4.size() - n < ses.wire_size) return std::size_t{0};
-            wire::store_standard_fields(ses, l4.data() + n);
-            return n + ses.wire_size;
+        if constexpr (std::is_same_v<SesHeader, standard_header_of>) {
+            constexpr std::size_t size = wire::ses_standard_fields::wire_size;
+            if (l4.size() - n < size) return std::size_t{0};
+            wire::store_standard_fields(ses::standard_fields(ses.m, ses.seg), l4.data() + n);
+            return n + size;
         } else {
             const std::size_t m = wire::encode(ses, l4.subspan(n));
             return m == 0 ? std::size_t{0} : n + m;
@@ -104,7 +105,7 @@ template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16
                                                       std::span<std::uint8_t>);
 template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16_t,
                                                       const wire::pds_rud_rod_request&,
-                                                      const wire::ses_standard_fields&,
+                                                      const standard_header_of&,
                                                       std::span<const std::uint8_t>,
                                                       std::span<std::uint8_t>);
 

@@ -53,29 +53,6 @@ std::uint32_t message_queue::pop(tx_messages& pool) noexcept {
     return index;
 }
 
-wire::ses_standard_fields standard_fields(const tx_message& m, const segment& s) noexcept {
-    const op_fields& f = m.fields;
-    wire::ses_standard_fields h;
-    h.opcode = f.opcode;
-    h.som = s.som;
-    h.eom = s.eom;
-    h.hd = f.hd;
-    h.message_id = m.message_id;
-    h.job_id = f.job_id & 0xffffff;
-    h.resource_index = f.resource_index & 0xfff;
-    h.initiator = f.initiator;
-    h.buffer_offset = f.buffer_offset;
-    h.memory_key = f.memory_key;
-    h.request_length = f.request_length != 0 ? f.request_length : m.length;
-    if (s.som) {
-        h.header_data = f.header_data;
-    } else {
-        h.payload_length = static_cast<std::uint16_t>(s.length);
-        h.message_offset = s.offset;
-    }
-    return h;
-}
-
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept {
     const op_fields& f = m.fields;
     wire::ses_standard_request h;

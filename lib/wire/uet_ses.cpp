@@ -422,27 +422,6 @@ std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> ou
     return finish_encode(out, h.wire_size, write_rendezvous, h);
 }
 
-// Every data packet carries one: the fixed 44 bytes go at fixed offsets after one size check
-// (as the L2-L4 writer does), the extensions after them.
-void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p) noexcept {
-    p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
-    p[1] = pack_version_flags(h);
-    store_be16(p + 2, h.message_id);
-    store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
-    store_be16(p + 8, h.pid_on_fep & idx12_mask);
-    store_be16(p + 10, h.resource_index & idx12_mask);
-    store_be64(p + 12, h.buffer_offset);
-    store_be32(p + 20, h.initiator);
-    store_be64(p + 24, h.memory_key);
-    if (h.som) {
-        store_be64(p + 32, h.header_data);
-    } else {
-        store_be32(p + 32, h.payload_length & len14_mask);
-        store_be32(p + 36, h.message_offset);
-    }
-    store_be32(p + 40, h.request_length);
-}
-
 std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept {
     const std::size_t need = encoded_size(h);
     if (out.size() < need) return 0;

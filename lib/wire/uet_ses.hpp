@@ -15,6 +15,7 @@
 #include <string_view>
 #include <variant>
 
+#include "bytes.hpp"
 #include "fields.hpp"
 #include "reject.hpp"
 #include "uet_pds.hpp"
@@ -332,9 +333,32 @@ std::size_t encode(const ses_sync_extension& h, std::span<std::uint8_t> out) noe
 std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> out) noexcept;
 // Writes the header and whichever extensions are present (encoded_size(h) bytes).
 std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept;
-// The 44 fixed bytes of a standard request at out, which must hold them (what encode writes
-// before any extension).
-void store_standard_fields(const ses_standard_fields& h, std::uint8_t* out) noexcept;
+// The 44 fixed bytes of a standard request at p, which must hold them (what encode writes
+// before any extension). Every data packet carries one: fixed offsets after one size check (as
+// the L2-L4 writer does). Inline, so that the engine writes a packet's header from its message
+// without a header struct in between (ses::standard_fields is inline too).
+inline void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p) noexcept {
+    // The flag bits of the second byte, below the 2-bit version (as pack_version_flags).
+    const auto flag = [](bool set, unsigned bit) { return set ? bit : 0u; };
+    p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
+    p[1] = static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, 0x20) | flag(h.ie, 0x10) |
+                                     flag(h.rel, 0x08) | flag(h.hd, 0x04) | flag(h.eom, 0x02) |
+                                     flag(h.som, 0x01));
+    store_be16(p + 2, h.message_id);
+    store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & 0xffffff));
+    store_be16(p + 8, h.pid_on_fep & 0x0fff);
+    store_be16(p + 10, h.resource_index & 0x0fff);
+    store_be64(p + 12, h.buffer_offset);
+    store_be32(p + 20, h.initiator);
+    store_be64(p + 24, h.memory_key);
+    if (h.som) {
+        store_be64(p + 32, h.header_data);
+    } else {
+        store_be32(p + 32, h.payload_length & 0x3fff);
+        store_be32(p + 36, h.message_offset);
+    }
+    store_be32(p + 40, h.request_length);
+}
 // The reverse: the 44 bytes at p (which must hold them) into h, with decode's checks of the
 // version and opcode; what decode reads before any extension.
 reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept;
