@@ -188,11 +188,13 @@ struct endpoint_impl {
     void close() noexcept;
 
     // ---- initiator machinery (endpoint.cpp) ----
-    std::error_code check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer);
+    // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
+    // system_category() (two per posted operation).
+    errc check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
-    std::error_code start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
-                             std::uint32_t& index);
+    errc start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
+                  std::uint32_t& index);
     std::uint32_t allocate_op() noexcept;
     void release_op(std::uint32_t index) noexcept;
     std::uint32_t token_of(std::uint32_t index) const noexcept;

@@ -15,6 +15,10 @@ constexpr std::uint64_t record_key(std::uint32_t peer, std::uint8_t mode, std::u
     return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
 }
 
+// Success as the posting calls return it: a default std::error_code calls system_category()
+// (out of line, in libstdc++) each time it is made; copying this one is two moves.
+const std::error_code no_error{};
+
 delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
 }
@@ -124,8 +128,7 @@ std::uint32_t endpoint_impl::op_of_token(std::uint32_t token) const noexcept {
 
 // ---- checks common to every post ----
 
-std::error_code endpoint_impl::check_post(peer_addr peer, bool reserve_cq,
-                                          std::uint32_t& engine_peer) {
+errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer) {
     if (!eng) return errc::endpoint_closed;
     const auto index = static_cast<std::uint64_t>(peer);
     if (index >= av->addresses.size()) return errc::unknown_peer;
@@ -153,10 +156,10 @@ ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept
 
 // ---- posting ----
 
-std::error_code endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq,
-                                        void* context, std::uint32_t& index) {
+errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
+                             std::uint32_t& index) {
     std::uint32_t engine_peer = none;
-    if (auto ec = check_post(peer, reserve_cq, engine_peer)) return ec;
+    if (const errc e = check_post(peer, reserve_cq, engine_peer); e != errc{}) return e;
     index = allocate_op();
     if (index == none) {
         if (reserve_cq) cq->unreserve();
@@ -177,7 +180,7 @@ std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
-    if (auto ec = start_op(op_kind::send, to, !inject, context, index)) return ec;
+    if (const errc e = start_op(op_kind::send, to, !inject, context, index); e != errc{}) return e;
     op& o = ops[index];
     o.inject = inject;
     o.tagged = tagged;
@@ -209,7 +212,7 @@ std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte
         o.opcode = tagged ? ses_opcode::tagged_send : ses_opcode::send;
     }
     pump(index);
-    return {};
+    return no_error;
 }
 
 std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
@@ -217,7 +220,7 @@ std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, 
     if (!eng) return errc::endpoint_closed;
     std::uint32_t source = ses::any_source;
     if (from != any_peer) {
-        if (auto ec = check_post(from, false, source)) return ec;
+        if (const errc e = check_post(from, false, source); e != errc{}) return e;
     }
     if (!cq->reserve()) return errc::cq_full;
     const std::uint32_t index = allocate_op();
@@ -263,7 +266,7 @@ std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std:
     if (mode == delivery_mode::uud) return errc::unsupported;
     if (len > attr.max_message_size || (hd && len > chunk_bytes)) return errc::message_too_long;
     std::uint32_t index = none;
-    if (auto ec = start_op(kind, peer, true, context, index)) return ec;
+    if (const errc e = start_op(kind, peer, true, context, index); e != errc{}) return e;
     op& o = ops[index];
     o.src = src;
     o.dst = dst;
@@ -275,7 +278,7 @@ std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std:
     o.flags = completion_flags::rma |
               (kind == op_kind::write ? completion_flags::write : completion_flags::read);
     pump(index);
-    return {};
+    return no_error;
 }
 
 std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_type type,
@@ -295,7 +298,7 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
     const bool bitwise = aop == atomic_op::band || aop == atomic_op::bor || aop == atomic_op::bxor;
     if (bitwise && is_floating(type)) return errc::unsupported;
     std::uint32_t index = none;
-    if (auto ec = start_op(op_kind::atomic, to, true, context, index)) return ec;
+    if (const errc e = start_op(op_kind::atomic, to, true, context, index); e != errc{}) return e;
     op& o = ops[index];
     o.src = operand.data();
     o.len = operand.size();
@@ -313,7 +316,7 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
     o.flags =
         completion_flags::atomic | (fetching ? completion_flags::read : completion_flags::write);
     pump(index);
-    return {};
+    return no_error;
 }
 
 // ---- cutting operations into messages ----

@@ -340,7 +340,8 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
             const std::size_t slot = slot_for(ps, mode);
             ps.queue[slot].push(messages_, m);
             ps.queued_bytes[slot] += data.size();
-            open_initiator_pdc(to, slot, now_);
+            // Only the slot's first message opens a PDC (a call per message cost ~24).
+            if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
             break;
         }
         case delivery_mode::rudi:
