@@ -88,7 +88,7 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     // through the header variants, in a function of their own: the 300-byte uet_packet_spec
     // they need was zeroed for every packet while it was declared here (~3% of the sender).
     wire::pds_rud_rod_request h = request_pds_header(p, e, retx, ar);
-    if (m.fields.response || p.cc->uses_credit())
+    if (m.fields.response || p.credit_cc)
         return build_general_request(p, e, h, m, seg, payload, buf);
     h.next_hdr = wire::pds_next_hdr::request_std;
     if (ses::has_extensions(m.fields))
@@ -138,7 +138,7 @@ std::size_t engine_impl::build_general_request(pds::pdc& p, const pds::tx_entry&
     wire::uet_packet_spec spec;
     spec.ses = ses::packet_header(m, seg);
     h.next_hdr = wire::next_hdr_for(*spec.ses);
-    if (p.cc->uses_credit()) {
+    if (p.credit_cc) {
         // RUD_CC / ROD_CC: the same fields plus the cumulative credit this sender wants for
         // what it still has to send, this packet included (its credit is not spent yet).
         wire::pds_rud_rod_cc_request c;
@@ -170,7 +170,7 @@ std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
 // wants grew since it last said (a retransmission queued after its last packet left), it says so
 // in a CTRL CREDIT_REQ, once per new target.
 void engine_impl::maybe_request_credit(pds::pdc& p) {
-    if (!p.cc->uses_credit() || p.state != pds::pdc_state::established) return;
+    if (!p.credit_cc || p.state != pds::pdc_state::established) return;
     const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
     if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
     if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target, p.lb->next_entropy(now_)))

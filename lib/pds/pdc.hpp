@@ -124,6 +124,9 @@ class pdc {
     // no ACK made progress for a whole RTO (RFC 6298 5.3: the timer restarts on progress).
     std::uint64_t last_progress_ns = 0;
     cc::any_controller cc;
+    // cc->uses_credit(), asked for every data packet: the controller's kind is set when the PDC
+    // opens and stays, so it is kept here rather than asked by a virtual call each time.
+    bool credit_cc = false;
     lb::any_selector lb;
     // Answers in ACKs (engine): response messages the target's ACKs announced for requests of
     // this PDC, and those received; acknowledged requests waiting until the two agree, linked
@@ -134,11 +137,19 @@ class pdc {
 
     void open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t entropy,
                         const pdc_params& params) noexcept;
-    // The current retransmit timeout, back-off included.
-    std::uint64_t current_rto(const pdc_params& params) const noexcept;
+    // The current retransmit timeout, back-off included. Inline for the common case, no timeout
+    // round since the last progress: every packet sent arms its timer with it.
+    std::uint64_t current_rto(const pdc_params& params) const noexcept {
+        if (timeout_rounds != 0) return backed_off_rto(params);
+        return std::min(std::max<std::uint64_t>(rto_ns, 1), params.rto_max_ns);
+    }
     bool syn() const noexcept { return state == pdc_state::syn_sent; }
-    // Room for one more new packet of `bytes` (PSN span and congestion window).
-    bool can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept;
+    // Room for one more new packet of `bytes` (PSN span and congestion window). Inline: asked
+    // before every new data packet.
+    bool can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept {
+        if (tx.outstanding() >= std::min(params.mpr, tx.capacity())) return false;
+        return cc_allows(bytes);
+    }
     // A data packet of `bytes` may leave now (congestion control: window or credit).
     bool cc_allows(std::uint32_t bytes) const noexcept {
         return cc->may_send(inflight_bytes, bytes);
@@ -147,8 +158,8 @@ class pdc {
     // the sender then asks for an ACK at once (AR), as the receiver would otherwise wait to
     // coalesce packets that cannot come.
     bool cc_full_after(std::uint32_t bytes, std::uint32_t next) const noexcept {
-        return cc->uses_credit() ? cc->window_bytes() < std::uint64_t{bytes} + next
-                                 : inflight_bytes + bytes + next > cc->window_bytes();
+        return credit_cc ? cc->window_bytes() < std::uint64_t{bytes} + next
+                         : inflight_bytes + bytes + next > cc->window_bytes();
     }
     // A packet (new or retransmitted) leaves now: picks its entropy (data), stamps it, accounts
     // it in flight and to the controller, and arms its timer.
@@ -202,6 +213,7 @@ class pdc {
     bool should_nack_out_of_order() noexcept;
 
   private:
+    std::uint64_t backed_off_rto(const pdc_params& params) const noexcept;
     void ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
                  ack_outcome& out) noexcept;
     void repath_static(const pdc_params& params) noexcept;

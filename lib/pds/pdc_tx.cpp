@@ -49,19 +49,14 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     cc::cc_config c = params.cc;
     c.fixed_window = params.window_bytes;
     cc.reset(c);
+    credit_cc = cc->uses_credit();
     lb::lb_context no_ctx;  // no generator: a static path
     lb.reset(params.lb_ctx ? params.lb : lb::algorithm::static_path,
              params.lb_ctx ? *params.lb_ctx : no_ctx, entropy);
     counters = {};
 }
 
-bool pdc::can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept {
-    const std::uint32_t span_limit = std::min(params.mpr, tx.capacity());
-    if (tx.outstanding() >= span_limit) return false;
-    return cc_allows(bytes);
-}
-
-std::uint64_t pdc::current_rto(const pdc_params& params) const noexcept {
+std::uint64_t pdc::backed_off_rto(const pdc_params& params) const noexcept {
     // Exponential back-off per consecutive timeout round, capped.
     std::uint64_t rto = std::max<std::uint64_t>(rto_ns, 1);
     for (unsigned i = 0; i < timeout_rounds && rto < params.rto_max_ns; ++i)
