@@ -148,6 +148,9 @@ class engine_impl final : public pds::tx_listener {
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
+    // New RUDI and UUD requests: what goes once no PDC has anything to send.
+    bool next_connectionless_frame(std::uint64_t now, std::span<std::uint8_t> buf,
+                                   std::size_t& len);
     bool retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                          std::size_t& len);
     bool send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,

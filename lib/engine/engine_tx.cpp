@@ -31,6 +31,15 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     }
     std::size_t built = 0;
     bool exhausted = false;
+    // The usual bulk case, one initiator PDC with nothing to resend (nor RUDI resends): its new
+    // frames are what next_data_frame would pick, asked for without its scans and call per
+    // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
+    // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
+    pds::pdc* const only = active_initiators_.size() == 1 && rudi_retx_head_ == none &&
+                                   !pdcs_[active_initiators_[0]].tx.has_retransmit()
+                               ? &pdcs_[active_initiators_[0]]
+                               : nullptr;
+    bool only_done = false;
     while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
         // Into the caller's room where any frame fits there: no copy of the frame after this.
         const bool in_room = out[n].room.size() >= staging_frame_size_;
@@ -42,7 +51,18 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
         by_reference_ = in_room && cfg_.reference_payload != nullptr;
         referenced_ = {};
         referenced_region_ = no_payload_region;
-        if (!next_data_frame(now_, buf, len)) {
+        bool got = false;
+        if (only != nullptr && !only_done) {
+            got = send_new_from(*only, now_, buf, len);
+            if (got)
+                rr_cursor_ = 1;  // as next_data_frame leaves it
+            else
+                only_done = true;
+        }
+        if (!got)
+            got = only != nullptr ? next_connectionless_frame(now_, buf, len)
+                                  : next_data_frame(now_, buf, len);
+        if (!got) {
             exhausted = true;
             break;
         }
@@ -74,6 +94,11 @@ bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf
         }
         if (++at == count) at = 0;  // round robin without a division per frame
     }
+    return next_connectionless_frame(now, buf, len);
+}
+
+bool engine_impl::next_connectionless_frame(std::uint64_t now, std::span<std::uint8_t> buf,
+                                            std::size_t& len) {
     return (!rudi_queue_.empty() && send_rudi(now, buf, len, false)) ||
            (!uud_queue_.empty() && send_uud(now, buf, len));
 }
