@@ -29,7 +29,8 @@ const char* to_string(traffic_class c) noexcept {
     return "unknown";
 }
 
-classification classify(std::span<const std::uint8_t> frame, const steering_config& cfg) noexcept {
+classification classify_general(std::span<const std::uint8_t> frame,
+                                const steering_config& cfg) noexcept {
     classification out;
     std::size_t off = wire::eth_header::wire_size;
     if (frame.size() < off) return out;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "bytes.hpp"
 #include "ipv4.hpp"
 
 namespace uet::runtime {
@@ -38,7 +39,23 @@ struct classification {
     std::uint32_t dst_ip = 0;     // host order; IPv4 classes only
 };
 
-classification classify(std::span<const std::uint8_t> frame, const steering_config& cfg) noexcept;
+// Any frame, every case.
+classification classify_general(std::span<const std::uint8_t> frame,
+                                const steering_config& cfg) noexcept;
+
+// The same answer. The frame nearly all traffic arrives in (untagged IPv4 without options, not a
+// fragment, UDP to the UET port) is recognised inline in a few loads: through the general
+// function every received frame cost ~55 instructions (steering_test compares the two).
+inline classification classify(std::span<const std::uint8_t> frame,
+                               const steering_config& cfg) noexcept {
+    constexpr std::size_t eth = 14, udp_end = eth + 20 + 8;
+    const std::uint8_t* f = frame.data();
+    if (frame.size() >= udp_end && wire::load_be16(f + 12) == 0x0800 && f[eth] == 0x45 &&
+        f[eth + 9] == 17 && (wire::load_be16(f + eth + 6) & 0x3fff) == 0 &&
+        wire::load_be16(f + eth + 22) == cfg.uet_port)
+        return {traffic_class::uet, eth, wire::load_be32(f + eth + 16)};
+    return classify_general(frame, cfg);
+}
 
 // Per-class counters of a receive path.
 struct steering_counters {

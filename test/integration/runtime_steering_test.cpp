@@ -63,6 +63,44 @@ TEST(Steering, Classifies) {
     EXPECT_FALSE(runtime::steer_to_stack(traffic_class::other_udp));
 }
 
+// classify() answers the common UET frame inline: on every frame it must agree with
+// classify_general(), class, L3 offset and destination address, whichever path answers.
+TEST(Steering, InlineAnswerAgreesWithTheGeneralOne) {
+    std::uint64_t seed = 0x5eed;
+    auto next = [&seed] {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<std::uint32_t>(seed >> 33);
+    };
+    const runtime::steering_config configs[] = {{}, {5000, 4791}, {4793, 4793}};
+    const std::vector<std::uint8_t> bases[] = {udp_frame(4793), udp_frame(4791), udp_frame(5000),
+                                               udp_frame(4793, true)};
+    // The bytes the inline test looks at, and one beyond each end of the headers it needs.
+    const std::size_t hot[] = {12, 13, 14, 20, 21, 23, 30, 33, 36, 37, 41, 42};
+    unsigned uet_frames = 0, other_frames = 0;
+    for (int i = 0; i < 40000; ++i) {
+        auto f = bases[next() % std::size(bases)];
+        const unsigned flips = next() % 4;
+        for (unsigned k = 0; k < flips; ++k) {
+            const std::size_t at =
+                next() % 3 == 0 ? next() % f.size() : hot[next() % std::size(hot)];
+            if (at < f.size())
+                f[at] = static_cast<std::uint8_t>(next() % 3 == 0 ? next()
+                                                                  : f[at] ^ (1u << (next() % 8)));
+        }
+        if (next() % 8 == 0) f.resize(next() % (f.size() + 1));
+        for (const auto& cfg : configs) {
+            const auto fast = runtime::classify(f, cfg);
+            const auto general = runtime::classify_general(f, cfg);
+            ASSERT_EQ(fast.cls, general.cls) << i;
+            ASSERT_EQ(fast.l3_offset, general.l3_offset) << i;
+            ASSERT_EQ(fast.dst_ip, general.dst_ip) << i;
+            (general.cls == traffic_class::uet ? uet_frames : other_frames) += 1;
+        }
+    }
+    EXPECT_GT(uet_frames, 10000u);  // both paths were taken, often
+    EXPECT_GT(other_frames, 10000u);
+}
+
 TEST(Device, ParsesEveryForm) {
     auto d = dpdk::parse_device("net_memif0,role=server,socket=/tmp/x.sock");
     ASSERT_TRUE(d);
