@@ -512,30 +512,6 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_rendezvous_extension&
     return decode_ext(in, out, read_rendezvous);
 }
 
-// Every data packet carries one: one size check, then fixed offsets, straight into out.
-reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept {
-    const std::uint8_t vf = p[1];
-    if ((vf >> 6) != ses_version) return reject_reason::bad_ses_version;
-    if ((p[0] & 0x3f) > max_opcode) return reject_reason::bad_ses_opcode;
-    h.opcode = static_cast<ses_opcode>(p[0] & 0x3f);
-    unpack_version_flags(h, vf);
-    h.message_id = load_be16(p + 2);
-    const std::uint32_t ri_job = load_be32(p + 4);
-    h.ri_generation = static_cast<std::uint8_t>(ri_job >> 24);
-    h.job_id = ri_job & job_mask;
-    h.pid_on_fep = load_be16(p + 8) & idx12_mask;
-    h.resource_index = load_be16(p + 10) & idx12_mask;
-    h.buffer_offset = load_be64(p + 12);
-    h.initiator = load_be32(p + 20);
-    h.memory_key = load_be64(p + 24);
-    const std::uint64_t slot = load_be64(p + 32);
-    h.header_data = h.som ? slot : 0;
-    h.payload_length = h.som ? 0 : (slot >> 32) & len14_mask;
-    h.message_offset = h.som ? 0 : static_cast<std::uint32_t>(slot);
-    h.request_length = load_be32(p + 40);
-    return reject_reason::none;
-}
-
 reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out) noexcept {
     if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
     ses_standard_request& h = out;
@@ -546,10 +522,6 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out
     h.rendezvous.reset();
     byte_reader r(in.subspan(ses_standard_request::wire_size));
     return read_extensions(r, h);
-}
-
-bool ses_opcode_has_extension(ses_opcode op) noexcept {
-    return ses_opcode_has_sync(op) || ses_opcode_has_atomic(op) || ses_opcode_has_rendezvous(op);
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept {

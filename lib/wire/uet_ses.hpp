@@ -150,8 +150,18 @@ std::string_view ses_atomic_datatype_name(ses_atomic_datatype dt) noexcept;
 bool ses_opcode_has_atomic(ses_opcode op) noexcept;
 bool ses_opcode_has_sync(ses_opcode op) noexcept;
 bool ses_opcode_has_rendezvous(ses_opcode op) noexcept;
-// Any of the three: the request carries an extension header after its 44 bytes.
-bool ses_opcode_has_extension(ses_opcode op) noexcept;
+// Any of the three: the request carries an extension header after its 44 bytes. Inline, one
+// bit test (asked for every data packet received); wire_ses_test checks it against the three.
+inline bool ses_opcode_has_extension(ses_opcode op) noexcept {
+    constexpr auto bit = [](ses_opcode o) { return std::uint32_t{1} << static_cast<unsigned>(o); };
+    constexpr std::uint32_t with =
+        bit(ses_opcode::atomic) | bit(ses_opcode::fetching_atomic) |
+        bit(ses_opcode::rendezvous_send) | bit(ses_opcode::rendezvous_tsend) |
+        bit(ses_opcode::tsend_atomic) | bit(ses_opcode::tsend_fetch_atomic) |
+        bit(ses_opcode::sync_write) | bit(ses_opcode::sync_atomic);
+    const auto v = static_cast<unsigned>(op);
+    return v < 32 && ((with >> v) & 1) != 0;
+}
 // Compare-and-swap family (and masked swap): these use the 36-byte CAS extension.
 bool ses_atomic_uses_cas(ses_atomic_opcode op) noexcept;
 
@@ -360,8 +370,37 @@ inline void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p)
     store_be32(p + 40, h.request_length);
 }
 // The reverse: the 44 bytes at p (which must hold them) into h, with decode's checks of the
-// version and opcode; what decode reads before any extension.
-reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept;
+// version and opcode; what decode reads before any extension. Inline, as the store: every data
+// packet received goes through it.
+inline reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept {
+    const std::uint8_t vf = p[1];
+    if ((vf >> 6) != ses_version) return reject_reason::bad_ses_version;
+    if ((p[0] & 0x3f) > static_cast<std::uint8_t>(ses_opcode::sync_atomic))
+        return reject_reason::bad_ses_opcode;
+    h.opcode = static_cast<ses_opcode>(p[0] & 0x3f);
+    h.version = vf >> 6;
+    h.dc = vf & 0x20;
+    h.ie = vf & 0x10;
+    h.rel = vf & 0x08;
+    h.hd = vf & 0x04;
+    h.eom = vf & 0x02;
+    h.som = vf & 0x01;
+    h.message_id = load_be16(p + 2);
+    const std::uint32_t ri_job = load_be32(p + 4);
+    h.ri_generation = static_cast<std::uint8_t>(ri_job >> 24);
+    h.job_id = ri_job & 0xffffff;
+    h.pid_on_fep = load_be16(p + 8) & 0x0fff;
+    h.resource_index = load_be16(p + 10) & 0x0fff;
+    h.buffer_offset = load_be64(p + 12);
+    h.initiator = load_be32(p + 20);
+    h.memory_key = load_be64(p + 24);
+    const std::uint64_t slot = load_be64(p + 32);
+    h.header_data = h.som ? slot : 0;
+    h.payload_length = h.som ? 0 : (slot >> 32) & 0x3fff;
+    h.message_offset = h.som ? 0 : static_cast<std::uint32_t>(slot);
+    h.request_length = load_be32(p + 40);
+    return reject_reason::none;
+}
 std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_small_request& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const ses_response& h, std::span<std::uint8_t> out) noexcept;

@@ -98,6 +98,19 @@ ses_standard_request std_fields(ses_opcode op) {
     return s;
 }
 
+// The inline bit test agrees with the three per-extension predicates on every 6-bit opcode.
+TEST(WireSes, HasExtensionIsAnyOfTheThree) {
+    unsigned with = 0;
+    for (unsigned v = 0; v < 64; ++v) {
+        const auto op = static_cast<ses_opcode>(v);
+        const bool any =
+            ses_opcode_has_sync(op) || ses_opcode_has_atomic(op) || ses_opcode_has_rendezvous(op);
+        EXPECT_EQ(ses_opcode_has_extension(op), any) << v;
+        with += any;
+    }
+    EXPECT_EQ(with, 8u);
+}
+
 TEST(WireSes, Sizes) {
     EXPECT_EQ(ses_standard_request::wire_size, 44u);
     EXPECT_EQ(ses_medium_request::wire_size, 32u);

@@ -87,15 +87,9 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
             ++c_.rx_oversize;
             continue;
         }
-        if (watch_goodbye_ && goodbye::maybe(frame)) [[unlikely]] {
-            // Frames after it in this burst are already in our mbufs: they are still handled.
-            if (const auto g = goodbye::parse(frame)) {
-                on_goodbye(*g);
-                continue;
-            }
-        }
         if (classify_) {
             const runtime::classification c = runtime::classify(frame, owner_.cfg_.steering);
+            if (c.cls == runtime::traffic_class::other_ethertype && take_goodbye(frame)) continue;
             c_.steering.count(c.cls);
             if (!runtime::steer_to_stack(c.cls)) {
                 ++c_.steered_away;
@@ -104,6 +98,7 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
             h.on_receive_classified(frame, c, owner_.cfg_.steering, now);
             continue;
         }
+        if (take_goodbye(frame)) continue;
         h.on_receive(frame, now);
     }
     if (n != 0) rte_pktmbuf_free_bulk(pkts.data(), n);
@@ -283,6 +278,15 @@ std::size_t port::queue_io::discard_burst(runtime::frame_handler& h, std::uint64
         if (s.length != 0 || s.ext.length != 0) s.reset(s.buffer, s.io_cookie);
     slots_ready_ = true;
     return 0;
+}
+
+// Frames after a goodbye in the same burst are already in our mbufs: they are still handled.
+bool port::queue_io::take_goodbye(std::span<const std::uint8_t> frame) noexcept {
+    if (!watch_goodbye_ || !goodbye::maybe(frame)) return false;
+    const auto g = goodbye::parse(frame);
+    if (!g) return false;
+    on_goodbye(*g);
+    return true;
 }
 
 void port::queue_io::on_goodbye(const goodbye::message& m) noexcept {

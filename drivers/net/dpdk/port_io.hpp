@@ -36,6 +36,8 @@ class port::queue_io final : public runtime::packet_io {
     void apply_offloads(rte_mbuf* m, const runtime::tx_frame& f) noexcept;
     // The peer left: what the handler sends is dropped and counted, nothing touches the rings.
     std::size_t discard_burst(runtime::frame_handler& h, std::uint64_t now) noexcept;
+    // A goodbye frame (memif) is acted on here and goes no further: true.
+    bool take_goodbye(std::span<const std::uint8_t> frame) noexcept;
     void on_goodbye(const goodbye::message& m) noexcept;
     bool send_goodbye(goodbye::kind k) noexcept;
     bool link_down() const noexcept;
