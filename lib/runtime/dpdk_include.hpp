@@ -14,6 +14,7 @@
 #endif
 #pragma GCC diagnostic ignored "-Wpedantic"
 
+#include <rte_alarm.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -413,20 +414,42 @@ bool port::peer_back() noexcept {
     return true;
 }
 
+bool port::link_up() const noexcept {
+    rte_eth_link l{};
+    return rte_eth_link_get_nowait(port_id_, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
 // goodbye.hpp: a memif peer still polling its port must hear that we leave before our
 // rte_eth_dev_stop makes its driver unmap the rings under it.
 void port::leave_peer() noexcept {
-    rte_eth_link l{};
-    if (!is_memif() || queues_.empty() || rte_eth_link_get_nowait(port_id_, &l) != 0 ||
-        l.link_status != RTE_ETH_LINK_UP)
-        return;
-    const bool after_goodbye = peer_left_.load();
-    left_ = after_goodbye ? queues_.front()->after_peer_left(cfg_.goodbye_timeout_ms)
-                          : queues_.front()->leave(cfg_.goodbye_timeout_ms);
-    if (left_ == leave_outcome::timed_out)
-        log(std::string(after_goodbye ? "the memif peer said goodbye but did not close"
-                                      : "the memif peer did not answer our goodbye") +
-            " within " + std::to_string(cfg_.goodbye_timeout_ms) + " ms: closing anyway");
+    if (!is_memif() || queues_.empty()) return;
+    if (link_up()) {
+        const bool after_goodbye = peer_left_.load();
+        left_ = after_goodbye ? queues_.front()->after_peer_left(cfg_.goodbye_timeout_ms)
+                              : queues_.front()->leave(cfg_.goodbye_timeout_ms);
+        if (left_ == leave_outcome::timed_out)
+            log(std::string(after_goodbye ? "the memif peer said goodbye but did not close"
+                                          : "the memif peer did not answer our goodbye") +
+                " within " + std::to_string(cfg_.goodbye_timeout_ms) + " ms: closing anyway");
+    }
+    if (!link_up()) settle_peer_disconnect();
+}
+
+// The peer has disconnected: the driver tears the connection down in the interrupt thread, and
+// our rte_eth_dev_stop tears it down too. The two at once freed the same regions twice (seen
+// as a crash in close, right after the link went down). The link goes down at the start of that
+// teardown, so an alarm, which the same thread runs only after it, says when it is over.
+void port::settle_peer_disconnect() noexcept {
+    std::atomic<bool> ran{false};
+    const auto mark = [](void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); };
+    if (rte_eal_alarm_set(1, mark, &ran) != 0) return;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.goodbye_timeout_ms);
+    const timespec pause{0, 100'000};
+    while (!ran.load() && std::chrono::steady_clock::now() < deadline)
+        nanosleep(&pause, nullptr);
+    // Waits for a callback that is running; afterwards nothing refers to `ran` any more.
+    if (!ran.load()) rte_eal_alarm_cancel(mark, &ran);
 }
 
 void port::close() noexcept {

@@ -38,8 +38,10 @@ struct port_config {
     bool try_flow_rules = true;
     bool quiet = false;  // no log lines on open/close
     // memif only: how long close() waits for the peer to answer that this port is leaving
-    // (goodbye.hpp). Only a peer that does not poll its port makes close() wait this long.
-    std::uint32_t goodbye_timeout_ms = 2000;
+    // (goodbye.hpp). Only a peer that does not poll its port (or is not uet) makes close() wait
+    // this long. Generous: a peer that polls only after we gave up may crash on our close, and
+    // two busy processes on a loaded host were seen to take over 2 s.
+    std::uint32_t goodbye_timeout_ms = 10'000;
 };
 
 enum class steering_mode : std::uint8_t { hardware, software };
@@ -147,6 +149,8 @@ class port {
     // clears peer_left_. Called only while peer_left_ is set.
     bool peer_back() noexcept;
     void leave_peer() noexcept;
+    bool link_up() const noexcept;
+    void settle_peer_disconnect() noexcept;
 
     port_config cfg_;
     std::string name_, devargs_;

@@ -291,15 +291,17 @@ bool port::queue_io::take_goodbye(std::span<const std::uint8_t> frame) noexcept 
 
 void port::queue_io::on_goodbye(const goodbye::message& m) noexcept {
     if (m.k != goodbye::kind::leaving) return;  // an answer for a close() of ours that gave up
-    if (!owner_.peer_left_.exchange(true)) {
-        owner_.link_went_down_.store(false);
-        ++c_.peer_left;
-        owner_.log("the memif peer " + m.sender.to_string() +
-                   " said goodbye: frames to it are dropped until the link is back");
-    }
+    const bool first = !owner_.peer_left_.exchange(true);
+    if (first) owner_.link_went_down_.store(false);
+    // Answered at once (the peer waits for it, and a log line first only widened the window
+    // in which a peer that had given up closes) and each time: the peer resends until it hears.
     // After the answer nothing of ours touches the rings (but a retry of the answer): the peer
     // may close, and the driver unmap them, at any moment.
-    owner_.ack_owed_.store(!send_goodbye(goodbye::kind::ack));
+    owner_.ack_owed_.store(!(owner_.link_up() && send_goodbye(goodbye::kind::ack)));
+    if (!first) return;
+    ++c_.peer_left;
+    owner_.log("the memif peer " + m.sender.to_string() +
+               " said goodbye: frames to it are dropped until the link is back");
 }
 
 bool port::queue_io::send_goodbye(goodbye::kind k) noexcept {
