@@ -10,29 +10,12 @@ namespace uet::wire {
 
 namespace {
 
-// Request flag bits in the second byte, below the 2-bit version.
-constexpr std::uint8_t f_dc = 0x20, f_ie = 0x10, f_rel = 0x08, f_hd = 0x04, f_eom = 0x02,
-                       f_som = 0x01;
-constexpr std::uint16_t len14_mask = 0x3fff, idx12_mask = 0x0fff;
-constexpr std::uint32_t job_mask = 0xffffff;
-constexpr std::uint8_t max_opcode = static_cast<std::uint8_t>(ses_opcode::sync_atomic);
+using namespace ses_layout;
 constexpr std::uint8_t max_response_opcode =
     static_cast<std::uint8_t>(ses_response_opcode::no_response);
 constexpr std::uint8_t max_atomic_opcode = static_cast<std::uint8_t>(ses_atomic_opcode::inval);
 constexpr std::uint8_t max_atomic_datatype = static_cast<std::uint8_t>(ses_atomic_datatype::fp16);
 constexpr std::uint8_t amo_cacheable = 0x01, amo_cpu_coherent = 0x02;
-
-constexpr std::uint8_t flag(bool set, std::uint8_t mask) noexcept {
-    return set ? mask : 0;
-}
-
-// The second byte of every request: version and flags (unpack_version_flags reads it).
-template <class H>
-std::uint8_t pack_version_flags(const H& h) noexcept {
-    return static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
-                                     flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
-                                     flag(h.som, f_som));
-}
 
 // The 12-byte common part of every request. `third` is the 16-bit word after the flags:
 // message_id for standard requests, request_length(14) for small and medium ones.
@@ -44,18 +27,6 @@ void write_request_common(byte_writer& w, const H& h, std::uint16_t third) noexc
     w.u32((std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
     w.u16(h.pid_on_fep & idx12_mask);
     w.u16(h.resource_index & idx12_mask);
-}
-
-// The second byte of every request back into its fields (pack_version_flags writes it).
-template <class H>
-void unpack_version_flags(H& h, std::uint8_t vf) noexcept {
-    h.version = vf >> 6;
-    h.dc = vf & f_dc;
-    h.ie = vf & f_ie;
-    h.rel = vf & f_rel;
-    h.hd = vf & f_hd;
-    h.eom = vf & f_eom;
-    h.som = vf & f_som;
 }
 
 template <class H>

@@ -343,28 +343,62 @@ std::size_t encode(const ses_sync_extension& h, std::span<std::uint8_t> out) noe
 std::size_t encode(const ses_rendezvous_extension& h, std::span<std::uint8_t> out) noexcept;
 // Writes the header and whichever extensions are present (encoded_size(h) bytes).
 std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) noexcept;
+// Field layout shared by the encoders and decoders of uet_ses.cpp and the inline fixed-offset
+// store and load of a standard request below.
+namespace ses_layout {
+
+// Request flag bits in the second byte, below the 2-bit version.
+inline constexpr std::uint8_t f_dc = 0x20, f_ie = 0x10, f_rel = 0x08, f_hd = 0x04, f_eom = 0x02,
+                              f_som = 0x01;
+inline constexpr std::uint16_t len14_mask = 0x3fff, idx12_mask = 0x0fff;
+inline constexpr std::uint32_t job_mask = 0xffffff;
+inline constexpr std::uint8_t max_opcode = static_cast<std::uint8_t>(ses_opcode::sync_atomic);
+
+constexpr std::uint8_t flag(bool set, std::uint8_t mask) noexcept {
+    return set ? mask : 0;
+}
+
+// The second byte of every request: version and flags (unpack_version_flags reads it).
+template <class H>
+std::uint8_t pack_version_flags(const H& h) noexcept {
+    return static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, f_dc) | flag(h.ie, f_ie) |
+                                     flag(h.rel, f_rel) | flag(h.hd, f_hd) | flag(h.eom, f_eom) |
+                                     flag(h.som, f_som));
+}
+
+// The second byte of every request back into its fields (pack_version_flags writes it).
+template <class H>
+void unpack_version_flags(H& h, std::uint8_t vf) noexcept {
+    h.version = vf >> 6;
+    h.dc = vf & f_dc;
+    h.ie = vf & f_ie;
+    h.rel = vf & f_rel;
+    h.hd = vf & f_hd;
+    h.eom = vf & f_eom;
+    h.som = vf & f_som;
+}
+
+}  // namespace ses_layout
+
 // The 44 fixed bytes of a standard request at p, which must hold them (what encode writes
 // before any extension). Every data packet carries one: fixed offsets after one size check (as
 // the L2-L4 writer does). Inline, so that the engine writes a packet's header from its message
 // without a header struct in between (ses::standard_fields is inline too).
 inline void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p) noexcept {
-    // The flag bits of the second byte, below the 2-bit version (as pack_version_flags).
-    const auto flag = [](bool set, unsigned bit) { return set ? bit : 0u; };
+    using namespace ses_layout;
     p[0] = static_cast<std::uint8_t>(h.opcode) & 0x3f;
-    p[1] = static_cast<std::uint8_t>((h.version << 6) | flag(h.dc, 0x20) | flag(h.ie, 0x10) |
-                                     flag(h.rel, 0x08) | flag(h.hd, 0x04) | flag(h.eom, 0x02) |
-                                     flag(h.som, 0x01));
+    p[1] = pack_version_flags(h);
     store_be16(p + 2, h.message_id);
-    store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & 0xffffff));
-    store_be16(p + 8, h.pid_on_fep & 0x0fff);
-    store_be16(p + 10, h.resource_index & 0x0fff);
+    store_be32(p + 4, (std::uint32_t{h.ri_generation} << 24) | (h.job_id & job_mask));
+    store_be16(p + 8, h.pid_on_fep & idx12_mask);
+    store_be16(p + 10, h.resource_index & idx12_mask);
     store_be64(p + 12, h.buffer_offset);
     store_be32(p + 20, h.initiator);
     store_be64(p + 24, h.memory_key);
     if (h.som) {
         store_be64(p + 32, h.header_data);
     } else {
-        store_be32(p + 32, h.payload_length & 0x3fff);
+        store_be32(p + 32, h.payload_length & len14_mask);
         store_be32(p + 36, h.message_offset);
     }
     store_be32(p + 40, h.request_length);
@@ -373,30 +407,24 @@ inline void store_standard_fields(const ses_standard_fields& h, std::uint8_t* p)
 // version and opcode; what decode reads before any extension. Inline, as the store: every data
 // packet received goes through it.
 inline reject_reason load_standard_fields(const std::uint8_t* p, ses_standard_fields& h) noexcept {
+    using namespace ses_layout;
     const std::uint8_t vf = p[1];
     if ((vf >> 6) != ses_version) return reject_reason::bad_ses_version;
-    if ((p[0] & 0x3f) > static_cast<std::uint8_t>(ses_opcode::sync_atomic))
-        return reject_reason::bad_ses_opcode;
+    if ((p[0] & 0x3f) > max_opcode) return reject_reason::bad_ses_opcode;
     h.opcode = static_cast<ses_opcode>(p[0] & 0x3f);
-    h.version = vf >> 6;
-    h.dc = vf & 0x20;
-    h.ie = vf & 0x10;
-    h.rel = vf & 0x08;
-    h.hd = vf & 0x04;
-    h.eom = vf & 0x02;
-    h.som = vf & 0x01;
+    unpack_version_flags(h, vf);
     h.message_id = load_be16(p + 2);
     const std::uint32_t ri_job = load_be32(p + 4);
     h.ri_generation = static_cast<std::uint8_t>(ri_job >> 24);
-    h.job_id = ri_job & 0xffffff;
-    h.pid_on_fep = load_be16(p + 8) & 0x0fff;
-    h.resource_index = load_be16(p + 10) & 0x0fff;
+    h.job_id = ri_job & job_mask;
+    h.pid_on_fep = load_be16(p + 8) & idx12_mask;
+    h.resource_index = load_be16(p + 10) & idx12_mask;
     h.buffer_offset = load_be64(p + 12);
     h.initiator = load_be32(p + 20);
     h.memory_key = load_be64(p + 24);
     const std::uint64_t slot = load_be64(p + 32);
     h.header_data = h.som ? slot : 0;
-    h.payload_length = h.som ? 0 : (slot >> 32) & 0x3fff;
+    h.payload_length = h.som ? 0 : (slot >> 32) & len14_mask;
     h.message_offset = h.som ? 0 : static_cast<std::uint32_t>(slot);
     h.request_length = load_be32(p + 40);
     return reject_reason::none;

@@ -114,10 +114,11 @@ class port {
 
     port_counters counters() const;
 
-    // memif: how the last close() left the peer (goodbye.hpp). not_tried: not memif, never
-    // started, or the link was down. acknowledged: the peer answered our goodbye; yielded: we
-    // answered the peer's goodbye while both were closing; peer_closed: the peer closed first
-    // (after its goodbye, or without one); timed_out: the peer did neither in time.
+  private:
+    // memif: how close() left the peer, for its log line (goodbye.hpp). not_tried: not memif,
+    // never started, or the link was down. acknowledged: the peer answered our goodbye;
+    // yielded: we answered the peer's goodbye while both were closing; peer_closed: the peer
+    // closed first (after its goodbye, or without one); timed_out: neither in time.
     enum class leave_outcome : std::uint8_t {
         not_tried,
         acknowledged,
@@ -125,11 +126,7 @@ class port {
         peer_closed,
         timed_out
     };
-    leave_outcome left() const noexcept { return left_; }
-    // memif: the peer said it leaves; this port does not burst until the link comes back.
-    bool peer_gone() const noexcept { return peer_left_.load(std::memory_order_relaxed); }
 
-  private:
     class queue_io;
     struct region {
         const std::uint8_t* addr = nullptr;

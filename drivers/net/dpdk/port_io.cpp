@@ -58,8 +58,7 @@ port::queue_io::~queue_io() {
 std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64_t now) {
     if (queue_ >= owner_.cfg_.rx_queues) return 0;
     if (owner_.peer_left_.load(std::memory_order_relaxed) && !owner_.peer_back()) [[unlikely]] {
-        if (owner_.ack_owed_.load() && send_goodbye(goodbye::kind::ack))
-            owner_.ack_owed_.store(false);
+        retry_owed_ack();
         return 0;
     }
     std::array<rte_mbuf*, runtime::burst_size> pkts;
@@ -322,9 +321,8 @@ bool port::queue_io::send_goodbye(goodbye::kind k) noexcept {
     return true;
 }
 
-bool port::queue_io::link_down() const noexcept {
-    rte_eth_link l{};
-    return rte_eth_link_get_nowait(owner_.port_id_, &l) != 0 || l.link_status == RTE_ETH_LINK_DOWN;
+void port::queue_io::retry_owed_ack() noexcept {
+    if (owner_.ack_owed_.load() && send_goodbye(goodbye::kind::ack)) owner_.ack_owed_.store(false);
 }
 
 // No burst here: the peer may close at any moment. An answer still owed goes out once the
@@ -332,9 +330,8 @@ bool port::queue_io::link_down() const noexcept {
 bool port::queue_io::wait_link_down(std::chrono::steady_clock::time_point deadline) noexcept {
     const timespec pause{0, 200'000};
     do {
-        if (link_down()) return true;
-        if (owner_.ack_owed_.load() && send_goodbye(goodbye::kind::ack))
-            owner_.ack_owed_.store(false);
+        if (!owner_.link_up()) return true;
+        retry_owed_ack();
         nanosleep(&pause, nullptr);
     } while (std::chrono::steady_clock::now() < deadline);
     return false;
@@ -355,7 +352,7 @@ port::leave_outcome port::queue_io::leave(std::uint32_t timeout_ms) noexcept {
     const timespec pause{0, 50'000};
     std::array<rte_mbuf*, runtime::burst_size> pkts;
     while (clock::now() < deadline) {
-        if (link_down()) return leave_outcome::peer_closed;  // it closed without an answer
+        if (!owner_.link_up()) return leave_outcome::peer_closed;  // it closed without an answer
         if (clock::now() >= next_send) {
             send_goodbye(goodbye::kind::leaving);
             next_send = clock::now() + goodbye_resend;

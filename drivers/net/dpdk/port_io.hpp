@@ -40,7 +40,8 @@ class port::queue_io final : public runtime::packet_io {
     bool take_goodbye(std::span<const std::uint8_t> frame) noexcept;
     void on_goodbye(const goodbye::message& m) noexcept;
     bool send_goodbye(goodbye::kind k) noexcept;
-    bool link_down() const noexcept;
+    // Offers the answer to the peer's goodbye again if the TX ring refused it (ack_owed_).
+    void retry_owed_ack() noexcept;
     bool wait_link_down(std::chrono::steady_clock::time_point deadline) noexcept;
 
     port& owner_;
