@@ -14,7 +14,6 @@
 #endif
 #pragma GCC diagnostic ignored "-Wpedantic"
 
-#include <rte_alarm.h>
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
@@ -22,6 +21,7 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_interrupts.h>
 #include <rte_ip.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>

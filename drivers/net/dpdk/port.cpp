@@ -1,7 +1,9 @@
 // Opening, configuring, steering and closing a port. The burst paths are in port_io.cpp.
 #include "port.hpp"
 
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -438,18 +440,28 @@ void port::leave_peer() noexcept {
 // The peer has disconnected: the driver tears the connection down in the interrupt thread, and
 // our rte_eth_dev_stop tears it down too. The two at once freed the same regions twice (seen
 // as a crash in close, right after the link went down). The link goes down at the start of that
-// teardown, so an alarm, which the same thread runs only after it, says when it is over.
+// teardown, so a callback of ours, which the same thread runs only after it, says when it is
+// over: an eventfd registered for the moment and unregistered before returning. (An EAL alarm
+// did the same, but leaves its timer registered with that thread for good, and rte_eal_cleanup
+// then freed it under the thread: a crash at exit.)
 void port::settle_peer_disconnect() noexcept {
+    const int fd = eventfd(1, EFD_NONBLOCK | EFD_CLOEXEC);  // readable at once
+    rte_intr_handle* h = fd < 0 ? nullptr : rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
     std::atomic<bool> ran{false};
     const auto mark = [](void* flag) { static_cast<std::atomic<bool>*>(flag)->store(true); };
-    if (rte_eal_alarm_set(1, mark, &ran) != 0) return;
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.goodbye_timeout_ms);
-    const timespec pause{0, 100'000};
-    while (!ran.load() && std::chrono::steady_clock::now() < deadline)
-        nanosleep(&pause, nullptr);
-    // Waits for a callback that is running; afterwards nothing refers to `ran` any more.
-    if (!ran.load()) rte_eal_alarm_cancel(mark, &ran);
+    if (h != nullptr && rte_intr_fd_set(h, fd) == 0 &&
+        rte_intr_type_set(h, RTE_INTR_HANDLE_EXT) == 0 &&
+        rte_intr_callback_register(h, mark, &ran) == 0) {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.goodbye_timeout_ms);
+        const timespec pause{0, 100'000};
+        while (!ran.load() && std::chrono::steady_clock::now() < deadline)
+            nanosleep(&pause, nullptr);
+        // Waits for a callback that is running; afterwards nothing refers to `ran` any more.
+        rte_intr_callback_unregister_sync(h, mark, &ran);
+    }
+    rte_intr_instance_free(h);
+    if (fd >= 0) ::close(fd);
 }
 
 void port::close() noexcept {
