@@ -290,14 +290,18 @@ bool port::queue_io::take_goodbye(std::span<const std::uint8_t> frame) noexcept 
 
 void port::queue_io::on_goodbye(const goodbye::message& m) noexcept {
     if (m.k != goodbye::kind::leaving) return;  // an answer for a close() of ours that gave up
-    const bool first = !owner_.peer_left_.exchange(true);
-    if (first) owner_.link_went_down_.store(false);
-    // Answered at once (the peer waits for it, and a log line first only widened the window
-    // in which a peer that had given up closes) and each time: the peer resends until it hears.
-    // After the answer nothing of ours touches the rings (but a retry of the answer): the peer
-    // may close, and the driver unmap them, at any moment.
+    // The peer resends `leaving` until it hears us, so a burst may hold several. Once one
+    // answer is in the ring the peer may close, and the driver unmap the rings, at any moment:
+    // a second answer to a later copy crashed the tx burst (1 pair in 40 under load). Only an
+    // answer that never got into the ring is sent again.
+    if (owner_.peer_left_.exchange(true)) {
+        retry_owed_ack();
+        return;
+    }
+    owner_.link_went_down_.store(false);
+    // Answered at once: the peer waits for it, and a log line first only widened the window
+    // in which a peer that had given up closes.
     owner_.ack_owed_.store(!(owner_.link_up() && send_goodbye(goodbye::kind::ack)));
-    if (!first) return;
     ++c_.peer_left;
     owner_.log("the memif peer " + m.sender.to_string() +
                " said goodbye: frames to it are dropped until the link is back");
