@@ -362,7 +362,11 @@ endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std:
     r.peer = peer;
     r.mode = static_cast<std::uint8_t>(mode);
     r.message_id = id;
-    if (r.expects_response) record_by_id.insert(record_key(peer, r.mode, id), rec);
+    if (r.expects_response) {
+        record_by_id.insert(record_key(peer, r.mode, id), rec);
+        // The next post to this peer inserts the next id: its slot, loaded meanwhile.
+        record_by_id.prefetch(record_key(peer, r.mode, static_cast<std::uint16_t>(id + 1)));
+    }
     if (index != none) {
         ++ops[index].in_flight;
         ops[index].issued = true;

@@ -186,7 +186,12 @@ void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
 
 void endpoint_impl::finish_record(std::uint32_t rec) {
     message_record& r = records[rec];
-    if (r.expects_response) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
+    if (r.expects_response) {
+        record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
+        // Records finish mostly in message order: the next one's slot, loaded meanwhile.
+        record_by_id.prefetch(
+            record_key_of(r.peer, r.mode, static_cast<std::uint16_t>(r.message_id + 1)));
+    }
     r.in_use = false;
     free_records.push_back(rec);
     if (r.op != none) {

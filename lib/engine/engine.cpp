@@ -329,9 +329,11 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    if (tracked_request(static_cast<std::uint8_t>(mode), ses))
-        request_by_id_.insert(ses::message_key{to, static_cast<std::uint8_t>(mode), id}.packed(),
-                              m);
+    if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
+        const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
+        request_by_id_.insert(key.packed(), m);
+        request_by_id_.prefetch(key.next().packed());  // the stream's next post
+    }
     if (message_id) *message_id = id;
     ++counters_.messages_posted;
     switch (mode) {
@@ -367,8 +369,11 @@ void engine_impl::complete_message(std::uint32_t index, status result, bool answ
     else
         ++counters_.messages_failed;
     if (answered) ++counters_.answered_by_ack;
-    if (tracked_request(m.mode, m.fields))
-        request_by_id_.erase(ses::message_key{m.peer, m.mode, m.message_id}.packed());
+    if (tracked_request(m.mode, m.fields)) {
+        const ses::message_key key{m.peer, m.mode, m.message_id};
+        request_by_id_.erase(key.packed());
+        request_by_id_.prefetch(key.next().packed());  // completions come mostly in order
+    }
     messages_.release(index);
 }
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "prefetch.hpp"
+
 namespace uet::pds {
 
 class flat_map {
@@ -66,6 +68,12 @@ class flat_map {
         --size_;
         return true;
     }
+
+    // Starts loading key's first slot, for a key the caller will insert or erase soon. The maps
+    // keyed by message id see one random slot per message: waiting for it was ~2-3% of the
+    // small-message sender per map operation (perf), while the next id of a stream is known
+    // a whole message ahead.
+    void prefetch(std::uint64_t key) const noexcept { prefetch_line(&slots_[home(key)]); }
 
     std::size_t size() const noexcept { return size_; }
     std::size_t capacity() const noexcept { return limit_; }

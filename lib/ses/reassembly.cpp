@@ -41,6 +41,9 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
                                bool remember_completed, std::uint64_t now, const op_fields* fields,
                                bool external, std::uint32_t* slot_index) noexcept {
     if (remember_completed && recently_completed(key)) return place_result::duplicate;
+    // A stream of small messages looks up a new random slot of assembling_ per message (and
+    // finds nothing): start loading the next message's while this one is handled.
+    if (total_length <= cfg_.mtu) assembling_.prefetch(key.next().packed());
     std::uint32_t index;
     if (auto found = assembling_.find(key.packed())) {
         index = *found;

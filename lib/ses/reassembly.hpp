@@ -38,6 +38,10 @@ struct message_key {
     std::uint64_t packed() const noexcept {
         return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | message_id;
     }
+    // The key of the stream's next message (ids are given out in order, and wrap).
+    message_key next() const noexcept {
+        return {peer, mode, static_cast<std::uint16_t>(message_id + 1)};
+    }
 };
 
 enum class place_result : std::uint8_t {

@@ -195,6 +195,21 @@ TEST(flat_map, matches_a_reference_map_under_sliding_windows_of_message_ids) {
         ASSERT_EQ(m.find(key), value);
 }
 
+TEST(message_key, next_is_the_streams_next_id_and_wraps) {
+    const ses::message_key k{0xabcdef, 2, 41};
+    EXPECT_EQ(k.next().packed(), k.packed() + 1);
+    const ses::message_key last{7, 1, 0xffff};
+    EXPECT_EQ(last.next().message_id, 0);
+    EXPECT_EQ(last.next().peer, 7u);
+    EXPECT_EQ(last.next().mode, 1);
+    // The maps prefetch the next key's slot: any key, in the map or not, is a valid hint.
+    pds::flat_map m(16);
+    m.insert(k.packed(), 1);
+    m.prefetch(k.next().packed());
+    m.prefetch(last.next().packed());
+    EXPECT_EQ(m.find(k.packed()), 1u);
+}
+
 // ---- tx_window ----
 
 TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
