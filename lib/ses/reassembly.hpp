@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -113,6 +114,7 @@ class reassembly {
         op_fields fields;
     };
 
+    std::optional<std::uint32_t> find_assembling(const message_key& key) noexcept;
     std::uint32_t open_slot(const message_key& key, std::uint32_t length, bool external,
                             std::uint64_t now) noexcept;
     std::uint32_t take_free_slot(std::uint64_t now) noexcept;
@@ -130,8 +132,9 @@ class reassembly {
     std::unique_ptr<std::uint8_t[]> inline_buffers_;  // slots x mtu
     std::vector<std::uint64_t> bits_;                 // slots x words_per_slot_
     std::size_t words_per_slot_ = 0;
-    pds::flat_map assembling_;  // key -> slot
-    pds::flat_map recent_;      // key -> 1
+    pds::flat_map assembling_;             // key -> slot
+    std::uint32_t last_found_ = no_index;  // the slot find_assembling found last (a hint)
+    pds::flat_map recent_;                 // key -> 1
     std::vector<std::uint64_t> recent_ring_;
     std::size_t recent_head_ = 0;
     std::vector<std::vector<std::unique_ptr<std::uint8_t[]>>> size_classes_;  // free buffers

@@ -600,6 +600,62 @@ TEST(reassembly, single_packet_messages_never_allocate_and_are_remembered) {
     EXPECT_EQ(r.buffers_allocated(), 0u);
 }
 
+// Interleaved messages of several packets, in random order, from a few peers, with slots reused
+// by new keys as messages complete: place() remembers the slot it found last, and this must
+// never put a packet into another message's slot.
+TEST(reassembly, interleaved_messages_each_complete_once_with_their_own_bytes) {
+    ses::rx_config cfg;
+    cfg.slots = 8;
+    cfg.mtu = 512;
+    cfg.max_message = 1 << 16;
+    ses::reassembly r(cfg);
+    rng g(17);
+    struct pending {
+        ses::message_key key;
+        std::uint32_t length;
+        std::vector<std::uint32_t> offsets;  // still to send
+    };
+    std::vector<pending> open;
+    std::uint16_t next_id = 0;
+    std::size_t completed = 0;
+    const auto bytes_of = [](const ses::message_key& k, std::uint32_t length) {
+        return message_bytes(k.message_id * 7 + k.peer, length);
+    };
+    for (int step = 0; step < 40000; ++step) {
+        if (open.size() < 6 && (open.empty() || g.bernoulli(0.2))) {
+            const auto length = static_cast<std::uint32_t>(513 + g.uniform(4000));
+            pending p{{static_cast<std::uint32_t>(g.uniform(3)), 0, next_id++}, length, {}};
+            for (std::uint32_t off = 0; off < length; off += cfg.mtu)
+                p.offsets.push_back(off);
+            open.push_back(std::move(p));
+        }
+        // Mostly the same message again (a burst of one message's packets), sometimes another.
+        const std::size_t m = g.bernoulli(0.7) ? open.size() - 1 : g.uniform(open.size());
+        pending& p = open[m];
+        const std::size_t at = g.uniform(p.offsets.size());
+        const std::uint32_t off = p.offsets[at];
+        p.offsets.erase(p.offsets.begin() + static_cast<std::ptrdiff_t>(at));
+        const ses::segment seg{off, std::min(cfg.mtu, p.length - off), off == 0,
+                               off + cfg.mtu >= p.length};
+        const auto data = bytes_of(p.key, p.length);
+        const auto res = r.place(p.key, p.length, seg, data.subspan(off, seg.length), false, 0);
+        if (!p.offsets.empty()) {
+            ASSERT_EQ(res, ses::place_result::placed);
+            continue;
+        }
+        ASSERT_EQ(res, ses::place_result::completed);
+        ses::delivered_message d;
+        ASSERT_TRUE(r.pop_delivered(d));
+        ASSERT_EQ(d.key.packed(), p.key.packed());
+        ASSERT_TRUE(std::equal(d.data.begin(), d.data.end(), data.begin(), data.end()));
+        ASSERT_FALSE(r.pop_delivered(d));
+        ASSERT_TRUE(r.release(d.handle));
+        open.erase(open.begin() + static_cast<std::ptrdiff_t>(m));
+        ++completed;
+    }
+    EXPECT_GT(completed, 4000u);
+}
+
 // Externally placed messages (RMA WRITEs): counted exactly like buffered ones, but no buffer,
 // no copy; a packet the caller could not place marks the message failed.
 TEST(reassembly, external_messages_hold_no_buffer_and_report_failures) {
