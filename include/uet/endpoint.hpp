@@ -93,6 +93,9 @@ struct endpoint_counters {
     std::uint64_t nacks_received = 0, nacks_sent = 0;
     std::uint64_t duplicates = 0;                          // data packets received again
     std::uint64_t packets_sent = 0, packets_received = 0;  // UET frames (data and control)
+    // Data packets read against the packet before them (header prediction: the next packet of
+    // a message compared with the last, word by word) rather than parsed in full.
+    std::uint64_t headers_predicted = 0;
     std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
     std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
     // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our

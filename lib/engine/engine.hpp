@@ -206,6 +206,8 @@ struct engine_counters {
     pds::pdc_counters pds;  // summed over every PDC, open or closed, plus RUDI/UUD traffic
     lb::lb_stats lb;        // path selectors' events (REPS freezes), over every PDC
     std::uint64_t frames_tx = 0, bytes_tx = 0, frames_rx = 0, bytes_rx = 0;
+    // Data frames read against the one before them (header prediction), not in full.
+    std::uint64_t frames_predicted = 0;
     std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;

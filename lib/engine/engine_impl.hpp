@@ -211,8 +211,19 @@ class engine_impl final : public pds::tx_listener {
     void on_rudi_response(const rx_context& rx, const wire::pds_rudi& h);
     void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
     // target: the PDC a RUD/ROD packet came on (answers in ACKs).
+    // Into reassembly (and, for a WRITE, the region): the SES header checked here unless it
+    // comes checked (the common data packet does, and then no segment is built and cleared).
     bool place(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
-               bool single_packet, ses::place_result& result, pds::pdc* target = nullptr);
+               bool single_packet, ses::place_result& result, pds::pdc* target = nullptr) {
+        return in.checked ? place_checked(rx, mode, *in.checked, in.payload, remember,
+                                          single_packet, result, target)
+                          : place_unchecked(rx, mode, in, remember, single_packet, result, target);
+    }
+    bool place_unchecked(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
+                         bool single_packet, ses::place_result& result, pds::pdc* target);
+    bool place_checked(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
+                       std::span<const std::uint8_t> payload, bool remember, bool single_packet,
+                       ses::place_result& result, pds::pdc* target);
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
@@ -315,7 +326,10 @@ class engine_impl final : public pds::tx_listener {
     wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;
     wire::plain_request rx_plain_;
-    bool tx_ready_ = false;  // something may be sendable right now
+    wire::plain_request_template rx_template_;  // the last data frame, for the next
+    ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
+    bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
+    bool tx_ready_ = false;                     // something may be sendable right now
     std::uint16_t ip_id_ = 0;
 
     std::vector<peer_state> peers_;

@@ -143,14 +143,35 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
 // path below would hand it; false when it takes the general path instead, which then decides
 // on the frame and counts any drop.
 bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
-    wire::plain_request& f = rx_plain_;
-    if (!wire::read_plain_request(frame, f) || f.dst_ip != cfg_.ip || f.dst_port != cfg_.udp_port ||
-        f.dscp == cfg_.trim_dscp)
+    // The next packet of the last frame's message is compared with it; any other is read in full
+    // and then stands for the packets after it.
+    const wire::plain_request* next = wire::read_next_plain_request(frame, rx_template_);
+    const bool predicted = next != nullptr;
+    if (predicted) {
+        ++counters_.frames_predicted;
+    } else {
+        if (!wire::read_plain_request(frame, rx_plain_)) return false;
+        wire::remember_plain_request(frame, rx_plain_, rx_template_);
+        rx_segment_of_template_ = false;  // until this frame's segment is checked below
+        next = &rx_plain_;
+    }
+    const wire::plain_request& f = *next;
+    if (f.dst_ip != cfg_.ip || f.dst_port != cfg_.udp_port || f.dscp == cfg_.trim_dscp)
         return false;
-    ses::rx_segment seg;
-    if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
-                                  seg))
-        return false;
+    // A predicted packet's segment is checked against the one of the packet it was compared with.
+    ses::rx_segment& seg = rx_segment_;
+    if (predicted && rx_segment_of_template_) {
+        if (!ses::check_next_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
+                                           cfg_.max_message_size, seg))
+            return false;
+    } else {
+        seg = {};
+        rx_segment_of_template_ = false;
+        if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
+                                      cfg_.max_message_size, seg))
+            return false;
+        rx_segment_of_template_ = rx_template_.frame_size != 0;
+    }
     rx_context rx;
     rx.peer = find_or_add_peer(f.src_mac, f.src_ip);
     if (rx.peer == none) {
@@ -309,16 +330,24 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
         timers_.schedule(p->ack_timer, rx.now + cfg_.ack_delay_ns);
 }
 
-bool engine_impl::place(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
-                        bool single_packet, ses::place_result& result, pds::pdc* target) {
-    ses::rx_segment checked_here;
-    if (!in.checked &&
-        (!in.header || !ses::check_packet(*in.header, in.payload.size(), cfg_.mtu_payload,
-                                          cfg_.max_message_size, checked_here))) {
+bool engine_impl::place_unchecked(const rx_context& rx, delivery_mode mode, const rx_ses& in,
+                                  bool remember, bool single_packet, ses::place_result& result,
+                                  pds::pdc* target) {
+    ses::rx_segment checked;
+    if (!in.header || !ses::check_packet(*in.header, in.payload.size(), cfg_.mtu_payload,
+                                         cfg_.max_message_size, checked)) {
         count_drop(drop_reason::malformed_ses);
         return false;
     }
-    const ses::rx_segment& seg = in.checked ? *in.checked : checked_here;
+    return place_checked(rx, mode, checked, in.payload, remember, single_packet, result, target);
+}
+
+// place() once the SES header is checked (the common data packet comes checked: no segment to
+// construct and clear here for it).
+bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
+                                const ses::rx_segment& seg, std::span<const std::uint8_t> payload,
+                                bool remember, bool single_packet, ses::place_result& result,
+                                pds::pdc* target) {
     if (single_packet && !(seg.seg.som && seg.seg.eom)) {
         count_drop(drop_reason::malformed_ses);
         return false;
@@ -329,7 +358,7 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const rx_ses& 
     const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
                           seg.fields.opcode == wire::ses_opcode::write;
     std::uint32_t slot = ses::no_index;
-    result = reassembly_.place(key, seg.total, seg.seg, in.payload, remember, rx.now, &seg.fields,
+    result = reassembly_.place(key, seg.total, seg.seg, payload, remember, rx.now, &seg.fields,
                                external, &slot);
     switch (result) {
         case ses::place_result::no_resources:
@@ -341,7 +370,7 @@ bool engine_impl::place(const rx_context& rx, delivery_mode mode, const rx_ses& 
         case ses::place_result::placed:
         case ses::place_result::completed:
             // New to reassembly, so never copied before (duplicates are not copied again).
-            if (external) place_write(rx, seg, in.payload, slot);
+            if (external) place_write(rx, seg, payload, slot);
             if (result == ses::place_result::completed && target) {
                 if (seg.fields.response)
                     on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);

@@ -218,4 +218,14 @@ inline bool check_segment(const wire::ses_standard_fields& h, std::size_t payloa
     return h.request_length != 0 || (s.som && s.eom);
 }
 
+// check_plain_request of the next packet of a message (wire::read_next_plain_request: its header
+// differs from an earlier packet's only in message_offset), in place: r holds what
+// check_plain_request gave for that packet and becomes this one's; only the segment is read
+// and checked again. False where check_plain_request would refuse the packet.
+inline bool check_next_plain_request(const wire::ses_standard_fields& h, std::size_t payload_size,
+                                     std::uint32_t mtu, std::uint32_t max_message,
+                                     rx_segment& r) noexcept {
+    return check_segment(h, payload_size, mtu, max_message, r.seg);
+}
+
 }  // namespace uet::ses

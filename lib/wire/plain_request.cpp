@@ -1,5 +1,6 @@
 #include "plain_request.hpp"
 
+#include <bit>
 #include <cstring>
 
 #include "bytes.hpp"
@@ -18,6 +19,60 @@ constexpr std::size_t headers_size = ses_at + ses_standard_fields::wire_size;
 bool is_rud_or_rod(std::uint8_t first_byte) noexcept {
     const auto type = static_cast<pds_type>(first_byte >> 3);
     return type == pds_type::rud || type == pds_type::rod;
+}
+
+// The fields read_next_plain_request reads again rather than compares, as byte masks over the
+// header: 0x00 where a byte may change, its bit mask where part of it may.
+constexpr std::size_t ip_id_at = l3_at + 4, ip_checksum_at = l3_at + 10;
+constexpr std::size_t udp_sport_at = udp_at, udp_checksum_at = udp_at + 6;
+constexpr std::size_t pds_psn_fields_at = pds_at + 2;  // clear_psn_offset (2), PSN (4)
+constexpr std::size_t ses_message_offset_at = ses_at + 36;
+
+using header_words = std::array<std::uint64_t, plain_request_template::words>;
+
+constexpr header_words changing_field_masks() {
+    std::array<std::uint8_t, plain_request_template::words * 8> bytes{};
+    for (std::size_t i = 0; i < plain_request_template::header_bytes; ++i)
+        bytes[i] = 0xff;
+    auto clear = [&](std::size_t at, std::size_t n) {
+        for (std::size_t i = at; i < at + n; ++i)
+            bytes[i] = 0;
+    };
+    clear(ip_id_at, 2);
+    clear(ip_checksum_at, 2);
+    clear(udp_sport_at, 2);
+    clear(udp_checksum_at, 2);
+    bytes[pds_at + request_flags_byte] = static_cast<std::uint8_t>(~request_changing_flags);
+    clear(pds_psn_fields_at, 6);
+    clear(ses_message_offset_at, 4);
+    // As the words are loaded: little-endian on the hosts uet runs on (bytes.hpp's loads assume
+    // nothing, but a mask must match the load below, a plain memcpy).
+    header_words words{};
+    for (std::size_t w = 0; w < words.size(); ++w)
+        for (std::size_t b = 0; b < 8; ++b)
+            words[w] |= std::uint64_t{bytes[w * 8 + b]}
+                        << (std::endian::native == std::endian::little ? 8 * b : 8 * (7 - b));
+    return words;
+}
+
+constexpr header_words changing_masks = changing_field_masks();
+
+// The header's words masked, the last one holding the 2 bytes after 96 (the rest of it zero):
+// fixed-size loads only, so that the compiler unrolls the loop into plain loads.
+constexpr std::size_t full_words = plain_request_template::header_bytes / 8;
+static_assert(full_words + 1 == plain_request_template::words &&
+              plain_request_template::header_bytes % 8 == 2);
+
+std::uint64_t masked_word(const std::uint8_t* b, std::size_t w) noexcept {
+    std::uint64_t v;
+    std::memcpy(&v, b + w * 8, 8);
+    return v & changing_masks[w];
+}
+
+std::uint64_t masked_tail(const std::uint8_t* b) noexcept {
+    std::uint16_t v;
+    std::memcpy(&v, b + full_words * 8, 2);
+    return v & changing_masks[full_words];
 }
 
 }  // namespace
@@ -56,6 +111,41 @@ bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out)
     out.src_port = load_be16(&datagram[0]);
     out.dst_port = load_be16(&datagram[2]);
     return true;
+}
+
+void remember_plain_request(std::span<const std::uint8_t> frame, const plain_request& r,
+                            plain_request_template& t) noexcept {
+    if (r.pds.syn || r.ses.som || frame.size() < plain_request_template::header_bytes) {
+        t.frame_size = 0;
+        return;
+    }
+    for (std::size_t w = 0; w < full_words; ++w)
+        t.header[w] = masked_word(frame.data(), w);
+    t.header[full_words] = masked_tail(frame.data());
+    t.frame_size = frame.size();
+    t.reading = r;
+}
+
+const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
+                                             plain_request_template& t) noexcept {
+    if (frame.size() != t.frame_size || t.frame_size == 0) return nullptr;
+    const std::uint8_t* b = frame.data();
+    std::uint64_t differ = masked_tail(b) ^ t.header[full_words];
+    for (std::size_t w = 0; w < full_words; ++w)
+        differ |= masked_word(b, w) ^ t.header[w];
+    if (differ != 0) return nullptr;
+    const std::uint8_t* ip = b + l3_at;
+    if (ipv4_header_checksum(ip) != 0) return nullptr;
+    plain_request& r = t.reading;
+    // The same IP total length as the last frame: the same datagram and payload bounds.
+    const std::span<const std::uint8_t> datagram(b + udp_at, load_be16(&b[udp_at + 4]));
+    if (load_be16(b + udp_checksum_at) != 0 && !udp_checksum_ok(r.src_ip, r.dst_ip, datagram))
+        return nullptr;
+    r.src_port = load_be16(b + udp_sport_at);
+    load_request_changes(b + pds_at, r.pds);
+    r.ses.message_offset = load_be32(b + ses_message_offset_at);
+    r.payload = {b + headers_size, r.payload.size()};
+    return &r;
 }
 
 }  // namespace uet::wire

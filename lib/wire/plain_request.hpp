@@ -11,6 +11,8 @@
 // caller then takes the general path, which gives the reason.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -32,5 +34,32 @@ struct plain_request {
 
 // On false out is partly written: use it only when true is returned.
 bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out) noexcept;
+
+// Header prediction (as TCP receivers have done since Van Jacobson): the packets of one message
+// from one PDC differ only in a few header fields, so the next one is compared with the last
+// one read, word by word, instead of read and checked field by field again. The fields that may
+// differ are the IPv4 identification and header checksum, the UDP source port (entropy) and
+// checksum, the PDS request's retx and ar flags, clear_psn_offset and PSN, and the SES
+// message_offset; every other byte of the 98 header bytes must be equal, and the frame as long.
+struct plain_request_template {
+    static constexpr std::size_t header_bytes = 98;  // Ethernet 14, IPv4 20, UDP 8, PDS 12, SES 44
+    static constexpr std::size_t words = (header_bytes + 7) / 8;
+    std::array<std::uint64_t, words> header{};  // the last frame's header, as compared
+    std::size_t frame_size = 0;                 // 0: nothing to compare with
+    plain_request reading;                      // that frame's reading, then the next one's
+};
+
+// Keeps frame, which read_plain_request has just read into r, as the one the next is compared
+// with. Only a packet after a message's first one, without SYN, can stand for the packets after
+// it (the first carries header data where the others have their offset; a SYN packet's PSN
+// offset moves with every packet): for any other, t is emptied.
+void remember_plain_request(std::span<const std::uint8_t> frame, const plain_request& r,
+                            plain_request_template& t) noexcept;
+
+// The reading of frame when it differs from t's frame only in the fields above and is valid
+// (IPv4 header checksum; UDP checksum where present): t.reading, updated in place, equal to what
+// read_plain_request would read. nullptr says only "not predicted": read it in full.
+const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
+                                             plain_request_template& t) noexcept;
 
 }  // namespace uet::wire

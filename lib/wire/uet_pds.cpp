@@ -484,6 +484,15 @@ reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out)
     return check_prologue(p, pds_type::rud, pds_type::rod, true);
 }
 
+void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept {
+    static_assert(request_changing_flags == (req_retx | req_ar));
+    const std::uint8_t flags = in[request_flags_byte] & 0x7f;
+    out.retx = flags & req_retx;
+    out.ar = flags & req_ar;
+    out.clear_psn_offset = static_cast<std::int16_t>(load_be16(in + 2));
+    out.psn = load_be32(in + 4);
+}
+
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept {
     if (in.size() < pds_rud_rod_cc_request::wire_size) return reject_reason::truncated;
     pds_rud_rod_cc_request h;

@@ -312,6 +312,13 @@ std::size_t encode(const pds_uud& h, std::span<std::uint8_t> out) noexcept;
 std::size_t encode(const pds_header& h, std::span<std::uint8_t> out) noexcept;
 
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out) noexcept;
+// The fields of a RUD/ROD request (in, at least 12 bytes, decoded without error before) that
+// change from one packet of a message to the next: the retx and ar flags, clear_psn_offset and
+// the PSN; everything else in out is left as it is (wire::read_next_plain_request).
+void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept;
+// The byte of the prologue that holds those two flags, and their bits there.
+inline constexpr std::size_t request_flags_byte = 1;
+inline constexpr std::uint8_t request_changing_flags = 0x18;
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, pds_ack& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, pds_ack_cc& out) noexcept;

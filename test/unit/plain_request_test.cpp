@@ -1,7 +1,9 @@
 // wire::read_plain_request and ses::check_plain_request, the receive path's one-pass reading of
 // the common data packet, against the general path (parse_l2l4, decode_uet, check_packet) on
 // generated frames and on mutations of them: whatever the one-pass reading accepts, the general
-// path accepts with the same values, and every valid frame of the plain shape is accepted.
+// path accepts with the same values, and every valid frame of the plain shape is accepted. Then
+// wire::read_next_plain_request (header prediction) against read_plain_request: whatever the
+// prediction reads, the full reading reads alike, and the next packet of a message is predicted.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,9 @@
 #include <random>
 #include <vector>
 
+#include "bytes.hpp"
 #include "frame.hpp"
+#include "ipv4.hpp"
 #include "message.hpp"
 #include "plain_request.hpp"
 #include "uet_packet.hpp"
@@ -238,6 +242,157 @@ TEST(PlainRequest, RefusesWhatTheEngineMustNotTakeInOnePass) {
     const std::size_t ip_end = 14 + ((std::size_t{g.frame[16]} << 8) | g.frame[17]);
     for (std::size_t n = 0; n < ip_end; ++n)
         EXPECT_FALSE(read_plain_request(std::span(g.frame).first(n), p)) << n;
+}
+
+// ---- header prediction ----
+
+bool same(const plain_request& a, const plain_request& b) {
+    return a.src_mac == b.src_mac && a.src_ip == b.src_ip && a.dst_ip == b.dst_ip &&
+           a.dscp == b.dscp && a.ecn == b.ecn && a.src_port == b.src_port &&
+           a.dst_port == b.dst_port && a.pds == b.pds && a.ses == b.ses &&
+           a.payload.data() == b.payload.data() && a.payload.size() == b.payload.size();
+}
+
+int checks_passed[2] = {};  // expect_same_check's verdicts: refused, passed
+
+// What the SES check says of a predicted reading, checked against the first packet's segment,
+// against check_plain_request of the full reading: the same verdict and segment.
+void expect_same_check(const plain_request& first, const plain_request& next,
+                       const plain_request& full) {
+    ses::rx_segment last;
+    if (!ses::check_plain_request(first.ses, first.payload.size(), mtu, max_message, last)) return;
+    ses::rx_segment quick = last, slow;
+    const bool quick_ok =
+        ses::check_next_plain_request(next.ses, next.payload.size(), mtu, max_message, quick);
+    const bool slow_ok =
+        ses::check_plain_request(full.ses, full.payload.size(), mtu, max_message, slow);
+    ASSERT_EQ(quick_ok, slow_ok);
+    ++checks_passed[slow_ok];
+    if (slow_ok) {
+        EXPECT_TRUE(same(quick, slow));
+    }
+}
+
+// A frame that can stand for the packets after it: the plain shape, read, neither SYN nor SOM.
+std::vector<std::uint8_t> template_frame(std::mt19937_64& rng) {
+    for (;;) {
+        const generated g = make_frame(rng);
+        plain_request p;
+        if (g.plain_shape && read_plain_request(g.frame, p) && !p.pds.syn && !p.ses.som)
+            return g.frame;
+    }
+}
+
+// The template of first, a template_frame, which is read into r.
+plain_request_template remembered(const std::vector<std::uint8_t>& first, plain_request& r) {
+    plain_request_template t;
+    EXPECT_TRUE(read_plain_request(first, r));
+    remember_plain_request(first, r, t);
+    return t;
+}
+
+// The next packet of the same message as f: new values in every field that may change, with
+// the IPv4 and (where f has one) UDP checksums made right again.
+std::vector<std::uint8_t> next_packet(std::vector<std::uint8_t> f, std::mt19937_64& rng) {
+    constexpr std::size_t ip = 14, udp = 34, pds = 42, ses = 54;
+    store_be16(&f[ip + 4], static_cast<std::uint16_t>(rng()));
+    store_be16(&f[udp], static_cast<std::uint16_t>(rng()));
+    f[pds + 1] = static_cast<std::uint8_t>((f[pds + 1] & ~0x18u) | (rng() & 0x18u));
+    store_be16(&f[pds + 2], static_cast<std::uint16_t>(rng()));
+    store_be32(&f[pds + 4], static_cast<std::uint32_t>(rng()));
+    if (rng() % 2) store_be32(&f[ses + 36], static_cast<std::uint32_t>(rng()));  // else as it was
+    store_be16(&f[ip + 10], 0);
+    store_be16(&f[ip + 10], ipv4_header_checksum(&f[ip]));
+    const std::size_t datagram = load_be16(&f[udp + 4]);
+    if (load_be16(&f[udp + 6]) != 0)
+        store_be16(&f[udp + 6], udp_checksum(load_be32(&f[ip + 12]), load_be32(&f[ip + 16]),
+                                             std::span(f).subspan(udp, datagram)));
+    return f;
+}
+
+TEST(PlainRequestPrediction, ReadsTheNextPacketOfAMessageAsTheFullReadingDoes) {
+    std::mt19937_64 rng(20261126);
+    checks_passed[0] = checks_passed[1] = 0;
+    int predicted = 0;
+    for (int i = 0; i < 5000; ++i) {
+        const auto first = template_frame(rng);
+        plain_request r;
+        plain_request_template t = remembered(first, r);
+        const auto next = next_packet(first, rng);
+        const plain_request* p = read_next_plain_request(next, t);
+        plain_request full;
+        ASSERT_TRUE(read_plain_request(next, full));
+        ASSERT_NE(p, nullptr) << "the next packet of a message is predicted";
+        ASSERT_TRUE(same(*p, full));
+        expect_same_check(r, *p, full);
+        ++predicted;
+    }
+    EXPECT_EQ(predicted, 5000);
+    EXPECT_GT(checks_passed[true], 500);
+    EXPECT_GT(checks_passed[false], 500);
+}
+
+TEST(PlainRequestPrediction, WhatItReadsFromMutatedFramesTheFullReadingReadsAlike) {
+    std::mt19937_64 rng(11);
+    int predicted = 0, refused = 0;
+    for (int i = 0; i < 20000; ++i) {
+        const auto first = template_frame(rng);
+        plain_request r;
+        plain_request_template t = remembered(first, r);
+        auto next = rng() % 2 ? next_packet(first, rng) : first;
+        const int mutations = 1 + static_cast<int>(rng() % 2);
+        for (int m = 0; m < mutations && !next.empty(); ++m)
+            mutate(next, rng);
+        const plain_request* p = read_next_plain_request(next, t);
+        if (!p) {
+            ++refused;
+            continue;
+        }
+        ++predicted;
+        plain_request full;
+        ASSERT_TRUE(read_plain_request(next, full)) << "iteration " << i;
+        ASSERT_TRUE(same(*p, full)) << "iteration " << i;
+        expect_same_check(r, *p, full);
+        if (HasFatalFailure()) return;
+    }
+    // Mutations of the changing fields are predicted; of the others, refused.
+    EXPECT_GT(predicted, 300);
+    EXPECT_GT(refused, 7000);
+}
+
+TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
+    std::mt19937_64 rng(3);
+    const auto first = template_frame(rng);
+    plain_request r;
+    ASSERT_TRUE(read_plain_request(first, r));
+    plain_request_template t;
+    remember_plain_request(first, r, t);
+    // Another message (its id), another PDC, a bad IPv4 checksum, another length: refused.
+    constexpr std::size_t ip = 14, pds = 42, ses = 54;
+    auto other_message = next_packet(first, rng);
+    other_message[ses + 3] ^= 1;
+    EXPECT_EQ(read_next_plain_request(other_message, t), nullptr);
+    auto other_pdc = next_packet(first, rng);
+    other_pdc[pds + 11] ^= 1;
+    EXPECT_EQ(read_next_plain_request(other_pdc, t), nullptr);
+    auto bad_sum = next_packet(first, rng);
+    bad_sum[ip + 10] ^= 0x40;
+    EXPECT_EQ(read_next_plain_request(bad_sum, t), nullptr);
+    auto longer = next_packet(first, rng);
+    longer.push_back(0);
+    EXPECT_EQ(read_next_plain_request(longer, t), nullptr);
+    EXPECT_NE(read_next_plain_request(next_packet(first, rng), t), nullptr);
+    // A SYN packet or a message's first packet (SOM) stands for nothing after it.
+    plain_request syn = r;
+    syn.pds.syn = true;
+    remember_plain_request(first, syn, t);
+    EXPECT_EQ(read_next_plain_request(first, t), nullptr);
+    remember_plain_request(first, r, t);
+    EXPECT_NE(read_next_plain_request(first, t), nullptr);
+    plain_request som = r;
+    som.ses.som = true;
+    remember_plain_request(first, som, t);
+    EXPECT_EQ(read_next_plain_request(first, t), nullptr);
 }
 
 }  // namespace
