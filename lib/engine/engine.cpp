@@ -242,6 +242,7 @@ pds::pdc* engine_impl::pdc_by_local_id(std::uint16_t id) {
 }
 
 void engine_impl::free_pdc(pds::pdc& p) {
+    if (tx_template_.pdc == p.index) tx_template_.pdc = none;
     p.cancel_timers(timers_);
     add_counters(closed_totals_, p.counters);
     if (p.role == pds::pdc_role::initiator) {
@@ -374,6 +375,7 @@ void engine_impl::complete_message(std::uint32_t index, status result, bool answ
         request_by_id_.erase(key.packed());
         request_by_id_.prefetch(key.next().packed());  // completions come mostly in order
     }
+    if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
     messages_.release(index);
 }
 

@@ -287,6 +287,12 @@ class engine_impl final : public pds::tx_listener {
     // ---- frames (frames.cpp) ----
     std::size_t build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
                             const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
+    // A request inside a message from tx_template_ (build_pdc_packet checks that it applies).
+    std::size_t build_next_request_frame(std::uint32_t peer, std::uint16_t entropy,
+                                         const wire::pds_rud_rod_request& pds,
+                                         std::uint32_t message_offset,
+                                         std::span<const std::uint8_t> payload,
+                                         std::span<std::uint8_t> out);
     // The common data packet (a RUD/ROD request and a SES standard request) written straight
     // from its two headers: the same bytes as build_frame, without the header variants. A
     // request without extensions needs only the 44 fixed bytes (standard_header_of).
@@ -326,6 +332,13 @@ class engine_impl final : public pds::tx_listener {
     wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;
     wire::plain_request rx_plain_;
+    // The UET headers of the last packet sent from inside a message (neither its first nor its
+    // last), for the next one of the same message on the same PDC.
+    struct tx_headers_template {
+        wire::request_headers_template headers;
+        std::uint32_t pdc = none, message = none, length = 0;
+    };
+    tx_headers_template tx_template_;
     wire::plain_request_template rx_template_;  // the last data frame, for the next
     ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame

@@ -1,6 +1,7 @@
 // What goes out: control frames first (ACK, NACK, RUDI responses), then retransmissions, then
 // new data round-robin over the PDCs, then RUDI and UUD requests.
 #include <algorithm>
+#include <cstring>
 
 #include "engine_impl.hpp"
 
@@ -122,7 +123,21 @@ std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool re
     h.next_hdr = wire::pds_next_hdr::request_std;
     if (ses::has_extensions(m.fields))
         return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
-    return build_request_frame(p.peer, e.entropy, h, standard, payload, buf);
+    // Inside a message, on an established PDC, the next packet's headers are the last one's with
+    // a few fields changed (the receiver predicts them the same way).
+    const bool inside = !h.syn && !seg.som && !seg.eom;
+    tx_headers_template& t = tx_template_;
+    if (inside && t.pdc == p.index && t.message == e.message && t.length == seg.length)
+        return build_next_request_frame(p.peer, e.entropy, h, seg.offset, payload, buf);
+    const std::size_t len = build_request_frame(p.peer, e.entropy, h, standard, payload, buf);
+    if (inside && len != 0) {
+        std::memcpy(t.headers.bytes.data(), buf.data() + wire::udp_header_template::size,
+                    t.headers.bytes.size());
+        t.pdc = p.index;
+        t.message = e.message;
+        t.length = seg.length;
+    }
+    return len;
 }
 
 wire::pds_rud_rod_request engine_impl::request_pds_header(const pds::pdc& p, const pds::tx_entry& e,

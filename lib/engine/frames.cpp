@@ -77,6 +77,19 @@ std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, 
         [&](std::span<std::uint8_t> l4) { return wire::encode_uet_headers(spec, l4); });
 }
 
+std::size_t engine_impl::build_next_request_frame(std::uint32_t peer, std::uint16_t entropy,
+                                                  const wire::pds_rud_rod_request& pds,
+                                                  std::uint32_t message_offset,
+                                                  std::span<const std::uint8_t> payload,
+                                                  std::span<std::uint8_t> out) {
+    return build_frame_with(peer, entropy, true, payload, out, [&](std::span<std::uint8_t> l4) {
+        constexpr std::size_t size = wire::request_headers_template::size;
+        if (l4.size() < size) return std::size_t{0};
+        wire::write_next_request_headers(l4.data(), tx_template_.headers, pds, message_offset);
+        return size;
+    });
+}
+
 template <class SesHeader>
 std::size_t engine_impl::build_request_frame(std::uint32_t peer, std::uint16_t entropy,
                                              const wire::pds_rud_rod_request& pds,

@@ -148,4 +148,12 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
     return &r;
 }
 
+void write_next_request_headers(std::uint8_t* out, const request_headers_template& t,
+                                const pds_rud_rod_request& h,
+                                std::uint32_t message_offset) noexcept {
+    std::memcpy(out, t.bytes.data(), t.bytes.size());
+    store_request_changes(out, h);
+    store_be32(out + (ses_message_offset_at - pds_at), message_offset);
+}
+
 }  // namespace uet::wire

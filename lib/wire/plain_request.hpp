@@ -62,4 +62,21 @@ void remember_plain_request(std::span<const std::uint8_t> frame, const plain_req
 const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
                                              plain_request_template& t) noexcept;
 
+// The sender's side of the same prediction: the UET headers (PDS request and standard SES
+// header) of a packet inside a message, from which the next packet's are written by changing
+// only the fields above that they hold.
+struct request_headers_template {
+    static constexpr std::size_t size =
+        pds_rud_rod_request::wire_size + ses_standard_fields::wire_size;
+    std::array<std::uint8_t, size> bytes{};
+};
+
+// Writes t's headers at out (size bytes) with h's changing fields (retx, ar, clear_psn_offset,
+// PSN) and the SES message_offset of the packet: what store_request and store_standard_fields
+// would write for it, when t holds a packet of the same message (not its first or last) sent
+// on the same PDC without SYN.
+void write_next_request_headers(std::uint8_t* out, const request_headers_template& t,
+                                const pds_rud_rod_request& h,
+                                std::uint32_t message_offset) noexcept;
+
 }  // namespace uet::wire

@@ -493,6 +493,14 @@ void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noex
     out.psn = load_be32(in + 4);
 }
 
+void store_request_changes(std::uint8_t* out, const pds_rud_rod_request& h) noexcept {
+    out[request_flags_byte] =
+        static_cast<std::uint8_t>((out[request_flags_byte] & ~request_changing_flags) |
+                                  flag(h.retx, req_retx) | flag(h.ar, req_ar));
+    store_be16(out + 2, static_cast<std::uint16_t>(h.clear_psn_offset));
+    store_be32(out + 4, h.psn);
+}
+
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept {
     if (in.size() < pds_rud_rod_cc_request::wire_size) return reject_reason::truncated;
     pds_rud_rod_cc_request h;

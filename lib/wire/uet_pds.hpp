@@ -316,6 +316,9 @@ reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out)
 // change from one packet of a message to the next: the retx and ar flags, clear_psn_offset and
 // the PSN; everything else in out is left as it is (wire::read_next_plain_request).
 void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept;
+// And the other way: those fields of h written over the 12 bytes of an earlier packet's request
+// (same type, next header, SYN flag and PDCIDs) at out (wire::write_next_request_headers).
+void store_request_changes(std::uint8_t* out, const pds_rud_rod_request& h) noexcept;
 // The byte of the prologue that holds those two flags, and their bits there.
 inline constexpr std::size_t request_flags_byte = 1;
 inline constexpr std::uint8_t request_changing_flags = 0x18;

@@ -3,10 +3,12 @@
 // generated frames and on mutations of them: whatever the one-pass reading accepts, the general
 // path accepts with the same values, and every valid frame of the plain shape is accepted. Then
 // wire::read_next_plain_request (header prediction) against read_plain_request: whatever the
-// prediction reads, the full reading reads alike, and the next packet of a message is predicted.
+// prediction reads, the full reading reads alike, and the next packet of a message is predicted;
+// and the sender's wire::write_next_request_headers against the full header writers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -393,6 +395,52 @@ TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
     som.ses.som = true;
     remember_plain_request(first, som, t);
     EXPECT_EQ(read_next_plain_request(first, t), nullptr);
+}
+
+// ---- the sender's side: the next packet's headers written from the last one's ----
+
+std::array<std::uint8_t, request_headers_template::size> full_headers(
+    const pds_rud_rod_request& pds, const ses_standard_fields& ses) {
+    std::array<std::uint8_t, request_headers_template::size> out{};
+    EXPECT_EQ(encode(pds, out), pds_rud_rod_request::wire_size);
+    store_standard_fields(ses, out.data() + pds_rud_rod_request::wire_size);
+    return out;
+}
+
+TEST(RequestHeadersTemplate, WritesTheNextPacketsHeadersAsTheFullWritersDo) {
+    std::mt19937_64 rng(5);
+    for (int i = 0; i < 5000; ++i) {
+        pds_rud_rod_request pds;
+        pds.type = rng() % 2 ? pds_type::rud : pds_type::rod;
+        pds.next_hdr = pds_next_hdr::request_std;
+        pds.retx = rng() % 2;
+        pds.ar = rng() % 2;
+        pds.clear_psn_offset = static_cast<std::int16_t>(rng());
+        pds.psn = static_cast<std::uint32_t>(rng());
+        pds.spdcid = static_cast<std::uint16_t>(rng());
+        pds.dpdcid = static_cast<std::uint16_t>(rng());
+        ses_standard_fields ses;
+        ses.opcode = rng() % 2 ? ses_opcode::write : ses_opcode::send;
+        ses.message_id = static_cast<std::uint16_t>(rng());
+        ses.job_id = static_cast<std::uint32_t>(rng() % (1u << 24));
+        ses.buffer_offset = rng();
+        ses.memory_key = rng();
+        ses.initiator = static_cast<std::uint32_t>(rng());
+        ses.payload_length = static_cast<std::uint16_t>(rng() % 4096);
+        ses.message_offset = static_cast<std::uint32_t>(rng());
+        ses.request_length = static_cast<std::uint32_t>(rng());
+        request_headers_template t;
+        t.bytes = full_headers(pds, ses);
+        // The next packet: new values in the fields that change from packet to packet.
+        pds.retx = rng() % 2;
+        pds.ar = rng() % 2;
+        pds.clear_psn_offset = static_cast<std::int16_t>(rng());
+        pds.psn = static_cast<std::uint32_t>(rng());
+        ses.message_offset = static_cast<std::uint32_t>(rng());
+        std::array<std::uint8_t, request_headers_template::size> next{};
+        write_next_request_headers(next.data(), t, pds, ses.message_offset);
+        ASSERT_EQ(next, full_headers(pds, ses)) << "packet " << i;
+    }
 }
 
 }  // namespace
