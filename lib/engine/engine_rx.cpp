@@ -166,7 +166,6 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
             return false;
     } else {
         seg = {};
-        rx_segment_of_template_ = false;
         if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
                                       cfg_.max_message_size, seg))
             return false;
