@@ -80,7 +80,8 @@ struct endpoint_counters {
     std::uint64_t stale_responses = 0;   // responses to nothing outstanding
     std::uint64_t unanswerable = 0;      // a response could not be queued
     // WRITEs placed straight into the region as they arrived (one copy per byte), and packets
-    // of WRITEs refused there (bad key, access or bounds: nothing copied).
+    // of WRITEs refused there (bad key, access or bounds: nothing copied; consecutive packets
+    // of a message received in one burst are checked, and refused, together: they count once).
     std::uint64_t writes_placed_directly = 0;
     std::uint64_t write_packets_refused = 0;
     // Packet delivery underneath (the endpoint's engine).
@@ -96,6 +97,9 @@ struct endpoint_counters {
     // Data packets read against the packet before them (header prediction: the next packet of
     // a message compared with the last, word by word) rather than parsed in full.
     std::uint64_t headers_predicted = 0;
+    // Of those, the ones taken in runs: consecutive packets of one message in one receive burst,
+    // placed with one lookup of their PDC, message and target region.
+    std::uint64_t packets_in_runs = 0;
     std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
     std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
     // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our

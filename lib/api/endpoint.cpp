@@ -573,6 +573,7 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.packets_sent = e.frames_tx;
     c.packets_received = e.frames_rx;
     c.headers_predicted = e.frames_predicted;
+    c.packets_in_runs = e.frames_in_runs;
     for (auto d : e.drops)
         c.packets_dropped += d;
     c.rtt_samples = e.pds.rtt.count;

@@ -477,6 +477,11 @@ status engine::post_send(peer_id to, delivery_mode mode, std::span<const std::ui
 void engine::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
     impl_->receive(frame, now);
 }
+
+void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                           std::uint64_t now) {
+    impl_->receive_burst(frames, now);
+}
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     return impl_->transmit(now, out);
 }

@@ -111,7 +111,9 @@ struct engine_config {
     // says (key, job, buffer_offset and request_length: the whole message's range, in every
     // packet), offset where the packet sits in the message (offset + length <= request_length).
     // nullptr refuses the packet: nothing is copied and the message is delivered with
-    // placement_failed. Called from receive().
+    // placement_failed. Called from receive(); from receive_burst() also once for a run of
+    // consecutive packets of one message (offset and length then span them all; refused, none
+    // of them is copied).
     std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
                                  std::uint32_t offset, std::uint32_t length) = nullptr;
     void* place_write_ctx = nullptr;
@@ -208,6 +210,9 @@ struct engine_counters {
     std::uint64_t frames_tx = 0, bytes_tx = 0, frames_rx = 0, bytes_rx = 0;
     // Data frames read against the one before them (header prediction), not in full.
     std::uint64_t frames_predicted = 0;
+    // Of those, the ones taken as part of a run: consecutive packets of one message in one
+    // receive burst, placed with one lookup of their PDC and message (receive_burst()).
+    std::uint64_t frames_in_runs = 0;
     std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
@@ -264,6 +269,10 @@ class engine {
                         std::uint16_t* message_id = nullptr);
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // A burst of received frames, all valid during the call: the same as receive() for each in
+    // turn, except that consecutive data packets of one message (header prediction) are taken
+    // as a run, with one lookup of their PDC, message and target region.
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames, std::uint64_t now);
     // Fires due timers, then fills out with up to out.size() frames to send now.
     std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
     // Fires due timers only (transmit() does this too).

@@ -119,6 +119,8 @@ class engine_impl final : public pds::tx_listener {
     std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
     // engine_rx.cpp
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // engine_rx_run.cpp
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames, std::uint64_t now);
     // engine_timers.cpp
     void advance(std::uint64_t now);
 
@@ -197,12 +199,35 @@ class engine_impl final : public pds::tx_listener {
         return {pkt.ses ? &*pkt.ses : nullptr, nullptr, pkt.payload};
     }
     bool receive_plain(std::span<const std::uint8_t> frame);
+    // ---- receive runs (engine_rx_run.cpp) ----
+    // A data packet of a run: what differs from the packet before it.
+    struct run_packet {
+        wire::pds_rud_rod_request pds;
+        ses::segment seg;
+        std::uint32_t bytes = 0;  // the frame's payload (seg.length and any padding)
+        std::uint16_t entropy = 0;
+        bool ce = false;
+    };
+    static constexpr std::size_t max_run = 32;
+    std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames);
+    std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames);
+    bool take_run(const rx_context& rx, std::size_t n);
+    void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
+    void receive_run_one_by_one(const rx_context& rx, std::size_t n);
+    void on_message_placed(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
+                           std::uint32_t slot, pds::pdc* target);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
     void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h, const rx_ses& in,
                     const std::uint32_t* credit_target = nullptr);
+    // A request packet the PDC accepted and placed: into its window, and acknowledged now or
+    // later by the ACK policy.
+    void on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, std::uint32_t bytes,
+                     bool created, const rx_context& rx);
     void on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now);
     void on_credit(const rx_context& rx, const wire::pds_ctrl& c);
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
+    // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
+    pds::pdc* established_target(const rx_context& rx, const wire::pds_rud_rod_request& h);
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
     void on_ack(const rx_context& rx, const wire::pds_ack_cc& h, const wire::uet_packet& pkt);
     void on_nack(const rx_context& rx, const wire::pds_nack& h);
@@ -342,7 +367,9 @@ class engine_impl final : public pds::tx_listener {
     wire::plain_request_template rx_template_;  // the last data frame, for the next
     ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
-    bool tx_ready_ = false;                     // something may be sendable right now
+    std::array<run_packet, max_run> run_;       // the run receive_run() is taking
+    std::array<const std::uint8_t*, max_run> run_payloads_{};
+    bool tx_ready_ = false;  // something may be sendable right now
     std::uint16_t ip_id_ = 0;
 
     std::vector<peer_state> peers_;

@@ -243,12 +243,8 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
                                   bool& created) {
     created = false;
     if (!h.syn) {
-        pds::pdc* p = pdc_by_local_id(h.dpdcid);
-        if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
-            p->remote_id != h.spdcid) {
-            count_drop(drop_reason::unknown_pdc);
-            return nullptr;
-        }
+        pds::pdc* p = established_target(rx, h);
+        if (!p) count_drop(drop_reason::unknown_pdc);
         return p;
     }
     const std::uint64_t key = (std::uint64_t{rx.peer} << 16) | h.spdcid;
@@ -273,6 +269,14 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     timers_.schedule(p->idle_timer, rx.now + cfg_.pdc_target_idle_ns);
     ++counters_.target_pdcs_opened;
     created = true;
+    return p;
+}
+
+pds::pdc* engine_impl::established_target(const rx_context& rx,
+                                          const wire::pds_rud_rod_request& h) {
+    pds::pdc* p = pdc_by_local_id(h.dpdcid);
+    if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != h.spdcid)
+        return nullptr;
     return p;
 }
 
@@ -317,16 +321,20 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     ses::place_result placed;
     if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
-    p->rx.accept(h.psn);
-    if (rx.ce) p->ce_since_ack = true;
-    const auto bytes = static_cast<std::uint32_t>(in.payload.size());
+    on_accepted(*p, h, static_cast<std::uint32_t>(in.payload.size()), created, rx);
+}
+
+void engine_impl::on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, std::uint32_t bytes,
+                              bool created, const rx_context& rx) {
+    p.rx.accept(h.psn);
+    if (rx.ce) p.ce_since_ack = true;
     // The first packet accepted (the first to arrive may have been out of order for ROD) is
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
-    const bool first = created || p->counters.acks_sent == 0;
-    if (p->acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
-        defer_ack(*p, h.psn, rx);
-    else if (!p->ack_timer.scheduled())
-        timers_.schedule(p->ack_timer, rx.now + cfg_.ack_delay_ns);
+    const bool first = created || p.counters.acks_sent == 0;
+    if (p.acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
+        defer_ack(p, h.psn, rx);
+    else if (!p.ack_timer.scheduled())
+        timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
 }
 
 bool engine_impl::place_unchecked(const rx_context& rx, delivery_mode mode, const rx_ses& in,
@@ -370,16 +378,23 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
         case ses::place_result::completed:
             // New to reassembly, so never copied before (duplicates are not copied again).
             if (external) place_write(rx, seg, payload, slot);
-            if (result == ses::place_result::completed && target) {
-                if (seg.fields.response)
-                    on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
-                else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
-                    reassembly_.set_tag(slot, owe_answer(*target));
-            }
+            if (result == ses::place_result::completed && target)
+                on_message_placed(rx, mode, seg, slot, target);
             return true;
         default:
             return true;
     }
+}
+
+// The last packet of a RUD/ROD message is in: a response answers one of ours; a request is owed
+// an answer (in an ACK, when it needs no message).
+void engine_impl::on_message_placed(const rx_context& rx, delivery_mode mode,
+                                    const ses::rx_segment& seg, std::uint32_t slot,
+                                    pds::pdc* target) {
+    if (seg.fields.response)
+        on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
+    else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
+        reassembly_.set_tag(slot, owe_answer(*target));
 }
 
 // One new packet of a WRITE goes straight to where the hook says (checked there against the

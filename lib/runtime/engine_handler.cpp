@@ -10,6 +10,20 @@ void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64
     engine_.receive(frame, now);
 }
 
+// The engine takes the burst at once (engine::receive_burst: runs of one message's packets).
+void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
+                                      std::uint64_t now) {
+    std::array<std::span<const std::uint8_t>, burst_size> bytes;
+    while (!frames.empty()) {
+        const std::size_t n = std::min(frames.size(), bytes.size());
+        for (std::size_t i = 0; i < n; ++i)
+            bytes[i] = frames[i].bytes;
+        stats_.frames_rx += n;
+        engine_.receive_burst(std::span(bytes.data(), n), now);
+        frames = frames.subspan(n);
+    }
+}
+
 std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
     const std::size_t want = std::min(frames.size(), out_.size());
     // The engine builds each frame straight into the slot's buffer (the mbuf's data room).

@@ -35,6 +35,8 @@ class engine_handler final : public frame_handler {
 
     void on_start(const io_caps& caps) override { caps_ = caps; }
     void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
+    void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
+                          std::uint64_t now) override;
     std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
     std::uint64_t next_deadline() const override;
 

@@ -57,6 +57,13 @@ struct tx_frame {
     }
 };
 
+// One frame of a received burst (Ethernet header first, no FCS) and, where the port classified
+// it (software steering), what it found.
+struct rx_frame {
+    std::span<const std::uint8_t> bytes;
+    classification c;
+};
+
 class frame_handler {
   public:
     virtual ~frame_handler() = default;
@@ -72,6 +79,19 @@ class frame_handler {
                                        std::uint64_t now) {
         on_receive(frame, now);
     }
+    // A received burst, every frame valid until the call returns; `by` is the steering the port
+    // classified them under (nullptr: not classified). A handler that can take a burst at once
+    // overrides this (the engine takes consecutive packets of a message as a run); by default
+    // each frame goes to on_receive_classified / on_receive in turn.
+    virtual void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
+                                  std::uint64_t now) {
+        for (const rx_frame& f : frames) {
+            if (by)
+                on_receive_classified(f.bytes, f.c, *by, now);
+            else
+                on_receive(f.bytes, now);
+        }
+    }
     // Fill up to frames.size() slots from the front; return how many were filled. Slots past the
     // returned count are reused by the runtime.
     virtual std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) = 0;
@@ -86,7 +106,7 @@ class packet_io {
   public:
     virtual ~packet_io() = default;
     virtual io_caps caps() const = 0;
-    // Receive one burst and hand each frame to h.on_receive; returns the number of frames.
+    // Receive one burst and hand it to h.on_receive_burst; returns the number of frames.
     virtual std::size_t receive_burst(frame_handler& h, std::uint64_t now) = 0;
     // Ask h.on_transmit for one burst and send it; returns the number of frames sent.
     virtual std::size_t transmit_burst(frame_handler& h, std::uint64_t now) = 0;

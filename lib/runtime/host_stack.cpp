@@ -1,6 +1,7 @@
 #include "host_stack.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "bytes.hpp"
@@ -72,30 +73,70 @@ void host_stack::on_receive_classified(std::span<const std::uint8_t> frame, cons
     on_receive(frame, now);
 }
 
+void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
+                                  std::uint64_t now) {
+    // The port's classification stands when it looked for the same ports as we do.
+    const bool trusted =
+        by && by->uet_port == cfg_.steering.uet_port && by->roce_port == cfg_.steering.roce_port;
+    std::array<rx_frame, burst_size> inner;
+    std::size_t n = 0;
+    for (const rx_frame& f : frames) {
+        const classification c = trusted ? f.c : classify(f.bytes, cfg_.steering);
+        if (!admit(f.bytes, c, now)) continue;
+        inner[n++] = {f.bytes, c};
+        if (n == inner.size()) {
+            inner_.on_receive_burst(inner, &cfg_.steering, now);
+            n = 0;
+        }
+    }
+    if (n != 0) inner_.on_receive_burst(std::span(inner.data(), n), &cfg_.steering, now);
+}
+
 void host_stack::dispatch(std::span<const std::uint8_t> frame, const classification& c,
                           std::uint64_t now) {
+    if (admit(frame, c, now)) inner_.on_receive(frame, now);
+}
+
+bool host_stack::admit(std::span<const std::uint8_t> frame, const classification& c,
+                       std::uint64_t now) {
     stats_.received.count(c.cls);
     switch (c.cls) {
         case traffic_class::other_ethertype:
-            return drop(host_drop::other_ethertype);
+            drop(host_drop::other_ethertype);
+            return false;
         case traffic_class::other_ip:
-            return drop(host_drop::other_ip);
+            drop(host_drop::other_ip);
+            return false;
         case traffic_class::other_udp:
-            return drop(host_drop::other_udp);
+            drop(host_drop::other_udp);
+            return false;
         case traffic_class::runt:
-            return drop(host_drop::runt);
+            drop(host_drop::runt);
+            return false;
         default:
             break;
     }
     // Ports such as af_packet are promiscuous: drop unicast frames for other hosts first.
     wire::mac_address dst;
     std::memcpy(dst.octets.data(), frame.data(), dst.octets.size());
-    if (!dst.is_multicast() && dst != cfg_.iface.mac) return drop(host_drop::not_our_mac);
-    if (c.cls == traffic_class::arp) return receive_arp(frame, now);
-    if (c.dst_ip != cfg_.iface.ip) return drop(host_drop::not_our_ip);
-    if (c.cls == traffic_class::icmp) return receive_icmp(frame);
+    if (!dst.is_multicast() && dst != cfg_.iface.mac) {
+        drop(host_drop::not_our_mac);
+        return false;
+    }
+    if (c.cls == traffic_class::arp) {
+        receive_arp(frame, now);
+        return false;
+    }
+    if (c.dst_ip != cfg_.iface.ip) {
+        drop(host_drop::not_our_ip);
+        return false;
+    }
+    if (c.cls == traffic_class::icmp) {
+        receive_icmp(frame);
+        return false;
+    }
     ++stats_.to_inner;
-    inner_.on_receive(frame, now);
+    return true;
 }
 
 void host_stack::receive_arp(std::span<const std::uint8_t> frame, std::uint64_t now) noexcept {

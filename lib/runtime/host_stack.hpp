@@ -63,6 +63,8 @@ class host_stack final : public frame_handler {
     void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
     void on_receive_classified(std::span<const std::uint8_t> frame, const classification& c,
                                const steering_config& by, std::uint64_t now) override;
+    void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
+                          std::uint64_t now) override;
     std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
     std::uint64_t next_deadline() const override;
 
@@ -73,6 +75,9 @@ class host_stack final : public frame_handler {
 
   private:
     void dispatch(std::span<const std::uint8_t> frame, const classification& c, std::uint64_t now);
+    // Counts the frame and takes what is the stack's own (ARP, ICMP) or dropped; true for a frame
+    // the inner handler is to have.
+    bool admit(std::span<const std::uint8_t> frame, const classification& c, std::uint64_t now);
     void drop(host_drop d) noexcept { ++stats_.drops[static_cast<std::size_t>(d)]; }
     void receive_arp(std::span<const std::uint8_t> frame, std::uint64_t now) noexcept;
     void receive_icmp(std::span<const std::uint8_t> frame) noexcept;

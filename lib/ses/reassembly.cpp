@@ -68,7 +68,43 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     if (fields && seg.som) s.fields.header_data = fields->header_data;
     s.last_update_ns = now;
     if (++s.packets_received < s.packets_total) return place_result::placed;
+    return complete(key, index, remember_completed);
+}
 
+bool reassembly::place_run(const message_key& key, std::uint32_t total_length,
+                           std::uint32_t first_offset, std::uint32_t length,
+                           std::span<const std::uint8_t* const> payloads, const op_fields& fields,
+                           bool external, std::uint64_t now, place_result& result,
+                           std::uint32_t& slot_index) noexcept {
+    const auto n = static_cast<std::uint32_t>(payloads.size());
+    if (n == 0 || length != cfg_.mtu || first_offset % cfg_.mtu != 0) return false;
+    const auto found = find_assembling(key);
+    if (!found) return false;  // the packet that opens the slot is placed alone
+    const std::uint32_t index = *found;
+    slot& s = slots_[index];
+    const std::uint32_t first = first_offset / cfg_.mtu;
+    if (s.length != total_length || s.external != external || fields.opcode != s.fields.opcode ||
+        fields.response != s.fields.response || first + n > s.packets_total)
+        return false;
+    std::uint64_t* bits = packet_bits(index);
+    for (std::uint32_t i = first; i < first + n; ++i)
+        if ((bits[i / 64] >> (i % 64)) & 1) return false;
+    for (std::uint32_t i = first; i < first + n; ++i)
+        bits[i / 64] |= std::uint64_t{1} << (i % 64);
+    if (!external)
+        for (std::uint32_t i = 0; i < n; ++i)
+            std::memcpy(s.buffer + first_offset + i * length, payloads[i], length);
+    s.last_update_ns = now;
+    slot_index = index;
+    s.packets_received += n;
+    result =
+        s.packets_received < s.packets_total ? place_result::placed : complete(key, index, false);
+    return true;
+}
+
+place_result reassembly::complete(const message_key& key, std::uint32_t index,
+                                  bool remember_completed) noexcept {
+    slot& s = slots_[index];
     if (s.packets_total > 1) assembling_.erase(key.packed());
     if (remember_completed) remember(key);
     s.state = slot_state::delivered;

@@ -75,6 +75,16 @@ class reassembly {
                        std::span<const std::uint8_t> payload, bool remember, std::uint64_t now,
                        const op_fields* fields = nullptr, bool external = false,
                        std::uint32_t* slot_index = nullptr) noexcept;
+    // Packets of one message that follow one another, none its first: n = payloads.size()
+    // packets of `length` bytes (the MTU) at message offsets first_offset, first_offset +
+    // length, ..., each new to the PDS (RUD/ROD: nothing remembered). Placed as place() would
+    // place them one by one, with one lookup of the message. false, with nothing changed, when
+    // any of them is not simply placed (the message has no slot yet, a packet is there already,
+    // the packets disagree with the slot): the caller then places them one by one.
+    bool place_run(const message_key& key, std::uint32_t total_length, std::uint32_t first_offset,
+                   std::uint32_t length, std::span<const std::uint8_t* const> payloads,
+                   const op_fields& fields, bool external, std::uint64_t now, place_result& result,
+                   std::uint32_t& slot_index) noexcept;
     // An externally placed packet place() accepted could not be placed: the message is
     // delivered with failed set. slot_index is what place() returned.
     void mark_failed(std::uint32_t slot_index) noexcept {
@@ -115,6 +125,9 @@ class reassembly {
     };
 
     std::optional<std::uint32_t> find_assembling(const message_key& key) noexcept;
+    // The slot's last packet is in: onto the delivery list.
+    place_result complete(const message_key& key, std::uint32_t index,
+                          bool remember_completed) noexcept;
     std::uint32_t open_slot(const message_key& key, std::uint32_t length, bool external,
                             std::uint64_t now) noexcept;
     std::uint32_t take_free_slot(std::uint64_t now) noexcept;

@@ -207,4 +207,94 @@ TEST(HostStack, TakesThePortsClassificationOnlyUnderTheSameSteering) {
     EXPECT_EQ(host.stats().received[runtime::traffic_class::uet], 2u);
 }
 
+// An inner handler that keeps what it is given, and counts the bursts.
+struct recorder : runtime::frame_handler {
+    std::vector<std::vector<std::uint8_t>> got;
+    std::size_t bursts = 0;
+    void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
+        got.emplace_back(f.begin(), f.end());
+    }
+    void on_receive_burst(std::span<const runtime::rx_frame> frames,
+                          const runtime::steering_config* by, std::uint64_t) override {
+        ++bursts;
+        EXPECT_NE(by, nullptr);  // the host stack always says how it classified them
+        for (const auto& f : frames)
+            got.emplace_back(f.bytes.begin(), f.bytes.end());
+    }
+    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame>) override { return 0; }
+    std::uint64_t next_deadline() const override { return runtime::no_deadline; }
+};
+
+// A burst goes through the host stack as its frames would one by one: the same frames reach the
+// inner handler (in one call), the same are answered and dropped, with the same counts; a port's
+// classification is taken under the same steering, in a burst too.
+TEST(HostStack, ABurstIsSortedAsItsFramesOneByOne) {
+    runtime::host_config h;
+    h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
+    recorder one_inner, burst_inner;
+    runtime::host_stack one(h, one_inner), burst(h, burst_inner);
+    one.on_start({});
+    burst.on_start({});
+    wire::frame_spec s;
+    s.src_mac = {{0x02, 0, 0, 0, 0, 2}};
+    s.dst_mac = h.iface.mac;
+    s.src_ip = ip_b;
+    s.dst_ip = ip_a;
+    s.dst_port = h.steering.uet_port;
+    std::vector<std::vector<std::uint8_t>> frames;
+    auto add_udp = [&](std::uint8_t tag) {
+        const std::uint8_t payload[16] = {tag};
+        std::vector<std::uint8_t> f(128);
+        f.resize(wire::build_udp_frame(s, payload, f));
+        frames.push_back(f);
+    };
+    add_udp(1);
+    add_udp(2);
+    s.dst_ip = 0x0a000077;  // not ours
+    add_udp(3);
+    s.dst_ip = ip_a;
+    s.dst_mac = {{0x02, 0, 0, 0, 0, 0x55}};  // unicast to another MAC
+    add_udp(4);
+    s.dst_mac = h.iface.mac;
+    s.dst_port = 9;  // another UDP port
+    add_udp(5);
+    s.dst_port = h.steering.uet_port;
+    std::vector<std::uint8_t> data(32, 7), msg(64), ping(200);
+    runtime::icmp_echo e;
+    e.id = 5;
+    e.data = data;
+    const std::size_t m = runtime::build_icmp_echo(e, msg);
+    ping.resize(wire::build_ip_frame(s, runtime::ip_proto_icmp, std::span(msg).first(m), ping));
+    frames.push_back(ping);
+    add_udp(6);
+    frames.push_back({1, 2, 3});  // a runt
+    add_udp(7);
+
+    std::vector<runtime::rx_frame> rx;
+    for (const auto& f : frames) {
+        one.on_receive(f, 0);
+        rx.push_back({f, {}});
+    }
+    burst.on_receive_burst(rx, nullptr, 0);
+    EXPECT_EQ(burst_inner.got, one_inner.got);
+    EXPECT_EQ(burst_inner.got.size(), 4u);
+    EXPECT_EQ(burst_inner.bursts, 1u);
+    EXPECT_EQ(burst.stats().drops, one.stats().drops);
+    EXPECT_EQ(burst.stats().received.frames, one.stats().received.frames);
+    EXPECT_EQ(burst.stats().to_inner, 4u);
+    EXPECT_EQ(burst.next_deadline(), 0u);  // the echo reply waits to go out, as for `one`
+    EXPECT_EQ(one.next_deadline(), 0u);
+
+    // Classified by the port under the same steering: its word is taken, in a burst too.
+    for (auto& f : rx) {
+        f.c = runtime::classify(f.bytes, h.steering);
+        if (f.c.cls == runtime::traffic_class::uet) f.c.cls = runtime::traffic_class::other_udp;
+    }
+    burst.on_receive_burst(rx, &h.steering, 0);
+    EXPECT_EQ(burst.stats().to_inner, 4u);
+    // Before: the frame to port 9; now that one again and the six UET frames the port called
+    // other UDP.
+    EXPECT_EQ(burst.stats()[runtime::host_drop::other_udp], 1u + 7u);
+}
+
 }  // namespace

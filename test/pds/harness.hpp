@@ -8,11 +8,24 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "engine.hpp"
 #include "pipe.hpp"
 
 namespace uet::test {
+
+// Every frame e has to send at `now`, copied out.
+inline std::vector<std::vector<std::uint8_t>> drain_tx(engine& e, std::uint64_t now) {
+    std::vector<std::vector<std::uint8_t>> frames;
+    std::array<tx_frame, 64> out{};
+    for (std::size_t n; (n = e.transmit(now, out)) > 0;) {
+        for (std::size_t i = 0; i < n; ++i)
+            frames.emplace_back(out[i].data.begin(), out[i].data.end());
+        if (n < out.size()) break;
+    }
+    return frames;
+}
 
 class harness {
   public:
@@ -33,8 +46,15 @@ class harness {
         const std::uint64_t t = next_event();
         if (t == never || t > limit) return false;
         now_ = std::max(now_, t);
-        net_.a_to_b.receive(now_, [&](std::span<const std::uint8_t> f) { b_.receive(f, now_); });
-        net_.b_to_a.receive(now_, [&](std::span<const std::uint8_t> f) { a_.receive(f, now_); });
+        if (burst == 0) {
+            net_.a_to_b.receive(now_,
+                                [&](std::span<const std::uint8_t> f) { b_.receive(f, now_); });
+            net_.b_to_a.receive(now_,
+                                [&](std::span<const std::uint8_t> f) { a_.receive(f, now_); });
+        } else {
+            deliver_bursts(net_.a_to_b, b_);
+            deliver_bursts(net_.b_to_a, a_);
+        }
         if (between) between();
         pump(a_, net_.a_to_b);
         pump(b_, net_.b_to_a);
@@ -63,13 +83,34 @@ class harness {
     // Runs after each step's arrivals and before its transmissions (an application that
     // answers what arrived before the engine sends again).
     std::function<void()> between;
+    // 0: each arrival to engine::receive; n: a step's arrivals to engine::receive_burst, n
+    // frames at most at a time (as a port's receive burst hands them over).
+    std::size_t burst = 0;
+    // If set, every frame either engine sends is folded into it (FNV-1a), in order.
+    std::uint64_t* trace = nullptr;
 
   private:
+    void deliver_bursts(pipe::link& in, engine& to) {
+        held_.clear();
+        in.receive(
+            now_, [&](std::span<const std::uint8_t> f) { held_.emplace_back(f.begin(), f.end()); });
+        for (std::size_t i = 0; i < held_.size(); i += burst) {
+            std::vector<std::span<const std::uint8_t>> spans;
+            for (std::size_t k = i; k < std::min(held_.size(), i + burst); ++k)
+                spans.emplace_back(held_[k]);
+            to.receive_burst(spans, now_);
+        }
+    }
+
     void pump(engine& e, pipe::link& out) {
         for (;;) {
             const std::size_t n = e.transmit(now_, frames_);
-            for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t i = 0; i < n; ++i) {
                 out.send(frames_[i].data, now_);
+                if (trace)
+                    for (const std::uint8_t b : frames_[i].data)
+                        *trace = (*trace ^ b) * 0x100000001b3ull;
+            }
             if (n < frames_.size()) break;
         }
     }
@@ -80,6 +121,7 @@ class harness {
     std::uint64_t now_ = 0;
     std::uint64_t steps_ = 0;
     std::array<tx_frame, 64> frames_{};
+    std::vector<std::vector<std::uint8_t>> held_;
 };
 
 }  // namespace uet::test

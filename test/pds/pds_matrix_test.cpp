@@ -12,32 +12,23 @@
 namespace uet::test {
 namespace {
 
-struct cell {
-    const char* name;
-    pipe::impairments imp;
-};
+using cell = impairment_cell;
 
 std::vector<cell> cells() {
-    pipe::impairments base;
-    base.delay_ns = 2'000;
-    auto with = [&](auto f) {
-        pipe::impairments i = base;
-        f(i);
-        return i;
-    };
+    const pipe::impairments base = impaired([](auto&) {});
     std::vector<cell> extra;
     // UET_PDS_EXTRA_CELLS=1 adds harsher cells for exploration (not part of the CI matrix).
     if (env_count("UET_PDS_EXTRA_CELLS", 0, 0)) {
-        extra.push_back({"burst loss", with([](auto& i) {
+        extra.push_back({"burst loss", impaired([](auto& i) {
                              i.burst_enter = 0.01;
                              i.burst_exit = 0.3;
                          })});
-        extra.push_back({"reorder 30%", with([](auto& i) {
+        extra.push_back({"reorder 30%", impaired([](auto& i) {
                              i.reorder = 0.3;
                              i.reorder_max_distance = 400;
                              i.reorder_max_hold_ns = 50'000;
                          })});
-        extra.push_back({"queue+ecn", with([](auto& i) {
+        extra.push_back({"queue+ecn", impaired([](auto& i) {
                              i.rate_gbps = 100;
                              i.queue_limit = 256;
                              i.ecn_mark = 0.2;
@@ -45,17 +36,17 @@ std::vector<cell> cells() {
     }
     std::vector<cell> all = {
         {"clean", base},
-        {"loss 1%", with([](auto& i) { i.loss = 0.01; })},
-        {"loss 5%", with([](auto& i) { i.loss = 0.05; })},
-        {"loss 20%", with([](auto& i) { i.loss = 0.20; })},
-        {"reorder d<=400", with([](auto& i) {
+        {"loss 1%", impaired([](auto& i) { i.loss = 0.01; })},
+        {"loss 5%", impaired([](auto& i) { i.loss = 0.05; })},
+        {"loss 20%", impaired([](auto& i) { i.loss = 0.20; })},
+        {"reorder d<=400", impaired([](auto& i) {
              i.reorder = 0.05;
              i.reorder_max_distance = 400;
          })},
-        {"dup 5%", with([](auto& i) { i.duplicate = 0.05; })},
-        {"corrupt 1%", with([](auto& i) { i.corrupt = 0.01; })},
-        {"trim 10%", with([](auto& i) { i.trim = 0.10; })},
-        {"all", with([](auto& i) {
+        {"dup 5%", impaired([](auto& i) { i.duplicate = 0.05; })},
+        {"corrupt 1%", impaired([](auto& i) { i.corrupt = 0.01; })},
+        {"trim 10%", impaired([](auto& i) { i.trim = 0.10; })},
+        {"all", impaired([](auto& i) {
              i.loss = 0.05;
              i.reorder = 0.05;
              i.reorder_max_distance = 400;

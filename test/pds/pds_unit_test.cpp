@@ -716,17 +716,6 @@ bool decode(std::span<const std::uint8_t> frame, captured& out) {
            wire::decode_uet(out.l2.l4_payload, false, out.pkt) == wire::reject_reason::none;
 }
 
-std::vector<std::vector<std::uint8_t>> drain_tx(engine& e, std::uint64_t now) {
-    std::vector<std::vector<std::uint8_t>> frames;
-    std::array<tx_frame, 64> out{};
-    for (std::size_t n; (n = e.transmit(now, out)) > 0;) {
-        for (std::size_t i = 0; i < n; ++i)
-            frames.emplace_back(out[i].data.begin(), out[i].data.end());
-        if (n < out.size()) break;
-    }
-    return frames;
-}
-
 // drain_tx with room offered in every slot (as the DPDK runtime offers its mbufs): the frames
 // must be built in the room.
 std::vector<std::vector<std::uint8_t>> drain_tx_in_room(engine& e, std::uint64_t now,

@@ -63,6 +63,21 @@ inline engine_config endpoint_config(std::uint8_t host, std::uint64_t seed) {
     return c;
 }
 
+// A named set of link impairments.
+struct impairment_cell {
+    const char* name;
+    pipe::impairments imp;
+};
+
+// A 2 us link with what f sets.
+template <class F>
+pipe::impairments impaired(F f) {
+    pipe::impairments i;
+    i.delay_ns = 2'000;
+    f(i);
+    return i;
+}
+
 struct workload {
     delivery_mode mode = delivery_mode::rud;
     pipe::impairments imp;
@@ -74,6 +89,25 @@ struct workload {
     std::uint64_t deadline_ns = 30'000'000'000ull;
     engine_config a_cfg = endpoint_config(1, 11);
     engine_config b_cfg = endpoint_config(2, 22);
+    // RMA WRITEs, each to its own range of a target region that b's place_write hook hands out,
+    // instead of SENDs (not UUD).
+    bool writes = false;
+    std::size_t burst = 0;           // harness::burst: arrivals by receive_burst
+    std::uint64_t* trace = nullptr;  // harness::trace
+};
+
+// The target region of a workload's WRITEs.
+struct write_target {
+    std::vector<std::uint8_t> memory;
+    static std::uint8_t* hook(void* ctx, std::uint32_t, const ses::op_fields& f,
+                              std::uint32_t offset, std::uint32_t length) {
+        auto& t = *static_cast<write_target*>(ctx);
+        const std::size_t size = t.memory.size();
+        if (f.buffer_offset > size || f.request_length > size - f.buffer_offset ||
+            offset > f.request_length || length > f.request_length - offset)
+            return nullptr;
+        return t.memory.data() + f.buffer_offset + offset;
+    }
 };
 
 struct outcome {
@@ -89,10 +123,22 @@ struct outcome {
 
 inline outcome run(const workload& w) {
     const auto start = std::chrono::steady_clock::now();
-    engine a(w.a_cfg), b(w.b_cfg);
+    write_target target;
+    std::vector<std::uint64_t> write_at(w.sizes.size() + 1, 0);
+    engine_config b_cfg = w.b_cfg;
+    if (w.writes) {
+        for (std::size_t i = 0; i < w.sizes.size(); ++i)
+            write_at[i + 1] = write_at[i] + w.sizes[i];
+        target.memory.assign(write_at.back(), 0);
+        b_cfg.place_write = &write_target::hook;
+        b_cfg.place_write_ctx = &target;
+    }
+    engine a(w.a_cfg), b(b_cfg);
     // Enough slots for a full window plus go-back-N resends and ACKs; frames up to mtu + headers.
     pipe::duplex net(w.imp, w.seed, 8192, w.a_cfg.mtu_payload + 256);
     harness h(a, b, net);
+    h.burst = w.burst;
+    h.trace = w.trace;
     const peer_id to_b = a.add_peer(w.b_cfg.mac, w.b_cfg.ip);
     const std::size_t n = w.sizes.size();
     outcome out;
@@ -107,8 +153,12 @@ inline outcome run(const workload& w) {
         while (posted < n && budget-- > 0) {
             if (w.max_outstanding && posted - out.completed - out.failed >= w.max_outstanding)
                 break;
-            const auto st =
-                a.post_send(to_b, w.mode, message_bytes(posted, w.sizes[posted]), posted);
+            ses_fields write;
+            write.opcode = wire::ses_opcode::write;
+            write.buffer_offset = write_at[posted];
+            const auto bytes = message_bytes(posted, w.sizes[posted]);
+            const auto st = w.writes ? a.post_message(to_b, w.mode, write, bytes, posted)
+                                     : a.post_send(to_b, w.mode, bytes, posted);
             if (!st.ok()) break;
             ++posted;
         }
@@ -125,8 +175,14 @@ inline outcome run(const workload& w) {
                 seen[id] = 1;
                 ++out.delivered;
                 const auto expect = message_bytes(id, w.sizes[id]);
-                if (m.data.size() != expect.size() ||
-                    std::memcmp(m.data.data(), expect.data(), expect.size()) != 0)
+                const std::uint8_t* got = m.data.data();
+                std::size_t got_size = m.data.size();
+                if (w.writes) {
+                    got = target.memory.data() + write_at[id];
+                    got_size = m.placed && !m.placement_failed ? w.sizes[id] : 0;
+                }
+                if (got_size != expect.size() ||
+                    (got_size != 0 && std::memcmp(got, expect.data(), expect.size()) != 0))
                     ++out.corrupted;
                 if (w.mode == delivery_mode::rod && id != next_in_order) ++out.out_of_order;
                 next_in_order = id + 1;

@@ -68,6 +68,11 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
     // for them a few frames ahead of the one being handled.
     for (std::uint16_t i = 0; i < std::min<std::uint16_t>(n, prefetch_ahead); ++i)
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void*));
+    // The burst goes to the handler at once; the mbufs (and scratch_, for one multi-segment
+    // frame) stay valid until it returns.
+    std::array<runtime::rx_frame, runtime::burst_size> frames;
+    std::size_t kept = 0;
+    bool gathered = false;
     for (std::uint16_t i = 0; i < n; ++i) {
         rte_mbuf* m = pkts[i];
         if (i + prefetch_ahead < n)
@@ -78,30 +83,44 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         if (m->nb_segs == 1) {
             frame = {rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len};
         } else if (m->pkt_len <= scratch_.size()) {
+            // One scratch buffer: the frames kept so far go first if it holds one of them.
+            if (gathered) flush(h, frames, kept, now);
+            gathered = false;
             ++c_.rx_multiseg;
             const void* p = rte_pktmbuf_read(m, 0, m->pkt_len, scratch_.data());
             if (p == nullptr) continue;
+            gathered = p == scratch_.data();
             frame = {static_cast<const std::uint8_t*>(p), m->pkt_len};
         } else {
             ++c_.rx_oversize;
             continue;
         }
+        runtime::classification c;
         if (classify_) {
-            const runtime::classification c = runtime::classify(frame, owner_.cfg_.steering);
+            c = runtime::classify(frame, owner_.cfg_.steering);
             if (c.cls == runtime::traffic_class::other_ethertype && take_goodbye(frame)) continue;
             c_.steering.count(c.cls);
             if (!runtime::steer_to_stack(c.cls)) {
                 ++c_.steered_away;
                 continue;
             }
-            h.on_receive_classified(frame, c, owner_.cfg_.steering, now);
+        } else if (take_goodbye(frame)) {
             continue;
         }
-        if (take_goodbye(frame)) continue;
-        h.on_receive(frame, now);
+        frames[kept++] = {frame, c};
     }
+    flush(h, frames, kept, now);
     if (n != 0) rte_pktmbuf_free_bulk(pkts.data(), n);
     return n;
+}
+
+void port::queue_io::flush(runtime::frame_handler& h,
+                           std::array<runtime::rx_frame, runtime::burst_size>& frames,
+                           std::size_t& kept, std::uint64_t now) {
+    if (kept == 0) return;
+    h.on_receive_burst(std::span(frames.data(), kept), classify_ ? &owner_.cfg_.steering : nullptr,
+                       now);
+    kept = 0;
 }
 
 // Every slot holds an mbuf before the handler sees it; slots the last burst used get new ones.

@@ -1,0 +1,149 @@
+// Receive bursts: the data packets of one message that follow one another in a burst are taken
+// as a run. Header prediction (receive_plain) already reads each against the one before it; here
+// the work that is the same for all of them is done once: the peer and PDC lookups, the message's
+// reassembly slot, the target region's check, the counters. Per packet there remain its reading,
+// its copy, and its PSN in the window and the ACK policy. Anything that would not simply be
+// accepted and placed (a duplicate, a message not yet opened, a full table...) leaves the run to
+// the packet-by-packet path, which decides and counts as receive() would.
+#include <algorithm>
+#include <cstring>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+void engine_impl::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                                std::uint64_t now) {
+    now_ = std::max(now_, now);
+    for (std::size_t i = 0; i < frames.size();) {
+        const std::size_t taken = receive_run(frames.subspan(i));
+        if (taken != 0) {
+            i += taken;
+            continue;
+        }
+        receive(frames[i], now_);
+        ++i;
+    }
+}
+
+// The run at the front of frames: how many frames it took (0: the first is no part of one).
+std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_t>> frames) {
+    const std::size_t n = read_run(frames);
+    if (n == 0) return 0;
+    const std::size_t frame_bytes = frames[0].size();  // prediction: all of one length
+    counters_.frames_rx += n;
+    counters_.bytes_rx += n * frame_bytes;
+    counters_.frames_predicted += n;
+    const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
+    rx_context rx;
+    rx.peer = find_or_add_peer(f.src_mac, f.src_ip);
+    if (rx.peer == none) {
+        for (std::size_t i = 0; i < n; ++i)
+            count_drop(drop_reason::peer_table_full);
+        return n;
+    }
+    rx.frame_bytes = frame_bytes;
+    rx.now = now_;
+    if (take_run(rx, n))
+        counters_.frames_in_runs += n;
+    else
+        receive_run_one_by_one(rx, n);
+    return n;
+}
+
+// Reads the predicted data packets at the front of frames into run_ while each follows the one
+// before it (the next PSN, the next message offset). What receive_plain() would refuse ends the
+// run; receive() then takes that frame as it would alone.
+std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames) {
+    if (!rx_segment_of_template_) return 0;
+    const std::size_t limit = std::min(frames.size(), max_run);
+    std::size_t n = 0;
+    for (; n < limit; ++n) {
+        const wire::plain_request* f = wire::read_next_plain_request(frames[n], rx_template_);
+        if (!f || f->pds.syn || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port ||
+            f->dscp == cfg_.trim_dscp ||
+            !ses::check_next_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
+                                           cfg_.max_message_size, rx_segment_))
+            break;
+        if (n != 0 && (f->pds.psn != run_[n - 1].pds.psn + 1 ||
+                       rx_segment_.seg.offset != run_[n - 1].seg.offset + run_[n - 1].seg.length))
+            break;
+        run_packet& r = run_[n];
+        r.pds = f->pds;
+        r.seg = rx_segment_.seg;
+        r.bytes = static_cast<std::uint32_t>(f->payload.size());
+        r.entropy = f->src_port;
+        r.ce = f->ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+        run_payloads_[n] = f->payload.data();
+    }
+    return n;
+}
+
+// The run accepted and placed as a whole; false, with nothing changed, when any packet of it
+// would not simply be accepted and placed.
+bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
+    const wire::pds_rud_rod_request& h = run_[0].pds;
+    pds::pdc* p = established_target(rx, h);
+    const bool rod = h.type == wire::pds_type::rod;
+    if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected()) || !owed_room()) return false;
+    // Each new to the window: then each is accepted in turn as it would be alone (accepting one
+    // never makes another a duplicate or puts it beyond the window; for ROD the first is the
+    // expected one and the others follow it).
+    for (std::size_t i = 0; i < n; ++i)
+        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return false;
+    const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
+    const delivery_mode mode = rod ? delivery_mode::rod : delivery_mode::rud;
+    auto key_mode = static_cast<std::uint8_t>(mode);
+    if (seg.fields.response) key_mode |= response_key_bit;
+    const ses::message_key key{rx.peer, key_mode, seg.message_id};
+    const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
+                          seg.fields.opcode == wire::ses_opcode::write;
+    ses::place_result result = ses::place_result::placed;
+    std::uint32_t slot = ses::no_index;
+    if (!reassembly_.place_run(key, seg.total, run_[0].seg.offset, run_[0].seg.length,
+                               std::span(run_payloads_.data(), n), seg.fields, external, rx.now,
+                               result, slot))
+        return false;
+    p->last_activity_ns = rx.now;
+    p->counters.rx_packets += n;
+    p->counters.rx_data_packets += n;
+    p->counters.rx_bytes += n * rx.frame_bytes;
+    if (external) write_run(rx, slot, n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const run_packet& r = run_[i];
+        if (i + 1 == n && result == ses::place_result::completed)
+            on_message_placed(rx, mode, seg, slot, p);
+        rx_context at = rx;
+        at.entropy = r.entropy;
+        at.ce = r.ce;
+        on_accepted(*p, r.pds, r.bytes, false, at);
+    }
+    return true;
+}
+
+// A run of a WRITE into the target region: one check of its whole range. Refused, nothing of it
+// is copied and the message fails (as it does when any one packet is refused).
+void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_t n) {
+    const std::uint32_t length = run_[0].seg.length;
+    if (length == 0) return;
+    std::uint8_t* where =
+        cfg_.place_write(cfg_.place_write_ctx, rx.peer, rx_segment_.fields, run_[0].seg.offset,
+                         static_cast<std::uint32_t>(n) * length);
+    if (!where) return reassembly_.mark_failed(slot);
+    for (std::size_t i = 0; i < n; ++i)
+        std::memcpy(where + i * length, run_payloads_[i], length);
+}
+
+// Each packet of the run as receive() would take it alone.
+void engine_impl::receive_run_one_by_one(const rx_context& rx, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const run_packet& r = run_[i];
+        rx_segment_.seg = r.seg;
+        rx_context at = rx;
+        at.entropy = r.entropy;
+        at.ce = r.ce;
+        on_request(at, r.pds, rx_ses{nullptr, &rx_segment_, {run_payloads_[i], r.bytes}});
+    }
+}
+
+}  // namespace uet

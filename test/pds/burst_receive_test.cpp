@@ -1,0 +1,226 @@
+// engine::receive_burst against engine::receive: the same workload over the same impaired links
+// (same seeds), its arrivals handed over one frame at a time in one run and in bursts in the
+// other, must make both engines send exactly the same frames in the same order and end with the
+// same counters and the same delivered bytes; and the bursts must really have been taken as runs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "workload.hpp"
+
+namespace uet::test {
+namespace {
+
+std::vector<impairment_cell> cells() {
+    return {
+        {"clean", impaired([](auto&) {})},
+        {"loss 5%", impaired([](auto& i) { i.loss = 0.05; })},
+        {"reorder", impaired([](auto& i) {
+             i.reorder = 0.05;
+             i.reorder_max_distance = 40;
+         })},
+        {"dup 5%", impaired([](auto& i) { i.duplicate = 0.05; })},
+        {"ecn 50%", impaired([](auto& i) { i.ecn_mark = 0.5; })},
+        {"trim 5%", impaired([](auto& i) { i.trim = 0.05; })},
+        {"all", impaired([](auto& i) {
+             i.loss = 0.02;
+             i.reorder = 0.05;
+             i.reorder_max_distance = 40;
+             i.duplicate = 0.05;
+             i.corrupt = 0.01;
+             i.trim = 0.05;
+             i.ecn_mark = 0.05;
+         })},
+    };
+}
+
+struct result {
+    outcome out;
+    std::uint64_t trace = 0xcbf29ce484222325ull;
+};
+
+result run_with(workload w, std::size_t burst) {
+    result r;
+    w.burst = burst;
+    w.trace = &r.trace;
+    r.out = run(w);
+    return r;
+}
+
+void expect_same_counters(const engine_counters& x, const engine_counters& y, const char* side) {
+    SCOPED_TRACE(side);
+    EXPECT_EQ(x.frames_rx, y.frames_rx);
+    EXPECT_EQ(x.bytes_rx, y.bytes_rx);
+    EXPECT_EQ(x.frames_tx, y.frames_tx);
+    EXPECT_EQ(x.bytes_tx, y.bytes_tx);
+    EXPECT_EQ(x.frames_predicted, y.frames_predicted);
+    EXPECT_EQ(x.messages_delivered, y.messages_delivered);
+    EXPECT_EQ(x.drops, y.drops);
+    EXPECT_EQ(x.rejects, y.rejects);
+    EXPECT_EQ(x.pds.rx_packets, y.pds.rx_packets);
+    EXPECT_EQ(x.pds.rx_bytes, y.pds.rx_bytes);
+    EXPECT_EQ(x.pds.rx_data_packets, y.pds.rx_data_packets);
+    EXPECT_EQ(x.pds.duplicates, y.pds.duplicates);
+    EXPECT_EQ(x.pds.acks_sent, y.pds.acks_sent);
+    EXPECT_EQ(x.pds.nacks_sent, y.pds.nacks_sent);
+    EXPECT_EQ(x.pds.trimmed_received, y.pds.trimmed_received);
+}
+
+TEST(receive_burst, sends_and_counts_exactly_as_frame_by_frame) {
+    for (const delivery_mode mode : {delivery_mode::rud, delivery_mode::rod}) {
+        for (const bool writes : {false, true}) {
+            for (const impairment_cell& c : cells()) {
+                workload w;
+                w.mode = mode;
+                w.writes = writes;
+                w.imp = c.imp;
+                w.seed = 7;
+                w.sizes = mixed_sizes(300, 31, 0);
+                w.sizes[0] = 1 << 20;  // at least one long run of packets
+                SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
+                             c.name);
+                const result one = run_with(w, 0);
+                ASSERT_TRUE(one.out.finished);
+                EXPECT_EQ(one.out.delivered, w.sizes.size());
+                EXPECT_EQ(one.out.corrupted, 0u);
+                EXPECT_EQ(one.out.b.frames_in_runs, 0u);
+                for (const std::size_t burst : {std::size_t{32}, std::size_t{5}}) {
+                    SCOPED_TRACE("burst " + std::to_string(burst));
+                    const result many = run_with(w, burst);
+                    EXPECT_EQ(many.trace, one.trace) << "the frames sent differ";
+                    EXPECT_EQ(many.out.delivered, one.out.delivered);
+                    EXPECT_EQ(many.out.corrupted, 0u);
+                    EXPECT_EQ(many.out.duplicates, one.out.duplicates);
+                    EXPECT_EQ(many.out.out_of_order, one.out.out_of_order);
+                    EXPECT_EQ(many.out.completed, one.out.completed);
+                    EXPECT_EQ(many.out.failed, one.out.failed);
+                    EXPECT_EQ(many.out.virtual_ns, one.out.virtual_ns);
+                    expect_same_counters(many.out.a, one.out.a, "a");
+                    expect_same_counters(many.out.b, one.out.b, "b");
+                    // Runs were taken; on a clean link, most data packets arrive in them.
+                    EXPECT_GT(many.out.b.frames_in_runs, 0u);
+                    if (std::string(c.name) == "clean") {
+                        EXPECT_GT(many.out.b.frames_in_runs, many.out.b.frames_predicted / 2);
+                    }
+                }
+            }
+        }
+    }
+}
+
+using frame_list = std::vector<std::vector<std::uint8_t>>;
+
+void mend_ip_checksum(std::vector<std::uint8_t>& f) {
+    f[24] = f[25] = 0;
+    std::uint32_t sum = 0;
+    for (std::size_t i = 14; i < 34; i += 2)
+        sum += (std::uint32_t{f[i]} << 8) | f[i + 1];
+    while (sum >> 16)
+        sum = (sum & 0xffff) + (sum >> 16);
+    f[24] = static_cast<std::uint8_t>(~sum >> 8);
+    f[25] = static_cast<std::uint8_t>(~sum);
+}
+
+// The frames of messages as a sender sends them, altered as a network (or an attacker) might,
+// handed to one receiver frame by frame and to another in bursts: after every burst both must
+// send the same frames, and at the end hold the same counters and messages.
+TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
+    engine_config ca = endpoint_config(1, 1);
+    const engine_config cb = endpoint_config(2, 2);
+    ca.mpr = 40;  // the SYN phase (no prediction) ends after the first 40 packets
+    struct alteration {
+        const char* name;
+        void (*apply)(frame_list&);
+    };
+    const alteration alterations[] = {
+        {"as sent", [](frame_list&) {}},
+        {"all CE",
+         [](frame_list& fs) {
+             for (auto& f : fs) {
+                 f[15] |= 3;
+                 mend_ip_checksum(f);
+             }
+         }},
+        {"AR and retx flags",
+         [](frame_list& fs) {
+             for (std::size_t i = 0; i < fs.size(); i += 7) {
+                 fs[i][42 + wire::request_flags_byte] |= wire::request_changing_flags;
+                 fs[i][40] = fs[i][41] = 0;  // no UDP checksum to mend
+             }
+         }},
+        {"duplicates",
+         [](frame_list& fs) {
+             for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(fs.size()) - 1; i > 2; i -= 5)
+                 fs.insert(fs.begin() + i, fs[static_cast<std::size_t>(i) - 2]);
+         }},
+        {"swaps and a gap",
+         [](frame_list& fs) {
+             for (std::size_t i = 3; i + 1 < fs.size(); i += 9)
+                 std::swap(fs[i], fs[i + 1]);
+             if (fs.size() > 20) fs.erase(fs.begin() + 20);
+         }},
+        {"a corrupt header",
+         [](frame_list& fs) {
+             for (std::size_t i = 10; i < fs.size(); i += 11) {
+                 fs[i][60 + i % 30] ^= 0x40;
+                 fs[i][40] = fs[i][41] = 0;
+             }
+         }},
+    };
+    for (const alteration& alt : alterations) {
+        for (const std::size_t burst : {std::size_t{32}, std::size_t{6}}) {
+            SCOPED_TRACE(std::string(alt.name) + ", bursts of " + std::to_string(burst));
+            engine sender(ca), one(cb), many(cb);
+            const peer_id to = sender.add_peer(cb.mac, cb.ip);
+            for (std::uint32_t m = 0; m < 8; ++m)
+                ASSERT_TRUE(
+                    sender.post_send(to, delivery_mode::rud, message_bytes(m, 60'000 + m), m).ok());
+            // The sender hears the receivers' ACKs (the same from both, as checked), so its PDC
+            // leaves the SYN phase and the packets after it can be predicted.
+            std::uint64_t now = 10;
+            std::size_t sent = 0;
+            for (int round = 0; round < 200 && !sender.idle(); ++round, now += 20'000) {
+                frame_list frames = drain_tx(sender, now);
+                alt.apply(frames);
+                sent += frames.size();
+                frame_list acks;
+                for (std::size_t i = 0; i < frames.size(); i += burst) {
+                    std::vector<std::span<const std::uint8_t>> spans;
+                    for (std::size_t k = i; k < std::min(frames.size(), i + burst); ++k) {
+                        one.receive(frames[k], now);
+                        spans.emplace_back(frames[k]);
+                    }
+                    many.receive_burst(spans, now);
+                    frame_list answer = drain_tx(one, now);
+                    frame_list got = drain_tx(many, now);
+                    ASSERT_EQ(got, answer) << "round " << round << ", burst at " << i;
+                    acks.insert(acks.end(), answer.begin(), answer.end());
+                }
+                frame_list later = drain_tx(one, now + 15'000);  // the ACK timer's
+                ASSERT_EQ(drain_tx(many, now + 15'000), later) << "round " << round;
+                acks.insert(acks.end(), later.begin(), later.end());
+                for (const auto& a : acks)
+                    sender.receive(a, now + 19'000);
+            }
+            ASSERT_GT(sent, 40u);
+            expect_same_counters(many.counters(), one.counters(), "receiver");
+            EXPECT_GT(many.counters().frames_in_runs, 0u);
+            received_message x, y;
+            std::size_t delivered = 0;
+            while (one.poll_received(x)) {
+                ASSERT_TRUE(many.poll_received(y));
+                EXPECT_EQ(x.message_id, y.message_id);
+                EXPECT_TRUE(std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()));
+                ++delivered;
+            }
+            EXPECT_FALSE(many.poll_received(y));
+            if (std::string(alt.name) == "as sent") {
+                EXPECT_EQ(delivered, 8u);
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace uet::test
