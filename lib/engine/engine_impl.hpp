@@ -213,6 +213,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames);
     bool take_run(const rx_context& rx, std::size_t n);
     void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
+    void accept_run(pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(const rx_context& rx, std::size_t n);
     void on_message_placed(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
                            std::uint32_t slot, pds::pdc* target);

@@ -109,16 +109,47 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
     p->counters.rx_data_packets += n;
     p->counters.rx_bytes += n * rx.frame_bytes;
     if (external) write_run(rx, slot, n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const run_packet& r = run_[i];
-        if (i + 1 == n && result == ses::place_result::completed)
-            on_message_placed(rx, mode, seg, slot, p);
-        rx_context at = rx;
-        at.entropy = r.entropy;
-        at.ce = r.ce;
-        on_accepted(*p, r.pds, r.bytes, false, at);
-    }
+    if (result == ses::place_result::completed) on_message_placed(rx, mode, seg, slot, p);
+    accept_run(*p, rx, n);
     return true;
+}
+
+// on_accepted() for each packet of the run in turn. Its packets share the CE mark (the
+// template's); the ACK policy is asked packet by packet, and the ACK is deferred at the last
+// packet that asked for one, as each deferral by the one before it would leave it. No ACK can go
+// out within the run (defer_ack sends at once only when its list is full: then the packets go
+// one by one), so whether an ACK was ever sent, and the ACK timer, stay as they were; the
+// packets may be accepted after the message is placed, which involves no PDS state.
+void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
+    const bool ce = run_[0].ce;
+    if (!p.ack_due && acks_due_.size() == acks_due_.capacity()) {
+        for (std::size_t i = 0; i < n; ++i) {
+            rx_context at = rx;
+            at.entropy = run_[i].entropy;
+            at.ce = ce;
+            on_accepted(p, run_[i].pds, run_[i].bytes, false, at);
+        }
+        return;
+    }
+    p.rx.accept_run(run_[0].pds.psn, static_cast<std::uint32_t>(n));
+    if (ce) p.ce_since_ack = true;
+    const bool first = p.counters.acks_sent == 0;
+    std::size_t trigger = n;
+    bool quiet = false;  // a packet that asked for no ACK: it wants the ACK timer running
+    for (std::size_t i = 0; i < n; ++i) {
+        if (p.acks.on_packet(first, run_[i].pds.ar, ce, false, run_[i].bytes) !=
+            pds::ack_reason::none)
+            trigger = i;
+        else
+            quiet = true;
+    }
+    if (quiet && !p.ack_timer.scheduled())
+        timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
+    if (trigger == n) return;
+    rx_context at = rx;
+    at.entropy = run_[trigger].entropy;
+    at.ce = ce;
+    defer_ack(p, run_[trigger].pds.psn, at);
 }
 
 // A run of a WRITE into the target region: one check of its whole range. Refused, nothing of it

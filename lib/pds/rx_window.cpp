@@ -34,6 +34,24 @@ void rx_window::accept(psn_t psn) noexcept {
     }
 }
 
+void rx_window::accept_run(psn_t first, std::uint32_t n) noexcept {
+    if (n == 0) return;
+    const psn_t last = first + (n - 1);
+    highest_ = psn_max(highest_, last);
+    // In order (the usual case): the run moves the cumulative point past itself without its
+    // bits ever being set. Otherwise its bits are set as accept() would set them.
+    if (first == cack_ + 1) {
+        cack_ = last;
+    } else {
+        for (std::uint32_t i = 0; i < n; ++i)
+            set(first + i, true);
+    }
+    while (test(cack_ + 1)) {
+        set(cack_ + 1, false);
+        ++cack_;
+    }
+}
+
 sack_block rx_window::sack(psn_t epsn) const noexcept {
     sack_block s;
     const psn_t floor = cack_ + 1;

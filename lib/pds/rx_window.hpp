@@ -28,6 +28,8 @@ class rx_window {
     // Records a PSN classify() called fresh and moves the cumulative point over what is now
     // contiguous.
     void accept(psn_t psn) noexcept;
+    // accept() of first, first + 1, ..., first + n - 1, each new (not received, in the window).
+    void accept_run(psn_t first, std::uint32_t n) noexcept;
 
     psn_t cack() const noexcept { return cack_; }  // every PSN up to here is received
     psn_t expected() const noexcept { return cack_ + 1; }

@@ -126,9 +126,12 @@ void mend_ip_checksum(std::vector<std::uint8_t>& f) {
 // handed to one receiver frame by frame and to another in bursts: after every burst both must
 // send the same frames, and at the end hold the same counters and messages.
 TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
-    engine_config ca = endpoint_config(1, 1);
-    const engine_config cb = endpoint_config(2, 2);
+    engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
     ca.mpr = 40;  // the SYN phase (no prediction) ends after the first 40 packets
+    ca.lb = lb::algorithm::oblivious;  // every packet its own entropy, which its ACK echoes
+    // ACKs by count rarely, so that the ACK timer has its part
+    cb.ack_every_packets = 24;
+    cb.ack_every_bytes = 1 << 20;
     struct alteration {
         const char* name;
         void (*apply)(frame_list&);
@@ -147,6 +150,13 @@ TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
              for (std::size_t i = 0; i < fs.size(); i += 7) {
                  fs[i][42 + wire::request_flags_byte] |= wire::request_changing_flags;
                  fs[i][40] = fs[i][41] = 0;  // no UDP checksum to mend
+             }
+         }},
+        {"no AR flags",
+         [](frame_list& fs) {
+             for (auto& f : fs) {
+                 f[42 + wire::request_flags_byte] &= ~wire::request_changing_flags;
+                 f[40] = f[41] = 0;
              }
          }},
         {"duplicates",
@@ -173,9 +183,12 @@ TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
             SCOPED_TRACE(std::string(alt.name) + ", bursts of " + std::to_string(burst));
             engine sender(ca), one(cb), many(cb);
             const peer_id to = sender.add_peer(cb.mac, cb.ip);
-            for (std::uint32_t m = 0; m < 8; ++m)
+            // Messages of a few packets, and one of 256 whole ones (its runs reach to its end).
+            for (std::uint32_t m = 0; m < 8; ++m) {
+                const std::uint32_t size = m == 3 ? 1u << 20 : 60'000 + m;
                 ASSERT_TRUE(
-                    sender.post_send(to, delivery_mode::rud, message_bytes(m, 60'000 + m), m).ok());
+                    sender.post_send(to, delivery_mode::rud, message_bytes(m, size), m).ok());
+            }
             // The sender hears the receivers' ACKs (the same from both, as checked), so its PDC
             // leaves the SYN phase and the packets after it can be predicted.
             std::uint64_t now = 10;
