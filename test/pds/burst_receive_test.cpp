@@ -122,16 +122,71 @@ void mend_ip_checksum(std::vector<std::uint8_t>& f) {
     f[25] = static_cast<std::uint8_t>(~sum);
 }
 
-// The frames of messages as a sender sends them, altered as a network (or an attacker) might,
-// handed to one receiver frame by frame and to another in bursts: after every burst both must
-// send the same frames, and at the end hold the same counters and messages.
-TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
+// Eight messages (one of 256 whole packets, whose runs reach to its end) from a sender to two
+// receivers, the frames of each of the sender's rounds altered by `alter`: one receiver takes
+// them frame by frame, the other in bursts. After every burst both must send the same frames, and
+// at the end hold the same counters and messages. The sender hears their ACKs (the same from
+// both), so its PDC leaves the SYN phase and the packets after it can be predicted. Returns the
+// messages delivered.
+template <class Alter>
+std::size_t compare_receivers(Alter&& alter, std::size_t burst) {
     engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
     ca.mpr = 40;  // the SYN phase (no prediction) ends after the first 40 packets
     ca.lb = lb::algorithm::oblivious;  // every packet its own entropy, which its ACK echoes
     // ACKs by count rarely, so that the ACK timer has its part
     cb.ack_every_packets = 24;
     cb.ack_every_bytes = 1 << 20;
+    engine sender(ca), one(cb), many(cb);
+    const peer_id to = sender.add_peer(cb.mac, cb.ip);
+    for (std::uint32_t m = 0; m < 8; ++m) {
+        const std::uint32_t size = m == 3 ? 1u << 20 : 60'000 + m;
+        EXPECT_TRUE(sender.post_send(to, delivery_mode::rud, message_bytes(m, size), m).ok());
+    }
+    std::uint64_t now = 10;
+    std::size_t sent = 0;
+    for (int round = 0; round < 200 && !sender.idle(); ++round, now += 20'000) {
+        frame_list frames = drain_tx(sender, now);
+        alter(frames);
+        sent += frames.size();
+        frame_list acks;
+        for (std::size_t i = 0; i < frames.size(); i += burst) {
+            std::vector<std::span<const std::uint8_t>> spans;
+            for (std::size_t k = i; k < std::min(frames.size(), i + burst); ++k) {
+                one.receive(frames[k], now);
+                spans.emplace_back(frames[k]);
+            }
+            many.receive_burst(spans, now);
+            frame_list answer = drain_tx(one, now);
+            EXPECT_EQ(drain_tx(many, now), answer) << "round " << round << ", burst at " << i;
+            acks.insert(acks.end(), answer.begin(), answer.end());
+        }
+        frame_list later = drain_tx(one, now + 15'000);  // the ACK timer's
+        EXPECT_EQ(drain_tx(many, now + 15'000), later) << "round " << round;
+        acks.insert(acks.end(), later.begin(), later.end());
+        for (const auto& a : acks)
+            sender.receive(a, now + 19'000);
+        if (::testing::Test::HasFailure()) return 0;
+    }
+    EXPECT_GT(sent, 40u);
+    expect_same_counters(many.counters(), one.counters(), "receiver");
+    EXPECT_GT(many.counters().frames_in_runs, 0u);
+    received_message x, y;
+    std::size_t delivered = 0;
+    while (one.poll_received(x)) {
+        if (!many.poll_received(y)) {
+            ADD_FAILURE() << "a message delivered frame by frame only";
+            break;
+        }
+        EXPECT_EQ(x.message_id, y.message_id);
+        EXPECT_TRUE(std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()));
+        ++delivered;
+    }
+    EXPECT_FALSE(many.poll_received(y));
+    return delivered;
+}
+
+// The frames altered as a network (or an attacker) might.
+TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
     struct alteration {
         const char* name;
         void (*apply)(frame_list&);
@@ -181,57 +236,38 @@ TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
     for (const alteration& alt : alterations) {
         for (const std::size_t burst : {std::size_t{32}, std::size_t{6}}) {
             SCOPED_TRACE(std::string(alt.name) + ", bursts of " + std::to_string(burst));
-            engine sender(ca), one(cb), many(cb);
-            const peer_id to = sender.add_peer(cb.mac, cb.ip);
-            // Messages of a few packets, and one of 256 whole ones (its runs reach to its end).
-            for (std::uint32_t m = 0; m < 8; ++m) {
-                const std::uint32_t size = m == 3 ? 1u << 20 : 60'000 + m;
-                ASSERT_TRUE(
-                    sender.post_send(to, delivery_mode::rud, message_bytes(m, size), m).ok());
-            }
-            // The sender hears the receivers' ACKs (the same from both, as checked), so its PDC
-            // leaves the SYN phase and the packets after it can be predicted.
-            std::uint64_t now = 10;
-            std::size_t sent = 0;
-            for (int round = 0; round < 200 && !sender.idle(); ++round, now += 20'000) {
-                frame_list frames = drain_tx(sender, now);
-                alt.apply(frames);
-                sent += frames.size();
-                frame_list acks;
-                for (std::size_t i = 0; i < frames.size(); i += burst) {
-                    std::vector<std::span<const std::uint8_t>> spans;
-                    for (std::size_t k = i; k < std::min(frames.size(), i + burst); ++k) {
-                        one.receive(frames[k], now);
-                        spans.emplace_back(frames[k]);
-                    }
-                    many.receive_burst(spans, now);
-                    frame_list answer = drain_tx(one, now);
-                    frame_list got = drain_tx(many, now);
-                    ASSERT_EQ(got, answer) << "round " << round << ", burst at " << i;
-                    acks.insert(acks.end(), answer.begin(), answer.end());
-                }
-                frame_list later = drain_tx(one, now + 15'000);  // the ACK timer's
-                ASSERT_EQ(drain_tx(many, now + 15'000), later) << "round " << round;
-                acks.insert(acks.end(), later.begin(), later.end());
-                for (const auto& a : acks)
-                    sender.receive(a, now + 19'000);
-            }
-            ASSERT_GT(sent, 40u);
-            expect_same_counters(many.counters(), one.counters(), "receiver");
-            EXPECT_GT(many.counters().frames_in_runs, 0u);
-            received_message x, y;
-            std::size_t delivered = 0;
-            while (one.poll_received(x)) {
-                ASSERT_TRUE(many.poll_received(y));
-                EXPECT_EQ(x.message_id, y.message_id);
-                EXPECT_TRUE(std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()));
-                ++delivered;
-            }
-            EXPECT_FALSE(many.poll_received(y));
+            const std::size_t delivered = compare_receivers(alt.apply, burst);
             if (std::string(alt.name) == "as sent") {
                 EXPECT_EQ(delivered, 8u);
             }
         }
+    }
+}
+
+// Random alterations: a header byte changed (the IPv4 checksum mended or not, the UDP checksum
+// taken out), frames lost, repeated and swapped, in random bursts.
+TEST(receive_burst, randomly_altered_bursts_answer_as_frame_by_frame) {
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        rng r(seed);
+        auto alter = [&](frame_list& fs) {
+            frame_list out;
+            for (auto& f : fs) {
+                if (r.bernoulli(0.03)) continue;
+                if (r.bernoulli(0.05)) {
+                    f[14 + r.uniform(84)] ^= static_cast<std::uint8_t>(1 + r.uniform(255));
+                    if (r.bernoulli(0.5)) mend_ip_checksum(f);
+                    f[40] = f[41] = 0;
+                }
+                out.push_back(f);
+                if (r.bernoulli(0.03)) out.push_back(f);
+                if (out.size() >= 2 && r.bernoulli(0.03))
+                    std::swap(out.back(), out[out.size() - 2]);
+            }
+            fs.swap(out);
+        };
+        compare_receivers(alter, 1 + r.uniform(40));
+        if (HasFailure()) return;
     }
 }
 
