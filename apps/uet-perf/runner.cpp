@@ -77,6 +77,15 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                   (unsigned long long)c.rtt_samples, (unsigned long long)c.writes_placed_directly,
                   (unsigned long long)c.write_packets_refused);
     out += buf;
+    if (c.transmit_full + c.transmit_held_by_window + c.transmit_nothing_queued != 0) {
+        std::snprintf(buf, sizeof buf,
+                      " Transmit calls: burst full %llu, held by the window %llu, nothing queued "
+                      "%llu\n",
+                      (unsigned long long)c.transmit_full,
+                      (unsigned long long)c.transmit_held_by_window,
+                      (unsigned long long)c.transmit_nothing_queued);
+        out += buf;
+    }
     if (!fab) return out;
     const fabric_stats f = fab->stats();
     if (fab->attr().provider == "pipe") {

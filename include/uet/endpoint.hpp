@@ -100,6 +100,10 @@ struct endpoint_counters {
     // Of those, the ones taken in runs: consecutive packets of one message in one receive burst,
     // placed with one lookup of their PDC, message and target region.
     std::uint64_t packets_in_runs = 0;
+    // How the engine's transmit calls that sent data, or had a PDC with none ready, ended: with
+    // a full burst, held by the window (packets in flight or the congestion controller), or
+    // with nothing queued. A sender's idle polls are the latter two.
+    std::uint64_t transmit_full = 0, transmit_held_by_window = 0, transmit_nothing_queued = 0;
     std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
     std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
     // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our

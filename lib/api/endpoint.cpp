@@ -574,6 +574,9 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.packets_received = e.frames_rx;
     c.headers_predicted = e.frames_predicted;
     c.packets_in_runs = e.frames_in_runs;
+    c.transmit_full = e.tx_calls_full;
+    c.transmit_held_by_window = e.tx_calls_held_by_window;
+    c.transmit_nothing_queued = e.tx_calls_nothing_queued;
     for (auto d : e.drops)
         c.packets_dropped += d;
     c.rtt_samples = e.pds.rtt.count;

@@ -213,6 +213,10 @@ struct engine_counters {
     // Of those, the ones taken as part of a run: consecutive packets of one message in one
     // receive burst, placed with one lookup of their PDC and message (receive_burst()).
     std::uint64_t frames_in_runs = 0;
+    // How transmit() calls that built data frames, or found none to build, ended: with the
+    // burst full; held by a PDC's window (packets in flight, or the congestion controller);
+    // with nothing queued to send. Where a sender's idle polls come from.
+    std::uint64_t tx_calls_full = 0, tx_calls_held_by_window = 0, tx_calls_nothing_queued = 0;
     std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;

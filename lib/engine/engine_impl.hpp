@@ -179,6 +179,7 @@ class engine_impl final : public pds::tx_listener {
                                       std::span<const std::uint8_t> payload,
                                       std::span<std::uint8_t> buf);
     void count_tx(pds::pdc* p, std::size_t bytes, bool data);
+    void count_tx_call(bool exhausted, std::size_t built);
 
     // ---- receive (engine_rx.cpp) ----
     struct rx_context {
@@ -371,6 +372,9 @@ class engine_impl final : public pds::tx_listener {
     std::array<run_packet, max_run> run_;       // the run receive_run() is taking
     std::array<const std::uint8_t*, max_run> run_payloads_{};
     bool tx_ready_ = false;  // something may be sendable right now
+    // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
+    enum class tx_stop : std::uint8_t { nothing_queued, window, other };
+    tx_stop tx_stop_ = tx_stop::nothing_queued;
     std::uint16_t ip_id_ = 0;
 
     std::vector<peer_state> peers_;

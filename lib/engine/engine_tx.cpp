@@ -75,7 +75,28 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     }
     by_reference_ = false;
     tx_ready_ = !exhausted;
+    count_tx_call(exhausted, built);
     return n;
+}
+
+// Why this call's data frames ended (a call that found no data frame to build counts too, the
+// idle polls of a sender; one with only control frames and no data pending does not).
+void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
+    if (!exhausted) {
+        if (built != 0) ++counters_.tx_calls_full;
+        return;
+    }
+    switch (tx_stop_) {
+        case tx_stop::window:
+            ++counters_.tx_calls_held_by_window;
+            break;
+        case tx_stop::nothing_queued:
+            if (built != 0 || !active_initiators_.empty()) ++counters_.tx_calls_nothing_queued;
+            break;
+        case tx_stop::other:
+            break;
+    }
+    tx_stop_ = tx_stop::nothing_queued;
 }
 
 bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf,
@@ -254,14 +275,20 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         count_tx(&p, len, false);
         return true;
     }
+    tx_stop_ = tx_stop::other;
     if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
     // Lost packets go first; new data waits while the controller holds them back.
-    if (q.empty() || p.tx.peek_retransmit()) return false;
+    if (p.tx.peek_retransmit()) return false;
+    if (q.empty()) {
+        tx_stop_ = tx_stop::nothing_queued;
+        return false;
+    }
     const std::uint32_t mi = q.head;
     ses::tx_message& m = messages_[mi];
     const std::uint32_t next_len = std::min(messages_.mtu(), m.length - m.next_offset);
     if (!p.can_send_new(next_len, params_)) {
+        tx_stop_ = tx_stop::window;
         maybe_request_credit(p);
         return false;
     }

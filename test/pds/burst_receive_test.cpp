@@ -76,7 +76,7 @@ TEST(receive_burst, sends_and_counts_exactly_as_frame_by_frame) {
                 w.writes = writes;
                 w.imp = c.imp;
                 w.seed = 7;
-                w.sizes = mixed_sizes(300, 31, 0);
+                w.sizes = mixed_sizes(120, 31, 0);
                 w.sizes[0] = 1 << 20;  // at least one long run of packets
                 SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
                              c.name);
@@ -85,7 +85,10 @@ TEST(receive_burst, sends_and_counts_exactly_as_frame_by_frame) {
                 EXPECT_EQ(one.out.delivered, w.sizes.size());
                 EXPECT_EQ(one.out.corrupted, 0u);
                 EXPECT_EQ(one.out.b.frames_in_runs, 0u);
+                // Bursts of 5 too where the cell has everything (and on a clean link).
+                const bool both = std::string(c.name) == "clean" || std::string(c.name) == "all";
                 for (const std::size_t burst : {std::size_t{32}, std::size_t{5}}) {
+                    if (burst == 5 && !both) continue;
                     SCOPED_TRACE("burst " + std::to_string(burst));
                     const result many = run_with(w, burst);
                     EXPECT_EQ(many.trace, one.trace) << "the frames sent differ";
@@ -255,7 +258,9 @@ TEST(receive_burst, randomly_altered_bursts_answer_as_frame_by_frame) {
             for (auto& f : fs) {
                 if (r.bernoulli(0.03)) continue;
                 if (r.bernoulli(0.05)) {
-                    f[14 + r.uniform(84)] ^= static_cast<std::uint8_t>(1 + r.uniform(255));
+                    // Within the 98 header bytes of a data packet (control frames are shorter).
+                    const std::size_t span = std::min<std::size_t>(84, f.size() - 14);
+                    f[14 + r.uniform(span)] ^= static_cast<std::uint8_t>(1 + r.uniform(255));
                     if (r.bernoulli(0.5)) mend_ip_checksum(f);
                     f[40] = f[41] = 0;
                 }

@@ -1221,6 +1221,36 @@ TEST(engine, writes_are_placed_directly_once_per_packet) {
     }
 }
 
+// Each transmit() call that sent data, or had a PDC with nothing ready, says how it ended: a full
+// burst, held by the window, or nothing queued (uet-perf --stats: where a sender's idle polls
+// come from).
+TEST(engine, transmit_calls_say_why_they_ended) {
+    engine_config ca = endpoint_config(1, 1);
+    const engine_config cb = endpoint_config(2, 2);
+    ca.mpr = 8;
+    engine a(ca);
+    const peer_id to = a.add_peer(cb.mac, cb.ip);
+    std::array<tx_frame, 4> four{};
+    std::array<tx_frame, 64> many{};
+    EXPECT_EQ(a.transmit(1, many), 0u);  // no PDC, nothing posted: an idle engine, not counted
+    ASSERT_TRUE(a.post_send(to, delivery_mode::rud, message_bytes(0, 100'000), 0).ok());
+    EXPECT_EQ(a.transmit(2, four), 4u);
+    EXPECT_EQ(a.counters().tx_calls_full, 1u);
+    EXPECT_EQ(a.transmit(3, many), 4u);  // the window's other four packets, then held
+    EXPECT_EQ(a.counters().tx_calls_held_by_window, 1u);
+    EXPECT_EQ(a.transmit(4, many), 0u);
+    EXPECT_EQ(a.counters().tx_calls_held_by_window, 2u);
+    EXPECT_EQ(a.counters().tx_calls_nothing_queued, 0u);
+
+    engine b(endpoint_config(3, 3));
+    const peer_id to_b = b.add_peer(cb.mac, cb.ip);
+    ASSERT_TRUE(b.post_send(to_b, delivery_mode::rud, message_bytes(0, 100), 0).ok());
+    EXPECT_EQ(b.transmit(1, many), 1u);
+    EXPECT_EQ(b.transmit(2, many), 0u);  // its PDC waits for the ACK with nothing more to send
+    EXPECT_EQ(b.counters().tx_calls_nothing_queued, 2u);
+    EXPECT_EQ(b.counters().tx_calls_full + b.counters().tx_calls_held_by_window, 0u);
+}
+
 TEST(engine, hostile_frames_are_counted_and_dropped) {
     engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
     engine a(ca), b(cb);
