@@ -216,6 +216,13 @@ class engine_impl final : public pds::tx_listener {
     void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
     void accept_run(pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(const rx_context& rx, std::size_t n);
+    // The run's context with packet i's entropy and CE mark.
+    rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {
+        rx_context at = rx;
+        at.entropy = run_[i].entropy;
+        at.ce = run_[i].ce;
+        return at;
+    }
     void on_message_placed(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
                            std::uint32_t slot, pds::pdc* target);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
@@ -251,6 +258,18 @@ class engine_impl final : public pds::tx_listener {
     bool place_checked(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
                        std::span<const std::uint8_t> payload, bool remember, bool single_packet,
                        ses::place_result& result, pds::pdc* target);
+    // The reassembly key of a data packet's message, and whether its payload goes to the region
+    // the placement hook names rather than into a reassembly buffer.
+    static ses::message_key message_key_of(const rx_context& rx, delivery_mode mode,
+                                           const ses::rx_segment& seg) noexcept {
+        auto key_mode = static_cast<std::uint8_t>(mode);
+        if (seg.fields.response) key_mode |= response_key_bit;
+        return {rx.peer, key_mode, seg.message_id};
+    }
+    bool placed_externally(const ses::rx_segment& seg) const noexcept {
+        return cfg_.place_write != nullptr && !seg.fields.response &&
+               seg.fields.opcode == wire::ses_opcode::write;
+    }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);

@@ -359,11 +359,8 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
         count_drop(drop_reason::malformed_ses);
         return false;
     }
-    auto key_mode = static_cast<std::uint8_t>(mode);
-    if (seg.fields.response) key_mode |= response_key_bit;
-    const ses::message_key key{rx.peer, key_mode, seg.message_id};
-    const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
-                          seg.fields.opcode == wire::ses_opcode::write;
+    const ses::message_key key = message_key_of(rx, mode, seg);
+    const bool external = placed_externally(seg);
     std::uint32_t slot = ses::no_index;
     result = reassembly_.place(key, seg.total, seg.seg, payload, remember, rx.now, &seg.fields,
                                external, &slot);

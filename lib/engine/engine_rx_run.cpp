@@ -60,7 +60,7 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
     std::size_t n = 0;
     for (; n < limit; ++n) {
         const wire::plain_request* f = wire::read_next_plain_request(frames[n], rx_template_);
-        if (!f || f->pds.syn || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port ||
+        if (!f || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port ||
             f->dscp == cfg_.trim_dscp ||
             !ses::check_next_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
                                            cfg_.max_message_size, rx_segment_))
@@ -93,11 +93,8 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
         if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return false;
     const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
     const delivery_mode mode = rod ? delivery_mode::rod : delivery_mode::rud;
-    auto key_mode = static_cast<std::uint8_t>(mode);
-    if (seg.fields.response) key_mode |= response_key_bit;
-    const ses::message_key key{rx.peer, key_mode, seg.message_id};
-    const bool external = cfg_.place_write != nullptr && !seg.fields.response &&
-                          seg.fields.opcode == wire::ses_opcode::write;
+    const ses::message_key key = message_key_of(rx, mode, seg);
+    const bool external = placed_externally(seg);
     ses::place_result result = ses::place_result::placed;
     std::uint32_t slot = ses::no_index;
     if (!reassembly_.place_run(key, seg.total, run_[0].seg.offset, run_[0].seg.length,
@@ -123,12 +120,8 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
     const bool ce = run_[0].ce;
     if (!p.ack_due && acks_due_.size() == acks_due_.capacity()) {
-        for (std::size_t i = 0; i < n; ++i) {
-            rx_context at = rx;
-            at.entropy = run_[i].entropy;
-            at.ce = ce;
-            on_accepted(p, run_[i].pds, run_[i].bytes, false, at);
-        }
+        for (std::size_t i = 0; i < n; ++i)
+            on_accepted(p, run_[i].pds, run_[i].bytes, false, run_context(rx, i));
         return;
     }
     p.rx.accept_run(run_[0].pds.psn, static_cast<std::uint32_t>(n));
@@ -146,10 +139,7 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
     if (quiet && !p.ack_timer.scheduled())
         timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
     if (trigger == n) return;
-    rx_context at = rx;
-    at.entropy = run_[trigger].entropy;
-    at.ce = ce;
-    defer_ack(p, run_[trigger].pds.psn, at);
+    defer_ack(p, run_[trigger].pds.psn, run_context(rx, trigger));
 }
 
 // A run of a WRITE into the target region: one check of its whole range. Refused, nothing of it
@@ -170,10 +160,8 @@ void engine_impl::receive_run_one_by_one(const rx_context& rx, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const run_packet& r = run_[i];
         rx_segment_.seg = r.seg;
-        rx_context at = rx;
-        at.entropy = r.entropy;
-        at.ce = r.ce;
-        on_request(at, r.pds, rx_ses{nullptr, &rx_segment_, {run_payloads_[i], r.bytes}});
+        on_request(run_context(rx, i), r.pds,
+                   rx_ses{nullptr, &rx_segment_, {run_payloads_[i], r.bytes}});
     }
 }
 

@@ -26,12 +26,7 @@ bool rx_window::received(psn_t psn) const noexcept {
 void rx_window::accept(psn_t psn) noexcept {
     set(psn, true);
     highest_ = psn_max(highest_, psn);
-    // Bits at or below the cumulative point are kept clear: their ring positions belong to the
-    // PSNs one window ahead.
-    while (test(cack_ + 1)) {
-        set(cack_ + 1, false);
-        ++cack_;
-    }
+    advance_cumulative();
 }
 
 void rx_window::accept_run(psn_t first, std::uint32_t n) noexcept {
@@ -46,6 +41,12 @@ void rx_window::accept_run(psn_t first, std::uint32_t n) noexcept {
         for (std::uint32_t i = 0; i < n; ++i)
             set(first + i, true);
     }
+    advance_cumulative();
+}
+
+// Over what is now contiguous. Bits at or below the cumulative point are kept clear: their ring
+// positions belong to the PSNs one window ahead.
+void rx_window::advance_cumulative() noexcept {
     while (test(cack_ + 1)) {
         set(cack_ + 1, false);
         ++cack_;

@@ -42,6 +42,7 @@ class rx_window {
     sack_block sack(psn_t epsn) const noexcept;
 
   private:
+    void advance_cumulative() noexcept;
     bool test(psn_t psn) const noexcept {
         const std::uint32_t bit = psn & (capacity_ - 1);
         return (ring_[bit >> 6] >> (bit & 63)) & 1;
