@@ -61,20 +61,21 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                   (unsigned long long)c.answered_by_ack);
     std::string out = buf;
     std::snprintf(buf, sizeof buf,
-                  " PDS: packets sent %llu, received %llu (headers predicted %llu, in runs %llu), "
-                  "dropped %llu; "
+                  " PDS: packets sent %llu (in runs %llu), received %llu (headers predicted %llu, "
+                  "in runs %llu), dropped %llu; "
                   "retransmits %llu (sack "
                   "%llu, timeout %llu, nack %llu); timeouts %llu; nacks sent %llu, received %llu; "
                   "duplicates %llu; RTT min %.1f us, mean %.1f us (%llu samples); writes placed "
                   "directly %llu, write packets refused %llu\n",
-                  (unsigned long long)c.packets_sent, (unsigned long long)c.packets_received,
-                  (unsigned long long)c.headers_predicted, (unsigned long long)c.packets_in_runs,
-                  (unsigned long long)c.packets_dropped, (unsigned long long)c.retransmits,
-                  (unsigned long long)c.retransmits_sack, (unsigned long long)c.retransmits_timeout,
-                  (unsigned long long)c.retransmits_nack, (unsigned long long)c.timeouts,
-                  (unsigned long long)c.nacks_sent, (unsigned long long)c.nacks_received,
-                  (unsigned long long)c.duplicates, c.rtt_min_ns / 1e3, c.rtt_mean_ns / 1e3,
-                  (unsigned long long)c.rtt_samples, (unsigned long long)c.writes_placed_directly,
+                  (unsigned long long)c.packets_sent, (unsigned long long)c.packets_sent_in_runs,
+                  (unsigned long long)c.packets_received, (unsigned long long)c.headers_predicted,
+                  (unsigned long long)c.packets_in_runs, (unsigned long long)c.packets_dropped,
+                  (unsigned long long)c.retransmits, (unsigned long long)c.retransmits_sack,
+                  (unsigned long long)c.retransmits_timeout, (unsigned long long)c.retransmits_nack,
+                  (unsigned long long)c.timeouts, (unsigned long long)c.nacks_sent,
+                  (unsigned long long)c.nacks_received, (unsigned long long)c.duplicates,
+                  c.rtt_min_ns / 1e3, c.rtt_mean_ns / 1e3, (unsigned long long)c.rtt_samples,
+                  (unsigned long long)c.writes_placed_directly,
                   (unsigned long long)c.write_packets_refused);
     out += buf;
     if (c.transmit_full + c.transmit_held_by_window + c.transmit_nothing_queued != 0) {

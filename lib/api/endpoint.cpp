@@ -574,6 +574,7 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.packets_received = e.frames_rx;
     c.headers_predicted = e.frames_predicted;
     c.packets_in_runs = e.frames_in_runs;
+    c.packets_sent_in_runs = e.frames_sent_in_runs;
     c.transmit_full = e.tx_calls_full;
     c.transmit_held_by_window = e.tx_calls_held_by_window;
     c.transmit_nothing_queued = e.tx_calls_nothing_queued;

@@ -213,6 +213,9 @@ struct engine_counters {
     // Of those, the ones taken as part of a run: consecutive packets of one message in one
     // receive burst, placed with one lookup of their PDC and message (receive_burst()).
     std::uint64_t frames_in_runs = 0;
+    // Data frames built as part of a transmit run: packets inside one message, built from the
+    // one before them with their PDC's and message's checks done once (transmit()).
+    std::uint64_t frames_sent_in_runs = 0;
     // How transmit() calls that built data frames, or found none to build, ended: with the
     // burst full; held by a PDC's window (packets in flight, or the congestion controller);
     // with nothing queued to send. Where a sender's idle polls come from.

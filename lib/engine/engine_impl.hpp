@@ -181,6 +181,16 @@ class engine_impl final : public pds::tx_listener {
     void count_tx(pds::pdc* p, std::size_t bytes, bool data);
     void count_tx_call(bool exhausted, std::size_t built);
 
+    // ---- transmit runs (engine_tx_run.cpp) ----
+    // The packets inside the message at the head of p's queue that may leave now, built into
+    // out (each in its room, or in staging slot staged + its index) from tx_template_ with the
+    // work they share done once: how many (0 when the next packet is not one of them, or out
+    // has fewer than two frames).
+    std::size_t send_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
+    // The head message of p's queue when its next packet is inside it and built from
+    // tx_template_ (what build_pdc_packet would pick), else none.
+    std::uint32_t run_message(const pds::pdc& p) const;
+
     // ---- receive (engine_rx.cpp) ----
     struct rx_context {
         std::uint32_t peer = none;

@@ -42,6 +42,15 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                                : nullptr;
     bool only_done = false;
     while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
+        if (only != nullptr && !only_done) {
+            const std::size_t room = std::min(out.size() - n, cfg_.tx_burst - built);
+            if (const std::size_t k = send_run(*only, out.subspan(n, room), built); k != 0) {
+                n += k;
+                built += k;
+                rr_cursor_ = 1;
+                continue;
+            }
+        }
         // Into the caller's room where any frame fits there: no copy of the frame after this.
         const bool in_room = out[n].room.size() >= staging_frame_size_;
         const std::span<std::uint8_t> buf =

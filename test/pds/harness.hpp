@@ -88,6 +88,12 @@ class harness {
     std::size_t burst = 0;
     // If set, every frame either engine sends is folded into it (FNV-1a), in order.
     std::uint64_t* trace = nullptr;
+    // 0: each step hands transmit() 64 rooms until a call fills fewer; n: n rooms (1 to 64) per
+    // call until a call fills none, everything the engines have to send at that time.
+    std::size_t tx_room = 0;
+    // Each frame handed to transmit() with a room of its own (as a port's mbufs), so that the
+    // engine builds frames there rather than in its staging buffer.
+    bool rooms = false;
 
   private:
     void deliver_bursts(pipe::link& in, engine& to) {
@@ -103,15 +109,20 @@ class harness {
     }
 
     void pump(engine& e, pipe::link& out) {
+        const std::size_t room = tx_room == 0 ? frames_.size() : std::min(tx_room, frames_.size());
+        if (rooms && room_buf_.empty()) room_buf_.assign(frames_.size() * room_bytes, 0);
+        for (std::size_t i = 0; i < frames_.size(); ++i)
+            frames_[i].room = rooms ? std::span(room_buf_).subspan(i * room_bytes, room_bytes)
+                                    : std::span<std::uint8_t>{};
         for (;;) {
-            const std::size_t n = e.transmit(now_, frames_);
+            const std::size_t n = e.transmit(now_, std::span(frames_).first(room));
             for (std::size_t i = 0; i < n; ++i) {
                 out.send(frames_[i].data, now_);
                 if (trace)
                     for (const std::uint8_t b : frames_[i].data)
                         *trace = (*trace ^ b) * 0x100000001b3ull;
             }
-            if (n < frames_.size()) break;
+            if (tx_room == 0 ? n < frames_.size() : n == 0) break;
         }
     }
 
@@ -121,6 +132,8 @@ class harness {
     std::uint64_t now_ = 0;
     std::uint64_t steps_ = 0;
     std::array<tx_frame, 64> frames_{};
+    static constexpr std::size_t room_bytes = 16384;
+    std::vector<std::uint8_t> room_buf_;
     std::vector<std::vector<std::uint8_t>> held_;
 };
 

@@ -94,6 +94,8 @@ struct workload {
     bool writes = false;
     std::size_t burst = 0;           // harness::burst: arrivals by receive_burst
     std::uint64_t* trace = nullptr;  // harness::trace
+    std::size_t tx_room = 0;         // harness::tx_room
+    bool rooms = false;              // harness::rooms
 };
 
 // The target region of a workload's WRITEs.
@@ -139,6 +141,8 @@ inline outcome run(const workload& w) {
     harness h(a, b, net);
     h.burst = w.burst;
     h.trace = w.trace;
+    h.tx_room = w.tx_room;
+    h.rooms = w.rooms;
     const peer_id to_b = a.add_peer(w.b_cfg.mac, w.b_cfg.ip);
     const std::size_t n = w.sizes.size();
     outcome out;

@@ -1,0 +1,86 @@
+// Transmit runs: the packets inside a message (neither its first nor its last) that may leave in
+// one transmit() call are built as a run. Each is what send_new_from() and build_pdc_packet()
+// would make of it, byte for byte and in the same state, but the work they share is done once:
+// the PDC's state and queue, the message and its template, the RTO deadline, the window's limit
+// and the counters. Per packet there remain the window check, its slot in the window, its
+// entropy, its headers from tx_template_, its payload and its timer. The first packet of a
+// message, its last, retransmissions and anything unusual go packet by packet.
+#include <algorithm>
+
+#include "engine_impl.hpp"
+
+namespace uet {
+
+std::uint32_t engine_impl::run_message(const pds::pdc& p) const {
+    if (p.state != pds::pdc_state::established || p.credit_cc || p.tx.has_retransmit()) return none;
+    const ses::message_queue& q = peers_[p.peer].queue[p.slot];
+    if (q.empty()) return none;
+    // The template is set by a message's first packet inside it (build_pdc_packet) and dropped
+    // when the message or PDC is freed: it names this message only if its packets take it.
+    const tx_headers_template& t = tx_template_;
+    const std::uint32_t mtu = messages_.mtu();
+    if (t.pdc != p.index || t.message != q.head || t.length != mtu) return none;
+    const ses::tx_message& m = messages_[q.head];
+    // Inside: not the first packet, and a full packet follows this one's (not the last).
+    if (m.next_offset == 0 || m.length - m.next_offset <= mtu) return none;
+    return q.head;
+}
+
+std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged) {
+    if (out.size() < 2) return 0;  // a run of one is the packet-by-packet path
+    const std::uint32_t mi = run_message(p);
+    if (mi == none) return 0;
+    ses::tx_message& m = messages_[mi];
+    const std::uint32_t mtu = messages_.mtu();
+    const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
+    // No ACK is handled within the run, so the RTO (back-off included) stays what it is.
+    const std::uint64_t deadline = now_ + p.current_rto(params_);
+    std::size_t n = 0, sent = 0, bytes = 0;
+    while (n < out.size() && m.length - m.next_offset > mtu) {
+        if (!p.can_send_new(mtu, params_)) break;  // send_new_from says why
+        tx_frame& f = out[n];
+        // As transmit() places a frame: in the caller's room where any fits, else staged.
+        const bool in_room = f.room.size() >= staging_frame_size_;
+        const std::span<std::uint8_t> buf =
+            in_room ? f.room.first(staging_frame_size_)
+                    : std::span<std::uint8_t>(&staging_[(staged + n) * staging_frame_size_],
+                                              staging_frame_size_);
+        by_reference_ = in_room && cfg_.reference_payload != nullptr;
+        const std::uint32_t offset = m.next_offset;
+        m.next_offset += mtu;
+        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+        e.message = mi;
+        e.offset = offset;
+        e.length = mtu;
+        e.entropy = p.lb->next_entropy(now_);
+        // As send_new_from asks: the queue still holds this message, so only a full window
+        // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
+        const bool ar = p.tx.outstanding() >= limit || p.cc_full_after(mtu, mtu);
+        wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
+        h.next_hdr = wire::pds_next_hdr::request_std;
+        referenced_ = {};
+        referenced_region_ = no_payload_region;
+        const std::size_t len =
+            build_next_request_frame(p.peer, e.entropy, h, offset, {m.data + offset, mtu}, buf);
+        p.on_sent_new(e, now_, deadline, timers_);
+        ++sent;
+        bytes += len;
+        if (len == 0) continue;  // counted, not handed out, as transmit() does
+        f.payload = referenced_;
+        f.payload_region = referenced_region_;
+        f.data = buf.first(len);
+        ++n;
+    }
+    if (sent == 0) return 0;
+    auto& queued = peers_[p.peer].queued_bytes[p.slot];
+    queued -= std::min<std::uint64_t>(queued, std::uint64_t{sent} * mtu);
+    p.counters.tx_packets += sent;
+    p.counters.tx_data_packets += sent;
+    p.counters.tx_bytes += bytes;
+    counters_.frames_tx += sent;
+    counters_.bytes_tx += bytes;
+    counters_.frames_sent_in_runs += n;
+    return n;
+}
+
+}  // namespace uet
