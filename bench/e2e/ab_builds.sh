@@ -2,7 +2,8 @@
 # ab_builds: the same uet-perf test over memif with two builds of uet, or with two sets of
 # options, interleaved round by round (A, B, A, B...) so that both share the machine's
 # conditions; this host's speed moves by 2-3x over minutes, so only runs taken side by side
-# compare. Prints each run and, last, the median of each and their ratio B/A.
+# compare. Prints each run (with the core-to-core probe after it, lib.sh), the median of each
+# and their ratio B/A, and the same over the rounds made wholly in the host's fast mode.
 #   OLD=/path/to/build-a NEW=build bench/e2e/ab_builds.sh send_bw -s 8
 #   A_OPTS="--distinct-buffers" bench/e2e/ab_builds.sh write_bw -s 65536   (one build: OLD=NEW)
 #   (ROUNDS=4, SECONDS_PER_RUN=3; KEY=MsgRate by default for send/atomic tests, else BW_average)
@@ -27,17 +28,37 @@ for b in "${builds[@]}"; do
     [[ -x $b/apps/uet-perf/uet-perf ]] || { echo "no uet-perf in $b"; exit 1; }
 done
 for ((r = 1; r <= ROUNDS; r++)); do
+    probes=("$(core_ns)")
     for i in 0 1; do
         n="${names[$i]}-$r"
         # shellcheck disable=SC2086
         UET_PERF=${builds[$i]}/apps/uet-perf/uet-perf \
             uet_memif "$n" "$@" ${opts[$i]} -D "$SECONDS_PER_RUN" --report_gbits >/dev/null
-        printf '%s %d %s %s\n' "${names[$i]}" "$r" "$KEY" "$(json_result "$n" "$KEY")" |
-            tee -a "$WORK/runs.txt"
+        probes+=("$(core_ns)")
+        printf '%s %d %s %s (cores %s ns)\n' "${names[$i]}" "$r" "$KEY" "$(json_result "$n" "$KEY")" \
+            "${probes[-1]}" | tee -a "$WORK/runs.txt"
     done
+    echo "$r $(mode_of "${probes[@]}")" >>"$WORK/modes.txt"
 done
-a=$(grep "^A " "$WORK/runs.txt" | awk '{ print $4 }' | median)
-b=$(grep "^B " "$WORK/runs.txt" | awk '{ print $4 }' | median)
+# medians NAME [ROUNDS...]: the median of NAME's runs in those rounds (all without any).
+medians() {
+    local name=$1
+    shift
+    grep "^$name " "$WORK/runs.txt" |
+        awk -v keep=" $* " '$2 + 0 > 0 && (keep == "  " || index(keep, " " $2 " ")) { print $4 }' | median
+}
+a=$(medians A)
+b=$(medians B)
 echo "median A ($OLD $A_OPTS) $KEY $a"
 echo "median B ($NEW $B_OPTS) $KEY $b"
 echo "B/A $(ratio "$b" "$a")"
+# Only rounds whose probes (before A, after A, after B) all found the cores in one complex compare
+# without the host's mode in between.
+fast=$(awk '$2 == "fast" { print $1 }' "$WORK/modes.txt" | tr '\n' ' ')
+if [[ -n $fast ]]; then
+    a=$(medians A $fast)
+    b=$(medians B $fast)
+    echo "fast-mode rounds ($fast): median A $a, median B $b, B/A $(ratio "$b" "$a")"
+else
+    echo "no round ran wholly in the host's fast mode"
+fi

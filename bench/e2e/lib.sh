@@ -128,6 +128,47 @@ json_result() { jq -r "[.results] | flatten | last | .$2" "$WORK/$1.json"; }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "nan"; else printf "%.3f\n", a / b }'; }
 
+# The host's mode: the round trip of a cache line between the two CPUs (bench/probe), in ns; "?"
+# when the probe is not built. This VM's host keeps both vCPUs on one core complex (~55 ns) or
+# puts them on two (~330 ns) and switches every few seconds; memif, whose every frame crosses
+# between the cores, runs ~4x slower (raw testpmd up to 10x) in the second mode.
+CORE_PROBE=${CORE_PROBE:-$BUILD/bench/uet-core-to-core}
+CORE_FAST_NS=${CORE_FAST_NS:-150}
+core_ns() {
+    if [[ -x $CORE_PROBE ]]; then "$CORE_PROBE" 0 1 | awk '{ print $2 }'; else echo "?"; fi
+}
+
+# mode_of NS...: fast when every probe was under CORE_FAST_NS, slow when every one was above,
+# mixed otherwise (the host switched during the pair), unknown without the probe.
+mode_of() {
+    local fast=0 slow=0 n
+    for n in "$@"; do
+        [[ $n == "?" ]] && { echo unknown; return; }
+        if ((n < CORE_FAST_NS)); then fast=$((fast + 1)); else slow=$((slow + 1)); fi
+    done
+    if ((slow == 0)); then echo fast; elif ((fast == 0)); then echo slow; else echo mixed; fi
+}
+
+# summarize_rounds: from $WORK/rounds.txt, lines "round N (cores A/B/C ns, MODE): ...; ratio R"
+# (probes before the raw run, between the two, after uet's), the ratios of each mode and, last,
+# `ratio R`: the median of the fast-mode rounds, both runs made with the two cores in one complex
+# (the mode the bars are judged in), or of every round when none was (said so).
+summarize_rounds() {
+    local f=$WORK/rounds.txt mode
+    echo "ratios: $(awk '{ print $NF }' "$f" | tr '\n' ' ')"
+    for mode in fast slow mixed unknown; do
+        grep -q ", $mode):" "$f" || continue
+        echo "$mode-mode rounds: $(grep ", $mode):" "$f" | awk '{ print $NF }' | tr '\n' ' ')(median" \
+            "$(grep ", $mode):" "$f" | awk '{ print $NF }' | median | xargs printf '%.3f'))"
+    done
+    if grep -q ", fast):" "$f"; then
+        echo "ratio $(grep ", fast):" "$f" | awk '{ print $NF }' | median | xargs printf '%.3f')"
+    else
+        echo "no round ran wholly in the fast mode: the median of every round follows"
+        echo "ratio $(awk '{ print $NF }' "$f" | median | xargs printf '%.3f')"
+    fi
+}
+
 # median: the median of the numbers on stdin, one per line (mean of the middle two if even).
 median() {
     sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else printf "%.4f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'

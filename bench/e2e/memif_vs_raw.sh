@@ -7,7 +7,8 @@
 # comparison, uet with zero-copy transmit (--zero-copy: every payload of 1 KiB or more chained
 # from the registered buffer) and with zero-copy and UDP checksums (off by default on memif,
 # whose frames stay in this host's memory; testpmd's txonly sends none either). Prints them in
-# Gb/s and, last, `ratio <uet/raw>`: the median of the rounds' ratios.
+# Gb/s and, last, `ratio <uet/raw>`: the median of the ratios of the rounds made in the host's
+# fast mode (lib.sh: the core-to-core probe before, between and after each pair).
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1344, SIZE=65536, ROUNDS=3)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1344 is its default on a 1500-byte port.
@@ -39,18 +40,21 @@ csum_gbps=$(json_result csum BW_average)
 
 # The pairs: raw, then uet-perf as it runs by default (no UDP checksum).
 for ((r = 1; r <= ROUNDS; r++)); do
+    c1=$(core_ns)
     pps=$(raw_memif_pps "$FRAME")
     raw_gbps=$(awk -v p="$pps" -v f="$FRAME" 'BEGIN { printf "%.2f", p * f * 8 / 1e9 }')
+    c2=$(core_ns)
     uet_memif "bw-$r" write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN" --mode rud \
         --report_gbits --stats
     uet_gbps=$(json_result "bw-$r" BW_average)
-    printf 'round %d: raw testpmd memif %d-byte frames %.2f Mpps = %.2f Gb/s; uet-perf write_bw -s %s -m %s rud memif: %.2f Gb/s; ratio %s\n' \
-        "$r" "$FRAME" "$(awk -v p="$pps" 'BEGIN { print p / 1e6 }')" "$raw_gbps" "$SIZE" "$MTU" \
+    c3=$(core_ns)
+    printf 'round %d (cores %s/%s/%s ns, %s): raw testpmd memif %d-byte frames %.2f Mpps = %.2f Gb/s; uet-perf write_bw -s %s -m %s rud memif: %.2f Gb/s; ratio %s\n' \
+        "$r" "$c1" "$c2" "$c3" "$(mode_of "$c1" "$c2" "$c3")" "$FRAME" \
+        "$(awk -v p="$pps" 'BEGIN { print p / 1e6 }')" "$raw_gbps" "$SIZE" "$MTU" \
         "$uet_gbps" "$(ratio "$uet_gbps" "$raw_gbps")" | tee -a "$WORK/rounds.txt"
 done
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX: %.2f Gb/s\n' "$SIZE" "$MTU" "$zc_gbps"
 printf 'uet-perf write_bw -s %s -m %s rud memif, zero-copy TX, UDP checksums: %.2f Gb/s\n' "$SIZE" "$MTU" "$csum_gbps"
 uet_median=$(grep -o 'rud memif: [0-9.]*' "$WORK/rounds.txt" | awk '{ print $NF }' | median)
 echo "zero-copy/default (the median of the rounds) $(ratio "$zc_gbps" "$uet_median")"
-echo "ratios: $(awk '{ print $NF }' "$WORK/rounds.txt" | tr '\n' ' ')"
-echo "ratio $(awk '{ print $NF }' "$WORK/rounds.txt" | median | xargs printf '%.3f')"
+summarize_rounds

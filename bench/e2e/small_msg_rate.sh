@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # small_msg_rate: uet-perf send_bw -s 8 message rate over memif vs raw dpdk-testpmd 64-byte
 # packet rate (txonly -> rxonly) on the same two cores, in one run: ROUNDS pairs, each raw then
-# uet back to back (see lib.sh). Last line `ratio <uet/raw>`, the median of the rounds' ratios
-# (uet's default: OK answers in the PDS ACKs); it also prints, once, the rate with
-# --no-ack-answers.
+# uet back to back (see lib.sh), each labelled with the host's mode (the core-to-core probe
+# before, between and after: fast, slow or mixed). Last line `ratio <uet/raw>`, the median of the
+# fast-mode rounds' ratios (uet's default: OK answers in the PDS ACKs); it also prints, once, the
+# rate with --no-ack-answers.
 #   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
 
@@ -13,13 +14,15 @@ uet_memif msg_nack send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats --no-ac
 echo "uet-perf send_bw -s 8 rud memif, answers as messages: $(json_result msg_nack MsgRate) Mpps"
 
 for ((r = 1; r <= ROUNDS; r++)); do
+    c1=$(core_ns)
     pps=$(raw_memif_pps 64)
     raw_mpps=$(awk -v p="$pps" 'BEGIN { printf "%.3f", p / 1e6 }')
+    c2=$(core_ns)
     uet_memif "msg-$r" send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats
     uet_mpps=$(json_result "msg-$r" MsgRate)
-    echo "round $r: raw testpmd memif 64-byte frames $raw_mpps Mpps; uet-perf send_bw -s 8 rud" \
-        "memif, answers in ACKs, $uet_mpps Mpps; ratio $(ratio "$uet_mpps" "$raw_mpps")" |
-        tee -a "$WORK/rounds.txt"
+    c3=$(core_ns)
+    echo "round $r (cores $c1/$c2/$c3 ns, $(mode_of "$c1" "$c2" "$c3")): raw testpmd memif" \
+        "64-byte frames $raw_mpps Mpps; uet-perf send_bw -s 8 rud memif, answers in ACKs," \
+        "$uet_mpps Mpps; ratio $(ratio "$uet_mpps" "$raw_mpps")" | tee -a "$WORK/rounds.txt"
 done
-echo "ratios: $(awk '{ print $NF }' "$WORK/rounds.txt" | tr '\n' ' ')"
-echo "ratio $(awk '{ print $NF }' "$WORK/rounds.txt" | median | xargs printf '%.3f')"
+summarize_rounds
