@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
         while (line.load(std::memory_order_acquire) != i + 2) {
         }
     }
-    const auto ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start);
+    const auto ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start);
     echo.join();
     if (!echo_pinned) {
         std::fprintf(stderr, "uet-core-to-core: cannot pin to CPU %d\n", b);
