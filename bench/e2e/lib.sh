@@ -149,6 +149,15 @@ mode_of() {
     if ((slow == 0)); then echo fast; elif ((fast == 0)); then echo slow; else echo mixed; fi
 }
 
+# more_rounds R: whether to run round R: until ROUNDS rounds have run wholly in the fast mode (or
+# without the probe), and at most MAX_ROUNDS (3 x ROUNDS by default) in all. Reads rounds.txt.
+more_rounds() {
+    local r=$1 max=${MAX_ROUNDS:-$((ROUNDS * 3))} counted=0
+    ((r <= max)) || return 1
+    [[ -f $WORK/rounds.txt ]] && counted=$(grep -c -E ', (fast|unknown)\):' "$WORK/rounds.txt" || true)
+    ((counted < ROUNDS))
+}
+
 # summarize_rounds: from $WORK/rounds.txt, lines "round N (cores A/B/C ns, MODE): ...; ratio R"
 # (probes before the raw run, between the two, after uet's), the ratios of each mode and, last,
 # `ratio R`: the median of the fast-mode rounds, both runs made with the two cores in one complex

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # memif_vs_raw: in one run, on the same two cores, (a) the raw DPDK capacity of a memif link
 # (dpdk-testpmd txonly -> rxonly, frames as large as uet-perf's) and (b) uet-perf write_bw
-# -s 65536 RUD over memif, every payload copied into the target region: ROUNDS pairs, each raw
+# -s 65536 RUD over memif, every payload copied into the target region: pairs, each raw
 # then uet as it runs by default (on memif: a payload under 4 KiB copied into the sender's mbuf,
 # one segment per frame; larger ones chained) back to back (see lib.sh), and, once each for
 # comparison, uet with zero-copy transmit (--zero-copy: every payload of 1 KiB or more chained
 # from the registered buffer) and with zero-copy and UDP checksums (off by default on memif,
 # whose frames stay in this host's memory; testpmd's txonly sends none either). Prints them in
 # Gb/s and, last, `ratio <uet/raw>`: the median of the ratios of the rounds made in the host's
-# fast mode (lib.sh: the core-to-core probe before, between and after each pair).
+# fast mode (lib.sh: the core-to-core probe before, between and after each pair). Pairs run until
+# ROUNDS of them were made in the fast mode, MAX_ROUNDS (3 x ROUNDS) at most.
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1344, SIZE=65536, ROUNDS=3)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1344 is its default on a 1500-byte port.
@@ -39,7 +40,8 @@ uet_memif csum write_bw -s "$SIZE" -m "$MTU" "${JUMBO[@]}" -D "$SECONDS_PER_RUN"
 csum_gbps=$(json_result csum BW_average)
 
 # The pairs: raw, then uet-perf as it runs by default (no UDP checksum).
-for ((r = 1; r <= ROUNDS; r++)); do
+for ((r = 1; ; r++)); do
+    more_rounds "$r" || break
     c1=$(core_ns)
     pps=$(raw_memif_pps "$FRAME")
     raw_gbps=$(awk -v p="$pps" -v f="$FRAME" 'BEGIN { printf "%.2f", p * f * 8 / 1e9 }')

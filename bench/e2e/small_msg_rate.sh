@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # small_msg_rate: uet-perf send_bw -s 8 message rate over memif vs raw dpdk-testpmd 64-byte
-# packet rate (txonly -> rxonly) on the same two cores, in one run: ROUNDS pairs, each raw then
+# packet rate (txonly -> rxonly) on the same two cores, in one run: pairs, each raw then
 # uet back to back (see lib.sh), each labelled with the host's mode (the core-to-core probe
 # before, between and after: fast, slow or mixed). Last line `ratio <uet/raw>`, the median of the
-# fast-mode rounds' ratios (uet's default: OK answers in the PDS ACKs); it also prints, once, the
+# fast-mode rounds' ratios (uet's default: OK answers in the PDS ACKs); pairs run until ROUNDS of
+# them were made in the fast mode, MAX_ROUNDS (3 x ROUNDS) at most. It also prints, once, the
 # rate with --no-ack-answers.
 #   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
@@ -13,7 +14,8 @@ ROUNDS=${ROUNDS:-3}
 uet_memif msg_nack send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats --no-ack-answers
 echo "uet-perf send_bw -s 8 rud memif, answers as messages: $(json_result msg_nack MsgRate) Mpps"
 
-for ((r = 1; r <= ROUNDS; r++)); do
+for ((r = 1; ; r++)); do
+    more_rounds "$r" || break
     c1=$(core_ns)
     pps=$(raw_memif_pps 64)
     raw_mpps=$(awk -v p="$pps" 'BEGIN { printf "%.3f", p / 1e6 }')

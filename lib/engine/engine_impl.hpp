@@ -180,6 +180,9 @@ class engine_impl final : public pds::tx_listener {
                                       std::span<std::uint8_t> buf);
     void count_tx(pds::pdc* p, std::size_t bytes, bool data);
     void count_tx_call(bool exhausted, std::size_t built);
+    // Where the next data frame is built: f's room where any frame fits (zero-copy possible),
+    // else staging slot `staged`. Clears what the last frame left in referenced_.
+    std::span<std::uint8_t> data_frame_buffer(const tx_frame& f, std::size_t staged);
 
     // ---- transmit runs (engine_tx_run.cpp) ----
     // The packets inside the message at the head of p's queue that may leave now, built into

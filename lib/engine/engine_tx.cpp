@@ -51,16 +51,8 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                 continue;
             }
         }
-        // Into the caller's room where any frame fits there: no copy of the frame after this.
-        const bool in_room = out[n].room.size() >= staging_frame_size_;
-        const std::span<std::uint8_t> buf =
-            in_room ? out[n].room.first(staging_frame_size_)
-                    : std::span<std::uint8_t>(&staging_[built * staging_frame_size_],
-                                              staging_frame_size_);
+        const std::span<std::uint8_t> buf = data_frame_buffer(out[n], built);
         std::size_t len = 0;
-        by_reference_ = in_room && cfg_.reference_payload != nullptr;
-        referenced_ = {};
-        referenced_region_ = no_payload_region;
         bool got = false;
         if (only != nullptr && !only_done) {
             got = send_new_from(*only, now_, buf, len);
@@ -86,6 +78,17 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     tx_ready_ = !exhausted;
     count_tx_call(exhausted, built);
     return n;
+}
+
+std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::size_t staged) {
+    // Into the caller's room where any frame fits there: no copy of the frame after this.
+    const bool in_room = f.room.size() >= staging_frame_size_;
+    by_reference_ = in_room && cfg_.reference_payload != nullptr;
+    referenced_ = {};
+    referenced_region_ = no_payload_region;
+    return in_room ? f.room.first(staging_frame_size_)
+                   : std::span<std::uint8_t>(&staging_[staged * staging_frame_size_],
+                                             staging_frame_size_);
 }
 
 // Why this call's data frames ended (a call that found no data frame to build counts too, the

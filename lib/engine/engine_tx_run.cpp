@@ -39,13 +39,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     while (n < out.size() && m.length - m.next_offset > mtu) {
         if (!p.can_send_new(mtu, params_)) break;  // send_new_from says why
         tx_frame& f = out[n];
-        // As transmit() places a frame: in the caller's room where any fits, else staged.
-        const bool in_room = f.room.size() >= staging_frame_size_;
-        const std::span<std::uint8_t> buf =
-            in_room ? f.room.first(staging_frame_size_)
-                    : std::span<std::uint8_t>(&staging_[(staged + n) * staging_frame_size_],
-                                              staging_frame_size_);
-        by_reference_ = in_room && cfg_.reference_payload != nullptr;
+        const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
         pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
@@ -58,8 +52,6 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const bool ar = p.tx.outstanding() >= limit || p.cc_full_after(mtu, mtu);
         wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
         h.next_hdr = wire::pds_next_hdr::request_std;
-        referenced_ = {};
-        referenced_region_ = no_payload_region;
         const std::size_t len =
             build_next_request_frame(p.peer, e.entropy, h, offset, {m.data + offset, mtu}, buf);
         p.on_sent_new(e, now_, deadline, timers_);
