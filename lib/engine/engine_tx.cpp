@@ -42,7 +42,10 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                                : nullptr;
     bool only_done = false;
     while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
-        if (only != nullptr && !only_done) {
+        // A run needs the template of a message of this PDC: most calls with none (a stream of
+        // one-packet messages never sets it) skip the call.
+        if (only != nullptr && !only_done && tx_template_.message != none &&
+            tx_template_.pdc == only->index) {
             const std::size_t room = std::min(out.size() - n, cfg_.tx_burst - built);
             if (const std::size_t k = send_run(*only, out.subspan(n, room), built); k != 0) {
                 n += k;
