@@ -44,6 +44,21 @@ std::string polling_line(const fabric_stats& f) {
     return buf;
 }
 
+// The port's time per frame by stage (dpdk.time_stages): where each side's busy time goes.
+std::string stages_line(const fabric_stats& f) {
+    if (f.rx_driver_ns + f.rx_stack_ns + f.tx_stack_ns + f.tx_driver_ns == 0) return {};
+    const auto per = [](std::uint64_t ns, std::uint64_t frames) {
+        return frames ? double(ns) / double(frames) : 0.0;
+    };
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  " Stages (ns per frame): receive driver %.1f, stack %.1f; transmit stack %.1f, "
+                  "driver %.1f\n",
+                  per(f.rx_driver_ns, f.rx_frames), per(f.rx_stack_ns, f.rx_frames),
+                  per(f.tx_stack_ns, f.tx_frames), per(f.tx_driver_ns, f.tx_frames));
+    return buf;
+}
+
 std::string stats_text(const endpoint& ep, const fabric* fab) {
     const endpoint_counters c = ep.counters();
     char buf[1024];
@@ -111,6 +126,7 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
         else
             out += "zero-copy transmit from " + std::to_string(f.zero_copy_from) + " bytes\n";
         out += polling_line(f);
+        out += stages_line(f);
     }
     return out;
 }
@@ -289,6 +305,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.zero_copy = s.zero_copy;
     fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
+    fa.dpdk.time_stages = s.stats;  // the Stages line of --stats
     auto fab = fabric::open(fa);
     if (!fab) {
         const std::string why = fabric::last_error();

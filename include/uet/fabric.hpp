@@ -59,7 +59,10 @@ struct dpdk_attr {
     std::uint32_t port_mtu = 0;   // IP MTU to set on the port (576..9000); 0: 1500
     bool trust_link_mtu = false;  // af_packet: take the interface's MTU (jumbo frames)
     bool busy_poll = false;       // never back off while idle (benchmarks)
-    std::uint64_t rto_ns = 0;     // first retransmit timeout; 0: the provider's default (5 ms)
+    // Time the stages of the port's bursts (fabric_stats::*_stage_ns): a clock read around the
+    // driver's and the stack's part of each burst that moves frames.
+    bool time_stages = false;
+    std::uint64_t rto_ns = 0;  // first retransmit timeout; 0: the provider's default (5 ms)
     std::uint32_t max_retransmits = 0;  // 0: the provider's default (24)
     // Zero-copy transmit: a packet payload of at least this many bytes that lies in memory
     // registered with a domain of this fabric (domain::register_memory, any access flags) is
@@ -130,6 +133,11 @@ struct fabric_stats {
     // after it; idle: empty polls and back-off). busy_ns / frames is what a frame costs this core.
     std::uint64_t polls = 0, idle_polls = 0;
     std::uint64_t busy_ns = 0, idle_ns = 0;
+    // dpdk.time_stages: time spent in the port's bursts that moved frames, by stage. Receive:
+    // the driver (its copy out of the ring, for memif), then the stack (the engine's receive
+    // and the application's receive-side work in it). Transmit: the stack (the engine's frames
+    // built into mbufs), then the driver (for memif, its copy into the ring). Zero when off.
+    std::uint64_t rx_driver_ns = 0, rx_stack_ns = 0, tx_stack_ns = 0, tx_driver_ns = 0;
     bool udp_checksum = false;  // dpdk: this side fills in UDP checksums (dpdk.udp_checksum)
     // dpdk: the smallest payload sent without a copy (dpdk.zero_copy, dpdk.zero_copy_min); 0: off
     std::uint32_t zero_copy_from = 0;

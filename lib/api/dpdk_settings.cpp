@@ -131,6 +131,7 @@ bool parse_dpdk_settings(const fabric_attr& attr, dpdk_settings& out, std::strin
         return false;
     }
     s.trust_link_mtu = d.trust_link_mtu;
+    s.time_stages = d.time_stages;
     s.busy_poll = d.busy_poll;
     s.rto_ns = d.rto_ns == 0 ? dpdk_default_rto_ns : d.rto_ns;
     s.max_retransmits = d.max_retransmits == 0 ? dpdk_default_retransmits : d.max_retransmits;

@@ -27,6 +27,7 @@ struct dpdk_settings {
     std::vector<std::pair<std::uint32_t, wire::mac_address>> neighbors;
     std::uint32_t port_mtu = 1500;
     bool trust_link_mtu = false, busy_poll = false;
+    bool time_stages = false;  // dpdk_attr::time_stages
     std::uint64_t rto_ns = 0;
     std::uint32_t max_retransmits = 0;
     std::uint32_t zero_copy_min = 0;  // 0: off

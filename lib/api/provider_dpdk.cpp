@@ -267,6 +267,11 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.rx_dropped += p.rx_oversize + p.steered_away;
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame + p.tx_peer_left;
     s.tx_zero_copy = p.tx_zero_copy;
+    const double ns_per_tick = 1e9 / static_cast<double>(runtime::eal::start().tsc_hz());
+    s.rx_driver_ns = static_cast<std::uint64_t>(p.rx_driver_ticks * ns_per_tick);
+    s.rx_stack_ns = static_cast<std::uint64_t>(p.rx_stack_ticks * ns_per_tick);
+    s.tx_stack_ns = static_cast<std::uint64_t>(p.tx_stack_ticks * ns_per_tick);
+    s.tx_driver_ns = static_cast<std::uint64_t>(p.tx_driver_ticks * ns_per_tick);
     s.udp_checksum = udp_checksum();
     s.zero_copy_from = zero_copy_from();
     return s;
@@ -296,6 +301,7 @@ std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_c
         pc.device = s.device;
         pc.mtu = s.port_mtu;
         pc.trust_link_mtu = s.trust_link_mtu;
+        pc.time_stages = s.time_stages;
         port = dpdk::port::open(pc);
     } catch (const std::exception& e) {
         set_last_error("cannot open dpdk.device \"" + s.device + "\": " + e.what());

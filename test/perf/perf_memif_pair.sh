@@ -66,6 +66,17 @@ pair() {
 # memif copies every frame into its ring: by default payloads under 4 KiB are copied into the
 # mbuf there (one segment per frame), larger ones chained; --zero-copy chains from 1 KiB.
 pair write_bw write_bw -s 65536 -n 2000 --verify --stats
+# --stats times the port's stages: the sender's transmit and the receiver's receive moved data.
+for side in client server; do
+    line=$(grep "^ Stages (ns per frame): " "$WORK/write_bw.$side")
+    [[ $line =~ receive\ driver\ ([0-9.]+),\ stack\ ([0-9.]+)\;\ transmit\ stack\ ([0-9.]+),\ driver\ ([0-9.]+)$ ]] ||
+        { bad "write_bw: the $side's --stats has no stages line"; continue; }
+    first=1
+    [ "$side" = client ] && first=3  # the sender's transmit stages, the receiver's receive ones
+    awk -v a="${BASH_REMATCH[first]}" -v b="${BASH_REMATCH[first + 1]}" \
+        'BEGIN { exit !(a > 0 && b > 0) }' ||
+        bad "write_bw: the $side's data stages were not timed: $line"
+done
 pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 for side in client server; do
     grep -q "^ Port: .*; UDP checksum off; zero-copy transmit from 4096 bytes$" \

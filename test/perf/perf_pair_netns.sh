@@ -155,6 +155,13 @@ check_stats() {
         bad "pair $n: $name's --stats has no poll loop line"
     awk -v b="${BASH_REMATCH[1]:-0}" 'BEGIN { exit !(b > 0) }' ||
         bad "pair $n: $name's poll loop was never busy: $line"
+    # --stats times the port's stages: both directions moved frames, so all four are counted.
+    line=$(grep "^ Stages (ns per frame): " "$log")
+    [[ $line =~ receive\ driver\ ([0-9.]+),\ stack\ ([0-9.]+)\;\ transmit\ stack\ ([0-9.]+),\ driver\ ([0-9.]+)$ ]] ||
+        { bad "pair $n: $name's --stats has no stages line"; return; }
+    awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[2]}" -v c="${BASH_REMATCH[3]}" \
+        -v d="${BASH_REMATCH[4]}" 'BEGIN { exit !(a > 0 && b > 0 && c > 0 && d > 0) }' ||
+        bad "pair $n: $name's stages were not all timed: $line"
 }
 
 # check_json NAME FILE CMD: FILE (host NAME's) holds perftest's keys, agreeing with the row.

@@ -37,6 +37,9 @@ struct port_config {
     std::uint16_t steer_queue = 0;
     bool try_flow_rules = true;
     bool quiet = false;  // no log lines on open/close
+    // Count the TSC ticks of each stage of the bursts that move frames (port_counters::*_ticks):
+    // a clock read around the driver's and the stack's part of each busy burst, for --stats.
+    bool time_stages = false;
     // memif only: how long close() waits for the peer to answer that this port is leaving
     // (goodbye.hpp). Only a peer that does not poll its port (or is not uet) makes close() wait
     // this long. Generous: a peer that polls only after we gave up may crash on our close, and
@@ -59,7 +62,12 @@ struct port_counters {
     std::uint64_t rx_frames = 0, rx_bytes = 0, rx_multiseg = 0, rx_oversize = 0;
     std::uint64_t tx_frames = 0, tx_bytes = 0, tx_zero_copy = 0, tx_copied = 0;
     std::uint64_t tx_ring_full = 0, tx_alloc_failed = 0, tx_bad_frame = 0;
-    std::uint64_t tx_deferred = 0;        // frames the TX ring refused, kept for the next burst
+    std::uint64_t tx_deferred = 0;  // frames the TX ring refused, kept for the next burst
+    // port_config::time_stages: TSC ticks in the bursts that moved frames, by stage. Receive:
+    // the driver's rx_burst, then the stack (sorting, the handler, freeing the mbufs). Transmit:
+    // the stack (mbufs for the slots, the handler's frames, their preparation), then the
+    // driver's tx_burst.
+    std::uint64_t rx_driver_ticks = 0, rx_stack_ticks = 0, tx_stack_ticks = 0, tx_driver_ticks = 0;
     std::uint64_t tx_peer_left = 0;       // memif: frames dropped after the peer said it leaves
     std::uint64_t peer_left = 0;          // memif: times the peer said it leaves (goodbye.hpp)
     std::uint64_t steered_away = 0;       // software steering: frames left alone (dropped, counted)

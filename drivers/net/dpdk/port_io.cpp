@@ -11,6 +11,22 @@ namespace uet::dpdk {
 
 namespace {
 
+// port_config::time_stages: ticks from one lap to the next, into the stage's counter; reads no
+// clock when off.
+class stage_clock {
+  public:
+    explicit stage_clock(bool on) noexcept : last_(on ? rte_rdtsc() : 0) {}
+    void lap(std::uint64_t& stage) noexcept {
+        if (last_ == 0) return;
+        const std::uint64_t t = rte_rdtsc();
+        stage += t - last_;
+        last_ = t;
+    }
+
+  private:
+    std::uint64_t last_;
+};
+
 constexpr unsigned tx_retries = 4;  // re-offers of a burst to a full TX ring before dropping
 constexpr std::uint16_t prefetch_ahead = 4;
 constexpr auto goodbye_resend = std::chrono::milliseconds(50);  // leaving frames are not acked
@@ -62,8 +78,11 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         return 0;
     }
     std::array<rte_mbuf*, runtime::burst_size> pkts;
+    stage_clock clock(owner_.cfg_.time_stages);
     const std::uint16_t n = rte_eth_rx_burst(owner_.port_id_, queue_, pkts.data(),
                                              static_cast<std::uint16_t>(pkts.size()));
+    if (n == 0) return 0;
+    clock.lap(c_.rx_driver_ticks);
     // The headers of a frame another core (or the memif peer) just wrote miss the cache: ask
     // for them a few frames ahead of the one being handled.
     for (std::uint16_t i = 0; i < std::min<std::uint16_t>(n, prefetch_ahead); ++i)
@@ -110,7 +129,8 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         frames[kept++] = {frame, c};
     }
     flush(h, frames, kept, now);
-    if (n != 0) rte_pktmbuf_free_bulk(pkts.data(), n);
+    rte_pktmbuf_free_bulk(pkts.data(), n);
+    clock.lap(c_.rx_stack_ticks);
     return n;
 }
 
@@ -247,6 +267,7 @@ std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint6
     if (owner_.peer_left_.load(std::memory_order_relaxed) && !owner_.peer_back()) [[unlikely]]
         return discard_burst(h, now);
     std::uint16_t count = backlog_;
+    stage_clock clock(owner_.cfg_.time_stages);
     // With a backlog the handler fills only the slots behind it, so order is kept and the
     // backlog never exceeds one burst.
     if (count < slots_.size() && refill()) {
@@ -265,6 +286,7 @@ std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint6
         }
     }
     if (count == 0) return 0;
+    clock.lap(c_.tx_stack_ticks);
     std::uint16_t sent = 0;
     for (unsigned attempt = 0; sent < count && attempt <= tx_retries; ++attempt) {
         const std::uint16_t n = rte_eth_tx_burst(owner_.port_id_, queue_, out_.data() + sent,
@@ -272,6 +294,7 @@ std::size_t port::queue_io::transmit_burst(runtime::frame_handler& h, std::uint6
         if (n == 0) break;
         sent += n;
     }
+    clock.lap(c_.tx_driver_ticks);
     for (std::uint16_t i = 0; i < sent; ++i)
         c_.tx_bytes += out_[i]->pkt_len;
     c_.tx_frames += sent;
@@ -436,6 +459,10 @@ void port::queue_io::add_counters(port_counters& t) const noexcept {
     t.tx_alloc_failed += c_.tx_alloc_failed;
     t.tx_bad_frame += c_.tx_bad_frame;
     t.steered_away += c_.steered_away;
+    t.rx_driver_ticks += c_.rx_driver_ticks;
+    t.rx_stack_ticks += c_.rx_stack_ticks;
+    t.tx_stack_ticks += c_.tx_stack_ticks;
+    t.tx_driver_ticks += c_.tx_driver_ticks;
     for (std::size_t i = 0; i < t.steering.frames.size(); ++i) {
         t.steering.frames[i] += c_.steering.frames[i];
     }
