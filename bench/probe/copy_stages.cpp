@@ -9,9 +9,6 @@
 // receiver), so the ring's lines move between the cores as on a real link. Prints ns per frame
 // of each stage.
 //   uet-copy-stages [staged|direct] [SLOTS (1024)] [BURST (32)] [FRAMES (20000000)]
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -22,19 +19,14 @@
 #include <thread>
 #include <vector>
 
+#include "pin.hpp"
+
 namespace {
 
 constexpr std::size_t frame_bytes = 1442, header_bytes = 98;
 constexpr std::size_t payload_bytes = frame_bytes - header_bytes;
 constexpr std::size_t slot_bytes = 2048, mbuf_bytes = 2304, mbuf_headroom = 128;
 constexpr std::size_t app_buffer = 65536;  // a 64 KiB message, as write_bw -s 65536
-
-bool pin(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
 
 using clock_type = std::chrono::steady_clock;
 double ns_since(clock_type::time_point t) {
@@ -114,10 +106,10 @@ int main(int argc, char** argv) {
     ring r(slots);
     bool reader_pinned = false;
     std::thread reader([&] {
-        reader_pinned = pin(0);
+        reader_pinned = uet::probe::pin_to_cpu(0);
         read_frames(r);
     });
-    if (!pin(1)) {
+    if (!uet::probe::pin_to_cpu(1)) {
         std::fprintf(stderr, "uet-copy-stages: cannot pin to CPU 1\n");
         std::exit(1);
     }

@@ -5,9 +5,6 @@
 // runs ~4x slower then. The bench/e2e scripts run it around each pair so that ratios compare
 // runs made in the same mode.
 //   uet-core-to-core [CPU_A CPU_B [ROUND_TRIPS]]   (0 1 200000)
-#include <pthread.h>
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,14 +12,9 @@
 #include <cstdlib>
 #include <thread>
 
-namespace {
+#include "pin.hpp"
 
-bool pin(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-}
+namespace {
 
 // The line both threads write: the initiator stores odd values, the echo the next even one.
 alignas(64) std::atomic<std::uint64_t> line{0};
@@ -39,14 +31,14 @@ int main(int argc, char** argv) {
     }
     bool echo_pinned = false;
     std::thread echo([&] {
-        echo_pinned = pin(b);
+        echo_pinned = uet::probe::pin_to_cpu(b);
         for (std::uint64_t i = 1; i < 2 * trips; i += 2) {
             while (line.load(std::memory_order_acquire) != i) {
             }
             line.store(i + 1, std::memory_order_release);
         }
     });
-    if (!pin(a)) {
+    if (!uet::probe::pin_to_cpu(a)) {
         std::fprintf(stderr, "uet-core-to-core: cannot pin to CPU %d\n", a);
         std::exit(1);  // the echo thread waits forever otherwise
     }

@@ -59,8 +59,8 @@ struct dpdk_attr {
     std::uint32_t port_mtu = 0;   // IP MTU to set on the port (576..9000); 0: 1500
     bool trust_link_mtu = false;  // af_packet: take the interface's MTU (jumbo frames)
     bool busy_poll = false;       // never back off while idle (benchmarks)
-    // Time the stages of the port's bursts (fabric_stats::*_stage_ns): a clock read around the
-    // driver's and the stack's part of each burst that moves frames.
+    // Time the stages of the port's bursts (fabric_stats::rx_driver_ns and the others): a clock
+    // read around the driver's and the stack's part of each burst that moves frames.
     bool time_stages = false;
     std::uint64_t rto_ns = 0;  // first retransmit timeout; 0: the provider's default (5 ms)
     std::uint32_t max_retransmits = 0;  // 0: the provider's default (24)

@@ -54,7 +54,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         h.next_hdr = wire::pds_next_hdr::request_std;
         const std::size_t len =
             build_next_request_frame(p.peer, e.entropy, h, offset, {m.data + offset, mtu}, buf);
-        p.on_sent_new(e, now_, deadline, timers_);
+        p.on_sent_until(e, now_, deadline, timers_);
         ++sent;
         bytes += len;
         if (len == 0) continue;  // counted, not handed out, as transmit() does

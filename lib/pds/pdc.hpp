@@ -176,17 +176,19 @@ class pdc {
                             const pdc_params& params) noexcept;
     // Times e out at `deadline`; the PDC's rto_timer fires no later.
     void arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept;
-    // on_sent() for a new data packet (just pushed, never sent) of a transmit run, whose RTO
-    // deadline (now + current_rto()) the run worked out once: the same state, inline.
-    void on_sent_new(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
-                     timer_wheel& timers) noexcept {
-        e.resent = false;
+    // on_sent() with the RTO deadline given: a transmit run works out now + current_rto() once
+    // for all its packets (no ACK is handled within it). Inline: once per packet of a run.
+    void on_sent_until(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
+                       timer_wheel& timers) noexcept {
+        e.resent = e.tx_seq != 0;
         e.sent_ns = now;
         e.tx_seq = ++tx_seq;
         e.state = tx_state::in_flight;
-        e.counted = true;
-        inflight_bytes += e.length;
-        cc->on_send(e.length, now);
+        if (!e.counted) {
+            e.counted = true;
+            inflight_bytes += e.length;
+        }
+        if (e.kind == tx_kind::data) cc->on_send(e.length, now);
         arm(e, deadline, timers);
     }
     // When rto_timer fires: the ring slots of the packets due at `now`, in the order per-packet

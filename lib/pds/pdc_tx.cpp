@@ -98,16 +98,7 @@ std::uint64_t pdc::resend_guard(const pdc_params&) const noexcept {
 
 void pdc::on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                   const pdc_params& params) noexcept {
-    e.resent = e.tx_seq != 0;
-    e.sent_ns = now;
-    e.tx_seq = ++tx_seq;
-    e.state = tx_state::in_flight;
-    if (!e.counted) {
-        e.counted = true;
-        inflight_bytes += e.length;
-    }
-    if (e.kind == tx_kind::data) cc->on_send(e.length, now);
-    arm(e, now + current_rto(params), timers);
+    on_sent_until(e, now, now + current_rto(params), timers);
 }
 
 void pdc::arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept {
