@@ -112,14 +112,18 @@ uet_pair() {
     fi
 }
 
-# uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine.
+# uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine. MEMIF_PORT=uet (the
+# default) runs it on uet's own memif port (drivers/net/memif: frames built and read in the
+# ring, no copy by the port), MEMIF_PORT=dpdk on DPDK's net_memif PMD (a copy each way).
+MEMIF_PORT=${MEMIF_PORT:-uet}
 uet_memif() {
-    local name=$1 sock=$WORK/$1.sock
+    local name=$1 sock=$WORK/$1.sock dev=uet_memif0
     shift
+    [[ $MEMIF_PORT == dpdk ]] && dev=net_memif0
     rm -f "$sock"
     uet_pair "$name" "" "" \
-        --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 -- \
-        --dev "net_memif0,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
+        --dev "$dev,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 -- \
+        --dev "$dev,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
         -- "$@"
 }
 

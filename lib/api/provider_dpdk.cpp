@@ -18,6 +18,7 @@
 #include "eal.hpp"
 #include "engine_handler.hpp"
 #include "host_stack.hpp"
+#include "memif_port.hpp"
 #include "poll_loop.hpp"
 #include "port.hpp"
 #include "tx_memory.hpp"
@@ -27,6 +28,11 @@ namespace uet::detail {
 namespace {
 
 constexpr std::uint64_t host_rto_min_ns = 1'000'000;
+
+// memif's frames never leave this host's memory (uet's own port or DPDK's PMD).
+bool is_memif(const std::string& driver) {
+    return driver == "net_memif" || driver == "uet_memif";
+}
 
 template <class Array>
 std::uint64_t total(const Array& a) {
@@ -38,7 +44,7 @@ std::uint64_t total(const Array& a) {
 
 class dpdk_network final : public network {
   public:
-    dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<dpdk::port> p)
+    dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<runtime::net_port> p)
         : attr_(a), s_(std::move(s)), port_(std::move(p)) {
         tx_memory_.set_min_bytes(zero_copy_from());
     }
@@ -69,7 +75,7 @@ class dpdk_network final : public network {
 
     fabric_attr attr_;
     dpdk_settings s_;
-    std::unique_ptr<dpdk::port> port_;
+    std::unique_ptr<runtime::net_port> port_;
     endpoint_impl* ep_ = nullptr;
     std::unique_ptr<runtime::engine_handler> handler_;
     std::unique_ptr<runtime::host_stack> host_;
@@ -115,7 +121,7 @@ std::error_code dpdk_network::prepare(engine_config& c) {
 bool dpdk_network::udp_checksum() const noexcept {
     if (s_.udp_checksum != checksum_policy::automatic)
         return s_.udp_checksum == checksum_policy::on;
-    return port_->offloads().driver != "net_memif";
+    return !is_memif(port_->driver());
 }
 
 // The smallest payload that leaves registered memory without a copy; 0: none does.
@@ -260,11 +266,11 @@ fabric_stats dpdk_network::stats() const noexcept {
     fabric_stats s = closed_;
     add_host_counters(s);
     add_loop_counters(s);
-    const dpdk::port_counters p = port_->counters();
+    const runtime::port_counters p = port_->counters();
     s.rx_frames = p.rx_frames;
     s.tx_frames = p.tx_frames;
     s.frames = p.tx_frames;
-    s.rx_dropped += p.rx_oversize + p.steered_away;
+    s.rx_dropped += p.rx_oversize + p.steered_away + p.rx_bad_descriptor;
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame + p.tx_peer_left;
     s.tx_zero_copy = p.tx_zero_copy;
     const double ns_per_tick = 1e9 / static_cast<double>(runtime::eal::start().tsc_hz());
@@ -275,6 +281,25 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.udp_checksum = udp_checksum();
     s.zero_copy_from = zero_copy_from();
     return s;
+}
+
+// uet's own memif port for "uet_memif..." devices, else a DPDK ethdev port. Throws with the
+// reason.
+std::unique_ptr<runtime::net_port> open_port(const dpdk_settings& s) {
+    if (memif::is_uet_memif(s.device)) {
+        std::string why;
+        auto mc = memif::parse_device(s.device, why);
+        if (!mc) throw std::runtime_error(why);
+        mc->mtu = std::min<std::uint32_t>(s.port_mtu, 9000);
+        mc->time_stages = s.time_stages;
+        return memif::port::open(*mc);
+    }
+    dpdk::port_config pc;
+    pc.device = s.device;
+    pc.mtu = s.port_mtu;
+    pc.trust_link_mtu = s.trust_link_mtu;
+    pc.time_stages = s.time_stages;
+    return dpdk::port::open(pc);
 }
 
 }  // namespace
@@ -295,18 +320,18 @@ std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_c
         set_last_error(std::string("cannot start the DPDK EAL: ") + e.what());
         return nullptr;
     }
-    std::unique_ptr<dpdk::port> port;
+    std::unique_ptr<runtime::net_port> port;
     try {
-        dpdk::port_config pc;
-        pc.device = s.device;
-        pc.mtu = s.port_mtu;
-        pc.trust_link_mtu = s.trust_link_mtu;
-        pc.time_stages = s.time_stages;
-        port = dpdk::port::open(pc);
+        port = open_port(s);
     } catch (const std::exception& e) {
         set_last_error("cannot open dpdk.device \"" + s.device + "\": " + e.what());
         return nullptr;
     }
+    if (port->driver() == "uet_memif" && s.zero_copy == zero_copy_policy::on)
+        std::fprintf(stderr,
+                     "uet: port %s builds every frame in memif's shared ring: zero-copy transmit "
+                     "has nothing to chain (each payload is copied once, into the ring)\n",
+                     port->driver().c_str());
     const std::size_t max_frame = port->caps().max_frame;
     if (attr.mtu + frame_overhead > max_frame) {
         set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) + " plus " +

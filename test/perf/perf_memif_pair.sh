@@ -18,7 +18,7 @@ bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
 start_server() {
     local name=$1; shift
     local sock=$WORK/$name.sock
-    timeout 120 "$PERF" "$@" --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+    timeout 120 "$PERF" "$@" --dev "$DEV,role=server,socket=$sock,socket-abstract=no" \
         --ip 10.9.0.1/24 > "$WORK/$name.server" 2>&1 &
     SPID=$!
     for _ in $(seq 600); do [ -S "$sock" ] && return 0; sleep 0.1; done
@@ -30,16 +30,22 @@ run_client() {
     local name=$1; shift
     local sock=$WORK/$name.sock
     timeout 120 "$PERF" "$@" \
-        --dev "net_memif0,role=client,socket=$sock,socket-abstract=no${CLIENT_DEVARGS:-}" \
+        --dev "$DEV,role=client,socket=$sock,socket-abstract=no${CLIENT_DEVARGS:-}" \
         --ip 10.9.0.2/24 10.9.0.1 > "$WORK/$name.client" 2>&1
     CRC=$?
     wait "$SPID"; SRC=$?; SPID=
 }
+DEV=net_memif0  # DPDK's memif PMD; uet's own memif port further down
 rows() { grep -E '^ [0-9]+ +[0-9]+ ' "$1"; }
 # The side that closed first told the other before its driver unmapped the rings (goodbye.hpp):
 # without that, the side still polling crashed now and then inside rte_eth_rx_burst.
 said_goodbye() {
     local name=$1
+    if [ "$DEV" = uet_memif0 ]; then  # the control channel's DISCONNECT, no frames
+        grep -q "closed (told the peer)" "$WORK/$name.client" "$WORK/$name.server" ||
+            bad "$name: neither side's port told the other it closed"
+        return
+    fi
     grep -qE "closed \(the memif peer (heard our goodbye|was leaving too)\)" \
         "$WORK/$name.client" "$WORK/$name.server" ||
         bad "$name: neither side's port closed with the goodbye handshake"
@@ -112,6 +118,22 @@ pair send_lat send_lat -s 8 -n 1000 --verify
 pair read_bw read_bw -a -n 16 -t 16 --verify -b
 pair send_bw send_bw -s 4000 -D 0.3 --verify
 pair atomic_lat atomic_lat -n 500 --verify
+
+# uet's own memif port (drivers/net/memif): frames built and read in the shared ring.
+DEV=uet_memif0
+pair uet_write_bw write_bw -s 65536 -n 2000 --verify --stats
+grep -q "^ Port: .*tx dropped 0.*; UDP checksum off; zero-copy transmit off$" \
+    "$WORK/uet_write_bw.client" || bad "uet_write_bw: the client's port line"
+grep -q "^ Stages (ns per frame): receive driver [0-9.]*[1-9][0-9.]*, stack [0-9.]*[1-9]" \
+    "$WORK/uet_write_bw.server" || bad "uet_write_bw: the receiver's stages were not timed"
+pair uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy
+grep -q "zero-copy transmit has nothing to chain" "$WORK/uet_write_bw_csum.client" ||
+    bad "uet_write_bw_csum: --zero-copy on uet_memif was not explained"
+pair uet_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --stats
+pair uet_read_bw read_bw -a -n 16 -t 16 --verify -b
+pair uet_send_lat send_lat -s 8 -n 1000 --verify
+pair uet_atomic_lat atomic_lat -n 500 --verify
+DEV=net_memif0
 
 # Settings that differ: refused, both sides say why, both exit 1.
 start_server mismatch send_bw -s 4096 -n 10 && {

@@ -14,6 +14,7 @@
 
 #include "eth.hpp"
 #include "frame_handler.hpp"
+#include "net_port.hpp"
 #include "steering.hpp"
 
 struct rte_mempool;
@@ -58,46 +59,33 @@ struct offload_info {
     std::string describe() const;  // one line, for logs and reports
 };
 
-struct port_counters {
-    std::uint64_t rx_frames = 0, rx_bytes = 0, rx_multiseg = 0, rx_oversize = 0;
-    std::uint64_t tx_frames = 0, tx_bytes = 0, tx_zero_copy = 0, tx_copied = 0;
-    std::uint64_t tx_ring_full = 0, tx_alloc_failed = 0, tx_bad_frame = 0;
-    std::uint64_t tx_deferred = 0;  // frames the TX ring refused, kept for the next burst
-    // port_config::time_stages: TSC ticks in the bursts that moved frames, by stage. Receive:
-    // the driver's rx_burst, then the stack (sorting, the handler, freeing the mbufs). Transmit:
-    // the stack (mbufs for the slots, the handler's frames, their preparation), then the
-    // driver's tx_burst.
-    std::uint64_t rx_driver_ticks = 0, rx_stack_ticks = 0, tx_stack_ticks = 0, tx_driver_ticks = 0;
-    std::uint64_t tx_peer_left = 0;       // memif: frames dropped after the peer said it leaves
-    std::uint64_t peer_left = 0;          // memif: times the peer said it leaves (goodbye.hpp)
-    std::uint64_t steered_away = 0;       // software steering: frames left alone (dropped, counted)
-    runtime::steering_counters steering;  // software steering: every frame by class
-};
+using port_counters = runtime::port_counters;
 
-class port {
+class port final : public runtime::net_port {
   public:
     // Opens and starts the port (starting the EAL with defaults if it is not up). Throws
     // std::runtime_error with the reason on failure, having undone what it did.
     static std::unique_ptr<port> open(const port_config& cfg);
-    ~port();
+    ~port() override;
     port(const port&) = delete;
     port& operator=(const port&) = delete;
 
     // Stops the port, drains its queues, closes it, frees its pools and detaches the device.
     // Idempotent; the destructor calls it.
-    void close() noexcept;
+    void close() noexcept override;
 
-    runtime::packet_io& queue(std::uint16_t q = 0);
+    runtime::packet_io& queue(std::uint16_t q = 0) override;
     std::uint16_t port_id() const noexcept { return port_id_; }
     const std::string& name() const noexcept { return name_; }
-    wire::mac_address mac() const noexcept { return mac_; }
-    std::uint32_t mtu() const noexcept { return mtu_; }
+    wire::mac_address mac() const noexcept override { return mac_; }
+    std::uint32_t mtu() const noexcept override { return mtu_; }
     bool set_mtu(std::uint32_t mtu);
     const offload_info& offloads() const noexcept { return offloads_; }
-    runtime::io_caps caps() const noexcept { return caps_; }
+    const std::string& driver() const noexcept override { return offloads_.driver; }
+    runtime::io_caps caps() const noexcept override { return caps_; }
     // A virtual device (--vdev: memif, af_packet, af_xdp, tap, pcap...), not a device probed on
     // a bus: its driver copies every frame it sends into a ring or socket of its own.
-    bool is_virtual() const noexcept { return is_vdev_; }
+    bool is_virtual() const noexcept override { return is_vdev_; }
     steering_mode steering() const noexcept { return steering_; }
     bool flow_rules_accepted() const noexcept { return !flows_.empty(); }
     const std::string& flow_refusal() const noexcept { return flow_refusal_; }
@@ -113,14 +101,14 @@ class port {
     // Memory a tx_frame::ext may point into. Returns the region handle for ext_payload::region.
     // The memory must stay valid until unregister_memory; in_flight() says how many transmitted
     // frames still reference it (the NIC has not released them yet).
-    std::uint32_t register_memory(const void* addr, std::size_t length);
-    bool unregister_memory(std::uint32_t region);
-    std::uint32_t in_flight(std::uint32_t region) const;
+    std::uint32_t register_memory(const void* addr, std::size_t length) override;
+    bool unregister_memory(std::uint32_t region) override;
+    std::uint32_t in_flight(std::uint32_t region) const override;
     // Asks the PMD to free the mbufs it has transmitted (NICs free them lazily), so that
     // in_flight() falls to what is really still queued.
-    void reclaim_tx() noexcept;
+    void reclaim_tx() noexcept override;
 
-    port_counters counters() const;
+    port_counters counters() const override;
 
   private:
     // memif: how close() left the peer, for its log line (goodbye.hpp). not_tried: not memif,

@@ -6,26 +6,13 @@
 #include <cstring>
 
 #include "dpdk_include.hpp"
+#include "stage_clock.hpp"
 
 namespace uet::dpdk {
 
 namespace {
 
-// port_config::time_stages: ticks from one lap to the next, into the stage's counter; reads no
-// clock when off.
-class stage_clock {
-  public:
-    explicit stage_clock(bool on) noexcept : last_(on ? rte_rdtsc() : 0) {}
-    void lap(std::uint64_t& stage) noexcept {
-        if (last_ == 0) return;
-        const std::uint64_t t = rte_rdtsc();
-        stage += t - last_;
-        last_ = t;
-    }
-
-  private:
-    std::uint64_t last_;
-};
+using runtime::stage_clock;
 
 constexpr unsigned tx_retries = 4;  // re-offers of a burst to a full TX ring before dropping
 constexpr std::uint16_t prefetch_ahead = 4;

@@ -1,0 +1,38 @@
+// The burst paths of a uet_memif port (private to the driver).
+#pragma once
+
+#include <array>
+
+#include "memif_port.hpp"
+
+namespace uet::memif {
+
+class port::io final : public runtime::packet_io {
+  public:
+    explicit io(port& owner) noexcept : owner_(owner) {}
+    runtime::io_caps caps() const override { return owner_.caps(); }
+    // Frames are read where the peer wrote them; the slots go back to it after the handler.
+    std::size_t receive_burst(runtime::frame_handler& h, std::uint64_t now) override;
+    // The handler builds its frames in the ring's buffers; they leave when head/tail moves.
+    std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
+
+  private:
+    // A ring buffer the handler may fill: where it is and how much it holds.
+    struct slot_buffer {
+        std::uint16_t region = 0;
+        std::uint32_t offset = 0, capacity = 0;
+        std::uint32_t posted = 0;  // the length the descriptor had (a server gives it back)
+    };
+    std::size_t offer_slots(std::uint16_t free);
+    std::uint16_t publish(std::size_t filled, std::size_t offered);
+    bool finish_frame(runtime::tx_frame& f) noexcept;
+    void give_back_rx(std::uint16_t n) noexcept;
+    void kick(const ring& r) noexcept;
+
+    port& owner_;
+    std::array<runtime::tx_frame, runtime::burst_size> slots_{};
+    std::array<slot_buffer, runtime::burst_size> buffers_{};
+    bool skipping_ = false;  // inside a chained (multi-slot) frame being dropped
+};
+
+}  // namespace uet::memif

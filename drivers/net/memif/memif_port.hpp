@@ -1,0 +1,131 @@
+// uet's own memif port: the memif protocol (memif_proto.hpp) spoken without DPDK's PMD, so that
+// no frame is copied by the port. A frame is built by the stack straight into a buffer of the
+// shared ring and read by the peer's stack in place; DPDK's net_memif copies each frame into the
+// ring from an mbuf on one side and out of it into an mbuf on the other.
+//
+// Device string: "uet_memif0,role=server|client,socket=PATH[,socket-abstract=yes|no][,id=N]
+// [,rsize=LOG2][,bsize=BYTES][,mac=02:..]" (the same keys as net_memif's). One queue pair.
+// It interoperates with net_memif and libmemif peers (tested against net_memif).
+//
+// The control channel is served from the burst calls, on the thread that polls the port: a
+// server accepts a client and a client tries to connect (every few milliseconds) while the link
+// is down; the handshake then runs to its end at once (bounded waits, the peer is local).
+// Either side leaving (DISCONNECT, or its socket closing) brings the link down; each process
+// maps the shared memory itself, so a peer that goes never pulls memory from under us.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memif_proto.hpp"
+#include "net_port.hpp"
+
+namespace uet::memif {
+
+struct port_config {
+    std::string name = "uet_memif0";
+    bool server = true;
+    std::string socket = "/run/memif.sock";
+    bool abstract_socket = false;
+    std::uint32_t id = 0;
+    std::uint8_t log2_ring_size = 10;      // the client's choice; the server takes the client's
+    std::uint32_t buffer_size = 2048;      // the client's choice; one frame per buffer
+    std::optional<wire::mac_address> mac;  // else a random locally administered address
+    std::uint32_t mtu = 1500;
+    bool quiet = false;
+    bool time_stages = false;  // count TSC ticks by stage (port_counters::*_ticks)
+};
+
+// True for device strings this driver takes ("uet_memif0,...").
+bool is_uet_memif(std::string_view device) noexcept;
+// Parses a device string; nullopt with the reason in why.
+std::optional<port_config> parse_device(std::string_view device, std::string& why);
+
+class port final : public runtime::net_port {
+  public:
+    // Creates the socket (a server listens at once). Throws std::runtime_error with the reason.
+    static std::unique_ptr<port> open(const port_config& cfg);
+    ~port() override;
+    port(const port&) = delete;
+    port& operator=(const port&) = delete;
+
+    void close() noexcept override;
+    runtime::packet_io& queue(std::uint16_t q = 0) override;
+    wire::mac_address mac() const noexcept override { return mac_; }
+    std::uint32_t mtu() const noexcept override { return cfg_.mtu; }
+    runtime::io_caps caps() const noexcept override;
+    const std::string& driver() const noexcept override { return driver_; }
+    bool is_virtual() const noexcept override { return true; }
+    // No chained payloads: every frame is written into the ring once, by the stack.
+    std::uint32_t register_memory(const void*, std::size_t) override { return 0; }
+    bool unregister_memory(std::uint32_t) override { return true; }
+    std::uint32_t in_flight(std::uint32_t) const override { return 0; }
+    void reclaim_tx() noexcept override {}
+    runtime::port_counters counters() const override { return c_; }
+
+    bool connected() const noexcept { return connected_; }
+    // Serves the control channel until the link is up or timeout_ms passed (tests, tools that
+    // want the link before their first frame). The burst calls serve it too.
+    bool wait_connected(std::uint32_t timeout_ms);
+
+  private:
+    class io;
+    // One ring as this side sees it.
+    struct ring {
+        ring_header* hdr = nullptr;
+        std::uint16_t size = 0, mask = 0;
+        std::uint16_t next = 0;  // our free-running position (head or tail, by role)
+        int kick_fd = -1;        // the reader's eventfd: written when it has not masked kicks
+        descriptor* desc() const noexcept {
+            return reinterpret_cast<descriptor*>(reinterpret_cast<std::uint8_t*>(hdr) + 128);
+        }
+    };
+    struct region {
+        std::uint8_t* base = nullptr;
+        std::uint64_t size = 0;
+        int fd = -1;
+    };
+
+    explicit port(const port_config& cfg);
+    void listen_or_prepare();
+    void serve_control();
+    void try_accept(std::uint64_t now);
+    void try_connect(std::uint64_t now);
+    bool server_step(const message& m, int got_fd, std::string& why);
+    bool client_step(const message& m, int got_fd, std::string& why);
+    bool create_client_memory(std::string& why);
+    bool map_region(const msg_add_region& m, int fd, std::string& why);
+    bool add_ring(const msg_add_ring& m, int fd, std::string& why);
+    void link_up();
+    void link_down(const std::string& why, bool tell_peer) noexcept;
+    void check_peer() noexcept;
+    void log(const std::string& line) const;
+    // The buffer a descriptor names, if it lies wholly in a mapped region; nullptr otherwise.
+    std::uint8_t* buffer_of(const descriptor& d, std::uint32_t length) const noexcept;
+
+    port_config cfg_;
+    std::string driver_ = "uet_memif";
+    wire::mac_address mac_{};
+    int listen_fd_ = -1, ctl_fd_ = -1;
+    // The connection being set up (link down): its socket, how far it got, until when it may.
+    int hs_fd_ = -1;
+    int hs_step_ = 0;
+    std::uint64_t hs_deadline_ = 0;
+    bool connected_ = false, closed_ = false;
+    std::uint64_t next_connect_ns_ = 0;
+    unsigned bursts_since_check_ = 0;
+    std::vector<region> regions_;
+    ring tx_, rx_;  // client: tx = C2S, rx = S2C; server: the other way round
+    std::uint32_t max_frame_ = 1514;
+    // The client's buffers: ring slot s of its TX (C2S) and RX (S2C) ring at these offsets of
+    // region 0, plus s * buffer_size.
+    std::uint32_t tx_buffers_at_ = 0, rx_buffers_at_ = 0;
+    std::unique_ptr<io> io_;
+    runtime::port_counters c_;
+};
+
+}  // namespace uet::memif

@@ -1,0 +1,343 @@
+// uet's own memif port (drivers/net/memif): both ends of a link in this process, driven burst
+// by burst so that every step is deterministic. Frames carry a sequence number and a pattern
+// derived from it, so order, loss and content are all checked.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memif_port.hpp"
+
+namespace uet::memif {
+namespace {
+
+std::size_t frame_length(std::uint32_t seq) {
+    return 60 + (seq * 37) % 1400;
+}
+
+std::uint8_t pattern(std::uint32_t seq, std::size_t i) {
+    return static_cast<std::uint8_t>(seq * 7 + i);
+}
+
+// Sends `to_send` numbered frames when asked; checks what it receives against the numbering.
+class sequence_handler final : public runtime::frame_handler {
+  public:
+    std::uint32_t to_send = 0, sent = 0, received = 0, bad = 0;
+
+    void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
+        std::uint32_t seq = 0;
+        if (f.size() < 4) {
+            ++bad;
+            return;
+        }
+        std::memcpy(&seq, f.data(), 4);
+        bool ok = seq == received && f.size() == frame_length(seq);
+        for (std::size_t i = 4; ok && i < f.size(); ++i)
+            ok = f[i] == pattern(seq, i);
+        bad += !ok;
+        ++received;
+    }
+    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+        std::size_t n = 0;
+        for (; n < frames.size() && sent < to_send; ++n, ++sent) {
+            runtime::tx_frame& f = frames[n];
+            const std::size_t len = frame_length(sent);
+            if (f.buffer.size() < len) return n;
+            std::memcpy(f.buffer.data(), &sent, 4);
+            for (std::size_t i = 4; i < len; ++i)
+                f.buffer[i] = pattern(sent, i);
+            f.length = len;
+        }
+        return n;
+    }
+    std::uint64_t next_deadline() const override { return runtime::no_deadline; }
+};
+
+class uet_memif : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() / ("uet-memif-" + std::to_string(getpid()));
+        std::filesystem::create_directories(dir_);
+        sock_ = (dir_ / "s.sock").string();
+        server_ = open("uet_memif0,role=server,socket=" + sock_);
+        client_ = open("uet_memif1,role=client,rsize=6,socket=" + sock_);
+    }
+    void TearDown() override {
+        client_.reset();
+        server_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+    static std::unique_ptr<port> open(const std::string& device) {
+        std::string why;
+        auto cfg = parse_device(device, why);
+        EXPECT_TRUE(cfg) << why;
+        cfg->quiet = true;
+        return port::open(*cfg);
+    }
+    // Both ports served until both see the link up (the client connects, the server accepts).
+    void connect() {
+        for (int i = 0; i < 5000 && !(server_->connected() && client_->connected()); ++i) {
+            server_->queue().receive_burst(sh_, 0);
+            client_->queue().receive_burst(ch_, 0);
+            usleep(1000);
+        }
+        ASSERT_TRUE(server_->connected() && client_->connected());
+    }
+    // Bursts on both sides until each has received what the other sent (bounded).
+    void exchange() {
+        for (int i = 0; i < 100000 && (sh_.received < ch_.to_send || ch_.received < sh_.to_send);
+             ++i) {
+            client_->queue().transmit_burst(ch_, 0);
+            server_->queue().transmit_burst(sh_, 0);
+            server_->queue().receive_burst(sh_, 0);
+            client_->queue().receive_burst(ch_, 0);
+        }
+    }
+
+    std::filesystem::path dir_;
+    std::string sock_;
+    std::unique_ptr<port> server_, client_;
+    sequence_handler sh_, ch_;
+};
+
+TEST_F(uet_memif, frames_cross_both_ways_in_order_and_intact_across_ring_wraps) {
+    connect();
+    ch_.to_send = 5000;  // the client's ring has 64 slots: ~80 wraps
+    sh_.to_send = 4000;
+    exchange();
+    EXPECT_EQ(sh_.received, 5000u);
+    EXPECT_EQ(ch_.received, 4000u);
+    EXPECT_EQ(sh_.bad + ch_.bad, 0u);
+    const auto s = server_->counters(), c = client_->counters();
+    EXPECT_EQ(s.rx_frames, 5000u);
+    EXPECT_EQ(c.tx_frames, 5000u);
+    EXPECT_EQ(s.tx_frames, 4000u);
+    EXPECT_EQ(c.rx_frames, 4000u);
+    EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor, 0u);
+}
+
+TEST_F(uet_memif, a_full_ring_holds_frames_back_and_loses_none) {
+    connect();
+    ch_.to_send = 1000;
+    for (int i = 0; i < 100; ++i)
+        client_->queue().transmit_burst(ch_, 0);
+    EXPECT_EQ(ch_.sent, 64u) << "the client's ring has 64 slots and the server read none";
+    exchange();
+    EXPECT_EQ(sh_.received, 1000u);
+    EXPECT_EQ(sh_.bad, 0u);
+}
+
+TEST_F(uet_memif, nothing_leaves_before_the_link_is_up) {
+    ch_.to_send = 10;
+    EXPECT_EQ(client_->queue().transmit_burst(ch_, 0), 0u);
+    EXPECT_EQ(ch_.sent, 0u);
+    connect();
+    exchange();
+    EXPECT_EQ(sh_.received, 10u);
+}
+
+TEST_F(uet_memif, a_client_that_leaves_takes_the_link_down_and_a_new_one_connects) {
+    connect();
+    ch_.to_send = 100;
+    exchange();
+    client_.reset();  // says DISCONNECT and unmaps its memory
+    for (int i = 0; i < 5000 && server_->connected(); ++i)
+        server_->queue().receive_burst(sh_, 0);
+    EXPECT_FALSE(server_->connected());
+    EXPECT_EQ(server_->counters().peer_left, 1u);
+    sh_ = {};
+    ch_ = {};
+    client_ = open("uet_memif1,role=client,socket=" + sock_);
+    connect();
+    ch_.to_send = 300;
+    sh_.to_send = 300;
+    exchange();
+    EXPECT_EQ(sh_.received, 300u);
+    EXPECT_EQ(ch_.received, 300u);
+    EXPECT_EQ(sh_.bad + ch_.bad, 0u);
+}
+
+TEST_F(uet_memif, a_client_with_another_interface_id_is_refused) {
+    client_ = open("uet_memif1,role=client,id=7,socket=" + sock_);
+    for (int i = 0; i < 50; ++i) {
+        server_->queue().receive_burst(sh_, 0);
+        client_->queue().receive_burst(ch_, 0);
+        usleep(1000);
+    }
+    EXPECT_FALSE(server_->connected());
+    EXPECT_FALSE(client_->connected());
+}
+
+// A memif server written out by hand, to play a peer that lies: it takes the client's memory
+// and rings, then writes into the server-to-client ring whatever a test wants.
+class raw_server {
+  public:
+    explicit raw_server(const std::string& path) {
+        listen_ = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::strncpy(a.sun_path, path.c_str(), sizeof a.sun_path - 1);
+        EXPECT_EQ(bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        EXPECT_EQ(listen(listen_, 1), 0);
+    }
+    ~raw_server() {
+        if (base_ != nullptr) munmap(base_, size_);
+        for (int fd : {conn_, listen_, region_fd_})
+            if (fd >= 0) close(fd);
+    }
+    // One step of the handshake per call, so the client (same thread) can answer in between.
+    void step() {
+        if (conn_ < 0) {
+            pollfd p{listen_, POLLIN, 0};
+            if (poll(&p, 1, 0) != 1) return;
+            conn_ = accept(listen_, nullptr, nullptr);
+            message m{};
+            m.type = static_cast<std::uint16_t>(msg_type::hello);
+            m.hello.min_version = m.hello.max_version = protocol_version;
+            m.hello.max_log2_ring_size = 14;
+            send(conn_, &m, sizeof m, 0);
+            return;
+        }
+        pollfd p{conn_, POLLIN, 0};
+        if (poll(&p, 1, 0) != 1) return;
+        message m{};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        iovec iov{&m, sizeof m};
+        msghdr h{};
+        h.msg_iov = &iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control;
+        h.msg_controllen = sizeof control;
+        ASSERT_GT(recvmsg(conn_, &h, 0), 0);
+        int fd = -1;
+        if (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        const auto type = static_cast<msg_type>(m.type);
+        if (type == msg_type::add_region) {
+            size_ = m.add_region.size;
+            region_fd_ = fd;
+            base_ = static_cast<std::uint8_t*>(
+                mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+        } else if (type == msg_type::add_ring) {
+            if (!(m.add_ring.flags & add_ring_flag_c2s)) {
+                s2c_ = reinterpret_cast<ring_header*>(base_ + m.add_ring.offset);
+                slots_ = 1u << m.add_ring.log2_ring_size;
+            }
+            close(fd);
+        } else if (type == msg_type::connect) {
+            message c{};
+            c.type = static_cast<std::uint16_t>(msg_type::connected);
+            send(conn_, &c, sizeof c, 0);
+            connected_ = true;
+            return;
+        }
+        message ack{};
+        ack.type = static_cast<std::uint16_t>(msg_type::ack);
+        send(conn_, &ack, sizeof ack, 0);
+    }
+    bool connected() const { return connected_; }
+    // Fills the next S2C slot as the peer says (the client posted it) and publishes it.
+    void put(std::uint32_t offset, std::uint32_t length, std::uint16_t region = 0) {
+        descriptor* d = reinterpret_cast<descriptor*>(reinterpret_cast<std::uint8_t*>(s2c_) + 128);
+        descriptor& slot = d[tail_ & (slots_ - 1)];
+        slot.offset = offset;
+        slot.length = length;
+        slot.region = region;
+        __atomic_store_n(&s2c_->tail, ++tail_, __ATOMIC_RELEASE);
+    }
+    // A slot's own buffer, as the client posted it, with a frame written in.
+    std::uint32_t posted_offset() const {
+        const descriptor* d =
+            reinterpret_cast<const descriptor*>(reinterpret_cast<std::uint8_t*>(s2c_) + 128);
+        return d[tail_ & (slots_ - 1)].offset;
+    }
+    std::uint8_t* at(std::uint32_t offset) { return base_ + offset; }
+    std::uint64_t size() const { return size_; }
+    void set_tail(std::uint16_t t) { __atomic_store_n(&s2c_->tail, t, __ATOMIC_RELEASE); }
+
+  private:
+    int listen_ = -1, conn_ = -1, region_fd_ = -1;
+    std::uint8_t* base_ = nullptr;
+    std::uint64_t size_ = 0;
+    ring_header* s2c_ = nullptr;
+    std::uint32_t slots_ = 0;
+    std::uint16_t tail_ = 0;
+    bool connected_ = false;
+};
+
+TEST(uet_memif_hostile_peer, descriptors_outside_the_shared_memory_are_counted_and_dropped) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("uet-memif-h-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string sock = (dir / "h.sock").string();
+    raw_server peer(sock);
+    std::string why;
+    auto cfg = parse_device("uet_memif0,role=client,rsize=6,socket=" + sock, why);
+    ASSERT_TRUE(cfg) << why;
+    cfg->quiet = true;
+    auto client = port::open(*cfg);
+    sequence_handler h;
+    for (int i = 0; i < 5000 && !(peer.connected() && client->connected()); ++i) {
+        peer.step();
+        client->queue().receive_burst(h, 0);
+        usleep(200);
+    }
+    ASSERT_TRUE(peer.connected() && client->connected());
+    // Past the end of the region, straddling its end, in a region that does not exist, empty.
+    const auto size = static_cast<std::uint32_t>(peer.size());
+    peer.put(size + 4096, 100);
+    peer.put(size - 50, 100);
+    peer.put(0, 100, 3);
+    peer.put(peer.posted_offset(), 0);
+    // Then one honest frame, numbered 0, in the buffer the client posted.
+    const std::uint32_t honest = peer.posted_offset();
+    std::uint32_t seq = 0;
+    std::memcpy(peer.at(honest), &seq, 4);
+    for (std::size_t i = 4; i < frame_length(0); ++i)
+        peer.at(honest)[i] = pattern(0, i);
+    peer.put(honest, static_cast<std::uint32_t>(frame_length(0)));
+    EXPECT_EQ(client->queue().receive_burst(h, 0), 5u);
+    EXPECT_EQ(client->counters().rx_bad_descriptor, 4u);
+    EXPECT_EQ(h.received, 1u);
+    EXPECT_EQ(h.bad, 0u);
+    // A tail that runs past the ring: nothing in it can be trusted, the link goes down.
+    peer.set_tail(5 + 1000);
+    EXPECT_EQ(client->queue().receive_burst(h, 0), 0u);
+    EXPECT_FALSE(client->connected());
+    client.reset();
+    std::filesystem::remove_all(dir);
+}
+
+TEST(uet_memif_device, parses_the_keys_and_refuses_nonsense) {
+    std::string why;
+    auto c = parse_device(
+        "uet_memif3,role=client,socket=/tmp/a.sock,socket-abstract=no,id=9,"
+        "rsize=11,bsize=4096,mac=02:00:00:00:00:05",
+        why);
+    ASSERT_TRUE(c) << why;
+    EXPECT_EQ(c->name, "uet_memif3");
+    EXPECT_FALSE(c->server);
+    EXPECT_EQ(c->socket, "/tmp/a.sock");
+    EXPECT_EQ(c->id, 9u);
+    EXPECT_EQ(c->log2_ring_size, 11);
+    EXPECT_EQ(c->buffer_size, 4096u);
+    ASSERT_TRUE(c->mac);
+    EXPECT_FALSE(parse_device("uet_memif0,role=boss", why));
+    EXPECT_NE(why.find("server or client"), std::string::npos);
+    EXPECT_FALSE(parse_device("uet_memif0,rsize=20", why));
+    EXPECT_FALSE(parse_device("uet_memif0,colour=blue", why));
+    EXPECT_FALSE(parse_device("uet_memif0,socket", why));
+    EXPECT_FALSE(parse_device("net_memif0", why));
+}
+
+}  // namespace
+}  // namespace uet::memif
