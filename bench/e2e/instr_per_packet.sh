@@ -11,7 +11,8 @@
 # The client (the sender in one-way tests) is the slower side under callgrind, so the counts
 # hold no idle polling worth speaking of; measured as the server, the receiver is the slow one and
 # the native sender may time out and resend (its counters are printed). BUILD as in lib.sh.
-# OUT=file keeps the last callgrind profile (callgrind_annotate OUT).
+# OUT=file keeps the last callgrind profile (callgrind_annotate OUT). MEMIF_PORT=uet (the
+# default, uet's own memif port) or dpdk (DPDK's net_memif PMD), as in lib.sh.
 source "$(dirname "$0")/lib.sh"
 SIDE=${SIDE:-client}
 N1=${N1:-2000}
@@ -25,20 +26,21 @@ command -v valgrind >/dev/null || { echo "valgrind missing (apt install valgrind
 measure() {
     local name=$1 n=$2
     shift 2
-    local cg=$WORK/$name.callgrind sock=$WORK/$name.sock
+    local cg=$WORK/$name.callgrind sock=$WORK/$name.sock dev=uet_memif0
+    [[ $MEMIF_PORT == dpdk ]] && dev=net_memif0
     local grind=(valgrind --tool=callgrind "--callgrind-out-file=$cg")
     local server=("$UET_PERF") client=("$UET_PERF")
     if [[ $SIDE == server ]]; then server=("${grind[@]}" "$UET_PERF"); else client=("${grind[@]}" "$UET_PERF"); fi
     rm -f "$sock"
     # --timeout: the control exchange waits for the slow side under valgrind.
     taskset -c 0 "${server[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 0" \
-        --dev "net_memif0,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 \
+        --dev "$dev,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 \
         >"$WORK/$name-server.log" 2>&1 &
     local spid=$!
     PIDS+=($spid)
     wait_for 120 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
     taskset -c 1 "${client[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 1" \
-        --dev "net_memif0,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
+        --dev "$dev,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
         >"$WORK/$name-client.log" 2>&1 || { echo "FAIL: client"; tail -20 "$WORK/$name-client.log"; return 1; }
     wait "$spid" || { echo "FAIL: server"; tail -20 "$WORK/$name-server.log"; return 1; }
     local log=$WORK/$name-$SIDE.log field=tx

@@ -115,15 +115,17 @@ uet_pair() {
 # uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine. MEMIF_PORT=uet (the
 # default) runs it on uet's own memif port (drivers/net/memif: frames built and read in the
 # ring, no copy by the port), MEMIF_PORT=dpdk on DPDK's net_memif PMD (a copy each way).
+# MEMIF_ARGS: more device keys for both sides (",rsize=9").
 MEMIF_PORT=${MEMIF_PORT:-uet}
+MEMIF_ARGS=${MEMIF_ARGS:-}
 uet_memif() {
     local name=$1 sock=$WORK/$1.sock dev=uet_memif0
     shift
     [[ $MEMIF_PORT == dpdk ]] && dev=net_memif0
     rm -f "$sock"
     uet_pair "$name" "" "" \
-        --dev "$dev,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 -- \
-        --dev "$dev,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
+        --dev "$dev,role=server,socket=$sock,socket-abstract=no$MEMIF_ARGS" --ip 10.9.0.1/24 -- \
+        --dev "$dev,role=client,socket=$sock,socket-abstract=no$MEMIF_ARGS" --ip 10.9.0.2/24 10.9.0.1 \
         -- "$@"
 }
 

@@ -37,6 +37,7 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
             // Built in place: slot i holds it; slots travel whole (buffer with its cookie).
             if (i != n) std::swap(frames[i], frames[n]);
             const auto payload = out_[i].payload;
+            frames[n].ext = {};
             if (!payload.empty()) {
                 // Zero-copy: the payload stays in registered memory; the port chains it.
                 frames[n].ext = {payload.data(), payload.size(), out_[i].payload_region};
@@ -53,6 +54,7 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
         }
         std::memcpy(frames[n].buffer.data(), data.data(), data.size());
         frames[n].length = data.size();
+        frames[n].ext = {};
         stats_.bytes_copied_tx += data.size();
         ++n;
     }

@@ -182,6 +182,7 @@ std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> fram
         const std::uint32_t len = icmp_len_[icmp_head_];
         if (frames[n].buffer.size() < len) break;
         std::memcpy(frames[n].buffer.data(), &icmp_bytes_[icmp_head_ * max_frame_], len);
+        frames[n].ext = {};
         frames[n++].length = len;
         icmp_head_ = (icmp_head_ + 1) % icmp_len_.size();
         --icmp_count_;
@@ -190,6 +191,7 @@ std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> fram
     while (n < frames.size()) {
         const std::size_t len = neighbors_.poll_output(now, frames[n].buffer);
         if (len == 0) break;
+        frames[n].ext = {};
         frames[n++].length = len;
     }
     return n;

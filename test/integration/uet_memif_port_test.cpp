@@ -33,6 +33,11 @@ std::uint8_t pattern(std::uint32_t seq, std::size_t i) {
 class sequence_handler final : public runtime::frame_handler {
   public:
     std::uint32_t to_send = 0, sent = 0, received = 0, bad = 0;
+    // Build each frame in a slot from the back and swap it to the front (a handler may reorder
+    // whole slots), and fill nothing on every idle_every-th call (the port may offer the same
+    // slots again).
+    bool reorder = false;
+    unsigned idle_every = 0, calls = 0;
 
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
         std::uint32_t seq = 0;
@@ -48,6 +53,8 @@ class sequence_handler final : public runtime::frame_handler {
         ++received;
     }
     std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+        if (idle_every != 0 && ++calls % idle_every == 0) return 0;
+        if (reorder) return fill_reordered(frames);
         std::size_t n = 0;
         for (; n < frames.size() && sent < to_send; ++n, ++sent) {
             runtime::tx_frame& f = frames[n];
@@ -61,6 +68,23 @@ class sequence_handler final : public runtime::frame_handler {
         return n;
     }
     std::uint64_t next_deadline() const override { return runtime::no_deadline; }
+
+  private:
+    std::size_t fill_reordered(std::span<runtime::tx_frame> frames) {
+        const std::size_t last = frames.size() - 1;
+        std::size_t n = 0;
+        for (; n < frames.size() / 2 && sent < to_send; ++n, ++sent) {
+            runtime::tx_frame& f = frames[last - n];
+            const std::size_t len = frame_length(sent);
+            if (f.buffer.size() < len) break;
+            std::memcpy(f.buffer.data(), &sent, 4);
+            for (std::size_t i = 4; i < len; ++i)
+                f.buffer[i] = pattern(sent, i);
+            f.length = len;
+            std::swap(frames[n], frames[last - n]);
+        }
+        return n;
+    }
 };
 
 class uet_memif : public ::testing::Test {
@@ -124,6 +148,23 @@ TEST_F(uet_memif, frames_cross_both_ways_in_order_and_intact_across_ring_wraps) 
     EXPECT_EQ(s.tx_frames, 4000u);
     EXPECT_EQ(c.rx_frames, 4000u);
     EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor, 0u);
+}
+
+TEST_F(uet_memif, slots_reordered_or_offered_again_keep_every_buffer_once) {
+    connect();
+    for (sequence_handler* h : {&sh_, &ch_}) {
+        h->reorder = true;
+        h->idle_every = 3;
+    }
+    ch_.to_send = 3000;  // ~50 wraps of the client's 64 slots
+    sh_.to_send = 2000;
+    exchange();
+    EXPECT_EQ(sh_.received, 3000u);
+    EXPECT_EQ(ch_.received, 2000u);
+    EXPECT_EQ(sh_.bad + ch_.bad, 0u);
+    const auto s = server_->counters(), c = client_->counters();
+    EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor, 0u);
+    EXPECT_EQ(s.tx_bad_frame + c.tx_bad_frame, 0u);
 }
 
 TEST_F(uet_memif, a_full_ring_holds_frames_back_and_loses_none) {

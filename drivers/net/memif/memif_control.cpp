@@ -486,6 +486,7 @@ void port::link_up() {
     ctl_fd_ = hs_fd_;
     hs_fd_ = -1;
     bursts_since_check_ = 0;
+    io_->forget_offers();
     connected_ = true;
 }
 

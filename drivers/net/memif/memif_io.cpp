@@ -110,23 +110,23 @@ std::size_t port::io::offer_slots(std::uint16_t free) {
     const descriptor* desc = r.desc();
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint16_t s = static_cast<std::uint16_t>((r.next + i) & r.mask);
-        slot_buffer b;
-        if (p.cfg_.server) {
-            // The client posted this buffer: its place and size are the client's word, checked.
-            descriptor d;
-            std::memcpy(&d, &desc[s], sizeof d);
-            b = {d.region, d.offset, std::min(d.length, p.max_frame_), d.length};
-        } else {
-            b = {0, p.tx_buffers_at_ + s * p.cfg_.buffer_size, p.cfg_.buffer_size,
-                 p.cfg_.buffer_size};
-        }
+        // Where the buffer is: the descriptor says (a handler's reordering of slots moves
+        // buffers between them). The client's own buffers are all bsize long; the server's
+        // were posted by the client, each with its length: the client's word, checked.
+        descriptor d;
+        std::memcpy(&d, &desc[s], sizeof d);
+        const slot_buffer b =
+            p.cfg_.server
+                ? slot_buffer{d.region, d.offset, std::min(d.length, p.max_frame_), d.length}
+                : slot_buffer{d.region, d.offset, p.cfg_.buffer_size, p.cfg_.buffer_size};
         std::uint8_t* at = p.buffer_of({0, b.region, b.capacity, b.offset, 0}, b.capacity);
         if (at == nullptr || b.capacity == 0) {
             ++p.c_.rx_bad_descriptor;
             return i;
         }
         buffers_[i] = b;
-        slots_[i].reset({at, b.capacity}, nullptr);
+        // The cookie names the ring buffer: a handler may reorder whole slots.
+        slots_[i].reset({at, b.capacity}, &buffers_[i]);
     }
     return n;
 }
@@ -154,23 +154,26 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
     std::array<slot_buffer, runtime::burst_size> unused;
     std::size_t n_unused = 0;
     std::uint16_t out = 0;
+    bool moved = false;
     for (std::size_t i = 0; i < offered; ++i) {
         runtime::tx_frame& f = slots_[i];
+        const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
+        moved |= &b != &buffers_[i];
         if (i >= filled || !finish_frame(f)) {
             if (i < filled) ++p.c_.tx_bad_frame;
-            unused[n_unused++] = buffers_[i];
+            unused[n_unused++] = b;
             continue;
         }
         descriptor& d = desc[(r.next + out) & r.mask];
         d.flags = 0;
-        d.region = buffers_[i].region;
-        d.offset = buffers_[i].offset;
+        d.region = b.region;
+        d.offset = b.offset;
         d.length = static_cast<std::uint32_t>(f.length);
         ++out;
         ++p.c_.tx_frames;
         p.c_.tx_bytes += f.length;
     }
-    if (out != filled) {  // only then may buffers have moved
+    if (moved || out != filled) {  // only then may buffers have moved
         for (std::size_t k = 0; k < n_unused; ++k) {
             descriptor& d = desc[(r.next + out + k) & r.mask];
             d.region = unused[k].region;
@@ -199,12 +202,15 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
                       : static_cast<std::uint16_t>(
                             r.size - static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
     if (free == 0 || free > r.size) return 0;
-    const std::size_t offered = offer_slots(free);
-    if (offered == 0) return 0;
-    const std::size_t filled = h.on_transmit(now, std::span(slots_.data(), offered));
+    // Until a frame leaves, slots may only become free, never stop being so.
+    if (offered_ < std::min<std::size_t>(free, runtime::burst_size)) offered_ = offer_slots(free);
+    if (offered_ == 0) return 0;
+    // A handler that fills nothing leaves the slots untouched (frame_handler's contract).
+    const std::size_t filled = h.on_transmit(now, std::span(slots_.data(), offered_));
     if (filled == 0) return 0;
     clock.lap(p.c_.tx_stack_ticks);
-    const std::uint16_t out = publish(filled, offered);
+    const std::uint16_t out = publish(filled, offered_);
+    offered_ = 0;
     r.next = static_cast<std::uint16_t>(r.next + out);
     store(p.cfg_.server ? r.hdr->tail : r.hdr->head, r.next);
     kick(r);

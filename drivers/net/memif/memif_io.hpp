@@ -15,6 +15,8 @@ class port::io final : public runtime::packet_io {
     std::size_t receive_burst(runtime::frame_handler& h, std::uint64_t now) override;
     // The handler builds its frames in the ring's buffers; they leave when head/tail moves.
     std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
+    // The link came up again: the ring starts over, no slot is offered.
+    void forget_offers() noexcept { offered_ = 0; }
 
   private:
     // A ring buffer the handler may fill: where it is and how much it holds.
@@ -32,6 +34,10 @@ class port::io final : public runtime::packet_io {
     port& owner_;
     std::array<runtime::tx_frame, runtime::burst_size> slots_{};
     std::array<slot_buffer, runtime::burst_size> buffers_{};
+    // Slots from the ring's next one on, prepared for the handler and not yet used: a transmit
+    // call that sends nothing (most of an idle or window-held sender's calls) leaves them as
+    // they are, so the next call need not prepare them again.
+    std::size_t offered_ = 0;
     bool skipping_ = false;  // inside a chained (multi-slot) frame being dropped
 };
 
