@@ -4,7 +4,7 @@
 # with the core-to-core probe before and after it (lib.sh). Prints each run (average Gb/s, peak,
 # message rate, the sender's and the receiver's --stats stages) and, per port, the medians over
 # the runs the probe found wholly in the host's fast mode (else over all, said so); last line
-# `uet/dpdk <ratio of those medians>`.
+# `uet/dpdk <ratio of those medians' message rates>`.
 #   bench/e2e/memif_ports_ab.sh                        write_bw -s 65536, ROUNDS=6, 3 s per run
 #   ROUNDS=8 bench/e2e/memif_ports_ab.sh send_bw -s 8
 source "$(dirname "$0")/lib.sh"
@@ -33,7 +33,10 @@ for port in dpdk uet; do
     sel=$(grep -E "^[0-9]+ $port (fast|unknown) " "$WORK/runs.txt" || true)
     what="fast-mode runs"
     [[ -n $sel ]] || { sel=$(grep -E "^[0-9]+ $port " "$WORK/runs.txt"); what="all runs (none in the fast mode)"; }
-    med[$port]=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "Gb/s") print $(i - 1) }' <<<"$sel" | median)
-    echo "$port: median of $what $(printf '%.2f' "${med[$port]}") Gb/s over $(wc -l <<<"$sel") run(s)"
+    gbits=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "Gb/s") print $(i - 1) }' <<<"$sel" | median)
+    med[$port]=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "Mpps;") print $(i - 1) }' <<<"$sel" | median)
+    printf '%s: median of %s %.2f Gb/s, %.3f Mpps over %d run(s)\n' "$port" "$what" "$gbits" \
+        "${med[$port]}" "$(wc -l <<<"$sel")"
 done
+# The message rate, which the Gb/s follow for one message size (and keeps 3 digits for small ones).
 echo "uet/dpdk $(ratio "${med[uet]}" "${med[dpdk]}")"
