@@ -95,7 +95,8 @@ struct endpoint_counters {
     std::uint64_t duplicates = 0;                          // data packets received again
     std::uint64_t packets_sent = 0, packets_received = 0;  // UET frames (data and control)
     // Data packets read against the packet before them (header prediction: the next packet of
-    // a message compared with the last, word by word) rather than parsed in full.
+    // a message, or the next one-packet message, compared with the last, word by word) rather
+    // than parsed in full.
     std::uint64_t headers_predicted = 0;
     // Of those, the ones taken in runs: consecutive packets of one message in one receive burst,
     // placed with one lookup of their PDC, message and target region.

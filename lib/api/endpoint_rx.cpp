@@ -274,6 +274,9 @@ void endpoint_impl::respond(const received_message& m, ses_return_code rc,
                             std::span<const std::uint8_t> data, std::uint32_t modified,
                             std::uint32_t buffer) {
     if (m.mode == delivery_mode::uud) return;  // datagrams are not answered
+    // Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
+    if (rc == ses_return_code::ok && data.empty() && buffer == none && eng->answer_ok_in_ack(m))
+        return;
     ses_fields f;
     f.response = true;
     f.return_code = rc;

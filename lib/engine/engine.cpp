@@ -464,6 +464,10 @@ status engine::post_response(const received_message& request, const ses_fields& 
     return impl_->post_response(request, ses, data, context);
 }
 
+bool engine::answer_ok_in_ack(const received_message& request) {
+    return impl_->answer_ok_in_ack(request);
+}
+
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                             std::span<const std::uint8_t> data, std::uint64_t context,
                             std::uint16_t* message_id) {

@@ -293,6 +293,10 @@ class engine {
     // message (post_message()).
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
+    // The common answer, RC_OK without data, where it goes in the PDS ACK: what post_response()
+    // would do with it, without the response's fields built first. false: nothing done (the
+    // answer must go as a message: post_response()).
+    bool answer_ok_in_ack(const received_message& request);
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);

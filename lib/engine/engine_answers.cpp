@@ -112,6 +112,15 @@ status engine_impl::post_response(const received_message& request, const ses_fie
     return st;
 }
 
+bool engine_impl::answer_ok_in_ack(const received_message& request) {
+    owed_answer* o = find_owed(request.answer_token);
+    if (o == nullptr || o->announced || o->pdc == none) return false;
+    --pdcs_[o->pdc].answers_owed;
+    free_owed(*o);
+    ++counters_.answers_in_acks;
+    return true;
+}
+
 // ---- initiator ----
 
 void engine_impl::count_answer_message(pds::pdc& p) {

@@ -141,6 +141,7 @@ class engine_impl final : public pds::tx_listener {
     void complete_message(std::uint32_t index, status result, bool answered = false);
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
+    bool answer_ok_in_ack(const received_message& request);
     void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
     void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);

@@ -143,8 +143,9 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
 // path below would hand it; false when it takes the general path instead, which then decides
 // on the frame and counts any drop.
 bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
-    // The next packet of the last frame's message is compared with it; any other is read in full
-    // and then stands for the packets after it.
+    // The next packet of the last frame's message (or the next one-packet message after a
+    // one-packet message) is compared with it; any other is read in full and then stands for the
+    // packets after it.
     const wire::plain_request* next = wire::read_next_plain_request(frame, rx_template_);
     const bool predicted = next != nullptr;
     if (predicted) {
@@ -169,7 +170,9 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
         if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
                                       cfg_.max_message_size, seg))
             return false;
-        rx_segment_of_template_ = rx_template_.frame_size != 0;
+        // One-packet messages are predicted too, but each is a new message: its segment is
+        // checked in full, and they make no runs.
+        rx_segment_of_template_ = rx_template_.frame_size != 0 && !rx_template_.whole_messages;
     }
     rx_context rx;
     rx.peer = find_or_add_peer(f.src_mac, f.src_ip);

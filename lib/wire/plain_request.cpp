@@ -27,10 +27,13 @@ constexpr std::size_t ip_id_at = l3_at + 4, ip_checksum_at = l3_at + 10;
 constexpr std::size_t udp_sport_at = udp_at, udp_checksum_at = udp_at + 6;
 constexpr std::size_t pds_psn_fields_at = pds_at + 2;  // clear_psn_offset (2), PSN (4)
 constexpr std::size_t ses_message_offset_at = ses_at + 36;
+// A one-packet message's own fields: its id, buffer_offset, memory_key and header data.
+constexpr std::size_t ses_message_id_at = ses_at + 2, ses_buffer_offset_at = ses_at + 12;
+constexpr std::size_t ses_memory_key_at = ses_at + 24, ses_header_data_at = ses_at + 32;
 
 using header_words = std::array<std::uint64_t, plain_request_template::words>;
 
-constexpr header_words changing_field_masks() {
+constexpr header_words changing_field_masks(bool whole_messages) {
     std::array<std::uint8_t, plain_request_template::words * 8> bytes{};
     for (std::size_t i = 0; i < plain_request_template::header_bytes; ++i)
         bytes[i] = 0xff;
@@ -44,7 +47,14 @@ constexpr header_words changing_field_masks() {
     clear(udp_checksum_at, 2);
     bytes[pds_at + request_flags_byte] = static_cast<std::uint8_t>(~request_changing_flags);
     clear(pds_psn_fields_at, 6);
-    clear(ses_message_offset_at, 4);
+    if (whole_messages) {
+        clear(ses_message_id_at, 2);
+        clear(ses_buffer_offset_at, 8);
+        clear(ses_memory_key_at, 8);
+        clear(ses_header_data_at, 8);
+    } else {
+        clear(ses_message_offset_at, 4);
+    }
     // As the words are loaded: little-endian on the hosts uet runs on (bytes.hpp's loads assume
     // nothing, but a mask must match the load below, a plain memcpy).
     header_words words{};
@@ -55,7 +65,9 @@ constexpr header_words changing_field_masks() {
     return words;
 }
 
-constexpr header_words changing_masks = changing_field_masks();
+// [0] within a message, [1] from one one-packet message to the next.
+constexpr std::array<header_words, 2> changing_masks = {changing_field_masks(false),
+                                                        changing_field_masks(true)};
 
 // The header's words masked, the last one holding the 2 bytes after 96 (the rest of it zero):
 // fixed-size loads only, so that the compiler unrolls the loop into plain loads.
@@ -63,16 +75,16 @@ constexpr std::size_t full_words = plain_request_template::header_bytes / 8;
 static_assert(full_words + 1 == plain_request_template::words &&
               plain_request_template::header_bytes % 8 == 2);
 
-std::uint64_t masked_word(const std::uint8_t* b, std::size_t w) noexcept {
+std::uint64_t masked_word(const std::uint8_t* b, std::size_t w, const header_words& m) noexcept {
     std::uint64_t v;
     std::memcpy(&v, b + w * 8, 8);
-    return v & changing_masks[w];
+    return v & m[w];
 }
 
-std::uint64_t masked_tail(const std::uint8_t* b) noexcept {
+std::uint64_t masked_tail(const std::uint8_t* b, const header_words& m) noexcept {
     std::uint16_t v;
     std::memcpy(&v, b + full_words * 8, 2);
-    return v & changing_masks[full_words];
+    return v & m[full_words];
 }
 
 }  // namespace
@@ -115,14 +127,17 @@ bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out)
 
 void remember_plain_request(std::span<const std::uint8_t> frame, const plain_request& r,
                             plain_request_template& t) noexcept {
-    if (r.pds.syn || r.ses.som || frame.size() < plain_request_template::header_bytes) {
+    const bool whole = r.ses.som && r.ses.eom;
+    if (r.pds.syn || (r.ses.som && !whole) || frame.size() < plain_request_template::header_bytes) {
         t.frame_size = 0;
         return;
     }
+    const header_words& m = changing_masks[whole];
     for (std::size_t w = 0; w < full_words; ++w)
-        t.header[w] = masked_word(frame.data(), w);
-    t.header[full_words] = masked_tail(frame.data());
+        t.header[w] = masked_word(frame.data(), w, m);
+    t.header[full_words] = masked_tail(frame.data(), m);
     t.frame_size = frame.size();
+    t.whole_messages = whole;
     t.reading = r;
 }
 
@@ -130,9 +145,10 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
                                              plain_request_template& t) noexcept {
     if (frame.size() != t.frame_size || t.frame_size == 0) return nullptr;
     const std::uint8_t* b = frame.data();
-    std::uint64_t differ = masked_tail(b) ^ t.header[full_words];
+    const header_words& m = changing_masks[t.whole_messages];
+    std::uint64_t differ = masked_tail(b, m) ^ t.header[full_words];
     for (std::size_t w = 0; w < full_words; ++w)
-        differ |= masked_word(b, w) ^ t.header[w];
+        differ |= masked_word(b, w, m) ^ t.header[w];
     if (differ != 0) return nullptr;
     const std::uint8_t* ip = b + l3_at;
     if (ipv4_header_checksum(ip) != 0) return nullptr;
@@ -143,7 +159,14 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
         return nullptr;
     r.src_port = load_be16(b + udp_sport_at);
     load_request_changes(b + pds_at, r.pds);
-    r.ses.message_offset = load_be32(b + ses_message_offset_at);
+    if (t.whole_messages) {
+        r.ses.message_id = load_be16(b + ses_message_id_at);
+        r.ses.buffer_offset = load_be64(b + ses_buffer_offset_at);
+        r.ses.memory_key = load_be64(b + ses_memory_key_at);
+        r.ses.header_data = load_be64(b + ses_header_data_at);
+    } else {
+        r.ses.message_offset = load_be32(b + ses_message_offset_at);
+    }
     r.payload = {b + headers_size, r.payload.size()};
     return &r;
 }

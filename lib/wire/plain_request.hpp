@@ -41,18 +41,23 @@ bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out)
 // differ are the IPv4 identification and header checksum, the UDP source port (entropy) and
 // checksum, the PDS request's retx and ar flags, clear_psn_offset and PSN, and the SES
 // message_offset; every other byte of the 98 header bytes must be equal, and the frame as long.
+// A stream of one-packet messages (small sends) is predicted the same way, one message from the
+// last: there the SES message_id, buffer_offset (restart token or target offset), memory_key
+// (tag or key) and header data may differ too, and the message_offset is not in the header.
 struct plain_request_template {
     static constexpr std::size_t header_bytes = 98;  // Ethernet 14, IPv4 20, UDP 8, PDS 12, SES 44
     static constexpr std::size_t words = (header_bytes + 7) / 8;
     std::array<std::uint64_t, words> header{};  // the last frame's header, as compared
     std::size_t frame_size = 0;                 // 0: nothing to compare with
+    bool whole_messages = false;                // the last frame was a one-packet message
     plain_request reading;                      // that frame's reading, then the next one's
 };
 
 // Keeps frame, which read_plain_request has just read into r, as the one the next is compared
-// with. Only a packet after a message's first one, without SYN, can stand for the packets after
-// it (the first carries header data where the others have their offset; a SYN packet's PSN
-// offset moves with every packet): for any other, t is emptied.
+// with. A packet after a message's first one stands for the next packets of its message, a
+// one-packet message for the next one-packet messages; a message's first packet of several
+// (it carries header data where the others have their offset) and a SYN packet (its PSN offset
+// moves with every packet) stand for nothing: t is emptied.
 void remember_plain_request(std::span<const std::uint8_t> frame, const plain_request& r,
                             plain_request_template& t) noexcept;
 

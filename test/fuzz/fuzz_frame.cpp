@@ -2,7 +2,8 @@
 // engine's one-pass reading of data packets (read_plain_request), which must accept nothing the
 // general path (parse_l2l4, decode_uet) refuses and read the same headers and payload. A frame
 // read in one pass then stands for a "next packet" made from it (header prediction,
-// read_next_plain_request), which must read exactly as read_plain_request reads that packet.
+// read_next_plain_request; a one-packet message stands for the next one-packet message), which
+// must read exactly as read_plain_request reads that packet.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -53,8 +54,11 @@ void check_prediction(std::span<const std::uint8_t> input) {
     constexpr std::size_t ip = 14, pds_flags = 43, ses_flags = 55;
     if (input.size() < header + 4) return;
     std::vector<std::uint8_t> frame(input.begin(), input.end());
+    const std::uint8_t* noise = input.data() + input.size() - 4;
     frame[pds_flags] &= static_cast<std::uint8_t>(~0x04);  // SYN
-    if (frame[ses_flags] & 0x01) {
+    // A one-packet message (SOM and EOM) stands for the next one-packet messages; else SOM goes.
+    const bool whole = (frame[ses_flags] & 0x03) == 0x03 && (noise[3] & 4) != 0;
+    if (!whole && (frame[ses_flags] & 0x01)) {
         // SOM: its slot held header data; a later packet's holds its payload length there.
         frame[ses_flags] &= static_cast<std::uint8_t>(~0x01);
         const std::size_t ip_total = load_be16(&frame[ip + 2]);
@@ -69,9 +73,15 @@ void check_prediction(std::span<const std::uint8_t> input) {
     remember_plain_request(frame, first, t);
     static constexpr std::size_t changing[] = {18, 19, 24, 25, 34, 35, 40, 41, 43, 44,
                                                45, 46, 47, 48, 49, 90, 91, 92, 93};
+    // One message to the next: its id, buffer_offset, memory_key and header data as well.
+    static constexpr std::size_t changing_whole[] = {
+        18, 19, 24, 25, 34, 35, 40, 41, 43, 44, 45, 46, 47, 48, 49, 56, 57, 66, 67, 68, 69,
+        70, 71, 72, 73, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93};
     std::vector<std::uint8_t> next = frame;
-    const std::uint8_t* noise = input.data() + input.size() - 4;
-    next[changing[noise[0] % std::size(changing)]] ^= noise[1];
+    if (whole)
+        next[changing_whole[noise[0] % std::size(changing_whole)]] ^= noise[1];
+    else
+        next[changing[noise[0] % std::size(changing)]] ^= noise[1];
     if (noise[3] & 2) next[noise[2] % header] ^= static_cast<std::uint8_t>(noise[3] >> 2);
     if (noise[3] & 1) {
         store_be16(&next[ip + 10], 0);
