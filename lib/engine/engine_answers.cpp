@@ -88,8 +88,10 @@ wire::ses_response engine_impl::ack_answer(const pds::pdc& p) const {
 
 status engine_impl::post_response(const received_message& request, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context) {
-    // Without an owed entry the answer is outside the count (the feature is off, or the answer
-    // always is a message); an announced one takes the pool room kept for it.
+    if (ses.return_code == wire::ses_return_code::ok && data.empty() && answer_ok_in_ack(request))
+        return {};
+    // A message. Without an owed entry the answer is outside the count (the feature is off, or
+    // the answer always is a message); an announced one takes the pool room kept for it.
     pds::pdc* counted_on = nullptr;
     if (owed_answer* o = find_owed(request.answer_token)) {
         if (o->announced) {
@@ -99,10 +101,6 @@ status engine_impl::post_response(const received_message& request, const ses_fie
             --counted_on->answers_owed;
         }
         free_owed(*o);
-        if (counted_on && ses.return_code == wire::ses_return_code::ok && data.empty()) {
-            ++counters_.answers_in_acks;
-            return {};
-        }
     }
     const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
     if (st.ok()) {
@@ -112,6 +110,7 @@ status engine_impl::post_response(const received_message& request, const ses_fie
     return st;
 }
 
+// An OK answer without data owed on a PDC whose ACK has not announced it goes in that ACK.
 bool engine_impl::answer_ok_in_ack(const received_message& request) {
     owed_answer* o = find_owed(request.answer_token);
     if (o == nullptr || o->announced || o->pdc == none) return false;

@@ -56,33 +56,30 @@ class sequence_handler final : public runtime::frame_handler {
         if (idle_every != 0 && ++calls % idle_every == 0) return 0;
         if (reorder) return fill_reordered(frames);
         std::size_t n = 0;
-        for (; n < frames.size() && sent < to_send; ++n, ++sent) {
-            runtime::tx_frame& f = frames[n];
-            const std::size_t len = frame_length(sent);
-            if (f.buffer.size() < len) return n;
-            std::memcpy(f.buffer.data(), &sent, 4);
-            for (std::size_t i = 4; i < len; ++i)
-                f.buffer[i] = pattern(sent, i);
-            f.length = len;
+        while (n < frames.size() && sent < to_send && fill(frames[n])) {
+            ++n;
+            ++sent;
         }
         return n;
     }
     std::uint64_t next_deadline() const override { return runtime::no_deadline; }
 
   private:
+    // Frame number `sent` into f; false when it does not fit.
+    bool fill(runtime::tx_frame& f) const {
+        const std::size_t len = frame_length(sent);
+        if (f.buffer.size() < len) return false;
+        std::memcpy(f.buffer.data(), &sent, 4);
+        for (std::size_t i = 4; i < len; ++i)
+            f.buffer[i] = pattern(sent, i);
+        f.length = len;
+        return true;
+    }
     std::size_t fill_reordered(std::span<runtime::tx_frame> frames) {
         const std::size_t last = frames.size() - 1;
         std::size_t n = 0;
-        for (; n < frames.size() / 2 && sent < to_send; ++n, ++sent) {
-            runtime::tx_frame& f = frames[last - n];
-            const std::size_t len = frame_length(sent);
-            if (f.buffer.size() < len) break;
-            std::memcpy(f.buffer.data(), &sent, 4);
-            for (std::size_t i = 4; i < len; ++i)
-                f.buffer[i] = pattern(sent, i);
-            f.length = len;
+        for (; n < frames.size() / 2 && sent < to_send && fill(frames[last - n]); ++n, ++sent)
             std::swap(frames[n], frames[last - n]);
-        }
         return n;
     }
 };
