@@ -87,6 +87,27 @@ std::uint64_t masked_tail(const std::uint8_t* b, const header_words& m) noexcept
     return v & m[full_words];
 }
 
+// The words of the comparison two at a time, in a 16-byte vector (SSE2 on x86-64, NEON on
+// Arm): 6 loads, masks and compares for the 96 bytes instead of 12 of each, and no loop.
+using word_pair = std::uint64_t __attribute__((vector_size(16)));
+static_assert(full_words % 2 == 0);
+
+word_pair pair_at(const void* p) noexcept {
+    word_pair v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// Nonzero where frame b differs from the remembered header h outside the fields of mask m.
+std::uint64_t header_difference(const std::uint8_t* b, const header_words& h,
+                                const header_words& m) noexcept {
+    word_pair differ = {masked_tail(b, m) ^ h[full_words], 0};
+#pragma GCC unroll 6
+    for (std::size_t w = 0; w < full_words; w += 2)
+        differ |= (pair_at(b + w * 8) & pair_at(&m[w])) ^ pair_at(&h[w]);
+    return differ[0] | differ[1];
+}
+
 }  // namespace
 
 bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out) noexcept {
@@ -145,11 +166,7 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
                                              plain_request_template& t) noexcept {
     if (frame.size() != t.frame_size || t.frame_size == 0) return nullptr;
     const std::uint8_t* b = frame.data();
-    const header_words& m = changing_masks[t.whole_messages];
-    std::uint64_t differ = masked_tail(b, m) ^ t.header[full_words];
-    for (std::size_t w = 0; w < full_words; ++w)
-        differ |= masked_word(b, w, m) ^ t.header[w];
-    if (differ != 0) return nullptr;
+    if (header_difference(b, t.header, changing_masks[t.whole_messages]) != 0) return nullptr;
     const std::uint8_t* ip = b + l3_at;
     if (ipv4_header_checksum(ip) != 0) return nullptr;
     plain_request& r = t.reading;

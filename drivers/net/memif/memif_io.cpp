@@ -102,13 +102,14 @@ void port::io::give_back_rx(std::uint16_t n) noexcept {
     store(r.hdr->head, static_cast<std::uint16_t>(r.next + r.size));
 }
 
-// Fills buffers_ and slots_ with up to `free` ring buffers; returns how many.
-std::size_t port::io::offer_slots(std::uint16_t free) {
+// Fills buffers_ and slots_ from `from` (the slots still offered) up to `free` ring buffers;
+// returns how many are offered.
+std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
     port& p = owner_;
     ring& r = p.tx_;
     const std::size_t n = std::min<std::size_t>(free, runtime::burst_size);
     const descriptor* desc = r.desc();
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = from; i < n; ++i) {
         const std::uint16_t s = static_cast<std::uint16_t>((r.next + i) & r.mask);
         // Where the buffer is: the descriptor says (a handler's reordering of slots moves
         // buffers between them). The client's own buffers are all bsize long; the server's
@@ -133,7 +134,7 @@ std::size_t port::io::offer_slots(std::uint16_t free) {
 
 // A frame the handler filled, checked; an external payload (never asked for: caps() has no
 // zero_copy) is copied behind the headers.
-bool port::io::finish_frame(runtime::tx_frame& f) noexcept {
+inline bool port::io::finish_frame(runtime::tx_frame& f) noexcept {
     if (f.length == 0 || f.length > f.buffer.size()) return false;
     if (f.ext.length != 0) {
         if (f.ext.data == nullptr || f.ext.length > f.buffer.size() - f.length) return false;
@@ -151,17 +152,16 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
     port& p = owner_;
     ring& r = p.tx_;
     descriptor* desc = r.desc();
-    std::array<slot_buffer, runtime::burst_size> unused;
-    std::size_t n_unused = 0;
     std::uint16_t out = 0;
     bool moved = false;
+    n_unused_ = 0;
     for (std::size_t i = 0; i < offered; ++i) {
         runtime::tx_frame& f = slots_[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
         moved |= &b != &buffers_[i];
         if (i >= filled || !finish_frame(f)) {
             if (i < filled) ++p.c_.tx_bad_frame;
-            unused[n_unused++] = b;
+            unused_[n_unused_++] = {b, f.buffer};
             continue;
         }
         descriptor& d = desc[(r.next + out) & r.mask];
@@ -174,14 +174,25 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
         p.c_.tx_bytes += f.length;
     }
     if (moved || out != filled) {  // only then may buffers have moved
-        for (std::size_t k = 0; k < n_unused; ++k) {
+        for (std::size_t k = 0; k < n_unused_; ++k) {
             descriptor& d = desc[(r.next + out + k) & r.mask];
-            d.region = unused[k].region;
-            d.offset = unused[k].offset;
-            if (p.cfg_.server) d.length = unused[k].posted;
+            d.region = unused_[k].where.region;
+            d.offset = unused_[k].where.offset;
+            if (p.cfg_.server) d.length = unused_[k].where.posted;
         }
     }
     return out;
+}
+
+// After publish: the unused buffers are now in the ring's next slots, in this order, so they
+// are the first slots of the next offer as they stand (still free: slots only become free
+// until a frame leaves, and these were free before).
+void port::io::keep_unused_offered() noexcept {
+    for (std::size_t k = 0; k < n_unused_; ++k) {
+        buffers_[k] = unused_[k].where;
+        slots_[k].reset(unused_[k].room, &buffers_[k]);
+    }
+    offered_ = n_unused_;
 }
 
 void port::io::kick(const ring& r) noexcept {
@@ -203,15 +214,16 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
                             r.size - static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
     if (free == 0 || free > r.size) return 0;
     // Until a frame leaves, slots may only become free, never stop being so.
-    if (offered_ < std::min<std::size_t>(free, runtime::burst_size)) offered_ = offer_slots(free);
+    if (offered_ < std::min<std::size_t>(free, runtime::burst_size))
+        offered_ = offer_slots(free, offered_);
     if (offered_ == 0) return 0;
     // A handler that fills nothing leaves the slots untouched (frame_handler's contract).
     const std::size_t filled = h.on_transmit(now, std::span(slots_.data(), offered_));
     if (filled == 0) return 0;
     clock.lap(p.c_.tx_stack_ticks);
     const std::uint16_t out = publish(filled, offered_);
-    offered_ = 0;
     r.next = static_cast<std::uint16_t>(r.next + out);
+    keep_unused_offered();
     store(p.cfg_.server ? r.hdr->tail : r.hdr->head, r.next);
     kick(r);
     clock.lap(p.c_.tx_driver_ticks);
