@@ -129,6 +129,8 @@ std::optional<std::uint32_t> reassembly::find_assembling(const message_key& key)
             s.key.packed() == key.packed())
             return last_found_;
     }
+    // A stream of one-packet messages leaves the map empty: no lookup that must miss.
+    if (assembling_.size() == 0) return std::nullopt;
     const auto found = assembling_.find(key.packed());
     if (found) last_found_ = *found;
     return found;
@@ -149,8 +151,11 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     s.failed = false;
     s.tag = 0;
     // Only the words this message's packets use (place() never looks past packets_total): a
-    // small message clears 8 bytes, not the bitmap of the largest message.
-    std::memset(packet_bits(index), 0, (s.packets_total + 63) / 64 * sizeof(std::uint64_t));
+    // small message clears 8 bytes (one store, not a call), not the bitmap of the largest one.
+    if (s.packets_total <= 64)
+        packet_bits(index)[0] = 0;
+    else
+        std::memset(packet_bits(index), 0, (s.packets_total + 63) / 64 * sizeof(std::uint64_t));
     // A single-packet message completes in the place() that opened it: it never needs finding
     // by key, so it skips the map (an insert and an erase per small message).
     const bool findable = s.packets_total > 1;
@@ -184,12 +189,14 @@ std::uint32_t reassembly::take_free_slot(std::uint64_t now) noexcept {
 }
 
 bool reassembly::attach_buffer(slot& s) noexcept {
+    if (s.length > cfg_.mtu) return attach_pooled_buffer(s);
     const std::size_t index = static_cast<std::size_t>(&s - slots_.data());
-    if (s.length <= cfg_.mtu) {
-        s.buffer = &inline_buffers_[index * cfg_.mtu];
-        s.size_class = -1;
-        return true;
-    }
+    s.buffer = &inline_buffers_[index * cfg_.mtu];
+    s.size_class = -1;
+    return true;
+}
+
+bool reassembly::attach_pooled_buffer(slot& s) noexcept {
     const int c = size_class_of(s.length);
     auto& pool = size_classes_[static_cast<std::size_t>(c)];
     if (!pool.empty()) {

@@ -131,7 +131,10 @@ class reassembly {
     std::uint32_t open_slot(const message_key& key, std::uint32_t length, bool external,
                             std::uint64_t now) noexcept;
     std::uint32_t take_free_slot(std::uint64_t now) noexcept;
+    // A buffer for the slot's message: its own inline one for one packet (the common small
+    // message: inlined), else one of its size class from the pool.
     bool attach_buffer(slot& s) noexcept;
+    bool attach_pooled_buffer(slot& s) noexcept;
     bool make_room(std::uint64_t bytes) noexcept;
     void free_slot(std::uint32_t index) noexcept;
     void remember(const message_key& key) noexcept;
