@@ -24,8 +24,13 @@ bool rx_window::received(psn_t psn) const noexcept {
 }
 
 void rx_window::accept(psn_t psn) noexcept {
-    set(psn, true);
     highest_ = psn_max(highest_, psn);
+    // In order (the usual case): the cumulative point moves over it, its bit never set (and
+    // cleared again) as accept_run does.
+    if (psn == cack_ + 1)
+        cack_ = psn;
+    else
+        set(psn, true);
     advance_cumulative();
 }
 
