@@ -150,6 +150,9 @@ struct message_record {
     std::uint32_t peer = none;
     std::uint8_t mode = 0;
     std::uint16_t message_id = 0;
+    // In record_by_id. A RUD/ROD request goes in only once its PDS completion came without the
+    // answer (the engine finds it by id until then); a RUDI request at once.
+    bool indexed = false;
     // Acknowledged, the answer still missing: when to give up on it (0: not waiting, or a
     // rendezvous request, which the target answers only once it has pulled the data).
     std::uint64_t answer_by = 0;
@@ -216,6 +219,8 @@ struct endpoint_impl {
     bool process();  // engine completions and messages; true if anything happened
     void on_send_completion(const send_completion& c);
     void finish_record(std::uint32_t rec);
+    void index_record(std::uint32_t rec);
+    std::optional<std::uint32_t> record_answered_by(const received_message& response);
     void on_message(received_message& m);
     void on_response(received_message& m);
     void on_send_request(received_message& m);

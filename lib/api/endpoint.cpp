@@ -362,11 +362,9 @@ endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std:
     r.peer = peer;
     r.mode = static_cast<std::uint8_t>(mode);
     r.message_id = id;
-    if (r.expects_response) {
-        record_by_id.insert(record_key(peer, r.mode, id), rec);
-        // The next post to this peer inserts the next id: its slot, loaded meanwhile.
-        record_by_id.prefetch(record_key(peer, r.mode, static_cast<std::uint16_t>(id + 1)));
-    }
+    // The engine tracks RUD/ROD requests by id until their PDS completion: most (answered in
+    // the ACK) never need an index of ours, which cost an insert and an erase per message.
+    if (r.expects_response && mode == delivery_mode::rudi) index_record(rec);
     if (index != none) {
         ++ops[index].in_flight;
         ops[index].issued = true;

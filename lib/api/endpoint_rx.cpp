@@ -154,9 +154,17 @@ void endpoint_impl::on_send_completion(const send_completion& c) {
         finish_record(rec);
         return;
     }
+    // The answer comes as a message: from now on only our index finds its record.
+    if (!r.indexed) index_record(rec);
     const bool rendezvous =
         r.op != none && ops[r.op].kind == op_kind::send && ops[r.op].rendezvous_key != 0;
     if (!rendezvous) r.answer_by = now + answer_timeout(eng->config());
+}
+
+void endpoint_impl::index_record(std::uint32_t rec) {
+    message_record& r = records[rec];
+    record_by_id.insert(record_key_of(r.peer, r.mode, r.message_id), rec);
+    r.indexed = true;
 }
 
 // Without this, an operation whose requests were all acknowledged would wait forever for the
@@ -186,12 +194,7 @@ void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
 
 void endpoint_impl::finish_record(std::uint32_t rec) {
     message_record& r = records[rec];
-    if (r.expects_response) {
-        record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
-        // Records finish mostly in message order: the next one's slot, loaded meanwhile.
-        record_by_id.prefetch(
-            record_key_of(r.peer, r.mode, static_cast<std::uint16_t>(r.message_id + 1)));
-    }
+    if (r.indexed) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
     r.in_use = false;
     free_records.push_back(rec);
     if (r.op != none) {
@@ -208,9 +211,25 @@ void endpoint_impl::finish_record(std::uint32_t rec) {
     }
 }
 
+// The record of the request a response answers: in our index, or (its PDS completion still to
+// come) the context of the engine's message.
+std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_message& response) {
+    const auto mode = static_cast<std::uint8_t>(response.mode);
+    if (auto found = record_by_id.find(record_key_of(response.from, mode, response.message_id)))
+        return found;
+    const auto context =
+        eng->pending_request_context(response.from, response.mode, response.message_id);
+    if (!context || *context >= records.size()) return std::nullopt;
+    const auto rec = static_cast<std::uint32_t>(*context);
+    const message_record& r = records[rec];
+    if (!r.in_use || r.peer != response.from || r.mode != mode ||
+        r.message_id != response.message_id)
+        return std::nullopt;
+    return rec;
+}
+
 void endpoint_impl::on_response(received_message& m) {
-    const auto found =
-        record_by_id.find(record_key_of(m.from, static_cast<std::uint8_t>(m.mode), m.message_id));
+    const auto found = record_answered_by(m);
     if (!found || records[*found].response_done) {
         ++counters.stale_responses;
         eng->release(m.handle);

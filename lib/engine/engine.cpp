@@ -358,6 +358,15 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     return {};
 }
 
+std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, delivery_mode mode,
+                                                                  std::uint16_t id) const {
+    if (mode != delivery_mode::rud && mode != delivery_mode::rod) return std::nullopt;
+    const auto found =
+        request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id}.packed());
+    if (!found || !messages_[*found].in_use) return std::nullopt;
+    return messages_[*found].context;
+}
+
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
     ses::tx_message& m = messages_[index];
     if (!m.in_use) return;
@@ -466,6 +475,11 @@ status engine::post_response(const received_message& request, const ses_fields& 
 
 bool engine::answer_ok_in_ack(const received_message& request) {
     return impl_->answer_ok_in_ack(request);
+}
+
+std::optional<std::uint64_t> engine::pending_request_context(peer_id to, delivery_mode mode,
+                                                             std::uint16_t id) const {
+    return impl_->pending_request_context(to, mode, id);
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,

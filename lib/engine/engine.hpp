@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -274,6 +275,11 @@ class engine {
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
                         std::uint16_t* message_id = nullptr);
+    // The context of our RUD/ROD request `id` to `to` while its PDS completion is still to
+    // come (the engine tracks those by id): a response that overtook the completion finds its
+    // request here. nullopt for any other.
+    std::optional<std::uint64_t> pending_request_context(peer_id to, delivery_mode mode,
+                                                         std::uint16_t id) const;
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // A burst of received frames, all valid during the call: the same as receive() for each in
