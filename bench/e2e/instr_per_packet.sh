@@ -13,6 +13,10 @@
 # the native sender may time out and resend (its counters are printed). BUILD as in lib.sh.
 # OUT=file keeps the last callgrind profile (callgrind_annotate OUT). MEMIF_PORT=uet (the
 # default, uet's own memif port) or dpdk (DPDK's net_memif PMD), as in lib.sh.
+# FUNCS="name;name..." also prints, for each function whose name contains one of them, its
+# inclusive instructions per frame by the same difference of the two runs: a function's count
+# does not move with the side's idle polls, which make the whole side's count of a small-message
+# run vary by ~12% between runs. E.g. FUNCS="reassembly::place(;endpoint_impl::post_message(".
 source "$(dirname "$0")/lib.sh"
 SIDE=${SIDE:-client}
 N1=${N1:-2000}
@@ -52,12 +56,22 @@ measure() {
     [[ -n $ir && -n $frames ]] || { echo "FAIL: no count in $log"; tail -20 "$log"; return 1; }
     grep '^ PDS:' "$WORK/$name-client.log" | sed 's/^/  client /'
     if [[ -n $OUT ]]; then cp "$cg" "$OUT"; fi
+    PROFILE=$cg
     IR=$ir
     FRAMES=$frames
 }
 
+# inclusive NAME PROFILE: the largest inclusive count of a function whose name contains NAME
+# (callgrind_annotate lists a function once per file its code came from; the largest holds it).
+inclusive() {
+    callgrind_annotate --inclusive=yes --threshold=100 "$2" 2>/dev/null | tr -d ',' |
+        awk -v f="$1" 'index($0, f) && $1 ~ /^[0-9]+$/ { if ($1 > m) m = $1 } END { print m + 0 }'
+}
+
 measure small "$N1" "$@"
 ir1=$IR f1=$FRAMES
+profile1=$WORK/small-profile.callgrind
+cp "$PROFILE" "$profile1"
 measure large "$N2" "$@"
 ir2=$IR f2=$FRAMES
 echo "$SIDE, -n $N1: $ir1 instructions, $f1 frames"
@@ -65,3 +79,10 @@ echo "$SIDE, -n $N2: $ir2 instructions, $f2 frames"
 awk -v a="$ir1" -v b="$ir2" -v x="$f1" -v y="$f2" 'BEGIN {
     if (y <= x) { print "FAIL: no more frames with more iterations"; exit 1 }
     printf "instructions per frame %.0f\n", (b - a) / (y - x) }'
+if [[ -n ${FUNCS:-} ]]; then
+    IFS=';' read -ra names <<<"$FUNCS"
+    for name in "${names[@]}"; do
+        awk -v n="$name" -v a="$(inclusive "$name" "$profile1")" -v b="$(inclusive "$name" "$PROFILE")" \
+            -v x="$f1" -v y="$f2" 'BEGIN { printf "  %s: %.0f per frame\n", n, (b - a) / (y - x) }'
+    done
+fi
