@@ -34,9 +34,11 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
     run_.rx_limit = receiver ? run_.limit : 0;
     free_tx_.clear();
     free_rx_.clear();
+    slot_offset_.resize(run_.depth);
     for (std::uint32_t k = run_.depth; k-- > 0;) {
         free_tx_.push_back(k);
         free_rx_.push_back(k);
+        slot_offset_[k] = run_.layout.offset_of(k);
     }
     samples_.clear();
     // Our region as the target of the peer's reads, writes and atomics.
@@ -102,7 +104,7 @@ void side::account(std::uint64_t now, std::uint64_t delta) {
 
 bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
     const std::uint64_t size = run_.size;
-    const std::uint64_t k = i % run_.slots;
+    const std::uint64_t k = run_.next_post.slot, offset = run_.next_post.offset;
     const bool bad = s_.corrupt_iteration && i + 1 == s_.corrupt_iteration;
     std::span<std::byte> buf = tx_slot(slot);
     void* ctx = make_ctx(ctx_tx, slot);
@@ -111,10 +113,10 @@ bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
         case test_kind::write_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : k);
             if (bad) corrupt(buf);
-            ec = ep_.write(peer_, buf, run_.layout.offset_of(k), peer_key_, ctx);
+            ec = ep_.write(peer_, buf, offset, peer_key_, ctx);
             break;
         case test_kind::read_bw:
-            ec = ep_.read(peer_, buf, run_.layout.offset_of(k), peer_key_, ctx);
+            ec = ep_.read(peer_, buf, offset, peer_key_, ctx);
             break;
         case test_kind::send_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : 0);
@@ -125,7 +127,7 @@ bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
             const std::uint64_t add = bad ? 2 : 1;
             std::memcpy(buf.data(), &add, 8);
             ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                  rx_slot(slot).first(8), run_.layout.offset_of(k), peer_key_, ctx);
+                                  rx_slot(slot).first(8), offset, peer_key_, ctx);
             break;
         }
         default:
@@ -179,6 +181,7 @@ void side::pump() {
         if (!post_initiator_op(free_tx_.back(), run_.posted)) break;
         free_tx_.pop_back();
         ++run_.posted;
+        run_.next_post.advance(run_.slots, run_.layout);
         ++run_.outstanding;
     }
     while (run_.pongs_pending && !free_tx_.empty() && post_pong()) {

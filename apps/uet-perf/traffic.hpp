@@ -55,6 +55,23 @@ struct buffer_layout {
         return (shared ? slot % count : slot) * stride;
     }
 };
+
+// Slot k % slots of a layout and its offset for k = 0, 1, 2...: what offset_of(k % slots) gives,
+// advanced by one without a division (a 64-bit divide is tens of cycles of a message of ~1,000).
+struct slot_cursor {
+    std::uint64_t slot = 0, in_cycle = 0, offset = 0;
+    void advance(std::uint64_t slots, const buffer_layout& l) noexcept {
+        const bool wraps = ++slot == slots;
+        if (wraps) slot = 0;
+        const bool cycle_wraps = l.shared && ++in_cycle == l.count;
+        if (wraps || cycle_wraps) {
+            in_cycle = 0;
+            offset = 0;
+        } else {
+            offset += l.stride;
+        }
+    }
+};
 bool shares_buffers(const settings& s) noexcept;  // the cycle buffer, not one per operation
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept;
 
@@ -77,6 +94,7 @@ struct size_run {
     std::uint64_t limit = 0;  // iterations to post (UINT64_MAX: until stopped)
     bool stopped = false;
     std::uint64_t posted = 0, completed = 0, outstanding = 0;
+    slot_cursor next_post;  // the region slot of operation `posted` (posted % slots)
     std::uint64_t t_first = 0, t_last = 0, deadline = 0;  // measurement clock
     std::uint64_t win_t = 0, win_count = 0;
     double peak_bps = 0;
@@ -193,8 +211,9 @@ class side {
     // The registration of tx_ (zero-copy transmit): declared after it, so it goes first.
     memory_region tx_mr_;
     std::vector<std::uint32_t> free_tx_, free_rx_;
-    std::vector<std::uint64_t> tx_iter_;  // the iteration each tx slot carries
-    std::vector<std::uint8_t> tx_kind_;   // what each tx slot is doing (tx_op, tx_pong, tx_drain)
+    std::vector<std::uint64_t> tx_iter_;      // the iteration each tx slot carries
+    std::vector<std::uint64_t> slot_offset_;  // layout.offset_of(k) of each tx and rx slot
+    std::vector<std::uint8_t> tx_kind_;  // what each tx slot is doing (tx_op, tx_pong, tx_drain)
     std::vector<std::uint64_t> samples_;
 
     ctrl_buffer ctrl_rx_{};

@@ -167,6 +167,23 @@ TEST(PerfOptions, BufferLayoutFollowsPerftestsCycleBuffer) {
     }
 }
 
+// The initiator's region slot and offset advance per post without a division: the same as
+// offset_of(k % slots) for every k, in both layouts, with slots above, at and below the cycle.
+TEST(PerfOptions, SlotCursorMatchesTheLayoutsOffsets) {
+    const buffer_layout distinct{false, 96, 0};
+    const buffer_layout cycle{true, 64, 64};
+    for (const buffer_layout& l : {distinct, cycle}) {
+        for (const std::uint64_t slots : {1, 7, 64, 128, 200}) {
+            slot_cursor c;
+            for (std::uint64_t k = 0; k < 1000; ++k) {
+                ASSERT_EQ(c.slot, k % slots) << "slots " << slots << " k " << k;
+                ASSERT_EQ(c.offset, l.offset_of(k % slots)) << "slots " << slots << " k " << k;
+                c.advance(slots, l);
+            }
+        }
+    }
+}
+
 TEST(PerfOptions, ErrorsSayWhatIsWrong) {
     const std::vector<bad_case> cases{
         {{}, "no test given"},
