@@ -360,7 +360,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
 
 std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, delivery_mode mode,
                                                                   std::uint16_t id) const {
-    if (mode != delivery_mode::rud && mode != delivery_mode::rod) return std::nullopt;
+    // Only tracked requests (RUD/ROD, not responses) are in the map, under a key with the mode.
     const auto found =
         request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id}.packed());
     if (!found || !messages_[*found].in_use) return std::nullopt;
