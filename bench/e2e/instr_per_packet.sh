@@ -17,6 +17,9 @@
 # inclusive instructions per frame by the same difference of the two runs: a function's count
 # does not move with the side's idle polls, which make the whole side's count of a small-message
 # run vary by ~12% between runs. E.g. FUNCS="reassembly::place(;endpoint_impl::post_message(".
+# TOP=N also prints the N functions with the most exclusive (self) instructions per frame, by the
+# same difference, each function's code summed over the files callgrind attributes it to (its
+# inlined callees' lines count where they came from: a header's inline function is its own row).
 source "$(dirname "$0")/lib.sh"
 SIDE=${SIDE:-client}
 N1=${N1:-2000}
@@ -79,6 +82,21 @@ echo "$SIDE, -n $N2: $ir2 instructions, $f2 frames"
 awk -v a="$ir1" -v b="$ir2" -v x="$f1" -v y="$f2" 'BEGIN {
     if (y <= x) { print "FAIL: no more frames with more iterations"; exit 1 }
     printf "instructions per frame %.0f\n", (b - a) / (y - x) }'
+# self_counts PROFILE: "count<TAB>function" per function, exclusive, summed over source files.
+self_counts() {
+    callgrind_annotate --auto=no --threshold=100 "$1" 2>/dev/null | tr -d ',' |
+        awk '$1 ~ /^[0-9]+$/ && !/PROGRAM TOTALS/ {
+            c = $1; sub(/^[0-9]+ +(\([ 0-9.%]+\) +)?/, ""); sub(/^[^:]*:/, ""); sub(/ \[[^]]*\]$/, "")
+            s[$0] += c } END { for (f in s) printf "%d\t%s\n", s[f], f }'
+}
+
+if [[ -n ${TOP:-} ]]; then
+    echo "  most self instructions per frame (function):"
+    join -t $'\t' -1 2 -2 2 -a 2 -e 0 -o 0,1.1,2.1 <(self_counts "$profile1" | sort -t $'\t' -k2) \
+        <(self_counts "$PROFILE" | sort -t $'\t' -k2) |
+        awk -F '\t' -v x="$f1" -v y="$f2" '{ printf "%9.1f  %s\n", ($3 - $2) / (y - x), substr($1, 1, 150) }' |
+        sort -rn | awk -v n="$TOP" 'NR <= n'
+fi
 if [[ -n ${FUNCS:-} ]]; then
     IFS=';' read -ra names <<<"$FUNCS"
     for name in "${names[@]}"; do

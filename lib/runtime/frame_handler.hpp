@@ -94,7 +94,8 @@ class frame_handler {
     }
     // Fill up to frames.size() slots from the front; return how many were filled, setting the
     // length and ext of each. Slots past the returned count are reused by the runtime, which may
-    // also hand the same slots again, as they are, after a call that filled none.
+    // hand them again as they are (whatever a handler left in them), after a call that filled
+    // none or in the next call's first slots.
     virtual std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) = 0;
     // The earliest time at which on_transmit has something to do even without new input;
     // no_deadline if none. Lets the runtime back off while idle.

@@ -41,6 +41,14 @@ class sequence_handler final : public runtime::frame_handler {
     // At most this many frames per call (0: as many as fit), as a receiver sends one ACK in a
     // call offered a whole burst: the slots left over are offered again.
     std::size_t max_per_call = 0;
+    // Every bad_every-th slot filled is a bad frame (length 0) among the good ones: the port
+    // counts and drops it, and must neither lose its buffer nor send it.
+    unsigned bad_every = 0, slots_filled = 0, made_bad = 0;
+    // Swap the last two slots of every 4th offer (from the 2nd) when neither was filled (whole
+    // slots, as allowed): with 3 frames a call, a swapped pair reaches the offer's front as the
+    // port moves the offer to the front of its arrays.
+    bool swap_unused = false;
+    unsigned transmit_calls = 0;
 
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
         std::uint32_t seq = 0;
@@ -55,13 +63,25 @@ class sequence_handler final : public runtime::frame_handler {
         bad += !ok;
         ++received;
     }
-    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+    std::size_t on_transmit(std::uint64_t now, std::span<runtime::tx_frame> frames) override {
+        const std::size_t n = fill_some(now, frames);
+        if (swap_unused && ++transmit_calls % 4 == 2 && frames.size() >= n + 2)
+            std::swap(frames[frames.size() - 1], frames[frames.size() - 2]);
+        return n;
+    }
+    std::size_t fill_some(std::uint64_t, std::span<runtime::tx_frame> frames) {
         if (idle_every != 0 && ++calls % idle_every == 0) return 0;
         if (max_per_call != 0) frames = frames.first(std::min(frames.size(), max_per_call * 2));
         if (reorder) return fill_reordered(frames);
         if (max_per_call != 0) frames = frames.first(std::min(frames.size(), max_per_call));
         std::size_t n = 0;
-        while (n < frames.size() && sent < to_send && fill(frames[n])) {
+        while (n < frames.size() && sent < to_send) {
+            if (bad_every != 0 && ++slots_filled % bad_every == 0) {
+                frames[n++].length = 0;
+                ++made_bad;
+                continue;
+            }
+            if (!fill(frames[n])) break;
             ++n;
             ++sent;
         }
@@ -182,6 +202,32 @@ TEST_F(uet_memif, slots_left_over_by_short_bursts_are_offered_again_whole) {
     ch_.max_per_call = 3;
     ch_.idle_every = 4;
     exchange_intact(3000, 3000);
+}
+
+TEST_F(uet_memif, unused_slots_swapped_by_the_handler_keep_their_buffers) {
+    connect();
+    for (sequence_handler* h : {&sh_, &ch_}) {
+        h->max_per_call = 3;
+        h->swap_unused = true;
+    }
+    exchange_intact(3000, 3000);
+}
+
+TEST_F(uet_memif, bad_frames_among_good_ones_are_dropped_and_their_slots_offered_again) {
+    connect();
+    ch_.max_per_call = 3;
+    ch_.bad_every = 5;
+    ch_.to_send = 3000;
+    sh_.bad_every = 7;  // whole bursts
+    sh_.to_send = 3000;
+    exchange();
+    EXPECT_EQ(sh_.received, 3000u);
+    EXPECT_EQ(ch_.received, 3000u);
+    EXPECT_EQ(sh_.bad + ch_.bad, 0u);
+    EXPECT_GT(ch_.made_bad, 500u);
+    EXPECT_EQ(client_->counters().tx_bad_frame, ch_.made_bad);
+    EXPECT_EQ(server_->counters().tx_bad_frame, sh_.made_bad);
+    EXPECT_EQ(server_->counters().rx_bad_descriptor + client_->counters().rx_bad_descriptor, 0u);
 }
 
 TEST_F(uet_memif, a_full_ring_holds_frames_back_and_loses_none) {

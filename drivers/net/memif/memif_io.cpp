@@ -82,7 +82,12 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
 }
 
 // The slots just read go back to the peer: the server moves tail; the client posts the buffers
-// again (their full size, at the offsets it chose: a server may have rewritten either).
+// again at their full size. A server may move buffers between slots (a frame built in one
+// slot's buffer and sent in another's, as uet's port does when a handler reorders slots), so
+// each slot gets back the buffer it came with, which keeps every buffer in the ring once; a
+// descriptor that does not lie in the client's receive buffers gets the slot's own. (Not
+// checked: that it starts on a buffer. A server that shifts one only corrupts its own frames,
+// which the client reads with the bounds checks it applies to every descriptor.)
 void port::io::give_back_rx(std::uint16_t n) noexcept {
     port& p = owner_;
     ring& r = p.rx_;
@@ -92,12 +97,18 @@ void port::io::give_back_rx(std::uint16_t n) noexcept {
         return;
     }
     descriptor* desc = r.desc();
+    const std::uint32_t bsize = p.cfg_.buffer_size;
+    const std::uint64_t rx_bytes = std::uint64_t{r.size} * bsize;
     for (std::uint16_t i = 0; i < n; ++i) {
         const std::uint16_t s = static_cast<std::uint16_t>((r.next - n + i) & r.mask);
-        desc[s].region = 0;
-        desc[s].flags = 0;
-        desc[s].offset = p.rx_buffers_at_ + s * p.cfg_.buffer_size;
-        desc[s].length = p.cfg_.buffer_size;
+        descriptor& d = desc[s];
+        const std::uint64_t at = std::uint64_t{d.offset} - p.rx_buffers_at_;
+        if (d.region != 0 || d.offset < p.rx_buffers_at_ || at > rx_bytes - bsize) {
+            d.region = 0;
+            d.offset = p.rx_buffers_at_ + s * bsize;
+        }
+        d.flags = 0;
+        d.length = bsize;
     }
     store(r.hdr->head, static_cast<std::uint16_t>(r.next + r.size));
 }
@@ -109,6 +120,8 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
     ring& r = p.tx_;
     const std::size_t n = std::min<std::size_t>(free, runtime::burst_size);
     const descriptor* desc = r.desc();
+    runtime::tx_frame* slots = &slots_[base_];
+    slot_buffer* buffers = &buffers_[base_];
     for (std::size_t i = from; i < n; ++i) {
         const std::uint16_t s = static_cast<std::uint16_t>((r.next + i) & r.mask);
         // Where the buffer is: the descriptor says (a handler's reordering of slots moves
@@ -125,9 +138,9 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
             ++p.c_.rx_bad_descriptor;
             return i;
         }
-        buffers_[i] = b;
+        buffers[i] = b;
         // The cookie names the ring buffer: a handler may reorder whole slots.
-        slots_[i].reset({at, b.capacity}, &buffers_[i]);
+        slots[i].reset({at, b.capacity}, &buffers[i]);
     }
     return n;
 }
@@ -145,22 +158,29 @@ inline bool port::io::finish_frame(runtime::tx_frame& f) noexcept {
     return true;
 }
 
-// Writes the descriptors of the `filled` frames in order, then those of the buffers offered
-// and not used (a bad frame's among them) after them, so that every buffer stays in the ring
-// exactly once; returns how many frames go out.
+// Writes the descriptors of the `filled` frames in order, then (if a handler moved slots or
+// made a bad frame) those of the buffers offered and not used after them, so that every buffer
+// stays in the ring exactly once; returns how many frames go out.
 std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
     port& p = owner_;
     ring& r = p.tx_;
     descriptor* desc = r.desc();
-    std::uint16_t out = 0;
+    runtime::tx_frame* slots = &slots_[base_];
+    const slot_buffer* buffers = &buffers_[base_];
+    // Slots the handler moved among the unused ones only are found when they are filled (until
+    // then their descriptors are not read, and offer_from_front keeps them paired).
     bool moved = false;
+    for (std::size_t i = 0; i < filled; ++i)
+        moved |= slots[i].io_cookie != &buffers[i];
+    std::uint16_t out = 0;
+    bool bad = false;
     n_unused_ = 0;
-    for (std::size_t i = 0; i < offered; ++i) {
-        runtime::tx_frame& f = slots_[i];
+    for (std::size_t i = 0; i < filled; ++i) {
+        runtime::tx_frame& f = slots[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
-        moved |= &b != &buffers_[i];
-        if (i >= filled || !finish_frame(f)) {
-            if (i < filled) ++p.c_.tx_bad_frame;
+        if (!finish_frame(f)) {
+            ++p.c_.tx_bad_frame;
+            bad = true;
             unused_[n_unused_++] = {b, f.buffer};
             continue;
         }
@@ -173,26 +193,54 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
         ++p.c_.tx_frames;
         p.c_.tx_bytes += f.length;
     }
-    if (moved || out != filled) {  // only then may buffers have moved
-        for (std::size_t k = 0; k < n_unused_; ++k) {
-            descriptor& d = desc[(r.next + out + k) & r.mask];
-            d.region = unused_[k].where.region;
-            d.offset = unused_[k].where.offset;
-            if (p.cfg_.server) d.length = unused_[k].where.posted;
-        }
+    if (!moved && !bad) {
+        // The unused slots are the ring's next ones, in order: the offer starts there.
+        base_ += filled;
+        offered_ = offered - filled;
+        if (offered_ == 0)
+            base_ = 0;
+        else if (base_ > runtime::burst_size)
+            offer_from_front();
+        return out;
     }
+    for (std::size_t i = filled; i < offered; ++i)
+        unused_[n_unused_++] = {*static_cast<const slot_buffer*>(slots[i].io_cookie),
+                                slots[i].buffer};
+    for (std::size_t k = 0; k < n_unused_; ++k) {
+        descriptor& d = desc[(r.next + out + k) & r.mask];
+        d.region = unused_[k].where.region;
+        d.offset = unused_[k].where.offset;
+        if (p.cfg_.server) d.length = unused_[k].where.posted;
+    }
+    keep_unused_offered();
     return out;
 }
 
-// After publish: the unused buffers are now in the ring's next slots, in this order, so they
-// are the first slots of the next offer as they stand (still free: slots only become free
-// until a frame leaves, and these were free before).
+// After publish, when slots moved: the unused buffers are now in the ring's next slots, in
+// this order, so they are the first slots of the next offer as they stand (still free: slots
+// only become free until a frame leaves, and these were free before).
 void port::io::keep_unused_offered() noexcept {
+    base_ = 0;
     for (std::size_t k = 0; k < n_unused_; ++k) {
         buffers_[k] = unused_[k].where;
         slots_[k].reset(unused_[k].room, &buffers_[k]);
     }
     offered_ = n_unused_;
+}
+
+// The offer moved to the front of the arrays, so that a whole burst fits after it again. Each
+// slot keeps the buffer its cookie names (the handler may have swapped unused slots), now at
+// the same place relative to the offer's start.
+void port::io::offer_from_front() noexcept {
+    for (std::size_t k = 0; k < offered_; ++k) {
+        buffers_[k] = buffers_[base_ + k];
+        slots_[k] = slots_[base_ + k];
+    }
+    for (std::size_t k = 0; k < offered_; ++k) {
+        const auto* b = static_cast<const slot_buffer*>(slots_[k].io_cookie);
+        slots_[k].io_cookie = &buffers_[static_cast<std::size_t>(b - buffers_.data()) - base_];
+    }
+    base_ = 0;
 }
 
 void port::io::kick(const ring& r) noexcept {
@@ -218,12 +266,11 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
         offered_ = offer_slots(free, offered_);
     if (offered_ == 0) return 0;
     // A handler that fills nothing leaves the slots untouched (frame_handler's contract).
-    const std::size_t filled = h.on_transmit(now, std::span(slots_.data(), offered_));
+    const std::size_t filled = h.on_transmit(now, std::span(&slots_[base_], offered_));
     if (filled == 0) return 0;
     clock.lap(p.c_.tx_stack_ticks);
     const std::uint16_t out = publish(filled, offered_);
     r.next = static_cast<std::uint16_t>(r.next + out);
-    keep_unused_offered();
     store(p.cfg_.server ? r.hdr->tail : r.hdr->head, r.next);
     kick(r);
     clock.lap(p.c_.tx_driver_ticks);

@@ -16,7 +16,7 @@ class port::io final : public runtime::packet_io {
     // The handler builds its frames in the ring's buffers; they leave when head/tail moves.
     std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
     // The link came up again: the ring starts over, no slot is offered.
-    void forget_offers() noexcept { offered_ = 0; }
+    void forget_offers() noexcept { offered_ = base_ = 0; }
 
   private:
     // A ring buffer the handler may fill: where it is and how much it holds.
@@ -28,21 +28,27 @@ class port::io final : public runtime::packet_io {
     std::size_t offer_slots(std::uint16_t free, std::size_t from);
     std::uint16_t publish(std::size_t filled, std::size_t offered);
     void keep_unused_offered() noexcept;
+    void offer_from_front() noexcept;
     // Called for every frame sent: inlined into publish (one call per frame cost ~20 instructions).
     [[gnu::always_inline]] inline bool finish_frame(runtime::tx_frame& f) noexcept;
     void give_back_rx(std::uint16_t n) noexcept;
     void kick(const ring& r) noexcept;
 
     port& owner_;
-    std::array<runtime::tx_frame, runtime::burst_size> slots_{};
-    std::array<slot_buffer, runtime::burst_size> buffers_{};
+    // The offer is slots_[base_, base_ + offered_), slot k's buffer buffers_[k]. Twice a burst:
+    // the slots a call left unused stay where they are, the offer's start moving past the ones
+    // sent (a receiver sends one ACK in a call that was offered 32 slots), until they are moved
+    // to the front once base_ passes a burst.
+    static constexpr std::size_t slot_capacity = 2 * runtime::burst_size;
+    std::array<runtime::tx_frame, slot_capacity> slots_{};
+    std::array<slot_buffer, slot_capacity> buffers_{};
+    std::size_t base_ = 0;
     // Slots from the ring's next one on, prepared for the handler and not yet used: a transmit
     // call that sends nothing (most of an idle or window-held sender's calls) leaves them as
     // they are, so the next call need not prepare them again.
     std::size_t offered_ = 0;
-    // The buffers of the last publish that no frame used, in ring order after the frames sent:
-    // the next call's first slots, offered again without reading their descriptors (a receiver
-    // sends one ACK in a call that was offered 32 slots).
+    // When a handler moved slots or made a bad frame: the buffers of the last publish that no
+    // frame used, in ring order after the frames sent, which the next offer starts with.
     struct unused_slot {
         slot_buffer where;
         std::span<std::uint8_t> room;
