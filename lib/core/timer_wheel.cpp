@@ -52,19 +52,26 @@ void timer_wheel::clear() noexcept {
     }
     size_ = 0;
     overflow_min_tick_ = never;
+    next_event_ = 0;
 }
 
 // Level by distance from the current tick, as in the classic (Varghese & Lauck) wheel: a timer
 // d ticks away sits at the lowest level whose span covers d, in the slot of its own tick. It is
 // cascaded one level down when the wheel reaches the start of that slot.
+// The events it makes: its own tick at level 0, the start of its slot (its cascade) above.
 void timer_wheel::place(timer_node& n) noexcept {
     const std::uint64_t t = tick_of(n.deadline_);
     if (t <= base_) return link(n, list_of(0, base_));  // due now (or overdue)
     const std::uint64_t d = t - base_;
     for (unsigned level = 0; level < levels; ++level) {
-        if (d < (std::uint64_t{1} << ((level + 1) * level_bits))) return link(n, list_of(level, t));
+        if (d < (std::uint64_t{1} << ((level + 1) * level_bits))) {
+            const unsigned shift = level * level_bits;
+            note_event(t >> shift << shift);
+            return link(n, list_of(level, t));
+        }
     }
     overflow_min_tick_ = std::min(overflow_min_tick_, t);
+    next_event_ = 0;  // its fold: recounted by next_event_tick
     link(n, overflow_list);
 }
 

@@ -204,8 +204,10 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
     }
     if (psn_after(highest, highest_acked_psn) || !acked_any_) highest_acked_psn = highest;
     acked_any_ = true;
-    if (!ordered) infer_losses(highest, params, out);
+    // The acknowledged prefix leaves first: infer_losses looks only at packets still in flight,
+    // which start after it (a cumulative ACK of a whole burst leaves it nothing to walk).
     tx.advance();
+    if (!ordered) infer_losses(highest, params, out);
     // Entries acknowledged while queued may still be linked: nothing is left to resend, and
     // no timeout runs (an idle engine need not wake for a timer with nothing due).
     if (tx.empty()) {
