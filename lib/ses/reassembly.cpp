@@ -49,6 +49,10 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
         index = *found;
         if (slots_[index].length != total_length || slots_[index].external != external)
             return place_result::inconsistent;
+    } else if (seg.som && seg.offset == 0 && seg.length == total_length &&
+               total_length <= cfg_.mtu) {
+        return place_whole(key, seg, payload, remember_completed, now, fields, external,
+                           slot_index);
     } else {
         index = open_slot(key, total_length, external, now);
         if (index == no_index) return place_result::no_resources;
@@ -68,6 +72,33 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
     if (fields && seg.som) s.fields.header_data = fields->header_data;
     s.last_update_ns = now;
     if (++s.packets_received < s.packets_total) return place_result::placed;
+    return complete(key, index, remember_completed);
+}
+
+// A whole message in one packet (the common small message) completes in the slot it opens:
+// none of a partial message's bookkeeping (its packet bitmap, the checks of later packets
+// against the first). Places what place() would, in the same state.
+place_result reassembly::place_whole(const message_key& key, const segment& seg,
+                                     std::span<const std::uint8_t> payload, bool remember_completed,
+                                     std::uint64_t now, const op_fields* fields, bool external,
+                                     std::uint32_t* slot_index) noexcept {
+    const std::uint32_t index = take_free_slot(now);
+    if (index == no_index) return place_result::no_resources;
+    slot& s = slots_[index];
+    s.key = key;
+    s.length = seg.length;
+    s.packets_total = s.packets_received = 1;
+    s.last_update_ns = now;
+    s.external = external;
+    s.failed = false;
+    s.tag = 0;
+    s.fields = fields ? *fields : op_fields{};
+    if (!external) {
+        s.buffer = &inline_buffers_[std::size_t{index} * cfg_.mtu];
+        s.size_class = -1;
+        if (seg.length != 0) std::memcpy(s.buffer, payload.data(), seg.length);
+    }
+    if (slot_index) *slot_index = index;
     return complete(key, index, remember_completed);
 }
 

@@ -125,6 +125,10 @@ class reassembly {
     };
 
     std::optional<std::uint32_t> find_assembling(const message_key& key) noexcept;
+    place_result place_whole(const message_key& key, const segment& seg,
+                             std::span<const std::uint8_t> payload, bool remember_completed,
+                             std::uint64_t now, const op_fields* fields, bool external,
+                             std::uint32_t* slot_index) noexcept;
     // The slot's last packet is in: onto the delivery list.
     place_result complete(const message_key& key, std::uint32_t index,
                           bool remember_completed) noexcept;
