@@ -48,8 +48,31 @@ const char* to_string(host_drop d) noexcept {
     return "unknown";
 }
 
+namespace {
+
+byte_pattern<48> uet_frame_to(const host_config& cfg) {
+    constexpr std::size_t ip = wire::eth_header::wire_size, udp = ip + 20;
+    byte_pattern<48> p;
+    for (std::size_t i = 0; i < 6; ++i)
+        p.require(i, cfg.iface.mac.octets[i]);
+    p.require(12, 0x08);  // IPv4
+    p.require(13, 0x00);
+    p.require(ip, 0x45);         // version 4, no options
+    p.require(ip + 6, 0, 0x3f);  // no more fragments, no fragment offset
+    p.require(ip + 7, 0);
+    p.require(ip + 9, 17);  // UDP
+    for (std::size_t i = 0; i < 4; ++i)
+        p.require(ip + 16 + i, static_cast<std::uint8_t>(cfg.iface.ip >> (24 - 8 * i)));
+    p.require(udp + 2, static_cast<std::uint8_t>(cfg.steering.uet_port >> 8));
+    p.require(udp + 3, static_cast<std::uint8_t>(cfg.steering.uet_port));
+    return p;
+}
+
+}  // namespace
+
 host_stack::host_stack(const host_config& cfg, frame_handler& inner)
     : cfg_(cfg),
+      uet_to_us_(uet_frame_to(cfg)),
       inner_(inner),
       neighbors_(cfg.iface, cfg.neighbors),
       max_frame_(cfg.neighbors.max_frame),
@@ -80,10 +103,17 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
         by && by->uet_port == cfg_.steering.uet_port && by->roce_port == cfg_.steering.roce_port;
     std::array<rx_frame, burst_size> inner;
     std::size_t n = 0;
+    const classification uet_to_us{traffic_class::uet, wire::eth_header::wire_size, cfg_.iface.ip};
     for (const rx_frame& f : frames) {
-        const classification c = trusted ? f.c : classify(f.bytes, cfg_.steering);
-        if (!admit(f.bytes, c, now)) continue;
-        inner[n++] = {f.bytes, c};
+        if (!trusted && f.bytes.size() >= uet_to_us_.size && uet_to_us_.matches(f.bytes.data())) {
+            stats_.received.count(traffic_class::uet);
+            ++stats_.to_inner;
+            inner[n++] = {f.bytes, uet_to_us};
+        } else {
+            const classification c = trusted ? f.c : classify(f.bytes, cfg_.steering);
+            if (!admit(f.bytes, c, now)) continue;
+            inner[n++] = {f.bytes, c};
+        }
         if (n == inner.size()) {
             inner_.on_receive_burst(inner, &cfg_.steering, now);
             n = 0;

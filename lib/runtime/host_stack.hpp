@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "byte_pattern.hpp"
 #include "frame_handler.hpp"
 #include "neighbor.hpp"
 #include "steering.hpp"
@@ -94,6 +95,10 @@ class host_stack final : public frame_handler {
     bool address_again(tx_frame& f, const burst_route& last) noexcept;
 
     host_config cfg_;
+    // What nearly every received frame is, recognised at once: untagged IPv4 without options,
+    // not a fragment, UDP to the UET port, to our MAC and IP (classify() and admit()'s answer
+    // for it is uet, to the inner handler). The first 48 bytes hold every field it names.
+    byte_pattern<48> uet_to_us_;
     frame_handler& inner_;
     neighbor_table neighbors_;
     std::size_t max_frame_ = 9216;

@@ -207,9 +207,11 @@ TEST(HostStack, TakesThePortsClassificationOnlyUnderTheSameSteering) {
     EXPECT_EQ(host.stats().received[runtime::traffic_class::uet], 2u);
 }
 
-// An inner handler that keeps what it is given, and counts the bursts.
+// An inner handler that keeps what it is given (a burst's frames with their classification),
+// and counts the bursts.
 struct recorder : runtime::frame_handler {
     std::vector<std::vector<std::uint8_t>> got;
+    std::vector<runtime::classification> classes;
     std::size_t bursts = 0;
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
         got.emplace_back(f.begin(), f.end());
@@ -218,29 +220,42 @@ struct recorder : runtime::frame_handler {
                           const runtime::steering_config* by, std::uint64_t) override {
         ++bursts;
         EXPECT_NE(by, nullptr);  // the host stack always says how it classified them
-        for (const auto& f : frames)
+        for (const auto& f : frames) {
             got.emplace_back(f.bytes.begin(), f.bytes.end());
+            classes.push_back(f.c);
+        }
     }
     std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame>) override { return 0; }
     std::uint64_t next_deadline() const override { return runtime::no_deadline; }
 };
 
+// Two host stacks of the same configuration, one given frames one by one and one in bursts,
+// and a UDP frame spec from the peer to the UET port.
+struct one_and_burst : ::testing::Test {
+    one_and_burst() {
+        one.on_start({});
+        burst.on_start({});
+        s.src_mac = {{0x02, 0, 0, 0, 0, 2}};
+        s.dst_mac = h.iface.mac;
+        s.src_ip = ip_b;
+        s.dst_ip = ip_a;
+        s.dst_port = h.steering.uet_port;
+    }
+    static runtime::host_config config() {
+        runtime::host_config c;
+        c.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
+        return c;
+    }
+    runtime::host_config h = config();
+    recorder one_inner, burst_inner;
+    runtime::host_stack one{h, one_inner}, burst{h, burst_inner};
+    wire::frame_spec s;
+};
+
 // A burst goes through the host stack as its frames would one by one: the same frames reach the
 // inner handler (in one call), the same are answered and dropped, with the same counts; a port's
 // classification is taken under the same steering, in a burst too.
-TEST(HostStack, ABurstIsSortedAsItsFramesOneByOne) {
-    runtime::host_config h;
-    h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
-    recorder one_inner, burst_inner;
-    runtime::host_stack one(h, one_inner), burst(h, burst_inner);
-    one.on_start({});
-    burst.on_start({});
-    wire::frame_spec s;
-    s.src_mac = {{0x02, 0, 0, 0, 0, 2}};
-    s.dst_mac = h.iface.mac;
-    s.src_ip = ip_b;
-    s.dst_ip = ip_a;
-    s.dst_port = h.steering.uet_port;
+TEST_F(one_and_burst, ABurstIsSortedAsItsFramesOneByOne) {
     std::vector<std::vector<std::uint8_t>> frames;
     auto add_udp = [&](std::uint8_t tag) {
         const std::uint8_t payload[16] = {tag};
@@ -295,6 +310,47 @@ TEST(HostStack, ABurstIsSortedAsItsFramesOneByOne) {
     // Before: the frame to port 9; now that one again and the six UET frames the port called
     // other UDP.
     EXPECT_EQ(burst.stats()[runtime::host_drop::other_udp], 1u + 7u);
+}
+
+// The burst path recognises the common UET frame by one masked compare of its first 48 bytes:
+// frames a byte or two away from it in those bytes (a field of any kind: MAC, ethertype, IP
+// version, fragment bits, protocol, address, port, or one the compare leaves out) and frames
+// too short for the compare are sorted as one by one, with classify()'s classification.
+TEST_F(one_and_burst, FramesNearTheCommonUetFrameAreSortedAsOneByOne) {
+    const std::uint8_t payload[40] = {9};
+    std::vector<std::uint8_t> valid(128);
+    valid.resize(wire::build_udp_frame(s, payload, valid));
+    uet::rng r(11);
+    std::vector<std::vector<std::uint8_t>> frames;
+    for (int i = 0; i < 4000; ++i) {
+        std::vector<std::uint8_t> f = valid;
+        const auto flips = r.next_u64() % 3;
+        for (std::uint64_t k = 0; k < flips; ++k)
+            f[r.next_u64() % 48] ^= static_cast<std::uint8_t>(1u << (r.next_u64() % 8));
+        if (r.next_u64() % 8 == 0) f.resize(42 + r.next_u64() % 6);  // UDP, under 48 bytes
+        frames.push_back(std::move(f));
+    }
+    for (std::size_t at = 0; at < frames.size(); at += runtime::burst_size) {
+        std::vector<runtime::rx_frame> rx;
+        for (std::size_t i = at; i < std::min(frames.size(), at + runtime::burst_size); ++i) {
+            one.on_receive(frames[i], 0);
+            rx.push_back({frames[i], {}});
+        }
+        burst.on_receive_burst(rx, nullptr, 0);
+    }
+    EXPECT_EQ(burst_inner.got, one_inner.got);
+    EXPECT_GT(burst_inner.got.size(), 1000u);
+    EXPECT_LT(burst_inner.got.size(), frames.size() - 1000);
+    EXPECT_EQ(burst.stats().drops, one.stats().drops);
+    EXPECT_EQ(burst.stats().received.frames, one.stats().received.frames);
+    EXPECT_EQ(burst.stats().to_inner, one.stats().to_inner);
+    ASSERT_EQ(burst_inner.classes.size(), burst_inner.got.size());
+    for (std::size_t i = 0; i < burst_inner.got.size(); ++i) {
+        const runtime::classification c = runtime::classify(burst_inner.got[i], h.steering);
+        EXPECT_EQ(burst_inner.classes[i].cls, c.cls);
+        EXPECT_EQ(burst_inner.classes[i].l3_offset, c.l3_offset);
+        EXPECT_EQ(burst_inner.classes[i].dst_ip, c.dst_ip);
+    }
 }
 
 }  // namespace
