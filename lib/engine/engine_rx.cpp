@@ -581,11 +581,12 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     maybe_schedule_close(*p, rx.now);
 }
 
-void engine_impl::on_packet_acked(pds::pdc& p, pds::tx_entry& e) noexcept {
-    if (e.kind != pds::tx_kind::data) return;
-    ses::tx_message& m = messages_[e.message];
+void engine_impl::on_data_acked(pds::pdc& p, std::uint32_t message,
+                                std::uint32_t packets) noexcept {
+    ses::tx_message& m = messages_[message];
     if (!m.in_use) return;
-    if (++m.packets_done >= m.packets_total) on_request_acked(p, e.message);
+    m.packets_done += packets;
+    if (m.packets_done >= m.packets_total) on_request_acked(p, message);
 }
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {

@@ -55,8 +55,10 @@ struct ack_event {
 
 class tx_listener {
   public:
-    // A packet was acknowledged for the first time.
-    virtual void on_packet_acked(class pdc& p, tx_entry& e) noexcept = 0;
+    // Data packets acknowledged for the first time: `packets` of message `message`, reported
+    // once per run of them in an ACK (a cumulative ACK of a burst covers ~32 of one message).
+    virtual void on_data_acked(class pdc& p, std::uint32_t message,
+                               std::uint32_t packets) noexcept = 0;
 
   protected:
     ~tx_listener() = default;
@@ -229,8 +231,8 @@ class pdc {
 
   private:
     std::uint64_t backed_off_rto(const pdc_params& params) const noexcept;
-    void ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
-                 ack_outcome& out) noexcept;
+    // Marks e acknowledged; true the first time.
+    bool ack_one(tx_entry& e, const ack_event& ack, ack_outcome& out) noexcept;
     void repath_static(const pdc_params& params) noexcept;
     bool acked_any_ = false;
     void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;

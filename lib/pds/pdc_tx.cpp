@@ -135,9 +135,8 @@ void pdc::rearm(timer_wheel& timers) noexcept {
         timers.schedule(rto_timer, earliest);
 }
 
-void pdc::ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
-                  ack_outcome& out) noexcept {
-    if (e.state == tx_state::acked || e.state == tx_state::free) return;
+bool pdc::ack_one(tx_entry& e, const ack_event& ack, ack_outcome& out) noexcept {
+    if (e.state == tx_state::acked || e.state == tx_state::free) return false;
     if (e.state == tx_state::retx_queued) on_retransmit_popped(e);
     e.deadline = no_deadline;
     e.state = tx_state::acked;
@@ -152,8 +151,38 @@ void pdc::ack_one(tx_entry& e, const ack_event& ack, tx_listener& listener,
     ++out.newly_acked;
     out.acked_bytes += e.length;
     if (e.kind == tx_kind::close) out.close_acked = true;
-    listener.on_packet_acked(*this, e);
+    return true;
 }
+
+namespace {
+
+// Consecutive data packets of one message acknowledged, told to the listener as one.
+class acked_run {
+  public:
+    acked_run(pdc& p, tx_listener& listener) noexcept : p_(p), listener_(listener) {}
+    ~acked_run() { flush(); }
+    void add(const tx_entry& e) noexcept {
+        if (e.kind != tx_kind::data) return;
+        if (packets_ != 0 && e.message == message_) {
+            ++packets_;
+            return;
+        }
+        flush();
+        message_ = e.message;
+        packets_ = 1;
+    }
+    void flush() noexcept {
+        if (packets_ != 0) listener_.on_data_acked(p_, message_, packets_);
+        packets_ = 0;
+    }
+
+  private:
+    pdc& p_;
+    tx_listener& listener_;
+    std::uint32_t message_ = 0, packets_ = 0;
+};
+
+}  // namespace
 
 ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uint64_t now,
                         timer_wheel& timers, tx_listener& listener,
@@ -181,16 +210,19 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
         out.trigger_known = true;
     }
     psn_t highest = tx.una() - 1;
-    // Bounded by what is outstanding, whatever a hostile cack says.
-    for (psn_t psn = tx.una(); psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
-        if (tx_entry* e = tx.find(psn)) ack_one(*e, ack, listener, out);
-        highest = psn;
-    }
-    for (std::uint64_t bits = ack.sack.bitmap; bits != 0; bits &= bits - 1) {
-        const psn_t psn = ack.sack.base + static_cast<psn_t>(__builtin_ctzll(bits));
-        if (tx_entry* e = tx.find(psn)) {
-            ack_one(*e, ack, listener, out);
-            highest = psn_max(highest, psn);
+    {
+        acked_run run(*this, listener);
+        // Bounded by what is outstanding, whatever a hostile cack says.
+        for (psn_t psn = tx.una(); psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
+            if (tx_entry* e = tx.find(psn); e && ack_one(*e, ack, out)) run.add(*e);
+            highest = psn;
+        }
+        for (std::uint64_t bits = ack.sack.bitmap; bits != 0; bits &= bits - 1) {
+            const psn_t psn = ack.sack.base + static_cast<psn_t>(__builtin_ctzll(bits));
+            if (tx_entry* e = tx.find(psn)) {
+                if (ack_one(*e, ack, out)) run.add(*e);
+                highest = psn_max(highest, psn);
+            }
         }
     }
     if (out.rtt_ns != 0) {

@@ -236,7 +236,9 @@ TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
 
 struct null_listener final : pds::tx_listener {
     int acked = 0;
-    void on_packet_acked(pds::pdc&, pds::tx_entry&) noexcept override { ++acked; }
+    void on_data_acked(pds::pdc&, std::uint32_t, std::uint32_t packets) noexcept override {
+        acked += static_cast<int>(packets);
+    }
 };
 
 struct initiator_fixture {
