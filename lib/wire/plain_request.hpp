@@ -50,6 +50,7 @@ struct plain_request_template {
     std::array<std::uint64_t, words> header{};  // the last frame's header, as compared
     std::size_t frame_size = 0;                 // 0: nothing to compare with
     bool whole_messages = false;                // the last frame was a one-packet message
+    std::uint32_t ip_sum_rest = 0;              // its IPv4 header's sum but the id and checksum
     plain_request reading;                      // that frame's reading, then the next one's
 };
 
