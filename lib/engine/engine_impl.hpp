@@ -228,7 +228,11 @@ class engine_impl final : public pds::tx_listener {
     static constexpr std::size_t max_run = 32;
     std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames);
     std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames);
+    std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames);
+    const wire::plain_request* predicted_for_us(std::span<const std::uint8_t> frame);
+    void note_run_packet(std::size_t n, const wire::plain_request& f, const ses::segment& seg);
     bool take_run(const rx_context& rx, std::size_t n);
+    bool take_whole_run(const rx_context& rx, std::size_t n);
     void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
     void accept_run(pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(const rx_context& rx, std::size_t n);
@@ -406,6 +410,9 @@ class engine_impl final : public pds::tx_listener {
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
     std::array<run_packet, max_run> run_;       // the run receive_run() is taking
     std::array<const std::uint8_t*, max_run> run_payloads_{};
+    // A run of one-packet messages (run_whole_): each packet's own checked segment.
+    std::array<ses::rx_segment, max_run> run_segments_{};
+    bool run_whole_ = false;
     bool tx_ready_ = false;  // something may be sendable right now
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };

@@ -5,6 +5,9 @@
 // its copy, and its PSN in the window and the ACK policy. Anything that would not simply be
 // accepted and placed (a duplicate, a message not yet opened, a full table...) leaves the run to
 // the packet-by-packet path, which decides and counts as receive() would.
+// A stream of one-packet messages (small sends) makes runs too: consecutive packets of one PDC,
+// each a message of its own with its own segment and slot; shared are the peer and PDC lookups,
+// the window's checks, the ACK policy's bookkeeping and the counters.
 #include <algorithm>
 #include <cstring>
 
@@ -44,7 +47,7 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
     }
     rx.frame_bytes = frame_bytes;
     rx.now = now_;
-    if (take_run(rx, n))
+    if (run_whole_ ? take_whole_run(rx, n) : take_run(rx, n))
         counters_.frames_in_runs += n;
     else
         receive_run_one_by_one(rx, n);
@@ -55,26 +58,59 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
 // before it (the next PSN, the next message offset). What receive_plain() would refuse ends the
 // run; receive() then takes that frame as it would alone.
 std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames) {
-    if (!rx_segment_of_template_) return 0;
+    run_whole_ = !rx_segment_of_template_;
+    if (run_whole_) return read_whole_run(frames);
     const std::size_t limit = std::min(frames.size(), max_run);
     std::size_t n = 0;
     for (; n < limit; ++n) {
-        const wire::plain_request* f = wire::read_next_plain_request(frames[n], rx_template_);
-        if (!f || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port ||
-            f->dscp == cfg_.trim_dscp ||
-            !ses::check_next_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
-                                           cfg_.max_message_size, rx_segment_))
+        const wire::plain_request* f = predicted_for_us(frames[n]);
+        if (!f || !ses::check_next_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
+                                                 cfg_.max_message_size, rx_segment_))
             break;
         if (n != 0 && (f->pds.psn != run_[n - 1].pds.psn + 1 ||
                        rx_segment_.seg.offset != run_[n - 1].seg.offset + run_[n - 1].seg.length))
             break;
-        run_packet& r = run_[n];
-        r.pds = f->pds;
-        r.seg = rx_segment_.seg;
-        r.bytes = static_cast<std::uint32_t>(f->payload.size());
-        r.entropy = f->src_port;
-        r.ce = f->ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
-        run_payloads_[n] = f->payload.data();
+        note_run_packet(n, *f, rx_segment_.seg);
+    }
+    return n;
+}
+
+// The frame read against rx_template_, if predicted and a data packet receive_plain() would
+// take (ours, not trimmed); nullptr otherwise.
+const wire::plain_request* engine_impl::predicted_for_us(std::span<const std::uint8_t> frame) {
+    const wire::plain_request* f = wire::read_next_plain_request(frame, rx_template_);
+    if (!f || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port || f->dscp == cfg_.trim_dscp)
+        return nullptr;
+    return f;
+}
+
+// Packet n of the run: what differs from the packet before it.
+void engine_impl::note_run_packet(std::size_t n, const wire::plain_request& f,
+                                  const ses::segment& seg) {
+    run_packet& r = run_[n];
+    r.pds = f.pds;
+    r.seg = seg;
+    r.bytes = static_cast<std::uint32_t>(f.payload.size());
+    r.entropy = f.src_port;
+    r.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    run_payloads_[n] = f.payload.data();
+}
+
+// read_run() for a stream of one-packet messages: each packet is a new message, its segment
+// checked in full (as receive_plain() checks it) into its own entry of run_segments_.
+std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uint8_t>> frames) {
+    if (rx_template_.frame_size == 0 || !rx_template_.whole_messages) return 0;
+    const std::size_t limit = std::min(frames.size(), max_run);
+    std::size_t n = 0;
+    for (; n < limit; ++n) {
+        const wire::plain_request* f = predicted_for_us(frames[n]);
+        if (!f || (n != 0 && f->pds.psn != run_[n - 1].pds.psn + 1)) break;
+        ses::rx_segment& seg = run_segments_[n];
+        seg = {};
+        if (!ses::check_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
+                                      cfg_.max_message_size, seg))
+            break;
+        note_run_packet(n, *f, seg.seg);
     }
     return n;
 }
@@ -107,6 +143,35 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
     p->counters.rx_bytes += n * rx.frame_bytes;
     if (external) write_run(rx, slot, n);
     if (result == ses::place_result::completed) on_message_placed(rx, mode, seg, slot, p);
+    accept_run(*p, rx, n);
+    return true;
+}
+
+// take_run() for one-packet messages: each is placed as on_request() would place it (its own
+// slot, its answer owed), and the run is accepted as one. Taken only when nothing can stop a
+// packet on the way: a free reassembly slot and a free owed answer for each, no partial message
+// whose key a packet could share, and room in the list of deferred ACKs (none leaves inside the
+// run, so the ACKs carry what they would: they are built at the next transmit()).
+bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
+    const wire::pds_rud_rod_request& h = run_[0].pds;
+    pds::pdc* p = established_target(rx, h);
+    const bool rod = h.type == wire::pds_type::rod;
+    if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected()) ||
+        (cfg_.answers_in_acks && free_owed_.size() < n) || !reassembly_.can_place_whole(n) ||
+        (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
+        return false;
+    for (std::size_t i = 0; i < n; ++i)
+        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return false;
+    const delivery_mode mode = rod ? delivery_mode::rod : delivery_mode::rud;
+    for (std::size_t i = 0; i < n; ++i) {
+        ses::place_result placed;
+        place_checked(run_context(rx, i), mode, run_segments_[i], {run_payloads_[i], run_[i].bytes},
+                      false, false, placed, p);
+    }
+    p->last_activity_ns = rx.now;
+    p->counters.rx_packets += n;
+    p->counters.rx_data_packets += n;
+    p->counters.rx_bytes += n * rx.frame_bytes;
     accept_run(*p, rx, n);
     return true;
 }
@@ -159,9 +224,12 @@ void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_
 void engine_impl::receive_run_one_by_one(const rx_context& rx, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const run_packet& r = run_[i];
-        rx_segment_.seg = r.seg;
-        on_request(run_context(rx, i), r.pds,
-                   rx_ses{nullptr, &rx_segment_, {run_payloads_[i], r.bytes}});
+        ses::rx_segment* seg = &rx_segment_;
+        if (run_whole_)
+            seg = &run_segments_[i];
+        else
+            rx_segment_.seg = r.seg;
+        on_request(run_context(rx, i), r.pds, rx_ses{nullptr, seg, {run_payloads_[i], r.bytes}});
     }
 }
 

@@ -292,7 +292,7 @@ bool reassembly::pop_delivered(delivered_message& out) noexcept {
     out.failed = s.failed;
     out.tag = s.tag;
     out.handle = (std::uint64_t{s.generation} << 32) | index;
-    out.fields = s.fields;
+    out.fields = &s.fields;
     return true;
 }
 

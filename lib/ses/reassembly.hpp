@@ -57,7 +57,9 @@ struct delivered_message {
     message_key key;
     std::span<const std::uint8_t> data;
     std::uint64_t handle = 0;
-    op_fields fields;  // what the message's packets said (header_data from its SOM packet)
+    // What the message's packets said (header_data from its SOM packet): the slot's own, valid
+    // until release(handle) (a stream of small messages paid two copies of it per message).
+    const op_fields* fields = nullptr;
     // Placed externally: data is empty, the caller put the payload where it belongs; failed if
     // it could not place some packet (mark_failed).
     bool external = false, failed = false;
@@ -102,6 +104,12 @@ class reassembly {
     // Gives the buffer back; false for an unknown or already released handle.
     bool release(std::uint64_t handle) noexcept;
 
+    // Whether n one-packet messages of new keys (RUD/ROD: nothing remembered) would each be
+    // placed and completed by place(): a free slot for each without reclaiming one, and no
+    // message of several packets being assembled whose key one of them could share.
+    bool can_place_whole(std::size_t n) const noexcept {
+        return free_.size() >= n && assembling_.size() == 0;
+    }
     std::size_t slots_in_use() const noexcept { return slots_.size() - free_.size(); }
     std::uint64_t buffers_allocated() const noexcept { return buffers_allocated_; }
     std::uint64_t evicted() const noexcept { return evicted_; }

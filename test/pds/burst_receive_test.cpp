@@ -201,14 +201,37 @@ void mend_ip_checksum(std::vector<std::uint8_t>& f) {
     f[25] = static_cast<std::uint8_t>(~sum);
 }
 
-// Eight messages (one of 256 whole packets, whose runs reach to its end) from a sender to two
-// receivers, the frames of each of the sender's rounds altered by `alter`: one receiver takes
-// them frame by frame, the other in bursts. After every burst both must send the same frames, and
-// at the end hold the same counters and messages. The sender hears their ACKs (the same from
-// both), so its PDC leaves the SYN phase and the packets after it can be predicted. Returns the
-// messages delivered.
+// What the sender of compare_receivers() posts: eight messages (one of 256 whole packets, whose
+// runs reach to its end), or 300 one-packet messages (small sends of 64 bytes, every 40th of 65,
+// each with a tag of its own, as uet-perf send_bw -s 64 with tags would send them).
+enum class shape { large, small };
+constexpr std::size_t small_messages = 300;
+
+void post_messages(engine& sender, peer_id to, shape s) {
+    if (s == shape::large) {
+        for (std::uint32_t m = 0; m < 8; ++m) {
+            const std::uint32_t size = m == 3 ? 1u << 20 : 60'000 + m;
+            EXPECT_TRUE(sender.post_send(to, delivery_mode::rud, message_bytes(m, size), m).ok());
+        }
+        return;
+    }
+    for (std::uint32_t m = 0; m < small_messages; ++m) {
+        ses_fields f;
+        f.opcode = wire::ses_opcode::tagged_send;
+        f.memory_key = 0x5eed0000u + m * 7;
+        f.buffer_offset = std::uint64_t{m} << 32;
+        const std::uint32_t size = m % 40 == 39 ? 65 : 64;
+        EXPECT_TRUE(sender.post_message(to, delivery_mode::rud, f, message_bytes(m, size), m).ok());
+    }
+}
+
+// The messages of post_messages() from a sender to two receivers, the frames of each of the
+// sender's rounds altered by `alter`: one receiver takes them frame by frame, the other in
+// bursts. After every burst both must send the same frames, and at the end hold the same counters
+// and messages. The sender hears their ACKs (the same from both), so its PDC leaves the SYN phase
+// and the packets after it can be predicted. Returns the messages delivered.
 template <class Alter>
-std::size_t compare_receivers(Alter&& alter, std::size_t burst) {
+std::size_t compare_receivers(Alter&& alter, std::size_t burst, shape s = shape::large) {
     engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
     ca.mpr = 40;  // the SYN phase (no prediction) ends after the first 40 packets
     ca.lb = lb::algorithm::oblivious;  // every packet its own entropy, which its ACK echoes
@@ -217,10 +240,7 @@ std::size_t compare_receivers(Alter&& alter, std::size_t burst) {
     cb.ack_every_bytes = 1 << 20;
     engine sender(ca), one(cb), many(cb);
     const peer_id to = sender.add_peer(cb.mac, cb.ip);
-    for (std::uint32_t m = 0; m < 8; ++m) {
-        const std::uint32_t size = m == 3 ? 1u << 20 : 60'000 + m;
-        EXPECT_TRUE(sender.post_send(to, delivery_mode::rud, message_bytes(m, size), m).ok());
-    }
+    post_messages(sender, to, s);
     std::uint64_t now = 10;
     std::size_t sent = 0;
     for (int round = 0; round < 200 && !sender.idle(); ++round, now += 20'000) {
@@ -257,6 +277,8 @@ std::size_t compare_receivers(Alter&& alter, std::size_t burst) {
             break;
         }
         EXPECT_EQ(x.message_id, y.message_id);
+        EXPECT_EQ(x.ses.memory_key, y.ses.memory_key);
+        EXPECT_EQ(x.ses.buffer_offset, y.ses.buffer_offset);
         EXPECT_TRUE(std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()));
         ++delivered;
     }
@@ -312,12 +334,15 @@ TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
              }
          }},
     };
-    for (const alteration& alt : alterations) {
-        for (const std::size_t burst : {std::size_t{32}, std::size_t{6}}) {
-            SCOPED_TRACE(std::string(alt.name) + ", bursts of " + std::to_string(burst));
-            const std::size_t delivered = compare_receivers(alt.apply, burst);
-            if (std::string(alt.name) == "as sent") {
-                EXPECT_EQ(delivered, 8u);
+    for (const shape s : {shape::large, shape::small}) {
+        for (const alteration& alt : alterations) {
+            for (const std::size_t burst : {std::size_t{32}, std::size_t{6}}) {
+                SCOPED_TRACE(std::string(s == shape::large ? "large" : "small") + " messages, " +
+                             alt.name + ", bursts of " + std::to_string(burst));
+                const std::size_t delivered = compare_receivers(alt.apply, burst, s);
+                if (std::string(alt.name) == "as sent") {
+                    EXPECT_EQ(delivered, s == shape::large ? 8u : small_messages);
+                }
             }
         }
     }
@@ -347,7 +372,7 @@ TEST(receive_burst, randomly_altered_bursts_answer_as_frame_by_frame) {
             }
             fs.swap(out);
         };
-        compare_receivers(alter, 1 + r.uniform(40));
+        compare_receivers(alter, 1 + r.uniform(40), seed % 2 ? shape::large : shape::small);
         if (HasFailure()) return;
     }
 }

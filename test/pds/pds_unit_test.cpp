@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -776,6 +777,95 @@ TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
     const auto acks = drain_tx(b1, 1000);
     ASSERT_FALSE(acks.empty());
     EXPECT_EQ(drain_tx_in_room(b2, 1000, 2048), acks);
+}
+
+// A stream of one-packet messages, most of one kind as a stream of sends is: each frame,
+// decoded in full, must carry its own message's fields, whichever of them change from one
+// message to the next (tag, restart token, header data, opcode, job,
+// initiator, resource index, length), before and after the SYN phase, on RUD and ROD.
+TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
+    for (const delivery_mode mode : {delivery_mode::rud, delivery_mode::rod}) {
+        SCOPED_TRACE(to_string(mode));
+        engine_config ca = endpoint_config(1, 5), cb = endpoint_config(2, 6);
+        ca.answers_in_acks = cb.answers_in_acks = true;
+        engine a(ca), b(cb);
+        const peer_id to_b = a.add_peer(cb.mac, cb.ip);
+        std::mt19937_64 rng(11);
+        std::vector<ses_fields> posted;
+        std::vector<std::uint32_t> sizes;
+        // Posted 20 at a time, as their ACKs come back: most leave after the SYN phase.
+        auto post_some = [&] {
+            for (int k = 0; k < 20 && posted.size() < 600; ++k) {
+                ses_fields f;
+                // Mostly the same kind of message, as a stream of sends is; now and then another.
+                const auto r = rng() % 16;
+                f.opcode = r == 0 ? wire::ses_opcode::send : wire::ses_opcode::tagged_send;
+                f.job_id = r == 1 ? 77 : 5;
+                f.resource_index = r == 2 ? 3 : 0;
+                f.initiator = r == 3 ? 0x0a000009 : 0x0a000001;
+                f.hd = r == 4 || r == 5;
+                f.header_data = f.hd ? rng() : 0;
+                f.memory_key = rng();
+                f.buffer_offset = rng();
+                const std::uint32_t size = r == 6 ? 64 : r == 7 ? 9 : 8;
+                const auto i = static_cast<std::uint32_t>(posted.size());
+                ASSERT_TRUE(a.post_message(to_b, mode, f, message_bytes(i, size), i).ok());
+                posted.push_back(f);
+                sizes.push_back(size);
+            }
+        };
+        std::size_t seen = 0, after_syn = 0;
+        for (std::uint64_t now = 0; seen < 600 && now < 100'000'000; now += 10'000) {
+            post_some();
+            for (const auto& frame : drain_tx(a, now)) {
+                captured c;
+                ASSERT_TRUE(decode(frame, c));
+                b.receive(frame, now);
+                const auto* request = std::get_if<wire::pds_rud_rod_request>(&c.pkt.pds);
+                if (!request || request->retx) continue;  // ACKs of b's responses, resends
+                const auto& h = *request;
+                ASSERT_TRUE(c.pkt.ses.has_value());
+                const auto& ses = std::get<wire::ses_standard_request>(*c.pkt.ses);
+                ASSERT_LT(seen, posted.size());
+                const ses_fields& f = posted[ses.message_id];
+                EXPECT_EQ(ses.message_id, seen) << "in order, each once";
+                EXPECT_EQ(ses.opcode, f.opcode);
+                EXPECT_EQ(ses.job_id, f.job_id);
+                EXPECT_EQ(ses.resource_index, f.resource_index);
+                EXPECT_EQ(ses.initiator, f.initiator);
+                EXPECT_EQ(ses.hd, f.hd);
+                EXPECT_EQ(ses.header_data, f.header_data);
+                EXPECT_EQ(ses.memory_key, f.memory_key);
+                EXPECT_EQ(ses.buffer_offset, f.buffer_offset);
+                EXPECT_EQ(ses.request_length, sizes[ses.message_id]);
+                EXPECT_TRUE(ses.som && ses.eom);
+                EXPECT_EQ(c.pkt.payload.size(), sizes[ses.message_id]);
+                EXPECT_EQ(h.type,
+                          mode == delivery_mode::rod ? wire::pds_type::rod : wire::pds_type::rud);
+                if (!h.syn) ++after_syn;
+                ++seen;
+            }
+            for (const auto& ack : drain_tx(b, now + 5'000))
+                a.receive(ack, now + 5'000);
+            received_message m;
+            while (b.poll_received(m)) {
+                if (!b.answer_ok_in_ack(m)) {
+                    ses_fields answer;
+                    answer.response = true;
+                    answer.message_id = m.message_id;
+                    answer.job_id = m.ses.job_id;
+                    EXPECT_TRUE(b.post_response(m, answer, {}, 0).ok());
+                }
+                b.release(m.handle);
+            }
+            std::array<send_completion, 64> done;
+            while (a.poll_send_completions(done) != 0) {
+            }
+        }
+        EXPECT_EQ(seen, posted.size());
+        EXPECT_GT(after_syn, posted.size() / 2);
+        EXPECT_EQ(b.counters().messages_delivered, posted.size());
+    }
 }
 
 TEST(engine, syn_on_every_packet_until_the_first_ack_then_dpdcid) {
