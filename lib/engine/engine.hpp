@@ -211,8 +211,9 @@ struct engine_counters {
     std::uint64_t frames_tx = 0, bytes_tx = 0, frames_rx = 0, bytes_rx = 0;
     // Data frames read against the one before them (header prediction), not in full.
     std::uint64_t frames_predicted = 0;
-    // Of those, the ones taken as part of a run: consecutive packets of one message in one
-    // receive burst, placed with one lookup of their PDC and message (receive_burst()).
+    // Of those, the ones taken as part of a run: consecutive packets of one message, or
+    // consecutive one-packet messages of one PDC, in one receive burst, placed with one lookup
+    // of their PDC (and message) (receive_burst()).
     std::uint64_t frames_in_runs = 0;
     // Data frames built as part of a transmit run: packets inside one message, built from the
     // one before them with their PDC's and message's checks done once (transmit()).
