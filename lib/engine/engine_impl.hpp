@@ -196,6 +196,18 @@ class engine_impl final : public pds::tx_listener {
     // The head message of p's queue when its next packet is inside it and built from
     // tx_template_ (what build_pdc_packet would pick), else none.
     std::uint32_t run_message(const pds::pdc& p) const;
+    // The one-packet messages at the head of p's queue that may leave now (a stream of small
+    // sends), built into out as send_new_from() would build them one by one, with the PDC's
+    // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
+    std::size_t send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
+    std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
+    std::size_t end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
+                           std::size_t bytes, std::size_t n);
+    // Whether the message is one send_whole_run() takes: a plain request in one packet.
+    bool whole_run_message(const ses::tx_message& m) const noexcept {
+        return m.next_offset == 0 && m.length <= messages_.mtu() && !m.fields.response &&
+               !ses::has_extensions(m.fields);
+    }
 
     // ---- receive (engine_rx.cpp) ----
     struct rx_context {

@@ -42,12 +42,16 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                                : nullptr;
     bool only_done = false;
     while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
-        // A run needs the template of a message of this PDC: most calls with none (a stream of
-        // one-packet messages never sets it) skip the call.
-        if (only != nullptr && !only_done && tx_template_.message != none &&
-            tx_template_.pdc == only->index) {
-            const std::size_t room = std::min(out.size() - n, cfg_.tx_burst - built);
-            if (const std::size_t k = send_run(*only, out.subspan(n, room), built); k != 0) {
+        if (only != nullptr && !only_done) {
+            // A run inside a message needs the template of a message of this PDC: most calls
+            // with none (a stream of one-packet messages never sets it) skip the call. A stream
+            // of one-packet messages makes runs of its own.
+            const auto room = out.subspan(n, std::min(out.size() - n, cfg_.tx_burst - built));
+            std::size_t k = tx_template_.message != none && tx_template_.pdc == only->index
+                                ? send_run(*only, room, built)
+                                : 0;
+            if (k == 0) k = send_whole_run(*only, room, built);
+            if (k != 0) {
                 n += k;
                 built += k;
                 rr_cursor_ = 1;

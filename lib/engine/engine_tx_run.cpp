@@ -5,6 +5,9 @@
 // and the counters. Per packet there remain the window check, its slot in the window, its
 // entropy, its headers from tx_template_, its payload and its timer. The first packet of a
 // message, its last, retransmissions and anything unusual go packet by packet.
+// A stream of one-packet messages (small sends) is built as a run too (send_whole_run): per
+// message there remain taking it from the queue, the window check, its slot, its entropy and
+// ACK request, its headers and payload, and its timer.
 #include <algorithm>
 
 #include "engine_impl.hpp"
@@ -57,15 +60,27 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         p.on_sent_until(e, now_, deadline, timers_);
         ++sent;
         bytes += len;
-        if (len == 0) continue;  // counted, not handed out, as transmit() does
-        f.payload = referenced_;
-        f.payload_region = referenced_region_;
-        f.data = buf.first(len);
-        ++n;
+        n += hand_out(f, buf, len);
     }
-    if (sent == 0) return 0;
+    return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
+}
+
+// A run's frame built (len bytes in buf) goes out in f: 1, or 0 for a frame that could not be
+// built (counted, not handed out, as transmit() does).
+std::size_t engine_impl::hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len) {
+    if (len == 0) return 0;
+    f.payload = referenced_;
+    f.payload_region = referenced_region_;
+    f.data = buf.first(len);
+    return 1;
+}
+
+// What a run of `sent` packets (`n` handed out, `bytes` on the wire, `payload_bytes` of the
+// queue's) counts once, as send_new_from() counts each: returns n.
+std::size_t engine_impl::end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
+                                    std::size_t bytes, std::size_t n) {
     auto& queued = peers_[p.peer].queued_bytes[p.slot];
-    queued -= std::min<std::uint64_t>(queued, std::uint64_t{sent} * mtu);
+    queued -= std::min<std::uint64_t>(queued, payload_bytes);
     p.counters.tx_packets += sent;
     p.counters.tx_data_packets += sent;
     p.counters.tx_bytes += bytes;
@@ -73,6 +88,46 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     counters_.bytes_tx += bytes;
     counters_.frames_sent_in_runs += n;
     return n;
+}
+
+std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged) {
+    if (out.size() < 2 || p.state != pds::pdc_state::established || p.credit_cc ||
+        p.tx.has_retransmit())
+        return 0;
+    ses::message_queue& q = peers_[p.peer].queue[p.slot];
+    const std::uint32_t mtu = messages_.mtu();
+    const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
+    // No ACK is handled within the run, so the RTO (back-off included) stays what it is.
+    const std::uint64_t deadline = now_ + p.current_rto(params_);
+    std::size_t n = 0, sent = 0, bytes = 0;
+    std::uint64_t payload_bytes = 0;
+    while (n < out.size() && !q.empty()) {
+        const std::uint32_t mi = q.head;
+        ses::tx_message& m = messages_[mi];
+        // Anything else, and a full window, are send_new_from's to decide (and count).
+        if (!whole_run_message(m) || !p.can_send_new(m.length, params_)) break;
+        tx_frame& f = out[n];
+        const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
+        const ses::segment seg = messages_.next_segment(m);
+        m.owner = p.index;
+        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+        e.message = mi;
+        e.offset = 0;
+        e.length = seg.length;
+        e.entropy = p.lb->next_entropy(now_);
+        q.pop(messages_);
+        // As send_new_from asks for an ACK of a one-packet message (see there).
+        const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
+        const bool ar =
+            ends_burst || p.tx.outstanding() >= limit || p.cc_full_after(seg.length, mtu);
+        const std::size_t len = build_pdc_packet(p, e, false, ar, buf);
+        p.on_sent_until(e, now_, deadline, timers_);
+        ++sent;
+        bytes += len;
+        payload_bytes += seg.length;
+        n += hand_out(f, buf, len);
+    }
+    return end_tx_run(p, payload_bytes, sent, bytes, n);
 }
 
 }  // namespace uet

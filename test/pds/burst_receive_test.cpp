@@ -137,50 +137,55 @@ TEST(transmit_run, sends_and_counts_exactly_as_packet_by_packet) {
             // Heavy loss too, so that packets sent in runs time out (their deadlines count).
             std::vector<impairment_cell> all_cells = cells();
             all_cells.push_back({"loss 25%", impaired([](auto& i) { i.loss = 0.25; })});
-            for (const impairment_cell& c : all_cells) {
-                workload w;
-                w.mode = mode;
-                w.writes = writes;
-                w.imp = c.imp;
-                w.seed = 11;
-                w.sizes = mixed_sizes(80, 31, 0);
-                w.wave = 40;
-                // Long messages in both waves; a window of 64 packets ends the SYN phase early
-                // (its packets take no template, so no runs).
-                w.sizes[0] = w.sizes[50] = 1 << 19;
-                w.a_cfg.mpr = 64;
-                SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
-                             c.name);
-                // One room per transmit() call: every packet goes by send_new_from.
-                const result one = run_with(w, 0, 1);
-                ASSERT_TRUE(one.out.finished);
-                EXPECT_EQ(one.out.delivered, w.sizes.size());
-                EXPECT_EQ(one.out.corrupted, 0u);
-                EXPECT_EQ(one.out.a.frames_sent_in_runs, 0u);
-                // In rooms of their own (as a port's mbufs) everywhere; in the engine's
-                // staging buffer, and 5 frames per call, where the cell has everything (and on a
-                // clean link).
-                const bool both = std::string(c.name) == "clean" || std::string(c.name) == "all";
-                struct variant {
-                    std::size_t frames;
-                    bool rooms;
-                };
-                for (const variant v : {variant{64, true}, variant{64, false}, variant{5, true}}) {
-                    if ((!v.rooms || v.frames == 5) && !both) continue;
-                    SCOPED_TRACE(std::to_string(v.frames) + (v.rooms ? " rooms" : " staged"));
-                    const result many = run_with(w, 0, v.frames, v.rooms);
-                    expect_same_run(many, one);
-                    // Runs were built: on a clean link, for most data packets (under ROD a
-                    // loss or reordering makes go-back-N resends that leave few, if any).
-                    runs += many.out.a.frames_sent_in_runs;
-                    if (std::string(c.name) == "clean") {
-                        EXPECT_GT(many.out.a.frames_sent_in_runs,
-                                  many.out.a.pds.tx_data_packets / 2);
+            // Mixed sizes, and a stream of one-packet messages (runs of whole messages).
+            for (const bool small : {false, true}) {
+                for (const impairment_cell& c : all_cells) {
+                    workload w;
+                    w.mode = mode;
+                    w.writes = writes;
+                    w.imp = c.imp;
+                    w.seed = 11;
+                    w.sizes = small ? mixed_sizes(400, 37, 1024) : mixed_sizes(80, 31, 0);
+                    w.wave = small ? 200 : 40;
+                    // Long messages in both waves; a window of 64 packets ends the SYN phase early
+                    // (its packets take no template, so no runs).
+                    if (!small) w.sizes[0] = w.sizes[50] = 1 << 19;
+                    w.a_cfg.mpr = 64;
+                    SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
+                                 c.name + (small ? ", one-packet messages" : ""));
+                    // One room per transmit() call: every packet goes by send_new_from.
+                    const result one = run_with(w, 0, 1);
+                    ASSERT_TRUE(one.out.finished);
+                    EXPECT_EQ(one.out.delivered, w.sizes.size());
+                    EXPECT_EQ(one.out.corrupted, 0u);
+                    EXPECT_EQ(one.out.a.frames_sent_in_runs, 0u);
+                    // In rooms of their own (as a port's mbufs) everywhere; in the engine's
+                    // staging buffer, and 5 frames per call, where the cell has everything (and on
+                    // a clean link).
+                    const bool both =
+                        std::string(c.name) == "clean" || std::string(c.name) == "all";
+                    struct variant {
+                        std::size_t frames;
+                        bool rooms;
+                    };
+                    for (const variant v :
+                         {variant{64, true}, variant{64, false}, variant{5, true}}) {
+                        if ((!v.rooms || v.frames == 5) && !both) continue;
+                        SCOPED_TRACE(std::to_string(v.frames) + (v.rooms ? " rooms" : " staged"));
+                        const result many = run_with(w, 0, v.frames, v.rooms);
+                        expect_same_run(many, one);
+                        // Runs were built: on a clean link, for most data packets (under ROD a
+                        // loss or reordering makes go-back-N resends that leave few, if any).
+                        runs += many.out.a.frames_sent_in_runs;
+                        if (std::string(c.name) == "clean") {
+                            EXPECT_GT(many.out.a.frames_sent_in_runs,
+                                      many.out.a.pds.tx_data_packets / 2);
+                        }
                     }
-                }
-                if (std::string(c.name) == "all") {
-                    SCOPED_TRACE("runs on both sides");
-                    expect_same_run(run_with(w, 32, 64, true), run_with(w, 0, 64, true));
+                    if (std::string(c.name) == "all") {
+                        SCOPED_TRACE("runs on both sides");
+                        expect_same_run(run_with(w, 32, 64, true), run_with(w, 0, 64, true));
+                    }
                 }
             }
             EXPECT_GT(runs, 0u);
