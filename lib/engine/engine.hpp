@@ -216,7 +216,8 @@ struct engine_counters {
     // of their PDC (and message) (receive_burst()).
     std::uint64_t frames_in_runs = 0;
     // Data frames built as part of a transmit run: packets inside one message, built from the
-    // one before them with their PDC's and message's checks done once (transmit()).
+    // one before them with their PDC's and message's checks done once, or consecutive one-packet
+    // messages of one PDC (transmit()).
     std::uint64_t frames_sent_in_runs = 0;
     // How transmit() calls that built data frames, or found none to build, ended: with the
     // burst full; held by a PDC's window (packets in flight, or the congestion controller);
