@@ -194,6 +194,7 @@ struct endpoint_impl {
     // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
     // system_category() (two per posted operation).
     errc check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer);
+    errc add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
     errc start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,

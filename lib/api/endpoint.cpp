@@ -131,6 +131,18 @@ std::uint32_t endpoint_impl::op_of_token(std::uint32_t token) const noexcept {
 errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer) {
     if (!eng) return errc::endpoint_closed;
     const auto index = static_cast<std::uint64_t>(peer);
+    // The common post: to a peer posted to before (address-vector entries and engine peers are
+    // never removed or renumbered, so an entry once filled stands).
+    if (index < engine_peer_of.size() && engine_peer_of[index] != none)
+        engine_peer = engine_peer_of[index];
+    else if (const errc e = add_engine_peer(index, engine_peer); e != errc{})
+        return e;
+    if (reserve_cq && !cq->reserve()) return errc::cq_full;
+    return {};
+}
+
+// The engine's peer for address-vector entry `index`, added at its first post.
+errc endpoint_impl::add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer) {
     if (index >= av->addresses.size()) return errc::unknown_peer;
     if (engine_peer_of.size() < av->addresses.size())
         engine_peer_of.resize(av->addresses.size(), none);
@@ -142,7 +154,6 @@ errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint32_t& e
         engine_peer_of[index] = p;
     }
     engine_peer = engine_peer_of[index];
-    if (reserve_cq && !cq->reserve()) return errc::cq_full;
     return {};
 }
 
@@ -211,7 +222,13 @@ std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte
     } else {
         o.opcode = tagged ? ses_opcode::tagged_send : ses_opcode::send;
     }
-    pump(index);
+    // What pump() does for a new send, which is always one message: issue it, or wait for
+    // room, or finish it with the error issue_send() noted.
+    const post_result r = issue_send(o, index);
+    if (r == post_result::no_room)
+        stalled.push_back(index);
+    else if (r == post_result::failed)
+        progress_op(index);
     return no_error;
 }
 
