@@ -332,8 +332,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
-        request_by_id_.insert(key.packed(), m);
-        request_by_id_.prefetch(key.next().packed());  // the stream's next post
+        request_by_id_.insert(key, m);
     }
     if (message_id) *message_id = id;
     ++counters_.messages_posted;
@@ -362,7 +361,7 @@ std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, de
                                                                   std::uint16_t id) const {
     // Only tracked requests (RUD/ROD, not responses) are in the map, under a key with the mode.
     const auto found =
-        request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id}.packed());
+        request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id});
     if (!found || !messages_[*found].in_use) return std::nullopt;
     return messages_[*found].context;
 }
@@ -381,8 +380,7 @@ void engine_impl::complete_message(std::uint32_t index, status result, bool answ
     if (answered) ++counters_.answered_by_ack;
     if (tracked_request(m.mode, m.fields)) {
         const ses::message_key key{m.peer, m.mode, m.message_id};
-        request_by_id_.erase(key.packed());
-        request_by_id_.prefetch(key.next().packed());  // completions come mostly in order
+        request_by_id_.erase(key, index);
     }
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
     messages_.release(index);

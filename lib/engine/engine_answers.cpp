@@ -187,7 +187,7 @@ void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {
 }
 
 void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    const auto found = request_by_id_.find(ses::message_key{peer, mode, id}.packed());
+    const auto found = request_by_id_.find(ses::message_key{peer, mode, id});
     if (!found) return;
     const std::uint32_t index = *found;
     ses::tx_message& m = messages_[index];

@@ -13,6 +13,7 @@
 #include "pdc.hpp"
 #include "plain_request.hpp"
 #include "reassembly.hpp"
+#include "request_index.hpp"
 #include "rng.hpp"
 #include "timer_wheel.hpp"
 #include "uet_packet.hpp"
@@ -453,7 +454,7 @@ class engine_impl final : public pds::tx_listener {
     ses::tx_messages messages_;
     // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->
     // message, so a response message finds the request it answers.
-    pds::flat_map request_by_id_;
+    request_index request_by_id_;
     // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
     // answers; pool room kept for the response messages ACKs announced and not yet posted.
     bool ack_has_answers_ = false;

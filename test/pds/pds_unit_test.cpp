@@ -14,6 +14,7 @@
 #include "message.hpp"
 #include "pdc.hpp"
 #include "reassembly.hpp"
+#include "request_index.hpp"
 #include "rx_window.hpp"
 #include "uet_packet.hpp"
 #include "workload.hpp"
@@ -194,6 +195,66 @@ TEST(flat_map, matches_a_reference_map_under_sliding_windows_of_message_ids) {
     EXPECT_EQ(m.size(), ref.size());
     for (const auto& [key, value] : ref)
         ASSERT_EQ(m.find(key), value);
+}
+
+// The engine's requests in flight by (peer, mode, id): rings per peer and mode for RUD and ROD,
+// the overflow map for the rest and for requests a newer one pushed out of their ring entry
+// (more than ring_size in flight). Against a reference map: streams of ids per peer and mode with
+// windows below and above the ring's size, completed mostly in order, across the id wrap.
+TEST(request_index, matches_a_reference_map_with_windows_below_and_above_the_ring) {
+    request_index index(4096);
+    std::map<std::uint64_t, std::uint32_t> ref;
+    rng r(9);
+    struct stream {
+        std::uint32_t peer;
+        std::uint8_t mode;
+        std::uint16_t next;
+        std::size_t window;
+        std::vector<ses::message_key> live;
+    };
+    std::vector<stream> streams;
+    for (const std::uint32_t peer : {0u, 1u, 7u, 300u})
+        for (const std::uint8_t mode : {0, 1, 2}) {
+            const std::size_t window = peer == 1 ? 600 : peer == 7 ? 40 : 200;
+            streams.push_back({peer, mode, static_cast<std::uint16_t>(65000 + peer), window, {}});
+        }
+    std::uint32_t next_index = 0;
+    std::size_t most_overflowed = 0;
+    for (int i = 0; i < 400000; ++i) {
+        stream& st = streams[r.uniform(streams.size())];
+        if (st.live.size() < st.window && (st.live.empty() || r.bernoulli(0.55))) {
+            const ses::message_key key{st.peer, st.mode, st.next++};
+            const std::uint32_t value = next_index++ % 100000;
+            ASSERT_TRUE(index.insert(key, value));
+            ref[key.packed()] = value;
+            st.live.push_back(key);
+        } else if (!st.live.empty()) {
+            // Mostly the oldest, sometimes any: completions come nearly in order.
+            const std::size_t at = r.bernoulli(0.8) ? 0 : r.uniform(st.live.size());
+            const ses::message_key key = st.live[at];
+            st.live.erase(st.live.begin() + static_cast<std::ptrdiff_t>(at));
+            index.erase(key, ref.at(key.packed()));
+            ref.erase(key.packed());
+        }
+        most_overflowed = std::max(most_overflowed, index.overflowed());
+        const stream& ps = streams[r.uniform(streams.size())];
+        const ses::message_key probe{ps.peer, ps.mode,
+                                     static_cast<std::uint16_t>(ps.next - r.uniform(900))};
+        const auto found = index.find(probe);
+        const auto it = ref.find(probe.packed());
+        ASSERT_EQ(found.has_value(), it != ref.end()) << "key " << probe.packed();
+        if (found) {
+            ASSERT_EQ(*found, it->second);
+        }
+    }
+    for (const auto& [key, value] : ref) {
+        const ses::message_key k{static_cast<std::uint32_t>(key >> 24),
+                                 static_cast<std::uint8_t>((key >> 16) & 0xff),
+                                 static_cast<std::uint16_t>(key)};
+        ASSERT_EQ(index.find(k), value);
+    }
+    // The wide window pushed requests into the overflow map; the others stayed in rings.
+    EXPECT_GT(most_overflowed, 0u);
 }
 
 TEST(message_key, next_is_the_streams_next_id_and_wraps) {
