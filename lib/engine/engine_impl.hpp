@@ -229,6 +229,11 @@ class engine_impl final : public pds::tx_listener {
         return {pkt.ses ? &*pkt.ses : nullptr, nullptr, pkt.payload};
     }
     bool receive_plain(std::span<const std::uint8_t> frame);
+    // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
+    // trimmed (a trimmed one goes to the general path, which NACKs it).
+    bool takes_plain(const wire::plain_request& f) const noexcept {
+        return f.dst_ip == cfg_.ip && f.dst_port == cfg_.udp_port && f.dscp != cfg_.trim_dscp;
+    }
     // ---- receive runs (engine_rx_run.cpp) ----
     // A data packet of a run: what differs from the packet before it.
     struct run_packet {
@@ -244,6 +249,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames);
     const wire::plain_request* predicted_for_us(std::span<const std::uint8_t> frame);
     void note_run_packet(std::size_t n, const wire::plain_request& f, const ses::segment& seg);
+    pds::pdc* run_target(const rx_context& rx, std::size_t n);
     bool take_run(const rx_context& rx, std::size_t n);
     bool take_whole_run(const rx_context& rx, std::size_t n);
     void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);

@@ -157,8 +157,7 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
         next = &rx_plain_;
     }
     const wire::plain_request& f = *next;
-    if (f.dst_ip != cfg_.ip || f.dst_port != cfg_.udp_port || f.dscp == cfg_.trim_dscp)
-        return false;
+    if (!takes_plain(f)) return false;
     // A predicted packet's segment is checked against the one of the packet it was compared with.
     ses::rx_segment& seg = rx_segment_;
     if (predicted && rx_segment_of_template_) {

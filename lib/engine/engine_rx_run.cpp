@@ -79,9 +79,7 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
 // take (ours, not trimmed); nullptr otherwise.
 const wire::plain_request* engine_impl::predicted_for_us(std::span<const std::uint8_t> frame) {
     const wire::plain_request* f = wire::read_next_plain_request(frame, rx_template_);
-    if (!f || f->dst_ip != cfg_.ip || f->dst_port != cfg_.udp_port || f->dscp == cfg_.trim_dscp)
-        return nullptr;
-    return f;
+    return f && takes_plain(*f) ? f : nullptr;
 }
 
 // Packet n of the run: what differs from the packet before it.
@@ -115,20 +113,26 @@ std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uin
     return n;
 }
 
-// The run accepted and placed as a whole; false, with nothing changed, when any packet of it
-// would not simply be accepted and placed.
-bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
+// The open target PDC whose window takes every packet of the run as new, for ROD the first being
+// the expected one: then each is accepted in turn as it would be alone (accepting one never
+// makes another a duplicate or puts it beyond the window). nullptr otherwise.
+pds::pdc* engine_impl::run_target(const rx_context& rx, std::size_t n) {
     const wire::pds_rud_rod_request& h = run_[0].pds;
     pds::pdc* p = established_target(rx, h);
     const bool rod = h.type == wire::pds_type::rod;
-    if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected()) || !owed_room()) return false;
-    // Each new to the window: then each is accepted in turn as it would be alone (accepting one
-    // never makes another a duplicate or puts it beyond the window; for ROD the first is the
-    // expected one and the others follow it).
+    if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected())) return nullptr;
     for (std::size_t i = 0; i < n; ++i)
-        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return false;
+        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return nullptr;
+    return p;
+}
+
+// The run accepted and placed as a whole; false, with nothing changed, when any packet of it
+// would not simply be accepted and placed.
+bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
+    pds::pdc* p = owed_room() ? run_target(rx, n) : nullptr;
+    if (!p) return false;
     const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
-    const delivery_mode mode = rod ? delivery_mode::rod : delivery_mode::rud;
+    const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
     const ses::message_key key = message_key_of(rx, mode, seg);
     const bool external = placed_externally(seg);
     ses::place_result result = ses::place_result::placed;
@@ -137,10 +141,6 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
                                std::span(run_payloads_.data(), n), seg.fields, external, rx.now,
                                result, slot))
         return false;
-    p->last_activity_ns = rx.now;
-    p->counters.rx_packets += n;
-    p->counters.rx_data_packets += n;
-    p->counters.rx_bytes += n * rx.frame_bytes;
     if (external) write_run(rx, slot, n);
     if (result == ses::place_result::completed) on_message_placed(rx, mode, seg, slot, p);
     accept_run(*p, rx, n);
@@ -153,36 +153,32 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 // whose key a packet could share, and room in the list of deferred ACKs (none leaves inside the
 // run, so the ACKs carry what they would: they are built at the next transmit()).
 bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
-    const wire::pds_rud_rod_request& h = run_[0].pds;
-    pds::pdc* p = established_target(rx, h);
-    const bool rod = h.type == wire::pds_type::rod;
-    if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected()) ||
-        (cfg_.answers_in_acks && free_owed_.size() < n) || !reassembly_.can_place_whole(n) ||
+    pds::pdc* p = run_target(rx, n);
+    if (!p || (cfg_.answers_in_acks && free_owed_.size() < n) || !reassembly_.can_place_whole(n) ||
         (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
         return false;
-    for (std::size_t i = 0; i < n; ++i)
-        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return false;
-    const delivery_mode mode = rod ? delivery_mode::rod : delivery_mode::rud;
+    const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
     for (std::size_t i = 0; i < n; ++i) {
         ses::place_result placed;
         place_checked(run_context(rx, i), mode, run_segments_[i], {run_payloads_[i], run_[i].bytes},
                       false, false, placed, p);
     }
-    p->last_activity_ns = rx.now;
-    p->counters.rx_packets += n;
-    p->counters.rx_data_packets += n;
-    p->counters.rx_bytes += n * rx.frame_bytes;
     accept_run(*p, rx, n);
     return true;
 }
 
-// on_accepted() for each packet of the run in turn. Its packets share the CE mark (the
+// on_request()'s counting and on_accepted() for each packet of the run in turn, the counting
+// once for the run. Its packets share the CE mark (the
 // template's); the ACK policy is asked packet by packet, and the ACK is deferred at the last
 // packet that asked for one, as each deferral by the one before it would leave it. No ACK can go
 // out within the run (defer_ack sends at once only when its list is full: then the packets go
 // one by one), so whether an ACK was ever sent, and the ACK timer, stay as they were; the
 // packets may be accepted after the message is placed, which involves no PDS state.
 void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
+    p.last_activity_ns = rx.now;
+    p.counters.rx_packets += n;
+    p.counters.rx_data_packets += n;
+    p.counters.rx_bytes += n * rx.frame_bytes;
     const bool ce = run_[0].ce;
     if (!p.ack_due && acks_due_.size() == acks_due_.capacity()) {
         for (std::size_t i = 0; i < n; ++i)
