@@ -24,6 +24,9 @@ class controller {
     // ---- optional hooks (compatible extensions; the defaults keep the window semantics) ----
 
     // A packet of `bytes` (new or retransmitted) leaves now. Credit-based control spends credit.
+    // Only credit controllers (uses_credit()) may act on it, or gate on anything but the window
+    // in may_send(): the engine's transmit runs, which credit PDCs do not take, ask
+    // window_bytes() once and apply the window rule below to each packet without calling either.
     virtual void on_send(std::uint32_t /*bytes*/, std::uint64_t /*now*/) noexcept {}
     // May a packet of `bytes` leave with `inflight_bytes` outstanding? The window rule (one packet
     // always fits in an empty pipe) unless the controller gates on something else (RCCC: credit).

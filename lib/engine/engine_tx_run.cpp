@@ -1,14 +1,17 @@
 // Transmit runs: the packets inside a message (neither its first nor its last) that may leave in
 // one transmit() call are built as a run. Each is what send_new_from() and build_pdc_packet()
 // would make of it, byte for byte and in the same state, but the work they share is done once:
-// the PDC's state and queue, the message and its template, the RTO deadline, the window's limit
-// and the counters. Per packet there remain the window check, its slot in the window, its
-// entropy, its headers from tx_template_, its payload and its timer. The first packet of a
+// the PDC's state and queue, the message and its template, the RTO deadline, the controller's
+// window (asked once: runs are never a credit PDC's, see cc::controller::on_send), the PSN
+// span's limit and the counters. Per packet there remain the window check, its slot in the
+// window, its entropy, its headers (from tx_template_, or without a UDP checksum the run's first
+// frame's with the changing fields written in), its payload and its timer. The first packet of a
 // message, its last, retransmissions and anything unusual go packet by packet.
 // A stream of one-packet messages (small sends) is built as a run too (send_whole_run): per
 // message there remain taking it from the queue, the window check, its slot, its entropy and
 // ACK request, its headers and payload, and its timer.
 #include <algorithm>
+#include <cstring>
 
 #include "engine_impl.hpp"
 
@@ -36,11 +39,18 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     ses::tx_message& m = messages_[mi];
     const std::uint32_t mtu = messages_.mtu();
     const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
-    // No ACK is handled within the run, so the RTO (back-off included) stays what it is.
+    // No ACK is handled within the run, so the RTO (back-off included) and the controller's
+    // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
+    const std::uint64_t window = p.cc->window_bytes();
+    // Without a UDP checksum to sum or a payload to leave in place (memif), the run's frames
+    // after its first are that one's with the changing fields written in (copy_run_frame).
+    const bool copy_frames = !cfg_.udp_checksum && cfg_.reference_payload == nullptr;
+    const std::uint8_t* first = nullptr;
+    std::uint32_t first_ip_sum = 0;
     std::size_t n = 0, sent = 0, bytes = 0;
     while (n < out.size() && m.length - m.next_offset > mtu) {
-        if (!p.can_send_new(mtu, params_)) break;  // send_new_from says why
+        if (!p.run_may_send(mtu, window, limit)) break;  // send_new_from says why
         tx_frame& f = out[n];
         const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const std::uint32_t offset = m.next_offset;
@@ -52,17 +62,39 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         e.entropy = p.lb->next_entropy(now_);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
-        const bool ar = p.tx.outstanding() >= limit || p.cc_full_after(mtu, mtu);
+        const bool ar = p.tx.outstanding() >= limit || p.inflight_bytes + 2 * mtu > window;
         wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
         h.next_hdr = wire::pds_next_hdr::request_std;
-        const std::size_t len =
-            build_next_request_frame(p.peer, e.entropy, h, offset, {m.data + offset, mtu}, buf);
-        p.on_sent_until(e, now_, deadline, timers_);
+        const std::span<const std::uint8_t> payload{m.data + offset, mtu};
+        std::size_t len;
+        if (first != nullptr) {
+            len = copy_run_frame(first, first_ip_sum, e.entropy, h, offset, payload, buf);
+        } else {
+            len = build_next_request_frame(p.peer, e.entropy, h, offset, payload, buf);
+            if (copy_frames && len != 0) {
+                first = buf.data();
+                first_ip_sum = wire::ipv4_sum_rest(first);
+            }
+        }
+        p.stamp_sent(e, now_, deadline, timers_);
         ++sent;
         bytes += len;
         n += hand_out(f, buf, len);
     }
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
+}
+
+// A frame of a run after its first (at `first`, ip_sum its wire::ipv4_sum_rest): build_frame_with
+// and build_next_request_frame's bytes for it, without a UDP checksum or referenced payload.
+std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                                        std::uint16_t entropy, const wire::pds_rud_rod_request& h,
+                                        std::uint32_t offset, std::span<const std::uint8_t> payload,
+                                        std::span<std::uint8_t> buf) {
+    constexpr std::size_t header = wire::plain_request_template::header_bytes;
+    if (buf.size() < header + payload.size()) return 0;
+    wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, h, offset);
+    std::memcpy(buf.data() + header, payload.data(), payload.size());
+    return header + payload.size();
 }
 
 // A run's frame built (len bytes in buf) goes out in f: 1, or 0 for a frame that could not be
@@ -97,15 +129,17 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
     const std::uint32_t mtu = messages_.mtu();
     const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
-    // No ACK is handled within the run, so the RTO (back-off included) stays what it is.
+    // No ACK is handled within the run, so the RTO (back-off included) and the controller's
+    // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
+    const std::uint64_t window = p.cc->window_bytes();
     std::size_t n = 0, sent = 0, bytes = 0;
     std::uint64_t payload_bytes = 0;
     while (n < out.size() && !q.empty()) {
         const std::uint32_t mi = q.head;
         ses::tx_message& m = messages_[mi];
         // Anything else, and a full window, are send_new_from's to decide (and count).
-        if (!whole_run_message(m) || !p.can_send_new(m.length, params_)) break;
+        if (!whole_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
         tx_frame& f = out[n];
         const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const ses::segment seg = messages_.next_segment(m);
@@ -118,10 +152,10 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         q.pop(messages_);
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
-        const bool ar =
-            ends_burst || p.tx.outstanding() >= limit || p.cc_full_after(seg.length, mtu);
+        const bool ar = ends_burst || p.tx.outstanding() >= limit ||
+                        p.inflight_bytes + seg.length + mtu > window;
         const std::size_t len = build_pdc_packet(p, e, false, ar, buf);
-        p.on_sent_until(e, now_, deadline, timers_);
+        p.stamp_sent(e, now_, deadline, timers_);
         ++sent;
         bytes += len;
         payload_bytes += seg.length;

@@ -22,6 +22,7 @@ class oblivious final : public path_selector {
         return walk_.value(path);
     }
     void on_ack(std::uint16_t, bool) noexcept override {}
+    bool hears_acks() const noexcept override { return false; }
     void on_nack(std::uint16_t) noexcept override {}
     void on_timeout(std::uint16_t) noexcept override {}
 

@@ -28,6 +28,9 @@ class path_selector {
     // Congestion control judged that `entropy`'s path, not the network, is congested (NSCC:
     // ECN echoed with a short delay; see cc::controller::take_path_switch()).
     virtual void on_path_switch(std::uint16_t /*entropy*/) noexcept {}
+    // Whether on_ack() does anything: a PDC asks once, when it opens, and then skips the call
+    // for each packet an ACK covers (~32 per cumulative ACK of a bulk transfer).
+    virtual bool hears_acks() const noexcept { return true; }
 
   protected:
     path_selector() = default;
@@ -43,6 +46,7 @@ class static_path final : public path_selector {
     explicit static_path(std::uint16_t entropy = 0) noexcept : entropy_(entropy) {}
     std::uint16_t next_entropy() noexcept override { return entropy_; }
     void on_ack(std::uint16_t, bool) noexcept override {}
+    bool hears_acks() const noexcept override { return false; }
     void on_nack(std::uint16_t) noexcept override {}
     void on_timeout(std::uint16_t) noexcept override {}
 

@@ -130,6 +130,8 @@ class pdc {
     // opens and stays, so it is kept here rather than asked by a virtual call each time.
     bool credit_cc = false;
     lb::any_selector lb;
+    // lb->hears_acks(), kept for the same reason: an ACK covers ~32 packets.
+    bool lb_hears_acks = true;
     // Answers in ACKs (engine): response messages the target's ACKs announced for requests of
     // this PDC, and those received; acknowledged requests waiting until the two agree, linked
     // through ses::tx_message::next_undecided (oldest first).
@@ -163,6 +165,14 @@ class pdc {
         return credit_cc ? cc->window_bytes() < std::uint64_t{bytes} + next
                          : inflight_bytes + bytes + next > cc->window_bytes();
     }
+    // can_send_new() for a packet of a transmit run (never a credit PDC's): `window` is the
+    // controller's window_bytes(), asked once for the run (no ACK comes within it), `limit` the
+    // PSN span's; the window rule of cc::controller::may_send() without a call per packet.
+    bool run_may_send(std::uint32_t bytes, std::uint64_t window,
+                      std::uint32_t limit) const noexcept {
+        return tx.outstanding() < limit &&
+               (inflight_bytes == 0 || inflight_bytes + bytes <= window);
+    }
     // A packet (new or retransmitted) leaves now: picks its entropy (data), stamps it, accounts
     // it in flight and to the controller, and arms its timer.
     void on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
@@ -182,6 +192,13 @@ class pdc {
     // for all its packets (no ACK is handled within it). Inline: once per packet of a run.
     void on_sent_until(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
                        timer_wheel& timers) noexcept {
+        stamp_sent(e, now, deadline, timers);
+        if (e.kind == tx_kind::data) cc->on_send(e.length, now);
+    }
+    // on_sent_until() but for the controller's on_send(), which only credit PDCs need (a
+    // transmit run's packets, never a credit PDC's).
+    void stamp_sent(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
+                    timer_wheel& timers) noexcept {
         e.resent = e.tx_seq != 0;
         e.sent_ns = now;
         e.tx_seq = ++tx_seq;
@@ -190,7 +207,6 @@ class pdc {
             e.counted = true;
             inflight_bytes += e.length;
         }
-        if (e.kind == tx_kind::data) cc->on_send(e.length, now);
         arm(e, deadline, timers);
     }
     // When rto_timer fires: the ring slots of the packets due at `now`, in the order per-packet
@@ -233,6 +249,11 @@ class pdc {
     std::uint64_t backed_off_rto(const pdc_params& params) const noexcept;
     // Marks e acknowledged; true the first time.
     bool ack_one(tx_entry& e, const ack_event& ack, ack_outcome& out) noexcept;
+    struct plain_acks {
+        std::uint32_t packets = 0;
+        std::uint64_t bytes = 0, released = 0;  // acknowledged; of them, in inflight_bytes
+    };
+    void ack_plain(tx_entry& e, plain_acks& acks) noexcept;
     void repath_static(const pdc_params& params) noexcept;
     bool acked_any_ = false;
     void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;

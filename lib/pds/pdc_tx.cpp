@@ -53,6 +53,7 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     lb::lb_context no_ctx;  // no generator: a static path
     lb.reset(params.lb_ctx ? params.lb : lb::algorithm::static_path,
              params.lb_ctx ? *params.lb_ctx : no_ctx, entropy);
+    lb_hears_acks = lb->hears_acks();
     counters = {};
 }
 
@@ -154,6 +155,22 @@ bool pdc::ack_one(tx_entry& e, const ack_event& ack, ack_outcome& out) noexcept 
     return true;
 }
 
+// ack_one() for a data packet in flight whose path selector hears nothing of ACKs: nearly every
+// packet a cumulative ACK covers. Its bytes leave inflight_bytes once for the ACK (the
+// subtraction is saturating, so in any order it gives the same).
+void pdc::ack_plain(tx_entry& e, plain_acks& acks) noexcept {
+    e.deadline = no_deadline;
+    e.state = tx_state::acked;
+    if (e.tx_seq > highest_acked_seq) {
+        highest_acked_seq = e.tx_seq;
+        newest_acked_sent_ns = e.sent_ns;
+    }
+    acks.released += e.counted ? e.length : 0;
+    e.counted = false;
+    ++acks.packets;
+    acks.bytes += e.length;
+}
+
 namespace {
 
 // Consecutive data packets of one message acknowledged, told to the listener as one.
@@ -213,10 +230,20 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
     {
         acked_run run(*this, listener);
         // Bounded by what is outstanding, whatever a hostile cack says.
-        for (psn_t psn = tx.una(); psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
-            if (tx_entry* e = tx.find(psn); e && ack_one(*e, ack, out)) run.add(*e);
-            highest = psn;
+        psn_t psn = tx.una();
+        plain_acks plain;
+        for (; psn != tx.next() && !psn_after(psn, ack.cack); ++psn) {
+            tx_entry& e = tx.entry(psn);
+            if (e.state == tx_state::in_flight && e.kind == tx_kind::data && !lb_hears_acks)
+                ack_plain(e, plain);
+            else if (e.state == tx_state::free || !ack_one(e, ack, out))
+                continue;
+            run.add(e);
         }
+        highest = psn - 1;
+        out.newly_acked += plain.packets;
+        out.acked_bytes += plain.bytes;
+        inflight_bytes -= std::min(inflight_bytes, plain.released);
         for (std::uint64_t bits = ack.sack.bitmap; bits != 0; bits &= bits - 1) {
             const psn_t psn = ack.sack.base + static_cast<psn_t>(__builtin_ctzll(bits));
             if (tx_entry* e = tx.find(psn)) {

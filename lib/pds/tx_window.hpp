@@ -56,6 +56,8 @@ class tx_window {
 
     // The packet with this PSN if it is in [una, next).
     tx_entry* find(psn_t psn) noexcept;
+    // The ring entry of a PSN the caller knows is in [una, next) (it may be free).
+    tx_entry& entry(psn_t psn) noexcept { return ring_[psn & mask_]; }
     tx_entry& at_slot(std::uint32_t slot) noexcept { return ring_[slot]; }
     std::uint32_t slot_of(const tx_entry& e) const noexcept {
         return static_cast<std::uint32_t>(&e - ring_.data());

@@ -85,4 +85,19 @@ void write_next_request_headers(std::uint8_t* out, const request_headers_templat
                                 const pds_rud_rod_request& h,
                                 std::uint32_t message_offset) noexcept;
 
+// A whole frame's headers from an earlier one (a transmit run's frames after its first): the
+// 98 header bytes of `first` (a packet inside the same message, neither its first nor its last,
+// sent on the same PDC without SYN and without a UDP checksum, as long as this one) written at
+// out with this packet's IPv4 identification (and so header checksum), UDP source port
+// (entropy), the PDS request's changing fields (as above) and SES message_offset. ip_sum_rest is
+// ipv4_sum_rest(first) of first. What udp_header_template::write and write_next_request_headers
+// would write for the packet.
+void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
+                              std::uint32_t ip_sum_rest, std::uint16_t ip_id,
+                              std::uint16_t src_port, const pds_rud_rod_request& h,
+                              std::uint32_t message_offset) noexcept;
+// The one's complement sum (native order, unfolded) of the IPv4 header of an untagged frame but
+// its identification and checksum: what the frame's checksum is worked out from for another id.
+std::uint32_t ipv4_sum_rest(const std::uint8_t* frame) noexcept;
+
 }  // namespace uet::wire

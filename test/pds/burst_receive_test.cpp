@@ -94,19 +94,29 @@ void expect_same_run(const result& many, const result& one) {
     expect_same_counters(many.out.b, one.out.b, "b");
 }
 
+// The workload of one cell of the tests below, and its name in their traces.
+workload cell_workload(delivery_mode mode, bool writes, const impairment_cell& c,
+                       std::uint64_t seed) {
+    workload w;
+    w.mode = mode;
+    w.writes = writes;
+    w.imp = c.imp;
+    w.seed = seed;
+    return w;
+}
+
+std::string cell_name(delivery_mode mode, bool writes, const impairment_cell& c) {
+    return std::string(to_string(mode)) + (writes ? " write " : " send ") + c.name;
+}
+
 TEST(receive_burst, sends_and_counts_exactly_as_frame_by_frame) {
     for (const delivery_mode mode : {delivery_mode::rud, delivery_mode::rod}) {
         for (const bool writes : {false, true}) {
             for (const impairment_cell& c : cells()) {
-                workload w;
-                w.mode = mode;
-                w.writes = writes;
-                w.imp = c.imp;
-                w.seed = 7;
+                workload w = cell_workload(mode, writes, c, 7);
                 w.sizes = mixed_sizes(120, 31, 0);
                 w.sizes[0] = 1 << 20;  // at least one long run of packets
-                SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
-                             c.name);
+                SCOPED_TRACE(cell_name(mode, writes, c));
                 const result one = run_with(w, 0);
                 ASSERT_TRUE(one.out.finished);
                 EXPECT_EQ(one.out.delivered, w.sizes.size());
@@ -140,19 +150,15 @@ TEST(transmit_run, sends_and_counts_exactly_as_packet_by_packet) {
             // Mixed sizes, and a stream of one-packet messages (runs of whole messages).
             for (const bool small : {false, true}) {
                 for (const impairment_cell& c : all_cells) {
-                    workload w;
-                    w.mode = mode;
-                    w.writes = writes;
-                    w.imp = c.imp;
-                    w.seed = 11;
+                    workload w = cell_workload(mode, writes, c, 11);
                     w.sizes = small ? mixed_sizes(400, 37, 1024) : mixed_sizes(80, 31, 0);
                     w.wave = small ? 200 : 40;
                     // Long messages in both waves; a window of 64 packets ends the SYN phase early
                     // (its packets take no template, so no runs).
                     if (!small) w.sizes[0] = w.sizes[50] = 1 << 19;
                     w.a_cfg.mpr = 64;
-                    SCOPED_TRACE(std::string(to_string(mode)) + (writes ? " write " : " send ") +
-                                 c.name + (small ? ", one-packet messages" : ""));
+                    SCOPED_TRACE(cell_name(mode, writes, c) +
+                                 (small ? ", one-packet messages" : ""));
                     // One room per transmit() call: every packet goes by send_new_from.
                     const result one = run_with(w, 0, 1);
                     ASSERT_TRUE(one.out.finished);
@@ -189,6 +195,39 @@ TEST(transmit_run, sends_and_counts_exactly_as_packet_by_packet) {
                 }
             }
             EXPECT_GT(runs, 0u);
+        }
+    }
+}
+
+// Without UDP checksums (memif's default), a run's frames after its first are copied from it
+// with the changing fields written in: byte for byte what packet-by-packet sending makes.
+TEST(transmit_run, copies_its_first_frame_without_udp_checksums_as_packet_by_packet) {
+    for (const delivery_mode mode : {delivery_mode::rud, delivery_mode::rod}) {
+        for (const bool writes : {false, true}) {
+            for (const impairment_cell& c : cells()) {
+                workload w = cell_workload(mode, writes, c, 13);
+                w.imp.corrupt = 0;  // nothing would find it without the checksum
+                w.sizes = mixed_sizes(80, 31, 0);
+                w.sizes[0] = w.sizes[50] = 1 << 19;
+                w.wave = 40;
+                w.a_cfg.mpr = 64;
+                w.a_cfg.udp_checksum = w.b_cfg.udp_checksum = false;
+                w.a_cfg.lb = lb::algorithm::oblivious;  // every packet its own entropy
+                SCOPED_TRACE(cell_name(mode, writes, c));
+                const result one = run_with(w, 0, 1);
+                ASSERT_TRUE(one.out.finished);
+                EXPECT_EQ(one.out.delivered, w.sizes.size());
+                EXPECT_EQ(one.out.corrupted, 0u);
+                for (const bool rooms : {true, false}) {
+                    SCOPED_TRACE(rooms ? "rooms" : "staged");
+                    const result many = run_with(w, 0, 64, rooms);
+                    expect_same_run(many, one);
+                    if (std::string(c.name) == "clean") {
+                        EXPECT_GT(many.out.a.frames_sent_in_runs,
+                                  many.out.a.pds.tx_data_packets / 2);
+                    }
+                }
+            }
         }
     }
 }
