@@ -61,16 +61,33 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
     run_whole_ = !rx_segment_of_template_;
     if (run_whole_) return read_whole_run(frames);
     const std::size_t limit = std::min(frames.size(), max_run);
+    std::array<wire::next_request_fields, max_run> next;
+    const std::size_t predicted =
+        wire::read_next_plain_requests(frames.first(limit), rx_template_, next.data());
+    // Whether the packets are ours: fields that prediction found the same in all of them.
+    wire::plain_request& f = rx_template_.reading;
+    if (predicted == 0 || !takes_plain(f)) return 0;
+    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
+    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     std::size_t n = 0;
-    for (; n < limit; ++n) {
-        const wire::plain_request* f = predicted_for_us(frames[n]);
-        if (!f || !ses::check_next_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
-                                                 cfg_.max_message_size, rx_segment_))
+    for (; n < predicted; ++n) {
+        const wire::next_request_fields& x = next[n];
+        // The SES header differs from the one checked before only in its message_offset.
+        f.ses.message_offset = x.message_offset;
+        if (!ses::check_next_plain_request(f.ses, bytes, cfg_.mtu_payload, cfg_.max_message_size,
+                                           rx_segment_))
             break;
-        if (n != 0 && (f->pds.psn != run_[n - 1].pds.psn + 1 ||
+        run_packet& r = run_[n];
+        r.pds = f.pds;
+        wire::load_request_changes(x.pds_at, r.pds);
+        if (n != 0 && (r.pds.psn != run_[n - 1].pds.psn + 1 ||
                        rx_segment_.seg.offset != run_[n - 1].seg.offset + run_[n - 1].seg.length))
             break;
-        note_run_packet(n, *f, rx_segment_.seg);
+        r.seg = rx_segment_.seg;
+        r.bytes = bytes;
+        r.entropy = x.src_port;
+        r.ce = ce;
+        run_payloads_[n] = x.payload;
     }
     return n;
 }

@@ -189,18 +189,30 @@ void remember_plain_request(std::span<const std::uint8_t> frame, const plain_req
     t.reading = r;
 }
 
-const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
-                                             plain_request_template& t) noexcept {
-    if (frame.size() != t.frame_size || t.frame_size == 0) return nullptr;
+namespace {
+
+// Whether frame is t's frame but for the fields that may change, and valid (IPv4 header checksum;
+// the UDP checksum where there is one): the checks of read_next_plain_request.
+bool predicted(std::span<const std::uint8_t> frame, const plain_request_template& t,
+               const header_words& masks) noexcept {
+    if (frame.size() != t.frame_size || t.frame_size == 0) return false;
     const std::uint8_t* b = frame.data();
-    if (header_difference(b, t.header, changing_masks[t.whole_messages]) != 0) return nullptr;
+    if (header_difference(b, t.header, masks) != 0) return false;
     // The compare above leaves only the IPv4 id and checksum free in the IPv4 header.
-    if (!ipv4_checksum_ok_given(t.ip_sum_rest, b + l3_at)) return nullptr;
-    plain_request& r = t.reading;
+    if (!ipv4_checksum_ok_given(t.ip_sum_rest, b + l3_at)) return false;
     // The same IP total length as the last frame: the same datagram and payload bounds.
     const std::span<const std::uint8_t> datagram(b + udp_at, load_be16(&b[udp_at + 4]));
-    if (load_be16(b + udp_checksum_at) != 0 && !udp_checksum_ok(r.src_ip, r.dst_ip, datagram))
-        return nullptr;
+    return load_be16(b + udp_checksum_at) == 0 ||
+           udp_checksum_ok(t.reading.src_ip, t.reading.dst_ip, datagram);
+}
+
+}  // namespace
+
+const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
+                                             plain_request_template& t) noexcept {
+    if (!predicted(frame, t, changing_masks[t.whole_messages])) return nullptr;
+    const std::uint8_t* b = frame.data();
+    plain_request& r = t.reading;
     r.src_port = load_be16(b + udp_sport_at);
     load_request_changes(b + pds_at, r.pds);
     if (t.whole_messages) {
@@ -213,6 +225,30 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
     }
     r.payload = {b + headers_size, r.payload.size()};
     return &r;
+}
+
+std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
+                                     plain_request_template& t, next_request_fields* out) noexcept {
+    if (t.whole_messages) return 0;
+    const header_words& masks = changing_masks[0];
+    std::size_t n = 0;
+    for (; n < frames.size() && predicted(frames[n], t, masks); ++n) {
+        const std::uint8_t* b = frames[n].data();
+        next_request_fields& f = out[n];
+        f.payload = b + headers_size;
+        f.message_offset = load_be32(b + ses_message_offset_at);
+        f.src_port = load_be16(b + udp_sport_at);
+        f.pds_at = b + pds_at;
+    }
+    if (n != 0) {  // t.reading becomes the last one's, as read_next_plain_request leaves it
+        plain_request& r = t.reading;
+        const next_request_fields& last = out[n - 1];
+        r.src_port = last.src_port;
+        load_request_changes(last.pds_at, r.pds);
+        r.ses.message_offset = last.message_offset;
+        r.payload = {last.payload, r.payload.size()};
+    }
+    return n;
 }
 
 void write_next_request_headers(std::uint8_t* out, const request_headers_template& t,

@@ -381,6 +381,52 @@ TEST(PlainRequestPrediction, WhatItReadsFromMutatedFramesTheFullReadingReadsAlik
     check_mutated_predictions(11, false);
 }
 
+// read_next_plain_requests over a burst of next packets, some mutated: it takes the frames up to
+// the first one read_next_plain_request refuses, reads each as that does, and leaves the
+// template's reading as reading them one by one leaves it.
+TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
+    std::mt19937_64 rng(20261127);
+    int cut_short = 0, whole_bursts = 0;
+    for (int i = 0; i < 3000; ++i) {
+        const auto first = template_frame(rng);
+        plain_request r;
+        const plain_request_template start = remembered(first, r);
+        std::vector<std::vector<std::uint8_t>> frames;
+        const std::size_t count = 1 + rng() % 32;
+        for (std::size_t k = 0; k < count; ++k) {
+            frames.push_back(next_packet(first, rng));
+            if (rng() % 40 == 0) mutate(frames.back(), rng);
+        }
+        std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
+        plain_request_template one = start, many = start;
+        std::size_t expected = 0;
+        while (expected < count && read_next_plain_request(spans[expected], one) != nullptr)
+            ++expected;
+        std::array<next_request_fields, 32> out;
+        ASSERT_EQ(read_next_plain_requests(spans, many, out.data()), expected) << i;
+        for (std::size_t k = 0; k < expected; ++k) {
+            plain_request full;
+            ASSERT_TRUE(read_plain_request(spans[k], full));
+            EXPECT_EQ(out[k].payload, full.payload.data());
+            EXPECT_EQ(out[k].pds_at, spans[k].data() + 42);
+            EXPECT_EQ(out[k].message_offset, full.ses.message_offset);
+            EXPECT_EQ(out[k].src_port, full.src_port);
+            pds_rud_rod_request h = start.reading.pds;
+            load_request_changes(out[k].pds_at, h);
+            EXPECT_EQ(h, full.pds);
+        }
+        // The frame one by one stopped at was read into its reading too: compare up to it.
+        plain_request_template upto = start;
+        for (std::size_t k = 0; k < expected; ++k)
+            ASSERT_NE(read_next_plain_request(spans[k], upto), nullptr);
+        EXPECT_TRUE(same(many.reading, upto.reading)) << i;
+        (expected == count ? whole_bursts : cut_short) += 1;
+        if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(whole_bursts, 300);
+    EXPECT_GT(cut_short, 300);
+}
+
 TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
     std::mt19937_64 rng(3);
     const auto first = template_frame(rng);
