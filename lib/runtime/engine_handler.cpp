@@ -13,11 +13,11 @@ void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64
 // The engine takes the burst at once (engine::receive_burst: runs of one message's packets).
 void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
                                       std::uint64_t now) {
-    std::array<std::span<const std::uint8_t>, burst_size> bytes;
+    burst_room<std::span<const std::uint8_t>> bytes;
     while (!frames.empty()) {
         const std::size_t n = std::min(frames.size(), bytes.size());
         for (std::size_t i = 0; i < n; ++i)
-            bytes[i] = frames[i].bytes;
+            bytes.set(i, frames[i].bytes);
         stats_.frames_rx += n;
         engine_.receive_burst(std::span(bytes.data(), n), now);
         frames = frames.subspan(n);

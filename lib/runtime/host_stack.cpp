@@ -101,21 +101,21 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
     // The port's classification stands when it looked for the same ports as we do.
     const bool trusted =
         by && by->uet_port == cfg_.steering.uet_port && by->roce_port == cfg_.steering.roce_port;
-    std::array<rx_frame, burst_size> inner;
+    burst_room<rx_frame> inner;
     std::size_t n = 0;
     const classification uet_to_us{traffic_class::uet, wire::eth_header::wire_size, cfg_.iface.ip};
     for (const rx_frame& f : frames) {
         if (!trusted && f.bytes.size() >= uet_to_us_.size && uet_to_us_.matches(f.bytes.data())) {
             stats_.received.count(traffic_class::uet);
             ++stats_.to_inner;
-            inner[n++] = {f.bytes, uet_to_us};
+            inner.set(n++, {f.bytes, uet_to_us});
         } else {
             const classification c = trusted ? f.c : classify(f.bytes, cfg_.steering);
             if (!admit(f.bytes, c, now)) continue;
-            inner[n++] = {f.bytes, c};
+            inner.set(n++, {f.bytes, c});
         }
         if (n == inner.size()) {
-            inner_.on_receive_burst(inner, &cfg_.steering, now);
+            inner_.on_receive_burst(std::span(inner.data(), n), &cfg_.steering, now);
             n = 0;
         }
     }

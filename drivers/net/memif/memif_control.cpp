@@ -528,11 +528,4 @@ void port::check_peer() noexcept {
     }
 }
 
-std::uint8_t* port::buffer_of(const descriptor& d, std::uint32_t length) const noexcept {
-    if (d.region >= regions_.size()) return nullptr;
-    const region& g = regions_[d.region];
-    if (std::uint64_t{d.offset} + length > g.size) return nullptr;
-    return g.base + d.offset;
-}
-
 }  // namespace uet::memif

@@ -51,7 +51,7 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
         return 0;
     }
     n = std::min<std::uint16_t>(n, runtime::burst_size);
-    std::array<runtime::rx_frame, runtime::burst_size> frames;
+    runtime::burst_room<runtime::rx_frame> frames;
     std::size_t kept = 0;
     const descriptor* desc = r.desc();
     for (std::uint16_t i = 0; i < n; ++i) {
@@ -72,7 +72,7 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
         rte_prefetch0(b);
         ++p.c_.rx_frames;
         p.c_.rx_bytes += d.length;
-        frames[kept++] = {{b, d.length}, {}};
+        frames.set(kept++, {{b, d.length}, {}});
     }
     clock.lap(p.c_.rx_driver_ticks);
     if (kept != 0) h.on_receive_burst(std::span(frames.data(), kept), nullptr, now);
@@ -170,13 +170,13 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
     // Slots the handler moved among the unused ones only are found when they are filled (until
     // then their descriptors are not read, and offer_from_front keeps them paired).
     bool moved = false;
-    for (std::size_t i = 0; i < filled; ++i)
-        moved |= slots[i].io_cookie != &buffers[i];
     std::uint16_t out = 0;
+    std::uint64_t bytes = 0;
     bool bad = false;
     n_unused_ = 0;
     for (std::size_t i = 0; i < filled; ++i) {
         runtime::tx_frame& f = slots[i];
+        moved |= f.io_cookie != &buffers[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
         if (!finish_frame(f)) {
             ++p.c_.tx_bad_frame;
@@ -190,9 +190,10 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
         d.offset = b.offset;
         d.length = static_cast<std::uint32_t>(f.length);
         ++out;
-        ++p.c_.tx_frames;
-        p.c_.tx_bytes += f.length;
+        bytes += f.length;
     }
+    p.c_.tx_frames += out;
+    p.c_.tx_bytes += bytes;
     if (!moved && !bad) {
         // The unused slots are the ring's next ones, in order: the offer starts there.
         base_ += filled;

@@ -105,7 +105,13 @@ class port final : public runtime::net_port {
     void check_peer() noexcept;
     void log(const std::string& line) const;
     // The buffer a descriptor names, if it lies wholly in a mapped region; nullptr otherwise.
-    std::uint8_t* buffer_of(const descriptor& d, std::uint32_t length) const noexcept;
+    // Inline: asked for every frame received and every slot offered.
+    std::uint8_t* buffer_of(const descriptor& d, std::uint32_t length) const noexcept {
+        if (d.region >= regions_.size()) return nullptr;
+        const region& g = regions_[d.region];
+        if (std::uint64_t{d.offset} + length > g.size) return nullptr;
+        return g.base + d.offset;
+    }
 
     port_config cfg_;
     std::string driver_ = "uet_memif";
