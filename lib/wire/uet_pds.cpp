@@ -484,14 +484,7 @@ reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out)
     return check_prologue(p, pds_type::rud, pds_type::rod, true);
 }
 
-void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept {
-    static_assert(request_changing_flags == (req_retx | req_ar));
-    const std::uint8_t flags = in[request_flags_byte] & 0x7f;
-    out.retx = flags & req_retx;
-    out.ar = flags & req_ar;
-    out.clear_psn_offset = static_cast<std::int16_t>(load_be16(in + 2));
-    out.psn = load_be32(in + 4);
-}
+static_assert(request_retx_flag == req_retx && request_ar_flag == req_ar);
 
 void store_request_changes(std::uint8_t* out, const pds_rud_rod_request& h) noexcept {
     out[request_flags_byte] =

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <variant>
 
+#include "bytes.hpp"
 #include "fields.hpp"
 #include "reject.hpp"
 
@@ -315,13 +316,23 @@ reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_request& out)
 // The fields of a RUD/ROD request (in, at least 12 bytes, decoded without error before) that
 // change from one packet of a message to the next: the retx and ar flags, clear_psn_offset and
 // the PSN; everything else in out is left as it is (wire::read_next_plain_request).
-void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept;
+// Inline: read for every packet of a receive run.
+inline void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept;
 // And the other way: those fields of h written over the 12 bytes of an earlier packet's request
 // (same type, next header, SYN flag and PDCIDs) at out (wire::write_next_request_headers).
 void store_request_changes(std::uint8_t* out, const pds_rud_rod_request& h) noexcept;
 // The byte of the prologue that holds those two flags, and their bits there.
 inline constexpr std::size_t request_flags_byte = 1;
-inline constexpr std::uint8_t request_changing_flags = 0x18;
+inline constexpr std::uint8_t request_retx_flag = 0x10, request_ar_flag = 0x08;
+inline constexpr std::uint8_t request_changing_flags = request_retx_flag | request_ar_flag;
+
+inline void load_request_changes(const std::uint8_t* in, pds_rud_rod_request& out) noexcept {
+    const std::uint8_t flags = in[request_flags_byte];
+    out.retx = flags & request_retx_flag;
+    out.ar = flags & request_ar_flag;
+    out.clear_psn_offset = static_cast<std::int16_t>(load_be16(in + 2));
+    out.psn = load_be32(in + 4);
+}
 reject_reason decode(std::span<const std::uint8_t> in, pds_rud_rod_cc_request& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, pds_ack& out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, pds_ack_cc& out) noexcept;
