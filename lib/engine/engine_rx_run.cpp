@@ -72,18 +72,23 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
     std::size_t n = 0;
     for (; n < predicted; ++n) {
         const wire::next_request_fields& x = next[n];
-        // The SES header differs from the one checked before only in its message_offset.
-        f.ses.message_offset = x.message_offset;
-        if (!ses::check_next_plain_request(f.ses, bytes, cfg_.mtu_payload, cfg_.max_message_size,
-                                           rx_segment_))
-            break;
         run_packet& r = run_[n];
+        // The SES header differs from the one checked before only in its message_offset: the
+        // first packet's segment is checked as receive_plain() checks it, each next one only
+        // where it lies (it must follow the one before).
+        if (n == 0) {
+            f.ses.message_offset = x.message_offset;
+            if (!ses::check_next_plain_request(f.ses, bytes, cfg_.mtu_payload,
+                                               cfg_.max_message_size, rx_segment_))
+                break;
+            r.seg = rx_segment_.seg;
+        } else if (!ses::check_following_segment(run_[n - 1].seg, x.message_offset,
+                                                 f.ses.request_length, r.seg)) {
+            break;
+        }
         r.pds = f.pds;
         wire::load_request_changes(x.pds_at, r.pds);
-        if (n != 0 && (r.pds.psn != run_[n - 1].pds.psn + 1 ||
-                       rx_segment_.seg.offset != run_[n - 1].seg.offset + run_[n - 1].seg.length))
-            break;
-        r.seg = rx_segment_.seg;
+        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
         r.bytes = bytes;
         r.entropy = x.src_port;
         r.ce = ce;

@@ -228,4 +228,19 @@ inline bool check_next_plain_request(const wire::ses_standard_fields& h, std::si
     return check_segment(h, payload_size, mtu, max_message, r.seg);
 }
 
+// check_segment of a packet whose SES header is that of the packet before it in a run (`prev`,
+// which check_segment accepted) but for message_offset `offset`, where it follows prev (offset =
+// prev's end): the same verdict and segment without the general checks. prev is neither first
+// nor last of its message, so a full packet (a multiple of the MTU ends it) with eom clear; this
+// one, with the same flags and payload_length, is accepted exactly when it too ends before the
+// message. False also where it does not follow prev (or prev is a first or last packet).
+inline bool check_following_segment(const segment& prev, std::uint32_t offset,
+                                    std::uint32_t request_length, segment& s) noexcept {
+    if (prev.som || prev.eom || offset != prev.offset + prev.length) return false;
+    if (std::uint64_t{offset} + prev.length >= request_length) return false;
+    s = prev;
+    s.offset = offset;
+    return true;
+}
+
 }  // namespace uet::ses

@@ -598,6 +598,48 @@ TEST(ses, check_segment_refuses_segments_that_do_not_fit) {
     EXPECT_FALSE(check_segment(h, 0, 4096, 1 << 20));  // too long
 }
 
+// Receive runs check the packets after a run's first only where they lie: the same verdict and
+// segment as check_segment for every header that differs from the one before only in its
+// message_offset, with that offset following the packet before or not.
+TEST(ses, check_following_segment_says_what_check_segment_says_of_the_next_packet) {
+    std::mt19937_64 rng(1127);
+    int followed = 0, refused = 0;
+    for (int i = 0; i < 200000; ++i) {
+        const std::uint32_t mtu = 64u << (rng() % 5);
+        wire::ses_standard_request h;
+        h.opcode = wire::ses_opcode::write;
+        h.request_length = static_cast<std::uint32_t>(rng() % (mtu * 12));
+        h.som = rng() % 8 == 0;
+        h.eom = rng() % 4 == 0;
+        h.payload_length = rng() % 4 ? mtu : static_cast<std::uint16_t>(rng() % (mtu + 1));
+        h.message_offset = static_cast<std::uint32_t>(rng() % 12) * mtu;
+        const std::size_t payload = rng() % 8 ? h.payload_length : rng() % (mtu + 1);
+        ses::segment prev;
+        if (!ses::check_segment(h, payload, mtu, 1 << 20, prev)) continue;
+        // The next header: only message_offset differs, most often by one packet.
+        const std::uint32_t offset =
+            rng() % 4 ? prev.offset + prev.length : static_cast<std::uint32_t>(rng() % (mtu * 13));
+        wire::ses_standard_request next = h;
+        next.message_offset = offset;
+        ses::segment full, quick;
+        const bool full_ok = ses::check_segment(next, payload, mtu, 1 << 20, full) && !prev.som &&
+                             !prev.eom && offset == prev.offset + prev.length;
+        const bool quick_ok = ses::check_following_segment(prev, offset, h.request_length, quick);
+        ASSERT_EQ(quick_ok, full_ok) << "iteration " << i;
+        if (quick_ok) {
+            EXPECT_EQ(quick.offset, full.offset);
+            EXPECT_EQ(quick.length, full.length);
+            EXPECT_EQ(quick.som, full.som);
+            EXPECT_EQ(quick.eom, full.eom);
+            ++followed;
+        } else {
+            ++refused;
+        }
+    }
+    EXPECT_GT(followed, 1000);
+    EXPECT_GT(refused, 1000);
+}
+
 TEST(reassembly, places_out_of_order_once_and_reuses_buffers) {
     ses::rx_config cfg;
     cfg.slots = 4;
