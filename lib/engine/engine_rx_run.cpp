@@ -143,9 +143,8 @@ pds::pdc* engine_impl::run_target(const rx_context& rx, std::size_t n) {
     pds::pdc* p = established_target(rx, h);
     const bool rod = h.type == wire::pds_type::rod;
     if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected())) return nullptr;
-    for (std::size_t i = 0; i < n; ++i)
-        if (p->rx.classify(run_[i].pds.psn) != pds::rx_window::verdict::fresh) return nullptr;
-    return p;
+    // The run's PSNs follow one another (read_run, read_whole_run).
+    return p->rx.all_fresh(h.psn, static_cast<std::uint32_t>(n)) ? p : nullptr;
 }
 
 // The run accepted and placed as a whole; false, with nothing changed, when any packet of it

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "bit_range.hpp"
+
 namespace uet::pds {
 
 void rx_window::reset(std::span<std::uint64_t> ring, psn_t start_psn) noexcept {
@@ -17,6 +19,17 @@ rx_window::verdict rx_window::classify(psn_t psn) const noexcept {
     if (ahead <= 0) return verdict::duplicate;
     if (static_cast<std::uint32_t>(ahead) > capacity_) return verdict::beyond_window;
     return test(psn) ? verdict::duplicate : verdict::fresh;
+}
+
+bool rx_window::all_fresh(psn_t first, std::uint32_t n) const noexcept {
+    if (n == 0) return true;
+    const std::int32_t ahead = psn_distance(cack_, first);
+    if (ahead <= 0 || std::uint64_t(ahead) + (n - 1) > capacity_) return false;
+    // The ring wraps at a word's end (capacity_ is a multiple of 64): at most two ranges.
+    const std::uint32_t at = first & (capacity_ - 1);
+    const std::uint32_t head = std::min(n, capacity_ - at);
+    return !bits::any_in(ring_.data(), at, head) &&
+           (head == n || !bits::any_in(ring_.data(), 0, n - head));
 }
 
 bool rx_window::received(psn_t psn) const noexcept {

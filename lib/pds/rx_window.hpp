@@ -25,6 +25,9 @@ class rx_window {
     void reset(std::span<std::uint64_t> ring, psn_t start_psn) noexcept;
 
     verdict classify(psn_t psn) const noexcept;
+    // Whether classify() says fresh of each of first, first + 1, ..., first + n - 1: their bits
+    // looked at a word at a time.
+    bool all_fresh(psn_t first, std::uint32_t n) const noexcept;
     // Records a PSN classify() called fresh and moves the cumulative point over what is now
     // contiguous.
     void accept(psn_t psn) noexcept;

@@ -3,6 +3,8 @@
 #include <bit>
 #include <cstring>
 
+#include "bit_range.hpp"
+
 namespace uet::ses {
 
 namespace {
@@ -117,11 +119,9 @@ bool reassembly::place_run(const message_key& key, std::uint32_t total_length,
     if (s.length != total_length || s.external != external || fields.opcode != s.fields.opcode ||
         fields.response != s.fields.response || first + n > s.packets_total)
         return false;
-    std::uint64_t* bits = packet_bits(index);
-    for (std::uint32_t i = first; i < first + n; ++i)
-        if ((bits[i / 64] >> (i % 64)) & 1) return false;
-    for (std::uint32_t i = first; i < first + n; ++i)
-        bits[i / 64] |= std::uint64_t{1} << (i % 64);
+    std::uint64_t* received = packet_bits(index);
+    if (bits::any_in(received, first, n)) return false;
+    bits::set_range(received, first, n);
     if (!external)
         for (std::uint32_t i = 0; i < n; ++i)
             std::memcpy(s.buffer + first_offset + i * length, payloads[i], length);

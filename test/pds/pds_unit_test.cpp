@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bit_range.hpp"
 #include "flat_map.hpp"
 #include "frame.hpp"
 #include "message.hpp"
@@ -41,6 +43,61 @@ TEST(rx_window, cumulative_point_moves_over_contiguous_psns) {
     EXPECT_EQ(w.classify(1001), pds::rx_window::verdict::duplicate);
     EXPECT_EQ(w.classify(1002 + 1024), pds::rx_window::verdict::fresh);
     EXPECT_EQ(w.classify(1002 + 1025), pds::rx_window::verdict::beyond_window);
+}
+
+// The word-at-a-time bit ranges (reassembly's packet bits, the receive window) against bit by
+// bit, on ranges that start and end anywhere in and across words.
+TEST(bit_range, any_in_and_set_range_agree_with_bit_by_bit) {
+    std::mt19937_64 rng(64);
+    for (int i = 0; i < 20000; ++i) {
+        std::array<std::uint64_t, 4> words{};
+        for (auto& w : words)
+            w = rng() % 3 == 0 ? 0 : rng() & rng() & rng();  // sparse, often empty
+        const auto first = static_cast<std::uint32_t>(rng() % 256);
+        const auto n = static_cast<std::uint32_t>(rng() % (257 - first));
+        bool any = false;
+        std::array<std::uint64_t, 4> expected = words;
+        for (std::uint32_t b = first; b < first + n; ++b) {
+            any = any || ((words[b / 64] >> (b % 64)) & 1);
+            expected[b / 64] |= std::uint64_t{1} << (b % 64);
+        }
+        ASSERT_EQ(bits::any_in(words.data(), first, n), any) << first << " + " << n;
+        bits::set_range(words.data(), first, n);
+        ASSERT_EQ(words, expected) << first << " + " << n;
+    }
+}
+
+// Receive runs ask all_fresh() of a run's consecutive PSNs: what classify() says of each, on
+// windows of one and of several words with random arrivals, across the ring's wrap and the
+// PSNs' wrap through zero.
+TEST(rx_window, all_fresh_says_what_classify_says_of_each_psn) {
+    std::mt19937_64 rng(2711);
+    int fresh = 0, not_fresh = 0;
+    for (const std::size_t words : {std::size_t{1}, std::size_t{4}}) {
+        std::vector<std::uint64_t> ring(words);
+        const auto capacity = static_cast<std::uint32_t>(words * 64);
+        for (int round = 0; round < 300; ++round) {
+            pds::rx_window w;
+            const psn_t start = round % 3 == 0 ? 0xfffffff0u : static_cast<psn_t>(rng());
+            w.reset(ring, start);
+            // Some accepted, in order or not, so that the cumulative point and the ring move.
+            for (int k = 0, m = static_cast<int>(rng() % (3 * capacity)); k < m; ++k) {
+                const psn_t psn = w.cack() + 1 + static_cast<psn_t>(rng() % (capacity / 2));
+                if (w.classify(psn) == pds::rx_window::verdict::fresh) w.accept(psn);
+            }
+            for (int q = 0; q < 50; ++q) {
+                const psn_t first = w.cack() - 3 + static_cast<psn_t>(rng() % (capacity + 8));
+                const auto n = static_cast<std::uint32_t>(1 + rng() % 32);
+                bool each = true;
+                for (std::uint32_t i = 0; i < n; ++i)
+                    each = each && w.classify(first + i) == pds::rx_window::verdict::fresh;
+                ASSERT_EQ(w.all_fresh(first, n), each) << first << " + " << n;
+                ++(each ? fresh : not_fresh);
+            }
+        }
+    }
+    EXPECT_GT(fresh, 1000);
+    EXPECT_GT(not_fresh, 1000);
 }
 
 TEST(rx_window, tracks_a_whole_1024_packet_window_in_reverse_order_across_wrap) {
