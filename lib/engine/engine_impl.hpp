@@ -202,9 +202,8 @@ class engine_impl final : public pds::tx_listener {
     // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
     std::size_t send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
     std::size_t copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                               std::uint16_t entropy, const wire::pds_rud_rod_request& h,
-                               std::uint32_t offset, std::span<const std::uint8_t> payload,
-                               std::span<std::uint8_t> buf);
+                               std::uint16_t entropy, pds::psn_t psn, bool ar, std::uint32_t offset,
+                               std::span<const std::uint8_t> payload, std::span<std::uint8_t> buf);
     std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
     std::size_t end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
                            std::size_t bytes, std::size_t n);

@@ -63,13 +63,13 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
         const bool ar = p.tx.outstanding() >= limit || p.inflight_bytes + 2 * mtu > window;
-        wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
-        h.next_hdr = wire::pds_next_hdr::request_std;
         const std::span<const std::uint8_t> payload{m.data + offset, mtu};
         std::size_t len;
         if (first != nullptr) {
-            len = copy_run_frame(first, first_ip_sum, e.entropy, h, offset, payload, buf);
+            len = copy_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, offset, payload, buf);
         } else {
+            wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
+            h.next_hdr = wire::pds_next_hdr::request_std;
             len = build_next_request_frame(p.peer, e.entropy, h, offset, payload, buf);
             if (copy_frames && len != 0) {
                 first = buf.data();
@@ -87,12 +87,12 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
 // A frame of a run after its first (at `first`, ip_sum its wire::ipv4_sum_rest): build_frame_with
 // and build_next_request_frame's bytes for it, without a UDP checksum or referenced payload.
 std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                                        std::uint16_t entropy, const wire::pds_rud_rod_request& h,
+                                        std::uint16_t entropy, pds::psn_t psn, bool ar,
                                         std::uint32_t offset, std::span<const std::uint8_t> payload,
                                         std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + payload.size()) return 0;
-    wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, h, offset);
+    wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar, offset);
     std::memcpy(buf.data() + header, payload.data(), payload.size());
     return header + payload.size();
 }

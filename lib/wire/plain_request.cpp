@@ -266,24 +266,4 @@ std::uint32_t ipv4_sum_rest(const std::uint8_t* frame) noexcept {
     return ipv4_sum_but_id_and_checksum(frame + l3_at);
 }
 
-void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
-                              std::uint32_t ip_sum_rest, std::uint16_t ip_id,
-                              std::uint16_t src_port, const pds_rud_rod_request& h,
-                              std::uint32_t message_offset) noexcept {
-    std::memcpy(out, first, headers_size);
-    store_be16(out + ip_id_at, ip_id);
-    // The sum in native order, as ipv4_sum_rest works it out: one's complement sums do not
-    // depend on the byte order (RFC 1071), so the complement is stored as it is.
-    std::uint16_t id;
-    std::memcpy(&id, out + ip_id_at, 2);
-    std::uint32_t sum = ip_sum_rest + id;
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    const auto checksum = static_cast<std::uint16_t>(~sum);
-    std::memcpy(out + ip_checksum_at, &checksum, 2);
-    store_be16(out + udp_sport_at, src_port);
-    store_request_changes(out + pds_at, h);
-    store_be32(out + ses_message_offset_at, message_offset);
-}
-
 }  // namespace uet::wire

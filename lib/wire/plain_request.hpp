@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "eth.hpp"
@@ -103,15 +104,39 @@ void write_next_request_headers(std::uint8_t* out, const request_headers_templat
 
 // A whole frame's headers from an earlier one (a transmit run's frames after its first): the
 // 98 header bytes of `first` (a packet inside the same message, neither its first nor its last,
-// sent on the same PDC without SYN and without a UDP checksum, as long as this one) written at
-// out with this packet's IPv4 identification (and so header checksum), UDP source port
-// (entropy), the PDS request's changing fields (as above) and SES message_offset. ip_sum_rest is
-// ipv4_sum_rest(first) of first. What udp_header_template::write and write_next_request_headers
-// would write for the packet.
-void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
-                              std::uint32_t ip_sum_rest, std::uint16_t ip_id,
-                              std::uint16_t src_port, const pds_rud_rod_request& h,
-                              std::uint32_t message_offset) noexcept;
+// sent on the same established PDC, not a retransmission, without a UDP checksum, as long as
+// this one) written at out with this packet's IPv4 identification (and so header checksum), UDP
+// source port (entropy), PSN and AR flag, and SES message_offset. ip_sum_rest is
+// ipv4_sum_rest(first). What udp_header_template::write and write_next_request_headers would
+// write for the packet. Inline: written for every packet of a transmit run.
+inline void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
+                                     std::uint32_t ip_sum_rest, std::uint16_t ip_id,
+                                     std::uint16_t src_port, std::uint32_t psn, bool ar,
+                                     std::uint32_t message_offset) noexcept {
+    constexpr std::size_t ip_at = eth_header::wire_size, udp_at = ip_at + 20, pds_at = udp_at + 8;
+    constexpr std::size_t ses_at = pds_at + pds_rud_rod_request::wire_size;
+    static_assert(ses_at + ses_standard_fields::wire_size == plain_request_template::header_bytes);
+    std::memcpy(out, first, plain_request_template::header_bytes);
+    store_be16(out + ip_at + 4, ip_id);
+    // The sum in native order, as ipv4_sum_rest works it out: one's complement sums do not
+    // depend on the byte order (RFC 1071), so the complement is stored as it is.
+    std::uint16_t id;
+    std::memcpy(&id, out + ip_at + 4, 2);
+    std::uint32_t sum = ip_sum_rest + id;
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    const auto checksum = static_cast<std::uint16_t>(~sum);
+    std::memcpy(out + ip_at + 10, &checksum, 2);
+    store_be16(out + udp_at, src_port);
+    // The PDS request's changing fields as store_request_changes writes them for a packet that
+    // is not a retransmission (retx clear, clear_psn_offset 0).
+    std::uint8_t& flags = out[pds_at + request_flags_byte];
+    flags =
+        static_cast<std::uint8_t>((flags & ~request_changing_flags) | (ar ? request_ar_flag : 0));
+    store_be16(out + pds_at + 2, 0);
+    store_be32(out + pds_at + 4, psn);
+    store_be32(out + ses_at + 36, message_offset);
+}
 // The one's complement sum (native order, unfolded) of the IPv4 header of an untagged frame but
 // its identification and checksum: what the frame's checksum is worked out from for another id.
 std::uint32_t ipv4_sum_rest(const std::uint8_t* frame) noexcept;
