@@ -31,7 +31,12 @@ class controller {
     // May a packet of `bytes` leave with `inflight_bytes` outstanding? The window rule (one packet
     // always fits in an empty pipe) unless the controller gates on something else (RCCC: credit).
     virtual bool may_send(std::uint64_t inflight_bytes, std::uint32_t bytes) const noexcept {
-        return inflight_bytes == 0 || inflight_bytes + bytes <= window_bytes();
+        return window_admits(inflight_bytes, bytes, window_bytes());
+    }
+    // The window rule itself, for callers that asked window_bytes() once (transmit runs).
+    static bool window_admits(std::uint64_t inflight_bytes, std::uint32_t bytes,
+                              std::uint64_t window) noexcept {
+        return inflight_bytes == 0 || inflight_bytes + bytes <= window;
     }
     // True once after the controller decided the last signal meant "this path is bad, the network
     // is not" (NSCC: ECN-marked but short delay); the engine then tells the path selector.

@@ -327,7 +327,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     // that each empty the queue does not ask: its ACKs come every ack_every_packets or after
     // the receiver's ack_delay_ns, not one per message.
     const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
-    const bool ar = ends_burst || p.tx.outstanding() >= std::min(params_.mpr, p.tx.capacity()) ||
+    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(params_) ||
                     p.cc_full_after(seg.length, messages_.mtu());
     len = build_pdc_packet(p, e, false, ar, buf);
     p.on_sent(e, now, timers_, params_);

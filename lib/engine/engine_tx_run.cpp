@@ -38,7 +38,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     if (mi == none) return 0;
     ses::tx_message& m = messages_[mi];
     const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
+    const std::uint32_t limit = p.psn_limit(params_);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
@@ -62,7 +62,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         e.entropy = p.lb->next_entropy(now_);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
-        const bool ar = p.tx.outstanding() >= limit || p.inflight_bytes + 2 * mtu > window;
+        const bool ar = p.run_full_after(mtu, mtu, window, limit);
         const std::span<const std::uint8_t> payload{m.data + offset, mtu};
         std::size_t len;
         if (first != nullptr) {
@@ -128,7 +128,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         return 0;
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
     const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = std::min(params_.mpr, p.tx.capacity());
+    const std::uint32_t limit = p.psn_limit(params_);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
@@ -152,8 +152,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         q.pop(messages_);
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
-        const bool ar = ends_burst || p.tx.outstanding() >= limit ||
-                        p.inflight_bytes + seg.length + mtu > window;
+        const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         const std::size_t len = build_pdc_packet(p, e, false, ar, buf);
         p.stamp_sent(e, now_, deadline, timers_);
         ++sent;

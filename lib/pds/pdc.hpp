@@ -148,10 +148,14 @@ class pdc {
         return std::min(std::max<std::uint64_t>(rto_ns, 1), params.rto_max_ns);
     }
     bool syn() const noexcept { return state == pdc_state::syn_sent; }
+    // How many packets may be outstanding: the PSN span the receiver tracks, within the ring.
+    std::uint32_t psn_limit(const pdc_params& params) const noexcept {
+        return std::min(params.mpr, tx.capacity());
+    }
     // Room for one more new packet of `bytes` (PSN span and congestion window). Inline: asked
     // before every new data packet.
     bool can_send_new(std::uint32_t bytes, const pdc_params& params) const noexcept {
-        if (tx.outstanding() >= std::min(params.mpr, tx.capacity())) return false;
+        if (tx.outstanding() >= psn_limit(params)) return false;
         return cc_allows(bytes);
     }
     // A data packet of `bytes` may leave now (congestion control: window or credit).
@@ -163,15 +167,24 @@ class pdc {
     // coalesce packets that cannot come.
     bool cc_full_after(std::uint32_t bytes, std::uint32_t next) const noexcept {
         return credit_cc ? cc->window_bytes() < std::uint64_t{bytes} + next
-                         : inflight_bytes + bytes + next > cc->window_bytes();
+                         : window_full_after(bytes, next, cc->window_bytes());
     }
-    // can_send_new() for a packet of a transmit run (never a credit PDC's): `window` is the
-    // controller's window_bytes(), asked once for the run (no ACK comes within it), `limit` the
-    // PSN span's; the window rule of cc::controller::may_send() without a call per packet.
+    bool window_full_after(std::uint32_t bytes, std::uint32_t next,
+                           std::uint64_t window) const noexcept {
+        return inflight_bytes + bytes + next > window;
+    }
+    // can_send_new() and cc_full_after() for a packet of a transmit run (never a credit PDC's):
+    // `window` is the controller's window_bytes(), asked once for the run (no ACK comes within
+    // it), `limit` psn_limit(); the window rule of cc::controller without a call per packet.
     bool run_may_send(std::uint32_t bytes, std::uint64_t window,
                       std::uint32_t limit) const noexcept {
         return tx.outstanding() < limit &&
-               (inflight_bytes == 0 || inflight_bytes + bytes <= window);
+               cc::controller::window_admits(inflight_bytes, bytes, window);
+    }
+    // Asked after the packet is pushed, before it is stamped in flight (as send_new_from asks).
+    bool run_full_after(std::uint32_t bytes, std::uint32_t next, std::uint64_t window,
+                        std::uint32_t limit) const noexcept {
+        return tx.outstanding() >= limit || window_full_after(bytes, next, window);
     }
     // A packet (new or retransmitted) leaves now: picks its entropy (data), stamps it, accounts
     // it in flight and to the controller, and arms its timer.

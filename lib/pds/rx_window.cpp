@@ -25,11 +25,9 @@ bool rx_window::all_fresh(psn_t first, std::uint32_t n) const noexcept {
     if (n == 0) return true;
     const std::int32_t ahead = psn_distance(cack_, first);
     if (ahead <= 0 || std::uint64_t(ahead) + (n - 1) > capacity_) return false;
-    // The ring wraps at a word's end (capacity_ is a multiple of 64): at most two ranges.
-    const std::uint32_t at = first & (capacity_ - 1);
-    const std::uint32_t head = std::min(n, capacity_ - at);
-    return !bits::any_in(ring_.data(), at, head) &&
-           (head == n || !bits::any_in(ring_.data(), 0, n - head));
+    return !ring_ranges(first, n, [this](std::uint32_t at, std::uint32_t count) {
+        return bits::any_in(ring_.data(), at, count);
+    });
 }
 
 bool rx_window::received(psn_t psn) const noexcept {
@@ -56,8 +54,10 @@ void rx_window::accept_run(psn_t first, std::uint32_t n) noexcept {
     if (first == cack_ + 1) {
         cack_ = last;
     } else {
-        for (std::uint32_t i = 0; i < n; ++i)
-            set(first + i, true);
+        ring_ranges(first, n, [this](std::uint32_t at, std::uint32_t count) {
+            bits::set_range(ring_.data(), at, count);
+            return false;  // on to the second range
+        });
     }
     advance_cumulative();
 }

@@ -4,6 +4,7 @@
 // exactly within the window; below it everything is a duplicate by definition.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 
@@ -46,6 +47,16 @@ class rx_window {
 
   private:
     void advance_cumulative() noexcept;
+    // Calls f(at, count) for the ring's bit ranges of PSNs first .. first + n - 1: one range, or
+    // two where the ring wraps (capacity_ is a multiple of 64, so at a word's end). n is taken
+    // as at most capacity_, whose bits are every bit of the ring.
+    template <typename F>
+    bool ring_ranges(psn_t first, std::uint32_t n, F&& f) const {
+        n = std::min(n, capacity_);
+        const std::uint32_t at = first & (capacity_ - 1);
+        const std::uint32_t head = std::min(n, capacity_ - at);
+        return f(at, head) || (head != n && f(0, n - head));
+    }
     bool test(psn_t psn) const noexcept {
         const std::uint32_t bit = psn & (capacity_ - 1);
         return (ring_[bit >> 6] >> (bit & 63)) & 1;

@@ -100,6 +100,38 @@ TEST(rx_window, all_fresh_says_what_classify_says_of_each_psn) {
     EXPECT_GT(not_fresh, 1000);
 }
 
+// accept_run() sets an out-of-order run's bits a word at a time, split where the ring wraps:
+// two windows, one taking each run whole and one packet by packet, must stay the same.
+TEST(rx_window, accept_run_leaves_what_accept_of_each_psn_leaves) {
+    std::mt19937_64 rng(3301);
+    int out_of_order = 0, wrapped = 0;
+    for (const std::size_t words : {std::size_t{1}, std::size_t{4}}) {
+        std::vector<std::uint64_t> ring_run(words), ring_each(words);
+        const auto capacity = static_cast<std::uint32_t>(words * 64);
+        for (int round = 0; round < 200; ++round) {
+            pds::rx_window run, each;
+            const psn_t start = round % 3 == 0 ? 0xfffffff0u : static_cast<psn_t>(rng());
+            run.reset(ring_run, start);
+            each.reset(ring_each, start);
+            for (int q = 0; q < 40; ++q) {
+                const psn_t first = run.cack() + 1 + static_cast<psn_t>(rng() % (capacity / 2));
+                const auto n = static_cast<std::uint32_t>(1 + rng() % 40);
+                if (!run.all_fresh(first, n)) continue;
+                out_of_order += first != run.cack() + 1;
+                wrapped += (first & (capacity - 1)) + n > capacity;
+                run.accept_run(first, n);
+                for (std::uint32_t i = 0; i < n; ++i)
+                    each.accept(first + i);
+                ASSERT_EQ(run.cack(), each.cack());
+                ASSERT_EQ(run.highest(), each.highest());
+                ASSERT_EQ(ring_run, ring_each) << first << " + " << n;
+            }
+        }
+    }
+    EXPECT_GT(out_of_order, 1000);
+    EXPECT_GT(wrapped, 100);
+}
+
 TEST(rx_window, tracks_a_whole_1024_packet_window_in_reverse_order_across_wrap) {
     std::vector<std::uint64_t> ring(16);
     pds::rx_window w;

@@ -76,7 +76,7 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void*));
     // The burst goes to the handler at once; the mbufs (and scratch_, for one multi-segment
     // frame) stay valid until it returns.
-    std::array<runtime::rx_frame, runtime::burst_size> frames;
+    runtime::burst_room<runtime::rx_frame> frames;
     std::size_t kept = 0;
     bool gathered = false;
     for (std::uint16_t i = 0; i < n; ++i) {
@@ -113,7 +113,7 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         } else if (take_goodbye(frame)) {
             continue;
         }
-        frames[kept++] = {frame, c};
+        frames.set(kept++, {frame, c});
     }
     flush(h, frames, kept, now);
     rte_pktmbuf_free_bulk(pkts.data(), n);
@@ -122,11 +122,11 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
 }
 
 void port::queue_io::flush(runtime::frame_handler& h,
-                           std::array<runtime::rx_frame, runtime::burst_size>& frames,
-                           std::size_t& kept, std::uint64_t now) {
+                           runtime::burst_room<runtime::rx_frame>& frames, std::size_t& kept,
+                           std::uint64_t now) {
     if (kept == 0) return;
-    h.on_receive_burst(std::span(frames.data(), kept), classify_ ? &owner_.cfg_.steering : nullptr,
-                       now);
+    h.on_receive_burst(std::span<const runtime::rx_frame>(frames.data(), kept),
+                       classify_ ? &owner_.cfg_.steering : nullptr, now);
     kept = 0;
 }
 

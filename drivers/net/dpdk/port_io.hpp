@@ -39,9 +39,8 @@ class port::queue_io final : public runtime::packet_io {
     // A goodbye frame (memif) is acted on here and goes no further: true.
     bool take_goodbye(std::span<const std::uint8_t> frame) noexcept;
     // Hands the frames kept from a burst to h at once.
-    void flush(runtime::frame_handler& h,
-               std::array<runtime::rx_frame, runtime::burst_size>& frames, std::size_t& kept,
-               std::uint64_t now);
+    void flush(runtime::frame_handler& h, runtime::burst_room<runtime::rx_frame>& frames,
+               std::size_t& kept, std::uint64_t now);
     void on_goodbye(const goodbye::message& m) noexcept;
     bool send_goodbye(goodbye::kind k) noexcept;
     // Offers the answer to the peer's goodbye again if the TX ring refused it (ack_owed_).
