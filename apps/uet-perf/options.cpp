@@ -160,6 +160,10 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
             return fail("--zero-copy-min must be a number of bytes (0: always copy), not '" +
                         std::string(v) + "'");
         s.zero_copy_min = static_cast<std::uint32_t>(n);
+    } else if (opt == "--ack-every") {
+        if (!parse_u64(v, 1, 256, n))
+            return fail("--ack-every must be 1 .. 256 packets, not '" + std::string(v) + "'");
+        s.ack_every = static_cast<std::uint32_t>(n);
     } else if (opt == "-p" || opt == "--port") {
         if (!parse_u64(v, 1, 0xffffff, n))
             return fail("-p: port (the uet job id of the run) must be 1 .. 16777215, not '" +
@@ -265,12 +269,20 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 26> valued{
-            "-s",         "--size",         "-n",        "--iters", "-D",         "--duration",
-            "-t",         "--tx-depth",     "-m",        "--mtu",   "-p",         "--port",
-            "--pdcs",     "--corrupt",      "--timeout", "--dev",   "--eal",      "--ip",
-            "--gw",       "--mode",         "--cc",      "--lb",    "--provider", "--out_json_file",
-            "--port-mtu", "--zero-copy-min"};
+        static constexpr std::array<std::string_view, 27> valued{"-s",         "--size",
+                                                                 "-n",         "--iters",
+                                                                 "-D",         "--duration",
+                                                                 "-t",         "--tx-depth",
+                                                                 "-m",         "--mtu",
+                                                                 "-p",         "--port",
+                                                                 "--pdcs",     "--corrupt",
+                                                                 "--timeout",  "--dev",
+                                                                 "--eal",      "--ip",
+                                                                 "--gw",       "--mode",
+                                                                 "--cc",       "--lb",
+                                                                 "--provider", "--out_json_file",
+                                                                 "--port-mtu", "--zero-copy-min",
+                                                                 "--ack-every"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -449,6 +461,8 @@ std::string usage() {
            "  --no-udp-checksum  send UDP checksum 0 (trusted links): no payload summed\n"
            "  --udp-checksum     sum every frame, memif too (default: off on memif, on elsewhere)\n"
            "  --no-ack-answers   answer every request with a response message, not in the ACK\n"
+           "  --ack-every N      the receiver owes an ACK every N packets (N x MTU bytes), 1..256\n"
+           "                     (default 16 packets or 16 KiB); owed ACKs leave once per burst\n"
            "  --mode M           rud (default), rod, rudi\n"
            "  --cc C             none (default), nscc, rccc\n"
            "  --lb L             static (default), oblivious, bitmap, reps\n"

@@ -65,6 +65,7 @@ struct settings {
     std::string gw;
     bool trust_link_mtu = false;  // af_packet: the interface's MTU (jumbo frames)
     std::uint32_t port_mtu = 0;   // --port-mtu: the DPDK port's IP MTU (0: the provider's 1500)
+    std::uint32_t ack_every = 0;  // --ack-every (fabric_attr::dpdk.ack_every); 0: the default
     std::uint32_t zero_copy_min = 1024;  // --zero-copy-min (fabric_attr::dpdk.zero_copy_min)
     // --zero-copy / --no-zero-copy (fabric_attr::dpdk.zero_copy); default: from 4 KiB on a vdev
     zero_copy_policy zero_copy = zero_copy_policy::automatic;

@@ -115,11 +115,13 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     } else {
         std::snprintf(buf, sizeof buf,
                       " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
-                      "tx dropped %llu, ARP requests %llu, replies %llu; UDP checksum %s; ",
+                      "tx dropped %llu, ARP requests %llu, replies %llu; ACKs every %u packets "
+                      "or %u bytes; UDP checksum %s; ",
                       (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
                       (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
                       (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
-                      (unsigned long long)f.arp_replies, f.udp_checksum ? "on" : "off");
+                      (unsigned long long)f.arp_replies, f.ack_every_packets, f.ack_every_bytes,
+                      f.udp_checksum ? "on" : "off");
         out += buf;
         if (f.zero_copy_from == 0)
             out += "zero-copy transmit off\n";
@@ -302,6 +304,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.busy_poll = s.busy_poll;
     fa.dpdk.port_mtu = s.port_mtu;
     fa.dpdk.zero_copy_min = s.zero_copy_min;
+    fa.dpdk.ack_every = s.ack_every;
     fa.dpdk.zero_copy = s.zero_copy;
     fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;

@@ -64,6 +64,13 @@ struct dpdk_attr {
     bool time_stages = false;
     std::uint64_t rto_ns = 0;  // first retransmit timeout; 0: the provider's default (5 ms)
     std::uint32_t max_retransmits = 0;  // 0: the provider's default (24)
+    // ACK coalescing: the receiver owes an ACK once `ack_every` packets, or ack_every x
+    // fabric_attr.mtu bytes, arrived since its last one (and at once for a packet that asks for
+    // one, an ECN mark or a duplicate); what it owes leaves once per burst of frames it takes
+    // (32 at most), one ACK per PDC, so under 32 it acknowledges each burst. 1..256 (the
+    // provider's window, in packets); 0: the engine's default, 16 packets or 16 KiB. Fewer ACKs
+    // cost both sides less per packet; the sender learns of losses later.
+    std::uint32_t ack_every = 0;
     // Zero-copy transmit: a packet payload of at least this many bytes that lies in memory
     // registered with a domain of this fabric (domain::register_memory, any access flags) is
     // not copied: it goes out as an external buffer chained behind the headers, on ports that
@@ -141,6 +148,8 @@ struct fabric_stats {
     bool udp_checksum = false;  // dpdk: this side fills in UDP checksums (dpdk.udp_checksum)
     // dpdk: the smallest payload sent without a copy (dpdk.zero_copy, dpdk.zero_copy_min); 0: off
     std::uint32_t zero_copy_from = 0;
+    // dpdk: this side's ACK coalescing as a receiver (dpdk.ack_every, or the engine's default)
+    std::uint32_t ack_every_packets = 0, ack_every_bytes = 0;
 };
 
 struct domain_attr {

@@ -130,6 +130,12 @@ bool parse_dpdk_settings(const fabric_attr& attr, dpdk_settings& out, std::strin
         why = "dpdk.max_retransmits " + std::to_string(d.max_retransmits) + " is above 1000";
         return false;
     }
+    if (d.ack_every > dpdk_window_packets) {
+        why = "dpdk.ack_every " + std::to_string(d.ack_every) + " is above " +
+              std::to_string(dpdk_window_packets) + " (the window, in packets; 0: the default)";
+        return false;
+    }
+    s.ack_every = d.ack_every;
     s.trust_link_mtu = d.trust_link_mtu;
     s.time_stages = d.time_stages;
     s.busy_poll = d.busy_poll;

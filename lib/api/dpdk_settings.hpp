@@ -30,6 +30,7 @@ struct dpdk_settings {
     bool time_stages = false;  // dpdk_attr::time_stages
     std::uint64_t rto_ns = 0;
     std::uint32_t max_retransmits = 0;
+    std::uint32_t ack_every = 0;      // dpdk_attr::ack_every; 0: the engine's default
     std::uint32_t zero_copy_min = 0;  // 0: off
     zero_copy_policy zero_copy = zero_copy_policy::automatic;
     checksum_policy udp_checksum = checksum_policy::automatic;
@@ -41,6 +42,9 @@ struct dpdk_settings {
 inline constexpr std::uint64_t dpdk_default_rto_ns = 5'000'000;
 inline constexpr std::uint64_t dpdk_rto_max_ns = 50'000'000;
 inline constexpr std::uint32_t dpdk_default_retransmits = 24;
+// The window in packets (engine mpr): what the rings of af_packet (512 frames) and memif take at
+// once. ACKs coalesced over more packets than that would come only when the window is full.
+inline constexpr std::uint32_t dpdk_window_packets = 256;
 
 // The most a UET frame adds to fabric_attr.mtu (SES payload bytes): Ethernet, IPv4, UDP, the
 // entropy header, the largest PDS request header and the largest SES request header with its

@@ -70,6 +70,8 @@ class dpdk_network final : public network {
     bool zero_copy() const noexcept { return zero_copy_from() != 0; }
     std::uint32_t zero_copy_from() const noexcept;
     bool udp_checksum() const noexcept;
+    // dpdk_attr::ack_every into the engine's ACK policy (0 keeps the engine's default).
+    void coalesce_acks(engine_config& c) const noexcept;
     void add_host_counters(fabric_stats& s) const noexcept;
     void add_loop_counters(fabric_stats& s) const noexcept;
 
@@ -107,7 +109,8 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     // spurious retransmissions). Losses within a window are found by SACK, not by this timer.
     c.rto_min_ns = std::min(s_.rto_ns, host_rto_min_ns);
     c.max_retransmits = s_.max_retransmits;
-    c.mpr = 256;  // a window that the rings of af_packet (512 frames) and memif take at once
+    c.mpr = dpdk_window_packets;
+    coalesce_acks(c);
     c.timer_tick_ns = 10'000;
     c.pdc_idle_close_ns = 1'000'000;
     c.udp_checksum = udp_checksum();
@@ -116,6 +119,12 @@ std::error_code dpdk_network::prepare(engine_config& c) {
         c.reference_payload_ctx = &tx_memory_;
     }
     return {};
+}
+
+void dpdk_network::coalesce_acks(engine_config& c) const noexcept {
+    if (s_.ack_every == 0) return;
+    c.ack_every_packets = s_.ack_every;
+    c.ack_every_bytes = s_.ack_every * attr_.mtu;
 }
 
 bool dpdk_network::udp_checksum() const noexcept {
@@ -280,6 +289,10 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.tx_driver_ns = static_cast<std::uint64_t>(p.tx_driver_ticks * ns_per_tick);
     s.udp_checksum = udp_checksum();
     s.zero_copy_from = zero_copy_from();
+    engine_config acks;
+    coalesce_acks(acks);
+    s.ack_every_packets = acks.ack_every_packets;
+    s.ack_every_bytes = acks.ack_every_bytes;
     return s;
 }
 

@@ -73,6 +73,9 @@ TEST(dpdk_attr, device_mtu_and_timers_are_checked) {
     a = dpdk_fabric();
     a.dpdk.max_retransmits = 100000;
     expect_refused(a, "dpdk.max_retransmits");
+    a = dpdk_fabric();
+    a.dpdk.ack_every = 257;  // more than the window: ACKs only when it is full
+    expect_refused(a, "dpdk.ack_every");
 }
 
 TEST(dpdk_attr, unknown_providers_are_unsupported_and_pipe_mtu_is_checked) {

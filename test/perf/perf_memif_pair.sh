@@ -126,6 +126,14 @@ grep -q "^ Port: .*tx dropped 0.*; UDP checksum off; zero-copy transmit off$" \
     "$WORK/uet_write_bw.client" || bad "uet_write_bw: the client's port line"
 grep -q "^ Stages (ns per frame): receive driver [0-9.]*[1-9][0-9.]*, stack [0-9.]*[1-9]" \
     "$WORK/uet_write_bw.server" || bad "uet_write_bw: the receiver's stages were not timed"
+# --ack-every reaches the engine (its policy is the PDS tests'): --stats says what each side owes.
+pair uet_ack_every write_bw -s 65536 -n 500 --verify --stats --ack-every 64
+for side in client server; do
+    grep -q "^ Port: .*; ACKs every 16 packets or 16384 bytes; " "$WORK/uet_write_bw.$side" ||
+        bad "uet_write_bw: the $side's ACK coalescing is not the engine's default"
+    grep -q "^ Port: .*; ACKs every 64 packets or 86016 bytes; " "$WORK/uet_ack_every.$side" ||
+        bad "uet_ack_every: the $side does not coalesce ACKs over 64 packets of 1344 bytes"
+done
 pair uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy
 grep -q "zero-copy transmit has nothing to chain" "$WORK/uet_write_bw_csum.client" ||
     bad "uet_write_bw_csum: --zero-copy on uet_memif was not explained"

@@ -66,6 +66,19 @@ TEST(PerfOptions, ZeroCopyThreshold) {
               std::string::npos);
 }
 
+TEST(PerfOptions, AckEvery) {
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.ack_every, 0u);  // the default
+    const auto some = parse({"write_bw", "--provider", "pipe", "--ack-every", "64"});
+    ASSERT_EQ(some.error, "");
+    EXPECT_EQ(some.s.ack_every, 64u);
+    EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--ack-every=256"}).s.ack_every, 256u);
+    for (const char* bad : {"0", "257", "x"})
+        EXPECT_NE(parse({"write_bw", "--provider", "pipe", "--ack-every", bad})
+                      .error.find("--ack-every must be 1 .. 256 packets"),
+                  std::string::npos)
+            << bad;
+}
+
 TEST(PerfOptions, ZeroCopySwitch) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy, zero_copy_policy::automatic);
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--zero-copy"}).s.zero_copy,
