@@ -8,8 +8,9 @@
 # frame into the ring from an mbuf and out of it into one), and uet with UDP checksums (off by
 # default on memif, whose frames stay in this host's memory; testpmd's txonly sends none either).
 # Prints them in Gb/s and, last, `ratio <uet/raw>`: the median of the ratios of the rounds made
-# in the host's fast mode (lib.sh: the core-to-core probe before, between and after each pair).
-# Pairs run until ROUNDS of them were made in the fast mode, MAX_ROUNDS (3 x ROUNDS) at most.
+# in the host's fast mode (lib.sh: the core-to-core probe before, between and after each pair)
+# with raw testpmd at its fast rate (RAW_FAST_SHARE, 0.7, of the best raw rate of the run).
+# Pairs run until ROUNDS of them count, MAX_ROUNDS (3 x ROUNDS) at most.
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1344, SIZE=65536, ROUNDS=3)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1344 is its default on a 1500-byte port.

@@ -3,9 +3,9 @@
 # packet rate (txonly -> rxonly) on the same two cores, in one run: pairs, each raw then
 # uet back to back (see lib.sh), each labelled with the host's mode (the core-to-core probe
 # before, between and after: fast, slow or mixed). Last line `ratio <uet/raw>`, the median of the
-# fast-mode rounds' ratios (uet's default: OK answers in the PDS ACKs); pairs run until ROUNDS of
-# them were made in the fast mode, MAX_ROUNDS (3 x ROUNDS) at most. It also prints, once, the
-# rate with --no-ack-answers.
+# ratios of the fast-mode rounds with raw testpmd at its fast rate (RAW_FAST_SHARE, 0.7, of its
+# best in the run; uet's default: OK answers in the PDS ACKs); pairs run until ROUNDS of them
+# count, MAX_ROUNDS (3 x ROUNDS) at most. It also prints, once, the rate with --no-ack-answers.
 #   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
 
