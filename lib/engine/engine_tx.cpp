@@ -257,7 +257,7 @@ void engine_impl::maybe_request_credit(pds::pdc& p) {
     if (!p.credit_cc || p.state != pds::pdc_state::established) return;
     const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
     if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
-    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target, p.lb->next_entropy(now_)))
+    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target, p.lb.next_entropy(now_)))
         return;
     p.credit_target_sent = target;
 }
@@ -275,7 +275,7 @@ bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std:
     p.on_retransmit_popped(*e);
     ++p.counters.retransmits[static_cast<std::size_t>(e->cause)];
     // A fresh path for the resend: the one the packet took may be the reason it was lost.
-    e->entropy = p.lb->next_entropy(now);
+    e->entropy = p.lb.next_entropy(now);
     len = build_pdc_packet(p, *e, true, true, buf);
     p.on_sent(*e, now, timers_, params_);
     count_tx(&p, len, e->kind == pds::tx_kind::data);
@@ -288,7 +288,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         if (!p.tx.empty()) return false;
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
         pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
-        e.entropy = p.lb->next_entropy(now);
+        e.entropy = p.lb.next_entropy(now);
         len = build_pdc_packet(p, e, false, true, buf);
         p.on_sent(e, now, timers_, params_);
         count_tx(&p, len, false);
@@ -319,7 +319,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     e.message = mi;
     e.offset = seg.offset;
     e.length = seg.length;
-    e.entropy = p.lb->next_entropy(now);
+    e.entropy = p.lb.next_entropy(now);
     if (messages_.fully_segmented(m)) q.pop(messages_);
     // Ask for an ACK at once when nothing follows for now and this packet ends a message of
     // several packets or is the only one in flight, or when the window is full: the receiver

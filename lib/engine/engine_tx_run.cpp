@@ -59,7 +59,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         e.message = mi;
         e.offset = offset;
         e.length = mtu;
-        e.entropy = p.lb->next_entropy(now_);
+        e.entropy = p.lb.next_entropy(now_);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
         const bool ar = p.run_full_after(mtu, mtu, window, limit);
@@ -148,7 +148,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         e.message = mi;
         e.offset = 0;
         e.length = seg.length;
-        e.entropy = p.lb->next_entropy(now_);
+        e.entropy = p.lb.next_entropy(now_);
         q.pop(messages_);
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;

@@ -40,6 +40,12 @@ class any_selector {
     }
     path_selector* operator->() noexcept { return &get(); }
     algorithm kind() const noexcept { return static_cast<algorithm>(v_.index()); }
+    // get().next_entropy(now), asked for every data packet: a static path (the default) answers
+    // without the variant's dispatch and the two virtual calls of the general case.
+    std::uint16_t next_entropy(std::uint64_t now) noexcept {
+        if (static_path* s = std::get_if<static_path>(&v_)) return s->next_entropy();
+        return get().next_entropy(now);
+    }
 
     template <typename T>
     T* as() noexcept {

@@ -246,6 +246,25 @@ TEST(LbFactory, ParsesAndBuilds) {
                 sizeof(any_selector));
 }
 
+// any_selector::next_entropy answers a static path without the general dispatch: every
+// selector must give through it what its path_selector gives (two of each, fed the same).
+TEST(LbFactory, NextEntropyIsTheSelectorsOwn) {
+    for (auto a :
+         {algorithm::static_path, algorithm::oblivious, algorithm::bitmap, algorithm::reps}) {
+        uet::rng rng_a(7), rng_b(7);
+        lb_context ca{&rng_a, {}, {}}, cb{&rng_b, {}, {}};
+        auto fast = make_selector(a, ca, 0xc123);
+        auto general = make_selector(a, cb, 0xc123);
+        for (std::uint64_t now = 1; now < 2000; now += 7) {
+            const std::uint16_t e = fast.next_entropy(now);
+            ASSERT_EQ(e, general->next_entropy(now)) << algorithm_name(a) << " at " << now;
+            if (a == algorithm::static_path) {
+                ASSERT_EQ(e, 0xc123);
+            }
+        }
+    }
+}
+
 // ---- 8-path model ----
 //
 // The fabric hashes an entropy value to path (value mod 8). A sender keeps `lag` packets in
