@@ -27,6 +27,8 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
     run_.depth = depth_for(s_, size);
     run_.slots = slots_for(s_, size);
     run_.layout = layout_for(s_, size);
+    run_.cq_mod = cq_mod_for(s_, size);
+    run_.silent_seen = ep_.silent_completions();
     run_.initiator = initiator;
     run_.receiver = receiver;
     run_.responder = responder;
@@ -102,32 +104,35 @@ void side::account(std::uint64_t now, std::uint64_t delta) {
     }
 }
 
-bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i) {
+// Operation i of a bandwidth test from slot `slot`; an unsignaled one (-Q) leaves the slot free
+// (its buffer is the cycle buffer's, shared) and ends in endpoint::silent_completions().
+bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i, bool signaled) {
     const std::uint64_t size = run_.size;
     const std::uint64_t k = run_.next_post.slot, offset = run_.next_post.offset;
     const bool bad = s_.corrupt_iteration && i + 1 == s_.corrupt_iteration;
     std::span<std::byte> buf = tx_slot(slot);
     void* ctx = make_ctx(ctx_tx, slot);
+    const op_flags flags = signaled ? op_flags::none : op_flags::no_completion;
     std::error_code ec;
     switch (s_.test) {
         case test_kind::write_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : k);
             if (bad) corrupt(buf);
-            ec = ep_.write(peer_, buf, offset, peer_key_, ctx);
+            ec = ep_.write(peer_, buf, offset, peer_key_, ctx, flags);
             break;
         case test_kind::read_bw:
-            ec = ep_.read(peer_, buf, offset, peer_key_, ctx);
+            ec = ep_.read(peer_, buf, offset, peer_key_, ctx, flags);
             break;
         case test_kind::send_bw:
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : 0);
             if (bad) corrupt(buf);
-            ec = ep_.send(peer_, buf, ctx);
+            ec = ep_.send(peer_, buf, ctx, flags);
             break;
         case test_kind::atomic_bw: {
             const std::uint64_t add = bad ? 2 : 1;
             std::memcpy(buf.data(), &add, 8);
             ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                  rx_slot(slot).first(8), offset, peer_key_, ctx);
+                                  rx_slot(slot).first(8), offset, peer_key_, ctx, flags);
             break;
         }
         default:
@@ -173,13 +178,20 @@ void side::pump() {
     if (run_.size == 0) return;
     if (run_.initiator && !is_bw(s_.test)) post_pings();
     while (run_.initiator && is_bw(s_.test) && !run_.stopped && run_.posted < run_.limit &&
-           !free_tx_.empty()) {
+           run_.outstanding < run_.depth && !free_tx_.empty()) {
         if (run_.posted == 0) {
             run_.t_first = run_.win_t = run_.t_last = clock_();
             run_.deadline = run_.t_first + s_.duration_ms * 1'000'000;
         }
-        if (!post_initiator_op(free_tx_.back(), run_.posted)) break;
-        free_tx_.pop_back();
+        // perftest's -Q: one in cq_mod asks for an entry, and the last of an -n run.
+        const bool signaled = run_.unsignaled + 1 >= run_.cq_mod || run_.posted + 1 == run_.limit;
+        if (!post_initiator_op(free_tx_.back(), run_.posted, signaled)) break;
+        if (signaled) {
+            free_tx_.pop_back();
+            run_.unsignaled = 0;
+        } else {
+            ++run_.unsignaled;
+        }
         ++run_.posted;
         run_.next_post.advance(run_.slots, run_.layout);
         ++run_.outstanding;
@@ -190,6 +202,15 @@ void side::pump() {
     }
     while (run_.drain_posted < run_.drain_owed && !free_tx_.empty() && post_drain()) {
     }
+}
+
+// The unsignaled operations that ended since the last look: completed as an entry would.
+void side::count_silent_completions() {
+    const std::uint64_t seen = ep_.silent_completions();
+    const std::uint64_t ended = seen - run_.silent_seen;
+    run_.silent_seen = seen;
+    run_.outstanding -= ended;
+    run_.completed += ended;
 }
 
 void side::on_data(const completion& c, std::uint32_t slot, bool rx) {

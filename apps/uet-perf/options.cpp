@@ -145,6 +145,12 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
             return fail("-t: tx depth must be 1 .. 4096, not '" + std::string(v) + "'");
         s.tx_depth = static_cast<std::uint32_t>(n);
         depth_given_ = true;
+    } else if (opt == "-Q" || opt == "--cq-mod") {
+        if (!parse_u64(v, 1, 4096, n))
+            return fail(
+                "-Q: CQ moderation must be 1 .. 4096 operations per completion entry, not '" +
+                std::string(v) + "'");
+        s.cq_mod = static_cast<std::uint32_t>(n);
     } else if (opt == "-m" || opt == "--mtu") {
         if (!parse_u64(v, 64, 8192, n))
             return fail("-m: MTU (SES payload bytes per packet) must be 64 .. 8192, not '" +
@@ -269,20 +275,21 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 27> valued{"-s",         "--size",
-                                                                 "-n",         "--iters",
-                                                                 "-D",         "--duration",
-                                                                 "-t",         "--tx-depth",
-                                                                 "-m",         "--mtu",
-                                                                 "-p",         "--port",
-                                                                 "--pdcs",     "--corrupt",
-                                                                 "--timeout",  "--dev",
-                                                                 "--eal",      "--ip",
-                                                                 "--gw",       "--mode",
-                                                                 "--cc",       "--lb",
-                                                                 "--provider", "--out_json_file",
-                                                                 "--port-mtu", "--zero-copy-min",
-                                                                 "--ack-every"};
+        static constexpr std::array<std::string_view, 29> valued{"-s",          "--size",
+                                                                 "-n",          "--iters",
+                                                                 "-D",          "--duration",
+                                                                 "-t",          "--tx-depth",
+                                                                 "-m",          "--mtu",
+                                                                 "-p",          "--port",
+                                                                 "--pdcs",      "--corrupt",
+                                                                 "--timeout",   "--dev",
+                                                                 "--eal",       "--ip",
+                                                                 "--gw",        "--mode",
+                                                                 "--cc",        "--lb",
+                                                                 "--provider",  "--out_json_file",
+                                                                 "--port-mtu",  "--zero-copy-min",
+                                                                 "--ack-every", "-Q",
+                                                                 "--cq-mod"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -436,6 +443,9 @@ std::string usage() {
            "  -n N               iterations (default 5000 for BW tests, 1000 for latency tests)\n"
            "  -D SECONDS         run for a duration instead of -n\n"
            "  -t DEPTH           operations in flight (BW tests; default 128)\n"
+           "  -Q N, --cq-mod N   BW tests: one operation in N asks for a completion entry, the\n"
+           "                     others are counted without one (default 100, at most the depth;\n"
+           "                     1 with --verify or --distinct-buffers); failures always report\n"
            "  -m MTU             SES payload bytes per packet, 64 .. 8192 (default 4096)\n"
            "  -b                 bidirectional (BW tests): both sides send, the sum is reported\n"
            "  -p PORT            the uet job id of the run (default 4793): concurrent runs\n"

@@ -57,6 +57,12 @@ struct settings {
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead
     // of perftest's cycle buffer (see cycle_buffer_bytes in traffic.hpp). --verify implies it.
     bool distinct_buffers = false;
+    // -Q: perftest's --cq-mod: of a bandwidth test's operations, one in cq_mod asks for a
+    // completion entry, the others are posted with op_flags::no_completion (their failures
+    // still give entries) and counted by endpoint::silent_completions(). Only where the
+    // operations share perftest's cycle buffer (no --verify, no --distinct-buffers: 1 there),
+    // and at most the tx depth.
+    std::uint32_t cq_mod = 100;
     std::string server;  // client: the server's address ("10.9.0.1" or "10.9.0.1:4793")
     std::string provider = "dpdk";
     std::string dev;

@@ -98,6 +98,7 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += format(" Load balancing  : %-16s Job (-p)       : %u\n",
                 std::string(name_of(s.lb)).c_str(), s.job_id);
     o += format(" TX depth        : %u\n", s.tx_depth);
+    if (is_bw(s.test)) o += format(" CQ Moderation   : %u\n", cq_mod_for(s, s.size));
     o += format(" Mtu             : %u[B]\n", s.mtu);
     o += " Link type       : Ethernet\n";
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
@@ -151,6 +152,7 @@ std::string to_json(const settings& s, const run_info& info, std::span<const bw_
     o += "\"Congestion_control\": " + json_string(name_of(s.cc)) + ",\n";
     o += "\"Load_balancing\": " + json_string(name_of(s.lb)) + ",\n";
     o += format("\"TX_depth\": %u,\n", s.tx_depth);
+    if (is_bw(s.test)) o += format("\"CQ_Moderation\": %u,\n", cq_mod_for(s, s.size));
     o += format("\"Mtu\": %u,\n", s.mtu);
     o += "\"Link_type\": \"Ethernet\",\n";
     o += format("\"Bidirectional\": \"%s\",\n", s.bidirectional ? "ON" : "OFF");

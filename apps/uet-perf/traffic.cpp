@@ -49,6 +49,11 @@ bool shares_buffers(const settings& s) noexcept {
     return is_bw(s.test) && !s.verify && !s.distinct_buffers;
 }
 
+std::uint32_t cq_mod_for(const settings& s, std::uint64_t size) noexcept {
+    if (!is_bw(s.test) || !shares_buffers(s)) return 1;
+    return std::max<std::uint32_t>(1, std::min(s.cq_mod, depth_for(s, size)));
+}
+
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept {
     buffer_layout l;
     l.shared = shares_buffers(s);
@@ -202,6 +207,7 @@ bool side::poll() {
     if (n) ++activity_;
     if (!error_.empty()) return false;
     if (run_.initiator) {
+        if (run_.cq_mod > 1) count_silent_completions();
         const std::uint64_t now = clock_();  // once per batch
         if (run_.completed != completed_before) account(now, run_.completed - completed_before);
         if (s_.duration_ms && run_.posted && now >= run_.deadline) run_.stopped = true;

@@ -73,6 +73,8 @@ struct slot_cursor {
     }
 };
 bool shares_buffers(const settings& s) noexcept;  // the cycle buffer, not one per operation
+// One operation in this many asks for a completion entry (-Q as it applies to one size).
+std::uint32_t cq_mod_for(const settings& s, std::uint64_t size) noexcept;
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept;
 
 struct verify_state {
@@ -94,7 +96,10 @@ struct size_run {
     std::uint64_t limit = 0;  // iterations to post (UINT64_MAX: until stopped)
     bool stopped = false;
     std::uint64_t posted = 0, completed = 0, outstanding = 0;
-    slot_cursor next_post;  // the region slot of operation `posted` (posted % slots)
+    std::uint32_t cq_mod = 1;       // cq_mod_for
+    std::uint32_t unsignaled = 0;   // posted since the last operation that asked for an entry
+    std::uint64_t silent_seen = 0;  // endpoint::silent_completions() when last read
+    slot_cursor next_post;          // the region slot of operation `posted` (posted % slots)
     std::uint64_t t_first = 0, t_last = 0, deadline = 0;  // measurement clock
     std::uint64_t win_t = 0, win_count = 0;
     double peak_bps = 0;
@@ -181,7 +186,8 @@ class side {
     void on_data(const completion& c, std::uint32_t slot, bool rx);
     void on_remote_data(const completion& c);
     void pump();
-    bool post_initiator_op(std::uint32_t slot, std::uint64_t i);
+    bool post_initiator_op(std::uint32_t slot, std::uint64_t i, bool signaled);
+    void count_silent_completions();
     bool post_receive();
     bool post_drain();
     void post_pings();

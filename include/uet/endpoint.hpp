@@ -1,7 +1,8 @@
 // Endpoint: reliable datagram, connectionless (libfabric's FI_EP_RDM). Every operation takes the
 // peer from the address vector and a context returned in its completion; every call returns a
 // std::error_code at once (nothing throws, nothing blocks) and, when that is {}, the operation
-// ends in exactly one completion or error completion on the endpoint's queue (inject excepted).
+// ends in exactly one completion or error completion on the endpoint's queue (inject, and
+// operations posted with op_flags::no_completion, only when they fail).
 // Buffers passed to an operation must stay valid until its completion.
 #pragma once
 
@@ -115,6 +116,17 @@ struct endpoint_counters {
     std::uint64_t answers_in_acks = 0, answers_as_messages = 0, answered_by_ack = 0;
 };
 
+// Flags of one initiator operation (the last argument of send, write, read and the atomics).
+enum class op_flags : std::uint8_t {
+    none = 0,
+    // No completion entry when the operation succeeds (libfabric's selective completion: an
+    // operation posted without FI_COMPLETION; perftest's unsignaled work requests). A failure
+    // still ends in its error entry, with the context. The operation still takes its place in
+    // the queue's capacity while in flight (room for that error entry), and its buffers must stay
+    // valid until it ends: endpoint::silent_completions() counts the ones that ended, so that
+    // the caller knows how many it still has in flight.
+    no_completion = 1,
+};
 namespace detail {
 struct endpoint_impl;
 }
@@ -131,41 +143,50 @@ class endpoint {
     endpoint_address address() const noexcept;
     const endpoint_attr& attr() const noexcept;
     endpoint_counters counters() const noexcept;
+    // Operations posted with op_flags::no_completion that have ended successfully (so without an
+    // entry): cheap to read once per poll.
+    std::uint64_t silent_completions() const noexcept;
 
     // ---- messages ----
-    std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context);
+    std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context,
+                         op_flags flags = op_flags::none);
     std::error_code recv(std::span<std::byte> buf, void* context, peer_addr from = any_peer);
-    // Small messages (at most attr().inject_size), copied at the call: no completion.
+    // Small messages (at most attr().inject_size), copied at the call: no completion entry on
+    // success; one that fails still gives an error entry (context nullptr; dropped, and the
+    // queue reports an overrun, when the queue is full, as it has no room reserved).
     std::error_code inject(peer_addr to, std::span<const std::byte> buf);
 
     // ---- tagged messages: a receive matches when (tag ^ its tag) & ~ignore == 0 ----
     std::error_code tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
-                          void* context);
+                          void* context, op_flags flags = op_flags::none);
     std::error_code trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
                           void* context, peer_addr from = any_peer);
     std::error_code tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag);
 
     // ---- RMA: offset is from the start of the peer's region named by key ----
     std::error_code write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
-                          std::uint64_t key, void* context);
+                          std::uint64_t key, void* context, op_flags flags = op_flags::none);
     // Also delivers data to the target's completion queue (remote_cq_data | remote_write).
     std::error_code write_data(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
-                               std::uint64_t key, std::uint64_t data, void* context);
+                               std::uint64_t key, std::uint64_t data, void* context,
+                               op_flags flags = op_flags::none);
     std::error_code read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
-                         std::uint64_t key, void* context);
+                         std::uint64_t key, void* context, op_flags flags = op_flags::none);
 
     // ---- atomics: operand holds count elements of type; result (fetching) as many ----
     std::error_code atomic(peer_addr to, atomic_op op, atomic_type type,
                            std::span<const std::byte> operand, std::uint64_t offset,
-                           std::uint64_t key, void* context);
+                           std::uint64_t key, void* context, op_flags flags = op_flags::none);
     std::error_code fetch_atomic(peer_addr to, atomic_op op, atomic_type type,
                                  std::span<const std::byte> operand, std::span<std::byte> result,
-                                 std::uint64_t offset, std::uint64_t key, void* context);
+                                 std::uint64_t offset, std::uint64_t key, void* context,
+                                 op_flags flags = op_flags::none);
     // One element: if target == compare then target = swap; result gets the old value.
     std::error_code compare_atomic(peer_addr to, atomic_type type,
                                    std::span<const std::byte> compare,
                                    std::span<const std::byte> swap, std::span<std::byte> result,
-                                   std::uint64_t offset, std::uint64_t key, void* context);
+                                   std::uint64_t offset, std::uint64_t key, void* context,
+                                   op_flags flags = op_flags::none);
 
     // Cancels what is outstanding (error completions errc::canceled) and leaves the fabric;
     // every later call returns errc::endpoint_closed. The destructor closes too.

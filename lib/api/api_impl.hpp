@@ -92,7 +92,8 @@ enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
 struct op {
     op_kind kind = op_kind::send;
     bool in_use = false;
-    bool inject = false;  // no completion
+    bool inject = false;  // no completion (but for an error)
+    bool silent = false;  // op_flags::no_completion: an entry only for an error
     bool tagged = false;
     void* context = nullptr;
     std::uint16_t generation = 0;
@@ -178,16 +179,17 @@ struct endpoint_impl {
 
     // ---- posting (endpoint.cpp) ----
     std::error_code post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
-                              std::uint64_t tag, void* context, bool inject);
+                              std::uint64_t tag, void* context, bool inject, bool silent);
     std::error_code post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
                               std::uint64_t ignore, void* context, peer_addr from);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
                              std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
-                             std::uint64_t data, void* context);
+                             std::uint64_t data, void* context, bool silent);
     std::error_code post_atomic(peer_addr to, atomic_op aop, atomic_type type,
                                 std::span<const std::byte> operand, std::span<std::byte> result,
                                 const std::byte* compare, bool fetching, bool cas,
-                                std::uint64_t offset, std::uint64_t key, void* context);
+                                std::uint64_t offset, std::uint64_t key, void* context,
+                                bool silent);
     void close() noexcept;
 
     // ---- initiator machinery (endpoint.cpp) ----
@@ -197,7 +199,7 @@ struct endpoint_impl {
     errc add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
-    errc start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
+    errc start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context, bool silent,
                   std::uint32_t& index);
     std::uint32_t allocate_op() noexcept;
     void release_op(std::uint32_t index) noexcept;
@@ -255,6 +257,7 @@ struct endpoint_impl {
     std::uint32_t mtu;
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
+    std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
 
     std::vector<op> ops;
     std::vector<std::uint32_t> free_ops;

@@ -168,7 +168,7 @@ ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept
 // ---- posting ----
 
 errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
-                             std::uint32_t& index) {
+                             bool silent, std::uint32_t& index) {
     std::uint32_t engine_peer = none;
     if (const errc e = check_post(peer, reserve_cq, engine_peer); e != errc{}) return e;
     index = allocate_op();
@@ -181,17 +181,20 @@ errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq, void
     o.context = context;
     o.peer = peer;
     o.engine_peer = engine_peer;
+    o.silent = silent;
     return {};
 }
 
 std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
-                                         std::uint64_t tag, void* context, bool inject) {
+                                         std::uint64_t tag, void* context, bool inject,
+                                         bool silent) {
     if (!eng) return errc::endpoint_closed;
     if (inject && buf.size() > attr.inject_size) return errc::message_too_long;
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
-    if (const errc e = start_op(op_kind::send, to, !inject, context, index); e != errc{}) return e;
+    if (const errc e = start_op(op_kind::send, to, !inject, context, silent, index); e != errc{})
+        return e;
     op& o = ops[index];
     o.inject = inject;
     o.tagged = tagged;
@@ -278,12 +281,12 @@ std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, 
 std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std::byte* src,
                                         std::byte* dst, std::size_t len, std::uint64_t offset,
                                         std::uint64_t key, bool hd, std::uint64_t data,
-                                        void* context) {
+                                        void* context, bool silent) {
     if (!eng) return errc::endpoint_closed;
     if (mode == delivery_mode::uud) return errc::unsupported;
     if (len > attr.max_message_size || (hd && len > chunk_bytes)) return errc::message_too_long;
     std::uint32_t index = none;
-    if (const errc e = start_op(kind, peer, true, context, index); e != errc{}) return e;
+    if (const errc e = start_op(kind, peer, true, context, silent, index); e != errc{}) return e;
     op& o = ops[index];
     o.src = src;
     o.dst = dst;
@@ -302,7 +305,7 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
                                            std::span<const std::byte> operand,
                                            std::span<std::byte> result, const std::byte* compare,
                                            bool fetching, bool cas, std::uint64_t offset,
-                                           std::uint64_t key, void* context) {
+                                           std::uint64_t key, void* context, bool silent) {
     if (!eng) return errc::endpoint_closed;
     if (mode == delivery_mode::uud) return errc::unsupported;
     wire::ses_atomic_extension ext;
@@ -315,7 +318,8 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
     const bool bitwise = aop == atomic_op::band || aop == atomic_op::bor || aop == atomic_op::bxor;
     if (bitwise && is_floating(type)) return errc::unsupported;
     std::uint32_t index = none;
-    if (const errc e = start_op(op_kind::atomic, to, true, context, index); e != errc{}) return e;
+    if (const errc e = start_op(op_kind::atomic, to, true, context, silent, index); e != errc{})
+        return e;
     op& o = ops[index];
     o.src = operand.data();
     o.len = operand.size();
@@ -524,7 +528,20 @@ void fill_completion(const op& o, completion& c) noexcept {
 
 void endpoint_impl::finish(std::uint32_t index) {
     op& o = ops[index];
-    if (!o.inject) fill_completion(o, cq->push_reserved());
+    if (o.inject) {
+        // Nothing was reserved for it: an error entry is lost (the queue reports the overrun)
+        // only when the queue is full.
+        if (o.error != errc{}) {
+            completion c;
+            fill_completion(o, c);
+            cq->push_unreserved(c);
+        }
+    } else if (o.silent && o.error == errc{}) {
+        cq->unreserve();
+        ++silent_completions;
+    } else {
+        fill_completion(o, cq->push_reserved());
+    }
     if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
     release_op(index);
 }
@@ -573,6 +590,10 @@ const endpoint_attr& endpoint::attr() const noexcept {
 
 namespace {
 
+bool silent(op_flags f) noexcept {
+    return (static_cast<unsigned>(f) & static_cast<unsigned>(op_flags::no_completion)) != 0;
+}
+
 void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept {
     using pds::retx_cause;
     c.retransmits_sack = e.pds.retransmitted(retx_cause::sack);
@@ -620,6 +641,10 @@ endpoint_counters endpoint::counters() const noexcept {
     return c;
 }
 
+std::uint64_t endpoint::silent_completions() const noexcept {
+    return impl_ ? impl_->silent_completions : 0;
+}
+
 bool endpoint::is_open() const noexcept {
     return impl_ && impl_->eng;
 }
@@ -628,9 +653,10 @@ void endpoint::close() noexcept {
     if (impl_) impl_->close();
 }
 
-std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context) {
+std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context,
+                               op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, false, 0, context, false);
+    return impl_->post_send(to, buf, false, 0, context, false, silent(flags));
 }
 
 std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from) {
@@ -640,13 +666,13 @@ std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_add
 
 std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, false, 0, nullptr, true);
+    return impl_->post_send(to, buf, false, 0, nullptr, true, false);
 }
 
 std::error_code endpoint::tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
-                                void* context) {
+                                void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, true, tag, context, false);
+    return impl_->post_send(to, buf, true, tag, context, false, silent(flags));
 }
 
 std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
@@ -657,57 +683,57 @@ std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std
 
 std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, true, tag, nullptr, true);
+    return impl_->post_send(to, buf, true, tag, nullptr, true, false);
 }
 
 std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
-                                std::uint64_t key, void* context) {
+                                std::uint64_t key, void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
-                           false, 0, context);
+                           false, 0, context, silent(flags));
 }
 
 std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> buf,
                                      std::uint64_t offset, std::uint64_t key, std::uint64_t data,
-                                     void* context) {
+                                     void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
-                           true, data, context);
+                           true, data, context, silent(flags));
 }
 
 std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
-                               std::uint64_t key, void* context) {
+                               std::uint64_t key, void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     return impl_->post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(), offset,
-                           key, false, 0, context);
+                           key, false, 0, context, silent(flags));
 }
 
 std::error_code endpoint::atomic(peer_addr to, atomic_op op, atomic_type type,
                                  std::span<const std::byte> operand, std::uint64_t offset,
-                                 std::uint64_t key, void* context) {
+                                 std::uint64_t key, void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     return impl_->post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
-                              context);
+                              context, silent(flags));
 }
 
 std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type type,
                                        std::span<const std::byte> operand,
                                        std::span<std::byte> result, std::uint64_t offset,
-                                       std::uint64_t key, void* context) {
+                                       std::uint64_t key, void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     return impl_->post_atomic(to, op, type, operand, result, nullptr, true, false, offset, key,
-                              context);
+                              context, silent(flags));
 }
 
 std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
                                          std::span<const std::byte> compare,
                                          std::span<const std::byte> swap,
                                          std::span<std::byte> result, std::uint64_t offset,
-                                         std::uint64_t key, void* context) {
+                                         std::uint64_t key, void* context, op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     if (compare.size() != size_of(type)) return errc::invalid_argument;
     return impl_->post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true, true,
-                              offset, key, context);
+                              offset, key, context, silent(flags));
 }
 
 }  // namespace uet

@@ -1,5 +1,7 @@
 // api_errors: every error names its cause, leaves the target memory untouched, and the endpoint
 // keeps working afterwards.
+#include <algorithm>
+
 #include "api_helpers.hpp"
 
 namespace uet::test {
@@ -204,6 +206,68 @@ TEST_F(errors, other_job_id) {
     wait_ok(w.cqs[0]);
     EXPECT_EQ(got, data);
     still_works();
+}
+
+// op_flags::no_completion: an operation that succeeds leaves no entry (the endpoint counts it);
+// one that fails still ends in its error entry, with its context.
+TEST_F(errors, silent_operations_report_only_their_failures) {
+    auto data = pattern(3000, 5);
+    constexpr std::uint64_t writes = 20;
+    for (std::uint64_t i = 0; i < writes; ++i)
+        ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 3000 * i, mr.key(), nullptr,
+                                    op_flags::no_completion));
+    while (w.eps[0].silent_completions() < writes && w.fab.progress()) {
+    }
+    EXPECT_EQ(w.eps[0].silent_completions(), writes);
+    EXPECT_EQ(w.cqs[0].size(), 0u);
+    for (std::uint64_t i = 0; i < writes; ++i)
+        EXPECT_TRUE(std::equal(data.begin(), data.end(), region.begin() + 3000 * i)) << i;
+    snapshot = region;
+
+    int ctx = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, mr.key() ^ (1ull << 40), &ctx,
+                                op_flags::no_completion));
+    auto c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.error, errc::bad_memory_key);
+    EXPECT_EQ(c.context, &ctx);
+    EXPECT_EQ(w.eps[0].silent_completions(), writes);
+    EXPECT_EQ(region, snapshot);
+
+    // A silent send: the receiver's entry as always, none for the sender.
+    std::vector<std::byte> got(64);
+    int rctx = 0;
+    ASSERT_FALSE(w.eps[1].recv(got, &rctx));
+    auto small = pattern(64, 6);
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(small), nullptr, op_flags::no_completion));
+    EXPECT_EQ(wait_ok(w.cqs[1]).context, &rctx);
+    EXPECT_EQ(got, small);
+    while (w.eps[0].silent_completions() < writes + 1 && w.fab.progress()) {
+    }
+    EXPECT_EQ(w.eps[0].silent_completions(), writes + 1);
+    EXPECT_EQ(w.cqs[0].size(), 0u);
+    still_works();
+}
+
+// An inject has no entry when it succeeds, but one that fails is not lost: an error entry
+// (context nullptr) names the cause.
+TEST_F(errors, failed_inject_gives_an_error_entry) {
+    const std::size_t other = w.add(endpoint_attr{.job_id = 8});
+    auto data = pattern(64, 2);
+    ASSERT_FALSE(w.eps[other].inject(w.peers[1], as_bytes_of(data)));
+    auto c = wait_error(w.cqs[other]);
+    EXPECT_EQ(c.error, errc::job_mismatch);
+    EXPECT_EQ(c.context, nullptr);
+    EXPECT_TRUE(has(c.flags, completion_flags::send));
+    // A successful one leaves nothing.
+    std::vector<std::byte> got(64);
+    ASSERT_FALSE(w.eps[1].recv(got, nullptr));
+    ASSERT_FALSE(w.eps[0].inject(w.peers[1], as_bytes_of(data)));
+    wait_ok(w.cqs[1]);
+    EXPECT_EQ(got, data);
+    for (int i = 0; i < 1000 && w.fab.progress(); ++i) {
+    }
+    EXPECT_EQ(w.cqs[0].size(), 0u);
+    EXPECT_FALSE(w.cqs[0].has_error());
 }
 
 TEST_F(errors, closed_endpoint) {

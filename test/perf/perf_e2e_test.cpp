@@ -103,6 +103,24 @@ TEST(PerfE2E, CycleBufferWithoutVerify) {
     run_bw_all_sizes_bidirectional(40, 16, false);
 }
 
+// -Q 7: of 100 operations, every 7th and the last ask for an entry (15), the other 85 end
+// without one, counted by the endpoint; the run completes every one of them either way.
+TEST(PerfE2E, CqModerationCountsTheUnsignaledOperations) {
+    for (test_kind t :
+         {test_kind::write_bw, test_kind::read_bw, test_kind::send_bw, test_kind::atomic_bw}) {
+        SCOPED_TRACE(std::string(name_of(t)));
+        settings s = pipe_settings(t, 8, 100);
+        s.tx_depth = 16;
+        s.verify = false;  // -Q needs the cycle buffer
+        s.cq_mod = 7;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 100, 1);
+        EXPECT_EQ(p.cli->ep.silent_completions(), 85u);
+        EXPECT_EQ(p.srv->ep.silent_completions(), 0u);  // the server initiates nothing here
+    }
+}
+
 TEST(PerfE2E, OtherDeliveryModes) {
     for (delivery m : {delivery::rod, delivery::rudi}) {
         settings s = pipe_settings(test_kind::send_bw, 3000, 50);

@@ -79,6 +79,35 @@ TEST(PerfOptions, AckEvery) {
             << bad;
 }
 
+TEST(PerfOptions, CqModeration) {
+    EXPECT_EQ(parse({"send_bw", "--provider", "pipe"}).s.cq_mod, 100u);  // perftest's default
+    EXPECT_EQ(parse({"send_bw", "--provider", "pipe", "-Q", "1"}).s.cq_mod, 1u);
+    const auto some = parse({"write_bw", "--provider", "pipe", "--cq-mod=8"});
+    ASSERT_EQ(some.error, "");
+    EXPECT_EQ(some.s.cq_mod, 8u);
+    for (const char* bad : {"0", "4097", "x"})
+        EXPECT_NE(
+            parse({"write_bw", "--provider", "pipe", "-Q", bad}).error.find("-Q: CQ moderation"),
+            std::string::npos)
+            << bad;
+    // In effect: at most the depth; 1 where operations have buffers of their own, and for
+    // latency tests.
+    settings s;
+    s.test = test_kind::send_bw;
+    s.tx_depth = 16;
+    EXPECT_EQ(cq_mod_for(s, 8), 16u);
+    s.tx_depth = 128;
+    EXPECT_EQ(cq_mod_for(s, 8), 100u);
+    s.verify = true;
+    EXPECT_EQ(cq_mod_for(s, 8), 1u);
+    s.verify = false;
+    s.distinct_buffers = true;
+    EXPECT_EQ(cq_mod_for(s, 8), 1u);
+    s.distinct_buffers = false;
+    s.test = test_kind::send_lat;
+    EXPECT_EQ(cq_mod_for(s, 8), 1u);
+}
+
 TEST(PerfOptions, ZeroCopySwitch) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy, zero_copy_policy::automatic);
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--zero-copy"}).s.zero_copy,

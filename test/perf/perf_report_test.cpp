@@ -112,6 +112,18 @@ TEST(PerfReport, SettingsBlockNamesTheRun) {
     EXPECT_NE(b.find("Device         : net_memif0"), std::string::npos);
 }
 
+TEST(PerfReport, SettingsBlockShowsTheCqModerationInEffect) {
+    settings s;
+    s.test = test_kind::send_bw;
+    s.size = 8;
+    EXPECT_NE(settings_block(s, {}).find("CQ Moderation   : 100\n"), std::string::npos);
+    EXPECT_NE(to_json(s, {}, {}, {}, "").find("\"CQ_Moderation\": 100,"), std::string::npos);
+    s.verify = true;
+    EXPECT_NE(settings_block(s, {}).find("CQ Moderation   : 1\n"), std::string::npos);
+    s.test = test_kind::send_lat;
+    EXPECT_EQ(settings_block(s, {}).find("CQ Moderation"), std::string::npos);
+}
+
 TEST(PerfControl, RoundTripAndHello) {
     settings s;
     s.test = test_kind::send_bw;
