@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dpdk_include.hpp"
+#include "prefetch.hpp"
 #include "stage_clock.hpp"
 
 namespace uet::memif {
@@ -139,6 +140,10 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
             return i;
         }
         buffers[i] = b;
+        // The peer read this buffer last, so the first stores into it wait for its lines to come
+        // back: asked for now, the lines of the headers arrive while earlier frames are built.
+        prefetch_line_for_write(at);
+        prefetch_line_for_write(at + 64);
         // The cookie names the ring buffer: a handler may reorder whole slots.
         slots[i].reset({at, b.capacity}, &buffers[i]);
     }
