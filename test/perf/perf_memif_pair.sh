@@ -134,6 +134,21 @@ for side in client server; do
     grep -q "^ Port: .*; ACKs every 64 packets or 86016 bytes; " "$WORK/uet_ack_every.$side" ||
         bad "uet_ack_every: the $side does not coalesce ACKs over 64 packets of 1344 bytes"
 done
+# -Q, by default 100 (no --verify): of 3000 sends every 100th asks for an entry (the last among
+# them), the other 2970 end without one and --stats counts them; the receiver initiates nothing.
+start_server uet_cq_mod send_bw -s 8 -n 3000 --stats && {
+    run_client uet_cq_mod send_bw -s 8 -n 3000 --stats
+    echo "== uet-perf send_bw -s 8 -n 3000 --stats (client | server exit $CRC | $SRC)"
+    [ "$CRC" = 0 ] && [ "$SRC" = 0 ] || bad "uet_cq_mod: exits $CRC | $SRC"
+    [ "$(rows "$WORK/uet_cq_mod.client" | awk '{ print $2 }')" = 3000 ] ||
+        bad "uet_cq_mod: the client's row does not count 3000 sends"
+    grep -q "^ CQ Moderation   : 100$" "$WORK/uet_cq_mod.client" ||
+        bad "uet_cq_mod: the settings block does not show -Q 100"
+    grep -q "; completed without an entry 2970$" "$WORK/uet_cq_mod.client" ||
+        bad "uet_cq_mod: the client did not count 2970 sends completed without an entry"
+    grep -q "; completed without an entry 0$" "$WORK/uet_cq_mod.server" ||
+        bad "uet_cq_mod: the server counted operations of its own"
+}
 pair uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy
 grep -q "zero-copy transmit has nothing to chain" "$WORK/uet_write_bw_csum.client" ||
     bad "uet_write_bw_csum: --zero-copy on uet_memif was not explained"
