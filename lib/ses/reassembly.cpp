@@ -279,23 +279,6 @@ void reassembly::remember(const message_key& key) noexcept {
     recent_head_ = (recent_head_ + 1) % recent_ring_.size();
 }
 
-bool reassembly::pop_delivered(delivered_message& out) noexcept {
-    if (delivery_head_ == no_index) return false;
-    const std::uint32_t index = delivery_head_;
-    slot& s = slots_[index];
-    delivery_head_ = s.delivery_next;
-    if (delivery_head_ == no_index) delivery_tail_ = no_index;
-    out.key = s.key;
-    out.data = s.external ? std::span<const std::uint8_t>{}
-                          : std::span<const std::uint8_t>(s.buffer, s.length);
-    out.external = s.external;
-    out.failed = s.failed;
-    out.tag = s.tag;
-    out.handle = (std::uint64_t{s.generation} << 32) | index;
-    out.fields = &s.fields;
-    return true;
-}
-
 bool reassembly::release(std::uint64_t handle) noexcept {
     const auto index = static_cast<std::uint32_t>(handle);
     if (index >= slots_.size()) return false;

@@ -171,4 +171,23 @@ class reassembly {
     std::uint64_t buffer_bytes_ = 0;
 };
 
+// Inline: the caller (the engine's poll_received) reads the fields back at once; through a
+// call they went by the stack, a 16-byte load of two 8-byte stores that could not forward.
+inline bool reassembly::pop_delivered(delivered_message& out) noexcept {
+    if (delivery_head_ == no_index) return false;
+    const std::uint32_t index = delivery_head_;
+    slot& s = slots_[index];
+    delivery_head_ = s.delivery_next;
+    if (delivery_head_ == no_index) delivery_tail_ = no_index;
+    out.key = s.key;
+    out.data = s.external ? std::span<const std::uint8_t>{}
+                          : std::span<const std::uint8_t>(s.buffer, s.length);
+    out.external = s.external;
+    out.failed = s.failed;
+    out.tag = s.tag;
+    out.handle = (std::uint64_t{s.generation} << 32) | index;
+    out.fields = &s.fields;
+    return true;
+}
+
 }  // namespace uet::ses
