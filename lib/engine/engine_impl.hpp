@@ -250,8 +250,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames);
     std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames);
     std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames);
-    const wire::plain_request* predicted_for_us(std::span<const std::uint8_t> frame);
-    void note_run_packet(std::size_t n, const wire::plain_request& f, const ses::segment& seg);
+    const ses::rx_segment& whole_run_segment(std::size_t i) noexcept;
     pds::pdc* run_target(const rx_context& rx, std::size_t n);
     bool take_run(const rx_context& rx, std::size_t n);
     bool take_whole_run(const rx_context& rx, std::size_t n);
@@ -432,8 +431,11 @@ class engine_impl final : public pds::tx_listener {
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
     std::array<run_packet, max_run> run_;       // the run receive_run() is taking
     std::array<const std::uint8_t*, max_run> run_payloads_{};
-    // A run of one-packet messages (run_whole_): each packet's own checked segment.
-    std::array<ses::rx_segment, max_run> run_segments_{};
+    // A run of one-packet messages (run_whole_): the segment their template's reading checked,
+    // which all of them share but for each message's own fields (whole_run_segment()), and
+    // those fields as read.
+    ses::rx_segment whole_run_segment_;
+    std::array<wire::next_request_fields, max_run> whole_run_fields_;
     bool run_whole_ = false;
     bool tx_ready_ = false;  // something may be sendable right now
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).

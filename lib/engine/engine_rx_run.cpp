@@ -60,6 +60,7 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
 std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames) {
     run_whole_ = !rx_segment_of_template_;
     if (run_whole_) return read_whole_run(frames);
+    if (rx_template_.whole_messages) return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
     std::array<wire::next_request_fields, max_run> next;
     const std::size_t predicted =
@@ -97,42 +98,50 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
     return n;
 }
 
-// The frame read against rx_template_, if predicted and a data packet receive_plain() would
-// take (ours, not trimmed); nullptr otherwise.
-const wire::plain_request* engine_impl::predicted_for_us(std::span<const std::uint8_t> frame) {
-    const wire::plain_request* f = wire::read_next_plain_request(frame, rx_template_);
-    return f && takes_plain(*f) ? f : nullptr;
-}
-
-// Packet n of the run: what differs from the packet before it.
-void engine_impl::note_run_packet(std::size_t n, const wire::plain_request& f,
-                                  const ses::segment& seg) {
-    run_packet& r = run_[n];
-    r.pds = f.pds;
-    r.seg = seg;
-    r.bytes = static_cast<std::uint32_t>(f.payload.size());
-    r.entropy = f.src_port;
-    r.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
-    run_payloads_[n] = f.payload.data();
-}
-
-// read_run() for a stream of one-packet messages: each packet is a new message, its segment
-// checked in full (as receive_plain() checks it) into its own entry of run_segments_.
+// read_run() for a stream of one-packet messages: each packet is a new message. Every frame
+// predicted from the template has the template's SES header but for the message's own fields
+// (id, buffer_offset, memory_key, header data), none of which check_plain_request looks at: its
+// verdict on the template's reading, made once, is each frame's, and each frame's segment is that
+// one with its own fields put in (whole_run_segment()).
 std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uint8_t>> frames) {
-    if (rx_template_.frame_size == 0 || !rx_template_.whole_messages) return 0;
+    const wire::plain_request& f = rx_template_.reading;
+    if (rx_template_.frame_size == 0 || !rx_template_.whole_messages || !takes_plain(f)) return 0;
+    ses::rx_segment& common = whole_run_segment_;
+    common = {};
+    if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
+                                  common))
+        return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
+    const std::size_t predicted =
+        wire::read_next_plain_requests(frames.first(limit), rx_template_, whole_run_fields_.data());
+    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
+    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     std::size_t n = 0;
-    for (; n < limit; ++n) {
-        const wire::plain_request* f = predicted_for_us(frames[n]);
-        if (!f || (n != 0 && f->pds.psn != run_[n - 1].pds.psn + 1)) break;
-        ses::rx_segment& seg = run_segments_[n];
-        seg = {};
-        if (!ses::check_plain_request(f->ses, f->payload.size(), cfg_.mtu_payload,
-                                      cfg_.max_message_size, seg))
-            break;
-        note_run_packet(n, *f, seg.seg);
+    for (; n < predicted; ++n) {
+        const wire::next_request_fields& x = whole_run_fields_[n];
+        run_packet& r = run_[n];
+        r.pds = f.pds;
+        wire::load_request_changes(x.pds_at, r.pds);
+        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
+        r.seg = common.seg;
+        r.bytes = bytes;
+        r.entropy = x.src_port;
+        r.ce = ce;
+        run_payloads_[n] = x.payload;
     }
     return n;
+}
+
+// Packet i's checked segment in a run of one-packet messages: the run's, with the message's own
+// fields. Valid until the next call.
+const ses::rx_segment& engine_impl::whole_run_segment(std::size_t i) noexcept {
+    const wire::next_request_fields& x = whole_run_fields_[i];
+    ses::rx_segment& s = whole_run_segment_;
+    s.message_id = x.message_id;
+    s.fields.buffer_offset = x.buffer_offset;
+    s.fields.memory_key = x.memory_key;
+    s.fields.header_data = x.header_data;  // a one-packet message is its first packet
+    return s;
 }
 
 // The open target PDC whose window takes every packet of the run as new, for ROD the first being
@@ -179,10 +188,20 @@ bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
         (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
         return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
+    // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
+    // other message into its slot, each completed as place() would complete it.
+    const bool external = placed_externally(whole_run_segment_);
     for (std::size_t i = 0; i < n; ++i) {
-        ses::place_result placed;
-        place_checked(run_context(rx, i), mode, run_segments_[i], {run_payloads_[i], run_[i].bytes},
-                      false, false, placed, p);
+        const ses::rx_segment& seg = whole_run_segment(i);
+        const std::span<const std::uint8_t> payload{run_payloads_[i], run_[i].bytes};
+        if (external) {
+            ses::place_result placed;
+            place_checked(run_context(rx, i), mode, seg, payload, false, false, placed, p);
+            continue;
+        }
+        const std::uint32_t slot = reassembly_.place_new_whole(
+            message_key_of(rx, mode, seg), seg.seg, payload, rx.now, seg.fields);
+        on_message_placed(rx, mode, seg, slot, p);
     }
     accept_run(*p, rx, n);
     return true;
@@ -241,9 +260,9 @@ void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_
 void engine_impl::receive_run_one_by_one(const rx_context& rx, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const run_packet& r = run_[i];
-        ses::rx_segment* seg = &rx_segment_;
+        const ses::rx_segment* seg = &rx_segment_;
         if (run_whole_)
-            seg = &run_segments_[i];
+            seg = &whole_run_segment(i);
         else
             rx_segment_.seg = r.seg;
         on_request(run_context(rx, i), r.pds, rx_ses{nullptr, seg, {run_payloads_[i], r.bytes}});

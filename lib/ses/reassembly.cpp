@@ -86,20 +86,7 @@ place_result reassembly::place_whole(const message_key& key, const segment& seg,
                                      std::uint32_t* slot_index) noexcept {
     const std::uint32_t index = take_free_slot(now);
     if (index == no_index) return place_result::no_resources;
-    slot& s = slots_[index];
-    s.key = key;
-    s.length = seg.length;
-    s.packets_total = s.packets_received = 1;
-    s.last_update_ns = now;
-    s.external = external;
-    s.failed = false;
-    s.tag = 0;
-    s.fields = fields ? *fields : op_fields{};
-    if (!external) {
-        s.buffer = &inline_buffers_[std::size_t{index} * cfg_.mtu];
-        s.size_class = -1;
-        if (seg.length != 0) std::memcpy(s.buffer, payload.data(), seg.length);
-    }
+    fill_whole(index, key, seg, payload, now, fields, external);
     if (slot_index) *slot_index = index;
     return complete(key, index, remember_completed);
 }
@@ -138,13 +125,7 @@ place_result reassembly::complete(const message_key& key, std::uint32_t index,
     slot& s = slots_[index];
     if (s.packets_total > 1) assembling_.erase(key.packed());
     if (remember_completed) remember(key);
-    s.state = slot_state::delivered;
-    s.delivery_next = no_index;
-    if (delivery_tail_ == no_index)
-        delivery_head_ = index;
-    else
-        slots_[delivery_tail_].delivery_next = index;
-    delivery_tail_ = index;
+    append_delivered(index);
     return place_result::completed;
 }
 

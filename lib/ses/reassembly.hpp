@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -110,6 +111,19 @@ class reassembly {
     bool can_place_whole(std::size_t n) const noexcept {
         return free_.size() >= n && assembling_.size() == 0;
     }
+    // place() of one of those n messages (not remembered, its payload copied into the slot),
+    // where the caller checked can_place_whole(n) for them: completed at once, without place()'s
+    // lookups and the checks that precondition settles. Its slot. Inline: a stream of small
+    // messages calls it for each.
+    std::uint32_t place_new_whole(const message_key& key, const segment& seg,
+                                  std::span<const std::uint8_t> payload, std::uint64_t now,
+                                  const op_fields& fields) noexcept {
+        const std::uint32_t index = free_.back();
+        free_.pop_back();
+        fill_whole(index, key, seg, payload, now, &fields, false);
+        append_delivered(index);
+        return index;
+    }
     std::size_t slots_in_use() const noexcept { return slots_.size() - free_.size(); }
     std::uint64_t buffers_allocated() const noexcept { return buffers_allocated_; }
     std::uint64_t evicted() const noexcept { return evicted_; }
@@ -137,9 +151,38 @@ class reassembly {
                              std::span<const std::uint8_t> payload, bool remember_completed,
                              std::uint64_t now, const op_fields* fields, bool external,
                              std::uint32_t* slot_index) noexcept;
+    // A free slot taken for a one-packet message: the message in it, as place() leaves it.
+    void fill_whole(std::uint32_t index, const message_key& key, const segment& seg,
+                    std::span<const std::uint8_t> payload, std::uint64_t now,
+                    const op_fields* fields, bool external) noexcept {
+        slot& s = slots_[index];
+        s.key = key;
+        s.length = seg.length;
+        s.packets_total = s.packets_received = 1;
+        s.last_update_ns = now;
+        s.external = external;
+        s.failed = false;
+        s.tag = 0;
+        s.fields = fields ? *fields : op_fields{};
+        if (!external) {
+            s.buffer = &inline_buffers_[std::size_t{index} * cfg_.mtu];
+            s.size_class = -1;
+            if (seg.length != 0) std::memcpy(s.buffer, payload.data(), seg.length);
+        }
+    }
     // The slot's last packet is in: onto the delivery list.
     place_result complete(const message_key& key, std::uint32_t index,
                           bool remember_completed) noexcept;
+    void append_delivered(std::uint32_t index) noexcept {
+        slot& s = slots_[index];
+        s.state = slot_state::delivered;
+        s.delivery_next = no_index;
+        if (delivery_tail_ == no_index)
+            delivery_head_ = index;
+        else
+            slots_[delivery_tail_].delivery_next = index;
+        delivery_tail_ = index;
+    }
     std::uint32_t open_slot(const message_key& key, std::uint32_t length, bool external,
                             std::uint64_t now) noexcept;
     std::uint32_t take_free_slot(std::uint64_t now) noexcept;

@@ -230,28 +230,53 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
     return &r;
 }
 
-std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
-                                     plain_request_template& t, next_request_fields* out) noexcept {
-    if (t.whole_messages) return 0;
-    const header_words& masks = changing_masks[0];
+namespace {
+
+// read_next_plain_requests for a template of either kind: each frame's changing fields, then
+// t.reading the last one's as read_next_plain_request leaves it.
+template <bool whole>
+std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> frames,
+                               plain_request_template& t, next_request_fields* out) noexcept {
+    const header_words& masks = changing_masks[whole];
     std::size_t n = 0;
     for (; n < frames.size() && predicted(frames[n], t, masks); ++n) {
         const std::uint8_t* b = frames[n].data();
         next_request_fields& f = out[n];
         f.payload = b + headers_size;
-        f.message_offset = load_be32(b + ses_message_offset_at);
         f.src_port = load_be16(b + udp_sport_at);
         f.pds_at = b + pds_at;
+        if constexpr (whole) {
+            f.message_id = load_be16(b + ses_message_id_at);
+            f.buffer_offset = load_be64(b + ses_buffer_offset_at);
+            f.memory_key = load_be64(b + ses_memory_key_at);
+            f.header_data = load_be64(b + ses_header_data_at);
+        } else {
+            f.message_offset = load_be32(b + ses_message_offset_at);
+        }
     }
-    if (n != 0) {  // t.reading becomes the last one's, as read_next_plain_request leaves it
-        plain_request& r = t.reading;
-        const next_request_fields& last = out[n - 1];
-        r.src_port = last.src_port;
-        load_request_changes(last.pds_at, r.pds);
+    if (n == 0) return 0;
+    plain_request& r = t.reading;
+    const next_request_fields& last = out[n - 1];
+    r.src_port = last.src_port;
+    load_request_changes(last.pds_at, r.pds);
+    if constexpr (whole) {
+        r.ses.message_id = last.message_id;
+        r.ses.buffer_offset = last.buffer_offset;
+        r.ses.memory_key = last.memory_key;
+        r.ses.header_data = last.header_data;
+    } else {
         r.ses.message_offset = last.message_offset;
-        r.payload = {last.payload, r.payload.size()};
     }
+    r.payload = {last.payload, r.payload.size()};
     return n;
+}
+
+}  // namespace
+
+std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
+                                     plain_request_template& t, next_request_fields* out) noexcept {
+    return t.whole_messages ? read_next_requests<true>(frames, t, out)
+                            : read_next_requests<false>(frames, t, out);
 }
 
 void write_next_request_headers(std::uint8_t* out, const request_headers_template& t,

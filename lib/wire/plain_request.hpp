@@ -70,18 +70,22 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
                                              plain_request_template& t) noexcept;
 
 // What read_next_plain_requests reads of each packet: the fields that differ between the
-// packets of a message (the PDS request's are read from pds_at with load_request_changes, by
-// the caller that needs them). No initializers: an array of them is scratch space.
+// packets of a message, or from one one-packet message to the next (the PDS request's are read
+// from pds_at with load_request_changes, by the caller that needs them). No initializers: an
+// array of them is scratch space.
 struct next_request_fields {
-    const std::uint8_t* payload;  // as long as t.reading.payload
-    const std::uint8_t* pds_at;   // the frame's PDS request
-    std::uint32_t message_offset;
+    const std::uint8_t* payload;   // as long as t.reading.payload
+    const std::uint8_t* pds_at;    // the frame's PDS request
+    std::uint32_t message_offset;  // inside a message only
     std::uint16_t src_port;
+    // One-packet messages only: the SES fields of each message's own.
+    std::uint16_t message_id;
+    std::uint64_t buffer_offset, memory_key, header_data;
 };
 
-// read_next_plain_request for frames in turn while it predicts them, where t holds a packet
-// inside a message (0 for a one-packet message's): their fields in out (room for frames.size()),
-// t.reading the last one's as read_next_plain_request would leave it. How many.
+// read_next_plain_request for frames in turn while it predicts them: their fields in out (room
+// for frames.size()), t.reading the last one's as read_next_plain_request would leave it. How
+// many. The template's masks and header are loaded once for the burst.
 std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
                                      plain_request_template& t, next_request_fields* out) noexcept;
 

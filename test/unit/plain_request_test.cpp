@@ -381,20 +381,21 @@ TEST(PlainRequestPrediction, WhatItReadsFromMutatedFramesTheFullReadingReadsAlik
     check_mutated_predictions(11, false);
 }
 
-// read_next_plain_requests over a burst of next packets, some mutated: it takes the frames up to
-// the first one read_next_plain_request refuses, reads each as that does, and leaves the
-// template's reading as reading them one by one leaves it.
-TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
-    std::mt19937_64 rng(20261127);
+// read_next_plain_requests over a burst of next packets of a message (whole == false) or of next
+// one-packet messages (whole == true), some mutated: it takes the frames up to the first one
+// read_next_plain_request refuses, reads each as that does, and leaves the template's reading as
+// reading them one by one leaves it.
+void check_burst_reading(std::uint64_t seed, bool whole) {
+    std::mt19937_64 rng(seed);
     int cut_short = 0, whole_bursts = 0;
     for (int i = 0; i < 3000; ++i) {
-        const auto first = template_frame(rng);
+        const auto first = template_frame(rng, whole);
         plain_request r;
         const plain_request_template start = remembered(first, r);
         std::vector<std::vector<std::uint8_t>> frames;
         const std::size_t count = 1 + rng() % 32;
         for (std::size_t k = 0; k < count; ++k) {
-            frames.push_back(next_packet(first, rng));
+            frames.push_back(next_packet(first, rng, whole));
             if (rng() % 40 == 0) mutate(frames.back(), rng);
         }
         std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
@@ -409,8 +410,15 @@ TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
             ASSERT_TRUE(read_plain_request(spans[k], full));
             EXPECT_EQ(out[k].payload, full.payload.data());
             EXPECT_EQ(out[k].pds_at, spans[k].data() + 42);
-            EXPECT_EQ(out[k].message_offset, full.ses.message_offset);
             EXPECT_EQ(out[k].src_port, full.src_port);
+            if (whole) {
+                EXPECT_EQ(out[k].message_id, full.ses.message_id);
+                EXPECT_EQ(out[k].buffer_offset, full.ses.buffer_offset);
+                EXPECT_EQ(out[k].memory_key, full.ses.memory_key);
+                EXPECT_EQ(out[k].header_data, full.ses.header_data);
+            } else {
+                EXPECT_EQ(out[k].message_offset, full.ses.message_offset);
+            }
             pds_rud_rod_request h = start.reading.pds;
             load_request_changes(out[k].pds_at, h);
             EXPECT_EQ(h, full.pds);
@@ -425,6 +433,14 @@ TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
     }
     EXPECT_GT(whole_bursts, 300);
     EXPECT_GT(cut_short, 300);
+}
+
+TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
+    check_burst_reading(20261127, false);
+}
+
+TEST(PlainRequestPrediction, ABurstOfOnePacketMessagesIsReadAsFrameByFrame) {
+    check_burst_reading(20261128, true);
 }
 
 TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
