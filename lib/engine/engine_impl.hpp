@@ -201,6 +201,10 @@ class engine_impl final : public pds::tx_listener {
     // sends), built into out as send_new_from() would build them one by one, with the PDC's
     // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
     std::size_t send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
+    static bool same_whole_headers(const ses::tx_message& a, const ses::tx_message& b) noexcept;
+    std::size_t copy_whole_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                                     std::uint16_t entropy, pds::psn_t psn, bool ar,
+                                     const ses::tx_message& m, std::span<std::uint8_t> buf);
     std::size_t copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
                                std::uint16_t entropy, pds::psn_t psn, bool ar, std::uint32_t offset,
                                std::span<const std::uint8_t> payload, std::span<std::uint8_t> buf);

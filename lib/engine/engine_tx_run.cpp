@@ -97,6 +97,31 @@ std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t
     return header + payload.size();
 }
 
+// Whether one-packet messages a and b (whole_run_message) have the same headers on one PDC but
+// for their own fields (wire::whole_request_fields).
+bool engine_impl::same_whole_headers(const ses::tx_message& a, const ses::tx_message& b) noexcept {
+    const ses::op_fields &x = a.fields, &y = b.fields;
+    return a.length == b.length && x.opcode == y.opcode && x.hd == y.hd && x.job_id == y.job_id &&
+           x.resource_index == y.resource_index && x.initiator == y.initiator &&
+           x.request_length == y.request_length;
+}
+
+// A one-packet message's frame after the run's first (at `first`, ip_sum its
+// wire::ipv4_sum_rest, a message with the same headers): build_pdc_packet's bytes for it.
+std::size_t engine_impl::copy_whole_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                                              std::uint16_t entropy, pds::psn_t psn, bool ar,
+                                              const ses::tx_message& m,
+                                              std::span<std::uint8_t> buf) {
+    constexpr std::size_t header = wire::plain_request_template::header_bytes;
+    if (buf.size() < header + m.length) return 0;
+    const wire::whole_request_fields own{m.message_id, m.fields.buffer_offset, m.fields.memory_key,
+                                         m.fields.header_data};
+    wire::write_next_whole_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar,
+                                         own);
+    if (m.length != 0) std::memcpy(buf.data() + header, m.data, m.length);
+    return header + m.length;
+}
+
 // A run's frame built (len bytes in buf) goes out in f: 1, or 0 for a frame that could not be
 // built (counted, not handed out, as transmit() does).
 std::size_t engine_impl::hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len) {
@@ -133,6 +158,11 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
     // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
     const std::uint64_t window = p.cc->window_bytes();
+    // As in send_run: the frames after the run's first built by build_pdc_packet are that one's
+    // with the changing fields written in, where the messages agree on all the rest.
+    const bool copy_frames = !cfg_.udp_checksum && cfg_.reference_payload == nullptr;
+    const std::uint8_t* first = nullptr;
+    std::uint32_t first_ip_sum = 0, first_message = none;
     std::size_t n = 0, sent = 0, bytes = 0;
     std::uint64_t payload_bytes = 0;
     while (n < out.size() && !q.empty()) {
@@ -153,7 +183,17 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
-        const std::size_t len = build_pdc_packet(p, e, false, ar, buf);
+        std::size_t len;
+        if (first != nullptr && same_whole_headers(messages_[first_message], m)) {
+            len = copy_whole_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
+        } else {
+            len = build_pdc_packet(p, e, false, ar, buf);
+            if (copy_frames && len != 0) {
+                first = buf.data();
+                first_ip_sum = wire::ipv4_sum_rest(first);
+                first_message = mi;
+            }
+        }
         p.stamp_sent(e, now_, deadline, timers_);
         ++sent;
         bytes += len;

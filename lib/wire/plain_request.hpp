@@ -106,20 +106,16 @@ void write_next_request_headers(std::uint8_t* out, const request_headers_templat
                                 const pds_rud_rod_request& h,
                                 std::uint32_t message_offset) noexcept;
 
-// A whole frame's headers from an earlier one (a transmit run's frames after its first): the
-// 98 header bytes of `first` (a packet inside the same message, neither its first nor its last,
-// sent on the same established PDC, not a retransmission, without a UDP checksum, as long as
-// this one) written at out with this packet's IPv4 identification (and so header checksum), UDP
-// source port (entropy), PSN and AR flag, and SES message_offset. ip_sum_rest is
-// ipv4_sum_rest(first). What udp_header_template::write and write_next_request_headers would
-// write for the packet. Inline: written for every packet of a transmit run.
-inline void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
+// A whole frame's headers from an earlier one, a transmit run's frames after its first: the 98
+// header bytes of `first` (sent on the same established PDC, not a retransmission, without a UDP
+// checksum, as long as this one) written at out with this packet's IPv4 identification (and so
+// header checksum), UDP source port (entropy), PSN and AR flag, and its SES fields (below).
+// ip_sum_rest is ipv4_sum_rest(first). What udp_header_template::write and the request header
+// writers would write for the packet. Inline: written for every packet of a transmit run.
+inline void write_next_frame_headers(std::uint8_t* out, const std::uint8_t* first,
                                      std::uint32_t ip_sum_rest, std::uint16_t ip_id,
-                                     std::uint16_t src_port, std::uint32_t psn, bool ar,
-                                     std::uint32_t message_offset) noexcept {
+                                     std::uint16_t src_port, std::uint32_t psn, bool ar) noexcept {
     constexpr std::size_t ip_at = eth_header::wire_size, udp_at = ip_at + 20, pds_at = udp_at + 8;
-    constexpr std::size_t ses_at = pds_at + pds_rud_rod_request::wire_size;
-    static_assert(ses_at + ses_standard_fields::wire_size == plain_request_template::header_bytes);
     std::memcpy(out, first, plain_request_template::header_bytes);
     store_be16(out + ip_at + 4, ip_id);
     // The sum in native order, as ipv4_sum_rest works it out: one's complement sums do not
@@ -139,8 +135,42 @@ inline void write_next_request_frame(std::uint8_t* out, const std::uint8_t* firs
         static_cast<std::uint8_t>((flags & ~request_changing_flags) | (ar ? request_ar_flag : 0));
     store_be16(out + pds_at + 2, 0);
     store_be32(out + pds_at + 4, psn);
-    store_be32(out + ses_at + 36, message_offset);
 }
+
+inline constexpr std::size_t plain_ses_at =
+    eth_header::wire_size + 20 + 8 + pds_rud_rod_request::wire_size;
+static_assert(plain_ses_at + ses_standard_fields::wire_size ==
+              plain_request_template::header_bytes);
+
+// write_next_frame_headers for a packet inside a message (neither its first nor its last, as
+// `first` is): its SES message_offset.
+inline void write_next_request_frame(std::uint8_t* out, const std::uint8_t* first,
+                                     std::uint32_t ip_sum_rest, std::uint16_t ip_id,
+                                     std::uint16_t src_port, std::uint32_t psn, bool ar,
+                                     std::uint32_t message_offset) noexcept {
+    write_next_frame_headers(out, first, ip_sum_rest, ip_id, src_port, psn, ar);
+    store_be32(out + plain_ses_at + 36, message_offset);
+}
+
+// The SES fields of a one-packet message's own (what differs between two of them whose other
+// header fields agree: the same opcode, flags, job, resource index, initiator and length).
+struct whole_request_fields {
+    std::uint16_t message_id;
+    std::uint64_t buffer_offset, memory_key, header_data;
+};
+
+// write_next_frame_headers for a one-packet message after another (`first`): its own SES fields.
+inline void write_next_whole_request_frame(std::uint8_t* out, const std::uint8_t* first,
+                                           std::uint32_t ip_sum_rest, std::uint16_t ip_id,
+                                           std::uint16_t src_port, std::uint32_t psn, bool ar,
+                                           const whole_request_fields& f) noexcept {
+    write_next_frame_headers(out, first, ip_sum_rest, ip_id, src_port, psn, ar);
+    store_be16(out + plain_ses_at + 2, f.message_id);
+    store_be64(out + plain_ses_at + 12, f.buffer_offset);
+    store_be64(out + plain_ses_at + 24, f.memory_key);
+    store_be64(out + plain_ses_at + 32, f.header_data);
+}
+
 // The one's complement sum (native order, unfolded) of the IPv4 header of an untagged frame but
 // its identification and checksum: what the frame's checksum is worked out from for another id.
 std::uint32_t ipv4_sum_rest(const std::uint8_t* frame) noexcept;

@@ -974,12 +974,16 @@ TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
 // A stream of one-packet messages, most of one kind as a stream of sends is: each frame,
 // decoded in full, must carry its own message's fields, whichever of them change from one
 // message to the next (tag, restart token, header data, opcode, job,
-// initiator, resource index, length), before and after the SYN phase, on RUD and ROD.
+// initiator, resource index, length), before and after the SYN phase, on RUD and ROD, with
+// UDP checksums and without (where a run's frames after its first are copied from it).
 TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
-    for (const delivery_mode mode : {delivery_mode::rud, delivery_mode::rod}) {
-        SCOPED_TRACE(to_string(mode));
+    for (const auto& [mode, checksum] :
+         {std::pair{delivery_mode::rud, true}, std::pair{delivery_mode::rod, true},
+          std::pair{delivery_mode::rud, false}, std::pair{delivery_mode::rod, false}}) {
+        SCOPED_TRACE(std::string(to_string(mode)) + (checksum ? " checksum" : " no checksum"));
         engine_config ca = endpoint_config(1, 5), cb = endpoint_config(2, 6);
         ca.answers_in_acks = cb.answers_in_acks = true;
+        ca.udp_checksum = cb.udp_checksum = checksum;
         engine a(ca), b(cb);
         const peer_id to_b = a.add_peer(cb.mac, cb.ip);
         std::mt19937_64 rng(11);
@@ -1031,7 +1035,9 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 EXPECT_EQ(ses.buffer_offset, f.buffer_offset);
                 EXPECT_EQ(ses.request_length, sizes[ses.message_id]);
                 EXPECT_TRUE(ses.som && ses.eom);
-                EXPECT_EQ(c.pkt.payload.size(), sizes[ses.message_id]);
+                const auto bytes = message_bytes(ses.message_id, sizes[ses.message_id]);
+                EXPECT_TRUE(std::equal(c.pkt.payload.begin(), c.pkt.payload.end(), bytes.begin(),
+                                       bytes.end()));
                 EXPECT_EQ(h.type,
                           mode == delivery_mode::rod ? wire::pds_type::rod : wire::pds_type::rud);
                 if (!h.syn) ++after_syn;
