@@ -977,9 +977,12 @@ TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
 // initiator, resource index, length), before and after the SYN phase, on RUD and ROD, with
 // UDP checksums and without (where a run's frames after its first are copied from it).
 TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
-    for (const auto& [mode, checksum] :
+    for (const auto& run :
          {std::pair{delivery_mode::rud, true}, std::pair{delivery_mode::rod, true},
           std::pair{delivery_mode::rud, false}, std::pair{delivery_mode::rod, false}}) {
+        // Named, not a structured binding: the lambdas below capture them (clang refuses those).
+        const delivery_mode mode = run.first;
+        const bool checksum = run.second;
         SCOPED_TRACE(std::string(to_string(mode)) + (checksum ? " checksum" : " no checksum"));
         engine_config ca = endpoint_config(1, 5), cb = endpoint_config(2, 6);
         ca.answers_in_acks = cb.answers_in_acks = true;
