@@ -24,6 +24,7 @@
 #include "matching.hpp"
 #include "mr_table.hpp"
 #include "provider.hpp"
+#include "ring_index.hpp"
 #include "uet/uet.hpp"
 
 namespace uet::detail {
@@ -56,10 +57,15 @@ struct cq_impl {
     // Room for one more operation's completion (posting takes it; its completion gives it back).
     bool reserve() noexcept;
     void unreserve() noexcept { --reserved_; }
-    // A completion of a reserved operation: always has room. Returns the new entry, blank, to
-    // be filled in place (a completion built elsewhere and copied in was read back right after
-    // its fields were stored one by one: a store-forwarding stall per operation).
-    completion& push_reserved() noexcept;
+    // A completion of a reserved operation: always has room. Returns the new entry, not cleared:
+    // the caller writes every field in place (a completion built elsewhere and copied in was read
+    // back right after its fields were stored one by one: a store-forwarding stall per operation).
+    completion& push_reserved() noexcept {
+        --reserved_;
+        completion& c = ring[ring_add(head, count, ring.size())];
+        ++count;
+        return c;
+    }
     // A completion nobody reserved (remote write data): lost (and reported) when full.
     void push_unreserved(const completion& c) noexcept;
     std::size_t pop(std::span<completion> out) noexcept;
@@ -195,20 +201,23 @@ struct endpoint_impl {
     // ---- initiator machinery (endpoint.cpp) ----
     // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
     // system_category() (two per posted operation).
-    errc check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer);
+    [[gnu::always_inline]] errc check_post(peer_addr peer, bool reserve_cq,
+                                           std::uint32_t& engine_peer);
     errc add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
-    errc start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context, bool silent,
-                  std::uint32_t& index);
-    std::uint32_t allocate_op() noexcept;
+    // The steps of a post, always inlined into it: as calls (GCC kept them out of line) each
+    // cost a prologue and an epilogue saving the registers the post holds (~10 instructions).
+    [[gnu::always_inline]] errc start_op(op_kind kind, peer_addr peer, bool reserve_cq,
+                                         void* context, bool silent, std::uint32_t& index);
+    [[gnu::always_inline]] std::uint32_t allocate_op() noexcept;
     void release_op(std::uint32_t index) noexcept;
     std::uint32_t token_of(std::uint32_t index) const noexcept;
     std::uint32_t op_of_token(std::uint32_t token) const noexcept;
     enum class post_result : std::uint8_t { posted, no_room, failed };
     void pump(std::uint32_t index);
     post_result issue_next(std::uint32_t index);
-    post_result issue_send(op& o, std::uint32_t index);
+    [[gnu::always_inline]] post_result issue_send(op& o, std::uint32_t index);
     // One engine message of operation index (none: the RTR of receive rtr_recv).
     post_result post_message(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
                              const ses_fields& f, std::span<const std::uint8_t> data,
@@ -246,7 +255,13 @@ struct endpoint_impl {
     // Fails operations whose acknowledged requests were not answered by answer_by.
     void expire_answers(std::uint64_t now);
     void retry_stalled();
-    peer_addr peer_of(std::uint32_t engine_peer);
+    // Inline: a message's sender is nearly always a peer seen before (a hash lookup otherwise).
+    peer_addr peer_of(std::uint32_t engine_peer) {
+        if (engine_peer < av_peer_of.size() && av_peer_of[engine_peer] != any_peer) [[likely]]
+            return av_peer_of[engine_peer];
+        return find_peer_of(engine_peer);
+    }
+    peer_addr find_peer_of(std::uint32_t engine_peer);
 
     std::shared_ptr<domain_impl> domain;
     std::shared_ptr<cq_impl> cq;
@@ -303,5 +318,94 @@ wire::ses_return_code apply_atomic(const wire::ses_atomic_extension& ext,
                                    std::span<const std::uint8_t> operand,
                                    std::uint8_t* fetched) noexcept;
 bool to_wire(atomic_op op, atomic_type type, wire::ses_atomic_extension& out) noexcept;
+
+// ---- the end of an operation, inline: a sent message's completion and a received message's
+// delivery both end here, each a call deeper than the last (~40 instructions per message) ----
+
+inline bool has_more(const op& o) {
+    switch (o.kind) {
+        case op_kind::write:
+        case op_kind::read:
+            return !o.issued || o.next_offset < o.len;
+        case op_kind::recv:
+            return o.pulling && o.next_offset < o.msg_len;
+        default:
+            return !o.issued;
+    }
+}
+
+inline void endpoint_impl::release_op(std::uint32_t index) noexcept {
+    ops[index].in_use = false;
+    free_ops.push_back(index);
+}
+
+// An operation's completion, written straight into its entry of the completion queue: every
+// field, the entry being reused as it was left (clearing it first cost ~25 instructions).
+inline void fill_completion(const op& o, completion& c) noexcept {
+    const bool recv = o.kind == op_kind::recv;
+    c.context = o.context;
+    c.flags = o.flags;
+    c.len = recv ? o.msg_len : o.len;
+    c.buf = recv ? o.dst : nullptr;
+    c.data = 0;
+    c.tag = recv ? o.msg_tag : 0;
+    c.from = recv ? o.msg_from : any_peer;
+    if (o.error == errc{}) [[likely]] {
+        c.error = {};
+        c.olen = 0;
+        c.prov_errno = 0;
+        c.detail = {};
+        return;
+    }
+    c.error = make_error_code(o.error);
+    c.olen = o.olen;
+    c.prov_errno = o.prov_errno;
+    c.detail = o.prov_errno != 0 ? detail_of(static_cast<wire::ses_return_code>(o.prov_errno))
+                                 : detail_of(o.error);
+    if (o.error == errc::truncated) c.len = 0;
+}
+
+inline void endpoint_impl::finish(std::uint32_t index) {
+    op& o = ops[index];
+    if (o.inject) {
+        // Nothing was reserved for it: an error entry is lost (the queue reports the overrun)
+        // only when the queue is full.
+        if (o.error != errc{}) {
+            completion c;
+            fill_completion(o, c);
+            cq->push_unreserved(c);
+        }
+    } else if (o.silent && o.error == errc{}) {
+        cq->unreserve();
+        ++silent_completions;
+    } else {
+        fill_completion(o, cq->push_reserved());
+    }
+    if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
+    release_op(index);
+}
+
+// Called when nothing of the operation is in flight any more: finish it, re-send it, or wait.
+inline void endpoint_impl::progress_op(std::uint32_t index) {
+    op& o = ops[index];
+    if (o.in_flight > 0) {
+        pump(index);
+        return;
+    }
+    if (o.error == errc{} && o.kind == op_kind::send && o.deferred) {
+        if (!o.rtr_seen) return;  // the target will ask once a receive is posted
+        o.deferred = o.rtr_seen = false;
+        o.issued = false;
+        ++counters.resent_after_rtr;
+        pump(index);
+        return;
+    }
+    if (o.error == errc{} && has_more(o)) {
+        pump(index);
+        return;
+    }
+    if (o.kind == op_kind::recv && o.pulling) end_pull(o);
+    finish(index);
+}
 
 }  // namespace uet::detail

@@ -97,7 +97,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
 
 // ---- pools ----
 
-std::uint32_t endpoint_impl::allocate_op() noexcept {
+inline std::uint32_t endpoint_impl::allocate_op() noexcept {
     if (free_ops.empty()) return none;
     const std::uint32_t index = free_ops.back();
     free_ops.pop_back();
@@ -107,11 +107,6 @@ std::uint32_t endpoint_impl::allocate_op() noexcept {
     o.generation = generation == 0 ? 1 : generation;
     o.in_use = true;
     return index;
-}
-
-void endpoint_impl::release_op(std::uint32_t index) noexcept {
-    ops[index].in_use = false;
-    free_ops.push_back(index);
 }
 
 // Tokens name an operation on the wire (restart tokens, RTR): generation and index, never 0.
@@ -128,7 +123,7 @@ std::uint32_t endpoint_impl::op_of_token(std::uint32_t token) const noexcept {
 
 // ---- checks common to every post ----
 
-errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer) {
+inline errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint32_t& engine_peer) {
     if (!eng) return errc::endpoint_closed;
     const auto index = static_cast<std::uint64_t>(peer);
     // The common post: to a peer posted to before (address-vector entries and engine peers are
@@ -167,8 +162,8 @@ ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept
 
 // ---- posting ----
 
-errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
-                             bool silent, std::uint32_t& index) {
+inline errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_cq, void* context,
+                                    bool silent, std::uint32_t& index) {
     std::uint32_t engine_peer = none;
     if (const errc e = check_post(peer, reserve_cq, engine_peer); e != errc{}) return e;
     index = allocate_op();
@@ -342,22 +337,6 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
 
 // ---- cutting operations into messages ----
 
-namespace {
-
-bool has_more(const op& o) {
-    switch (o.kind) {
-        case op_kind::write:
-        case op_kind::read:
-            return !o.issued || o.next_offset < o.len;
-        case op_kind::recv:
-            return o.pulling && o.next_offset < o.msg_len;
-        default:
-            return !o.issued;
-    }
-}
-
-}  // namespace
-
 endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std::uint32_t rtr_recv,
                                                        std::uint32_t peer, const ses_fields& f,
                                                        std::span<const std::uint8_t> data,
@@ -393,7 +372,7 @@ endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std:
     return post_result::posted;
 }
 
-endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t index) {
+inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t index) {
     ses_fields f = request_fields(o.opcode);
     f.memory_key = o.tagged ? o.tag : 0;
     // The restart token: ours, and the target's receive once its RTR named one.
@@ -473,77 +452,10 @@ void endpoint_impl::pump(std::uint32_t index) {
     if (o.in_use && o.in_flight == 0) progress_op(index);
 }
 
-// Called when nothing of the operation is in flight any more: finish it, re-send it, or wait.
-void endpoint_impl::progress_op(std::uint32_t index) {
-    op& o = ops[index];
-    if (o.in_flight > 0) {
-        pump(index);
-        return;
-    }
-    if (o.error == errc{} && o.kind == op_kind::send && o.deferred) {
-        if (!o.rtr_seen) return;  // the target will ask once a receive is posted
-        o.deferred = o.rtr_seen = false;
-        o.issued = false;
-        ++counters.resent_after_rtr;
-        pump(index);
-        return;
-    }
-    if (o.error == errc{} && has_more(o)) {
-        pump(index);
-        return;
-    }
-    if (o.kind == op_kind::recv && o.pulling) end_pull(o);
-    finish(index);
-}
-
 void endpoint_impl::fail(op& o, errc e, int prov_errno) {
     if (o.error != errc{}) return;
     o.error = e;
     o.prov_errno = prov_errno;
-}
-
-namespace {
-
-// An operation's completion, written straight into its entry of the completion queue.
-void fill_completion(const op& o, completion& c) noexcept {
-    c.context = o.context;
-    c.flags = o.flags;
-    c.len = o.kind == op_kind::recv ? o.msg_len : o.len;
-    if (o.kind == op_kind::recv) {
-        c.buf = o.dst;
-        c.tag = o.msg_tag;
-        c.from = o.msg_from;
-    }
-    if (o.error != errc{}) {
-        c.error = make_error_code(o.error);
-        c.olen = o.olen;
-        c.prov_errno = o.prov_errno;
-        c.detail = o.prov_errno != 0 ? detail_of(static_cast<wire::ses_return_code>(o.prov_errno))
-                                     : detail_of(o.error);
-        if (o.error == errc::truncated) c.len = 0;
-    }
-}
-
-}  // namespace
-
-void endpoint_impl::finish(std::uint32_t index) {
-    op& o = ops[index];
-    if (o.inject) {
-        // Nothing was reserved for it: an error entry is lost (the queue reports the overrun)
-        // only when the queue is full.
-        if (o.error != errc{}) {
-            completion c;
-            fill_completion(o, c);
-            cq->push_unreserved(c);
-        }
-    } else if (o.silent && o.error == errc{}) {
-        cq->unreserve();
-        ++silent_completions;
-    } else {
-        fill_completion(o, cq->push_reserved());
-    }
-    if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
-    release_op(index);
 }
 
 void endpoint_impl::close() noexcept {

@@ -113,10 +113,8 @@ void endpoint_impl::retry_stalled() {
 }
 
 // Engine peers and address-vector entries are never removed or renumbered, so an answer found
-// once holds: it is cached by engine peer (a hash lookup per received message otherwise).
-peer_addr endpoint_impl::peer_of(std::uint32_t engine_peer) {
-    if (engine_peer < av_peer_of.size() && av_peer_of[engine_peer] != any_peer)
-        return av_peer_of[engine_peer];
+// once holds: it is cached by engine peer (peer_of), looked up here the first time.
+peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
     const auto it = av->by_ip.find(eng ? eng->peer_ip(engine_peer) : 0);
     if (it == av->by_ip.end()) return any_peer;  // may be inserted later: not cached
     const auto found = static_cast<peer_addr>(it->second);

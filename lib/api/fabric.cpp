@@ -40,14 +40,6 @@ bool cq_impl::reserve() noexcept {
     return true;
 }
 
-completion& cq_impl::push_reserved() noexcept {
-    --reserved_;
-    completion& c = ring[ring_add(head, count, ring.size())];
-    c = completion{};
-    ++count;
-    return c;
-}
-
 void cq_impl::push_unreserved(const completion& c) noexcept {
     // Keep room for every reserved completion still to come.
     if (count + reserved_ >= ring.size()) {

@@ -161,6 +161,42 @@ TEST_F(functional, write_with_immediate_data) {
     EXPECT_TRUE(std::equal(data.begin(), data.end(), target.begin() + 5));
 }
 
+// Completion entries are reused as they were left, every field written afresh: around a queue of
+// two entries, a plain send and receive after remote write data and after a truncation carry
+// nothing of them (no data, error, olen or detail).
+TEST(functional_cq, reused_entries_carry_nothing_of_earlier_ones) {
+    world w{lossy_fabric(), 2, endpoint_attr{.job_id = job}, 2};
+    std::vector<std::byte> target(64), small(4), got(64);
+    auto mr = w.dom.register_memory(target, access::remote_write, job).value();
+    const auto data = pattern(16, 9);
+    for (std::uint64_t i = 0; i < 8; ++i) {
+        ASSERT_FALSE(
+            w.eps[0].write_data(w.peers[1], as_bytes_of(data), 0, mr.key(), 0xfeed + i, nullptr));
+        wait_ok(w.cqs[0]);
+        EXPECT_EQ(wait_ok(w.cqs[1]).data, 0xfeed + i);
+        ASSERT_FALSE(w.eps[1].recv(small, nullptr));
+        ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr));
+        EXPECT_EQ(wait_error(w.cqs[1]).olen, 12u);
+        wait_error(w.cqs[0]);
+        int r = 0, s = 0;
+        ASSERT_FALSE(w.eps[1].recv(got, &r));
+        ASSERT_FALSE(w.eps[0].send(w.peers[1], std::span(data).first(8), &s));
+        for (const completion& c : {wait_ok(w.cqs[1]), wait_ok(w.cqs[0])}) {
+            const bool recv = c.context == &r;
+            EXPECT_TRUE(recv || c.context == &s);
+            EXPECT_EQ(c.len, 8u);
+            EXPECT_EQ(c.buf, recv ? got.data() : nullptr);
+            EXPECT_EQ(c.from, recv ? w.peers[0] : any_peer);
+            EXPECT_EQ(c.data, 0u);
+            EXPECT_EQ(c.tag, 0u);
+            EXPECT_FALSE(c.error);
+            EXPECT_EQ(c.olen, 0u);
+            EXPECT_EQ(c.prov_errno, 0);
+            EXPECT_TRUE(c.detail.empty());
+        }
+    }
+}
+
 // ---- atomics, checked against a local model ----
 
 template <class T>
