@@ -218,19 +218,22 @@ struct endpoint_impl {
     void pump(std::uint32_t index);
     post_result issue_next(std::uint32_t index);
     [[gnu::always_inline]] post_result issue_send(op& o, std::uint32_t index);
-    // One engine message of operation index (none: the RTR of receive rtr_recv).
-    post_result post_message(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
-                             const ses_fields& f, std::span<const std::uint8_t> data,
-                             std::size_t offset, std::uint32_t length);
+    // One engine message of operation index (none: the RTR of receive rtr_recv). Inlined into
+    // the posts of endpoint.cpp; post_rtr is the RTR's, for endpoint_rx.cpp.
+    [[gnu::always_inline]] post_result post_message(std::uint32_t index, std::uint32_t rtr_recv,
+                                                    std::uint32_t peer, const ses_fields& f,
+                                                    std::span<const std::uint8_t> data,
+                                                    std::size_t offset, std::uint32_t length);
+    post_result post_rtr(std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f);
     void progress_op(std::uint32_t index);
-    void finish(std::uint32_t index);
+    [[gnu::always_inline]] void finish(std::uint32_t index);
     void fail(op& o, errc e, int prov_errno = 0);
     ses_fields request_fields(wire::ses_opcode opcode) const noexcept;
 
     // ---- what arrives (endpoint_rx.cpp) ----
     bool process();  // engine completions and messages; true if anything happened
     void on_send_completion(const send_completion& c);
-    void finish_record(std::uint32_t rec);
+    [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
     void index_record(std::uint32_t rec);
     std::optional<std::uint32_t> record_answered_by(const received_message& response);
     void on_message(received_message& m);

@@ -337,10 +337,9 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
 
 // ---- cutting operations into messages ----
 
-endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std::uint32_t rtr_recv,
-                                                       std::uint32_t peer, const ses_fields& f,
-                                                       std::span<const std::uint8_t> data,
-                                                       std::size_t offset, std::uint32_t length) {
+inline endpoint_impl::post_result endpoint_impl::post_message(
+    std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f,
+    std::span<const std::uint8_t> data, std::size_t offset, std::uint32_t length) {
     if (free_records.empty()) return post_result::no_room;
     const std::uint32_t rec = free_records.back();
     std::uint16_t id = 0;
@@ -370,6 +369,11 @@ endpoint_impl::post_result endpoint_impl::post_message(std::uint32_t index, std:
         ops[index].issued = true;
     }
     return post_result::posted;
+}
+
+endpoint_impl::post_result endpoint_impl::post_rtr(std::uint32_t rtr_recv, std::uint32_t peer,
+                                                   const ses_fields& f) {
+    return post_message(none, rtr_recv, peer, f, {}, 0, 0);
 }
 
 inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t index) {

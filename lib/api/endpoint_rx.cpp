@@ -190,7 +190,7 @@ void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
     }
 }
 
-void endpoint_impl::finish_record(std::uint32_t rec) {
+inline void endpoint_impl::finish_record(std::uint32_t rec) {
     message_record& r = records[rec];
     if (r.indexed) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
     r.in_use = false;
@@ -413,7 +413,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
     ses_fields f = request_fields(ses_opcode::deferrable_rtr);
     f.memory_key = (std::uint64_t{d.initiator_token} << 32) | token_of(index);
     ++counters.ready_to_receive;
-    if (post_message(none, index, d.peer, f, {}, 0, 0) != post_result::posted) {
+    if (post_rtr(index, d.peer, f) != post_result::posted) {
         // post_recv kept a record free, so only the engine can refuse: wait for another send.
         o.reserved = false;
         if (!posted.push(index)) {
