@@ -238,7 +238,9 @@ struct endpoint_impl {
     std::optional<std::uint32_t> record_answered_by(const received_message& response);
     void on_message(received_message& m);
     void on_response(received_message& m);
-    void on_send_request(received_message& m);
+    // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
+    // as calls, each cost a prologue and an epilogue per message.
+    [[gnu::always_inline]] void on_send_request(received_message& m);
     void on_write(received_message& m);
     // engine_config::place_write: where one packet of a WRITE goes (nullptr: refused).
     static std::uint8_t* place_write(void* self, std::uint32_t from, const ses_fields& f,
@@ -246,7 +248,8 @@ struct endpoint_impl {
     void on_read(received_message& m);
     void on_atomic(received_message& m);
     void on_rtr(received_message& m);
-    void deliver(std::uint32_t recv, received_message& m, bool answered);
+    [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
+    void deliver_held(std::uint32_t recv, received_message& m, bool answered);  // post_recv's
     void defer(received_message& m, bool tagged);
     void start_rtr(std::uint32_t recv, const deferred_send& d);
     void respond(const received_message& m, wire::ses_return_code rc,

@@ -258,7 +258,7 @@ std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, 
         [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
     if (held) {
         unexpected_bytes -= held->msg.data.size();
-        deliver(index, held->msg, held->answered);
+        deliver_held(index, held->msg, held->answered);
         return {};
     }
     if (auto d = deferred_sends.take_first(matches)) {

@@ -307,7 +307,7 @@ void endpoint_impl::respond(const received_message& m, ses_return_code rc,
     }
 }
 
-void endpoint_impl::on_send_request(received_message& m) {
+inline void endpoint_impl::on_send_request(received_message& m) {
     const bool tagged = is_tagged(m.ses.opcode);
     const std::uint64_t tag = tagged ? m.ses.memory_key : 0;
     const auto target_token = static_cast<std::uint32_t>(m.ses.buffer_offset);
@@ -358,7 +358,7 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
     eng->release(m.handle);
 }
 
-void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {
+inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {
     op& o = ops[index];
     const bool tagged = is_tagged(m.ses.opcode);
     const std::size_t total = m.ses.rendezvous ? m.ses.request_length : m.data.size();
@@ -391,6 +391,11 @@ void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answe
     if (!answered) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(total));
     eng->release(m.handle);
     finish(index);
+}
+
+// A message held as unexpected, for the receive just posted (endpoint.cpp).
+void endpoint_impl::deliver_held(std::uint32_t index, received_message& m, bool answered) {
+    deliver(index, m, answered);
 }
 
 // The rendezvous data is all here (or could not be pulled): answer the send.

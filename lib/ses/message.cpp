@@ -10,32 +10,6 @@ tx_messages::tx_messages(std::size_t capacity, std::uint32_t mtu) : pool_(capaci
         free_.push_back(static_cast<std::uint32_t>(i));
 }
 
-std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data, std::uint64_t context,
-                                    std::uint32_t peer, std::uint8_t mode, std::uint16_t message_id,
-                                    const op_fields& fields) noexcept {
-    if (free_.empty()) return no_index;
-    const std::uint32_t index = free_.back();
-    free_.pop_back();
-    // Built in one expression: zeroing the entry and then copying the 128-byte fields over it
-    // wrote them twice.
-    const auto length = static_cast<std::uint32_t>(data.size());
-    pool_[index] = tx_message{.data = data.data(),
-                              .length = length,
-                              .context = context,
-                              .peer = peer,
-                              .mode = mode,
-                              .message_id = message_id,
-                              .packets_total = packets_for(length, mtu_),
-                              .in_use = true,
-                              .fields = fields};
-    return index;
-}
-
-void tx_messages::release(std::uint32_t index) noexcept {
-    pool_[index].in_use = false;
-    free_.push_back(index);
-}
-
 void message_queue::push(tx_messages& pool, std::uint32_t index) noexcept {
     pool[index].next = no_index;
     if (tail == no_index)

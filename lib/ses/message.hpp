@@ -130,6 +130,34 @@ class tx_messages {
     std::uint32_t mtu_;
 };
 
+// Inline: one of each per message sent, from the engine's post and its ACK handlers.
+inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
+                                           std::uint64_t context, std::uint32_t peer,
+                                           std::uint8_t mode, std::uint16_t message_id,
+                                           const op_fields& fields) noexcept {
+    if (free_.empty()) return no_index;
+    const std::uint32_t index = free_.back();
+    free_.pop_back();
+    // Built in one expression: zeroing the entry and then copying the 128-byte fields over it
+    // wrote them twice.
+    const auto length = static_cast<std::uint32_t>(data.size());
+    pool_[index] = tx_message{.data = data.data(),
+                              .length = length,
+                              .context = context,
+                              .peer = peer,
+                              .mode = mode,
+                              .message_id = message_id,
+                              .packets_total = packets_for(length, mtu_),
+                              .in_use = true,
+                              .fields = fields};
+    return index;
+}
+
+inline void tx_messages::release(std::uint32_t index) noexcept {
+    pool_[index].in_use = false;
+    free_.push_back(index);
+}
+
 // FIFO of message indices linked through tx_message::next.
 struct message_queue {
     std::uint32_t head = no_index, tail = no_index;
