@@ -288,7 +288,7 @@ struct endpoint_impl {
     pds::flat_map record_by_id;          // (peer, mode, message id) -> record
     std::vector<std::uint32_t> stalled;  // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
-    ses::bounded_fifo<std::uint32_t> posted;
+    ses::receive_queues<std::uint32_t> posted;  // receive ops, by kind
     ses::bounded_fifo<held_message> unexpected;
     std::size_t unexpected_bytes = 0;
     ses::bounded_fifo<deferred_send> deferred_sends;
@@ -349,7 +349,7 @@ inline void endpoint_impl::release_op(std::uint32_t index) noexcept {
 // reused as it was left: built in one expression, so every field is written once (clearing the
 // entry and then filling it cost ~25 instructions), and a field added to `completion` later and
 // not named here stops the build (-Wmissing-field-initializers).
-inline void fill_completion(const op& o, completion& c) noexcept {
+[[gnu::always_inline]] inline void fill_completion(const op& o, completion& c) noexcept {
     const bool recv = o.kind == op_kind::recv;
     c = completion{.context = o.context,
                    .flags = o.flags,

@@ -265,7 +265,7 @@ std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, 
         start_rtr(index, *d);
         return {};
     }
-    if (!posted.push(index)) {
+    if (!posted.push(tagged, index)) {
         release_op(index);
         cq->unreserve();
         return errc::again;

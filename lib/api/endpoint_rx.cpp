@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "api_impl.hpp"
+#include "small_copy.hpp"
 
 namespace uet::detail {
 
@@ -202,7 +203,7 @@ inline void endpoint_impl::finish_record(std::uint32_t rec) {
         // The initiator no longer has the send: the receive waits for another message.
         op& o = ops[r.rtr_recv];
         o.reserved = false;
-        if (!posted.push(r.rtr_recv)) {
+        if (!posted.push(o.tagged, r.rtr_recv)) {
             fail(o, errc::canceled);
             finish(r.rtr_recv);
         }
@@ -324,7 +325,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
         return deliver(index, m, false);
     }
     auto recv = posted.take_first(
-        [&](std::uint32_t i) { return ops[i].rule.matches(tagged, tag, m.from); });
+        tagged, [&](std::uint32_t i) { return ops[i].rule.matches(tagged, tag, m.from); });
     if (recv) return deliver(*recv, m, false);
     const bool deferrable =
         m.ses.opcode == ses_opcode::deferrable_send || m.ses.opcode == ses_opcode::deferrable_tsend;
@@ -373,7 +374,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         eng->release(m.handle);
         return finish(index);
     }
-    if (!m.data.empty()) std::memcpy(o.dst, m.data.data(), m.data.size());
+    copy_payload(o.dst, m.data.data(), m.data.size());
     if (m.ses.rendezvous && total > m.data.size()) {
         ++counters.rendezvous;
         o.pulling = true;
@@ -421,7 +422,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
     if (post_rtr(index, d.peer, f) != post_result::posted) {
         // post_recv kept a record free, so only the engine can refuse: wait for another send.
         o.reserved = false;
-        if (!posted.push(index)) {
+        if (!posted.push(o.tagged, index)) {
             fail(o, errc::again);
             finish(index);
         }

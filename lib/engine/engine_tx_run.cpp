@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "engine_impl.hpp"
+#include "small_copy.hpp"
 
 namespace uet {
 
@@ -118,7 +119,7 @@ std::size_t engine_impl::copy_whole_run_frame(const std::uint8_t* first, std::ui
                                          m.fields.header_data};
     wire::write_next_whole_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar,
                                          own);
-    if (m.length != 0) std::memcpy(buf.data() + header, m.data, m.length);
+    copy_payload(buf.data() + header, m.data, m.length);
     return header + m.length;
 }
 

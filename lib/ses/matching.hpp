@@ -101,4 +101,47 @@ class bounded_fifo {
     std::uint32_t head_ = none, tail_ = none;
 };
 
+// Posted receives, the tagged and the untagged apart: a message of one kind never matches a
+// receive of the other (match_rule), so a message need not scan past the other kind's receives
+// (an application with a tagged control receive posted first and untagged data receives behind
+// it paid a step per data message; one with many tagged receives, one per receive). Order holds
+// within each kind, which is all matching can see. At most `capacity` of both kinds together.
+template <class T>
+class receive_queues {
+  public:
+    explicit receive_queues(std::size_t capacity)
+        : untagged_(capacity), tagged_(capacity), capacity_(capacity) {}
+
+    std::size_t size() const noexcept { return size_; }
+
+    bool push(bool tagged, const T& value) noexcept {
+        if (size_ == capacity_ || !of(tagged).push(value)) return false;
+        ++size_;
+        return true;
+    }
+
+    // The oldest receive of that kind for which pred holds.
+    template <class Pred>
+    std::optional<T> take_first(bool tagged, Pred&& pred) noexcept {
+        std::optional<T> found = of(tagged).take_first(pred);
+        if (found) --size_;
+        return found;
+    }
+
+    // Every receive, untagged then tagged, each kind oldest first.
+    template <class F>
+    void drain(F&& f) {
+        untagged_.drain(f);
+        tagged_.drain(f);
+        size_ = 0;
+    }
+
+  private:
+    bounded_fifo<T>& of(bool tagged) noexcept { return tagged ? tagged_ : untagged_; }
+
+    bounded_fifo<T> untagged_, tagged_;
+    std::size_t capacity_;
+    std::size_t size_ = 0;  // of both kinds (a sum of the two would be four vector sizes)
+};
+
 }  // namespace uet::ses

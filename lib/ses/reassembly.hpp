@@ -21,6 +21,7 @@
 
 #include "flat_map.hpp"
 #include "message.hpp"
+#include "small_copy.hpp"
 
 namespace uet::ses {
 
@@ -167,7 +168,7 @@ class reassembly {
         if (!external) {
             s.buffer = &inline_buffers_[std::size_t{index} * cfg_.mtu];
             s.size_class = -1;
-            if (seg.length != 0) std::memcpy(s.buffer, payload.data(), seg.length);
+            copy_payload(s.buffer, payload.data(), seg.length);
         }
     }
     // The slot's last packet is in: onto the delivery list.

@@ -37,6 +37,35 @@ TEST(bounded_fifo, oldest_match_first_and_bounded) {
     EXPECT_EQ(q.size(), 0u);
 }
 
+// Tagged and untagged receives apart: each kind keeps its order, a message looks only at its
+// own kind, and the bound counts both kinds together.
+TEST(receive_queues, each_kind_in_order_and_bounded_together) {
+    receive_queues<int> q(4);
+    EXPECT_TRUE(q.push(true, 10));  // tagged, posted first
+    EXPECT_TRUE(q.push(false, 1));
+    EXPECT_TRUE(q.push(true, 11));
+    EXPECT_TRUE(q.push(false, 2));
+    EXPECT_FALSE(q.push(false, 3));  // four of both kinds: full
+    EXPECT_FALSE(q.push(true, 12));
+    EXPECT_EQ(q.size(), 4u);
+    std::vector<int> seen;
+    const auto any = [&](int v) {
+        seen.push_back(v);
+        return true;
+    };
+    EXPECT_EQ(q.take_first(false, any), 1);  // the tagged receive before it is not looked at
+    EXPECT_EQ(seen, (std::vector<int>{1}));
+    EXPECT_EQ(q.take_first(true, [](int v) { return v == 11; }), 11);
+    EXPECT_FALSE(q.take_first(false, [](int v) { return v > 5; }));
+    EXPECT_TRUE(q.push(true, 12));
+    EXPECT_TRUE(q.push(true, 13));
+    EXPECT_FALSE(q.push(false, 4));
+    std::vector<int> rest;
+    q.drain([&](int v) { rest.push_back(v); });
+    EXPECT_EQ(rest, (std::vector<int>{2, 10, 12, 13}));
+    EXPECT_EQ(q.size(), 0u);
+}
+
 TEST(mr_table, keys_access_bounds_and_jobs) {
     mr_table t(2, 1);
     std::uint8_t mem[64] = {};
