@@ -255,6 +255,14 @@ struct endpoint_impl {
     void respond(const received_message& m, wire::ses_return_code rc,
                  std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
                  std::uint32_t buffer = none);
+    // respond() once the answer is known to need a message of its own.
+    void respond_as_message(const received_message& m, wire::ses_return_code rc,
+                            std::span<const std::uint8_t> data, std::uint32_t modified,
+                            std::uint32_t buffer);
+    // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
+    // delivery (endpoint_rx.cpp only): through respond() it cost a call whose frame held six
+    // arguments, per message.
+    [[gnu::always_inline]] void answer_ok(const received_message& m, std::uint32_t modified);
     void end_pull(op& o);
     // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
     void fail_peer(std::uint32_t engine_peer, errc e);

@@ -295,6 +295,12 @@ void endpoint_impl::respond(const received_message& m, ses_return_code rc,
     // Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
     if (rc == ses_return_code::ok && data.empty() && buffer == none && eng->answer_ok_in_ack(m))
         return;
+    respond_as_message(m, rc, data, modified, buffer);
+}
+
+void endpoint_impl::respond_as_message(const received_message& m, ses_return_code rc,
+                                       std::span<const std::uint8_t> data, std::uint32_t modified,
+                                       std::uint32_t buffer) {
     ses_fields f;
     f.response = true;
     f.return_code = rc;
@@ -306,6 +312,11 @@ void endpoint_impl::respond(const received_message& m, ses_return_code rc,
         ++counters.unanswerable;
         if (buffer != none) free_response_buffers.push_back(buffer);
     }
+}
+
+inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t modified) {
+    if (m.mode == delivery_mode::uud || eng->answer_ok_in_ack(m)) return;
+    respond_as_message(m, ses_return_code::ok, {}, modified, none);
 }
 
 inline void endpoint_impl::on_send_request(received_message& m) {
@@ -389,7 +400,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         eng->release(m.handle);
         return pump(index);
     }
-    if (!answered) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(total));
+    if (!answered) answer_ok(m, static_cast<std::uint32_t>(total));
     eng->release(m.handle);
     finish(index);
 }

@@ -38,9 +38,8 @@ bool answers_settled(const pds::pdc& p) {
 // ---- target ----
 
 std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
-    if (free_owed_.empty()) return 0;
-    const std::uint32_t i = free_owed_.back();
-    free_owed_.pop_back();
+    if (free_owed_count_ == 0) return 0;
+    const std::uint32_t i = free_owed_[--free_owed_count_];
     if (++owed_stamp_ == 0) owed_stamp_ = 1;
     owed_[i] = owed_answer{p.index, owed_stamp_, false};
     ++p.answers_owed;
@@ -56,7 +55,9 @@ owed_answer* engine_impl::find_owed(std::uint64_t token) noexcept {
 
 void engine_impl::free_owed(owed_answer& o) {
     o = owed_answer{};
-    free_owed_.push_back(static_cast<std::uint32_t>(&o - owed_.data()));
+    // Only a found entry (stamp set) is freed, so the stack has room; checked all the same.
+    if (free_owed_count_ < free_owed_.size())
+        free_owed_[free_owed_count_++] = static_cast<std::uint32_t>(&o - owed_.data());
 }
 
 void engine_impl::announce_owed(pds::pdc& p) {

@@ -330,7 +330,7 @@ class engine_impl final : public pds::tx_listener {
     // Target: a request delivered on p is owed an answer; its token for post_response (0 when
     // answers_in_acks is off or the request is a response).
     std::uint64_t owe_answer(pds::pdc& p);
-    bool owed_room() const noexcept { return !cfg_.answers_in_acks || !free_owed_.empty(); }
+    bool owed_room() const noexcept { return !cfg_.answers_in_acks || free_owed_count_ != 0; }
     owed_answer* find_owed(std::uint64_t token) noexcept;
     void free_owed(owed_answer& o);
     // Before an ACK of p leaves: answers still owed will come as response messages.
@@ -474,7 +474,10 @@ class engine_impl final : public pds::tx_listener {
     // answers; pool room kept for the response messages ACKs announced and not yet posted.
     bool ack_has_answers_ = false;
     std::vector<owed_answer> owed_;
+    // The free entries of owed_, a stack of fixed size (free_owed_count_ on it): a push_back
+    // that may grow made answer_ok_in_ack save and restore registers for a call never taken.
     std::vector<std::uint32_t> free_owed_;
+    std::size_t free_owed_count_ = 0;
     std::uint32_t owed_stamp_ = 0;
     std::uint32_t announced_unposted_ = 0;
     ses::message_queue rudi_queue_, uud_queue_;

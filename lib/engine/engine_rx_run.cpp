@@ -184,7 +184,7 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 // run, so the ACKs carry what they would: they are built at the next transmit()).
 bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
     pds::pdc* p = run_target(rx, n);
-    if (!p || (cfg_.answers_in_acks && free_owed_.size() < n) || !reassembly_.can_place_whole(n) ||
+    if (!p || (cfg_.answers_in_acks && free_owed_count_ < n) || !reassembly_.can_place_whole(n) ||
         (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
         return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;

@@ -141,6 +141,22 @@ TEST(answers_in_acks, ok_answers_cost_no_frame) {
     EXPECT_LT(r.b_counters.frames_tx, r.messages / 4);
 }
 
+// The target's table of owed answers has max_pending_messages entries: a thousand requests
+// through sixteen entries reuse each many times, and every one is still answered in an ACK
+// (an entry not given back would leave later requests without one: answered by message, or
+// refused until the sender gave up).
+TEST(answers_in_acks, a_small_table_of_owed_answers_is_reused_for_every_request) {
+    answer_run r;
+    r.b_cfg.max_pending_messages = 16;
+    r.ok_shortcut = true;
+    r.run();
+    ASSERT_TRUE(r.finished);
+    for (const auto& [id, answered] : r.completed_answered)
+        ASSERT_TRUE(answered) << id;
+    EXPECT_EQ(r.b_counters.answers_in_acks, r.messages);
+    EXPECT_EQ(r.b_counters.answers_as_messages, 0u);
+}
+
 TEST(answers_in_acks, errors_go_as_messages_and_oks_stay_exact_under_loss_and_reordering) {
     for (std::uint64_t seed : {1, 2, 3}) {
         answer_run r;
