@@ -288,13 +288,17 @@ void endpoint_impl::on_message(received_message& m) {
     }
 }
 
+// Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
+inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t modified) {
+    if (m.mode == delivery_mode::uud || eng->answer_ok_in_ack(m)) return;  // datagrams: none
+    respond_as_message(m, ses_return_code::ok, {}, modified, none);
+}
+
 void endpoint_impl::respond(const received_message& m, ses_return_code rc,
                             std::span<const std::uint8_t> data, std::uint32_t modified,
                             std::uint32_t buffer) {
+    if (rc == ses_return_code::ok && data.empty() && buffer == none) return answer_ok(m, modified);
     if (m.mode == delivery_mode::uud) return;  // datagrams are not answered
-    // Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
-    if (rc == ses_return_code::ok && data.empty() && buffer == none && eng->answer_ok_in_ack(m))
-        return;
     respond_as_message(m, rc, data, modified, buffer);
 }
 
@@ -312,11 +316,6 @@ void endpoint_impl::respond_as_message(const received_message& m, ses_return_cod
         ++counters.unanswerable;
         if (buffer != none) free_response_buffers.push_back(buffer);
     }
-}
-
-inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t modified) {
-    if (m.mode == delivery_mode::uud || eng->answer_ok_in_ack(m)) return;
-    respond_as_message(m, ses_return_code::ok, {}, modified, none);
 }
 
 inline void endpoint_impl::on_send_request(received_message& m) {

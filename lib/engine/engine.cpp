@@ -161,10 +161,10 @@ engine_impl::engine_impl(const engine_config& cfg)
     completions_.resize(cfg_.max_pending_messages);
     if (cfg_.answers_in_acks) {
         owed_.resize(cfg_.max_pending_messages);
-        free_owed_.resize(owed_.size());
-        for (std::uint32_t i = 0; i < owed_.size(); ++i)
-            free_owed_[i] = static_cast<std::uint32_t>(owed_.size()) - 1 - i;
-        free_owed_count_ = owed_.size();
+        free_owed_.reserve(owed_.size());
+        for (std::uint32_t i = static_cast<std::uint32_t>(owed_.size()); i-- > 0;)
+            free_owed_.push_back(i);
+        free_owed_count_ = free_owed_.size();
     }
     rudi_.resize(cfg_.rudi_max_in_flight);
     free_rudi_.reserve(rudi_.size());
