@@ -176,8 +176,9 @@ bool side::post_drain() {
 
 void side::pump() {
     if (run_.size == 0) return;
-    if (run_.initiator && !is_bw(s_.test)) post_pings();
-    while (run_.initiator && is_bw(s_.test) && !run_.stopped && run_.posted < run_.limit &&
+    const bool bw = is_bw(s_.test);
+    if (run_.initiator && !bw) post_pings();
+    while (run_.initiator && bw && !run_.stopped && run_.posted < run_.limit &&
            run_.outstanding < run_.depth && !free_tx_.empty()) {
         if (run_.posted == 0) {
             run_.t_first = run_.win_t = run_.t_last = clock_();

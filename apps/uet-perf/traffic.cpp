@@ -244,12 +244,6 @@ void side::handle(const completion& c) {
     }
 }
 
-std::span<std::byte> side::tx_slot(std::uint32_t k) noexcept {
-    return std::span(tx_).subspan(slot_offset_[k], run_.size);
-}
-std::span<std::byte> side::rx_slot(std::uint32_t k) noexcept {
-    return std::span(rx_).subspan(slot_offset_[k], run_.size);
-}
 std::span<std::byte> side::region_slot(std::uint64_t k) noexcept {
     return std::span(region_).subspan(run_.layout.offset_of(k), run_.size);
 }

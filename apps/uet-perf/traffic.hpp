@@ -197,8 +197,13 @@ class side {
     void lat_on_tx(std::uint32_t slot);
     void lat_on_rx(const completion& c, std::uint32_t slot);
     bool post_lat_ping(std::uint32_t slot);
-    std::span<std::byte> tx_slot(std::uint32_t k) noexcept;
-    std::span<std::byte> rx_slot(std::uint32_t k) noexcept;
+    // Inline: a bandwidth test asks for one per operation.
+    std::span<std::byte> tx_slot(std::uint32_t k) noexcept {
+        return std::span(tx_).subspan(slot_offset_[k], run_.size);
+    }
+    std::span<std::byte> rx_slot(std::uint32_t k) noexcept {
+        return std::span(rx_).subspan(slot_offset_[k], run_.size);
+    }
     std::span<std::byte> region_slot(std::uint64_t k) noexcept;
     void verify_received(std::span<const std::byte> buf, std::uint64_t expected_q, bool exact);
 

@@ -126,7 +126,7 @@ peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
 
 // ---- our requests: their PDS completion and their response ----
 
-void endpoint_impl::on_send_completion(const send_completion& c) {
+inline void endpoint_impl::on_send_completion(const send_completion& c) {
     if (c.context & response_context) {
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) free_response_buffers.push_back(buffer);
@@ -198,7 +198,7 @@ inline void endpoint_impl::finish_record(std::uint32_t rec) {
     free_records.push_back(rec);
     if (r.op != none) {
         --ops[r.op].in_flight;
-        progress_op(r.op);
+        advance_op(r.op);
     } else if (r.rtr_recv != none && r.error != errc{}) {
         // The initiator no longer has the send: the receive waits for another message.
         op& o = ops[r.rtr_recv];

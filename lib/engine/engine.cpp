@@ -368,23 +368,7 @@ std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, de
 }
 
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
-    ses::tx_message& m = messages_[index];
-    if (!m.in_use) return;
-    // The ring has max_pending_messages entries, one per message that can be outstanding.
-    const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
-    completions_[at] = send_completion{m.context, result, answered};
-    ++completion_count_;
-    if (result.ok())
-        ++counters_.messages_completed;
-    else
-        ++counters_.messages_failed;
-    if (answered) ++counters_.answered_by_ack;
-    if (tracked_request(m.mode, m.fields)) {
-        const ses::message_key key{m.peer, m.mode, m.message_id};
-        request_by_id_.erase(key, index);
-    }
-    if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
-    messages_.release(index);
+    end_message(index, result, answered);
 }
 
 std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {

@@ -160,8 +160,8 @@ void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
         count_answer_message(p);
         return complete_message(index, status{});
     }
-    if (!ack_has_answers_) return complete_message(index, status{});
-    if (answers_settled(p)) return complete_message(index, status{}, true);
+    if (!ack_has_answers_) return end_message(index, status{}, false);
+    if (answers_settled(p)) return end_message(index, status{}, true);
     m.undecided = true;
     m.undecided_since = now_;
     m.next_undecided = none;
