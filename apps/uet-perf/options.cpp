@@ -404,9 +404,6 @@ std::string_view name_of(test_kind t) noexcept {
 std::string_view title_of(test_kind t) noexcept {
     return tests[static_cast<std::size_t>(t)].title;
 }
-bool is_bw(test_kind t) noexcept {
-    return static_cast<int>(t) < 4;
-}
 bool is_atomic(test_kind t) noexcept {
     return t == test_kind::atomic_bw || t == test_kind::atomic_lat;
 }

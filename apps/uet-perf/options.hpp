@@ -25,7 +25,10 @@ inline constexpr std::size_t test_count = 8;
 
 std::string_view name_of(test_kind t) noexcept;   // "write_bw"
 std::string_view title_of(test_kind t) noexcept;  // "RDMA_Write BW Test" style
-bool is_bw(test_kind t) noexcept;
+// The bandwidth tests come first in test_kind. Inline: asked per operation.
+inline bool is_bw(test_kind t) noexcept {
+    return static_cast<int>(t) < 4;
+}
 bool is_atomic(test_kind t) noexcept;
 std::string_view name_of(delivery d) noexcept;  // "rud"
 std::string_view name_of(congestion_control c) noexcept;

@@ -58,6 +58,9 @@ measure() {
         awk -v f="$field" '{ print f == "rx" ? $4 + 0 : $7 + 0 }')
     [[ -n $ir && -n $frames ]] || { echo "FAIL: no count in $log"; tail -20 "$log"; return 1; }
     grep '^ PDS:' "$WORK/$name-client.log" | sed 's/^/  client /'
+    # Its idle polls, which the whole side's count holds (and inclusive counts of functions
+    # called on every poll, such as endpoint_impl::process): they vary between runs.
+    grep '^ Polling:' "$log" | sed "s/^/  $SIDE /"
     if [[ -n $OUT ]]; then cp "$cg" "$OUT"; fi
     PROFILE=$cg
     IR=$ir

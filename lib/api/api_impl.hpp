@@ -337,6 +337,11 @@ wire::ses_return_code apply_atomic(const wire::ses_atomic_extension& ext,
                                    std::uint8_t* fetched) noexcept;
 bool to_wire(atomic_op op, atomic_type type, wire::ses_atomic_extension& out) noexcept;
 
+// Success as the posting calls return it and completions carry it: a default std::error_code
+// calls system_category() (out of line, in libstdc++) each time it is made; copying this one is
+// two moves.
+inline const std::error_code no_error{};
+
 // ---- the end of an operation, inline: a sent message's completion and a received message's
 // delivery both end here, each a call deeper than the last (~40 instructions per message) ----
 
@@ -371,7 +376,7 @@ inline void endpoint_impl::release_op(std::uint32_t index) noexcept {
                    .data = 0,
                    .tag = recv ? o.msg_tag : 0,
                    .from = recv ? o.msg_from : any_peer,
-                   .error = {},
+                   .error = no_error,
                    .olen = 0,
                    .prov_errno = 0,
                    .detail = {}};

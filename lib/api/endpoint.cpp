@@ -15,10 +15,6 @@ constexpr std::uint64_t record_key(std::uint32_t peer, std::uint8_t mode, std::u
     return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
 }
 
-// Success as the posting calls return it: a default std::error_code calls system_category()
-// (out of line, in libstdc++) each time it is made; copying this one is two moves.
-const std::error_code no_error{};
-
 delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
 }
@@ -259,18 +255,18 @@ std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, 
     if (held) {
         unexpected_bytes -= held->msg.data.size();
         deliver_held(index, held->msg, held->answered);
-        return {};
+        return no_error;
     }
     if (auto d = deferred_sends.take_first(matches)) {
         start_rtr(index, *d);
-        return {};
+        return no_error;
     }
     if (!posted.push(tagged, index)) {
         release_op(index);
         cq->unreserve();
         return errc::again;
     }
-    return {};
+    return no_error;
 }
 
 std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std::byte* src,

@@ -37,15 +37,6 @@ bool answers_settled(const pds::pdc& p) {
 
 // ---- target ----
 
-std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
-    if (free_owed_count_ == 0) return 0;
-    const std::uint32_t i = free_owed_[--free_owed_count_];
-    if (++owed_stamp_ == 0) owed_stamp_ = 1;
-    owed_[i] = owed_answer{p.index, owed_stamp_, false};
-    ++p.answers_owed;
-    return (std::uint64_t{owed_stamp_} << 32) | i;
-}
-
 owed_answer* engine_impl::find_owed(std::uint64_t token) noexcept {
     const auto i = static_cast<std::uint32_t>(token);
     const auto stamp = static_cast<std::uint32_t>(token >> 32);
@@ -152,7 +143,7 @@ void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
     if (at_least(r->modified_length, p.answers_announced)) p.answers_announced = r->modified_length;
 }
 
-void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
+inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     ses::tx_message& m = messages_[index];
     if (m.fields.response || ses::answer_needs_message(m.fields.opcode))
         return complete_message(index, status{});  // its answer is a message, not counted
@@ -170,6 +161,15 @@ void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     else
         messages_[p.undecided_tail].next_undecided = index;
     p.undecided_tail = index;
+}
+
+// A PDC's ACK covered `packets` more of the message: its end once all are acknowledged.
+void engine_impl::on_data_acked(pds::pdc& p, std::uint32_t message,
+                                std::uint32_t packets) noexcept {
+    ses::tx_message& m = messages_[message];
+    if (!m.in_use) return;
+    m.packets_done += packets;
+    if (m.packets_done >= m.packets_total) on_request_acked(p, message);
 }
 
 void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {

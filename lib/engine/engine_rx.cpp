@@ -385,17 +385,6 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
     }
 }
 
-// The last packet of a RUD/ROD message is in: a response answers one of ours; a request is owed
-// an answer (in an ACK, when it needs no message).
-void engine_impl::on_message_placed(const rx_context& rx, delivery_mode mode,
-                                    const ses::rx_segment& seg, std::uint32_t slot,
-                                    pds::pdc* target) {
-    if (seg.fields.response)
-        on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
-    else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
-        reassembly_.set_tag(slot, owe_answer(*target));
-}
-
 // One new packet of a WRITE goes straight to where the hook says (checked there against the
 // live region table, per packet: a region deregistered mid-message is never written).
 void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
@@ -578,14 +567,6 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
         return;
     }
     maybe_schedule_close(*p, rx.now);
-}
-
-void engine_impl::on_data_acked(pds::pdc& p, std::uint32_t message,
-                                std::uint32_t packets) noexcept {
-    ses::tx_message& m = messages_[message];
-    if (!m.in_use) return;
-    m.packets_done += packets;
-    if (m.packets_done >= m.packets_total) on_request_acked(p, message);
 }
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {

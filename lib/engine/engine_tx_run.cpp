@@ -87,10 +87,11 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
 
 // A frame of a run after its first (at `first`, ip_sum its wire::ipv4_sum_rest): build_frame_with
 // and build_next_request_frame's bytes for it, without a UDP checksum or referenced payload.
-std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                                        std::uint16_t entropy, pds::psn_t psn, bool ar,
-                                        std::uint32_t offset, std::span<const std::uint8_t> payload,
-                                        std::span<std::uint8_t> buf) {
+inline std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                                               std::uint16_t entropy, pds::psn_t psn, bool ar,
+                                               std::uint32_t offset,
+                                               std::span<const std::uint8_t> payload,
+                                               std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + payload.size()) return 0;
     wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar, offset);
@@ -109,10 +110,11 @@ bool engine_impl::same_whole_headers(const ses::tx_message& a, const ses::tx_mes
 
 // A one-packet message's frame after the run's first (at `first`, ip_sum its
 // wire::ipv4_sum_rest, a message with the same headers): build_pdc_packet's bytes for it.
-std::size_t engine_impl::copy_whole_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                                              std::uint16_t entropy, pds::psn_t psn, bool ar,
-                                              const ses::tx_message& m,
-                                              std::span<std::uint8_t> buf) {
+inline std::size_t engine_impl::copy_whole_run_frame(const std::uint8_t* first,
+                                                     std::uint32_t ip_sum, std::uint16_t entropy,
+                                                     pds::psn_t psn, bool ar,
+                                                     const ses::tx_message& m,
+                                                     std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + m.length) return 0;
     const wire::whole_request_fields own{m.message_id, m.fields.buffer_offset, m.fields.memory_key,

@@ -49,8 +49,9 @@ class request_index {
         return overflow_.find(key.packed());
     }
 
-    // The request `index` under key is no longer in flight.
-    void erase(const ses::message_key& key, std::uint32_t index) noexcept {
+    // The request `index` under key is no longer in flight. Forced inline: once per message
+    // sent, and out of line once the message's end around it grew (~30 instructions a call).
+    [[gnu::always_inline]] void erase(const ses::message_key& key, std::uint32_t index) noexcept {
         if (has_ring(key)) {
             entry& e = entries_[at(key)];
             if (e.index == index && e.id == key.message_id) {

@@ -102,12 +102,6 @@ void pdc::on_sent(tx_entry& e, std::uint64_t now, timer_wheel& timers,
     on_sent_until(e, now, now + current_rto(params), timers);
 }
 
-void pdc::arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept {
-    e.deadline = std::max<std::uint64_t>(deadline, 1);  // 0 means none
-    if (!rto_timer.scheduled() || e.deadline < rto_timer.deadline())
-        timers.schedule(rto_timer, e.deadline);
-}
-
 std::size_t pdc::collect_due(std::uint64_t now, std::span<std::uint32_t> slots) {
     std::size_t n = 0;
     for (psn_t psn = tx.una(); psn != tx.next() && n < slots.size(); ++psn) {
