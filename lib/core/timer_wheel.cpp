@@ -35,6 +35,7 @@ void timer_wheel::schedule(timer_node& n, std::uint64_t deadline_ns) noexcept {
     n.seq_ = seq_++;
     ++size_;
     place(n);
+    deadline_bound_ = std::min(deadline_bound_, deadline_ns);
 }
 
 bool timer_wheel::cancel(timer_node& n) noexcept {
@@ -53,6 +54,7 @@ void timer_wheel::clear() noexcept {
     size_ = 0;
     overflow_min_tick_ = never;
     next_event_ = 0;
+    deadline_known_ = false;
 }
 
 // Level by distance from the current tick, as in the classic (Varghese & Lauck) wheel: a timer
@@ -279,6 +281,13 @@ std::uint64_t timer_wheel::next_deadline() const noexcept {
     if (size_ == 0) return never;
     // Timers detached for firing (a handler is asking) are the earliest of all.
     if (const timer_node* f = heads_[firing_list]) return f->deadline_;
+    if (deadline_known_ && deadline_bound_ > advanced_to_) return deadline_bound_;
+    deadline_bound_ = scan_next_deadline();
+    deadline_known_ = true;
+    return deadline_bound_;
+}
+
+std::uint64_t timer_wheel::scan_next_deadline() const noexcept {
     std::uint64_t best = never;
     // Level 0 holds one tick per slot, in order from the current one: its first occupied slot
     // holds the level's minimum, found exactly.

@@ -486,3 +486,24 @@ TEST(ring_index, matches_modulo_over_its_domain) {
 }
 
 }  // namespace
+
+// next_deadline() keeps its last answer while it is still a lower bound (a cancel leaves it
+// early), and counts again once advance() has passed it: an event loop that sleeps until it
+// never spins on a deadline already gone.
+TEST(timer_wheel, next_deadline_kept_while_a_bound_and_recounted_once_passed) {
+    timer_wheel w(1000);
+    timer_node a(1), b(2);
+    w.schedule(a, 100 * us);
+    w.schedule(b, 200 * us);
+    EXPECT_EQ(w.next_deadline(), 100 * us);
+    w.cancel(a);
+    EXPECT_LE(w.next_deadline(), 200 * us);  // early is allowed, late never
+    recorder r;
+    EXPECT_EQ(w.advance(150 * us, r), 0u);
+    EXPECT_EQ(w.next_deadline(), 200 * us);
+    timer_node c(3);
+    w.schedule(c, 160 * us);  // earlier than the answer kept: it must show at once
+    EXPECT_EQ(w.next_deadline(), 160 * us);
+    EXPECT_EQ(w.advance(200 * us, r), 2u);
+    EXPECT_EQ(w.next_deadline(), never);
+}
