@@ -184,10 +184,14 @@ struct endpoint_impl {
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
     // ---- posting (endpoint.cpp) ----
-    std::error_code post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
-                              std::uint64_t tag, void* context, bool inject, bool silent);
-    std::error_code post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
-                              std::uint64_t ignore, void* context, peer_addr from);
+    // Forced inline into the public calls (endpoint::send, inject, tsend, tinject; recv,
+    // trecv), their only callers: a second call per message otherwise.
+    [[gnu::always_inline]] std::error_code post_send(peer_addr to, std::span<const std::byte> buf,
+                                                     bool tagged, std::uint64_t tag, void* context,
+                                                     bool inject, bool silent);
+    [[gnu::always_inline]] std::error_code post_recv(std::span<std::byte> buf, bool tagged,
+                                                     std::uint64_t tag, std::uint64_t ignore,
+                                                     void* context, peer_addr from);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
                              std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
                              std::uint64_t data, void* context, bool silent);
@@ -240,7 +244,8 @@ struct endpoint_impl {
     [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
     void index_record(std::uint32_t rec);
     std::optional<std::uint32_t> record_answered_by(const received_message& response);
-    void on_message(received_message& m);
+    // Forced inline into process(), its one caller: once per message received.
+    [[gnu::always_inline]] void on_message(received_message& m);
     void on_response(received_message& m);
     // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
     // as calls, each cost a prologue and an epilogue per message.

@@ -176,9 +176,9 @@ inline errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_c
     return {};
 }
 
-std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte> buf, bool tagged,
-                                         std::uint64_t tag, void* context, bool inject,
-                                         bool silent) {
+inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte> buf,
+                                                bool tagged, std::uint64_t tag, void* context,
+                                                bool inject, bool silent) {
     if (!eng) return errc::endpoint_closed;
     if (inject && buf.size() > attr.inject_size) return errc::message_too_long;
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
@@ -226,8 +226,9 @@ std::error_code endpoint_impl::post_send(peer_addr to, std::span<const std::byte
     return no_error;
 }
 
-std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged, std::uint64_t tag,
-                                         std::uint64_t ignore, void* context, peer_addr from) {
+inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged,
+                                                std::uint64_t tag, std::uint64_t ignore,
+                                                void* context, peer_addr from) {
     if (!eng) return errc::endpoint_closed;
     std::uint32_t source = ses::any_source;
     if (from != any_peer) {

@@ -262,7 +262,7 @@ void endpoint_impl::on_response(received_message& m) {
 
 // ---- requests for us ----
 
-void endpoint_impl::on_message(received_message& m) {
+inline void endpoint_impl::on_message(received_message& m) {
     if (m.ses.response) return on_response(m);
     if (m.ses.job_id != attr.job_id) {
         ++counters.rejected_job;
