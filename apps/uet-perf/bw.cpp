@@ -148,7 +148,7 @@ inline bool side::post_initiator_op(std::uint32_t slot, std::uint64_t i, bool si
     return true;
 }
 
-bool side::post_receive() {
+inline bool side::post_receive() {
     const std::uint32_t slot = free_rx_.back();
     const std::error_code ec = ep_.recv(rx_slot(slot), make_ctx(ctx_rx, slot), peer_);
     if (ec) {

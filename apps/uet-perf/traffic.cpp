@@ -216,7 +216,7 @@ bool side::poll() {
     return error_.empty();
 }
 
-void side::handle(const completion& c) {
+inline void side::handle(const completion& c) {
     if (has(c.flags, completion_flags::remote_cq_data)) {
         on_remote_data(c);
         return;

@@ -180,7 +180,8 @@ class side {
 
   private:
     friend struct side_access;
-    void handle(const completion& c);
+    // Forced inline into poll(), its one caller: once per completion.
+    [[gnu::always_inline]] void handle(const completion& c);
     void handle_error(const completion& c);
     void on_ctrl_recv(const completion& c);
     void on_data(const completion& c, std::uint32_t slot, bool rx);
@@ -192,7 +193,8 @@ class side {
     [[gnu::always_inline]] bool post_initiator_op(std::uint32_t slot, std::uint64_t i,
                                                   bool signaled);
     void count_silent_completions();
-    bool post_receive();
+    // Forced inline into pump(), its one caller: once per message of a receiving side.
+    [[gnu::always_inline]] bool post_receive();
     bool post_drain();
     void post_pings();
     bool post_pong();
