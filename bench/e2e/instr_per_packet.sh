@@ -17,6 +17,8 @@
 # inclusive instructions per frame by the same difference of the two runs: a function's count
 # does not move with the side's idle polls, which make the whole side's count of a small-message
 # run vary by ~12% between runs. E.g. FUNCS="reassembly::place(;endpoint_impl::post_message(".
+# The measured side's idle polls are printed too (its "Polling:" line): they are in the whole
+# side's count and in the inclusive count of any function called on every poll.
 # TOP=N also prints the N functions with the most exclusive (self) instructions per frame, by the
 # same difference, each function's code summed over the files callgrind attributes it to (its
 # inlined callees' lines count where they came from: a header's inline function is its own row).

@@ -88,7 +88,9 @@ class timer_wheel {
     std::size_t advance(std::uint64_t now, Handler&& on_expire);
 
     // A lower bound of the earliest deadline, never later than it: exact when that timer sits in
-    // level 0 (due within 256 ticks), the start of its slot otherwise. never when empty.
+    // level 0 (due within 256 ticks), the start of its slot otherwise; the last answer while it
+    // is still a bound (a cancel leaves it early) and not yet passed by advance(). never when
+    // empty.
     std::uint64_t next_deadline() const noexcept;
 
     std::size_t size() const noexcept { return size_; }
