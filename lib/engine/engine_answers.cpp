@@ -163,13 +163,14 @@ inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     p.undecided_tail = index;
 }
 
-// A PDC's ACK covered `packets` more of the message: its end once all are acknowledged.
-void engine_impl::on_data_acked(pds::pdc& p, std::uint32_t message,
-                                std::uint32_t packets) noexcept {
-    ses::tx_message& m = messages_[message];
-    if (!m.in_use) return;
-    m.packets_done += packets;
-    if (m.packets_done >= m.packets_total) on_request_acked(p, message);
+// An ACK covered more packets of these messages: each ends once all of its are acknowledged.
+void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept {
+    for (const pds::acked_message& r : runs) {
+        ses::tx_message& m = messages_[r.message];
+        if (!m.in_use) continue;
+        m.packets_done += r.packets;
+        if (m.packets_done >= m.packets_total) on_request_acked(p, r.message);
+    }
 }
 
 void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {

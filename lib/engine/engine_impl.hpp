@@ -335,7 +335,7 @@ class engine_impl final : public pds::tx_listener {
     void flush_due_acks();
     bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
     void remember_closed(const pds::pdc& p);
-    void on_data_acked(pds::pdc& p, std::uint32_t message, std::uint32_t packets) noexcept override;
+    void on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept override;
 
     // ---- answers in ACKs (engine_answers.cpp) ----
     // Target: a request delivered on p is owed an answer; its token for post_response (0 when

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 
 #include "ack_policy.hpp"
 #include "cc_factory.hpp"
@@ -53,12 +54,20 @@ struct ack_event {
     bool ecn = false;
 };
 
+// Data packets of one message that an ACK acknowledged for the first time.
+struct acked_message {
+    std::uint32_t message = 0;
+    std::uint32_t packets = 0;
+};
+
 class tx_listener {
   public:
-    // Data packets acknowledged for the first time: `packets` of message `message`, reported
-    // once per run of them in an ACK (a cumulative ACK of a burst covers ~32 of one message).
-    virtual void on_data_acked(class pdc& p, std::uint32_t message,
-                               std::uint32_t packets) noexcept = 0;
+    // The messages an ACK acknowledged data packets of, in PSN order, one entry per run of one
+    // message's packets (a cumulative ACK of a burst of one large message: one entry of ~32
+    // packets; of a burst of small sends: ~32 entries of one). One call per ACK, or per
+    // acked_batch entries: a call per message cost a small send ~20 instructions.
+    static constexpr std::size_t acked_batch = 32;
+    virtual void on_data_acked(class pdc& p, std::span<const acked_message> runs) noexcept = 0;
 
   protected:
     ~tx_listener() = default;

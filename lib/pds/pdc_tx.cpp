@@ -1,5 +1,6 @@
 // Initiator side of a PDC: sending, acknowledgements, loss detection, retransmission timers.
 #include <algorithm>
+#include <array>
 
 #include "pdc.hpp"
 
@@ -167,30 +168,31 @@ void pdc::ack_plain(tx_entry& e, plain_acks& acks) noexcept {
 
 namespace {
 
-// Consecutive data packets of one message acknowledged, told to the listener as one.
+// Consecutive data packets of one message acknowledged, told to the listener as one entry; the
+// entries of an ACK told in one call (or one per acked_batch).
 class acked_run {
   public:
     acked_run(pdc& p, tx_listener& listener) noexcept : p_(p), listener_(listener) {}
     ~acked_run() { flush(); }
     void add(const tx_entry& e) noexcept {
         if (e.kind != tx_kind::data) return;
-        if (packets_ != 0 && e.message == message_) {
-            ++packets_;
+        if (n_ != 0 && runs_[n_ - 1].message == e.message) {
+            ++runs_[n_ - 1].packets;
             return;
         }
-        flush();
-        message_ = e.message;
-        packets_ = 1;
+        if (n_ == runs_.size()) flush();
+        runs_[n_++] = acked_message{e.message, 1};
     }
     void flush() noexcept {
-        if (packets_ != 0) listener_.on_data_acked(p_, message_, packets_);
-        packets_ = 0;
+        if (n_ != 0) listener_.on_data_acked(p_, std::span<const acked_message>(runs_.data(), n_));
+        n_ = 0;
     }
 
   private:
     pdc& p_;
     tx_listener& listener_;
-    std::uint32_t message_ = 0, packets_ = 0;
+    std::array<acked_message, tx_listener::acked_batch> runs_;
+    std::size_t n_ = 0;
 };
 
 }  // namespace

@@ -387,8 +387,14 @@ TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
 
 struct null_listener final : pds::tx_listener {
     int acked = 0;
-    void on_data_acked(pds::pdc&, std::uint32_t, std::uint32_t packets) noexcept override {
-        acked += static_cast<int>(packets);
+    int calls = 0;
+    std::vector<pds::acked_message> runs;  // every entry told, in order
+    void on_data_acked(pds::pdc&, std::span<const pds::acked_message> told) noexcept override {
+        ++calls;
+        for (const pds::acked_message& r : told) {
+            acked += static_cast<int>(r.packets);
+            runs.push_back(r);
+        }
     }
 };
 
@@ -423,6 +429,27 @@ struct initiator_fixture {
         return p.on_ack(ev, 77, now, timers, listener, params);
     }
 };
+
+// A cumulative ACK tells the listener each message it covers once, with its packets, in PSN
+// order, in as few calls as the batch allows: 40 one-packet messages and one of 3 packets in two
+// calls (32 entries, then 9).
+TEST(pdc, an_ack_tells_each_message_once_with_its_packets_in_batches) {
+    initiator_fixture f;
+    for (std::uint32_t m = 0; m < 40; ++m)
+        f.send(0).message = m;
+    for (int i = 0; i < 3; ++i)
+        f.send(0).message = 40;
+    EXPECT_EQ(f.ack(142, 143, 0, 1'000).newly_acked, 43u);
+    ASSERT_EQ(f.listener.runs.size(), 41u);
+    for (std::uint32_t m = 0; m < 40; ++m) {
+        EXPECT_EQ(f.listener.runs[m].message, m);
+        EXPECT_EQ(f.listener.runs[m].packets, 1u);
+    }
+    EXPECT_EQ(f.listener.runs[40].message, 40u);
+    EXPECT_EQ(f.listener.runs[40].packets, 3u);
+    EXPECT_EQ(f.listener.calls, 2);
+    EXPECT_EQ(f.listener.acked, 43);
+}
 
 // RFC 6298 5.3: while ACKs make progress a packet's timer restarts from the last progress
 // instead of declaring it lost; once they stop it fires one RTO after the last.
