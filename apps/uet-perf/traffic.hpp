@@ -187,7 +187,8 @@ class side {
     void on_data(const completion& c, std::uint32_t slot, bool rx);
     void on_remote_data(const completion& c);
     void pump();
-    // Forced inline into pump(), its one caller: once per operation of a bandwidth test.
+    // Forced inline, post_bw_op into post_initiator_op and that into pump(), each its one
+    // caller: once per operation of a bandwidth test.
     [[gnu::always_inline]] std::error_code post_bw_op(std::uint32_t slot, std::uint64_t i,
                                                       op_flags flags);
     [[gnu::always_inline]] bool post_initiator_op(std::uint32_t slot, std::uint64_t i,

@@ -54,7 +54,7 @@ void timer_wheel::clear() noexcept {
     size_ = 0;
     overflow_min_tick_ = never;
     next_event_ = 0;
-    deadline_known_ = false;
+    deadline_bound_ = 0;
 }
 
 // Level by distance from the current tick, as in the classic (Varghese & Lauck) wheel: a timer
@@ -281,9 +281,8 @@ std::uint64_t timer_wheel::next_deadline() const noexcept {
     if (size_ == 0) return never;
     // Timers detached for firing (a handler is asking) are the earliest of all.
     if (const timer_node* f = heads_[firing_list]) return f->deadline_;
-    if (deadline_known_ && deadline_bound_ > advanced_to_) return deadline_bound_;
+    if (deadline_bound_ > advanced_to_) return deadline_bound_;
     deadline_bound_ = scan_next_deadline();
-    deadline_known_ = true;
     return deadline_bound_;
 }
 

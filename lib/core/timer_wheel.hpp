@@ -150,11 +150,10 @@ class timer_wheel {
     std::array<std::array<std::uint64_t, slots_per_level / 64>, levels> occupied_{};
     // next_deadline()'s last answer, kept while it is still a lower bound: scheduling lowers it
     // to the new deadline, cancels and firings only raise the true minimum. Once advance() has
-    // passed it (nothing at or before that time is left) it is recounted. A busy sender's
-    // runtime asks every poll (whether the engine has anything due), and the scan of four
-    // levels' bitmaps cost ~130 instructions each time.
-    mutable std::uint64_t deadline_bound_ = never;
-    mutable bool deadline_known_ = false;
+    // passed it (nothing at or before that time is left) it is recounted; 0, never past
+    // advanced_to_, is "not known". A busy sender's runtime asks every poll (whether the engine
+    // has anything due), and the scan of four levels' bitmaps cost ~130 instructions each time.
+    mutable std::uint64_t deadline_bound_ = 0;
     std::uint64_t advanced_to_ = 0;  // the latest advance(now)
 };
 
