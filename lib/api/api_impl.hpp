@@ -95,54 +95,71 @@ struct domain_impl {
 // One operation the application posted (or a receive), from the endpoint's pool.
 enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
 
-struct op {
+// Its fields in two parts. op_hot holds what the paths of every kind read (posting, matching a
+// receive, progress, the completion): cleared when an entry is taken, in the entry's first three
+// cache lines. op_cold holds what only some operations use, each group set whole where its
+// guard is (kind atomic; reserved; pulling) and read only behind it, so taking an entry does not
+// touch it. A receive's entry is taken, matched and completed ~rx_depth messages apart: at 320
+// bytes cleared whole, each of those was five or six cache misses (send_bw -s 8,
+// docs/results.md).
+struct op_hot {
+    void* context = nullptr;
+    const std::byte* src = nullptr;  // send, write, atomic operands
+    std::byte* dst = nullptr;        // recv, read, fetched values
+    std::size_t len = 0;             // bytes of the operation (a receive: its buffer)
+    std::uint64_t offset = 0, key = 0, tag = 0, data = 0;
+    peer_addr peer = any_peer;
+    // progress
+    std::size_t next_offset = 0;
+    std::size_t olen = 0;
+    // sends
+    std::uint64_t rendezvous_key = 0;
+    // receives
+    std::size_t msg_len = 0;  // the matched message's length
+    peer_addr msg_from = any_peer;
+    std::uint64_t msg_tag = 0;
+    ses::match_rule rule;
+    std::uint32_t engine_peer = none;
+    std::uint32_t in_flight = 0;     // engine messages not finished
+    std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
+    int prov_errno = 0;
+    errc error{};
+    completion_flags flags = completion_flags::none;
+    std::uint16_t generation = 0;
     op_kind kind = op_kind::send;
     bool in_use = false;
     bool inject = false;  // no completion (but for an error)
     bool silent = false;  // op_flags::no_completion: an entry only for an error
     bool tagged = false;
-    void* context = nullptr;
-    std::uint16_t generation = 0;
-    peer_addr peer = any_peer;
-    std::uint32_t engine_peer = none;
-    const std::byte* src = nullptr;  // send, write, atomic operands
-    std::byte* dst = nullptr;        // recv, read, fetched values
-    std::size_t len = 0;             // bytes of the operation (a receive: its buffer)
-    std::uint64_t offset = 0, key = 0, tag = 0, data = 0;
     bool hd = false;
-    completion_flags flags = completion_flags::none;
-    // progress
-    std::size_t next_offset = 0;
-    std::uint32_t in_flight = 0;  // engine messages not finished
-    bool issued = false;          // at least one message went (zero-length operations)
-    errc error{};
-    int prov_errno = 0;
-    std::size_t olen = 0;
-    // sends
+    bool issued = false;  // at least one message went (zero-length operations)
     wire::ses_opcode opcode = wire::ses_opcode::send;
-    bool deferred = false;           // the target answered NO_MATCH: waiting for its RTR
-    std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
-    bool rtr_seen = false;           // the RTR came before the NO_MATCH response
-    std::uint64_t rendezvous_key = 0;
-    // atomics
+    bool deferred = false;  // the target answered NO_MATCH: waiting for its RTR
+    bool rtr_seen = false;  // the RTR came before the NO_MATCH response
+    bool reserved = false;  // a receive promised to a deferred send by an RTR
+    bool pulling = false;   // a receive of a rendezvous, pulling the rest
+};
+
+struct op_cold {
+    // atomics (kind atomic: post_atomic sets them; compare and swap only with cas)
     wire::ses_atomic_extension atomic{};
     std::array<std::uint8_t, 16> compare{}, swap{};
     bool cas = false, fetching = false;
-    // receives
-    ses::match_rule rule;
-    bool reserved = false;  // promised to a deferred send by an RTR
+    // reserved: for whom
     std::uint32_t reserved_peer = none, reserved_token = 0;
-    std::size_t msg_len = 0;  // the matched message's length
-    peer_addr msg_from = any_peer;
-    std::uint64_t msg_tag = 0;
-    // receives of a rendezvous: what to pull, and whom to answer when done
-    bool pulling = false;
+    // pulling: what to pull, and whom to answer when done
     std::uint64_t pull_key = 0, pull_offset = 0;
     std::uint32_t origin_peer = none, origin_job = 0;
     delivery_mode origin_mode = delivery_mode::rud;
     std::uint16_t origin_message_id = 0;
     std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
 };
+
+struct alignas(64) op : op_hot, op_cold {
+    // A new operation: the hot part cleared, the cold part left to its groups' setters.
+    void clear_hot() noexcept { static_cast<op_hot&>(*this) = op_hot{}; }
+};
+static_assert(sizeof(op_hot) <= 192, "the hot part of an operation fits three cache lines");
 
 // One engine message of an operation, in flight until both its PDS completion and (for modes
 // that answer) its SES response are in.

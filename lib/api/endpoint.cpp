@@ -99,7 +99,7 @@ inline std::uint32_t endpoint_impl::allocate_op() noexcept {
     free_ops.pop_back();
     op& o = ops[index];
     const std::uint16_t generation = static_cast<std::uint16_t>(o.generation + 1);
-    o = op{};
+    o.clear_hot();
     o.generation = generation == 0 ? 1 : generation;
     o.in_use = true;
     return index;

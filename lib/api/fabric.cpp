@@ -61,6 +61,10 @@ std::size_t cq_impl::pop(std::span<completion> out) noexcept {
         head = ring_next(head, ring.size());
         --count;
     }
+    // Emptied, the ring starts again at its first entry: the next completions are written to
+    // lines just read (still cached) instead of walking a ring twice the queue's capacity, whose
+    // every entry was a cache miss for the producer and for the reader.
+    if (count == 0) head = 0;
     return n;
 }
 

@@ -378,6 +378,9 @@ std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {
         completion_head_ = ring_next(completion_head_, completions_.size());
         --completion_count_;
     }
+    // Emptied, the ring starts again at its first entry: the next completions go to lines just
+    // read (still cached) rather than on around a ring much larger than what is ever in it.
+    if (completion_count_ == 0) completion_head_ = 0;
     return n;
 }
 

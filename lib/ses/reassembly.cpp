@@ -19,7 +19,8 @@ int size_class_of(std::uint32_t length) noexcept {
 reassembly::reassembly(const rx_config& cfg)
     : cfg_(cfg),
       slots_(cfg.slots),
-      inline_buffers_(new std::uint8_t[cfg.slots * cfg.mtu]),
+      inline_stride_(inline_stride_for(cfg.mtu)),
+      inline_buffers_(new std::uint8_t[cfg.slots * inline_stride_]),
       assembling_(cfg.slots),
       recent_(cfg.remembered),
       recent_ring_(cfg.remembered, ~std::uint64_t{0}),
@@ -203,7 +204,7 @@ std::uint32_t reassembly::take_free_slot(std::uint64_t now) noexcept {
 bool reassembly::attach_buffer(slot& s) noexcept {
     if (s.length > cfg_.mtu) return attach_pooled_buffer(s);
     const std::size_t index = static_cast<std::size_t>(&s - slots_.data());
-    s.buffer = &inline_buffers_[index * cfg_.mtu];
+    s.buffer = &inline_buffers_[index * inline_stride_];
     s.size_class = -1;
     return true;
 }

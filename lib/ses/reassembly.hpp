@@ -166,7 +166,7 @@ class reassembly {
         s.tag = 0;
         s.fields = fields ? *fields : op_fields{};
         if (!external) {
-            s.buffer = &inline_buffers_[std::size_t{index} * cfg_.mtu];
+            s.buffer = &inline_buffers_[std::size_t{index} * inline_stride_];
             s.size_class = -1;
             copy_payload(s.buffer, payload.data(), seg.length);
         }
@@ -201,7 +201,15 @@ class reassembly {
     rx_config cfg_;
     std::vector<slot> slots_;
     std::vector<std::uint32_t> free_;
-    std::unique_ptr<std::uint8_t[]> inline_buffers_;  // slots x mtu
+    // Slot i's one-packet buffer is at i x inline_stride_: the MTU rounded up to an odd number of
+    // cache lines. At a power-of-two stride (the MTU, 4096) every slot's first line fell in one
+    // set of the L1 cache, and a burst of 32 small messages evicted each other there.
+    static std::size_t inline_stride_for(std::uint32_t mtu) noexcept {
+        const std::size_t lines = (std::size_t{mtu} + 63) / 64;
+        return (lines | 1) * 64;
+    }
+    std::size_t inline_stride_;
+    std::unique_ptr<std::uint8_t[]> inline_buffers_;  // slots x inline_stride_
     std::vector<std::uint64_t> bits_;                 // slots x words_per_slot_
     std::size_t words_per_slot_ = 0;
     pds::flat_map assembling_;             // key -> slot
