@@ -324,18 +324,14 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     if (messages_.in_use() + completion_count_ + announced_unposted_ >= completions_.size())
         return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
-    // What is read of ses, read before the copy into the pool: read after it (which might
-    // alias), the 128 bytes were first kept on the stack, eight stores more per message.
-    const bool response = ses.response;
-    const bool tracked = tracked_request(static_cast<std::uint8_t>(mode), ses);
     // A response goes out under the id of the request it answers (its own key space).
     const std::uint16_t id =
-        response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
+        ses.response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
     const std::uint32_t m =
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
-    if (!response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    if (tracked) {
+    if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         request_by_id_.insert(key, m);
     }

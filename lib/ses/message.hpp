@@ -138,18 +138,31 @@ inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
     if (free_.empty()) return no_index;
     const std::uint32_t index = free_.back();
     free_.pop_back();
-    // Built in one expression: zeroing the entry and then copying the 128-byte fields over it
-    // wrote them twice.
+    // Every member stored once, in place: zeroing the entry first wrote the 128-byte fields
+    // twice, and a designated-initializer temporary left eight dead stores of them on the stack.
+    // A member added to tx_message must be set here too (the size check says so).
+    static_assert(sizeof(tx_message) == 200, "tx_messages::allocate() sets every member");
+    tx_message& m = pool_[index];
     const auto length = static_cast<std::uint32_t>(data.size());
-    pool_[index] = tx_message{.data = data.data(),
-                              .length = length,
-                              .context = context,
-                              .peer = peer,
-                              .mode = mode,
-                              .message_id = message_id,
-                              .packets_total = packets_for(length, mtu_),
-                              .in_use = true,
-                              .fields = fields};
+    m.data = data.data();
+    m.length = length;
+    m.context = context;
+    m.peer = peer;
+    m.mode = mode;
+    m.message_id = message_id;
+    m.next_offset = 0;
+    m.packets_total = packets_for(length, mtu_);
+    m.packets_done = 0;
+    m.next = no_index;
+    m.owner = no_index;
+    m.started = false;
+    m.failed = false;
+    m.in_use = true;
+    m.answered_by_message = false;
+    m.undecided = false;
+    m.next_undecided = no_index;
+    m.undecided_since = 0;
+    m.fields = fields;
     return index;
 }
 
