@@ -138,11 +138,8 @@ std::unique_ptr<port> port::open(const port_config& cfg_in) {
     port_config cfg = cfg_in;
     // One buffer holds a whole frame (a VLAN tag included): sized for the MTU unless given.
     const std::uint32_t frame = cfg.mtu + 18;
-    // An odd number of cache lines, one more than the KiB multiple: buffers a power-of-two (or
-    // KiB) apart all start in the same few sets of the L1 cache, so a burst's 32 frame headers
-    // evicted each other and everything else there (send_bw -s 8, docs/results.md).
     if (cfg.buffer_size == 0)
-        cfg.buffer_size = std::max<std::uint32_t>(2048, (frame + 1023) / 1024 * 1024) + 64;
+        cfg.buffer_size = std::max<std::uint32_t>(2048, (frame + 1023) / 1024 * 1024);
     if (!cfg.server && cfg.buffer_size < frame) {
         throw std::runtime_error("uet: " + cfg.name + ": bsize " + std::to_string(cfg.buffer_size) +
                                  " is smaller than a frame of MTU " + std::to_string(cfg.mtu));
