@@ -204,7 +204,7 @@ std::uint32_t reassembly::take_free_slot(std::uint64_t now) noexcept {
 bool reassembly::attach_buffer(slot& s) noexcept {
     if (s.length > cfg_.mtu) return attach_pooled_buffer(s);
     const std::size_t index = static_cast<std::size_t>(&s - slots_.data());
-    s.buffer = &inline_buffers_[index * inline_stride_];
+    s.buffer = inline_buffer(index);
     s.size_class = -1;
     return true;
 }

@@ -166,7 +166,7 @@ class reassembly {
         s.tag = 0;
         s.fields = fields ? *fields : op_fields{};
         if (!external) {
-            s.buffer = &inline_buffers_[std::size_t{index} * inline_stride_];
+            s.buffer = inline_buffer(index);
             s.size_class = -1;
             copy_payload(s.buffer, payload.data(), seg.length);
         }
@@ -213,6 +213,9 @@ class reassembly {
         return kib % 4096 == 0 ? kib + 1024 : kib;
     }
     std::size_t inline_stride_;
+    std::uint8_t* inline_buffer(std::size_t index) const noexcept {
+        return &inline_buffers_[index * inline_stride_];
+    }
     std::unique_ptr<std::uint8_t[]> inline_buffers_;  // slots x inline_stride_
     std::vector<std::uint64_t> bits_;                 // slots x words_per_slot_
     std::size_t words_per_slot_ = 0;
