@@ -31,6 +31,12 @@ namespace uet::detail {
 
 inline constexpr std::uint32_t none = 0xffffffffu;
 
+// Engine contexts: a record's index; op_context | an operation's index (a send's message without a
+// record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
+// response message of ours).
+inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
+inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
+
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
 
 // The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
@@ -98,9 +104,9 @@ enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
 // Its fields in two parts. op_hot holds what the paths of every kind read (posting, matching a
 // receive, progress, the completion): cleared when an entry is taken, in the entry's first three
 // cache lines. op_cold holds what only some operations use, each group set whole where its
-// guard is (kind atomic; reserved; pulling) and read only behind it, so taking an entry does not
-// touch it. A receive's entry is taken, matched and completed ~rx_depth messages apart: at 320
-// bytes cleared whole, each of those was five or six cache misses (send_bw -s 8,
+// guard is (an error; kind atomic; reserved; pulling) and read only behind it, so taking an entry
+// does not touch it. A receive's entry is taken, matched and completed ~rx_depth messages apart: at
+// 320 bytes cleared whole, each of those was five or six cache misses (send_bw -s 8,
 // docs/results.md).
 struct op_hot {
     void* context = nullptr;
@@ -111,9 +117,12 @@ struct op_hot {
     peer_addr peer = any_peer;
     // progress
     std::size_t next_offset = 0;
-    std::size_t olen = 0;
     // sends
     std::uint64_t rendezvous_key = 0;
+    // A send's one engine message goes without a record (post_send_message): its id, and its
+    // record once the answer turned out to come as a message (none until then).
+    std::uint32_t record = none;
+    std::uint16_t message_id = 0;
     // receives
     std::size_t msg_len = 0;  // the matched message's length
     peer_addr msg_from = any_peer;
@@ -122,7 +131,6 @@ struct op_hot {
     std::uint32_t engine_peer = none;
     std::uint32_t in_flight = 0;     // engine messages not finished
     std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
-    int prov_errno = 0;
     errc error{};
     completion_flags flags = completion_flags::none;
     std::uint16_t generation = 0;
@@ -141,6 +149,9 @@ struct op_hot {
 };
 
 struct op_cold {
+    // error (fail() sets them with it)
+    std::size_t olen = 0;
+    int prov_errno = 0;
     // atomics (kind atomic: post_atomic sets them; compare and swap only with cas)
     wire::ses_atomic_extension atomic{};
     std::array<std::uint8_t, 16> compare{}, swap{};
@@ -249,7 +260,22 @@ struct endpoint_impl {
                                                     std::uint32_t peer, const ses_fields& f,
                                                     std::span<const std::uint8_t> data,
                                                     std::size_t offset, std::uint32_t length);
+    post_result refused(const status& st, std::uint32_t index);
     post_result post_rtr(std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f);
+    // A send's one engine message, without a record: the engine's context names the operation
+    // (op_context) and a record is only promised (records_promised), taken if the answer comes
+    // as a message (record_for_op). Nearly every answer comes in the ACK: a record taken,
+    // filled, found and freed per message cost ~45 instructions and a cache line.
+    [[gnu::always_inline]] post_result post_send_message(std::uint32_t index, const ses_fields& f,
+                                                         std::span<const std::uint8_t> data);
+    // A record free beyond those promised.
+    bool spare_record() const noexcept { return free_records.size() > records_promised; }
+    // Takes a record for operation index (the fields post_message would give it) or, with
+    // index none, for the RTR of receive rtr_recv.
+    std::uint32_t take_record(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
+                              std::size_t offset, std::uint32_t length, std::uint16_t id) noexcept;
+    // The promised record of send index's message, taken now.
+    std::uint32_t record_for_op(std::uint32_t index) noexcept;
     void progress_op(std::uint32_t index);
     // progress_op's body, forced inline where a sent message's end ends its operation
     // (finish_record, for every send): there the call cost ~20 instructions a message.
@@ -262,9 +288,13 @@ struct endpoint_impl {
     bool process();  // engine completions and messages; true if anything happened
     // Forced inline into process(), its one caller: a call per sent message otherwise.
     [[gnu::always_inline]] void on_send_completion(const send_completion& c);
+    [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
+    void on_record_done(std::uint32_t rec, const send_completion& c);
     [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
     void index_record(std::uint32_t rec);
     std::optional<std::uint32_t> record_answered_by(const received_message& response);
+    std::optional<std::uint32_t> record_of_send(std::uint64_t context,
+                                                const received_message& response);
     // Forced inline into process(), its one caller: once per message received.
     [[gnu::always_inline]] void on_message(received_message& m);
     void on_response(received_message& m);
@@ -322,9 +352,10 @@ struct endpoint_impl {
     std::vector<std::uint32_t> free_ops;
     std::vector<std::byte> inject_buffers;  // one inject_size slot per op
     std::vector<message_record> records;
-    std::vector<std::uint32_t> free_records;
-    pds::flat_map record_by_id;          // (peer, mode, message id) -> record
-    std::vector<std::uint32_t> stalled;  // operations waiting for a free record
+    std::vector<std::uint32_t> free_records;  // never fewer than records_promised
+    std::size_t records_promised = 0;         // sends' messages in flight without one
+    pds::flat_map record_by_id;               // (peer, mode, message id) -> record
+    std::vector<std::uint32_t> stalled;       // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
     ses::receive_queues<std::uint32_t> posted;  // receive ops, by kind
     ses::bounded_fifo<held_message> unexpected;

@@ -237,7 +237,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     if (!cq->reserve()) return errc::cq_full;
     const std::uint32_t index = allocate_op();
     // An RTR may be needed: keep a record for it so that nothing has to be undone later.
-    if (index == none || free_records.empty()) {
+    if (index == none || !spare_record()) {
         if (index != none) release_op(index);
         cq->unreserve();
         return errc::again;
@@ -334,18 +334,10 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
 
 // ---- cutting operations into messages ----
 
-inline endpoint_impl::post_result endpoint_impl::post_message(
-    std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f,
-    std::span<const std::uint8_t> data, std::size_t offset, std::uint32_t length) {
-    if (free_records.empty()) return post_result::no_room;
+std::uint32_t endpoint_impl::take_record(std::uint32_t index, std::uint32_t rtr_recv,
+                                         std::uint32_t peer, std::size_t offset,
+                                         std::uint32_t length, std::uint16_t id) noexcept {
     const std::uint32_t rec = free_records.back();
-    std::uint16_t id = 0;
-    const status st = eng->post_message(peer, mode, f, data, rec, &id);
-    if (!st.ok()) {
-        if (st.code == status_code::too_many_pending) return post_result::no_room;
-        if (index != none) fail(ops[index], errc::invalid_argument);
-        return post_result::failed;
-    }
     free_records.pop_back();
     message_record& r = records[rec];
     r = message_record{};
@@ -358,13 +350,54 @@ inline endpoint_impl::post_result endpoint_impl::post_message(
     r.peer = peer;
     r.mode = static_cast<std::uint8_t>(mode);
     r.message_id = id;
+    return rec;
+}
+
+std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
+    --records_promised;
+    op& o = ops[index];
+    o.record =
+        take_record(index, none, o.engine_peer, 0, static_cast<std::uint32_t>(o.len), o.message_id);
+    return o.record;
+}
+
+// An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
+// decides).
+endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {
+    if (st.code == status_code::too_many_pending) return post_result::no_room;
+    if (index != none) fail(ops[index], errc::invalid_argument);
+    return post_result::failed;
+}
+
+inline endpoint_impl::post_result endpoint_impl::post_message(
+    std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f,
+    std::span<const std::uint8_t> data, std::size_t offset, std::uint32_t length) {
+    if (!spare_record()) return post_result::no_room;
+    std::uint16_t id = 0;
+    // The record's index is the engine's context: the record taken below is the one on top.
+    const status st = eng->post_message(peer, mode, f, data, free_records.back(), &id);
+    if (!st.ok()) return refused(st, index);
+    const std::uint32_t rec = take_record(index, rtr_recv, peer, offset, length, id);
     // The engine tracks RUD/ROD requests by id until their PDS completion: most (answered in
     // the ACK) never need an index of ours, which cost an insert and an erase per message.
-    if (r.expects_response && mode == delivery_mode::rudi) index_record(rec);
+    if (mode == delivery_mode::rudi) index_record(rec);
     if (index != none) {
         ++ops[index].in_flight;
         ops[index].issued = true;
     }
+    return post_result::posted;
+}
+
+inline endpoint_impl::post_result endpoint_impl::post_send_message(
+    std::uint32_t index, const ses_fields& f, std::span<const std::uint8_t> data) {
+    if (!spare_record()) return post_result::no_room;
+    op& o = ops[index];
+    const status st =
+        eng->post_message(o.engine_peer, mode, f, data, op_context | index, &o.message_id);
+    if (!st.ok()) return refused(st, index);
+    ++records_promised;
+    ++o.in_flight;
+    o.issued = true;
     return post_result::posted;
 }
 
@@ -389,7 +422,11 @@ inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t
         f.request_length = static_cast<std::uint32_t>(o.len);
         data = data.first(eager);
     }
-    return post_message(index, none, o.engine_peer, f, data, 0, static_cast<std::uint32_t>(o.len));
+    // RUDI requests are indexed by us from the start (the engine does not track them): a record.
+    if (mode == delivery_mode::rudi)
+        return post_message(index, none, o.engine_peer, f, data, 0,
+                            static_cast<std::uint32_t>(o.len));
+    return post_send_message(index, f, data);
 }
 
 endpoint_impl::post_result endpoint_impl::issue_next(std::uint32_t index) {
@@ -457,6 +494,7 @@ void endpoint_impl::fail(op& o, errc e, int prov_errno) {
     if (o.error != errc{}) return;
     o.error = e;
     o.prov_errno = prov_errno;
+    o.olen = 0;
 }
 
 void endpoint_impl::close() noexcept {
@@ -471,6 +509,7 @@ void endpoint_impl::close() noexcept {
         if (!ops[i].in_use) continue;
         ops[i].error = errc::canceled;
         ops[i].prov_errno = 0;
+        ops[i].olen = 0;
         finish(i);
     }
     stalled.clear();

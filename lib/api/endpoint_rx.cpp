@@ -14,9 +14,6 @@ namespace uet::detail {
 
 namespace {
 
-// Engine contexts of response messages: they only give back a fetched-values buffer.
-constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
-
 using wire::ses_opcode;
 using wire::ses_return_code;
 
@@ -105,7 +102,7 @@ void endpoint_impl::expire_answers(std::uint64_t t) {
 }
 
 void endpoint_impl::retry_stalled() {
-    if (stalled.empty() || free_records.empty()) return;
+    if (stalled.empty() || !spare_record()) return;
     // pump() may stall an operation again: it then goes back on the list.
     stalled_retry.swap(stalled);
     for (std::uint32_t index : stalled_retry)
@@ -132,8 +129,30 @@ inline void endpoint_impl::on_send_completion(const send_completion& c) {
         if (buffer != none) free_response_buffers.push_back(buffer);
         return;
     }
+    if (c.context & op_context) return on_send_message_done(c);
     const auto rec = static_cast<std::uint32_t>(c.context);
     if (rec >= records.size() || !records[rec].in_use) return;
+    on_record_done(rec, c);
+}
+
+// A send's message without a record: done with it when the ACK answered it (or nothing will),
+// else as a record's from here on.
+inline void endpoint_impl::on_send_message_done(const send_completion& c) {
+    const auto index = static_cast<std::uint32_t>(c.context);
+    if (index >= ops.size() || !ops[index].in_use) return;
+    op& o = ops[index];
+    // Its answer came first, as a message: it has its record.
+    if (o.record != none) return on_record_done(o.record, c);
+    if (c.result.ok() && (c.answered || mode == delivery_mode::uud)) [[likely]] {
+        --records_promised;
+        --o.in_flight;
+        advance_op(index);
+        return;
+    }
+    on_record_done(record_for_op(index), c);
+}
+
+void endpoint_impl::on_record_done(std::uint32_t rec, const send_completion& c) {
     message_record& r = records[rec];
     r.pds_done = true;
     if (!c.result.ok()) {
@@ -197,6 +216,8 @@ inline void endpoint_impl::finish_record(std::uint32_t rec) {
     r.in_use = false;
     free_records.push_back(rec);
     if (r.op != none) {
+        // A send's next message (after an RTR) starts without one again.
+        if (ops[r.op].record == rec) ops[r.op].record = none;
         --ops[r.op].in_flight;
         advance_op(r.op);
     } else if (r.rtr_recv != none && r.error != errc{}) {
@@ -218,13 +239,29 @@ std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_me
         return found;
     const auto context =
         eng->pending_request_context(response.from, response.mode, response.message_id);
-    if (!context || *context >= records.size()) return std::nullopt;
+    if (!context) return std::nullopt;
+    if (*context & op_context) return record_of_send(*context, response);
+    if (*context >= records.size()) return std::nullopt;
     const auto rec = static_cast<std::uint32_t>(*context);
     const message_record& r = records[rec];
     if (!r.in_use || r.peer != response.from || r.mode != mode ||
         r.message_id != response.message_id)
         return std::nullopt;
     return rec;
+}
+
+// The same for a send's message without a record (op_context): its record, taken now if it has
+// none yet (the answer came before the PDS completion).
+std::optional<std::uint32_t> endpoint_impl::record_of_send(std::uint64_t context,
+                                                           const received_message& response) {
+    const auto index = static_cast<std::uint32_t>(context);
+    if (index >= ops.size()) return std::nullopt;
+    const op& o = ops[index];
+    if (!o.in_use || o.in_flight == 0 || o.engine_peer != response.from || response.mode != mode ||
+        o.message_id != response.message_id)
+        return std::nullopt;
+    if (o.record != none) return o.record;
+    return record_for_op(index);
 }
 
 void endpoint_impl::on_response(received_message& m) {
@@ -378,8 +415,8 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     o.msg_tag = tagged ? m.ses.memory_key : 0;
     if (total > o.len) {
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
-        o.olen = total - o.len;
         fail(o, errc::truncated);
+        o.olen = total - o.len;
         if (!answered) respond(m, ses_return_code::too_long);
         eng->release(m.handle);
         return finish(index);

@@ -528,6 +528,72 @@ TEST(functional_modes, answers_ride_in_acks_unless_the_target_switches_them_off)
     }
 }
 
+// A send's message goes without a record of the endpoint unless its answer comes as a message
+// (endpoint_impl::post_send_message). Over loss and reordering, with answers in ACKs and as
+// messages, a stream of sends longer than the endpoint's 4096 records, 512 in flight, each
+// completes once with its own status: every 97th is too long for the receives and fails with
+// the target's TOO_LONG, the others succeed. A record promised and never given back would stall
+// the stream.
+TEST(functional_modes, a_stream_longer_than_the_records_completes_each_send_once) {
+    for (const bool in_acks : {true, false}) {
+        SCOPED_TRACE(in_acks ? "answers in ACKs" : "answers as messages");
+        world w(lossy_fabric(21), 1, endpoint_attr{.job_id = job});
+        const std::size_t target = w.add(endpoint_attr{.job_id = job, .answers_in_acks = in_acks});
+        constexpr int n = 5000, window = 512;
+        const auto small = pattern(8, 1), big = pattern(16, 2);
+        std::vector<std::vector<std::byte>> got(window, std::vector<std::byte>(8));
+        std::vector<int> ends(n, 0), contexts(n);
+        int posted = 0, sends_done = 0, recvs_done = 0, truncated = 0;
+        // Every entry waiting in cq, errors included.
+        const auto drain = [](completion_queue& cq, const auto& on_entry) {
+            completion c[16];
+            std::size_t got_any = 0;
+            for (std::size_t k; (k = cq.read(c)) > 0; got_any += k)
+                for (std::size_t j = 0; j < k; ++j)
+                    on_entry(c[j]);
+            while (cq.read_error(c[0])) {
+                on_entry(c[0]);
+                ++got_any;
+            }
+            return got_any;
+        };
+        for (int steps = 0; sends_done < n || recvs_done < n; ++steps) {
+            ASSERT_LT(steps, 5'000'000)
+                << sends_done << " sends and " << recvs_done << " receives done";
+            // Receives complete in the order they were posted (untagged, matched first-posted
+            // first), so the oldest buffer is the one given back.
+            while (posted < n && posted - recvs_done < window && posted - sends_done < window) {
+                const int i = posted++;
+                ASSERT_FALSE(
+                    w.eps[target].recv(got[static_cast<std::size_t>(i % window)], nullptr));
+                ASSERT_FALSE(w.eps[0].send(w.peers[target], as_bytes_of(i % 97 == 0 ? big : small),
+                                           &contexts[static_cast<std::size_t>(i)]));
+            }
+            const std::size_t sent = drain(w.cqs[0], [&](const completion& c) {
+                const auto i = static_cast<int*>(c.context) - contexts.data();
+                ASSERT_TRUE(i >= 0 && i < n);
+                ++ends[static_cast<std::size_t>(i)];
+                if (i % 97 == 0)
+                    EXPECT_EQ(c.error, errc::message_too_long) << "send " << i;
+                else
+                    EXPECT_FALSE(c.error) << "send " << i << ": " << c.error.message();
+                ++sends_done;
+            });
+            const std::size_t received = drain(w.cqs[target], [&](const completion& c) {
+                if (c.error == errc::truncated)
+                    ++truncated;
+                else
+                    EXPECT_FALSE(c.error) << c.error.message();
+                ++recvs_done;
+            });
+            if (sent + received == 0) w.fab.progress();
+        }
+        EXPECT_EQ(truncated, (n + 96) / 97);
+        for (int i = 0; i < n; ++i)
+            ASSERT_EQ(ends[static_cast<std::size_t>(i)], 1) << "send " << i;
+    }
+}
+
 // WRITEs are copied once, straight into the region as their packets arrive (no reassembly
 // buffer), byte-exact through loss, reordering and duplicates, in every answered mode; nothing
 // around the region is touched.
