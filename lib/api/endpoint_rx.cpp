@@ -274,7 +274,7 @@ void endpoint_impl::on_response(received_message& m) {
     const std::uint32_t rec = *found;
     message_record& r = records[rec];
     r.response_done = true;
-    const ses_return_code rc = m.ses.return_code;
+    const ses_return_code rc = m.ses->return_code;
     if (r.op == none) {
         if (rc != ses_return_code::ok) r.error = errc_of(rc);
     } else {
@@ -300,14 +300,14 @@ void endpoint_impl::on_response(received_message& m) {
 // ---- requests for us ----
 
 inline void endpoint_impl::on_message(received_message& m) {
-    if (m.ses.response) return on_response(m);
-    if (m.ses.job_id != attr.job_id) {
+    if (m.ses->response) return on_response(m);
+    if (m.ses->job_id != attr.job_id) {
         ++counters.rejected_job;
         respond(m, ses_return_code::bad_job_id);
         eng->release(m.handle);
         return;
     }
-    const ses_opcode op = m.ses.opcode;
+    const ses_opcode op = m.ses->opcode;
     if (is_send(op)) return on_send_request(m);
     switch (op) {
         case ses_opcode::write:
@@ -345,7 +345,7 @@ void endpoint_impl::respond_as_message(const received_message& m, ses_return_cod
     ses_fields f;
     f.response = true;
     f.return_code = rc;
-    f.job_id = m.ses.job_id;
+    f.job_id = m.ses->job_id;
     f.message_id = m.message_id;
     f.request_length = modified;
     const status st = eng->post_response(m, f, data, response_context | buffer);
@@ -356,14 +356,14 @@ void endpoint_impl::respond_as_message(const received_message& m, ses_return_cod
 }
 
 inline void endpoint_impl::on_send_request(received_message& m) {
-    const bool tagged = is_tagged(m.ses.opcode);
-    const std::uint64_t tag = tagged ? m.ses.memory_key : 0;
-    const auto target_token = static_cast<std::uint32_t>(m.ses.buffer_offset);
+    const bool tagged = is_tagged(m.ses->opcode);
+    const std::uint64_t tag = tagged ? m.ses->memory_key : 0;
+    const auto target_token = static_cast<std::uint32_t>(m.ses->buffer_offset);
     if (target_token != 0) {
         // Sent again after our RTR: it goes to the receive the RTR promised it.
         const std::uint32_t index = op_of_token(target_token);
         if (index == none || !ops[index].reserved || ops[index].reserved_peer != m.from ||
-            ops[index].reserved_token != m.ses.buffer_offset >> 32) {
+            ops[index].reserved_token != m.ses->buffer_offset >> 32) {
             respond(m, ses_return_code::cancelled);
             eng->release(m.handle);
             return;
@@ -374,13 +374,13 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     auto recv = posted.take_first(
         tagged, [&](std::uint32_t i) { return ops[i].rule.matches(tagged, tag, m.from); });
     if (recv) return deliver(*recv, m, false);
-    const bool deferrable =
-        m.ses.opcode == ses_opcode::deferrable_send || m.ses.opcode == ses_opcode::deferrable_tsend;
+    const bool deferrable = m.ses->opcode == ses_opcode::deferrable_send ||
+                            m.ses->opcode == ses_opcode::deferrable_tsend;
     const bool room =
         !unexpected.full() && unexpected_bytes + m.data.size() <= attr.max_unexpected_bytes;
     if (!deferrable && room) {
         // A rendezvous is answered once its data has been pulled.
-        const bool answer = !m.ses.rendezvous.has_value();
+        const bool answer = !m.ses->rendezvous.has_value();
         if (answer) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(m.data.size()));
         unexpected.push(held_message{m, answer, tagged, tag});
         unexpected_bytes += m.data.size();
@@ -395,8 +395,8 @@ inline void endpoint_impl::on_send_request(received_message& m) {
 }
 
 void endpoint_impl::defer(received_message& m, bool tagged) {
-    const deferred_send d{m.from, tagged, tagged ? m.ses.memory_key : 0,
-                          static_cast<std::uint32_t>(m.ses.buffer_offset >> 32)};
+    const deferred_send d{m.from, tagged, tagged ? m.ses->memory_key : 0,
+                          static_cast<std::uint32_t>(m.ses->buffer_offset >> 32)};
     if (deferred_sends.push(d)) {
         ++counters.deferred;
         respond(m, ses_return_code::no_match);
@@ -408,11 +408,11 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
 
 inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {
     op& o = ops[index];
-    const bool tagged = is_tagged(m.ses.opcode);
-    const std::size_t total = m.ses.rendezvous ? m.ses.request_length : m.data.size();
+    const bool tagged = is_tagged(m.ses->opcode);
+    const std::size_t total = m.ses->rendezvous ? m.ses->request_length : m.data.size();
     o.msg_len = total;
     o.msg_from = peer_of(m.from);
-    o.msg_tag = tagged ? m.ses.memory_key : 0;
+    o.msg_tag = tagged ? m.ses->memory_key : 0;
     if (total > o.len) {
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
         fail(o, errc::truncated);
@@ -422,15 +422,15 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         return finish(index);
     }
     copy_payload(o.dst, m.data.data(), m.data.size());
-    if (m.ses.rendezvous && total > m.data.size()) {
+    if (m.ses->rendezvous && total > m.data.size()) {
         ++counters.rendezvous;
         o.pulling = true;
-        o.pull_key = m.ses.rendezvous->rd_memory_key;
-        o.pull_offset = m.ses.rendezvous->rd_offset;
+        o.pull_key = m.ses->rendezvous->rd_memory_key;
+        o.pull_offset = m.ses->rendezvous->rd_offset;
         o.origin_peer = m.from;
         o.origin_mode = m.mode;
         o.origin_message_id = m.message_id;
-        o.origin_job = m.ses.job_id;
+        o.origin_job = m.ses->job_id;
         o.origin_answer_token = m.answer_token;
         o.next_offset = m.data.size();
         eng->release(m.handle);
@@ -448,11 +448,13 @@ void endpoint_impl::deliver_held(std::uint32_t index, received_message& m, bool 
 
 // The rendezvous data is all here (or could not be pulled): answer the send.
 void endpoint_impl::end_pull(op& o) {
+    ses_fields origin_fields;
+    origin_fields.job_id = o.origin_job;
     received_message origin;
     origin.from = o.origin_peer;
     origin.mode = o.origin_mode;
     origin.message_id = o.origin_message_id;
-    origin.ses.job_id = o.origin_job;
+    origin.ses = &origin_fields;
     origin.answer_token = o.origin_answer_token;
     const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
     respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
@@ -477,8 +479,8 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
 }
 
 void endpoint_impl::on_rtr(received_message& m) {
-    const auto token = static_cast<std::uint32_t>(m.ses.memory_key >> 32);
-    const auto target_token = static_cast<std::uint32_t>(m.ses.memory_key);
+    const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
+    const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
     const std::uint32_t index = op_of_token(token);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
@@ -513,9 +515,9 @@ std::uint8_t* endpoint_impl::place_write(void* self, std::uint32_t, const ses_fi
 }
 
 void endpoint_impl::on_write(received_message& m) {
-    const std::size_t length = m.placed ? m.ses.request_length : m.data.size();
+    const std::size_t length = m.placed ? m.ses->request_length : m.data.size();
     std::uint8_t* where = nullptr;
-    ses_return_code rc = domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset,
+    ses_return_code rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
                                                length, ses::mr_remote_write, where);
     if (m.placed && m.placement_failed && rc == ses_return_code::ok) {
         // Some packet was refused, yet the message's range checks now. Keys are never reused
@@ -530,12 +532,12 @@ void endpoint_impl::on_write(received_message& m) {
             ++counters.writes_placed_directly;  // already in the region
         else if (!m.data.empty())
             std::memcpy(where, m.data.data(), m.data.size());
-        if (m.ses.hd) {
+        if (m.ses->hd) {
             completion c;
             c.flags = completion_flags::rma | completion_flags::remote_write |
                       completion_flags::remote_cq_data;
             c.len = length;
-            c.data = m.ses.header_data;
+            c.data = m.ses->header_data;
             c.from = peer_of(m.from);
             cq->push_unreserved(c);
         }
@@ -547,12 +549,13 @@ void endpoint_impl::on_write(received_message& m) {
 }
 
 void endpoint_impl::on_read(received_message& m) {
-    const std::uint32_t length = m.ses.request_length;
+    const std::uint32_t length = m.ses->request_length;
     std::uint8_t* where = nullptr;
-    ses_return_code rc = length > chunk_bytes ? ses_return_code::too_long
-                                              : domain->regions.check(m.ses.memory_key, attr.job_id,
-                                                                      m.ses.buffer_offset, length,
-                                                                      ses::mr_remote_read, where);
+    ses_return_code rc =
+        length > chunk_bytes
+            ? ses_return_code::too_long
+            : domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset, length,
+                                    ses::mr_remote_read, where);
     eng->release(m.handle);
     if (rc != ses_return_code::ok) {
         ++counters.rejected_key;
@@ -563,16 +566,16 @@ void endpoint_impl::on_read(received_message& m) {
 }
 
 void endpoint_impl::on_atomic(received_message& m) {
-    const bool cas = m.ses.cas.has_value();
-    const bool fetching = m.ses.opcode == ses_opcode::fetching_atomic;
-    if (!cas && !m.ses.atomic) {
+    const bool cas = m.ses->cas.has_value();
+    const bool fetching = m.ses->opcode == ses_opcode::fetching_atomic;
+    if (!cas && !m.ses->atomic) {
         respond(m, ses_return_code::amo_unsupported_op);
         return eng->release(m.handle);
     }
-    const wire::ses_atomic_extension ext = cas ? m.ses.cas->atomic : *m.ses.atomic;
+    const wire::ses_atomic_extension ext = cas ? m.ses->cas->atomic : *m.ses->atomic;
     const std::size_t size = element_size(ext.atomic_datatype);
     const auto operand =
-        cas ? std::span<const std::uint8_t>(m.ses.cas->swap_value.data(), size) : m.data;
+        cas ? std::span<const std::uint8_t>(m.ses->cas->swap_value.data(), size) : m.data;
     ses_return_code rc = ses_return_code::ok;
     if (size == 0)
         rc = ses_return_code::amo_unsupported_dt;
@@ -580,7 +583,7 @@ void endpoint_impl::on_atomic(received_message& m) {
         rc = ses_return_code::amo_unsupported_size;
     std::uint8_t* where = nullptr;
     if (rc == ses_return_code::ok) {
-        rc = domain->regions.check(m.ses.memory_key, attr.job_id, m.ses.buffer_offset,
+        rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
                                    operand.size(), ses::mr_remote_atomic, where);
         if (rc != ses_return_code::ok) ++counters.rejected_key;
     }
@@ -596,7 +599,7 @@ void endpoint_impl::on_atomic(received_message& m) {
     std::uint8_t* fetched =
         buffer == none ? nullptr : &response_buffers[std::size_t{buffer} * max_atomic_bytes];
     if (rc == ses_return_code::ok)
-        rc = apply_atomic(ext, cas ? m.ses.cas->compare_value.data() : nullptr, where, operand,
+        rc = apply_atomic(ext, cas ? m.ses->cas->compare_value.data() : nullptr, where, operand,
                           fetched);
     if (rc != ses_return_code::ok && buffer != none) {
         free_response_buffers.push_back(buffer);

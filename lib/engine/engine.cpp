@@ -392,7 +392,7 @@ bool engine_impl::poll_received(received_message& out) {
     out.message_id = d.key.message_id;
     out.data = d.data;
     out.handle = d.handle;
-    out.ses = *d.fields;
+    out.ses = d.fields;
     out.placed = d.external;
     out.placement_failed = d.failed;
     out.answer_token = d.tag;

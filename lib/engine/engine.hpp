@@ -169,13 +169,18 @@ struct send_completion {
 // lib/ses/message.hpp. post_send() uses the defaults (a SEND of job 0).
 using ses_fields = ses::op_fields;
 
+// What a received_message points to before a message is polled into it.
+inline constexpr ses_fields no_ses_fields{};
+
 struct received_message {
     peer_id from = invalid_peer;
     delivery_mode mode = delivery_mode::rud;
     std::uint16_t message_id = 0;        // a response's is the id of the request it answers
     std::span<const std::uint8_t> data;  // valid until release(handle)
     std::uint64_t handle = 0;
-    ses_fields ses;
+    // Its SES fields, where the engine keeps them: valid, like data, until release(handle). Not a
+    // copy: 128 bytes copied per message received cost ~16 instructions and two cache lines.
+    const ses_fields* ses = &no_ses_fields;
     // A WRITE placed by engine_config::place_write: data is empty, its ses.request_length bytes
     // are already in place, except when the hook refused some packet (placement_failed).
     bool placed = false, placement_failed = false;

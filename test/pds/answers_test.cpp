@@ -100,8 +100,8 @@ struct answer_run {
                     completed_answered[id_of_context[done[i].context]] = done[i].answered;
                 }
             while (a.poll_received(m)) {
-                ASSERT_TRUE(m.ses.response);
-                responses[m.message_id] = m.ses.return_code;
+                ASSERT_TRUE(m.ses->response);
+                responses[m.message_id] = m.ses->return_code;
                 a.release(m.handle);
             }
         };

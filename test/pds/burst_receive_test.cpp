@@ -321,8 +321,8 @@ std::size_t compare_receivers(Alter&& alter, std::size_t burst, shape s = shape:
             break;
         }
         EXPECT_EQ(x.message_id, y.message_id);
-        EXPECT_EQ(x.ses.memory_key, y.ses.memory_key);
-        EXPECT_EQ(x.ses.buffer_offset, y.ses.buffer_offset);
+        EXPECT_EQ(x.ses->memory_key, y.ses->memory_key);
+        EXPECT_EQ(x.ses->buffer_offset, y.ses->buffer_offset);
         EXPECT_TRUE(std::equal(x.data.begin(), x.data.end(), y.data.begin(), y.data.end()));
         ++delivered;
     }

@@ -1081,7 +1081,7 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                     ses_fields answer;
                     answer.response = true;
                     answer.message_id = m.message_id;
-                    answer.job_id = m.ses.job_id;
+                    answer.job_id = m.ses->job_id;
                     EXPECT_TRUE(b.post_response(m, answer, {}, 0).ok());
                 }
                 b.release(m.handle);
@@ -1491,22 +1491,23 @@ TEST(engine, writes_are_placed_directly_once_per_packet) {
                 expected_packets += (writes[i].length + f.cb.mtu_payload - 1) / f.cb.mtu_payload;
         }
         ASSERT_TRUE(f.a->post_send(to_b, m, message_bytes(9, 10'000), 99).ok());
-        std::vector<received_message> got;
+        // A message's SES fields are the engine's until release: its opcode is kept here.
+        std::vector<std::pair<received_message, wire::ses_opcode>> got;
         send_completion c[16];
         std::size_t completed = 0;
         ASSERT_TRUE(f.h->run_until(
             [&] {
                 completed += f.a->poll_send_completions(c);
                 for (received_message r; f.b->poll_received(r);) {
-                    got.push_back(r);
+                    got.emplace_back(r, r.ses->opcode);
                     if (r.placed) f.b->release(r.handle);  // nothing held
                 }
                 return completed == writes.size() + 1 && got.size() == writes.size() + 1;
             },
             2'000'000'000));
         std::size_t placed = 0, failed = 0;
-        for (const received_message& r : got) {
-            if (r.ses.opcode != wire::ses_opcode::write) {
+        for (const auto& [r, opcode] : got) {
+            if (opcode != wire::ses_opcode::write) {
                 EXPECT_FALSE(r.placed);
                 EXPECT_EQ(r.data.size(), 10'000u);
                 f.b->release(r.handle);
