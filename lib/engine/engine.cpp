@@ -114,6 +114,9 @@ engine_impl::engine_impl(const engine_config& cfg)
       target_by_syn_(cfg_.max_pdcs),
       messages_(cfg_.max_pending_messages, cfg_.mtu_payload),
       request_by_id_(cfg_.max_pending_messages),
+      // Each entry holds at least one answer still owed; owed_room() stops requests well before
+      // the map is full, with room left for an announce on every PDC.
+      announced_(cfg_.answers_in_acks ? std::size_t{cfg_.max_pending_messages} + cfg_.max_pdcs : 0),
       reassembly_(reassembly_config(cfg_)) {
     params_.mpr = cfg_.mpr;
     params_.ooo_threshold = cfg_.ooo_threshold;
@@ -159,13 +162,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_slots);
 
     completions_.resize(cfg_.max_pending_messages);
-    if (cfg_.answers_in_acks) {
-        owed_.resize(cfg_.max_pending_messages);
-        free_owed_.reserve(owed_.size());
-        for (std::uint32_t i = static_cast<std::uint32_t>(owed_.size()); i-- > 0;)
-            free_owed_.push_back(i);
-        free_owed_count_ = free_owed_.size();
-    }
     rudi_.resize(cfg_.rudi_max_in_flight);
     free_rudi_.reserve(rudi_.size());
     for (std::uint32_t i = static_cast<std::uint32_t>(rudi_.size()); i-- > 0;) {

@@ -37,37 +37,45 @@ bool answers_settled(const pds::pdc& p) {
 
 // ---- target ----
 
-owed_answer* engine_impl::find_owed(std::uint64_t token) noexcept {
-    const auto i = static_cast<std::uint32_t>(token);
-    const auto stamp = static_cast<std::uint32_t>(token >> 32);
-    if (stamp == 0 || i >= owed_.size() || owed_[i].stamp != stamp) return nullptr;
-    return &owed_[i];
+std::uint32_t engine_impl::next_owed_stamp() noexcept {
+    if (++owed_stamp_ == 0) owed_stamp_ = 1;  // 0 names no PDC's requests
+    return owed_stamp_;
 }
 
-void engine_impl::free_owed(owed_answer& o) {
-    o = owed_answer{};
-    // Only a found entry (stamp set) is freed, so the stack has room; checked all the same.
-    if (free_owed_count_ < free_owed_.size())
-        free_owed_[free_owed_count_++] = static_cast<std::uint32_t>(&o - owed_.data());
+inline pds::pdc* engine_impl::owed_on(std::uint64_t token) noexcept {
+    const auto index = static_cast<std::uint32_t>(token);
+    const auto stamp = static_cast<std::uint32_t>(token >> 32);
+    if (stamp == 0 || index >= pdcs_.size()) return nullptr;
+    pds::pdc& p = pdcs_[index];
+    if (p.owed_stamp != stamp || p.answers_owed == 0) return nullptr;
+    return &p;
+}
+
+void engine_impl::post_announced(std::uint64_t token) {
+    const auto stamp = static_cast<std::uint32_t>(token >> 32);
+    if (stamp == 0) return;
+    const auto left = announced_.find(stamp);
+    if (!left) return;  // the PDC went before its ACK announced it: nobody counts it
+    --announced_unposted_;
+    if (*left > 1)
+        announced_.insert(stamp, *left - 1);
+    else
+        announced_.erase(stamp);
 }
 
 void engine_impl::announce_owed(pds::pdc& p) {
     if (p.answers_owed == 0) return;
-    // Rare (the API answers before its next transmit()): a scan of the table.
-    for (owed_answer& o : owed_) {
-        if (o.stamp == 0 || o.pdc != p.index || o.announced) continue;
-        o.announced = true;
-        ++p.answers_as_messages;
-        ++announced_unposted_;
-    }
+    // Rare (the API answers before its next transmit()): the requests owed now will be answered
+    // by messages, which their stamp, noted here, tells post_response.
+    if (announced_.insert(p.owed_stamp, p.answers_owed)) announced_unposted_ += p.answers_owed;
+    p.answers_as_messages += p.answers_owed;
     p.answers_owed = 0;
+    p.owed_stamp = next_owed_stamp();
 }
 
 void engine_impl::forget_owed(pds::pdc& p) {
-    if (p.answers_owed == 0) return;
-    for (owed_answer& o : owed_)
-        if (o.stamp != 0 && o.pdc == p.index && !o.announced) o.pdc = none;
     p.answers_owed = 0;
+    p.owed_stamp = 0;
 }
 
 wire::ses_response engine_impl::ack_answer(const pds::pdc& p) const {
@@ -82,18 +90,14 @@ status engine_impl::post_response(const received_message& request, const ses_fie
                                   std::span<const std::uint8_t> data, std::uint64_t context) {
     if (ses.return_code == wire::ses_return_code::ok && data.empty() && answer_ok_in_ack(request))
         return {};
-    // A message. Without an owed entry the answer is outside the count (the feature is off, or
-    // the answer always is a message); an announced one takes the pool room kept for it.
-    pds::pdc* counted_on = nullptr;
-    if (owed_answer* o = find_owed(request.answer_token)) {
-        if (o->announced) {
-            --announced_unposted_;
-        } else if (o->pdc != none) {
-            counted_on = &pdcs_[o->pdc];
-            --counted_on->answers_owed;
-        }
-        free_owed(*o);
-    }
+    // A message. Answers owed now are counted in the next ACK; an announced one takes the pool
+    // room kept for it; any other is outside the count (the feature is off, the answer always
+    // is a message, or its PDC is gone).
+    pds::pdc* counted_on = owed_on(request.answer_token);
+    if (counted_on)
+        --counted_on->answers_owed;
+    else
+        post_announced(request.answer_token);
     const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
     if (st.ok()) {
         ++counters_.answers_as_messages;
@@ -104,10 +108,9 @@ status engine_impl::post_response(const received_message& request, const ses_fie
 
 // An OK answer without data owed on a PDC whose ACK has not announced it goes in that ACK.
 bool engine_impl::answer_ok_in_ack(const received_message& request) {
-    owed_answer* o = find_owed(request.answer_token);
-    if (o == nullptr || o->announced || o->pdc == none) return false;
-    --pdcs_[o->pdc].answers_owed;
-    free_owed(*o);
+    pds::pdc* p = owed_on(request.answer_token);
+    if (p == nullptr) return false;
+    --p->answers_owed;
     ++counters_.answers_in_acks;
     return true;
 }

@@ -68,16 +68,6 @@ struct rudi_packet {
     bool in_retx_list = false;
 };
 
-// Answers in ACKs, target side: a delivered request whose answer is still owed. The token the
-// request is delivered with is stamp << 32 | index; a stale token names a reused entry.
-struct owed_answer {
-    std::uint32_t pdc = none;  // the target PDC it came on (none once that PDC is gone)
-    std::uint32_t stamp = 0;   // 0: free
-    // An ACK left before the answer: it announced a response message, which must follow (the
-    // message pool keeps room for it).
-    bool announced = false;
-};
-
 // A closed target PDC remembered so a late SYN packet of it does not open it again.
 struct closed_pdc {
     std::uint32_t peer = none;
@@ -341,9 +331,16 @@ class engine_impl final : public pds::tx_listener {
     // Target: a request delivered on p is owed an answer; its token for post_response (0 when
     // answers_in_acks is off or the request is a response).
     std::uint64_t owe_answer(pds::pdc& p);
-    bool owed_room() const noexcept { return !cfg_.answers_in_acks || free_owed_count_ != 0; }
-    owed_answer* find_owed(std::uint64_t token) noexcept;
-    void free_owed(owed_answer& o);
+    // Room to announce owed answers (announced_ below): without it, requests wait.
+    bool owed_room() const noexcept {
+        return !cfg_.answers_in_acks || announced_.size() < cfg_.max_pending_messages;
+    }
+    // The PDC whose ACK may still answer the request of token, or nullptr (announced already,
+    // or the PDC is gone).
+    pds::pdc* owed_on(std::uint64_t token) noexcept;
+    // An announced answer of token goes now: the pool room kept for it is given back.
+    void post_announced(std::uint64_t token);
+    std::uint32_t next_owed_stamp() noexcept;
     // Before an ACK of p leaves: answers still owed will come as response messages.
     void announce_owed(pds::pdc& p);
     // A target PDC goes: answers still owed for it will go as messages nobody counts.
@@ -485,11 +482,10 @@ class engine_impl final : public pds::tx_listener {
     // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
     // answers; pool room kept for the response messages ACKs announced and not yet posted.
     bool ack_has_answers_ = false;
-    std::vector<owed_answer> owed_;
-    // The free entries of owed_, a stack of fixed size (free_owed_count_ on it): a push_back
-    // that may grow made answer_ok_in_ack save and restore registers for a call never taken.
-    std::vector<std::uint32_t> free_owed_;
-    std::size_t free_owed_count_ = 0;
+    // An owed answer is a count on its PDC, not an entry: its token is the PDC's stamp and index.
+    // Each ACK that announces a PDC's owed answers gives the PDC a new stamp and notes the old
+    // one here (stamp -> its answers not yet posted), so a late answer knows it was announced.
+    pds::flat_map announced_;
     std::uint32_t owed_stamp_ = 0;
     std::uint32_t announced_unposted_ = 0;
     ses::message_queue rudi_queue_, uud_queue_;
@@ -544,14 +540,12 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
     messages_.release(index);
 }
 
-// An answer owed for a request just placed (answers in ACKs): the token of its entry.
+// An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and
+// index (an entry per request, taken here and freed at the answer, cost ~25 instructions and a
+// cache line per message).
 inline std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
-    if (free_owed_count_ == 0) return 0;
-    const std::uint32_t i = free_owed_[--free_owed_count_];
-    if (++owed_stamp_ == 0) owed_stamp_ = 1;
-    owed_[i] = owed_answer{p.index, owed_stamp_, false};
     ++p.answers_owed;
-    return (std::uint64_t{owed_stamp_} << 32) | i;
+    return (std::uint64_t{p.owed_stamp} << 32) | p.index;
 }
 
 // The last packet of a RUD/ROD message is in: a response answers one of ours; a request is owed

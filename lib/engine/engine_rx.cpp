@@ -267,6 +267,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
                    cfg_.ack_every_packets);
     p->remote_id = h.spdcid;
     p->last_activity_ns = rx.now;
+    p->owed_stamp = next_owed_stamp();
     target_by_syn_.insert(key, p->index);
     timers_.schedule(p->idle_timer, rx.now + cfg_.pdc_target_idle_ns);
     ++counters_.target_pdcs_opened;

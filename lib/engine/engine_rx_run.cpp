@@ -179,12 +179,12 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 
 // take_run() for one-packet messages: each is placed as on_request() would place it (its own
 // slot, its answer owed), and the run is accepted as one. Taken only when nothing can stop a
-// packet on the way: a free reassembly slot and a free owed answer for each, no partial message
+// packet on the way: a free reassembly slot for each, no partial message
 // whose key a packet could share, and room in the list of deferred ACKs (none leaves inside the
 // run, so the ACKs carry what they would: they are built at the next transmit()).
 bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
     pds::pdc* p = run_target(rx, n);
-    if (!p || (cfg_.answers_in_acks && free_owed_count_ < n) || !reassembly_.can_place_whole(n) ||
+    if (!p || !reassembly_.can_place_whole(n) ||
         (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
         return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
