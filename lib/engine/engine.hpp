@@ -181,7 +181,7 @@ struct received_message {
     // Its SES fields, where the engine keeps them: valid, like data, until release(handle). Not a
     // copy: 128 bytes copied per message received cost ~16 instructions and two cache lines.
     const ses_fields* ses = &no_ses_fields;
-    // A WRITE placed by engine_config::place_write: data is empty, its ses.request_length bytes
+    // A WRITE placed by engine_config::place_write: data is empty, its ses->request_length bytes
     // are already in place, except when the hook refused some packet (placement_failed).
     bool placed = false, placement_failed = false;
     // What post_response() needs to answer this request in an ACK (answers_in_acks); 0: none.

@@ -179,9 +179,9 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 
 // take_run() for one-packet messages: each is placed as on_request() would place it (its own
 // slot, its answer owed), and the run is accepted as one. Taken only when nothing can stop a
-// packet on the way: a free reassembly slot for each, no partial message
-// whose key a packet could share, and room in the list of deferred ACKs (none leaves inside the
-// run, so the ACKs carry what they would: they are built at the next transmit()).
+// packet on the way: a free reassembly slot for each, no partial message whose key a packet
+// could share, and room in the list of deferred ACKs (none leaves inside the run, so the ACKs
+// carry what they would: they are built at the next transmit()).
 bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
     pds::pdc* p = run_target(rx, n);
     if (!p || !reassembly_.can_place_whole(n) ||
