@@ -26,6 +26,7 @@ enum class completion_flags : std::uint32_t {
     write = 64,
     remote_cq_data = 128,  // data holds the initiator's immediate data
     remote_write = 256,    // a peer's write landed in one of our regions
+    multi_recv = 512,      // the last entry of a multi-receive buffer: it is released
 };
 constexpr completion_flags operator|(completion_flags a, completion_flags b) noexcept {
     return static_cast<completion_flags>(static_cast<std::uint32_t>(a) |

@@ -49,6 +49,9 @@ struct endpoint_attr {
     std::size_t max_unexpected_bytes = 16u << 20;
     std::size_t max_deferred = 1024;  // deferred sends remembered until a receive is posted
     std::size_t inject_size = 256;    // inject(): largest message, copied at the call
+    // A multi-receive buffer (op_flags::multi_recv) is released once fewer bytes than this are
+    // left in it (libfabric's FI_OPT_MIN_MULTI_RECV).
+    std::size_t min_multi_recv = 64;
     // Sends of at least this many bytes use DEFERRABLE_SEND: a target with no matching receive
     // answers NO_MATCH instead of buffering, and asks for the message again (DEFERRABLE_RTR)
     // once a receive is posted.
@@ -116,7 +119,7 @@ struct endpoint_counters {
     std::uint64_t answers_in_acks = 0, answers_as_messages = 0, answered_by_ack = 0;
 };
 
-// Flags of one initiator operation (the last argument of send, write, read and the atomics).
+// Flags of one operation (the last argument of send, recv, write, read and the atomics).
 enum class op_flags : std::uint8_t {
     none = 0,
     // No completion entry when the operation succeeds (libfabric's selective completion: an
@@ -124,8 +127,20 @@ enum class op_flags : std::uint8_t {
     // still ends in its error entry, with the context. The operation still takes its place in
     // the queue's capacity while in flight (room for that error entry), and its buffers must stay
     // valid until it ends: endpoint::silent_completions() counts the ones that ended, so that
-    // the caller knows how many it still has in flight.
+    // the caller knows how many it still has in flight. Not with recv.
     no_completion = 1,
+    // recv only: a multi-receive buffer (libfabric's FI_MULTI_RECV). Eager untagged messages are
+    // placed one after another, each at the next free byte, each with its own completion entry
+    // (buf points at the message); the buffer is released once fewer than
+    // endpoint_attr::min_multi_recv bytes are left, or when a message does not fit what is left.
+    // The entry that releases it carries completion_flags::multi_recv (a message's entry, or one
+    // of length 0 when nothing was placed by it). A message larger than a fresh buffer fails it
+    // (errc::truncated, the sender TOO_LONG). Deferrable and rendezvous sends (at least
+    // deferrable_threshold or rendezvous_threshold bytes) are not taken: they wait for a plain
+    // receive (under delivery::rod, the order holds among the messages the buffer takes). Each
+    // message's entry needs room in the queue: posting fails with errc::cq_full, and arrivals
+    // wait in the engine, while the queue holds no room for one. Not with no_completion.
+    multi_recv = 2,
 };
 namespace detail {
 struct endpoint_impl;
@@ -150,7 +165,9 @@ class endpoint {
     // ---- messages ----
     std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context,
                          op_flags flags = op_flags::none);
-    std::error_code recv(std::span<std::byte> buf, void* context, peer_addr from = any_peer);
+    // flags: none, or op_flags::multi_recv (one buffer for many messages).
+    std::error_code recv(std::span<std::byte> buf, void* context, peer_addr from = any_peer,
+                         op_flags flags = op_flags::none);
     // Small messages (at most attr().inject_size), copied at the call: no completion entry on
     // success; one that fails still gives an error entry (context nullptr; dropped, and the
     // queue reports an overrun, when the queue is full, as it has no room reserved).

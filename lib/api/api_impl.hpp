@@ -74,6 +74,17 @@ struct cq_impl {
     }
     // A completion nobody reserved (remote write data): lost (and reported) when full.
     void push_unreserved(const completion& c) noexcept;
+    // Room for an entry beyond every reserved one (the ring is twice the capacity): a message of a
+    // multi-receive buffer, whose one reservation is for the entry that releases it. The ring has
+    // none only while the application has at least `capacity` entries to read.
+    bool has_spare_room() const noexcept { return count + reserved_ < ring.size(); }
+    std::size_t spare_room() const noexcept { return ring.size() - count - reserved_; }
+    // The new entry, not cleared (as push_reserved); has_spare_room() must hold.
+    completion& push_spare() noexcept {
+        completion& c = ring[ring_add(head, count, ring.size())];
+        ++count;
+        return c;
+    }
     std::size_t pop(std::span<completion> out) noexcept;
     bool pop_error(completion& out) noexcept;
     bool head_is_error() const noexcept;
@@ -146,6 +157,7 @@ struct op_hot {
     bool rtr_seen = false;  // the RTR came before the NO_MATCH response
     bool reserved = false;  // a receive promised to a deferred send by an RTR
     bool pulling = false;   // a receive of a rendezvous, pulling the rest
+    bool multi = false;     // a multi-receive buffer: next_offset is its first free byte
 };
 
 struct op_cold {
@@ -223,7 +235,10 @@ struct endpoint_impl {
                                                      bool inject, bool silent);
     [[gnu::always_inline]] std::error_code post_recv(std::span<std::byte> buf, bool tagged,
                                                      std::uint64_t tag, std::uint64_t ignore,
-                                                     void* context, peer_addr from);
+                                                     void* context, peer_addr from,
+                                                     bool multi = false);
+    // A multi-receive buffer just posted takes the held messages it matches, oldest first.
+    void fill_multi_from_held(std::uint32_t index);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
                              std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
                              std::uint64_t data, void* context, bool silent);
@@ -310,6 +325,16 @@ struct endpoint_impl {
     void on_rtr(received_message& m);
     [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
     void deliver_held(std::uint32_t recv, received_message& m, bool answered);  // post_recv's
+    // A message for the multi-receive buffer `recv` (posted as `node` of the untagged receives):
+    // placed, or failed as too long for a fresh buffer (true); or the buffer released for want of
+    // room, the message still to match (false).
+    bool place_in_multi(std::uint32_t recv, std::uint32_t node, received_message& m, bool answered);
+    // A message for a multi-receive buffer while the queue has no room for its entry: answered,
+    // and kept (its engine buffer held) until place_waiting() finds room.
+    void wait_for_room(received_message& m);
+    bool place_waiting();  // true if any went
+    // The multi-receive buffer is done: its entry (the releasing one) and its op given back.
+    void release_multi(std::uint32_t recv, std::uint32_t node);
     void defer(received_message& m, bool tagged);
     void start_rtr(std::uint32_t recv, const deferred_send& d);
     void respond(const received_message& m, wire::ses_return_code rc,
@@ -357,7 +382,9 @@ struct endpoint_impl {
     pds::flat_map record_by_id;               // (peer, mode, message id) -> record
     std::vector<std::uint32_t> stalled;       // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
-    ses::receive_queues<std::uint32_t> posted;  // receive ops, by kind
+    ses::receive_queues<std::uint32_t> posted;             // receive ops, by kind
+    std::uint32_t multi_recvs = 0;                         // multi-receive buffers among them
+    ses::bounded_fifo<received_message> waiting_for_room;  // wait_for_room()
     ses::bounded_fifo<held_message> unexpected;
     std::size_t unexpected_bytes = 0;
     ses::bounded_fifo<deferred_send> deferred_sends;

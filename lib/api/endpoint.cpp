@@ -74,6 +74,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       records(4096),
       record_by_id(4096),
       posted(at.rx_depth),
+      waiting_for_room(ec.max_rx_messages),
       unexpected(at.max_unexpected),
       deferred_sends(at.max_deferred),
       response_buffers(1024 * max_atomic_bytes),
@@ -228,11 +229,16 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
 
 inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged,
                                                 std::uint64_t tag, std::uint64_t ignore,
-                                                void* context, peer_addr from) {
+                                                void* context, peer_addr from, bool multi) {
     if (!eng) return errc::endpoint_closed;
     std::uint32_t source = ses::any_source;
     if (from != any_peer) {
         if (const errc e = check_post(from, false, source); e != errc{}) return e;
+    }
+    if (multi) {
+        if (buf.empty() || buf.size() < attr.min_multi_recv) return errc::invalid_argument;
+        // Room for an entry per held message it may take, besides its own reservation.
+        if (cq->spare_room() <= unexpected.size()) return errc::cq_full;
     }
     if (!cq->reserve()) return errc::cq_full;
     const std::uint32_t index = allocate_op();
@@ -250,6 +256,18 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     o.tagged = tagged;
     o.rule = ses::match_rule{tagged, tag, ignore, source};
     o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
+    if (multi) {
+        o.multi = true;
+        o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
+        if (!posted.push(false, index)) {
+            release_op(index);
+            cq->unreserve();
+            return errc::again;
+        }
+        ++multi_recvs;
+        fill_multi_from_held(index);
+        return no_error;
+    }
     const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
     auto held = unexpected.take_first(
         [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
@@ -503,6 +521,8 @@ void endpoint_impl::close() noexcept {
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
     posted.drain([](std::uint32_t) {});
+    multi_recvs = 0;
+    waiting_for_room.drain([](const received_message&) {});
     unexpected.drain([](const held_message&) {});
     deferred_sends.drain([](const deferred_send&) {});
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
@@ -542,8 +562,17 @@ const endpoint_attr& endpoint::attr() const noexcept {
 
 namespace {
 
+bool has_flag(op_flags set, op_flags flag) noexcept {
+    return (static_cast<unsigned>(set) & static_cast<unsigned>(flag)) != 0;
+}
 bool silent(op_flags f) noexcept {
-    return (static_cast<unsigned>(f) & static_cast<unsigned>(op_flags::no_completion)) != 0;
+    return has_flag(f, op_flags::no_completion);
+}
+// Why an initiator operation cannot be posted before its arguments are read: a closed endpoint,
+// or a receive's flag.
+errc cannot_post(const std::shared_ptr<detail::endpoint_impl>& impl, op_flags f) noexcept {
+    if (!impl) return errc::endpoint_closed;
+    return has_flag(f, op_flags::multi_recv) ? errc::invalid_argument : errc{};
 }
 
 void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept {
@@ -607,13 +636,15 @@ void endpoint::close() noexcept {
 
 std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context,
                                op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_send(to, buf, false, 0, context, false, silent(flags));
 }
 
-std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from) {
+std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from,
+                               op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_recv(buf, false, 0, 0, context, from);
+    if (silent(flags)) return errc::invalid_argument;  // a receive always has its entry
+    return impl_->post_recv(buf, false, 0, 0, context, from, has_flag(flags, op_flags::multi_recv));
 }
 
 std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
@@ -623,7 +654,7 @@ std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
 
 std::error_code endpoint::tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
                                 void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_send(to, buf, true, tag, context, false, silent(flags));
 }
 
@@ -640,7 +671,7 @@ std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, 
 
 std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
                                 std::uint64_t key, void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
                            false, 0, context, silent(flags));
 }
@@ -648,14 +679,14 @@ std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, st
 std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> buf,
                                      std::uint64_t offset, std::uint64_t key, std::uint64_t data,
                                      void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
                            true, data, context, silent(flags));
 }
 
 std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
                                std::uint64_t key, void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(), offset,
                            key, false, 0, context, silent(flags));
 }
@@ -663,7 +694,7 @@ std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::ui
 std::error_code endpoint::atomic(peer_addr to, atomic_op op, atomic_type type,
                                  std::span<const std::byte> operand, std::uint64_t offset,
                                  std::uint64_t key, void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
                               context, silent(flags));
 }
@@ -672,7 +703,7 @@ std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type t
                                        std::span<const std::byte> operand,
                                        std::span<std::byte> result, std::uint64_t offset,
                                        std::uint64_t key, void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     return impl_->post_atomic(to, op, type, operand, result, nullptr, true, false, offset, key,
                               context, silent(flags));
 }
@@ -682,7 +713,7 @@ std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
                                          std::span<const std::byte> swap,
                                          std::span<std::byte> result, std::uint64_t offset,
                                          std::uint64_t key, void* context, op_flags flags) {
-    if (!impl_) return errc::endpoint_closed;
+    if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     if (compare.size() != size_of(type)) return errc::invalid_argument;
     return impl_->post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true, true,
                               offset, key, context, silent(flags));

@@ -16,6 +16,7 @@ namespace {
 
 using wire::ses_opcode;
 using wire::ses_return_code;
+constexpr std::uint32_t posted_none = ses::bounded_fifo<std::uint32_t>::none;
 
 bool is_send(ses_opcode op) {
     switch (op) {
@@ -71,6 +72,8 @@ bool endpoint_impl::process() {
         for (std::size_t i = 0; i < n && eng; ++i)
             on_send_completion(completions[i]);
     }
+    // Messages that waited for room in the queue go first: they are older.
+    if (waiting_for_room.size() != 0) any |= place_waiting();
     received_message m;
     while (eng && eng->poll_received(m)) {
         any = true;
@@ -371,9 +374,24 @@ inline void endpoint_impl::on_send_request(received_message& m) {
         ops[index].reserved = false;
         return deliver(index, m, false);
     }
-    auto recv = posted.take_first(
-        tagged, [&](std::uint32_t i) { return ops[i].rule.matches(tagged, tag, m.from); });
-    if (recv) return deliver(*recv, m, false);
+    const bool eager = m.ses->opcode == ses_opcode::send;  // what a multi-receive buffer takes
+    for (;;) {
+        const std::uint32_t node = posted.find_first(tagged, [&](std::uint32_t i) {
+            return ops[i].rule.matches(tagged, tag, m.from) && (eager || !ops[i].multi);
+        });
+        if (node == posted_none) break;
+        const std::uint32_t recv = posted.at(tagged, node);
+        if (!ops[recv].multi) [[likely]] {
+            posted.take_at(tagged, node);
+            return deliver(recv, m, false);
+        }
+        // Each message of a multi-receive buffer needs an entry beyond the reserved ones; while
+        // the queue has none (the application has at least its capacity to read), or older
+        // messages wait for one, it waits too.
+        if (!cq->has_spare_room() || waiting_for_room.size() != 0) return wait_for_room(m);
+        if (place_in_multi(recv, node, m, false)) return;
+        // The buffer was released for want of room: the next receive may take the message.
+    }
     const bool deferrable = m.ses->opcode == ses_opcode::deferrable_send ||
                             m.ses->opcode == ses_opcode::deferrable_tsend;
     const bool room =
@@ -439,6 +457,110 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     if (!answered) answer_ok(m, static_cast<std::uint32_t>(total));
     eng->release(m.handle);
     finish(index);
+}
+
+bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t node, received_message& m,
+                                   bool answered) {
+    op& o = ops[index];
+    const std::size_t len = m.data.size();
+    if (len > o.len - o.next_offset) {
+        if (o.next_offset != 0) {
+            release_multi(index, node);  // an entry of length 0
+            return false;
+        }
+        posted.take_at(false, node);
+        --multi_recvs;
+        deliver(index, m, answered);  // too long for the whole buffer: fails it, truncated
+        return true;
+    }
+    std::byte* at = o.dst + o.next_offset;
+    copy_payload(at, m.data.data(), len);
+    o.next_offset += len;
+    if (!answered) answer_ok(m, static_cast<std::uint32_t>(len));
+    const peer_addr from = peer_of(m.from);
+    eng->release(m.handle);
+    if (o.len - o.next_offset >= attr.min_multi_recv) {
+        completion& c = cq->push_spare();  // process() saw room for it
+        c = completion{.context = o.context,
+                       .flags = completion_flags::recv,
+                       .len = len,
+                       .buf = at,
+                       .data = 0,
+                       .tag = 0,
+                       .from = from,
+                       .error = no_error,
+                       .olen = 0,
+                       .prov_errno = 0,
+                       .detail = {}};
+        return true;
+    }
+    // Too little left for another message: this one's entry releases the buffer.
+    o.msg_len = len;
+    o.msg_from = from;
+    o.dst = at;
+    release_multi(index, node);
+    return true;
+}
+
+void endpoint_impl::wait_for_room(received_message& m) {
+    // Never full: the engine hands over at most max_rx_messages at once (each holds its buffer
+    // until released), and this holds as many.
+    if (!waiting_for_room.push(m)) return defer(m, false);
+    // Answered now, as a message held unexpected is: the answer does not wait for the reader.
+    answer_ok(m, static_cast<std::uint32_t>(m.data.size()));
+}
+
+bool endpoint_impl::place_waiting() {
+    bool any = false;
+    while (eng && waiting_for_room.size() != 0 && cq->has_spare_room()) {
+        const std::uint32_t w =
+            waiting_for_room.find_first([](const received_message&) { return true; });
+        received_message m = waiting_for_room.at(w);
+        const std::uint32_t node = posted.find_first(
+            false, [&](std::uint32_t i) { return ops[i].rule.matches(false, 0, m.from); });
+        if (node == posted_none) {
+            // Its buffer went and no receive is posted: it is held as any other, if it may be.
+            if (unexpected.full() || unexpected_bytes + m.data.size() > attr.max_unexpected_bytes)
+                break;
+            unexpected.push(held_message{m, true, false, 0});
+            unexpected_bytes += m.data.size();
+            ++counters.unexpected;
+        } else if (const std::uint32_t recv = posted.at(false, node); !ops[recv].multi) {
+            posted.take_at(false, node);
+            deliver(recv, m, true);
+        } else if (!place_in_multi(recv, node, m, true)) {
+            continue;  // that buffer was released for want of room: the next may take it
+        }
+        waiting_for_room.take_at(w);
+        any = true;
+    }
+    return any;
+}
+
+void endpoint_impl::release_multi(std::uint32_t index, std::uint32_t node) {
+    posted.take_at(false, node);
+    --multi_recvs;
+    op& o = ops[index];
+    if (o.msg_len == 0) o.dst = nullptr;  // no message of its own: an entry of length 0
+    finish(index);
+}
+
+void endpoint_impl::fill_multi_from_held(std::uint32_t index) {
+    if (unexpected.size() == 0) return;
+    const std::uint32_t node =
+        posted.find_first(false, [&](std::uint32_t i) { return i == index; });
+    const ses::match_rule rule = ops[index].rule;
+    while (ops[index].in_use) {
+        const std::uint32_t h = unexpected.find_first([&](const held_message& held) {
+            return held.msg.ses->opcode == ses_opcode::send &&
+                   rule.matches(held.tagged, held.tag, held.msg.from);
+        });
+        if (h == unexpected.none) return;
+        held_message held = unexpected.at(h);
+        if (!place_in_multi(index, node, held.msg, held.answered)) return;  // it stays held
+        unexpected.take_at(h);
+        unexpected_bytes -= held.msg.data.size();
+    }
 }
 
 // A message held as unexpected, for the receive just posted (endpoint.cpp).

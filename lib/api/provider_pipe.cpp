@@ -95,17 +95,25 @@ std::uint64_t pipe_network::next_event() const noexcept {
 
 bool pipe_network::step() {
     const std::uint64_t t = next_event();
-    if (t == pipe::link::none) return false;
-    now_ = std::max(now_, t);
-    for (const auto& n : nodes_) {
-        endpoint_impl* ep = n->ep;
-        n->ingress.receive(now_, [&](std::span<const std::uint8_t> f) {
-            if (ep && ep->eng) ep->eng->receive(f, now_);
-        });
+    if (t == pipe::link::none) {
+        // Messages an endpoint left in its engine (its completion queue had no room for a
+        // multi-receive buffer's entries) are no event of the network's: look at them again.
+        bool any = false;
+        for (std::size_t i = 0; i < nodes_.size(); ++i)
+            if (endpoint_impl* ep = nodes_[i]->ep) any |= ep->process();
+        if (!any) return false;
+    } else {
+        now_ = std::max(now_, t);
+        for (const auto& n : nodes_) {
+            endpoint_impl* ep = n->ep;
+            n->ingress.receive(now_, [&](std::span<const std::uint8_t> f) {
+                if (ep && ep->eng) ep->eng->receive(f, now_);
+            });
+        }
+        // What arrived is answered before anything is sent, so the answers ride in the ACKs.
+        for (std::size_t i = 0; i < nodes_.size(); ++i)
+            if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
     }
-    // What arrived is answered before anything is sent, so the answers ride in the ACKs.
-    for (std::size_t i = 0; i < nodes_.size(); ++i)
-        if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         endpoint_impl* ep = nodes_[i]->ep;
         if (!ep || !ep->eng) continue;

@@ -65,6 +65,16 @@ class bounded_fifo {
         return std::nullopt;
     }
 
+    // The oldest element for which pred holds, left in place: its node (none if there is none),
+    // for at() and take_at(). A multi-receive buffer stays posted, where it was, after a match.
+    template <class Pred>
+    std::uint32_t find_first(Pred&& pred) const noexcept {
+        for (std::uint32_t i = head_; i != none; i = nodes_[i].next)
+            if (pred(nodes_[i].value)) return i;
+        return none;
+    }
+    const T& at(std::uint32_t node) const noexcept { return nodes_[node].value; }
+    void take_at(std::uint32_t node) noexcept { unlink(node); }
     // Removes every element, oldest first, handing each to f.
     template <class F>
     void drain(F&& f) {
@@ -76,8 +86,9 @@ class bounded_fifo {
         }
     }
 
-  private:
     static constexpr std::uint32_t none = 0xffffffffu;
+
+  private:
     struct node {
         T value{};
         std::uint32_t prev = none, next = none;
@@ -128,6 +139,16 @@ class receive_queues {
         return found;
     }
 
+    // find_first, left in place (bounded_fifo): the node, or none.
+    template <class Pred>
+    std::uint32_t find_first(bool tagged, Pred&& pred) noexcept {
+        return of(tagged).find_first(pred);
+    }
+    const T& at(bool tagged, std::uint32_t node) noexcept { return of(tagged).at(node); }
+    void take_at(bool tagged, std::uint32_t node) noexcept {
+        of(tagged).take_at(node);
+        --size_;
+    }
     // Every receive, untagged then tagged, each kind oldest first.
     template <class F>
     void drain(F&& f) {
