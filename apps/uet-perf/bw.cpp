@@ -34,6 +34,8 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
     run_.responder = responder;
     run_.limit = s_.duration_ms ? unlimited : s_.iterations;
     run_.rx_limit = receiver ? run_.limit : 0;
+    // send_lat's client receives the pongs without being the receiver of the control protocol.
+    run_.multi = multi_recv_for(s_, size) && (receiver || s_.test == test_kind::send_lat);
     free_tx_.clear();
     free_rx_.clear();
     slot_offset_.resize(run_.depth);
@@ -55,6 +57,8 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
         for (std::uint32_t k = 0; k < run_.depth; ++k)
             fill_pattern(tx_slot(k), 0);
     }
+    // Before READY (or START) goes, so that the peer's first message finds a buffer.
+    if (run_.multi) post_multi_recv();
 }
 
 bool side::initiator_done() const noexcept {
@@ -72,14 +76,20 @@ std::uint64_t side::sent_count() const noexcept {
 std::uint64_t side::peer_sent(std::uint64_t n) {
     run_.peer_count_known = true;
     run_.peer_sent = n;
+    if (run_.multi) {
+        // The buffers take whatever comes: done at the peer's count, nothing to drain.
+        run_.rx_limit = n;
+        return 0;
+    }
     if (!run_.receiver && run_.rx_posted == 0) return 0;
     run_.rx_limit = std::max(run_.rx_posted, n);
     return run_.rx_limit - n;
 }
 
 bool side::drained() const noexcept {
-    return run_.rx_posted == run_.rx_limit && run_.rx_done == run_.rx_limit &&
-           run_.drain_done == run_.drain_owed && initiator_done();
+    const bool received =
+        run_.rx_done == run_.rx_limit && (run_.multi || run_.rx_posted == run_.rx_limit);
+    return received && run_.drain_done == run_.drain_owed && initiator_done();
 }
 
 side::bw_figures side::bw() const noexcept {
@@ -160,6 +170,23 @@ inline bool side::post_receive() {
     return true;
 }
 
+// Posts the multi-receive buffers that are not posted: at the start of a size, and after the
+// library released one (its last message counted). One the queue has no room for now
+// (errc::cq_full) is tried again after the next batch of completions.
+void side::post_multi_recv() {
+    for (std::uint32_t k = 0; k < multi_recv_buffers && multi_idle_; ++k) {
+        if (multi_state_[k] != multi_idle) continue;
+        const std::error_code ec =
+            ep_.recv(multi_buffer(k), make_ctx(ctx_multi_rx, k), peer_, op_flags::multi_recv);
+        if (ec) {
+            if (!transient(ec)) fail("cannot post a multi-receive buffer: " + ec.message());
+            return;
+        }
+        multi_state_[k] = multi_posted;
+        --multi_idle_;
+    }
+}
+
 bool side::post_drain() {
     const std::uint32_t slot = free_tx_.back();
     std::span<std::byte> buf = tx_slot(slot);
@@ -177,6 +204,8 @@ bool side::post_drain() {
 
 void side::pump() {
     if (run_.size == 0) return;
+    // A released buffer goes back first: before the next ping, whose answer it may take.
+    if (multi_idle_ && run_.multi) post_multi_recv();
     const bool bw = is_bw(s_.test);
     if (run_.initiator && !bw) post_pings();
     while (run_.initiator && bw && !run_.stopped && run_.posted < run_.limit &&
@@ -200,7 +229,8 @@ void side::pump() {
     }
     while (run_.pongs_pending && !free_tx_.empty() && post_pong()) {
     }
-    while (run_.receiver && run_.rx_posted < run_.rx_limit && !free_rx_.empty() && post_receive()) {
+    while (run_.receiver && !run_.multi && run_.rx_posted < run_.rx_limit && !free_rx_.empty() &&
+           post_receive()) {
     }
     while (run_.drain_posted < run_.drain_owed && !free_tx_.empty() && post_drain()) {
     }
@@ -215,26 +245,30 @@ void side::count_silent_completions() {
     run_.completed += ended;
 }
 
+inline void side::on_received(const completion& c, std::span<const std::byte> msg) {
+    ++run_.rx_done;
+    if (!is_bw(s_.test)) {
+        lat_on_rx(c, msg.first(std::min<std::size_t>(c.len, msg.size())));
+        return;
+    }
+    if (!s_.verify) return;
+    if (c.len != run_.size) {
+        ++run_.verify.checked;
+        run_.verify.fail("a message of " + std::to_string(c.len) + " bytes (" +
+                         std::to_string(run_.size) + " expected)");
+        return;
+    }
+    verify_received(msg, 0, false);
+}
+
 void side::on_data(const completion& c, std::uint32_t slot, bool rx) {
     if (slot >= run_.depth) {
         fail("a completion for slot " + std::to_string(slot) + " of " + std::to_string(run_.depth));
         return;
     }
     if (rx) {
-        ++run_.rx_done;
         free_rx_.push_back(slot);
-        if (!is_bw(s_.test)) {
-            lat_on_rx(c, slot);
-            return;
-        }
-        if (!s_.verify) return;
-        if (c.len != run_.size) {
-            ++run_.verify.checked;
-            run_.verify.fail("a message of " + std::to_string(c.len) + " bytes (" +
-                             std::to_string(run_.size) + " expected)");
-            return;
-        }
-        verify_received(rx_slot(slot), 0, false);
+        on_received(c, rx_slot(slot));
         return;
     }
     free_tx_.push_back(slot);
@@ -256,6 +290,36 @@ void side::on_data(const completion& c, std::uint32_t slot, bool rx) {
     ++run_.completed;
     if (s_.verify && s_.test == test_kind::read_bw)
         verify_received(tx_slot(slot), tx_iter_[slot] % run_.slots, true);
+}
+
+// An entry of multi-receive buffer k: a message placed in it (at c.buf, c.len bytes), counted
+// as a plain receive's would be; and, with completion_flags::multi_recv, the buffer released
+// (that entry's message, if any, is its last), to be posted again by pump() once handled.
+void side::on_multi_recv(const completion& c, std::uint32_t k) {
+    if (k >= multi_recv_buffers || multi_state_[k] != multi_posted) {
+        fail("a completion for multi-receive buffer " + std::to_string(k) + ", not posted");
+        return;
+    }
+    const bool released = has(c.flags, completion_flags::multi_recv);
+    if (c.len != 0 || !released) {
+        const auto* at = static_cast<const std::byte*>(c.buf);
+        if (s_.verify) {
+            // The bytes checked must be the buffer's own: a message said to be elsewhere would be
+            // read from memory the library did not write (a library fault: the run stops).
+            const auto base = reinterpret_cast<std::uintptr_t>(multi_buffer(k).data());
+            const auto p = reinterpret_cast<std::uintptr_t>(at);
+            if (!at || p < base || p - base > multi_bytes_ || c.len > multi_bytes_ - (p - base)) {
+                fail("a message of " + std::to_string(c.len) +
+                     " bytes outside its multi-receive buffer");
+                return;
+            }
+        }
+        on_received(c, std::span(at, c.len));
+    }
+    if (released) {
+        multi_state_[k] = multi_idle;
+        ++multi_idle_;
+    }
 }
 
 void side::verify_region(std::uint64_t sent) {

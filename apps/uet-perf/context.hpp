@@ -9,7 +9,14 @@
 
 namespace uet::perf::detail {
 
-enum ctx_kind : std::uintptr_t { ctx_ctrl_rx = 1, ctx_ctrl_tx = 2, ctx_tx = 3, ctx_rx = 4 };
+// ctx_multi_rx: a multi-receive buffer (--multi-recv), its slot the buffer's index.
+enum ctx_kind : std::uintptr_t {
+    ctx_ctrl_rx = 1,
+    ctx_ctrl_tx = 2,
+    ctx_tx = 3,
+    ctx_rx = 4,
+    ctx_multi_rx = 5,
+};
 // What a data transmit slot is doing.
 enum tx_use : std::uint8_t { tx_op, tx_pong, tx_drain };
 

@@ -49,8 +49,9 @@ bool side::post_lat_ping(std::uint32_t slot) {
     }
     switch (s_.test) {
         case test_kind::send_lat:
-            // The pong's receive goes first, so the pong never waits as unexpected.
-            if (run_.rx_posted == run_.posted) {
+            // The pong's receive goes first, so the pong never waits as unexpected (with
+            // --multi-recv, a multi-receive buffer is posted throughout instead).
+            if (!run_.multi && run_.rx_posted == run_.posted) {
                 if (free_rx_.empty()) return false;
                 const std::uint32_t r = free_rx_.back();
                 ec = ep_.recv(rx_slot(r), make_ctx(ctx_rx, r), peer_);
@@ -115,9 +116,9 @@ void side::lat_on_tx(std::uint32_t slot) {
     }
 }
 
-void side::lat_on_rx(const completion& c, std::uint32_t slot) {
+// buf: the bytes received (at most the size), in a receive slot or a multi-receive buffer.
+void side::lat_on_rx(const completion& c, std::span<const std::byte> buf) {
     const std::uint64_t size = run_.size;
-    std::span<const std::byte> buf = rx_slot(slot).first(std::min<std::size_t>(c.len, size));
     if (s_.verify && c.len != size) {
         ++run_.verify.checked;
         run_.verify.fail("a message of " + std::to_string(c.len) + " bytes (" +

@@ -256,6 +256,8 @@ bool parser::option(std::string_view arg) {
         s.verify = true;
     } else if (opt == "--distinct-buffers") {
         s.distinct_buffers = true;
+    } else if (opt == "--multi-recv") {
+        s.multi_recv = true;
     } else if (opt == "--stats") {
         s.stats = true;
     } else if (opt == "--trust-link-mtu") {
@@ -333,6 +335,19 @@ bool parser::check() {
         if (s.bidirectional) return fail("-b applies to bandwidth tests only");
     }
     if (s.corrupt_iteration && !s.verify) return fail("--corrupt needs --verify");
+    if (s.multi_recv) {
+        if (s.test != test_kind::send_bw && s.test != test_kind::send_lat)
+            return fail(
+                "--multi-recv applies to send_bw and send_lat only (the receives of sends; "
+                "writes, reads and atomics post none)");
+        // -a goes on past the limit: those sizes fall back to plain receives (and say so).
+        if (!s.all_sizes && s.size >= multi_recv_below)
+            return fail("--multi-recv: messages of " + std::to_string(multi_recv_below) +
+                        " bytes or more go as deferrable sends, which multi-receive buffers do "
+                        "not take: give -s below " +
+                        std::to_string(multi_recv_below) +
+                        (size_given_ ? "" : " (the default -s is 65536)"));
+    }
     if (s.provider == "dpdk" && s.dev.empty())
         return fail("--dev is required with the dpdk provider (or use --provider pipe)");
     if (s.provider == "dpdk" && s.ip.empty())
@@ -478,6 +493,10 @@ std::string usage() {
            "  --distinct-buffers a buffer per operation in flight on each side (default:\n"
            "                     perftest's 4 KiB cycle buffer; one buffer above 2 KiB)\n"
            "  --corrupt N        self-test of --verify: corrupt iteration N at its source\n"
+           "  --multi-recv       send_bw, send_lat: the receiving side keeps 2 multi-receive\n"
+           "                     buffers posted (FI_MULTI_RECV), many messages each, instead of\n"
+           "                     a receive per message; -s below 65536 (-a: plain receives\n"
+           "                     from 65536 up)\n"
            "  --stats            endpoint counters at the end\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"
            "  --no-busy-poll     let an idle port back off\n";

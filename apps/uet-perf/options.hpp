@@ -34,6 +34,10 @@ std::string_view name_of(delivery d) noexcept;  // "rud"
 std::string_view name_of(congestion_control c) noexcept;
 std::string_view name_of(path_policy p) noexcept;
 
+// Sends of this many bytes or more are deferrable (endpoint_attr::deferrable_threshold, which
+// uet-perf leaves at its default): multi-receive buffers do not take them.
+inline constexpr std::uint64_t multi_recv_below = endpoint_attr{}.deferrable_threshold;
+
 // Everything both sides must agree on travels in the hello; the rest is local.
 struct settings {
     test_kind test = test_kind::write_bw;
@@ -55,6 +59,11 @@ struct settings {
     // Self-test of --verify: the data of this iteration (1-based; 0: none) is corrupted at its
     // source, so the receiving side must report a verification failure.
     std::uint64_t corrupt_iteration = 0;
+    // --multi-recv (send_bw, send_lat): the side that receives sends keeps a few multi-receive
+    // buffers posted (op_flags::multi_recv, libfabric's FI_MULTI_RECV), each taking many
+    // messages, instead of one receive per message. Sizes of multi_recv_below and above fall
+    // back to plain receives (see multi_recv_for in traffic.hpp).
+    bool multi_recv = false;
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead

@@ -66,6 +66,19 @@ buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept {
     return l;
 }
 
+bool multi_recv_for(const settings& s, std::uint64_t size) noexcept {
+    return s.multi_recv && (s.test == test_kind::send_bw || s.test == test_kind::send_lat) &&
+           size < multi_recv_below;
+}
+
+std::uint64_t multi_recv_buffer_bytes(const settings& s) {
+    std::uint64_t bytes = 0;
+    for (std::uint64_t size : s.sizes())
+        if (multi_recv_for(s, size))
+            bytes = std::max({bytes, multi_recv_min_bytes, depth_for(s, size) * size});
+    return (bytes + 63) / 64 * 64;  // whole cache lines
+}
+
 std::uint64_t region_bytes_for(const settings& s) {
     // A cycle buffer's slots all lie within its first page.
     std::uint64_t bytes = cycle_buffer_bytes;
@@ -103,6 +116,11 @@ std::error_code side::setup(const settings& s) {
     auto tx_mr = dom_.register_memory(tx_, access::local_read, s.job_id);
     if (!tx_mr) return tx_mr.error();
     tx_mr_ = std::move(*tx_mr);
+    // Allocated on both sides (either may be the one that receives), posted by begin().
+    multi_bytes_ = multi_recv_buffer_bytes(s);
+    multi_rx_.assign(multi_recv_buffers * multi_bytes_, std::byte{0});
+    multi_state_.fill(multi_idle);
+    multi_idle_ = multi_bytes_ ? multi_recv_buffers : 0;
     free_tx_.reserve(nslots);
     free_rx_.reserve(nslots);
     tx_iter_.assign(nslots, 0);
@@ -176,6 +194,14 @@ void side::fail(std::string why) {
 }
 
 void side::handle_error(const completion& c) {
+    if (kind_of(c.context) == ctx_multi_rx && c.error == errc::canceled) {
+        // A multi-receive buffer still posted when the endpoint closed (they outlive the sizes
+        // and a receive has no cancel of its own): the end of the run, not a failure.
+        const std::uint32_t k = slot_of(c.context);
+        if (k < multi_recv_buffers && multi_state_[k] == multi_posted)
+            multi_state_[k] = multi_retired;
+        return;
+    }
     std::string peer = "the peer";
     if (const auto a = av_.lookup(peer_)) peer = to_string(*a);
     std::string what = c.error.message();
@@ -187,6 +213,9 @@ void side::handle_error(const completion& c) {
         fail(peer + " runs another uet job: both sides need the same -p (" + what + ")");
     } else if (kind_of(c.context) == ctx_ctrl_tx || kind_of(c.context) == ctx_ctrl_rx) {
         fail("control message to " + peer + " failed: " + what);
+    } else if (kind_of(c.context) == ctx_multi_rx) {
+        fail("a multi-receive buffer failed (" + std::string(name_of(s_.test)) + " with " + peer +
+             "): " + what);
     } else {
         fail(std::string(name_of(s_.test)) + " operation with " + peer + " failed: " + what);
     }
@@ -200,6 +229,16 @@ bool side::poll() {
     const std::uint64_t completed_before = run_.completed;
     for (std::size_t i = 0; i < n && error_.empty(); ++i)
         handle(batch_[i]);
+    // --multi-recv: a message's entry asks for nothing to be posted back, so a full batch is
+    // followed by the next at once (up to the queue's capacity). Entries left unread would
+    // make the library hold the arrivals behind them for want of room in the queue.
+    for (std::size_t more = n, left = cq_.capacity();
+         run_.multi && more == batch_.size() && left > batch_.size() && error_.empty();
+         left -= more) {
+        more = cq_.read(batch_);
+        for (std::size_t i = 0; i < more && error_.empty(); ++i)
+            handle(batch_[i]);
+    }
     if (error_.empty() && cq_.has_error()) {
         completion c;
         if (cq_.read_error(c)) handle_error(c);
@@ -238,6 +277,9 @@ inline void side::handle(const completion& c) {
             break;
         case ctx_rx:
             on_data(c, slot_of(c.context), true);
+            break;
+        case ctx_multi_rx:
+            on_multi_recv(c, slot_of(c.context));
             break;
         default:
             fail("a completion with an unknown context");

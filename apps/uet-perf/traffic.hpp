@@ -9,13 +9,19 @@
 //   receiver:  send tests keep receives posted until rx_limit; once the peer's final count is
 //              known, receives posted beyond it are filled by the peer's drain messages, so no
 //              receive is left over for the next size.
+//              With --multi-recv, a few multi-receive buffers instead, each taking many messages:
+//              posted once, posted again whenever the library releases one, and kept across sizes
+//              (a receive cannot be cancelled short of closing the endpoint); nothing is left
+//              over, so the receiver is done at the peer's count and no drain message is owed.
 //   responder: latency tests answer each ping with a pong.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,6 +79,16 @@ struct slot_cursor {
     }
 };
 bool shares_buffers(const settings& s) noexcept;  // the cycle buffer, not one per operation
+
+// --multi-recv: whether the sends of one size are received in multi-receive buffers (the send
+// tests, below multi_recv_below; larger sizes of -a use plain receives), how many buffers a
+// receiving side keeps posted, and the bytes of each: at least 64 KiB, and at least the tx depth
+// of the largest size they serve, so that while one is being posted again the other takes a
+// whole window of messages and none waits as unexpected. 0 when no size uses them.
+bool multi_recv_for(const settings& s, std::uint64_t size) noexcept;
+inline constexpr std::uint32_t multi_recv_buffers = 2;
+inline constexpr std::uint64_t multi_recv_min_bytes = 64u << 10;
+std::uint64_t multi_recv_buffer_bytes(const settings& s);
 // One operation in this many asks for a completion entry (-Q as it applies to one size).
 std::uint32_t cq_mod_for(const settings& s, std::uint64_t size) noexcept;
 buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept;
@@ -92,6 +108,9 @@ struct size_run {
     std::uint64_t slots = 1;
     buffer_layout layout;  // where slot k of the local buffers and of the region lies
     bool initiator = false, receiver = false, responder = false;
+    // This side receives this size's sends in its multi-receive buffers (--multi-recv): rx_done
+    // counts messages, rx_posted stays 0, rx_limit is the peer's count once known.
+    bool multi = false;
     // initiator
     std::uint64_t limit = 0;  // iterations to post (UINT64_MAX: until stopped)
     bool stopped = false;
@@ -185,6 +204,10 @@ class side {
     void handle_error(const completion& c);
     void on_ctrl_recv(const completion& c);
     void on_data(const completion& c, std::uint32_t slot, bool rx);
+    void on_multi_recv(const completion& c, std::uint32_t k);
+    // A message received (plain receive or multi-receive buffer): msg is where it is (a plain
+    // receive's whole slot). Forced inline into its two callers, once per message.
+    [[gnu::always_inline]] void on_received(const completion& c, std::span<const std::byte> msg);
     void on_remote_data(const completion& c);
     void pump();
     // Forced inline, post_bw_op into post_initiator_op and that into pump(), each its one
@@ -196,13 +219,14 @@ class side {
     void count_silent_completions();
     // Forced inline into pump(), its one caller: once per message of a receiving side.
     [[gnu::always_inline]] bool post_receive();
+    void post_multi_recv();
     bool post_drain();
     void post_pings();
     bool post_pong();
     void account(std::uint64_t now, std::uint64_t delta);
     void on_pong(std::uint64_t now);
     void lat_on_tx(std::uint32_t slot);
-    void lat_on_rx(const completion& c, std::uint32_t slot);
+    void lat_on_rx(const completion& c, std::span<const std::byte> buf);
     bool post_lat_ping(std::uint32_t slot);
     // Inline: a bandwidth test asks for one per operation.
     std::span<std::byte> tx_slot(std::uint32_t k) noexcept {
@@ -212,6 +236,9 @@ class side {
         return std::span(rx_).subspan(slot_offset_[k], run_.size);
     }
     std::span<std::byte> region_slot(std::uint64_t k) noexcept;
+    std::span<std::byte> multi_buffer(std::uint32_t k) noexcept {
+        return std::span(multi_rx_).subspan(k * multi_bytes_, multi_bytes_);
+    }
     void verify_received(std::span<const std::byte> buf, std::uint64_t expected_q, bool exact);
 
     endpoint& ep_;
@@ -233,6 +260,15 @@ class side {
     std::vector<std::uint64_t> slot_offset_;  // layout.offset_of(k) of each tx and rx slot
     std::vector<std::uint8_t> tx_kind_;  // what each tx slot is doing (tx_op, tx_pong, tx_drain)
     std::vector<std::uint64_t> samples_;
+
+    // --multi-recv: the buffers (multi_recv_buffers of multi_bytes_ each, allocated by setup) and
+    // where each is. They outlive a size: a buffer stays posted until the library releases it,
+    // and one still posted when the endpoint closes ends cancelled (retired, not a failure).
+    enum multi_state : std::uint8_t { multi_idle, multi_posted, multi_retired };
+    std::vector<std::byte> multi_rx_;
+    std::uint64_t multi_bytes_ = 0;
+    std::array<std::uint8_t, multi_recv_buffers> multi_state_{};
+    std::uint32_t multi_idle_ = 0;  // buffers in multi_idle: pump() posts them
 
     ctrl_buffer ctrl_rx_{};
     bool ctrl_rx_posted_ = false;

@@ -5,7 +5,10 @@
 # before, between and after: fast, slow or mixed). Last line `ratio <uet/raw>`, the median of the
 # ratios of the fast-mode rounds with raw testpmd at its fast rate (RAW_FAST_SHARE, 0.7, of its
 # best in the run; uet's default: OK answers in the PDS ACKs); pairs run until ROUNDS of them
-# count, MAX_ROUNDS (3 x ROUNDS) at most. It also prints, once, the rate with --no-ack-answers.
+# count, MAX_ROUNDS (3 x ROUNDS) at most. It also prints, once each, the rate with
+# --no-ack-answers and with --multi-recv (the receiver's messages into multi-receive buffers,
+# libfabric's FI_MULTI_RECV, instead of perftest's one receive posted per message; the bar
+# stays on the latter).
 #   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
 
@@ -13,6 +16,8 @@ ROUNDS=${ROUNDS:-3}
 # For comparison, once: every answer as a response message of its own (the target's choice).
 uet_memif msg_nack send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats --no-ack-answers
 echo "uet-perf send_bw -s 8 rud memif, answers as messages: $(json_result msg_nack MsgRate) Mpps"
+uet_memif msg_multi send_bw -s 8 -D "$SECONDS_PER_RUN" --mode rud --stats --multi-recv
+echo "uet-perf send_bw -s 8 rud memif, multi-receive buffers: $(json_result msg_multi MsgRate) Mpps"
 
 for ((r = 1; ; r++)); do
     more_rounds "$r" || break

@@ -221,6 +221,7 @@ struct deferred_send {
     bool tagged = false;
     std::uint64_t tag = 0;
     std::uint32_t initiator_token = 0;
+    bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
 };
 
 struct endpoint_impl {
@@ -332,6 +333,9 @@ struct endpoint_impl {
     // A message for a multi-receive buffer while the queue has no room for its entry: answered,
     // and kept (its engine buffer held) until place_waiting() finds room.
     void wait_for_room(received_message& m);
+    // A multi-receive buffer just posted asks the eager sends deferred for want of room to come
+    // again (an RTR each, tied to no receive: they match as any message when they come).
+    void ask_deferred_for_multi(std::uint32_t index);
     bool place_waiting();  // true if any went
     // The multi-receive buffer is done: its entry (the releasing one) and its op given back.
     void release_multi(std::uint32_t recv, std::uint32_t node);

@@ -363,16 +363,14 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     const std::uint64_t tag = tagged ? m.ses->memory_key : 0;
     const auto target_token = static_cast<std::uint32_t>(m.ses->buffer_offset);
     if (target_token != 0) {
-        // Sent again after our RTR: it goes to the receive the RTR promised it.
+        // Sent again after our RTR: it goes to the receive the RTR promised it. One that names
+        // no receive kept for it (a multi-receive buffer asked for it) matches as any message.
         const std::uint32_t index = op_of_token(target_token);
-        if (index == none || !ops[index].reserved || ops[index].reserved_peer != m.from ||
-            ops[index].reserved_token != m.ses->buffer_offset >> 32) {
-            respond(m, ses_return_code::cancelled);
-            eng->release(m.handle);
-            return;
+        if (index != none && ops[index].reserved && ops[index].reserved_peer == m.from &&
+            ops[index].reserved_token == m.ses->buffer_offset >> 32) {
+            ops[index].reserved = false;
+            return deliver(index, m, false);
         }
-        ops[index].reserved = false;
-        return deliver(index, m, false);
     }
     const bool eager = m.ses->opcode == ses_opcode::send;  // what a multi-receive buffer takes
     for (;;) {
@@ -414,7 +412,8 @@ inline void endpoint_impl::on_send_request(received_message& m) {
 
 void endpoint_impl::defer(received_message& m, bool tagged) {
     const deferred_send d{m.from, tagged, tagged ? m.ses->memory_key : 0,
-                          static_cast<std::uint32_t>(m.ses->buffer_offset >> 32)};
+                          static_cast<std::uint32_t>(m.ses->buffer_offset >> 32),
+                          m.ses->opcode == ses_opcode::send};
     if (deferred_sends.push(d)) {
         ++counters.deferred;
         respond(m, ses_return_code::no_match);
@@ -535,6 +534,22 @@ bool endpoint_impl::place_waiting() {
         any = true;
     }
     return any;
+}
+
+void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
+    const ses::match_rule rule = ops[index].rule;
+    const auto asked_for = [&](const deferred_send& d) {
+        return d.eager && rule.matches(d.tagged, d.tag, d.peer);
+    };
+    while (auto d = deferred_sends.take_first(asked_for)) {
+        ses_fields f = request_fields(ses_opcode::deferrable_rtr);
+        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | token_of(index);
+        if (!spare_record() || post_rtr(none, d->peer, f) != post_result::posted) {
+            deferred_sends.push(*d);  // asked again by the next buffer posted
+            return;
+        }
+        ++counters.ready_to_receive;
+    }
 }
 
 void endpoint_impl::release_multi(std::uint32_t index, std::uint32_t node) {

@@ -183,6 +183,38 @@ TEST(multi_recv, held_messages_fill_a_buffer_posted_after_them) {
     wait_ok(p.tx_cq());
 }
 
+// With the unexpected queue full, eager sends are answered NO_MATCH (deferred); a multi-receive
+// buffer posted later takes the held ones and asks the deferred ones to come again.
+TEST(multi_recv, deferred_eager_sends_are_asked_again_by_a_buffer) {
+    pair p(lossy_fabric(22), endpoint_attr{.job_id = job, .max_unexpected = 2});
+    constexpr std::uint32_t n = 6;
+    std::vector<std::vector<std::byte>> sent;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        sent.push_back(message(500, i));
+        ASSERT_FALSE(p.tx().send(p.to_rx(), as_bytes_of(sent.back()), nullptr));
+    }
+    for (int i = 0; i < 1'000'000 && p.rx().counters().unexpected + p.rx().counters().deferred < n;
+         ++i)
+        ASSERT_TRUE(p.w.fab.progress());
+    EXPECT_EQ(p.rx().counters().unexpected, 2u);
+    EXPECT_EQ(p.rx().counters().deferred, 4u);
+    std::vector<std::byte> buf(64 * 1024);
+    ASSERT_FALSE(p.rx().recv(buf, nullptr, any_peer, op_flags::multi_recv));
+    std::vector<int> seen(n, 0);
+    for (std::uint32_t k = 0; k < n; ++k) {
+        const completion c = wait_ok(p.rx_cq());
+        std::uint32_t index = 0;
+        std::memcpy(&index, c.buf, 4);
+        ASSERT_LT(index, n);
+        EXPECT_TRUE(holds(c, sent[index])) << "message " << index;
+        ++seen[index];
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(n));
+    EXPECT_EQ(p.rx().counters().ready_to_receive, 4u);
+    for (std::uint32_t i = 0; i < n; ++i)
+        wait_ok(p.tx_cq());
+}
+
 TEST(multi_recv, bad_flags_and_buffers_are_refused) {
     pair p(clean_fabric(), endpoint_attr{.job_id = job});
     std::vector<std::byte> small(63), buf(64);

@@ -3,11 +3,25 @@
 // server that never answers (virtual time: the timeout costs no wall time); Ctrl-C mid-run.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
+#include "context.hpp"
 #include "perf_harness.hpp"
 
 namespace uet::perf {
+
+// The side's private parts a teardown test needs (side befriends it).
+struct side_access {
+    static void handle_error(side& sd, const completion& c) { sd.handle_error(c); }
+    static std::uint32_t multi_buffers_posted(const side& sd) {
+        std::uint32_t n = 0;
+        for (std::uint8_t st : sd.multi_state_)
+            n += st == side::multi_posted;
+        return n;
+    }
+};
+
 namespace {
 
 using test::pipe_pair;
@@ -150,21 +164,170 @@ TEST(PerfE2E, ParallelPdcs) {
 TEST(PerfE2E, DurationModeDrainsLeftoverReceives) {
     // -D: the receivers post ahead without knowing the count; the drain messages must fill what
     // is left so the next size starts clean (two sizes, both directions, both tests with receives).
+    // With --multi-recv nothing is posted per message, so nothing is left over: no drain is owed.
+    for (bool multi : {false, true})
+        for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
+            SCOPED_TRACE(std::string(name_of(t)) + (multi ? " --multi-recv" : ""));
+            settings s = pipe_settings(t, 64, 1);
+            s.duration_ms = 20;
+            s.bidirectional = is_bw(t);
+            s.tx_depth = is_bw(t) ? 8 : 1;
+            s.all_sizes = false;
+            s.multi_recv = multi;
+            pipe_pair p(s, s);
+            p.run();
+            ASSERT_FALSE(p.client->failed()) << p.client->error();
+            ASSERT_FALSE(p.server->failed()) << p.server->error();
+            EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
+            const std::uint64_t n = is_bw(t) ? p.client->bw_rows().at(0).iterations
+                                             : p.client->lat_rows().at(0).iterations;
+            EXPECT_GT(n, 0u);
+            if (!multi) continue;
+            EXPECT_EQ(p.srv->sd->run().rx_done, n);
+            EXPECT_EQ(p.srv->sd->run().drain_owed, 0u);
+            EXPECT_EQ(p.cli->sd->run().drain_owed, 0u);
+        }
+}
+
+// --multi-recv: the receiving side of send_bw (both sides with -b) and both sides of send_lat
+// take every message in two multi-receive buffers, posted once and again on each release, and
+// --verify checks each message where its completion says it is. The sizes have buffers that end
+// exactly full (1024, 32768: the last message's entry releases the buffer) and with a tail too
+// short for another message (1000: an entry of length 0 releases it), released many times over,
+// and ones that never fill a buffer (3, 8). No receive per message, nothing unexpected (a buffer
+// holds a whole tx depth), no drain message owed.
+TEST(PerfE2E, MultiRecvTakesEveryMessageInTwoBuffers) {
+    constexpr std::uint64_t n = 300;
     for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
-        settings s = pipe_settings(t, 64, 1);
-        s.duration_ms = 20;
-        s.bidirectional = is_bw(t);
+        for (std::uint64_t size : {3, 8, 1000, 1024, 32768}) {
+            for (bool bidir : {false, true}) {
+                if (bidir && !is_bw(t)) continue;
+                SCOPED_TRACE(std::string(name_of(t)) + " size " + std::to_string(size) +
+                             (bidir ? " -b" : ""));
+                settings s = pipe_settings(t, size, n);
+                s.tx_depth = is_bw(t) ? 16 : 1;
+                s.bidirectional = bidir;
+                s.multi_recv = true;
+                pipe_pair p(s, s);
+                p.run();
+                expect_clean(p, n, 1);
+                for (const station* st : {p.srv.get(), p.cli.get()}) {
+                    const size_run& r = st->sd->run();
+                    const bool receives = st == p.srv.get() || bidir || !is_bw(t);
+                    EXPECT_EQ(r.multi, receives);
+                    EXPECT_EQ(r.rx_posted, 0u);  // no plain receive
+                    EXPECT_EQ(r.rx_done, receives ? n : 0);
+                    EXPECT_EQ(r.drain_owed, 0u);
+                    EXPECT_EQ(st->ep.counters().unexpected, 0u);
+                }
+            }
+        }
+    }
+}
+
+TEST(PerfE2E, MultiRecvCatchesACorruptedMessage) {
+    for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
+        SCOPED_TRACE(std::string(name_of(t)));
+        settings s = pipe_settings(t, 1000, 200);
         s.tx_depth = is_bw(t) ? 8 : 1;
-        s.all_sizes = false;
+        s.multi_recv = true;
+        s.corrupt_iteration = 77;
         pipe_pair p(s, s);
         p.run();
         ASSERT_FALSE(p.client->failed()) << p.client->error();
-        ASSERT_FALSE(p.server->failed()) << p.server->error();
-        EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
-        const std::uint64_t n =
-            is_bw(t) ? p.client->bw_rows().at(0).iterations : p.client->lat_rows().at(0).iterations;
-        EXPECT_GT(n, 0u);
+        EXPECT_TRUE(p.client->verify_failed());
+        EXPECT_EQ(p.client->verify_summary().rfind("FAILED: message 76: wrong byte", 0), 0u)
+            << p.client->verify_summary();
+        EXPECT_TRUE(p.server->verify_failed());
     }
+}
+
+// -a with --multi-recv: multi-receive buffers below 64 KiB, plain receives (and their drain
+// protocol) from there up, both directions; the buffers stay posted across the sizes.
+TEST(PerfE2E, MultiRecvAllSizesFallsBackToPlainReceivesFrom64KiB) {
+    for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
+        SCOPED_TRACE(std::string(name_of(t)));
+        settings s = pipe_settings(t, 8, 6);
+        s.all_sizes = true;
+        s.bidirectional = is_bw(t);
+        s.tx_depth = is_bw(t) ? 4 : 1;
+        s.multi_recv = true;
+        pipe_pair p(s, s);
+        p.run();
+        expect_clean(p, 6, 23);
+        const size_run& last = p.srv->sd->run();  // 8 MiB: plain receives
+        EXPECT_FALSE(last.multi);
+        EXPECT_EQ(last.rx_done, last.rx_posted);
+        EXPECT_GE(last.rx_posted, 6u);
+    }
+}
+
+// The buffers outlive the sizes and are still posted at the end: closing the endpoint cancels
+// them, which is the end of the run, not a failure.
+TEST(PerfE2E, MultiRecvBuffersCancelledAtCloseAreNoFailure) {
+    settings s = pipe_settings(test_kind::send_bw, 1000, 100);
+    s.tx_depth = 8;
+    s.multi_recv = true;
+    pipe_pair p(s, s);
+    p.run();
+    expect_clean(p, 100, 1);
+    side& sd = *p.srv->sd;
+    const std::uint32_t posted = side_access::multi_buffers_posted(sd);
+    EXPECT_EQ(posted, multi_recv_buffers);
+    p.srv->ep.close();
+    std::uint32_t cancelled = 0;
+    std::array<completion, 8> batch;
+    for (int guard = 0; guard < 100 && p.srv->cq.size() > 0; ++guard) {
+        p.srv->cq.read(batch);
+        completion c;
+        while (p.srv->cq.read_error(c)) {
+            if (detail::kind_of(c.context) != detail::ctx_multi_rx) continue;
+            EXPECT_EQ(c.error, errc::canceled);
+            side_access::handle_error(sd, c);
+            ++cancelled;
+        }
+    }
+    EXPECT_EQ(cancelled, posted);
+    EXPECT_EQ(sd.error(), "");
+    EXPECT_EQ(side_access::multi_buffers_posted(sd), 0u);
+}
+
+// A receiver that falls behind: the client sends while the server does not poll (its messages
+// pile up unread in the library: held for want of room in the queue, then unexpected, then
+// answered NO_MATCH), then both run on. With plain receives the library asks the deferred sends
+// again once receives are posted; with only multi-receive buffers posted it must do the same
+// (an RTR per deferred eager send when a buffer is posted), or the run stalls with sends that
+// never complete.
+TEST(PerfE2E, MultiRecvReceiverThatFallsBehindGetsEveryMessage) {
+    for (bool multi : {false, true}) {
+        SCOPED_TRACE(multi ? "--multi-recv" : "plain receives");
+        settings s = pipe_settings(test_kind::send_bw, 1000, 3000);
+        s.verify = false;  // -Q 100: the sender runs ahead of the receiver
+        s.multi_recv = multi;
+        pipe_pair p(s, s);
+        for (std::uint64_t guard = 0; p.cli->sd->run().posted == 0 && guard < 1'000'000; ++guard) {
+            p.server->step(p.fab.now_ns());
+            p.client->step(p.fab.now_ns());
+            p.fab.progress();
+        }
+        for (int i = 0; i < 200; ++i) {  // the server does not poll meanwhile
+            p.client->step(p.fab.now_ns());
+            p.fab.progress();
+        }
+        p.run();
+        expect_clean(p, 3000, 1);
+    }
+}
+
+TEST(PerfE2E, MultiRecvOnOneSideOnlyIsRefused) {
+    settings c = pipe_settings(test_kind::send_bw, 64, 10);
+    settings s = c;
+    c.multi_recv = true;
+    pipe_pair p(c, s);
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->error(),
+              "the server refused the run: settings differ: --multi-recv: client on, server off");
 }
 
 TEST(PerfE2E, MismatchedSettingsAreRefused) {

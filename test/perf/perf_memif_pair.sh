@@ -156,6 +156,16 @@ pair uet_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --stats
 pair uet_read_bw read_bw -a -n 16 -t 16 --verify -b
 pair uet_send_lat send_lat -s 8 -n 1000 --verify
 pair uet_atomic_lat atomic_lat -n 500 --verify
+# --multi-recv: the receiving sides take the messages in multi-receive buffers (1000-byte
+# messages: 65 to a 64 KiB buffer, released by an entry of length 0), both directions at once.
+pair uet_send_bw_multi_recv send_bw -s 1000 -n 5000 -t 64 --verify --multi-recv -b
+pair uet_send_lat_multi_recv send_lat -s 1000 -n 1000 --verify --multi-recv
+for name in uet_send_bw_multi_recv uet_send_lat_multi_recv; do
+    for side in client server; do
+        grep -q "^ Multi-receive   : ON, 2 buffers of 65536\[B\]$" "$WORK/$name.$side" ||
+            bad "$name: the $side's settings block does not show --multi-recv"
+    done
+done
 DEV=net_memif0
 
 # Settings that differ: refused, both sides say why, both exit 1.

@@ -161,6 +161,61 @@ TEST(PerfOptions, DurationAndHelp) {
     EXPECT_TRUE(parse({"write_bw", "--help"}).s.help);
 }
 
+// --multi-recv: the send tests only, below the size that goes as deferrable sends (-a falls back
+// to plain receives from there), and buffers that hold a whole tx depth of the largest size.
+TEST(PerfOptions, MultiRecvForTheSendTestsBelowTheDeferrableSize) {
+    for (const char* test : {"send_bw", "send_lat"}) {
+        const auto r = parse({test, "--provider", "pipe", "-s", "8", "--multi-recv"});
+        ASSERT_EQ(r.error, "") << test;
+        EXPECT_TRUE(r.s.multi_recv);
+        EXPECT_TRUE(multi_recv_for(r.s, 8));
+        EXPECT_EQ(multi_recv_buffer_bytes(r.s), multi_recv_min_bytes);  // 64 KiB at least
+    }
+    EXPECT_FALSE(parse({"send_bw", "--provider", "pipe", "-s", "8"}).s.multi_recv);
+    EXPECT_EQ(multi_recv_buffer_bytes(parse({"send_bw", "--provider", "pipe", "-s", "8"}).s), 0u);
+    EXPECT_EQ(multi_recv_below, 65536u);
+
+    const auto largest = parse({"send_bw", "--provider", "pipe", "-s", "65535", "--multi-recv"});
+    ASSERT_EQ(largest.error, "");
+    EXPECT_TRUE(multi_recv_for(largest.s, 65535));
+    // A tx depth of the size, in whole cache lines: 128 x 65535 rounded up to 64.
+    EXPECT_EQ(multi_recv_buffer_bytes(largest.s), (128u * 65535 + 63) / 64 * 64);
+
+    const auto all =
+        parse({"send_bw", "--provider", "pipe", "-a", "-t", "16", "--multi-recv", "-b"});
+    ASSERT_EQ(all.error, "");
+    EXPECT_TRUE(multi_recv_for(all.s, 2));
+    EXPECT_TRUE(multi_recv_for(all.s, 32768));
+    EXPECT_FALSE(multi_recv_for(all.s, 65536));  // plain receives from here
+    EXPECT_FALSE(multi_recv_for(all.s, 8u << 20));
+    EXPECT_EQ(multi_recv_buffer_bytes(all.s), 16u * 32768);  // the largest size below 64 KiB
+
+    const auto lat = parse({"send_lat", "--provider", "pipe", "-a", "--multi-recv"});
+    ASSERT_EQ(lat.error, "");
+    EXPECT_EQ(multi_recv_buffer_bytes(lat.s), multi_recv_min_bytes);  // depth 2 x 32768
+
+    for (const char* test :
+         {"write_bw", "read_bw", "atomic_bw", "write_lat", "read_lat", "atomic_lat"}) {
+        const auto r = parse({test, "--provider", "pipe", "--multi-recv"});
+        EXPECT_NE(r.error.find("--multi-recv applies to send_bw and send_lat only"),
+                  std::string::npos)
+            << test << ": got '" << r.error << "'";
+    }
+    // The default size (65536) and larger ones are deferrable sends: refused with the reason.
+    for (std::initializer_list<const char*> args :
+         {std::initializer_list<const char*>{"send_bw", "--provider", "pipe", "--multi-recv"},
+          {"send_bw", "--provider", "pipe", "--multi-recv", "-s", "65536"},
+          {"send_lat", "--provider", "pipe", "--multi-recv", "-s", "1000000"}}) {
+        const auto r = parse(args);
+        EXPECT_NE(r.error.find("multi-receive buffers do not take: give -s below 65536"),
+                  std::string::npos)
+            << "got '" << r.error << "'";
+    }
+    EXPECT_NE(parse({"send_bw", "--provider", "pipe", "-s", "8", "--multi-recv=1"})
+                  .error.find("--multi-recv takes no value"),
+              std::string::npos);
+}
+
 struct bad_case {
     std::vector<const char*> args;
     const char* says;
@@ -251,6 +306,8 @@ TEST(PerfOptions, ErrorsSayWhatIsWrong) {
         {{"send_lat", "--provider", "pipe", "-b"}, "-b applies to bandwidth tests"},
         {{"atomic_bw", "--provider", "pipe", "-s", "16"}, "8-byte operands"},
         {{"write_bw", "--provider", "pipe", "--corrupt", "3"}, "--corrupt needs --verify"},
+        {{"write_bw", "--provider", "pipe", "--multi-recv"}, "applies to send_bw and send_lat"},
+        {{"send_bw", "--provider", "pipe", "--multi-recv"}, "give -s below 65536"},
         {{"write_bw", "--provider", "pipe", "10.0.0.1"}, "give no address"},
         {{"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "10.0.0"}, "server address must be"},
         {{"write_bw", "--dev", "eth0", "--ip", "10.0.0.1"}, "--ip wants"},

@@ -124,6 +124,34 @@ TEST(PerfReport, SettingsBlockShowsTheCqModerationInEffect) {
     EXPECT_EQ(settings_block(s, {}).find("CQ Moderation"), std::string::npos);
 }
 
+// --multi-recv in the settings block and the JSON: the send tests say ON or OFF (with the buffers
+// and, under -a, where plain receives take over); the other tests have no receives to say it of.
+TEST(PerfReport, SettingsBlockAndJsonSayHowSendsAreReceived) {
+    settings s;
+    s.test = test_kind::send_bw;
+    s.size = 8;
+    EXPECT_NE(settings_block(s, {}).find(" Multi-receive   : OFF\n"), std::string::npos);
+    EXPECT_NE(to_json(s, {}, {}, {}, "").find("\"Multi_recv\": \"OFF\","), std::string::npos);
+    s.multi_recv = true;
+    EXPECT_NE(settings_block(s, {}).find(" Multi-receive   : ON, 2 buffers of 65536[B]\n"),
+              std::string::npos)
+        << settings_block(s, {});
+    EXPECT_EQ(nlohmann::json::parse(to_json(s, {}, {}, {}, ""))["test_info"]["Multi_recv"], "ON");
+    s.all_sizes = true;
+    s.tx_depth = 16;
+    EXPECT_NE(settings_block(s, {}).find(" Multi-receive   : ON, 2 buffers of 524288[B] (plain "
+                                         "receives from 65536[B])\n"),
+              std::string::npos)
+        << settings_block(s, {});
+    s.test = test_kind::send_lat;
+    s.all_sizes = false;
+    s.multi_recv = false;
+    EXPECT_NE(settings_block(s, {}).find(" Multi-receive   : OFF\n"), std::string::npos);
+    s.test = test_kind::write_bw;
+    EXPECT_EQ(settings_block(s, {}).find("Multi-receive"), std::string::npos);
+    EXPECT_EQ(to_json(s, {}, {}, {}, "").find("Multi_recv"), std::string::npos);
+}
+
 TEST(PerfControl, RoundTripAndHello) {
     settings s;
     s.test = test_kind::send_bw;
@@ -148,6 +176,14 @@ TEST(PerfControl, RoundTripAndHello) {
     other = s;
     other.mode = delivery::rud;
     EXPECT_EQ(compare_settings(s, other), "settings differ: --mode: client rudi, server rud");
+    // --multi-recv travels too (both sides print it; the receiver acts on it).
+    EXPECT_FALSE(h->s.multi_recv);
+    other = s;
+    other.multi_recv = true;
+    const auto mh = read_hello(make_hello(other, {1, 2}, 3, 4), why);
+    ASSERT_TRUE(mh) << why;
+    EXPECT_TRUE(mh->s.multi_recv);
+    EXPECT_EQ(compare_settings(other, s), "settings differ: --multi-recv: client on, server off");
 }
 
 TEST(PerfControl, HostileInputIsRefusedWithAReason) {
@@ -180,6 +216,9 @@ TEST(PerfControl, HostileInputIsRefusedWithAReason) {
     h.v[5] = 0;  // tx depth 0
     EXPECT_FALSE(read_hello(h, why));
     EXPECT_NE(why.find("malformed HELLO"), std::string::npos);
+    h = make_hello(s, {1, 2}, 3, 4);
+    h.v[19] = 2;  // --multi-recv neither on nor off
+    EXPECT_FALSE(read_hello(h, why));
 }
 
 TEST(PerfPattern, EveryByteMatters) {
