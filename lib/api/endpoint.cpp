@@ -266,7 +266,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
         }
         ++multi_recvs;
         fill_multi_from_held(index);
-        if (ops[index].in_use && deferred_sends.size() != 0) ask_deferred_for_multi(index);
+        if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
         return no_error;
     }
     const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };

@@ -73,7 +73,7 @@ bool endpoint_impl::process() {
             on_send_completion(completions[i]);
     }
     // Messages that waited for room in the queue go first: they are older.
-    if (waiting_for_room.size() != 0) any |= place_waiting();
+    if (!waiting_for_room.empty()) any |= place_waiting();
     received_message m;
     while (eng && eng->poll_received(m)) {
         any = true;
@@ -386,7 +386,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
         // Each message of a multi-receive buffer needs an entry beyond the reserved ones; while
         // the queue has none (the application has at least its capacity to read), or older
         // messages wait for one, it waits too.
-        if (!cq->has_spare_room() || waiting_for_room.size() != 0) return wait_for_room(m);
+        if (!cq->has_spare_room() || !waiting_for_room.empty()) return wait_for_room(m);
         if (place_in_multi(recv, node, m, false)) return;
         // The buffer was released for want of room: the next receive may take the message.
     }
@@ -458,8 +458,8 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     finish(index);
 }
 
-bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t node, received_message& m,
-                                   bool answered) {
+inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t node,
+                                          received_message& m, bool answered) {
     op& o = ops[index];
     const std::size_t len = m.data.size();
     if (len > o.len - o.next_offset) {
@@ -511,7 +511,7 @@ void endpoint_impl::wait_for_room(received_message& m) {
 
 bool endpoint_impl::place_waiting() {
     bool any = false;
-    while (eng && waiting_for_room.size() != 0 && cq->has_spare_room()) {
+    while (eng && !waiting_for_room.empty() && cq->has_spare_room()) {
         const std::uint32_t w =
             waiting_for_room.find_first([](const received_message&) { return true; });
         received_message m = waiting_for_room.at(w);
@@ -561,7 +561,7 @@ void endpoint_impl::release_multi(std::uint32_t index, std::uint32_t node) {
 }
 
 void endpoint_impl::fill_multi_from_held(std::uint32_t index) {
-    if (unexpected.size() == 0) return;
+    if (unexpected.empty()) return;
     const std::uint32_t node =
         posted.find_first(false, [&](std::uint32_t i) { return i == index; });
     const ses::match_rule rule = ops[index].rule;

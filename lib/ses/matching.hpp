@@ -38,6 +38,7 @@ class bounded_fifo {
     }
 
     bool full() const noexcept { return free_.empty(); }
+    bool empty() const noexcept { return head_ == none; }  // cheaper than size() == 0
     std::size_t size() const noexcept { return nodes_.size() - free_.size(); }
 
     bool push(const T& value) noexcept {
