@@ -65,15 +65,16 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     std::snprintf(buf, sizeof buf,
                   " Endpoint %s counters: rejected_job %llu, rejected_key %llu, unexpected %llu, "
                   "deferred %llu, ready_to_receive %llu, resent_after_rtr %llu, rendezvous %llu, "
-                  "stale_responses %llu, unanswerable %llu; answers in ACKs %llu, as messages "
-                  "%llu, answered by ACK %llu; completed without an entry %llu\n",
+                  "stale_responses %llu, unanswerable %llu, kept for queue room %llu; answers in "
+                  "ACKs %llu, as messages %llu, answered by ACK %llu; completed without an entry "
+                  "%llu\n",
                   to_string(ep.address()).c_str(), (unsigned long long)c.rejected_job,
                   (unsigned long long)c.rejected_key, (unsigned long long)c.unexpected,
                   (unsigned long long)c.deferred, (unsigned long long)c.ready_to_receive,
                   (unsigned long long)c.resent_after_rtr, (unsigned long long)c.rendezvous,
                   (unsigned long long)c.stale_responses, (unsigned long long)c.unanswerable,
-                  (unsigned long long)c.answers_in_acks, (unsigned long long)c.answers_as_messages,
-                  (unsigned long long)c.answered_by_ack,
+                  (unsigned long long)c.kept_for_queue_room, (unsigned long long)c.answers_in_acks,
+                  (unsigned long long)c.answers_as_messages, (unsigned long long)c.answered_by_ack,
                   (unsigned long long)ep.silent_completions());
     std::string out = buf;
     std::snprintf(buf, sizeof buf,

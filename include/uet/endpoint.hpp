@@ -83,6 +83,9 @@ struct endpoint_counters {
     std::uint64_t rendezvous = 0;        // rendezvous sends received
     std::uint64_t stale_responses = 0;   // responses to nothing outstanding
     std::uint64_t unanswerable = 0;      // a response could not be queued
+    // Messages for a multi-receive buffer that arrived while the completion queue had no room
+    // for their entries: answered, and kept until the application read the queue.
+    std::uint64_t kept_for_queue_room = 0;
     // WRITEs placed straight into the region as they arrived (one copy per byte), and packets
     // of WRITEs refused there (bad key, access or bounds: nothing copied; consecutive packets
     // of a message received in one burst are checked, and refused, together: they count once).

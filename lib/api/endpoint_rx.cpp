@@ -505,6 +505,7 @@ void endpoint_impl::wait_for_room(received_message& m) {
     // Never full: the engine hands over at most max_rx_messages at once (each holds its buffer
     // until released), and this holds as many.
     if (!waiting_for_room.push(m)) return defer(m, false);
+    ++counters.kept_for_queue_room;
     // Answered now, as a message held unexpected is: the answer does not wait for the reader.
     answer_ok(m, static_cast<std::uint32_t>(m.data.size()));
 }

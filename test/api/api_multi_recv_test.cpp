@@ -267,6 +267,7 @@ TEST(multi_recv, a_full_queue_keeps_arrivals_until_it_is_read_and_answers_them_a
     for (std::uint32_t i = 0; i < n; ++i)
         wait_ok(p.tx_cq());
     EXPECT_EQ(p.rx_cq().size(), 15u);
+    EXPECT_EQ(p.rx().counters().kept_for_queue_room, n - 15);
     std::uint32_t next = 0;
     std::array<completion, 4> out;
     for (int step = 0; step < 1'000'000 && next < n; ++step) {
