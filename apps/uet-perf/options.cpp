@@ -336,7 +336,7 @@ bool parser::check() {
     }
     if (s.corrupt_iteration && !s.verify) return fail("--corrupt needs --verify");
     if (s.multi_recv) {
-        if (s.test != test_kind::send_bw && s.test != test_kind::send_lat)
+        if (!is_send(s.test))
             return fail(
                 "--multi-recv applies to send_bw and send_lat only (the receives of sends; "
                 "writes, reads and atomics post none)");

@@ -30,6 +30,9 @@ inline bool is_bw(test_kind t) noexcept {
     return static_cast<int>(t) < 4;
 }
 bool is_atomic(test_kind t) noexcept;
+inline bool is_send(test_kind t) noexcept {  // the tests whose target posts receives
+    return t == test_kind::send_bw || t == test_kind::send_lat;
+}
 std::string_view name_of(delivery d) noexcept;  // "rud"
 std::string_view name_of(congestion_control c) noexcept;
 std::string_view name_of(path_policy p) noexcept;

@@ -49,10 +49,6 @@ std::string json_string(std::string_view s) {
     return out + "\"";
 }
 
-bool sends(const settings& s) {
-    return s.test == test_kind::send_bw || s.test == test_kind::send_lat;
-}
-
 // The send tests' receives: one per message (perftest's), or --multi-recv's buffers, and the
 // sizes of -a that fall back to plain receives.
 std::string multi_recv_line(const settings& s) {
@@ -119,7 +115,7 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += " Link type       : Ethernet\n";
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
     o += format(" Verify          : %s\n", s.verify ? "ON" : "OFF");
-    if (sends(s)) o += multi_recv_line(s);
+    if (is_send(s.test)) o += multi_recv_line(s);
     if (is_bw(s.test))
         o += format(" Buffers         : %s\n", shares_buffers(s) ? "cycle of 4096[B] (perftest's)"
                                                                  : "one per operation in flight");
@@ -173,7 +169,7 @@ std::string to_json(const settings& s, const run_info& info, std::span<const bw_
     o += format("\"Mtu\": %u,\n", s.mtu);
     o += "\"Link_type\": \"Ethernet\",\n";
     o += format("\"Bidirectional\": \"%s\",\n", s.bidirectional ? "ON" : "OFF");
-    if (sends(s)) o += format("\"Multi_recv\": \"%s\",\n", s.multi_recv ? "ON" : "OFF");
+    if (is_send(s.test)) o += format("\"Multi_recv\": \"%s\",\n", s.multi_recv ? "ON" : "OFF");
     o += "\"BW_unit\": " + json_string(s.report_gbits ? "Gb/sec" : "MiB/sec") + ",\n";
     o += "\"Data_ex_method\": \"uet\"\n},\n";
     const bool many = bw.size() + lat.size() > 1;

@@ -456,9 +456,8 @@ void server_role::on_start(const ctrl_msg& m) {
     if (m.v[0] >= sizes.size() || sizes[m.v[0]] != m.v[1])
         return fail("START for size " + std::to_string(m.v[1]) + " that the settings do not have");
     const bool lat = !is_bw(s_.test);
-    const bool sends = s_.test == test_kind::send_bw || s_.test == test_kind::send_lat;
     const bool responder = s_.test == test_kind::send_lat || s_.test == test_kind::write_lat;
-    sd_.begin(m.v[1], s_.bidirectional && !lat, sends, responder);
+    sd_.begin(m.v[1], s_.bidirectional && !lat, is_send(s_.test), responder);
     stop_ack_due_ = result_due_ = false;
     running_ = true;
     send(message(ctrl_kind::ready));

@@ -67,8 +67,7 @@ buffer_layout layout_for(const settings& s, std::uint64_t size) noexcept {
 }
 
 bool multi_recv_for(const settings& s, std::uint64_t size) noexcept {
-    return s.multi_recv && (s.test == test_kind::send_bw || s.test == test_kind::send_lat) &&
-           size < multi_recv_below;
+    return s.multi_recv && is_send(s.test) && size < multi_recv_below;
 }
 
 std::uint64_t multi_recv_buffer_bytes(const settings& s) {

@@ -513,8 +513,7 @@ void endpoint_impl::wait_for_room(received_message& m) {
 bool endpoint_impl::place_waiting() {
     bool any = false;
     while (eng && !waiting_for_room.empty() && cq->has_spare_room()) {
-        const std::uint32_t w =
-            waiting_for_room.find_first([](const received_message&) { return true; });
+        const std::uint32_t w = waiting_for_room.first();
         received_message m = waiting_for_room.at(w);
         const std::uint32_t node = posted.find_first(
             false, [&](std::uint32_t i) { return ops[i].rule.matches(false, 0, m.from); });

@@ -57,13 +57,11 @@ class bounded_fifo {
     // Removes and returns the oldest element for which pred holds.
     template <class Pred>
     std::optional<T> take_first(Pred&& pred) noexcept {
-        for (std::uint32_t i = head_; i != none; i = nodes_[i].next) {
-            if (!pred(nodes_[i].value)) continue;
-            T value = nodes_[i].value;
-            unlink(i);
-            return value;
-        }
-        return std::nullopt;
+        const std::uint32_t i = find_first(pred);
+        if (i == none) return std::nullopt;
+        T value = nodes_[i].value;
+        unlink(i);
+        return value;
     }
 
     // The oldest element for which pred holds, left in place: its node (none if there is none),
@@ -74,6 +72,7 @@ class bounded_fifo {
             if (pred(nodes_[i].value)) return i;
         return none;
     }
+    std::uint32_t first() const noexcept { return head_; }  // the oldest's node, or none
     const T& at(std::uint32_t node) const noexcept { return nodes_[node].value; }
     void take_at(std::uint32_t node) noexcept { unlink(node); }
     // Removes every element, oldest first, handing each to f.
@@ -135,9 +134,11 @@ class receive_queues {
     // The oldest receive of that kind for which pred holds.
     template <class Pred>
     std::optional<T> take_first(bool tagged, Pred&& pred) noexcept {
-        std::optional<T> found = of(tagged).take_first(pred);
-        if (found) --size_;
-        return found;
+        const std::uint32_t node = find_first(tagged, pred);
+        if (node == bounded_fifo<T>::none) return std::nullopt;
+        T value = at(tagged, node);
+        take_at(tagged, node);
+        return value;
     }
 
     // find_first, left in place (bounded_fifo): the node, or none.
