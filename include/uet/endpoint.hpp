@@ -86,6 +86,10 @@ struct endpoint_counters {
     // Messages for a multi-receive buffer that arrived while the completion queue had no room
     // for their entries: answered, and kept until the application read the queue.
     std::uint64_t kept_for_queue_room = 0;
+    // Sends asked no completion of (op_flags::no_completion) that went without an operation
+    // entry (RUD/ROD with answers in ACKs, below the deferrable threshold), and those of them
+    // whose end needed one after all (a failure, or an answer that came as a message).
+    std::uint64_t quiet_sends = 0, quiet_sends_adopted = 0;
     // WRITEs placed straight into the region as they arrived (one copy per byte), and packets
     // of WRITEs refused there (bad key, access or bounds: nothing copied; consecutive packets
     // of a message received in one burst are checked, and refused, together: they count once).

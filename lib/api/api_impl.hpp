@@ -37,6 +37,10 @@ inline constexpr std::uint32_t none = 0xffffffffu;
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 
+// Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of quiet sends have
+// this bit; an operation's never do (its generation stays below 0x8000).
+inline constexpr std::uint32_t quiet_token_bit = 0x80000000u;
+
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
 
 // The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
@@ -62,7 +66,7 @@ struct cq_impl {
 
     // Room for one more operation's completion (posting takes it; its completion gives it back).
     bool reserve() noexcept;
-    void unreserve() noexcept { --reserved_; }
+    void unreserve(std::size_t n = 1) noexcept { reserved_ -= n; }
     // A completion of a reserved operation: always has room. Returns the new entry, not cleared:
     // the caller writes every field in place (a completion built elsewhere and copied in was read
     // back right after its fields were stored one by one: a store-forwarding stall per operation).
@@ -142,6 +146,7 @@ struct op_hot {
     std::uint32_t engine_peer = none;
     std::uint32_t in_flight = 0;     // engine messages not finished
     std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
+    std::uint32_t quiet_token = 0;   // a send posted quiet: the restart token it went with
     errc error{};
     completion_flags flags = completion_flags::none;
     std::uint16_t generation = 0;
@@ -302,6 +307,22 @@ struct endpoint_impl {
 
     // ---- what arrives (endpoint_rx.cpp) ----
     bool process();  // engine completions and messages; true if anything happened
+
+    // ---- quiet sends (endpoint.cpp): no operation entry unless the end needs one ----
+    // A send asked no completion of, posted as a quiet engine request when it can go so
+    // (quiet_sends, shorter than quiet_limit, nothing stalled before it): true if posted. An op
+    // slot and a record are kept for it (quiet_in_flight, records_promised) and a CQ entry
+    // reserved, as an operation would have them, so the rare end that needs its operation
+    // (adopt_quiet) always finds one.
+    [[gnu::always_inline]] bool post_quiet(peer_addr to, std::span<const std::byte> buf,
+                                           bool tagged, std::uint64_t tag, void* context);
+    // The operation of the quiet engine message `message`, made now from what was posted.
+    std::uint32_t adopt_quiet(std::uint32_t message);
+    // The same, and the engine message an ordinary one of that operation from now on.
+    std::uint32_t adopt_quiet_in_flight(std::uint32_t message);
+    void count_quiet_ended();
+    void on_quiet_completion(const send_completion& c);
+    std::uint32_t op_of_quiet_token(std::uint32_t token, std::uint32_t engine_peer);
     // Forced inline into process(), its one caller: a call per sent message otherwise.
     [[gnu::always_inline]] void on_send_completion(const send_completion& c);
     [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
@@ -379,6 +400,10 @@ struct endpoint_impl {
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
+    bool quiet_sends = false;              // RUD/ROD with answers in ACKs
+    std::size_t quiet_limit = 0;           // sends of fewer bytes may go quiet
+    std::size_t quiet_in_flight = 0;       // quiet sends posted and not yet ended or adopted
+    std::uint32_t next_quiet_token = 0;
 
     std::vector<op> ops;
     std::vector<std::uint32_t> free_ops;

@@ -79,6 +79,9 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       deferred_sends(at.max_deferred),
       response_buffers(1024 * max_atomic_bytes),
       completions(64) {
+    quiet_sends = ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod);
+    quiet_limit = std::min({at.deferrable_threshold, at.rendezvous_threshold,
+                            std::size_t{at.max_message_size} + 1, std::size_t{chunk_bytes} + 1});
     free_ops.reserve(ops.size());
     for (std::size_t i = ops.size(); i-- > 0;)
         free_ops.push_back(static_cast<std::uint32_t>(i));
@@ -94,12 +97,14 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
 
 // ---- pools ----
 
+// The slots kept for quiet sends (quiet_in_flight) are not for others.
 inline std::uint32_t endpoint_impl::allocate_op() noexcept {
-    if (free_ops.empty()) return none;
+    if (free_ops.size() <= quiet_in_flight) return none;
     const std::uint32_t index = free_ops.back();
     free_ops.pop_back();
     op& o = ops[index];
-    const std::uint16_t generation = static_cast<std::uint16_t>(o.generation + 1);
+    // 15 bits, never 0: a token (generation and index) never has quiet_token_bit.
+    const auto generation = static_cast<std::uint16_t>((o.generation + 1) & 0x7fff);
     o.clear_hot();
     o.generation = generation == 0 ? 1 : generation;
     o.in_use = true;
@@ -185,6 +190,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
+    if (silent && !inject && post_quiet(to, buf, tagged, tag, context)) return no_error;
     if (const errc e = start_op(op_kind::send, to, !inject, context, silent, index); e != errc{})
         return e;
     op& o = ops[index];
@@ -382,6 +388,94 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
 
 // An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
 // decides).
+// ---- quiet sends ----
+
+inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> buf, bool tagged,
+                                      std::uint64_t tag, void* context) {
+    // Behind a stalled operation it would overtake it.
+    if (!quiet_sends || buf.size() >= quiet_limit || !stalled.empty() ||
+        free_ops.size() <= quiet_in_flight || !spare_record())
+        return false;
+    std::uint32_t engine_peer = none;
+    // Refused here (unknown peer, full queue), the ordinary post says why.
+    if (check_post(to, true, engine_peer) != errc{}) return false;
+    using wire::ses_opcode;
+    ses_fields f = request_fields(tagged ? ses_opcode::tagged_send : ses_opcode::send);
+    f.memory_key = tagged ? tag : 0;
+    const std::uint32_t token = quiet_token_bit | (next_quiet_token++ & ~quiet_token_bit);
+    f.buffer_offset = std::uint64_t{token} << 32;
+    const auto data = std::span<const std::uint8_t>(
+        reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
+    const status st = eng->post_quiet_message(engine_peer, mode, f, data,
+                                              reinterpret_cast<std::uintptr_t>(context));
+    if (!st.ok()) {  // the engine is full: the ordinary post waits for room
+        cq->unreserve();
+        return false;
+    }
+    ++quiet_in_flight;
+    ++records_promised;
+    ++counters.quiet_sends;
+    return true;
+}
+
+std::uint32_t endpoint_impl::adopt_quiet(std::uint32_t message) {
+    const ses::tx_message& m = eng->message(message);
+    --quiet_in_flight;  // the slot kept for it is the one taken
+    ++counters.quiet_sends_adopted;
+    const std::uint32_t index = allocate_op();
+    op& o = ops[index];
+    o.kind = op_kind::send;
+    o.context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.context));
+    o.engine_peer = m.peer;
+    o.peer = peer_of(m.peer);
+    o.silent = true;
+    o.opcode = m.fields.opcode;
+    o.tagged = m.fields.opcode == wire::ses_opcode::tagged_send;
+    o.tag = o.tagged ? m.fields.memory_key : 0;
+    o.flags = o.tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
+    o.src = reinterpret_cast<const std::byte*>(m.data);
+    o.len = m.length;
+    o.message_id = m.message_id;
+    o.quiet_token = static_cast<std::uint32_t>(m.fields.buffer_offset >> 32);
+    // Its message is in flight (or its end is being told), holding the record promised for it
+    // and the CQ entry reserved, as post_send_message's would.
+    o.in_flight = 1;
+    o.issued = true;
+    return index;
+}
+
+std::uint32_t endpoint_impl::adopt_quiet_in_flight(std::uint32_t message) {
+    const std::uint32_t index = adopt_quiet(message);
+    eng->make_loud(message, op_context | index);
+    return index;
+}
+
+void endpoint_impl::count_quiet_ended() {
+    const std::uint64_t n = eng->take_quiet_ended();
+    quiet_in_flight -= n;
+    records_promised -= n;
+    cq->unreserve(n);
+    silent_completions += n;
+}
+
+// The send a quiet restart token names (a target's RTR for a deferred quiet send): its
+// operation, adopted now if the engine still has the send quiet. Rare: a scan of both.
+std::uint32_t endpoint_impl::op_of_quiet_token(std::uint32_t token, std::uint32_t engine_peer) {
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+        const op& o = ops[i];
+        if (o.in_use && o.kind == op_kind::send && o.quiet_token == token &&
+            o.engine_peer == engine_peer)
+            return i;
+    }
+    for (const std::uint32_t q : eng->quiet_messages()) {
+        const ses::tx_message& m = eng->message(q);
+        if (m.quiet && m.peer == engine_peer &&
+            static_cast<std::uint32_t>(m.fields.buffer_offset >> 32) == token)
+            return adopt_quiet_in_flight(q);
+    }
+    return none;
+}
+
 endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {
     if (st.code == status_code::too_many_pending) return post_result::no_room;
     if (index != none) fail(ops[index], errc::invalid_argument);
@@ -429,7 +523,8 @@ inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t
     ses_fields f = request_fields(o.opcode);
     f.memory_key = o.tagged ? o.tag : 0;
     // The restart token: ours, and the target's receive once its RTR named one.
-    f.buffer_offset = (std::uint64_t{token_of(index)} << 32) | o.target_token;
+    const std::uint32_t token = o.quiet_token != 0 ? o.quiet_token : token_of(index);
+    f.buffer_offset = (std::uint64_t{token} << 32) | o.target_token;
     auto data = std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(o.src), o.len);
     if (o.rendezvous_key != 0) {
         const auto eager = static_cast<std::uint32_t>(std::min<std::size_t>(mtu, o.len));
@@ -519,6 +614,12 @@ void endpoint_impl::fail(op& o, errc e, int prov_errno) {
 void endpoint_impl::close() noexcept {
     if (!eng) return;
     domain->fabric->net->detach(*this);
+    // Quiet sends still in the engine become operations, cancelled below with the others.
+    if (quiet_in_flight != 0) {
+        count_quiet_ended();
+        for (const std::uint32_t q : eng->quiet_messages())
+            if (eng->message(q).quiet) adopt_quiet(q);
+    }
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
     posted.drain([](std::uint32_t) {});

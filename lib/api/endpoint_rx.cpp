@@ -72,6 +72,7 @@ bool endpoint_impl::process() {
         for (std::size_t i = 0; i < n && eng; ++i)
             on_send_completion(completions[i]);
     }
+    if (quiet_in_flight != 0 && eng) count_quiet_ended();
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     received_message m;
@@ -127,6 +128,8 @@ peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
 // ---- our requests: their PDS completion and their response ----
 
 inline void endpoint_impl::on_send_completion(const send_completion& c) {
+    if (c.quiet) [[unlikely]]
+        return on_quiet_completion(c);
     if (c.context & response_context) {
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) free_response_buffers.push_back(buffer);
@@ -136,6 +139,16 @@ inline void endpoint_impl::on_send_completion(const send_completion& c) {
     const auto rec = static_cast<std::uint32_t>(c.context);
     if (rec >= records.size() || !records[rec].in_use) return;
     on_record_done(rec, c);
+}
+
+// A quiet send whose end needs its operation after all (it failed, or its answer comes as a
+// message): adopted now from what the engine kept (unless a response or an RTR adopted it
+// first), then ended as any send's message.
+void endpoint_impl::on_quiet_completion(const send_completion& c) {
+    const ses::tx_message& m = eng->message(c.message);
+    const std::uint64_t context = m.quiet ? op_context | adopt_quiet(c.message) : m.context;
+    eng->release_quiet_message(c.message);
+    on_send_message_done(send_completion{context, c.result, c.answered});
 }
 
 // A send's message without a record: done with it when the ACK answered it (or nothing will),
@@ -240,12 +253,15 @@ std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_me
     const auto mode = static_cast<std::uint8_t>(response.mode);
     if (auto found = record_by_id.find(record_key_of(response.from, mode, response.message_id)))
         return found;
-    const auto context =
-        eng->pending_request_context(response.from, response.mode, response.message_id);
-    if (!context) return std::nullopt;
-    if (*context & op_context) return record_of_send(*context, response);
-    if (*context >= records.size()) return std::nullopt;
-    const auto rec = static_cast<std::uint32_t>(*context);
+    const auto pending = eng->pending_request(response.from, response.mode, response.message_id);
+    if (!pending) return std::nullopt;
+    // A quiet send's answer came before its PDS completion: it needs its operation now.
+    const std::uint64_t context = eng->message(*pending).quiet
+                                      ? op_context | adopt_quiet_in_flight(*pending)
+                                      : eng->message(*pending).context;
+    if (context & op_context) return record_of_send(context, response);
+    if (context >= records.size()) return std::nullopt;
+    const auto rec = static_cast<std::uint32_t>(context);
     const message_record& r = records[rec];
     if (!r.in_use || r.peer != response.from || r.mode != mode ||
         r.message_id != response.message_id)
@@ -618,7 +634,8 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
 void endpoint_impl::on_rtr(received_message& m) {
     const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
     const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
-    const std::uint32_t index = op_of_token(token);
+    std::uint32_t index = op_of_token(token);
+    if (index == none && (token & quiet_token_bit) != 0) index = op_of_quiet_token(token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
         respond(m, ses_return_code::cancelled);

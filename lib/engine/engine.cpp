@@ -1,6 +1,7 @@
 // Engine set-up, tables and the application-facing calls.
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "engine_impl.hpp"
 #include "ring_index.hpp"
@@ -35,6 +36,8 @@ const char* status::message() const noexcept {
             return "too many messages pending";
         case status_code::unknown_peer:
             return "unknown peer";
+        case status_code::not_quiet:
+            return "only RUD and ROD requests can be quiet";
     }
     return "unknown status";
 }
@@ -310,7 +313,7 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
 
 status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                  std::span<const std::uint8_t> data, std::uint64_t context,
-                                 std::uint16_t* message_id) {
+                                 std::uint16_t* message_id, bool quiet) {
     if (to >= peers_.size()) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
@@ -327,6 +330,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    messages_[m].quiet = quiet;
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         request_by_id_.insert(key, m);
@@ -354,13 +358,27 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     return {};
 }
 
-std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, delivery_mode mode,
-                                                                  std::uint16_t id) const {
+std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_mode mode,
+                                                          std::uint16_t id) const {
     // Only tracked requests (RUD/ROD, not responses) are in the map, under a key with the mode.
     const auto found =
         request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id});
     if (!found || !messages_[*found].in_use) return std::nullopt;
+    return *found;
+}
+
+std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, delivery_mode mode,
+                                                                  std::uint16_t id) const {
+    const auto found = pending_request(to, mode, id);
+    if (!found) return std::nullopt;
     return messages_[*found].context;
+}
+
+std::vector<std::uint32_t> engine_impl::quiet_messages() const {
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t i = 0; i < messages_.capacity(); ++i)
+        if (messages_[i].in_use && messages_[i].quiet) out.push_back(i);
+    return out;
 }
 
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
@@ -465,6 +483,41 @@ status engine::post_response(const received_message& request, const ses_fields& 
 std::optional<std::uint64_t> engine::pending_request_context(peer_id to, delivery_mode mode,
                                                              std::uint16_t id) const {
     return impl_->pending_request_context(to, mode, id);
+}
+
+std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode mode,
+                                                     std::uint16_t id) const {
+    return impl_->pending_request(to, mode, id);
+}
+
+status engine::post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                                  std::span<const std::uint8_t> data, std::uint64_t context) {
+    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || ses.response)
+        return {status_code::not_quiet};
+    return impl_->post_message(to, mode, ses, data, context, nullptr, true);
+}
+
+std::uint64_t engine::take_quiet_ended() noexcept {
+    return std::exchange(impl_->quiet_ended_, 0);
+}
+
+const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
+    return impl_->messages_[index];
+}
+
+void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
+    ses::tx_message& m = impl_->messages_[index];
+    m.quiet = false;
+    m.context = context;
+}
+
+void engine::release_quiet_message(std::uint32_t index) noexcept {
+    ses::tx_message& m = impl_->messages_[index];
+    if (m.in_use && m.kept) impl_->messages_.release(index);
+}
+
+std::vector<std::uint32_t> engine::quiet_messages() const {
+    return impl_->quiet_messages();
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,

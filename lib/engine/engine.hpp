@@ -40,6 +40,7 @@ enum class status_code : std::uint8_t {
     message_too_long,  // above max_message_size, or a UUD message above one packet
     too_many_pending,  // max_pending_messages already posted and not completed
     unknown_peer,
+    not_quiet,  // post_quiet_message() of a mode or kind that cannot be quiet (RUD/ROD requests)
 };
 
 struct status {
@@ -163,6 +164,10 @@ struct send_completion {
     status result;
     // The target's answer was RC_OK, given in the PDS ACK: no response message follows.
     bool answered = false;
+    // A quiet request's end (engine::post_quiet_message) that was not a good, answered one:
+    // message names it, kept for engine::message() until engine::release_quiet_message().
+    bool quiet = false;
+    std::uint32_t message = 0;
 };
 
 // The SES fields of a message (opcode, job, key, offsets, extensions; or a response): see
@@ -287,6 +292,28 @@ class engine {
     // request here. nullopt for any other.
     std::optional<std::uint64_t> pending_request_context(peer_id to, delivery_mode mode,
                                                          std::uint16_t id) const;
+    // The same request's message index, for message() and make_loud().
+    std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
+                                                 std::uint16_t id) const;
+
+    // ---- quiet requests: most end without a completion ----
+    // A RUD/ROD request as post_message() posts it, whose good end (PDS-acknowledged and
+    // answered RC_OK in the ACK) gives no completion: it is only counted, for
+    // take_quiet_ended(). Any other end gives a completion with `quiet` set and the message kept
+    // (message(c.message): what was posted) until release_quiet_message(). An application that
+    // asked for no completion of most of its sends pays nothing per send for the end of each.
+    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                              std::span<const std::uint8_t> data, std::uint64_t context);
+    // Quiet requests that ended well since the last call.
+    std::uint64_t take_quiet_ended() noexcept;
+    // A message posted and not yet released: its data, length, peer, id, fields and context.
+    const ses::tx_message& message(std::uint32_t index) const noexcept;
+    // A quiet request from now on an ordinary one with this context: its end, or the
+    // completion of its end already given, carries it (message(index).quiet is then false).
+    void make_loud(std::uint32_t index, std::uint64_t context) noexcept;
+    void release_quiet_message(std::uint32_t index) noexcept;
+    // Every quiet request in flight or kept (rare paths only: allocates).
+    std::vector<std::uint32_t> quiet_messages() const;
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // A burst of received frames, all valid during the call: the same as receive() for each in

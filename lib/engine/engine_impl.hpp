@@ -98,7 +98,10 @@ class engine_impl final : public pds::tx_listener {
                      std::uint64_t context);
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
-                        std::uint16_t* message_id);
+                        std::uint16_t* message_id, bool quiet = false);
+    std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
+                                                 std::uint16_t id) const;
+    std::vector<std::uint32_t> quiet_messages() const;
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
@@ -492,6 +495,7 @@ class engine_impl final : public pds::tx_listener {
     ses::reassembly reassembly_;
     std::vector<send_completion> completions_;  // ring
     std::size_t completion_head_ = 0, completion_count_ = 0;
+    std::uint64_t quiet_ended_ = 0;  // quiet requests ended well, not yet taken
 
     std::vector<rudi_packet> rudi_;
     std::vector<std::uint32_t> free_rudi_;
@@ -522,11 +526,16 @@ void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexce
 
 inline void engine_impl::end_message(std::uint32_t index, status result, bool answered) {
     ses::tx_message& m = messages_[index];
-    if (!m.in_use) return;
-    // The ring has max_pending_messages entries, one per message that can be outstanding.
-    const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
-    completions_[at] = send_completion{m.context, result, answered};
-    ++completion_count_;
+    if (!m.in_use || m.kept) return;
+    const bool counted_only = m.quiet && answered && result.ok();
+    if (counted_only) [[likely]] {
+        ++quiet_ended_;
+    } else {
+        // The ring has max_pending_messages entries, one per message that can be outstanding.
+        const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
+        completions_[at] = send_completion{m.context, result, answered, m.quiet, index};
+        ++completion_count_;
+    }
     if (result.ok())
         ++counters_.messages_completed;
     else
@@ -537,7 +546,10 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
         request_by_id_.erase(key, index);
     }
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
-    messages_.release(index);
+    if (m.quiet && !counted_only)
+        m.kept = true;  // for the caller to read (release_quiet_message)
+    else
+        messages_.release(index);
 }
 
 // An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and

@@ -65,6 +65,10 @@ struct tx_message {
     // its PDC's list for the response messages an ACK announced (since undecided_since).
     bool answered_by_message = false;
     bool undecided = false;
+    // A quiet request (engine::post_quiet_message): its good end is only counted. kept: it
+    // ended otherwise, and stays (in use) until the caller has read it (release_quiet_message).
+    bool quiet = false;
+    bool kept = false;
     std::uint32_t next_undecided = no_index;
     std::uint64_t undecided_since = 0;
     op_fields fields;
@@ -160,6 +164,8 @@ inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
     m.in_use = true;
     m.answered_by_message = false;
     m.undecided = false;
+    m.quiet = false;
+    m.kept = false;
     m.next_undecided = no_index;
     m.undecided_since = 0;
     m.fields = fields;

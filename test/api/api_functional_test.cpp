@@ -544,19 +544,6 @@ TEST(functional_modes, a_stream_longer_than_the_records_completes_each_send_once
         std::vector<std::vector<std::byte>> got(window, std::vector<std::byte>(8));
         std::vector<int> ends(n, 0), contexts(n);
         int posted = 0, sends_done = 0, recvs_done = 0, truncated = 0;
-        // Every entry waiting in cq, errors included.
-        const auto drain = [](completion_queue& cq, const auto& on_entry) {
-            completion c[16];
-            std::size_t got_any = 0;
-            for (std::size_t k; (k = cq.read(c)) > 0; got_any += k)
-                for (std::size_t j = 0; j < k; ++j)
-                    on_entry(c[j]);
-            while (cq.read_error(c[0])) {
-                on_entry(c[0]);
-                ++got_any;
-            }
-            return got_any;
-        };
         for (int steps = 0; sends_done < n || recvs_done < n; ++steps) {
             ASSERT_LT(steps, 5'000'000)
                 << sends_done << " sends and " << recvs_done << " receives done";

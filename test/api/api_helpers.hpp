@@ -89,4 +89,19 @@ inline completion wait_error(completion_queue& cq) {
     return c;
 }
 
+// Hands every entry waiting in cq, errors included, to on_entry; returns how many there were.
+template <class F>
+std::size_t drain(completion_queue& cq, const F& on_entry) {
+    completion c[16];
+    std::size_t got_any = 0;
+    for (std::size_t k; (k = cq.read(c)) > 0; got_any += k)
+        for (std::size_t j = 0; j < k; ++j)
+            on_entry(c[j]);
+    while (cq.read_error(c[0])) {
+        on_entry(c[0]);
+        ++got_any;
+    }
+    return got_any;
+}
+
 }  // namespace uet::test
