@@ -376,6 +376,10 @@ struct endpoint_impl {
     // delivery (endpoint_rx.cpp only): through respond() it cost a call whose frame held six
     // arguments, per message.
     [[gnu::always_inline]] void answer_ok(const received_message& m, std::uint32_t modified);
+    // answer_ok() and the message's release, in one engine call where the answer goes in the
+    // ACK (nearly always): the end of a delivery.
+    [[gnu::always_inline]] void answer_ok_and_release(const received_message& m,
+                                                      std::uint32_t modified);
     void end_pull(op& o);
     // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
     void fail_peer(std::uint32_t engine_peer, errc e);

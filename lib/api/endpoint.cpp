@@ -275,17 +275,22 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
         if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
         return no_error;
     }
-    const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
-    auto held = unexpected.take_first(
-        [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
-    if (held) {
-        unexpected_bytes -= held->msg.data.size();
-        deliver_held(index, held->msg, held->answered);
-        return no_error;
+    // Nearly always both are empty: a look at each, no search.
+    if (!unexpected.empty()) {
+        auto held = unexpected.take_first(
+            [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
+        if (held) {
+            unexpected_bytes -= held->msg.data.size();
+            deliver_held(index, held->msg, held->answered);
+            return no_error;
+        }
     }
-    if (auto d = deferred_sends.take_first(matches)) {
-        start_rtr(index, *d);
-        return no_error;
+    if (!deferred_sends.empty()) {
+        const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
+        if (auto d = deferred_sends.take_first(matches)) {
+            start_rtr(index, *d);
+            return no_error;
+        }
     }
     if (!posted.push(tagged, index)) {
         release_op(index);

@@ -75,10 +75,13 @@ bool endpoint_impl::process() {
     if (quiet_in_flight != 0 && eng) count_quiet_ended();
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
-    received_message m;
-    while (eng && eng->poll_received(m)) {
+    // Taken a batch at a time: one engine call per batch rather than per message.
+    std::array<received_message, 16> batch;
+    std::size_t got;
+    while (eng && (got = eng->poll_received(batch)) > 0) {
         any = true;
-        on_message(m);
+        for (std::size_t i = 0; i < got && eng; ++i)
+            on_message(batch[i]);
     }
     retry_stalled();
     if (eng && now >= next_answer_scan) {
@@ -350,6 +353,13 @@ inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t mo
     respond_as_message(m, ses_return_code::ok, {}, modified, none);
 }
 
+inline void endpoint_impl::answer_ok_and_release(const received_message& m,
+                                                 std::uint32_t modified) {
+    if (m.mode != delivery_mode::uud && eng->release_answering_ok(m)) return;
+    answer_ok(m, modified);  // as a message (its fields are read before the release)
+    eng->release(m.handle);
+}
+
 void endpoint_impl::respond(const received_message& m, ses_return_code rc,
                             std::span<const std::uint8_t> data, std::uint32_t modified,
                             std::uint32_t buffer) {
@@ -469,8 +479,10 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         eng->release(m.handle);
         return pump(index);
     }
-    if (!answered) answer_ok(m, static_cast<std::uint32_t>(total));
-    eng->release(m.handle);
+    if (answered)
+        eng->release(m.handle);
+    else
+        answer_ok_and_release(m, static_cast<std::uint32_t>(total));
     finish(index);
 }
 
@@ -491,9 +503,11 @@ inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t nod
     std::byte* at = o.dst + o.next_offset;
     copy_payload(at, m.data.data(), len);
     o.next_offset += len;
-    if (!answered) answer_ok(m, static_cast<std::uint32_t>(len));
     const peer_addr from = peer_of(m.from);
-    eng->release(m.handle);
+    if (answered)
+        eng->release(m.handle);
+    else
+        answer_ok_and_release(m, static_cast<std::uint32_t>(len));
     if (o.len - o.next_offset >= attr.min_multi_recv) {
         completion& c = cq->push_spare();  // process() saw room for it
         c = completion{.context = o.context,

@@ -553,6 +553,17 @@ std::uint64_t engine::next_deadline() const {
 [[gnu::flatten]] bool engine::poll_received(received_message& out) {
     return impl_->poll_received(out);
 }
+[[gnu::flatten]] std::size_t engine::poll_received(std::span<received_message> out) {
+    std::size_t n = 0;
+    while (n < out.size() && impl_->poll_received(out[n]))
+        ++n;
+    return n;
+}
+[[gnu::flatten]] bool engine::release_answering_ok(const received_message& request) {
+    if (!impl_->answer_ok_in_ack(request)) return false;
+    impl_->release(request.handle);
+    return true;
+}
 [[gnu::flatten]] void engine::release(std::uint64_t handle) {
     impl_->release(handle);
 }

@@ -337,6 +337,11 @@ class engine {
     // would do with it, without the response's fields built first. false: nothing done (the
     // answer must go as a message: post_response()).
     bool answer_ok_in_ack(const received_message& request);
+    // answer_ok_in_ack(), and where it answered, release(request.handle): the end of nearly every
+    // message delivered, in one call. false: nothing done (the answer goes as a message).
+    bool release_answering_ok(const received_message& request);
+    // poll_received() of up to out.size() messages at once; how many.
+    std::size_t poll_received(std::span<received_message> out);
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);

@@ -94,7 +94,9 @@ class bounded_fifo {
         std::uint32_t prev = none, next = none;
     };
 
-    void unlink(std::uint32_t i) noexcept {
+    // Forced inline: a posted receive is taken per message received, and as a call (GCC kept it
+    // out of line) its register saves and free_'s growth path cost ~18 instructions.
+    [[gnu::always_inline]] void unlink(std::uint32_t i) noexcept {
         node& n = nodes_[i];
         if (n.prev == none)
             head_ = n.next;
