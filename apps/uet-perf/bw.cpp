@@ -202,30 +202,48 @@ bool side::post_drain() {
     return true;
 }
 
+// As many operations as the depth and the run's limit allow, with the bounds and counters held
+// in locals for the pass: as members behind the endpoint's call they were read again and stored
+// per operation (~15 instructions of a small send's ~1,000).
+inline void side::post_bw_ops() {
+    if (run_.stopped || run_.posted >= run_.limit || run_.outstanding >= run_.depth) return;
+    if (run_.posted == 0) {
+        run_.t_first = run_.win_t = run_.t_last = clock_();
+        run_.deadline = run_.t_first + s_.duration_ms * 1'000'000;
+    }
+    const std::uint64_t room =
+        std::min(run_.limit - run_.posted, std::uint64_t{run_.depth} - run_.outstanding);
+    const std::uint64_t last = run_.limit - 1, first = run_.posted;
+    const std::uint32_t cq_mod = run_.cq_mod;
+    std::uint64_t i = first;
+    std::uint32_t unsignaled = run_.unsignaled;
+    while (i - first < room && !free_tx_.empty()) {
+        // perftest's -Q: one in cq_mod asks for an entry, and the last of an -n run.
+        const bool signaled = unsignaled + 1 >= cq_mod || i == last;
+        if (!post_initiator_op(free_tx_.back(), i, signaled)) break;
+        if (signaled) {
+            free_tx_.pop_back();
+            unsignaled = 0;
+        } else {
+            ++unsignaled;
+        }
+        ++i;
+        run_.next_post.advance(run_.slots, run_.layout);
+    }
+    run_.unsignaled = unsignaled;
+    run_.posted = i;
+    run_.outstanding += i - first;
+}
+
 void side::pump() {
     if (run_.size == 0) return;
     // A released buffer goes back first: before the next ping, whose answer it may take.
     if (multi_idle_ && run_.multi) post_multi_recv();
-    const bool bw = is_bw(s_.test);
-    if (run_.initiator && !bw) post_pings();
-    while (run_.initiator && bw && !run_.stopped && run_.posted < run_.limit &&
-           run_.outstanding < run_.depth && !free_tx_.empty()) {
-        if (run_.posted == 0) {
-            run_.t_first = run_.win_t = run_.t_last = clock_();
-            run_.deadline = run_.t_first + s_.duration_ms * 1'000'000;
-        }
-        // perftest's -Q: one in cq_mod asks for an entry, and the last of an -n run.
-        const bool signaled = run_.unsignaled + 1 >= run_.cq_mod || run_.posted + 1 == run_.limit;
-        if (!post_initiator_op(free_tx_.back(), run_.posted, signaled)) break;
-        if (signaled) {
-            free_tx_.pop_back();
-            run_.unsignaled = 0;
-        } else {
-            ++run_.unsignaled;
-        }
-        ++run_.posted;
-        run_.next_post.advance(run_.slots, run_.layout);
-        ++run_.outstanding;
+    if (run_.initiator) {
+        if (is_bw(s_.test))
+            post_bw_ops();
+        else
+            post_pings();
     }
     while (run_.pongs_pending && !free_tx_.empty() && post_pong()) {
     }

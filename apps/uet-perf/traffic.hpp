@@ -210,6 +210,7 @@ class side {
     [[gnu::always_inline]] void on_received(const completion& c, std::span<const std::byte> msg);
     void on_remote_data(const completion& c);
     void pump();
+    void post_bw_ops();  // pump()'s posts of the bandwidth tests
     // Forced inline, post_bw_op into post_initiator_op and that into pump(), each its one
     // caller: once per operation of a bandwidth test.
     [[gnu::always_inline]] std::error_code post_bw_op(std::uint32_t slot, std::uint64_t i,

@@ -429,7 +429,10 @@ struct endpoint_impl {
     std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
     std::vector<peer_addr> av_peer_of;          // engine peer id -> av index (peer_of)
     std::vector<send_completion> completions;   // scratch for poll_send_completions
-    std::uint64_t now = 0;                      // the network's clock, read once per process()
+    // Scratch for poll_received: a member, as a local array its 16 entries were constructed
+    // on every process() call (~80 stores a poll).
+    std::vector<received_message> received;
+    std::uint64_t now = 0;  // the network's clock, read once per process()
     std::uint64_t next_answer_scan = 0;
 };
 

@@ -78,7 +78,8 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       unexpected(at.max_unexpected),
       deferred_sends(at.max_deferred),
       response_buffers(1024 * max_atomic_bytes),
-      completions(64) {
+      completions(64),
+      received(16) {
     quiet_sends = ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod);
     quiet_limit = std::min({at.deferrable_threshold, at.rendezvous_threshold,
                             std::size_t{at.max_message_size} + 1, std::size_t{chunk_bytes} + 1});

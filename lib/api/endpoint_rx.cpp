@@ -76,12 +76,11 @@ bool endpoint_impl::process() {
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     // Taken a batch at a time: one engine call per batch rather than per message.
-    std::array<received_message, 16> batch;
     std::size_t got;
-    while (eng && (got = eng->poll_received(batch)) > 0) {
+    while (eng && (got = eng->poll_received(received)) > 0) {
         any = true;
         for (std::size_t i = 0; i < got && eng; ++i)
-            on_message(batch[i]);
+            on_message(received[i]);
     }
     retry_stalled();
     if (eng && now >= next_answer_scan) {
