@@ -67,7 +67,7 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                   "deferred %llu, ready_to_receive %llu, resent_after_rtr %llu, rendezvous %llu, "
                   "stale_responses %llu, unanswerable %llu, kept for queue room %llu; answers in "
                   "ACKs %llu, as messages %llu, answered by ACK %llu; completed without an entry "
-                  "%llu; quiet sends %llu (adopted %llu)\n",
+                  "%llu; quiet sends %llu (adopted %llu); delivered directly %llu\n",
                   to_string(ep.address()).c_str(), (unsigned long long)c.rejected_job,
                   (unsigned long long)c.rejected_key, (unsigned long long)c.unexpected,
                   (unsigned long long)c.deferred, (unsigned long long)c.ready_to_receive,
@@ -76,7 +76,8 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                   (unsigned long long)c.kept_for_queue_room, (unsigned long long)c.answers_in_acks,
                   (unsigned long long)c.answers_as_messages, (unsigned long long)c.answered_by_ack,
                   (unsigned long long)ep.silent_completions(), (unsigned long long)c.quiet_sends,
-                  (unsigned long long)c.quiet_sends_adopted);
+                  (unsigned long long)c.quiet_sends_adopted,
+                  (unsigned long long)c.delivered_directly);
     std::string out = buf;
     std::snprintf(buf, sizeof buf,
                   " PDS: packets sent %llu (in runs %llu), received %llu (headers predicted %llu, "

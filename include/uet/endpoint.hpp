@@ -90,6 +90,10 @@ struct endpoint_counters {
     // entry (RUD/ROD with answers in ACKs, below the deferrable threshold), and those of them
     // whose end needed one after all (a failure, or an answer that came as a message).
     std::uint64_t quiet_sends = 0, quiet_sends_adopted = 0;
+    // Small messages placed into their receive as they arrived, without waiting in the engine
+    // for the endpoint to poll them (one-packet sends of a receive burst, answers in ACKs, an
+    // ordinary receive posted for each).
+    std::uint64_t delivered_directly = 0;
     // WRITEs placed straight into the region as they arrived (one copy per byte), and packets
     // of WRITEs refused there (bad key, access or bounds: nothing copied; consecutive packets
     // of a message received in one burst are checked, and refused, together: they count once).

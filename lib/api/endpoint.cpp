@@ -49,6 +49,8 @@ namespace {
 engine_config with_placement(engine_config c, endpoint_impl* ep) {
     c.place_write = &endpoint_impl::place_write;
     c.place_write_ctx = ep;
+    c.take_whole = &endpoint_impl::take_whole;
+    c.take_whole_ctx = ep;
     return c;
 }
 
@@ -725,6 +727,7 @@ endpoint_counters endpoint::counters() const noexcept {
         c.answers_in_acks = e.answers_in_acks;
         c.answers_as_messages = e.answers_as_messages;
         c.answered_by_ack = e.answered_by_ack;
+        c.delivered_directly = e.taken_whole;
         fill_pds_counters(e, c);
     }
     return c;

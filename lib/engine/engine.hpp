@@ -119,6 +119,15 @@ struct engine_config {
     std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
                                  std::uint32_t offset, std::uint32_t length) = nullptr;
     void* place_write_ctx = nullptr;
+    // Direct delivery (optional, answers in ACKs): a one-packet request of a receive run of
+    // small messages, offered to the application as it arrives. true: it took the message whole
+    // (placed and completed; its answer is RC_OK, which the ACK gives); false: the message goes
+    // the ordinary way (poll_received()). Offered only while no earlier message waits to be
+    // polled, so that none overtakes another; the hook must not call the engine. Saves a
+    // reassembly slot filled, handed over and released per message.
+    bool (*take_whole)(void* ctx, std::uint32_t from, const ses::op_fields& f,
+                       std::span<const std::uint8_t> payload) = nullptr;
+    void* take_whole_ctx = nullptr;
     // Zero-copy transmit (optional): for a data packet built into a caller's room the engine
     // asks whether its payload (length bytes of the sender's memory at data) may go out by
     // reference. A handle other than no_payload_region (the caller's name for the registered
@@ -237,6 +246,7 @@ struct engine_counters {
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
+    std::uint64_t taken_whole = 0;  // of those, taken by engine_config::take_whole
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
     // Target: requests answered in an ACK (answers_in_acks), and answered by a response message
     // (all of them without answers_in_acks); initiator: completions answered by an ACK, and those

@@ -74,7 +74,7 @@ class bounded_fifo {
     }
     std::uint32_t first() const noexcept { return head_; }  // the oldest's node, or none
     const T& at(std::uint32_t node) const noexcept { return nodes_[node].value; }
-    void take_at(std::uint32_t node) noexcept { unlink(node); }
+    [[gnu::always_inline]] void take_at(std::uint32_t node) noexcept { unlink(node); }
     // Removes every element, oldest first, handing each to f.
     template <class F>
     void drain(F&& f) {
@@ -149,7 +149,7 @@ class receive_queues {
         return of(tagged).find_first(pred);
     }
     const T& at(bool tagged, std::uint32_t node) noexcept { return of(tagged).at(node); }
-    void take_at(bool tagged, std::uint32_t node) noexcept {
+    [[gnu::always_inline]] void take_at(bool tagged, std::uint32_t node) noexcept {
         of(tagged).take_at(node);
         --size_;
     }

@@ -103,6 +103,7 @@ class reassembly {
         return recent_.find(key.packed()).has_value();
     }
     bool pop_delivered(delivered_message& out) noexcept;
+    bool nothing_delivered() const noexcept { return delivery_head_ == no_index; }
     // Gives the buffer back; false for an unknown or already released handle.
     bool release(std::uint64_t handle) noexcept;
 

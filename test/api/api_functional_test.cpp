@@ -432,6 +432,65 @@ TEST(functional_modes, rod_matches_in_send_order) {
         wait_ok(w.cqs[0]);
 }
 
+// Small sends that find an ordinary receive posted are placed as they arrive (delivered
+// directly, not handed over by the engine first); the others (no receive yet, a receive too
+// small, a receive of the other kind) go the ordinary way, and matching order holds across both:
+// ROD messages match tagged receives in send order, each entry naming its own tag, sender and
+// length. Over loss and reordering, in both ordered and unordered modes.
+TEST(functional_modes, small_sends_are_delivered_directly_into_waiting_receives) {
+    for (delivery mode : {delivery::rud, delivery::rod}) {
+        SCOPED_TRACE(mode == delivery::rod ? "rod" : "rud");
+        world w(lossy_fabric(13), 2, endpoint_attr{.job_id = job, .mode = mode});
+        constexpr int n = 1400, early = 1000;  // early: within rx_depth
+        // The PDC established first: packets that still carry SYN are read in full, one by one.
+        std::vector<std::byte> hello(8);
+        ASSERT_FALSE(w.eps[1].recv(hello, nullptr));
+        ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(pattern(8, 1)), nullptr));
+        wait_ok(w.cqs[1]);
+        wait_ok(w.cqs[0]);
+        std::vector<std::vector<std::byte>> got(n, std::vector<std::byte>(64));
+        // The first `early` receives wait for their messages; the rest arrive unexpected.
+        for (int i = 0; i < early; ++i)
+            ASSERT_FALSE(w.eps[1].trecv(got[static_cast<std::size_t>(i)], i, 0, nullptr));
+        std::vector<std::vector<std::byte>> sent;
+        for (int i = 0; i < n; ++i)
+            sent.push_back(pattern(24, 700 + i));  // one size: frames predicted, runs
+        for (int i = 0; i < n; ++i)
+            ASSERT_FALSE(w.eps[0].tsend(w.peers[1], as_bytes_of(sent[static_cast<std::size_t>(i)]),
+                                        i, nullptr, op_flags::no_completion));
+        for (int i = 0; i < early; ++i) {
+            const completion c = wait_ok(w.cqs[1]);
+            const auto k = static_cast<std::size_t>(c.tag);
+            ASSERT_LT(k, static_cast<std::size_t>(early));
+            EXPECT_EQ(c.buf, got[k].data());
+            EXPECT_EQ(c.len, sent[k].size());
+            EXPECT_EQ(c.from, w.peers[0]);
+            EXPECT_TRUE(std::equal(sent[k].begin(), sent[k].end(), got[k].begin())) << k;
+            if (mode == delivery::rod) {
+                EXPECT_EQ(k, static_cast<std::size_t>(i));
+            }
+        }
+        for (int i = early; i < n; ++i)
+            ASSERT_FALSE(w.eps[1].trecv(got[static_cast<std::size_t>(i)], i, 0, nullptr));
+        for (int i = early; i < n; ++i) {
+            const completion c = wait_ok(w.cqs[1]);
+            const auto k = static_cast<std::size_t>(c.tag);
+            EXPECT_TRUE(std::equal(sent[k].begin(), sent[k].end(), got[k].begin())) << k;
+        }
+        for (int i = 0; i < 1'000'000 && w.eps[0].silent_completions() < n; ++i)
+            ASSERT_TRUE(w.fab.progress());
+        EXPECT_EQ(w.eps[0].silent_completions(), static_cast<std::uint64_t>(n));
+        const endpoint_counters c = w.eps[1].counters();
+        EXPECT_GT(c.delivered_directly, 0u);
+        EXPECT_LE(c.delivered_directly, static_cast<std::uint64_t>(n) + 1);  // and the hello
+        // Some of the later messages waited (unexpected, or deferred and sent again); ROD's
+        // go-back-N may bring all of them after their receives (then directly too).
+        if (mode == delivery::rud) {
+            EXPECT_GT(c.unexpected + c.deferred, 0u);
+        }
+    }
+}
+
 // A full unexpected queue does not lose eager messages: they are deferred and asked for again.
 TEST(functional_modes, eager_sends_beyond_the_unexpected_queue_are_deferred) {
     world w(lossy_fabric(12), 2, endpoint_attr{.job_id = job, .max_unexpected = 2});
