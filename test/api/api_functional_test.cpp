@@ -444,8 +444,9 @@ TEST(functional_modes, small_sends_are_delivered_directly_into_waiting_receives)
         constexpr int n = 1400, early = 1000;  // early: within rx_depth
         // The PDC established first: packets that still carry SYN are read in full, one by one.
         std::vector<std::byte> hello(8);
+        const auto hello_sent = pattern(8, 1);  // valid until the send completes
         ASSERT_FALSE(w.eps[1].recv(hello, nullptr));
-        ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(pattern(8, 1)), nullptr));
+        ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(hello_sent), nullptr));
         wait_ok(w.cqs[1]);
         wait_ok(w.cqs[0]);
         std::vector<std::vector<std::byte>> got(n, std::vector<std::byte>(64));
