@@ -83,8 +83,9 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       completions(64),
       received(16) {
     quiet_sends = ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod);
-    quiet_limit = std::min({at.deferrable_threshold, at.rendezvous_threshold,
-                            std::size_t{at.max_message_size} + 1, std::size_t{chunk_bytes} + 1});
+    // post_send() has refused what exceeds max_message_size before it asks post_quiet().
+    quiet_limit =
+        std::min({at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
     free_ops.reserve(ops.size());
     for (std::size_t i = ops.size(); i-- > 0;)
         free_ops.push_back(static_cast<std::uint32_t>(i));
@@ -394,8 +395,6 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
     return o.record;
 }
 
-// An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
-// decides).
 // ---- quiet sends ----
 
 inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> buf, bool tagged,
@@ -484,6 +483,8 @@ std::uint32_t endpoint_impl::op_of_quiet_token(std::uint32_t token, std::uint32_
     return none;
 }
 
+// An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
+// decides).
 endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {
     if (st.code == status_code::too_many_pending) return post_result::no_room;
     if (index != none) fail(ops[index], errc::invalid_argument);

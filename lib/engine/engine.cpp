@@ -367,13 +367,6 @@ std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_m
     return *found;
 }
 
-std::optional<std::uint64_t> engine_impl::pending_request_context(peer_id to, delivery_mode mode,
-                                                                  std::uint16_t id) const {
-    const auto found = pending_request(to, mode, id);
-    if (!found) return std::nullopt;
-    return messages_[*found].context;
-}
-
 std::vector<std::uint32_t> engine_impl::quiet_messages() const {
     std::vector<std::uint32_t> out;
     for (std::uint32_t i = 0; i < messages_.capacity(); ++i)
@@ -478,11 +471,6 @@ status engine::post_response(const received_message& request, const ses_fields& 
 // than three (the wrapper, the implementation, its helpers).
 [[gnu::flatten]] bool engine::answer_ok_in_ack(const received_message& request) {
     return impl_->answer_ok_in_ack(request);
-}
-
-std::optional<std::uint64_t> engine::pending_request_context(peer_id to, delivery_mode mode,
-                                                             std::uint16_t id) const {
-    return impl_->pending_request_context(to, mode, id);
 }
 
 std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode mode,

@@ -297,12 +297,9 @@ class engine {
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
                         std::uint16_t* message_id = nullptr);
-    // The context of our RUD/ROD request `id` to `to` while its PDS completion is still to
-    // come (the engine tracks those by id): a response that overtook the completion finds its
-    // request here. nullopt for any other.
-    std::optional<std::uint64_t> pending_request_context(peer_id to, delivery_mode mode,
-                                                         std::uint16_t id) const;
-    // The same request's message index, for message() and make_loud().
+    // Our RUD/ROD request `id` to `to` while its PDS completion is still to come (the engine
+    // tracks those by id): its message index, for message() (its context) and make_loud(). A
+    // response that overtook the completion finds its request here. nullopt for any other.
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
 

@@ -140,8 +140,6 @@ class engine_impl final : public pds::tx_listener {
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
-    std::optional<std::uint64_t> pending_request_context(peer_id to, delivery_mode mode,
-                                                         std::uint16_t id) const;
     void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
     void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
