@@ -310,7 +310,7 @@ struct endpoint_impl {
 
     // ---- quiet sends (endpoint.cpp): no operation entry unless the end needs one ----
     // A send asked no completion of, posted as a quiet engine request when it can go so
-    // (quiet_sends, shorter than quiet_limit, nothing stalled before it): true if posted. An op
+    // (shorter than quiet_limit, nothing stalled before it): true if posted. An op
     // slot and a record are kept for it (quiet_in_flight, records_promised) and a CQ entry
     // reserved, as an operation would have them, so the rare end that needs its operation
     // (adopt_quiet) always finds one.
@@ -409,7 +409,6 @@ struct endpoint_impl {
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
-    bool quiet_sends = false;              // RUD/ROD with answers in ACKs
     std::size_t quiet_limit = 0;           // sends of fewer bytes may go quiet
     std::size_t quiet_in_flight = 0;       // quiet sends posted and not yet ended or adopted
     std::uint32_t next_quiet_token = 0;

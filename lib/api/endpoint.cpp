@@ -82,10 +82,11 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       response_buffers(1024 * max_atomic_bytes),
       completions(64),
       received(16) {
-    quiet_sends = ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod);
-    // post_send() has refused what exceeds max_message_size before it asks post_quiet().
-    quiet_limit =
-        std::min({at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
+    // Quiet sends: RUD/ROD with answers in ACKs (0: none). post_send() has refused what exceeds
+    // max_message_size before it asks post_quiet().
+    if (ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod))
+        quiet_limit = std::min(
+            {at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
     free_ops.reserve(ops.size());
     for (std::size_t i = ops.size(); i-- > 0;)
         free_ops.push_back(static_cast<std::uint32_t>(i));
@@ -400,8 +401,8 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
 inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> buf, bool tagged,
                                       std::uint64_t tag, void* context) {
     // Behind a stalled operation it would overtake it.
-    if (!quiet_sends || buf.size() >= quiet_limit || !stalled.empty() ||
-        free_ops.size() <= quiet_in_flight || !spare_record())
+    if (buf.size() >= quiet_limit || !stalled.empty() || free_ops.size() <= quiet_in_flight ||
+        !spare_record())
         return false;
     std::uint32_t engine_peer = none;
     // Refused here (unknown peer, full queue), the ordinary post says why.
@@ -474,9 +475,10 @@ std::uint32_t endpoint_impl::op_of_quiet_token(std::uint32_t token, std::uint32_
             o.engine_peer == engine_peer)
             return i;
     }
-    for (const std::uint32_t q : eng->quiet_messages()) {
+    for (std::uint32_t q = eng->next_quiet_message(0); q != none;
+         q = eng->next_quiet_message(q + 1)) {
         const ses::tx_message& m = eng->message(q);
-        if (m.quiet && m.peer == engine_peer &&
+        if (m.peer == engine_peer &&
             static_cast<std::uint32_t>(m.fields.buffer_offset >> 32) == token)
             return adopt_quiet_in_flight(q);
     }
@@ -626,8 +628,9 @@ void endpoint_impl::close() noexcept {
     // Quiet sends still in the engine become operations, cancelled below with the others.
     if (quiet_in_flight != 0) {
         count_quiet_ended();
-        for (const std::uint32_t q : eng->quiet_messages())
-            if (eng->message(q).quiet) adopt_quiet(q);
+        for (std::uint32_t q = eng->next_quiet_message(0); q != none;
+             q = eng->next_quiet_message(q + 1))
+            adopt_quiet(q);
     }
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();

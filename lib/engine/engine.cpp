@@ -367,11 +367,10 @@ std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_m
     return *found;
 }
 
-std::vector<std::uint32_t> engine_impl::quiet_messages() const {
-    std::vector<std::uint32_t> out;
-    for (std::uint32_t i = 0; i < messages_.capacity(); ++i)
-        if (messages_[i].in_use && messages_[i].quiet) out.push_back(i);
-    return out;
+std::uint32_t engine_impl::next_quiet_message(std::uint32_t from) const noexcept {
+    for (std::uint32_t i = from; i < messages_.capacity(); ++i)
+        if (messages_[i].in_use && messages_[i].quiet) return i;
+    return none;
 }
 
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
@@ -508,8 +507,8 @@ void engine::release_quiet_message(std::uint32_t index) noexcept {
     if (m.in_use && m.kept) impl_->messages_.release(index);
 }
 
-std::vector<std::uint32_t> engine::quiet_messages() const {
-    return impl_->quiet_messages();
+std::uint32_t engine::next_quiet_message(std::uint32_t from) const noexcept {
+    return impl_->next_quiet_message(from);
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,

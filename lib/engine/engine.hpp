@@ -319,8 +319,10 @@ class engine {
     // completion of its end already given, carries it (message(index).quiet is then false).
     void make_loud(std::uint32_t index, std::uint64_t context) noexcept;
     void release_quiet_message(std::uint32_t index) noexcept;
-    // Every quiet request in flight or kept (rare paths only: allocates).
-    std::vector<std::uint32_t> quiet_messages() const;
+    // The first quiet request (in flight or kept) at message index `from` or above; 0xffffffff
+    // when there is none. A scan of the pool: for rare paths (an RTR, close), allocating
+    // nothing (close() is noexcept).
+    std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // A burst of received frames, all valid during the call: the same as receive() for each in

@@ -101,7 +101,7 @@ class engine_impl final : public pds::tx_listener {
                         std::uint16_t* message_id, bool quiet = false);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
-    std::vector<std::uint32_t> quiet_messages() const;
+    std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
