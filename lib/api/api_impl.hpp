@@ -410,7 +410,9 @@ struct endpoint_impl {
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
     std::size_t quiet_limit = 0;           // sends of fewer bytes may go quiet
-    std::size_t quiet_in_flight = 0;       // quiet sends posted and not yet ended or adopted
+    // A quiet SEND's and TSEND's fields but for their own (engine::post_quiet_message).
+    std::array<ses_fields, 2> quiet_common{};
+    std::size_t quiet_in_flight = 0;  // quiet sends posted and not yet ended or adopted
     std::uint32_t next_quiet_token = 0;
 
     std::vector<op> ops;

@@ -87,6 +87,8 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
     if (ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod))
         quiet_limit = std::min(
             {at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
+    quiet_common = {request_fields(wire::ses_opcode::send),
+                    request_fields(wire::ses_opcode::tagged_send)};
     free_ops.reserve(ops.size());
     for (std::size_t i = ops.size(); i-- > 0;)
         free_ops.push_back(static_cast<std::uint32_t>(i));
@@ -407,14 +409,11 @@ inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> b
     std::uint32_t engine_peer = none;
     // Refused here (unknown peer, full queue), the ordinary post says why.
     if (check_post(to, true, engine_peer) != errc{}) return false;
-    using wire::ses_opcode;
-    ses_fields f = request_fields(tagged ? ses_opcode::tagged_send : ses_opcode::send);
-    f.memory_key = tagged ? tag : 0;
     const std::uint32_t token = quiet_token_bit | (next_quiet_token++ & ~quiet_token_bit);
-    f.buffer_offset = std::uint64_t{token} << 32;
+    const own_request_fields own{tagged ? tag : 0, std::uint64_t{token} << 32};
     const auto data = std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
-    const status st = eng->post_quiet_message(engine_peer, mode, f, data,
+    const status st = eng->post_quiet_message(engine_peer, mode, quiet_common[tagged], own, data,
                                               reinterpret_cast<std::uintptr_t>(context));
     if (!st.ok()) {  // the engine is full: the ordinary post waits for room
         cq->unreserve();

@@ -313,7 +313,7 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
 
 status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                  std::span<const std::uint8_t> data, std::uint64_t context,
-                                 std::uint16_t* message_id, bool quiet) {
+                                 std::uint16_t* message_id, const own_request_fields* quiet) {
     if (to >= peers_.size()) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
@@ -330,7 +330,12 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    messages_[m].quiet = quiet;
+    if (quiet != nullptr) {
+        ses::tx_message& q = messages_[m];
+        q.quiet = true;
+        q.fields.memory_key = quiet->memory_key;
+        q.fields.buffer_offset = quiet->buffer_offset;
+    }
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         request_by_id_.insert(key, m);
@@ -480,12 +485,12 @@ std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode m
 // Flattened: the post of nearly every send of a stream asked no completion of, one call from the
 // API rather than two (the second cost ~20 instructions of register saves and arguments).
 [[gnu::flatten]] status engine::post_quiet_message(peer_id to, delivery_mode mode,
-                                                   const ses_fields& ses,
+                                                   const ses_fields& common, own_request_fields own,
                                                    std::span<const std::uint8_t> data,
                                                    std::uint64_t context) {
-    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || ses.response)
+    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response)
         return {status_code::not_quiet};
-    return impl_->post_message(to, mode, ses, data, context, nullptr, true);
+    return impl_->post_message(to, mode, common, data, context, nullptr, &own);
 }
 
 std::uint64_t engine::take_quiet_ended() noexcept {

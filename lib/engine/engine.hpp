@@ -186,6 +186,13 @@ using ses_fields = ses::op_fields;
 // What a received_message points to before a message is polled into it.
 inline constexpr ses_fields no_ses_fields{};
 
+// The two SES fields of a quiet request that differ from send to send (post_quiet_message):
+// the match bits and the buffer offset (the initiator's token).
+struct own_request_fields {
+    std::uint64_t memory_key = 0;
+    std::uint64_t buffer_offset = 0;
+};
+
 struct received_message {
     peer_id from = invalid_peer;
     delivery_mode mode = delivery_mode::rud;
@@ -309,8 +316,12 @@ class engine {
     // take_quiet_ended(). Any other end gives a completion with `quiet` set and the message kept
     // (message(c.message): what was posted) until release_quiet_message(). An application that
     // asked for no completion of most of its sends pays nothing per send for the end of each.
-    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& ses,
-                              std::span<const std::uint8_t> data, std::uint64_t context);
+    // Its fields are `common`'s with `own`'s in place of theirs: a caller keeps one `common` per
+    // kind of send, built once, rather than building all 128 bytes of fields for each send
+    // (~15 instructions of endpoint::send under callgrind).
+    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
+                              own_request_fields own, std::span<const std::uint8_t> data,
+                              std::uint64_t context);
     // Quiet requests that ended well since the last call.
     std::uint64_t take_quiet_ended() noexcept;
     // A message posted and not yet released: its data, length, peer, id, fields and context.

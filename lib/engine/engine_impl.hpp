@@ -98,7 +98,7 @@ class engine_impl final : public pds::tx_listener {
                      std::uint64_t context);
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
-                        std::uint16_t* message_id, bool quiet = false);
+                        std::uint16_t* message_id, const own_request_fields* quiet = nullptr);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
     std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
