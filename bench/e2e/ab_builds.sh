@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # ab_builds: the same uet-perf test over memif with two builds of uet, or with two sets of
-# options, interleaved round by round (A, B, A, B...) so that both share the machine's
+# options, interleaved round by round (A B, B A, A B...) so that both share the machine's
 # conditions; this host's speed moves by 2-3x over minutes, so only runs taken side by side
 # compare. Prints each run (with the core-to-core probe after it, lib.sh), the median of each
-# and their ratio B/A, and the same over the rounds made wholly in the host's fast mode.
+# and their ratio B/A, the geometric mean of the rounds' own B/A with how many B won, and the
+# same over the rounds made wholly in the host's fast mode. An A/A run (one build, A_OPTS="-Q
+# 100", the default spelled out) gave a geometric mean of 1.082 over 12 rounds (9 "won"):
+# a difference of less than ~10% needs more rounds, or instruction counts (instr_per_packet.sh).
 #   OLD=/path/to/build-a NEW=build bench/e2e/ab_builds.sh send_bw -s 8
 #   A_OPTS="--distinct-buffers" bench/e2e/ab_builds.sh write_bw -s 65536   (one build: OLD=NEW)
 #   (ROUNDS=4, SECONDS_PER_RUN=3; KEY=MsgRate by default for send/atomic tests, else BW_average)
@@ -29,7 +32,11 @@ for b in "${builds[@]}"; do
 done
 for ((r = 1; r <= ROUNDS; r++)); do
     probes=("$(core_ns)")
-    for i in 0 1; do
+    # The order alternates, so that whatever favours a pair's first or second run (the host's
+    # drift within a round) is not booked to A or B.
+    order=(0 1)
+    ((r % 2 == 0)) && order=(1 0)
+    for i in "${order[@]}"; do
         n="${names[$i]}-$r"
         # shellcheck disable=SC2086
         UET_PERF=${builds[$i]}/apps/uet-perf/uet-perf \
@@ -52,7 +59,14 @@ b=$(medians B)
 echo "median A ($OLD $A_OPTS) $KEY $a"
 echo "median B ($NEW $B_OPTS) $KEY $b"
 echo "B/A $(ratio "$b" "$a")"
-# Only rounds whose probes (before A, after A, after B) all found the cores in one complex compare
+awk '{ v[$1 " " $2] = $4; if ($2 > m) m = $2 }
+     END { p = 0; n = 0; w = 0
+           for (r = 1; r <= m; r++) {
+               if (!(("A " r) in v) || !(("B " r) in v) || v["A " r] <= 0 || v["B " r] <= 0) continue
+               p += log(v["B " r] / v["A " r]); n++; if (v["B " r] > v["A " r]) w++ }
+           if (n) printf "geometric mean of the rounds'"'"' B/A %.3f over %d rounds (B higher in %d)\n", exp(p / n), n, w }' \
+    "$WORK/runs.txt"
+# Only rounds whose probes (before the pair, after its first run, after its second) all found the cores in one complex compare
 # without the host's mode in between.
 fast=$(awk '$2 == "fast" { print $1 }' "$WORK/modes.txt" | tr '\n' ' ')
 if [[ -n $fast ]]; then
