@@ -204,7 +204,7 @@ std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::u
     s.ip = ip;
     build_peer_headers(s);
     peers_.push_back(s);
-    const auto id = static_cast<std::uint32_t>(peers_.size() - 1);
+    const auto id = peer_count_++;
     peer_by_ip_.insert(ip, id);
     return id;
 }
@@ -314,13 +314,14 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
 status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                  std::span<const std::uint8_t> data, std::uint64_t context,
                                  std::uint16_t* message_id, const own_request_fields* quiet) {
-    if (to >= peers_.size()) return {status_code::unknown_peer};
+    if (to >= peer_count_) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
         return {status_code::message_too_long};
     // Completions not yet polled hold their place too, so the completion ring never overflows;
-    // so do the response messages ACKs announced (answers in ACKs), which must not fail.
-    if (messages_.in_use() + completion_count_ + announced_unposted_ >= completions_.size())
+    // so do the response messages ACKs announced (answers in ACKs), which must not fail. (The
+    // pool and the ring both have max_pending_messages entries: in_use + held >= size.)
+    if (messages_.available() <= completion_count_ + announced_unposted_)
         return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
     // A response goes out under the id of the request it answers (its own key space).

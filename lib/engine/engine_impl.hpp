@@ -458,6 +458,8 @@ class engine_impl final : public pds::tx_listener {
     std::uint16_t ip_id_ = 0;
 
     std::vector<peer_state> peers_;
+    // peers_.size(), which divides by sizeof(peer_state): asked at every post.
+    std::uint32_t peer_count_ = 0;
     pds::flat_map peer_by_ip_;
     std::uint32_t last_peer_ = none;  // the peer find_or_add_peer found last
 

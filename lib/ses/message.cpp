@@ -4,7 +4,8 @@
 
 namespace uet::ses {
 
-tx_messages::tx_messages(std::size_t capacity, std::uint32_t mtu) : pool_(capacity), mtu_(mtu) {
+tx_messages::tx_messages(std::size_t capacity, std::uint32_t mtu)
+    : pool_(capacity), capacity_(capacity), mtu_(mtu) {
     free_.reserve(capacity);
     for (std::size_t i = capacity; i-- > 0;)
         free_.push_back(static_cast<std::uint32_t>(i));

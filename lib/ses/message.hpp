@@ -102,8 +102,10 @@ class tx_messages {
     void release(std::uint32_t index) noexcept;
     tx_message& operator[](std::uint32_t index) noexcept { return pool_[index]; }
     const tx_message& operator[](std::uint32_t index) const noexcept { return pool_[index]; }
-    std::size_t in_use() const noexcept { return pool_.size() - free_.size(); }
-    std::size_t capacity() const noexcept { return pool_.size(); }
+    // capacity_ rather than pool_.size(): the latter divides by sizeof(tx_message) (200).
+    std::size_t in_use() const noexcept { return capacity_ - free_.size(); }
+    std::size_t available() const noexcept { return free_.size(); }
+    std::size_t capacity() const noexcept { return capacity_; }
     std::uint32_t mtu() const noexcept { return mtu_; }
 
     bool fully_segmented(const tx_message& m) const noexcept {
@@ -131,6 +133,7 @@ class tx_messages {
   private:
     std::vector<tx_message> pool_;
     std::vector<std::uint32_t> free_;
+    std::size_t capacity_;
     std::uint32_t mtu_;
 };
 
