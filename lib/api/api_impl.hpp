@@ -72,7 +72,7 @@ struct cq_impl {
     // back right after its fields were stored one by one: a store-forwarding stall per operation).
     completion& push_reserved() noexcept {
         --reserved_;
-        completion& c = ring[ring_add(head, count, ring.size())];
+        completion& c = ring[ring_add(head, count, ring_size())];
         ++count;
         return c;
     }
@@ -85,13 +85,16 @@ struct cq_impl {
     std::size_t spare_room() const noexcept { return 2 * capacity - count - reserved_; }
     // The new entry, not cleared (as push_reserved); has_spare_room() must hold.
     completion& push_spare() noexcept {
-        completion& c = ring[ring_add(head, count, ring.size())];
+        completion& c = ring[ring_add(head, count, ring_size())];
         ++count;
         return c;
     }
     std::size_t pop(std::span<completion> out) noexcept;
     bool pop_error(completion& out) noexcept;
     bool head_is_error() const noexcept;
+
+    // ring.size(), without its division by sizeof(completion) (once per completion).
+    std::size_t ring_size() const noexcept { return 2 * capacity; }
 
     std::shared_ptr<fabric_impl> fabric;
     std::size_t capacity;

@@ -42,11 +42,11 @@ bool cq_impl::reserve() noexcept {
 
 void cq_impl::push_unreserved(const completion& c) noexcept {
     // Keep room for every reserved completion still to come.
-    if (count + reserved_ >= ring.size()) {
+    if (count + reserved_ >= ring_size()) {
         overrun = true;
         return;
     }
-    ring[ring_add(head, count, ring.size())] = c;
+    ring[ring_add(head, count, ring_size())] = c;
     ++count;
 }
 
@@ -58,7 +58,7 @@ std::size_t cq_impl::pop(std::span<completion> out) noexcept {
     std::size_t n = 0;
     while (n < out.size() && count > 0 && !ring[head].error) {
         out[n++] = ring[head];
-        head = ring_next(head, ring.size());
+        head = ring_next(head, ring_size());
         --count;
     }
     // Emptied, the ring starts again at its first entry: the next completions are written to
@@ -78,7 +78,7 @@ bool cq_impl::pop_error(completion& out) noexcept {
     }
     if (count == 0 || !ring[head].error) return false;
     out = ring[head];
-    head = ring_next(head, ring.size());
+    head = ring_next(head, ring_size());
     --count;
     return true;
 }

@@ -31,7 +31,7 @@ struct match_rule {
 template <class T>
 class bounded_fifo {
   public:
-    explicit bounded_fifo(std::size_t capacity) : nodes_(capacity) {
+    explicit bounded_fifo(std::size_t capacity) : nodes_(capacity), capacity_(capacity) {
         free_.reserve(capacity);
         for (std::size_t i = capacity; i-- > 0;)
             free_.push_back(static_cast<std::uint32_t>(i));
@@ -39,7 +39,8 @@ class bounded_fifo {
 
     bool full() const noexcept { return free_.empty(); }
     bool empty() const noexcept { return head_ == none; }  // cheaper than size() == 0
-    std::size_t size() const noexcept { return nodes_.size() - free_.size(); }
+    // capacity_ rather than nodes_.size(), which divides by sizeof(node).
+    std::size_t size() const noexcept { return capacity_ - free_.size(); }
 
     bool push(const T& value) noexcept {
         if (free_.empty()) return false;
@@ -110,6 +111,7 @@ class bounded_fifo {
     }
 
     std::vector<node> nodes_;
+    std::size_t capacity_;
     std::vector<std::uint32_t> free_;
     std::uint32_t head_ = none, tail_ = none;
 };
