@@ -331,15 +331,15 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    ses::tx_message& msg = messages_[m];
     if (quiet != nullptr) {
-        ses::tx_message& q = messages_[m];
-        q.quiet = true;
-        q.fields.memory_key = quiet->memory_key;
-        q.fields.buffer_offset = quiet->buffer_offset;
+        msg.quiet = true;
+        msg.fields.memory_key = quiet->memory_key;
+        msg.fields.buffer_offset = quiet->buffer_offset;
     }
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
-        request_by_id_.insert(key, m);
+        msg.request_slot = request_by_id_.insert(key, m).slot;
     }
     if (message_id) *message_id = id;
     ++counters_.messages_posted;

@@ -541,9 +541,11 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
     else
         ++counters_.messages_failed;
     if (answered) ++counters_.answered_by_ack;
-    if (tracked_request(m.mode, m.fields)) {
+    // Tracked and inserted: it has an entry (the overflow map is tried only when the entry
+    // holds another request now).
+    if (m.request_slot != ses::no_index) {
         const ses::message_key key{m.peer, m.mode, m.message_id};
-        request_by_id_.erase(key, index);
+        request_by_id_.erase(key, index, m.request_slot);
     }
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
     if (m.quiet && !counted_only)

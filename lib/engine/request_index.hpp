@@ -20,24 +20,32 @@ class request_index {
   public:
     static constexpr std::uint32_t ring_size = 256;  // a power of two, above usual TX depths
     static constexpr std::uint32_t none = 0xffffffffu;
+    static_assert(none == ses::no_index, "a tx_message keeps insert()'s slot as it is");
 
     // capacity: how many requests may be in flight at once (all of them could overflow).
     explicit request_index(std::size_t capacity) : overflow_(capacity) {}
 
-    // key was not in flight; false only when the overflow map is full (it never is when
-    // capacity bounds the requests in flight).
-    bool insert(const ses::message_key& key, std::uint32_t index) {
-        if (key.mode > 1) return overflow_.insert(key.packed(), index);  // rings: RUD and ROD
+    // Where insert() put a request: inserted is false only when the overflow map is full (it
+    // never is when capacity bounds the requests in flight); slot is the ring entry it took, for
+    // erase's hint, or none (the overflow map, or not inserted).
+    struct placed {
+        bool inserted;
+        std::uint32_t slot;
+    };
+    // key was not in flight.
+    placed insert(const ses::message_key& key, std::uint32_t index) {
+        if (key.mode > 1) return {overflow_.insert(key.packed(), index), none};  // rings: RUD, ROD
         if (key.peer >= ring_of_peer_.size() || ring_of_peer_[key.peer] == none)
             make_rings(key.peer);
-        entry& e = entries_[at(key)];
+        const auto slot = static_cast<std::uint32_t>(at(key));
+        entry& e = entries_[slot];
         if (e.index != none) {
             // Still in flight (completion clears its entry): it moves aside, under its own key.
             const ses::message_key older{key.peer, key.mode, e.id};
-            if (!overflow_.insert(older.packed(), e.index)) return false;
+            if (!overflow_.insert(older.packed(), e.index)) return {false, none};
         }
         e = entry{index, key.message_id};
-        return true;
+        return {true, slot};
     }
 
     std::optional<std::uint32_t> find(const ses::message_key& key) const noexcept {
@@ -49,17 +57,23 @@ class request_index {
         return overflow_.find(key.packed());
     }
 
-    // The request `index` under key is no longer in flight. Forced inline: once per message
-    // sent, and out of line once the message's end around it grew (~30 instructions a call).
-    [[gnu::always_inline]] void erase(const ses::message_key& key, std::uint32_t index) noexcept {
-        if (has_ring(key)) {
-            entry& e = entries_[at(key)];
+    // The request `index` under key is no longer in flight; slot: what insert() gave it. Forced
+    // inline: once per message sent, and out of line once the message's end around it grew
+    // (~30 instructions a call). With the slot, no ring is looked up (~20 instructions less): a
+    // request pushed out of its entry since finds another index there and goes to the map.
+    [[gnu::always_inline]] void erase(const ses::message_key& key, std::uint32_t index,
+                                      std::uint32_t slot) noexcept {
+        if (slot != none) {
+            entry& e = entries_[slot];
             if (e.index == index && e.id == key.message_id) {
                 e.index = none;
                 return;
             }
         }
         if (overflow_.size() != 0) overflow_.erase(key.packed());
+    }
+    void erase(const ses::message_key& key, std::uint32_t index) noexcept {
+        erase(key, index, has_ring(key) ? static_cast<std::uint32_t>(at(key)) : none);
     }
 
     std::size_t overflowed() const noexcept { return overflow_.size(); }

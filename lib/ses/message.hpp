@@ -50,6 +50,8 @@ struct segment {
 struct tx_message {
     const std::uint8_t* data = nullptr;  // the application's bytes, valid until completion
     std::uint32_t length = 0;
+    // A tracked request's entry in the engine's request_index (its erase hint), else no_index.
+    std::uint32_t request_slot = no_index;
     std::uint64_t context = 0;
     std::uint32_t peer = 0;
     std::uint8_t mode = 0;
@@ -153,6 +155,7 @@ inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
     const auto length = static_cast<std::uint32_t>(data.size());
     m.data = data.data();
     m.length = length;
+    m.request_slot = no_index;
     m.context = context;
     m.peer = peer;
     m.mode = mode;

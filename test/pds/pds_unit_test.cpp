@@ -309,21 +309,30 @@ TEST(request_index, matches_a_reference_map_with_windows_below_and_above_the_rin
         }
     std::uint32_t next_index = 0;
     std::size_t most_overflowed = 0;
+    std::map<std::uint64_t, std::uint32_t> slot_of;  // insert()'s hint, given to half the erases
     for (int i = 0; i < 400000; ++i) {
         stream& st = streams[r.uniform(streams.size())];
         if (st.live.size() < st.window && (st.live.empty() || r.bernoulli(0.55))) {
             const ses::message_key key{st.peer, st.mode, st.next++};
             const std::uint32_t value = next_index++ % 100000;
-            ASSERT_TRUE(index.insert(key, value));
+            const auto [inserted, slot] = index.insert(key, value);
+            ASSERT_TRUE(inserted);
+            ASSERT_EQ(slot == request_index::none, key.mode > 1);
             ref[key.packed()] = value;
+            slot_of[key.packed()] = slot;
             st.live.push_back(key);
         } else if (!st.live.empty()) {
             // Mostly the oldest, sometimes any: completions come nearly in order.
             const std::size_t at = r.bernoulli(0.8) ? 0 : r.uniform(st.live.size());
             const ses::message_key key = st.live[at];
             st.live.erase(st.live.begin() + static_cast<std::ptrdiff_t>(at));
-            index.erase(key, ref.at(key.packed()));
+            // With the hint (which may name an entry a newer request took since) or without.
+            if (r.bernoulli(0.5))
+                index.erase(key, ref.at(key.packed()), slot_of.at(key.packed()));
+            else
+                index.erase(key, ref.at(key.packed()));
             ref.erase(key.packed());
+            slot_of.erase(key.packed());
         }
         most_overflowed = std::max(most_overflowed, index.overflowed());
         const stream& ps = streams[r.uniform(streams.size())];
