@@ -66,8 +66,8 @@ awk '{ v[$1 " " $2] = $4; if ($2 > m) m = $2 }
                p += log(v["B " r] / v["A " r]); n++; if (v["B " r] > v["A " r]) w++ }
            if (n) printf "geometric mean of the rounds'"'"' B/A %.3f over %d rounds (B higher in %d)\n", exp(p / n), n, w }' \
     "$WORK/runs.txt"
-# Only rounds whose probes (before the pair, after its first run, after its second) all found the cores in one complex compare
-# without the host's mode in between.
+# Only rounds whose probes (before the pair, after its first run, after its second) all found
+# the cores in one complex compare without the host's mode in between.
 fast=$(awk '$2 == "fast" { print $1 }' "$WORK/modes.txt" | tr '\n' ' ')
 if [[ -n $fast ]]; then
     a=$(medians A $fast)

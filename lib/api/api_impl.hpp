@@ -81,8 +81,8 @@ struct cq_impl {
     // Room for an entry beyond every reserved one (the ring is twice the capacity): a message of a
     // multi-receive buffer, whose one reservation is for the entry that releases it. The ring has
     // none only while the application has at least `capacity` entries to read.
-    bool has_spare_room() const noexcept { return count + reserved_ < 2 * capacity; }
-    std::size_t spare_room() const noexcept { return 2 * capacity - count - reserved_; }
+    bool has_spare_room() const noexcept { return count + reserved_ < ring_size(); }
+    std::size_t spare_room() const noexcept { return ring_size() - count - reserved_; }
     // The new entry, not cleared (as push_reserved); has_spare_room() must hold.
     completion& push_spare() noexcept {
         completion& c = ring[ring_add(head, count, ring_size())];

@@ -72,9 +72,6 @@ class request_index {
         }
         if (overflow_.size() != 0) overflow_.erase(key.packed());
     }
-    void erase(const ses::message_key& key, std::uint32_t index) noexcept {
-        erase(key, index, has_ring(key) ? static_cast<std::uint32_t>(at(key)) : none);
-    }
 
     std::size_t overflowed() const noexcept { return overflow_.size(); }
 
