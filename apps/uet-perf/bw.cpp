@@ -211,6 +211,7 @@ inline void side::post_bw_ops() {
         run_.t_first = run_.win_t = run_.t_last = clock_();
         run_.deadline = run_.t_first + s_.duration_ms * 1'000'000;
     }
+    if (s_.post_list > 1) return post_send_lists();
     const std::uint64_t room =
         std::min(run_.limit - run_.posted, std::uint64_t{run_.depth} - run_.outstanding);
     const std::uint64_t last = run_.limit - 1, first = run_.posted;
@@ -235,6 +236,75 @@ inline void side::post_bw_ops() {
     run_.outstanding += i - first;
 }
 
+// -l: send_bw's sends in lists of post_list (endpoint::send_list), a list once the depth has
+// room for all of it (perftest's post list); which ask for an entry, and their slots, as in
+// post_bw_ops. (Sends use no region slot: run_.next_post stays.) A run that ends on a partial list
+// posts it too (perftest refuses an -n that is not a multiple of -l).
+void side::post_send_lists() {
+    const std::uint64_t last = run_.limit - 1;
+    const std::uint32_t cq_mod = run_.cq_mod;
+    for (;;) {
+        // Shorter only where the depth (large sizes) or the run's end leaves less.
+        const auto length = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>({s_.post_list, run_.depth, run_.limit - run_.posted}));
+        if (length == 0 || std::uint64_t{run_.depth} - run_.outstanding < length) return;
+        const std::uint64_t first = run_.posted;
+        std::uint32_t unsignaled = run_.unsignaled, taken = 0;
+        for (std::uint32_t k = 0; k < length; ++k) {
+            // An unsignaled send uses the slot the next signaled one takes (post_bw_ops).
+            if (taken == free_tx_.size()) return;  // the list waits for completions
+            const std::uint64_t i = first + k;
+            const bool signaled = unsignaled + 1 >= cq_mod || i == last;
+            const std::uint32_t slot = free_tx_[free_tx_.size() - 1 - taken];
+            std::span<std::byte> buf = tx_slot(slot);
+            if (s_.verify) fill_pattern(buf, run_.size >= 8 ? i : 0);
+            if (s_.corrupt_iteration && i + 1 == s_.corrupt_iteration) corrupt(buf);
+            list_[k] = {buf, make_ctx(ctx_tx, slot),
+                        signaled ? op_flags::none : op_flags::no_completion};
+            tx_iter_[slot] = i;
+            tx_kind_[slot] = tx_op;
+            taken += signaled;
+            unsignaled = signaled ? 0 : unsignaled + 1;
+            list_after_[k] = {taken, unsignaled};
+        }
+        std::size_t posted = 0;
+        const std::error_code ec = ep_.send_list(peer_, std::span(list_.data(), length), posted);
+        if (posted != 0) {
+            free_tx_.resize(free_tx_.size() - list_after_[posted - 1].taken);
+            run_.unsignaled = list_after_[posted - 1].unsignaled;
+            run_.posted += posted;
+            run_.outstanding += posted;
+        }
+        if (ec) {
+            if (!transient(ec)) fail("cannot post: " + ec.message());
+            return;
+        }
+    }
+}
+
+// --recv_post_list: the receives in lists (endpoint::recv_list), a list once that many slots are
+// free (shorter only where the receives still to post are fewer).
+void side::post_receive_lists() {
+    for (;;) {
+        const auto length = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(s_.recv_post_list, run_.rx_limit - run_.rx_posted));
+        if (length == 0 || free_rx_.size() < length) return;
+        for (std::uint32_t k = 0; k < length; ++k) {
+            const std::uint32_t slot = free_rx_[free_rx_.size() - 1 - k];
+            recv_list_[k] = {rx_slot(slot), make_ctx(ctx_rx, slot)};
+        }
+        std::size_t posted = 0;
+        const std::error_code ec =
+            ep_.recv_list(std::span(recv_list_.data(), length), posted, peer_);
+        free_rx_.resize(free_rx_.size() - posted);
+        run_.rx_posted += posted;
+        if (ec) {
+            if (!transient(ec)) fail("cannot post a receive: " + ec.message());
+            return;
+        }
+    }
+}
+
 void side::pump() {
     if (run_.size == 0) return;
     // A released buffer goes back first: before the next ping, whose answer it may take.
@@ -247,8 +317,12 @@ void side::pump() {
     }
     while (run_.pongs_pending && !free_tx_.empty() && post_pong()) {
     }
-    while (run_.receiver && !run_.multi && run_.rx_posted < run_.rx_limit && !free_rx_.empty() &&
-           post_receive()) {
+    if (s_.recv_post_list > 1 && run_.receiver && !run_.multi) {
+        post_receive_lists();
+    } else {
+        while (run_.receiver && !run_.multi && run_.rx_posted < run_.rx_limit &&
+               !free_rx_.empty() && post_receive()) {
+        }
     }
     while (run_.drain_posted < run_.drain_owed && !free_tx_.empty() && post_drain()) {
     }

@@ -151,6 +151,17 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
                 "-Q: CQ moderation must be 1 .. 4096 operations per completion entry, not '" +
                 std::string(v) + "'");
         s.cq_mod = static_cast<std::uint32_t>(n);
+        s.cq_mod_given = true;
+    } else if (opt == "-l" || opt == "--post_list") {
+        if (!parse_u64(v, 1, 4096, n))
+            return fail("-l: post list length must be 1 .. 4096 sends, not '" + std::string(v) +
+                        "'");
+        s.post_list = static_cast<std::uint32_t>(n);
+    } else if (opt == "--recv_post_list") {
+        if (!parse_u64(v, 1, 4096, n))
+            return fail("--recv_post_list: list length must be 1 .. 4096 receives, not '" +
+                        std::string(v) + "'");
+        s.recv_post_list = static_cast<std::uint32_t>(n);
     } else if (opt == "-m" || opt == "--mtu") {
         if (!parse_u64(v, 64, 8192, n))
             return fail("-m: MTU (SES payload bytes per packet) must be 64 .. 8192, not '" +
@@ -277,7 +288,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 29> valued{"-s",          "--size",
+        static constexpr std::array<std::string_view, 32> valued{"-s",          "--size",
                                                                  "-n",          "--iters",
                                                                  "-D",          "--duration",
                                                                  "-t",          "--tx-depth",
@@ -291,7 +302,8 @@ bool parser::option(std::string_view arg) {
                                                                  "--provider",  "--out_json_file",
                                                                  "--port-mtu",  "--zero-copy-min",
                                                                  "--ack-every", "-Q",
-                                                                 "--cq-mod"};
+                                                                 "--cq-mod",    "-l",
+                                                                 "--post_list", "--recv_post_list"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -335,6 +347,30 @@ bool parser::check() {
         if (s.bidirectional) return fail("-b applies to bandwidth tests only");
     }
     if (s.corrupt_iteration && !s.verify) return fail("--corrupt needs --verify");
+    if (s.recv_post_list > 1) {
+        if (s.test != test_kind::send_bw)
+            return fail("--recv_post_list: post lists of receives are send_bw's only");
+        if (s.multi_recv)
+            return fail(
+                "--recv_post_list and --multi-recv exclude each other (a multi-receive "
+                "buffer takes many messages; it is posted alone)");
+        if (s.recv_post_list > s.tx_depth)
+            return fail("--recv_post_list " + std::to_string(s.recv_post_list) +
+                        " is longer than the depth (-t " + std::to_string(s.tx_depth) + ")");
+    }
+    if (s.post_list > 1) {
+        if (s.test != test_kind::send_bw)
+            return fail("-l: post lists are of sends (endpoint::send_list): send_bw only");
+        if (s.post_list > s.tx_depth)
+            return fail("-l " + std::to_string(s.post_list) + " is longer than the tx depth (-t " +
+                        std::to_string(s.tx_depth) + ")");
+        // perftest's rule: the list's last send asks for the entry.
+        if (!s.cq_mod_given)
+            s.cq_mod = s.post_list;
+        else if (s.post_list % s.cq_mod != 0)
+            return fail("-l " + std::to_string(s.post_list) + " must be a multiple of -Q " +
+                        std::to_string(s.cq_mod));
+    }
     if (s.multi_recv) {
         if (!is_send(s.test))
             return fail(
@@ -458,6 +494,11 @@ std::string usage() {
            "  -Q N, --cq-mod N   BW tests: one operation in N asks for a completion entry, the\n"
            "                     others are counted without one (default 100, at most the depth;\n"
            "                     1 with --verify or --distinct-buffers); failures always report\n"
+           "  -l N               --post_list N: send_bw posts its sends in lists of N, one\n"
+           "                     call each (endpoint::send_list); -Q is N unless given, and\n"
+           "                     must divide it\n"
+           "  --recv_post_list N send_bw: the receiving side posts its receives in lists of N\n"
+           "                     (endpoint::recv_list)\n"
            "  -m MTU             SES payload bytes per packet, 64 .. 8192 (default 4096)\n"
            "  -b                 bidirectional (BW tests): both sides send, the sum is reported\n"
            "  -p PORT            the uet job id of the run (default 4793): concurrent runs\n"

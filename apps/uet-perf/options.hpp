@@ -78,6 +78,14 @@ struct settings {
     // operations share perftest's cycle buffer (no --verify, no --distinct-buffers: 1 there),
     // and at most the tx depth.
     std::uint32_t cq_mod = 100;
+    bool cq_mod_given = false;
+    // -l: perftest's --post_list: send_bw's sends are posted in lists of this many, each list in
+    // one call (endpoint::send_list). With -l and no -Q, -Q is the list's length (perftest's
+    // rule); with both, -l must be a multiple of -Q.
+    std::uint32_t post_list = 1;
+    // --recv_post_list: perftest's: send_bw's receiving side posts its receives in lists of this
+    // many, each list in one call (endpoint::recv_list).
+    std::uint32_t recv_post_list = 1;
     std::string server;  // client: the server's address ("10.9.0.1" or "10.9.0.1:4793")
     std::string provider = "dpdk";
     std::string dev;

@@ -111,6 +111,9 @@ std::string settings_block(const settings& s, const run_info& info) {
                 std::string(name_of(s.lb)).c_str(), s.job_id);
     o += format(" TX depth        : %u\n", s.tx_depth);
     if (is_bw(s.test)) o += format(" CQ Moderation   : %u\n", cq_mod_for(s, s.size));
+    if (s.test == test_kind::send_bw)
+        o +=
+            format(" Post List       : %-16u Recv Post List : %u\n", s.post_list, s.recv_post_list);
     o += format(" Mtu             : %u[B]\n", s.mtu);
     o += " Link type       : Ethernet\n";
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
@@ -166,6 +169,8 @@ std::string to_json(const settings& s, const run_info& info, std::span<const bw_
     o += "\"Load_balancing\": " + json_string(name_of(s.lb)) + ",\n";
     o += format("\"TX_depth\": %u,\n", s.tx_depth);
     if (is_bw(s.test)) o += format("\"CQ_Moderation\": %u,\n", cq_mod_for(s, s.size));
+    if (s.test == test_kind::send_bw)
+        o += format("\"Post_List\": %u,\n\"Recv_Post_List\": %u,\n", s.post_list, s.recv_post_list);
     o += format("\"Mtu\": %u,\n", s.mtu);
     o += "\"Link_type\": \"Ethernet\",\n";
     o += format("\"Bidirectional\": \"%s\",\n", s.bidirectional ? "ON" : "OFF");

@@ -124,6 +124,9 @@ std::error_code side::setup(const settings& s) {
     free_rx_.reserve(nslots);
     tx_iter_.assign(nslots, 0);
     tx_kind_.assign(nslots, 0);
+    list_.assign(s.post_list, send_work{});
+    list_after_.assign(s.post_list, list_state{});
+    recv_list_.assign(s.recv_post_list, recv_work{});
     if (!is_bw(s.test))
         samples_.reserve(s.duration_ms ? (1u << 20)
                                        : std::min<std::uint64_t>(s.iterations, 1u << 24));

@@ -210,7 +210,9 @@ class side {
     [[gnu::always_inline]] void on_received(const completion& c, std::span<const std::byte> msg);
     void on_remote_data(const completion& c);
     void pump();
-    void post_bw_ops();  // pump()'s posts of the bandwidth tests
+    void post_bw_ops();         // pump()'s posts of the bandwidth tests
+    void post_send_lists();     // post_bw_ops with -l
+    void post_receive_lists();  // pump()'s receives with --recv_post_list
     // Forced inline, post_bw_op into post_initiator_op and that into pump(), each its one
     // caller: once per operation of a bandwidth test.
     [[gnu::always_inline]] std::error_code post_bw_op(std::uint32_t slot, std::uint64_t i,
@@ -261,6 +263,14 @@ class side {
     std::vector<std::uint64_t> slot_offset_;  // layout.offset_of(k) of each tx and rx slot
     std::vector<std::uint8_t> tx_kind_;  // what each tx slot is doing (tx_op, tx_pong, tx_drain)
     std::vector<std::uint64_t> samples_;
+    // -l: the list being posted, and after each of its sends the tx slots the list took so far
+    // and run_.unsignaled as it would then be (what a list posted in part leaves).
+    struct list_state {
+        std::uint32_t taken = 0, unsignaled = 0;
+    };
+    std::vector<send_work> list_;
+    std::vector<list_state> list_after_;
+    std::vector<recv_work> recv_list_;  // --recv_post_list
 
     // --multi-recv: the buffers (multi_recv_buffers of multi_bytes_ each, allocated by setup) and
     // where each is. They outlive a size: a buffer stays posted until the library releases it,

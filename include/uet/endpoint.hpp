@@ -153,6 +153,22 @@ enum class op_flags : std::uint8_t {
     // wait in the engine, while the queue holds no room for one. Not with no_completion.
     multi_recv = 2,
 };
+// One send of a post list (endpoint::send_list, tsend_list): send()'s arguments but the peer.
+struct send_work {
+    std::span<const std::byte> buf;
+    void* context = nullptr;
+    op_flags flags = op_flags::none;
+    std::uint64_t tag = 0;  // tsend_list only
+};
+
+// One receive of a post list (endpoint::recv_list, trecv_list): recv()'s and trecv()'s
+// arguments but the source.
+struct recv_work {
+    std::span<std::byte> buf;
+    void* context = nullptr;
+    std::uint64_t tag = 0, ignore = 0;  // trecv_list only
+};
+
 namespace detail {
 struct endpoint_impl;
 }
@@ -176,9 +192,23 @@ class endpoint {
     // ---- messages ----
     std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context,
                          op_flags flags = op_flags::none);
+    // A post list (ibv_post_send with a chain of work requests; perftest's --post_list): the
+    // sends of `list` to one peer, in order, each posted as send() (tsend_list: tsend()) would
+    // post it and ending as it would, with what they share done once: sends asked no
+    // completion of (op_flags::no_completion) below the deferrable threshold go to the engine
+    // together, up to 32 at a time. Returns {} with every one posted (posted == list.size());
+    // otherwise the error of list[posted], the first one not posted: the ones before it are
+    // posted, the ones after it are not.
+    std::error_code send_list(peer_addr to, std::span<const send_work> list, std::size_t& posted);
     // flags: none, or op_flags::multi_recv (one buffer for many messages).
     std::error_code recv(std::span<std::byte> buf, void* context, peer_addr from = any_peer,
                          op_flags flags = op_flags::none);
+    // A post list of receives (ibv_post_recv with a chain; perftest's --recv_post_list): each
+    // of `list`, in order, as recv() would post it from `from`, with the checks and reservations
+    // common to them made once. Returns as send_list: {} with all posted, else the error of
+    // list[posted]. Plain receives only (one multi-receive buffer goes by recv()).
+    std::error_code recv_list(std::span<const recv_work> list, std::size_t& posted,
+                              peer_addr from = any_peer);
     // Small messages (at most attr().inject_size), copied at the call: no completion entry on
     // success; one that fails still gives an error entry (context nullptr; dropped, and the
     // queue reports an overrun, when the queue is full, as it has no room reserved).
@@ -187,6 +217,11 @@ class endpoint {
     // ---- tagged messages: a receive matches when (tag ^ its tag) & ~ignore == 0 ----
     std::error_code tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
                           void* context, op_flags flags = op_flags::none);
+    // send_list's tagged form: each send_work's tag.
+    std::error_code tsend_list(peer_addr to, std::span<const send_work> list, std::size_t& posted);
+    // recv_list's tagged form: each recv_work's tag and ignore mask.
+    std::error_code trecv_list(std::span<const recv_work> list, std::size_t& posted,
+                               peer_addr from = any_peer);
     std::error_code trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
                           void* context, peer_addr from = any_peer);
     std::error_code tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag);

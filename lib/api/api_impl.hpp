@@ -66,6 +66,8 @@ struct cq_impl {
 
     // Room for one more operation's completion (posting takes it; its completion gives it back).
     bool reserve() noexcept;
+    // reserve() up to n times: how many were taken.
+    std::size_t reserve_up_to(std::size_t n) noexcept;
     void unreserve(std::size_t n = 1) noexcept { reserved_ -= n; }
     // A completion of a reserved operation: always has room. Returns the new entry, not cleared:
     // the caller writes every field in place (a completion built elsewhere and copied in was read
@@ -246,6 +248,13 @@ struct endpoint_impl {
                                                      std::uint64_t tag, std::uint64_t ignore,
                                                      void* context, peer_addr from,
                                                      bool multi = false);
+    // post_recv's last step for a plain receive, shared with post_recv_list: forced inline into
+    // both, once per receive.
+    [[gnu::always_inline]] errc place_recv(std::uint32_t index, std::span<std::byte> buf,
+                                           bool tagged, const ses::match_rule& rule, void* context);
+    // endpoint::recv_list / trecv_list.
+    std::error_code post_recv_list(std::span<const recv_work> list, bool tagged, peer_addr from,
+                                   std::size_t& posted);
     // A multi-receive buffer just posted takes the held messages it matches, oldest first.
     void fill_multi_from_held(std::uint32_t index);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
@@ -319,6 +328,12 @@ struct endpoint_impl {
     // (adopt_quiet) always finds one.
     [[gnu::always_inline]] bool post_quiet(peer_addr to, std::span<const std::byte> buf,
                                            bool tagged, std::uint64_t tag, void* context);
+    // The leading sends of `list` that go quiet as post_quiet() would post them one by one,
+    // posted to the engine together (engine::post_quiet_messages): how many.
+    std::size_t post_quiet_list(peer_addr to, std::span<const send_work> list, bool tagged);
+    // endpoint::send_list / tsend_list.
+    std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
+                                   std::size_t& posted);
     // The operation of the quiet engine message `message`, made now from what was posted.
     std::uint32_t adopt_quiet(std::uint32_t message);
     // The same, and the engine message an ordinary one of that operation from now on.

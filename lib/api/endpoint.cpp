@@ -240,6 +240,27 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     return no_error;
 }
 
+// Runs of sends that go quiet go to the engine together; any other send, and the one a run
+// stopped at, as send() posts it (it goes quiet alone if it can, or says why it cannot).
+std::error_code endpoint_impl::post_send_list(peer_addr to, std::span<const send_work> list,
+                                              bool tagged, std::size_t& posted) {
+    const auto flag = [](op_flags set, op_flags f) {
+        return (static_cast<unsigned>(set) & static_cast<unsigned>(f)) != 0;
+    };
+    posted = 0;
+    while (posted < list.size()) {
+        posted += post_quiet_list(to, list.subspan(posted), tagged);
+        if (posted == list.size()) break;
+        const send_work& w = list[posted];
+        if (flag(w.flags, op_flags::multi_recv)) return errc::invalid_argument;
+        const std::error_code ec = post_send(to, w.buf, tagged, w.tag, w.context, false,
+                                             flag(w.flags, op_flags::no_completion));
+        if (ec) return ec;
+        ++posted;
+    }
+    return no_error;
+}
+
 inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool tagged,
                                                 std::uint64_t tag, std::uint64_t ignore,
                                                 void* context, peer_addr from, bool multi) {
@@ -261,27 +282,40 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
         cq->unreserve();
         return errc::again;
     }
+    if (!multi)
+        return place_recv(index, buf, tagged, ses::match_rule{tagged, tag, ignore, source},
+                          context);
+    op& o = ops[index];
+    o.kind = op_kind::recv;
+    o.context = context;
+    o.dst = buf.data();
+    o.len = buf.size();
+    o.rule = ses::match_rule{false, 0, 0, source};
+    o.multi = true;
+    o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
+    if (!posted.push(false, index)) {
+        release_op(index);
+        cq->unreserve();
+        return errc::again;
+    }
+    ++multi_recvs;
+    fill_multi_from_held(index);
+    if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
+    return no_error;
+}
+
+// A plain receive in op `index` (taken, its entry reserved): matched with a message held for it
+// or a deferred send, or posted. Posting full, it is undone (errc::again).
+inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> buf, bool tagged,
+                                      const ses::match_rule& rule, void* context) {
     op& o = ops[index];
     o.kind = op_kind::recv;
     o.context = context;
     o.dst = buf.data();
     o.len = buf.size();
     o.tagged = tagged;
-    o.rule = ses::match_rule{tagged, tag, ignore, source};
+    o.rule = rule;
     o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
-    if (multi) {
-        o.multi = true;
-        o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
-        if (!posted.push(false, index)) {
-            release_op(index);
-            cq->unreserve();
-            return errc::again;
-        }
-        ++multi_recvs;
-        fill_multi_from_held(index);
-        if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
-        return no_error;
-    }
     // Nearly always both are empty: a look at each, no search.
     if (!unexpected.empty()) {
         auto held = unexpected.take_first(
@@ -289,20 +323,55 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
         if (held) {
             unexpected_bytes -= held->msg.data.size();
             deliver_held(index, held->msg, held->answered);
-            return no_error;
+            return {};
         }
     }
     if (!deferred_sends.empty()) {
         const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
         if (auto d = deferred_sends.take_first(matches)) {
             start_rtr(index, *d);
-            return no_error;
+            return {};
         }
     }
     if (!posted.push(tagged, index)) {
         release_op(index);
         cq->unreserve();
         return errc::again;
+    }
+    return {};
+}
+
+// The receives of `list` that the queue, the op slots and the posted lists have room for,
+// posted with the checks and reservations common to them made once; the one that stopped them
+// as recv() posts it (which says why it cannot go), and so on.
+std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, bool tagged,
+                                              peer_addr from, std::size_t& posted) {
+    posted = 0;
+    if (!eng) return errc::endpoint_closed;
+    std::uint32_t source = ses::any_source;
+    if (from != any_peer) {
+        if (const errc e = check_post(from, false, source); e != errc{}) return e;
+    }
+    while (posted < list.size()) {
+        const std::span<const recv_work> rest = list.subspan(posted);
+        std::size_t n = free_ops.size() > quiet_in_flight ? free_ops.size() - quiet_in_flight : 0;
+        n = spare_record() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            const recv_work& w = rest[k];
+            const ses::match_rule rule{tagged, w.tag, w.ignore, source};
+            if (const errc e = place_recv(allocate_op(), w.buf, tagged, rule, w.context);
+                e != errc{}) {
+                cq->unreserve(n - k - 1);
+                return e;
+            }
+            ++posted;
+        }
+        if (posted == list.size()) break;
+        const recv_work& w = list[posted];
+        const std::error_code ec =
+            post_recv(w.buf, tagged, w.tag, w.ignore, w.context, from, false);
+        if (ec) return ec;
+        ++posted;
     }
     return no_error;
 }
@@ -423,6 +492,45 @@ inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> b
     ++records_promised;
     ++counters.quiet_sends;
     return true;
+}
+
+std::size_t endpoint_impl::post_quiet_list(peer_addr to, std::span<const send_work> list,
+                                           bool tagged) {
+    // Sends go quiet in lists of up to this many (the requests are built on the stack).
+    constexpr std::size_t chunk = 32;
+    if (!eng || !stalled.empty()) return 0;
+    std::size_t n = 0;
+    const std::size_t most = std::min(list.size(), chunk);
+    while (n < most && list[n].flags == op_flags::no_completion && list[n].buf.size() < quiet_limit)
+        ++n;
+    if (n == 0) return 0;
+    std::uint32_t engine_peer = none;
+    // Refused here (unknown peer), the ordinary post says why.
+    if (check_post(to, false, engine_peer) != errc{}) return 0;
+    // What post_quiet keeps for each: an op slot, a record and a queue entry.
+    const auto room = [](std::size_t have, std::size_t kept) {
+        return have > kept ? have - kept : 0;
+    };
+    n = std::min(
+        {n, room(free_ops.size(), quiet_in_flight), room(free_records.size(), records_promised)});
+    n = cq->reserve_up_to(n);
+    if (n == 0) return 0;
+    std::array<quiet_request, chunk> requests;
+    for (std::size_t k = 0; k < n; ++k) {
+        const send_work& w = list[k];
+        const std::uint32_t token = quiet_token_bit | ((next_quiet_token + k) & ~quiet_token_bit);
+        requests[k] = {{tagged ? w.tag : 0, std::uint64_t{token} << 32},
+                       {reinterpret_cast<const std::uint8_t*>(w.buf.data()), w.buf.size()},
+                       reinterpret_cast<std::uintptr_t>(w.context)};
+    }
+    const std::size_t got = eng->post_quiet_messages(engine_peer, mode, quiet_common[tagged],
+                                                     std::span(requests).first(n));
+    cq->unreserve(n - got);  // the engine is full: the ordinary post waits for room
+    next_quiet_token += static_cast<std::uint32_t>(got);
+    quiet_in_flight += got;
+    records_promised += got;
+    counters.quiet_sends += got;
+    return got;
 }
 
 std::uint32_t endpoint_impl::adopt_quiet(std::uint32_t message) {
@@ -754,11 +862,39 @@ std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, voi
     return impl_->post_send(to, buf, false, 0, context, false, silent(flags));
 }
 
+std::error_code endpoint::send_list(peer_addr to, std::span<const send_work> list,
+                                    std::size_t& posted) {
+    posted = 0;
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send_list(to, list, false, posted);
+}
+
+std::error_code endpoint::tsend_list(peer_addr to, std::span<const send_work> list,
+                                     std::size_t& posted) {
+    posted = 0;
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_send_list(to, list, true, posted);
+}
+
 std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from,
                                op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     if (silent(flags)) return errc::invalid_argument;  // a receive always has its entry
     return impl_->post_recv(buf, false, 0, 0, context, from, has_flag(flags, op_flags::multi_recv));
+}
+
+std::error_code endpoint::recv_list(std::span<const recv_work> list, std::size_t& posted,
+                                    peer_addr from) {
+    posted = 0;
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_recv_list(list, false, from, posted);
+}
+
+std::error_code endpoint::trecv_list(std::span<const recv_work> list, std::size_t& posted,
+                                     peer_addr from) {
+    posted = 0;
+    if (!impl_) return errc::endpoint_closed;
+    return impl_->post_recv_list(list, true, from, posted);
 }
 
 std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {

@@ -40,6 +40,13 @@ bool cq_impl::reserve() noexcept {
     return true;
 }
 
+std::size_t cq_impl::reserve_up_to(std::size_t n) noexcept {
+    const std::size_t taken = reserved_ + count;
+    const std::size_t granted = taken < capacity ? std::min(n, capacity - taken) : 0;
+    reserved_ += granted;
+    return granted;
+}
+
 void cq_impl::push_unreserved(const completion& c) noexcept {
     // Keep room for every reserved completion still to come.
     if (count + reserved_ >= ring_size()) {

@@ -321,8 +321,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     // Completions not yet polled hold their place too, so the completion ring never overflows;
     // so do the response messages ACKs announced (answers in ACKs), which must not fail. (The
     // pool and the ring both have max_pending_messages entries: in_use + held >= size.)
-    if (messages_.available() <= completion_count_ + announced_unposted_)
-        return {status_code::too_many_pending};
+    if (message_room() == 0) return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
     // A response goes out under the id of the request it answers (its own key space).
     const std::uint16_t id =
@@ -345,14 +344,9 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     ++counters_.messages_posted;
     switch (mode) {
         case delivery_mode::rud:
-        case delivery_mode::rod: {
-            const std::size_t slot = slot_for(ps, mode);
-            ps.queue[slot].push(messages_, m);
-            ps.queued_bytes[slot] += data.size();
-            // Only the slot's first message opens a PDC (a call per message cost ~24).
-            if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+        case delivery_mode::rod:
+            queue_request(ps, to, mode, m, data.size());
             break;
-        }
         case delivery_mode::rudi:
             rudi_queue_.push(messages_, m);
             break;
@@ -362,6 +356,55 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     }
     tx_ready_ = true;
     return {};
+}
+
+// Completions not yet polled hold their place in the pool too, so the completion ring never
+// overflows; so do the response messages ACKs announced (answers in ACKs), which must not fail.
+// (The pool and the ring both have max_pending_messages entries: in_use + held >= size.)
+std::size_t engine_impl::message_room() const noexcept {
+    const std::size_t held = completion_count_ + announced_unposted_;
+    const std::size_t free = messages_.available();
+    return free > held ? free - held : 0;
+}
+
+// A RUD or ROD request's place in its peer's queue: the PDC slot's turn.
+inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode mode,
+                                       std::uint32_t m, std::size_t bytes) {
+    const std::size_t slot = slot_for(ps, mode);
+    ps.queue[slot].push(messages_, m);
+    ps.queued_bytes[slot] += bytes;
+    // Only the slot's first message opens a PDC (a call per message cost ~24).
+    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+}
+
+// post_message() of each quiet request in turn, with what they share looked at once: the peer,
+// the room in the pool (for all of them), the counters and the transmit flag.
+std::size_t engine_impl::post_quiet_messages(peer_id to, delivery_mode mode,
+                                             const ses_fields& common,
+                                             std::span<const quiet_request> list) {
+    if (to >= peer_count_) return 0;
+    peer_state& ps = peers_[to];
+    const auto mode_code = static_cast<std::uint8_t>(mode);
+    std::uint16_t& next_id = ps.next_message_id[mode_code];
+    const std::size_t n = std::min(list.size(), message_room());
+    std::size_t i = 0;
+    for (; i < n; ++i) {
+        const quiet_request& r = list[i];
+        if (r.data.size() > cfg_.max_message_size) break;
+        const std::uint16_t id = next_id;
+        const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
+        if (m == ses::no_index) break;  // not while message_room() counts free entries
+        ++next_id;
+        ses::tx_message& msg = messages_[m];
+        msg.quiet = true;
+        msg.fields.memory_key = r.own.memory_key;
+        msg.fields.buffer_offset = r.own.buffer_offset;
+        msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
+        queue_request(ps, to, mode, m, r.data.size());
+    }
+    counters_.messages_posted += i;
+    if (i != 0) tx_ready_ = true;
+    return i;
 }
 
 std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_mode mode,
@@ -492,6 +535,12 @@ std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode m
     if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response)
         return {status_code::not_quiet};
     return impl_->post_message(to, mode, common, data, context, nullptr, &own);
+}
+
+std::size_t engine::post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
+                                        std::span<const quiet_request> list) {
+    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response) return 0;
+    return impl_->post_quiet_messages(to, mode, common, list);
 }
 
 std::uint64_t engine::take_quiet_ended() noexcept {

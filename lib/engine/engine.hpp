@@ -193,6 +193,13 @@ struct own_request_fields {
     std::uint64_t buffer_offset = 0;
 };
 
+// One request of a list of quiet ones (post_quiet_messages): its own fields, data and context.
+struct quiet_request {
+    own_request_fields own;
+    std::span<const std::uint8_t> data;
+    std::uint64_t context = 0;
+};
+
 struct received_message {
     peer_id from = invalid_peer;
     delivery_mode mode = delivery_mode::rud;
@@ -322,6 +329,12 @@ class engine {
     status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
                               own_request_fields own, std::span<const std::uint8_t> data,
                               std::uint64_t context);
+    // post_quiet_message() of each of `list` in turn, to one peer with one `common` (a post
+    // list): what they share is checked and updated once. Returns how many were posted, from
+    // the first; the first one not posted is one post_quiet_message() would refuse (no room, a
+    // message too long, an unknown peer, a mode that cannot be quiet: then none).
+    std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
+                                    std::span<const quiet_request> list);
     // Quiet requests that ended well since the last call.
     std::uint64_t take_quiet_ended() noexcept;
     // A message posted and not yet released: its data, length, peer, id, fields and context.

@@ -99,6 +99,8 @@ class engine_impl final : public pds::tx_listener {
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
                         std::uint16_t* message_id, const own_request_fields* quiet = nullptr);
+    std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
+                                    std::span<const quiet_request> list);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
     std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
@@ -146,6 +148,10 @@ class engine_impl final : public pds::tx_listener {
     std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
     // The slot a new message of this mode goes to (RUD: the next of parallel_pdcs, in turn).
     std::size_t slot_for(peer_state& ps, delivery_mode m) const;
+    // New messages the pool takes now (post_message's check).
+    std::size_t message_room() const noexcept;
+    void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
+                       std::size_t bytes);
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);

@@ -104,4 +104,16 @@ std::size_t drain(completion_queue& cq, const F& on_entry) {
     return got_any;
 }
 
+// drain() of a queue of receives: counts them in done and the truncated ones in truncated,
+// expecting no other error; returns how many there were.
+inline std::size_t drain_receives(completion_queue& cq, int& done, int& truncated) {
+    return drain(cq, [&](const completion& c) {
+        if (c.error == errc::truncated)
+            ++truncated;
+        else
+            EXPECT_FALSE(c.error) << c.error.message();
+        ++done;
+    });
+}
+
 }  // namespace uet::test

@@ -3,6 +3,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "options.hpp"
@@ -106,6 +107,39 @@ TEST(PerfOptions, CqModeration) {
     s.distinct_buffers = false;
     s.test = test_kind::send_lat;
     EXPECT_EQ(cq_mod_for(s, 8), 1u);
+}
+
+// perftest's -l / --post_list and --recv_post_list: send_bw only; -Q becomes the list's length
+// unless given, and must then divide it; a list is at most the depth.
+TEST(PerfOptions, PostLists) {
+    const auto plain = parse({"send_bw", "--provider", "pipe"});
+    EXPECT_EQ(plain.s.post_list, 1u);
+    EXPECT_EQ(plain.s.recv_post_list, 1u);
+    const auto lists = parse({"send_bw", "--provider", "pipe", "-l", "32", "--recv_post_list=16"});
+    ASSERT_EQ(lists.error, "");
+    EXPECT_EQ(lists.s.post_list, 32u);
+    EXPECT_EQ(lists.s.recv_post_list, 16u);
+    EXPECT_EQ(lists.s.cq_mod, 32u);
+    const auto both = parse({"send_bw", "--provider", "pipe", "--post_list", "64", "-Q", "16"});
+    ASSERT_EQ(both.error, "");
+    EXPECT_EQ(both.s.cq_mod, 16u);
+    const auto errors = {
+        std::pair{parse({"send_bw", "--provider", "pipe", "-l", "64", "-Q", "10"}),
+                  "-l 64 must be a multiple of -Q 10"},
+        std::pair{parse({"write_bw", "--provider", "pipe", "-l", "8"}), "send_bw only"},
+        std::pair{parse({"send_lat", "--provider", "pipe", "--recv_post_list", "8"}),
+                  "send_bw's only"},
+        std::pair{parse({"send_bw", "--provider", "pipe", "-l", "256"}),
+                  "longer than the tx depth (-t 128)"},
+        std::pair{parse({"send_bw", "--provider", "pipe", "-t", "8", "--recv_post_list", "9"}),
+                  "longer than the depth (-t 8)"},
+        std::pair{parse({"send_bw", "--provider", "pipe", "-s", "8", "--multi-recv",
+                         "--recv_post_list", "4"}),
+                  "exclude each other"},
+        std::pair{parse({"send_bw", "--provider", "pipe", "-l", "0"}), "-l: post list length"},
+    };
+    for (const auto& [r, says] : errors)
+        EXPECT_NE(r.error.find(says), std::string::npos) << r.error << " / " << says;
 }
 
 TEST(PerfOptions, ZeroCopySwitch) {
