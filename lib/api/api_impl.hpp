@@ -360,11 +360,13 @@ struct endpoint_impl {
     // engine_config::place_write: where one packet of a WRITE goes (nullptr: refused).
     static std::uint8_t* place_write(void* self, std::uint32_t from, const ses_fields& f,
                                      std::uint32_t offset, std::uint32_t length) noexcept;
-    // engine_config::take_whole: a one-packet send, as it arrives, straight into the first
-    // posted receive it matches when that is an ordinary one it fits in (what on_send_request
-    // and deliver() would do, with no engine call: the engine answers RC_OK in its ACK).
-    static bool take_whole(void* self, std::uint32_t from, const ses_fields& f,
-                           std::span<const std::uint8_t> payload) noexcept;
+    // engine_config::take_wholes: one-packet sends of a receive run, as they arrive, each
+    // straight into the first posted receive it matches when that is an ordinary one it fits in
+    // (what on_send_request and deliver() would do, with no engine call: the engine answers
+    // RC_OK in its ACK), up to the first that cannot go so.
+    static std::size_t take_wholes(void* self, std::uint32_t from, const ses_fields& common,
+                                   std::uint32_t length,
+                                   std::span<const wire::next_request_fields> own) noexcept;
     void on_read(received_message& m);
     void on_atomic(received_message& m);
     void on_rtr(received_message& m);

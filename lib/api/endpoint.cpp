@@ -49,7 +49,7 @@ namespace {
 engine_config with_placement(engine_config c, endpoint_impl* ep) {
     c.place_write = &endpoint_impl::place_write;
     c.place_write_ctx = ep;
-    c.take_whole = &endpoint_impl::take_whole;
+    c.take_wholes = &endpoint_impl::take_wholes;
     c.take_whole_ctx = ep;
     return c;
 }

@@ -448,28 +448,35 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
     eng->release(m.handle);
 }
 
-bool endpoint_impl::take_whole(void* self, std::uint32_t from, const ses_fields& f,
-                               std::span<const std::uint8_t> payload) noexcept {
+std::size_t endpoint_impl::take_wholes(void* self, std::uint32_t from, const ses_fields& common,
+                                       std::uint32_t length,
+                                       std::span<const wire::next_request_fields> own) noexcept {
     auto& ep = *static_cast<endpoint_impl*>(self);
-    const bool tagged = f.opcode == ses_opcode::tagged_send;
-    // A resend after an RTR (a target token) goes to its reserved receive: on_send_request.
-    if ((f.opcode != ses_opcode::send && !tagged) || f.job_id != ep.attr.job_id ||
-        static_cast<std::uint32_t>(f.buffer_offset) != 0 || !ep.waiting_for_room.empty())
-        return false;
-    const std::uint64_t tag = tagged ? f.memory_key : 0;
-    const std::uint32_t node = ep.posted.find_first(
-        tagged, [&](std::uint32_t i) { return ep.ops[i].rule.matches(tagged, tag, from); });
-    if (node == posted_none) return false;
-    const std::uint32_t index = ep.posted.at(tagged, node);
-    op& o = ep.ops[index];
-    if (o.multi || payload.size() > o.len) return false;
-    ep.posted.take_at(tagged, node);
-    o.msg_len = payload.size();
-    o.msg_from = ep.peer_of(from);
-    o.msg_tag = tag;
-    copy_payload(o.dst, payload.data(), payload.size());
-    ep.finish(index);
-    return true;
+    const bool tagged = common.opcode == ses_opcode::tagged_send;
+    if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
+        !ep.waiting_for_room.empty())
+        return 0;
+    const peer_addr peer = ep.peer_of(from);
+    std::size_t k = 0;
+    for (; k < own.size(); ++k) {
+        const wire::next_request_fields& x = own[k];
+        // A resend after an RTR (a target token) goes to its reserved receive: on_send_request.
+        if (static_cast<std::uint32_t>(x.buffer_offset) != 0) break;
+        const std::uint64_t tag = tagged ? x.memory_key : 0;
+        const std::uint32_t node = ep.posted.find_first(
+            tagged, [&](std::uint32_t i) { return ep.ops[i].rule.matches(tagged, tag, from); });
+        if (node == posted_none) break;
+        const std::uint32_t index = ep.posted.at(tagged, node);
+        op& o = ep.ops[index];
+        if (o.multi || length > o.len) break;
+        ep.posted.take_at(tagged, node);
+        o.msg_len = length;
+        o.msg_from = peer;
+        o.msg_tag = tag;
+        copy_payload(o.dst, x.payload, length);
+        ep.finish(index);
+    }
+    return k;
 }
 
 inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {

@@ -22,6 +22,7 @@
 #include "ipv4.hpp"
 #include "lb_factory.hpp"
 #include "message.hpp"
+#include "plain_request.hpp"
 #include "reject.hpp"
 
 namespace uet {
@@ -119,14 +120,18 @@ struct engine_config {
     std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
                                  std::uint32_t offset, std::uint32_t length) = nullptr;
     void* place_write_ctx = nullptr;
-    // Direct delivery (optional, answers in ACKs): a one-packet request of a receive run of
-    // small messages, offered to the application as it arrives. true: it took the message whole
-    // (placed and completed; its answer is RC_OK, which the ACK gives); false: the message goes
-    // the ordinary way (poll_received()). Offered only while no earlier message waits to be
-    // polled, so that none overtakes another; the hook must not call the engine. Saves a
-    // reassembly slot filled, handed over and released per message.
-    bool (*take_whole)(void* ctx, std::uint32_t from, const ses::op_fields& f,
-                       std::span<const std::uint8_t> payload) = nullptr;
+    // Direct delivery (optional, answers in ACKs): the one-packet requests of a receive run of
+    // small messages, offered to the application as they arrive, in order, in one call. They
+    // come from one peer and share their SES fields (`common`: opcode, job, ...; its own fields
+    // are not theirs) and their payload length, but for each one's own: id, buffer_offset,
+    // memory_key, header_data and payload (`own`). Returns how many of the first it took whole
+    // (placed and completed; their answer is RC_OK, which the ACK gives); the others go the
+    // ordinary way (poll_received()). Offered only while no earlier message waits to be polled,
+    // so that none overtakes another; the hook must not call the engine. Saves a reassembly slot
+    // filled, handed over and released per message, and a call per message.
+    std::size_t (*take_wholes)(void* ctx, std::uint32_t from, const ses::op_fields& common,
+                               std::uint32_t length,
+                               std::span<const wire::next_request_fields> own) = nullptr;
     void* take_whole_ctx = nullptr;
     // Zero-copy transmit (optional): for a data packet built into a caller's room the engine
     // asks whether its payload (length bytes of the sender's memory at data) may go out by

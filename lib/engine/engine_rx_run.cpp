@@ -193,20 +193,23 @@ bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
     const bool external = placed_externally(whole_run_segment_);
     // Direct delivery (engine_config::take_whole): only while nothing earlier waits to be
     // polled, so that no message overtakes another.
-    const bool offer = cfg_.take_whole != nullptr && cfg_.answers_in_acks && !external &&
+    const bool offer = cfg_.take_wholes != nullptr && cfg_.answers_in_acks && !external &&
                        !whole_run_segment_.fields.response &&
                        !ses::answer_needs_message(whole_run_segment_.fields.opcode);
     for (std::size_t i = 0; i < n; ++i) {
+        if (offer && reassembly_.nothing_delivered()) {
+            const std::size_t taken =
+                cfg_.take_wholes(cfg_.take_whole_ctx, rx.peer, whole_run_segment_.fields,
+                                 run_[0].bytes, std::span(whole_run_fields_.data() + i, n - i));
+            // Answered RC_OK at once: the ACK counts them as answered, nothing is owed.
+            counters_.messages_delivered += taken;
+            counters_.answers_in_acks += taken;
+            counters_.taken_whole += taken;
+            i += taken;
+            if (i == n) break;
+        }
         const ses::rx_segment& seg = whole_run_segment(i);
         const std::span<const std::uint8_t> payload{run_payloads_[i], run_[i].bytes};
-        if (offer && reassembly_.nothing_delivered() &&
-            cfg_.take_whole(cfg_.take_whole_ctx, rx.peer, seg.fields, payload)) {
-            // Answered RC_OK at once: the ACK counts it as answered, nothing is owed.
-            ++counters_.messages_delivered;
-            ++counters_.answers_in_acks;
-            ++counters_.taken_whole;
-            continue;
-        }
         if (external) {
             ses::place_result placed;
             place_checked(run_context(rx, i), mode, seg, payload, false, false, placed, p);
