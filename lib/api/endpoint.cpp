@@ -355,6 +355,9 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
     while (posted < list.size()) {
         const std::span<const recv_work> rest = list.subspan(posted);
         std::size_t n = free_ops.size() > quiet_in_flight ? free_ops.size() - quiet_in_flight : 0;
+        // A receive that meets a deferred send takes a record for its RTR: while any wait, one
+        // at a time, each after recv()'s check that a record is free.
+        if (!deferred_sends.empty()) n = std::min<std::size_t>(n, 1);
         n = spare_record() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
         for (std::size_t k = 0; k < n; ++k) {
             const recv_work& w = rest[k];

@@ -229,6 +229,38 @@ TEST(post_list, a_receive_list_takes_held_messages_then_waits) {
     }
 }
 
+// Sends deferred before any receive (deferrable, NO_MATCH) each get their RTR when a list of
+// receives is posted, and arrive in the receive posted for their tag.
+TEST(post_list, a_receive_list_calls_deferred_sends_back) {
+    world w(lossy_fabric(48), 2, endpoint_attr{.job_id = job, .deferrable_threshold = 1000});
+    constexpr int n = 6;
+    std::vector<std::vector<std::byte>> data, got(n, std::vector<std::byte>(2000));
+    std::vector<send_work> sends;
+    for (int i = 0; i < n; ++i)
+        data.push_back(pattern(2000, 900 + i));
+    for (int i = 0; i < n; ++i)
+        sends.push_back({as_bytes_of(data[static_cast<std::size_t>(i)]), nullptr,
+                         op_flags::no_completion, std::uint64_t(i)});
+    std::size_t posted = 0;
+    ASSERT_FALSE(w.eps[0].tsend_list(w.peers[1], sends, posted));
+    for (int i = 0; i < 1'000'000 && w.eps[1].counters().deferred < n; ++i)
+        ASSERT_TRUE(w.fab.progress());
+    ASSERT_EQ(w.eps[1].counters().deferred, static_cast<std::uint64_t>(n));
+    std::vector<recv_work> list;
+    for (int i = n; i-- > 0;)
+        list.push_back({got[static_cast<std::size_t>(i)], nullptr, std::uint64_t(i), 0});
+    ASSERT_FALSE(w.eps[1].trecv_list(list, posted));
+    EXPECT_EQ(posted, static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        EXPECT_EQ(wait_ok(w.cqs[1]).len, 2000u);
+    for (int i = 0; i < n; ++i)
+        EXPECT_EQ(got[static_cast<std::size_t>(i)], data[static_cast<std::size_t>(i)]) << i;
+    EXPECT_EQ(w.eps[1].counters().ready_to_receive, static_cast<std::uint64_t>(n));
+    for (int i = 0; i < 1'000'000 && w.eps[0].silent_completions() < n; ++i)
+        ASSERT_TRUE(w.fab.progress());
+    EXPECT_EQ(w.eps[0].silent_completions(), static_cast<std::uint64_t>(n));
+}
+
 // Tagged receives in a list each take the message of their tag; one with an ignore mask takes
 // any of its tags.
 TEST(post_list, a_tagged_receive_list_matches_by_tag) {
