@@ -303,6 +303,13 @@ struct endpoint_impl {
                                                          std::span<const std::uint8_t> data);
     // A record free beyond those promised.
     bool spare_record() const noexcept { return free_records.size() > records_promised; }
+    // Records free beyond the promised ones; op slots free beyond those kept for quiet sends.
+    std::size_t record_room() const noexcept {
+        return spare_record() ? free_records.size() - records_promised : 0;
+    }
+    std::size_t op_room() const noexcept {
+        return free_ops.size() > quiet_in_flight ? free_ops.size() - quiet_in_flight : 0;
+    }
     // Takes a record for operation index (the fields post_message would give it) or, with
     // index none, for the RTR of receive rtr_recv.
     std::uint32_t take_record(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
@@ -334,6 +341,8 @@ struct endpoint_impl {
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
                                    std::size_t& posted);
+    std::uint64_t quiet_token_field(std::uint32_t k) const noexcept;
+    void took_quiet(std::size_t n) noexcept;
     // The operation of the quiet engine message `message`, made now from what was posted.
     std::uint32_t adopt_quiet(std::uint32_t message);
     // The same, and the engine message an ordinary one of that operation from now on.

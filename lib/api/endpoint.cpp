@@ -106,7 +106,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
 
 // The slots kept for quiet sends (quiet_in_flight) are not for others.
 inline std::uint32_t endpoint_impl::allocate_op() noexcept {
-    if (free_ops.size() <= quiet_in_flight) return none;
+    if (op_room() == 0) return none;
     const std::uint32_t index = free_ops.back();
     free_ops.pop_back();
     op& o = ops[index];
@@ -354,7 +354,7 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
     }
     while (posted < list.size()) {
         const std::span<const recv_work> rest = list.subspan(posted);
-        std::size_t n = free_ops.size() > quiet_in_flight ? free_ops.size() - quiet_in_flight : 0;
+        std::size_t n = op_room();
         // A receive that meets a deferred send takes a record for its RTR: while any wait, one
         // at a time, each after recv()'s check that a record is free.
         if (!deferred_sends.empty()) n = std::min<std::size_t>(n, 1);
@@ -475,14 +475,12 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
 inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> buf, bool tagged,
                                       std::uint64_t tag, void* context) {
     // Behind a stalled operation it would overtake it.
-    if (buf.size() >= quiet_limit || !stalled.empty() || free_ops.size() <= quiet_in_flight ||
-        !spare_record())
+    if (buf.size() >= quiet_limit || !stalled.empty() || op_room() == 0 || !spare_record())
         return false;
     std::uint32_t engine_peer = none;
     // Refused here (unknown peer, full queue), the ordinary post says why.
     if (check_post(to, true, engine_peer) != errc{}) return false;
-    const std::uint32_t token = quiet_token_bit | (next_quiet_token++ & ~quiet_token_bit);
-    const own_request_fields own{tagged ? tag : 0, std::uint64_t{token} << 32};
+    const own_request_fields own{tagged ? tag : 0, quiet_token_field(0)};
     const auto data = std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
     const status st = eng->post_quiet_message(engine_peer, mode, quiet_common[tagged], own, data,
@@ -491,10 +489,23 @@ inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> b
         cq->unreserve();
         return false;
     }
-    ++quiet_in_flight;
-    ++records_promised;
-    ++counters.quiet_sends;
+    took_quiet(1);
     return true;
+}
+
+// The buffer offset of the k-th quiet send from now: its restart token, which never has a token
+// of an operation's (quiet_token_bit set).
+inline std::uint64_t endpoint_impl::quiet_token_field(std::uint32_t k) const noexcept {
+    const std::uint32_t token = quiet_token_bit | ((next_quiet_token + k) & ~quiet_token_bit);
+    return std::uint64_t{token} << 32;
+}
+
+// n quiet sends went to the engine: their tokens used, an op slot and a record kept for each.
+inline void endpoint_impl::took_quiet(std::size_t n) noexcept {
+    next_quiet_token += static_cast<std::uint32_t>(n);
+    quiet_in_flight += n;
+    records_promised += n;
+    counters.quiet_sends += n;
 }
 
 std::size_t endpoint_impl::post_quiet_list(peer_addr to, std::span<const send_work> list,
@@ -511,28 +522,19 @@ std::size_t endpoint_impl::post_quiet_list(peer_addr to, std::span<const send_wo
     // Refused here (unknown peer), the ordinary post says why.
     if (check_post(to, false, engine_peer) != errc{}) return 0;
     // What post_quiet keeps for each: an op slot, a record and a queue entry.
-    const auto room = [](std::size_t have, std::size_t kept) {
-        return have > kept ? have - kept : 0;
-    };
-    n = std::min(
-        {n, room(free_ops.size(), quiet_in_flight), room(free_records.size(), records_promised)});
-    n = cq->reserve_up_to(n);
+    n = cq->reserve_up_to(std::min({n, op_room(), record_room()}));
     if (n == 0) return 0;
     std::array<quiet_request, chunk> requests;
     for (std::size_t k = 0; k < n; ++k) {
         const send_work& w = list[k];
-        const std::uint32_t token = quiet_token_bit | ((next_quiet_token + k) & ~quiet_token_bit);
-        requests[k] = {{tagged ? w.tag : 0, std::uint64_t{token} << 32},
+        requests[k] = {{tagged ? w.tag : 0, quiet_token_field(static_cast<std::uint32_t>(k))},
                        {reinterpret_cast<const std::uint8_t*>(w.buf.data()), w.buf.size()},
                        reinterpret_cast<std::uintptr_t>(w.context)};
     }
     const std::size_t got = eng->post_quiet_messages(engine_peer, mode, quiet_common[tagged],
                                                      std::span(requests).first(n));
     cq->unreserve(n - got);  // the engine is full: the ordinary post waits for room
-    next_quiet_token += static_cast<std::uint32_t>(got);
-    quiet_in_flight += got;
-    records_promised += got;
-    counters.quiet_sends += got;
+    took_quiet(got);
     return got;
 }
 

@@ -313,14 +313,11 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
 
 status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                  std::span<const std::uint8_t> data, std::uint64_t context,
-                                 std::uint16_t* message_id, const own_request_fields* quiet) {
+                                 std::uint16_t* message_id) {
     if (to >= peer_count_) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
         return {status_code::message_too_long};
-    // Completions not yet polled hold their place too, so the completion ring never overflows;
-    // so do the response messages ACKs announced (answers in ACKs), which must not fail. (The
-    // pool and the ring both have max_pending_messages entries: in_use + held >= size.)
     if (message_room() == 0) return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
     // A response goes out under the id of the request it answers (its own key space).
@@ -330,15 +327,9 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    ses::tx_message& msg = messages_[m];
-    if (quiet != nullptr) {
-        msg.quiet = true;
-        msg.fields.memory_key = quiet->memory_key;
-        msg.fields.buffer_offset = quiet->buffer_offset;
-    }
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
-        msg.request_slot = request_by_id_.insert(key, m).slot;
+        messages_[m].request_slot = request_by_id_.insert(key, m).slot;
     }
     if (message_id) *message_id = id;
     ++counters_.messages_posted;
@@ -377,31 +368,48 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
     if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
 }
 
-// post_message() of each quiet request in turn, with what they share looked at once: the peer,
+// A quiet request (RUD or ROD, checked, with room in the pool) as post_message() would post it:
+// allocated under the peer's next id with its own fields, tracked by id and queued. False when the
+// pool had no entry after all.
+inline bool engine_impl::queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
+                                     const ses_fields& common, const quiet_request& r) {
+    const auto mode_code = static_cast<std::uint8_t>(mode);
+    const std::uint16_t id = ps.next_message_id[mode_code];
+    const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
+    if (m == ses::no_index) return false;
+    ++ps.next_message_id[mode_code];
+    ses::tx_message& msg = messages_[m];
+    msg.quiet = true;
+    msg.fields.memory_key = r.own.memory_key;
+    msg.fields.buffer_offset = r.own.buffer_offset;
+    msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
+    queue_request(ps, to, mode, m, r.data.size());
+    return true;
+}
+
+status engine_impl::post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
+                                       const quiet_request& r) {
+    if (to >= peer_count_) return {status_code::unknown_peer};
+    if (r.data.size() > cfg_.max_message_size) return {status_code::message_too_long};
+    if (message_room() == 0 || !queue_quiet(peers_[to], to, mode, common, r))
+        return {status_code::too_many_pending};
+    ++counters_.messages_posted;
+    tx_ready_ = true;
+    return {};
+}
+
+// post_quiet_message() of each request in turn, with what they share looked at once: the peer,
 // the room in the pool (for all of them), the counters and the transmit flag.
 std::size_t engine_impl::post_quiet_messages(peer_id to, delivery_mode mode,
                                              const ses_fields& common,
                                              std::span<const quiet_request> list) {
     if (to >= peer_count_) return 0;
     peer_state& ps = peers_[to];
-    const auto mode_code = static_cast<std::uint8_t>(mode);
-    std::uint16_t& next_id = ps.next_message_id[mode_code];
     const std::size_t n = std::min(list.size(), message_room());
     std::size_t i = 0;
-    for (; i < n; ++i) {
-        const quiet_request& r = list[i];
-        if (r.data.size() > cfg_.max_message_size) break;
-        const std::uint16_t id = next_id;
-        const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
-        if (m == ses::no_index) break;  // not while message_room() counts free entries
-        ++next_id;
-        ses::tx_message& msg = messages_[m];
-        msg.quiet = true;
-        msg.fields.memory_key = r.own.memory_key;
-        msg.fields.buffer_offset = r.own.buffer_offset;
-        msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
-        queue_request(ps, to, mode, m, r.data.size());
-    }
+    while (i < n && list[i].data.size() <= cfg_.max_message_size &&
+           queue_quiet(ps, to, mode, common, list[i]))
+        ++i;
     counters_.messages_posted += i;
     if (i != 0) tx_ready_ = true;
     return i;
@@ -534,7 +542,7 @@ std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode m
                                                    std::uint64_t context) {
     if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response)
         return {status_code::not_quiet};
-    return impl_->post_message(to, mode, common, data, context, nullptr, &own);
+    return impl_->post_quiet_message(to, mode, common, quiet_request{own, data, context});
 }
 
 std::size_t engine::post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,

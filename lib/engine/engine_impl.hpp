@@ -98,7 +98,9 @@ class engine_impl final : public pds::tx_listener {
                      std::uint64_t context);
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
-                        std::uint16_t* message_id, const own_request_fields* quiet = nullptr);
+                        std::uint16_t* message_id);
+    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
+                              const quiet_request& r);
     std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
                                     std::span<const quiet_request> list);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
@@ -152,6 +154,9 @@ class engine_impl final : public pds::tx_listener {
     std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
+    // Forced inline into its two callers: once per quiet request.
+    [[gnu::always_inline]] bool queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
+                                            const ses_fields& common, const quiet_request& r);
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);

@@ -11,6 +11,15 @@ namespace {
 
 constexpr std::uint32_t job = 9;
 
+// Tagged sends asked no completion of: data[i] (of the first n) with tag first_tag + i.
+std::vector<send_work> tagged_sends(const std::vector<std::vector<std::byte>>& data,
+                                    std::uint64_t first_tag, std::size_t n) {
+    std::vector<send_work> sends;
+    for (std::size_t i = 0; i < n; ++i)
+        sends.push_back({as_bytes_of(data[i]), nullptr, op_flags::no_completion, first_tag + i});
+    return sends;
+}
+
 // Over loss and reordering, ROD (messages match their receives in the order they were sent):
 // 3,000 sends in lists of 1 to 70 (the receives in lists of 1 to 45) (longer than the engine's
 // chunks of 32), every 10th signaled, every 37th too long for its receive. Each receive gets its
@@ -108,12 +117,9 @@ TEST(post_list, a_tagged_list_matches_by_tag) {
     world w(lossy_fabric(42), 2, endpoint_attr{.job_id = job});
     constexpr int n = 50;
     std::vector<std::vector<std::byte>> data, got(n, std::vector<std::byte>(64));
-    std::vector<send_work> list;
     for (int i = 0; i < n; ++i)
         data.push_back(pattern(64, 300 + i));
-    for (int i = 0; i < n; ++i)
-        list.push_back({as_bytes_of(data[static_cast<std::size_t>(i)]), nullptr,
-                        op_flags::no_completion, 1000 + static_cast<std::uint64_t>(i)});
+    const std::vector<send_work> list = tagged_sends(data, 1000, n);
     for (int i = n; i-- > 0;)
         ASSERT_FALSE(w.eps[1].trecv(got[static_cast<std::size_t>(i)], 1000 + i, 0, nullptr));
     std::size_t posted = 0;
@@ -235,12 +241,9 @@ TEST(post_list, a_receive_list_calls_deferred_sends_back) {
     world w(lossy_fabric(48), 2, endpoint_attr{.job_id = job, .deferrable_threshold = 1000});
     constexpr int n = 6;
     std::vector<std::vector<std::byte>> data, got(n, std::vector<std::byte>(2000));
-    std::vector<send_work> sends;
     for (int i = 0; i < n; ++i)
         data.push_back(pattern(2000, 900 + i));
-    for (int i = 0; i < n; ++i)
-        sends.push_back({as_bytes_of(data[static_cast<std::size_t>(i)]), nullptr,
-                         op_flags::no_completion, std::uint64_t(i)});
+    const std::vector<send_work> sends = tagged_sends(data, 0, n);
     std::size_t posted = 0;
     ASSERT_FALSE(w.eps[0].tsend_list(w.peers[1], sends, posted));
     for (int i = 0; i < 1'000'000 && w.eps[1].counters().deferred < n; ++i)
@@ -276,10 +279,7 @@ TEST(post_list, a_tagged_receive_list_matches_by_tag) {
     std::size_t posted = 0;
     ASSERT_FALSE(w.eps[1].trecv_list(list, posted));
     EXPECT_EQ(posted, list.size());
-    std::vector<send_work> sends;
-    for (int i = 0; i < n; ++i)
-        sends.push_back({as_bytes_of(data[static_cast<std::size_t>(i)]), nullptr,
-                         op_flags::no_completion, 100 + std::uint64_t(i)});
+    std::vector<send_work> sends = tagged_sends(data, 100, n);
     sends.push_back({as_bytes_of(data[n]), nullptr, op_flags::no_completion, 0xab42});
     ASSERT_FALSE(w.eps[0].tsend_list(w.peers[1], sends, posted));
     for (int i = 0; i <= n; ++i) {
