@@ -14,8 +14,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -193,9 +195,14 @@ struct op_cold {
 inline constexpr op_hot cleared_op_hot{};
 
 struct alignas(64) op : op_hot, op_cold {
-    // A new operation: the hot part cleared, the cold part left to its groups' setters.
-    void clear_hot() noexcept { static_cast<op_hot&>(*this) = cleared_op_hot; }
+    // A new operation: the hot part cleared, the cold part left to its groups' setters. Copied
+    // whole: the assignment went member by member (~24 instructions), the block copy is a few
+    // 32-byte moves.
+    void clear_hot() noexcept {
+        std::memcpy(static_cast<op_hot*>(this), &cleared_op_hot, sizeof(op_hot));
+    }
 };
+static_assert(std::is_trivially_copyable_v<op_hot>, "op::clear_hot copies it as bytes");
 static_assert(sizeof(op_hot) <= 192, "the hot part of an operation fits three cache lines");
 
 // One engine message of an operation, in flight until both its PDS completion and (for modes
