@@ -282,6 +282,19 @@ TEST_F(uet_memif, a_client_with_another_interface_id_is_refused) {
     EXPECT_FALSE(client_->connected());
 }
 
+// A control message's header for sendmsg and recvmsg, with room for one descriptor.
+struct control_header {
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    iovec iov;
+    msghdr h{};
+    explicit control_header(message& m) : iov{&m, sizeof m} {
+        h.msg_iov = &iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control;
+        h.msg_controllen = sizeof control;
+    }
+};
+
 // A memif server written out by hand, to play a peer that lies: it takes the client's memory
 // and rings, then writes into the server-to-client ring whatever a test wants.
 class raw_server {
@@ -315,16 +328,11 @@ class raw_server {
         pollfd p{conn_, POLLIN, 0};
         if (poll(&p, 1, 0) != 1) return;
         message m{};
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        iovec iov{&m, sizeof m};
-        msghdr h{};
-        h.msg_iov = &iov;
-        h.msg_iovlen = 1;
-        h.msg_control = control;
-        h.msg_controllen = sizeof control;
-        ASSERT_GT(recvmsg(conn_, &h, 0), 0);
+        control_header ch(m);
+        ASSERT_GT(recvmsg(conn_, &ch.h, 0), 0);
         int fd = -1;
-        if (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr) std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        if (cmsghdr* c = CMSG_FIRSTHDR(&ch.h); c != nullptr)
+            std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
         const auto type = static_cast<msg_type>(m.type);
         if (type == msg_type::add_region) {
             size_ = m.add_region.size;
@@ -418,6 +426,67 @@ TEST(uet_memif_hostile_peer, descriptors_outside_the_shared_memory_are_counted_a
     EXPECT_EQ(client->queue().receive_burst(h, 0), 0u);
     EXPECT_FALSE(client->connected());
     client.reset();
+    std::filesystem::remove_all(dir);
+}
+
+// A client that says its memory is larger than the file it passes: mapped as said, the server
+// would fault (SIGBUS) on the first read past the file's end. It is refused with the reason.
+TEST(uet_memif_hostile_peer, a_region_larger_than_its_memory_is_refused) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("uet-memif-r-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string sock = (dir / "r.sock").string();
+    std::string why;
+    auto cfg = parse_device("uet_memif0,role=server,socket=" + sock, why);
+    ASSERT_TRUE(cfg) << why;
+    cfg->quiet = true;
+    auto server = port::open(*cfg);
+    const int conn = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, sock.c_str(), sizeof a.sun_path - 1);
+    ASSERT_EQ(connect(conn, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    sequence_handler h;
+    // Each reply of the server comes within its next few polls.
+    const auto reply = [&](msg_type want) {
+        message m{};
+        for (int i = 0; i < 2000; ++i) {
+            server->queue().receive_burst(h, 0);
+            pollfd p{conn, POLLIN, 0};
+            if (poll(&p, 1, 1) == 1) break;
+        }
+        EXPECT_GT(recv(conn, &m, sizeof m, 0), 0);
+        EXPECT_EQ(m.type, static_cast<std::uint16_t>(want));
+        return m;
+    };
+    reply(msg_type::hello);
+    message init{};
+    init.type = static_cast<std::uint16_t>(msg_type::init);
+    init.init.version = protocol_version;
+    init.init.mode = interface_mode_ethernet;
+    ASSERT_EQ(send(conn, &init, sizeof init, 0), static_cast<ssize_t>(sizeof init));
+    reply(msg_type::ack);
+    // 4 KiB of memory, said to be 1 MiB.
+    const int fd = memfd_create("hostile", MFD_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, 4096), 0);
+    message region{};
+    region.type = static_cast<std::uint16_t>(msg_type::add_region);
+    region.add_region.size = 1u << 20;
+    control_header ch(region);
+    cmsghdr* c = CMSG_FIRSTHDR(&ch.h);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ASSERT_EQ(sendmsg(conn, &ch.h, 0), static_cast<ssize_t>(sizeof region));
+    const message refused = reply(msg_type::disconnect);
+    const std::string reason(reinterpret_cast<const char*>(refused.disconnect.reason));
+    EXPECT_NE(reason.find("larger than its memory"), std::string::npos) << reason;
+    EXPECT_FALSE(server->connected());
+    close(fd);
+    close(conn);
+    server.reset();
     std::filesystem::remove_all(dir);
 }
 

@@ -401,6 +401,14 @@ bool port::map_region(const msg_add_region& m, int fd, std::string& why) {
                      " bytes refused",
                false;
     }
+    // Mapped beyond the end of its file, a region would fault (SIGBUS) where it is read.
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) < m.size) {
+        ::close(fd);
+        return why = "ADD_REGION " + std::to_string(m.index) + " of " + std::to_string(m.size) +
+                     " bytes, larger than its memory",
+               false;
+    }
     void* base = mmap(nullptr, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) {
         why = sys_error("mapping a region");
