@@ -260,7 +260,7 @@ void side::post_send_lists() {
             std::min<std::uint64_t>({s_.post_list, run_.depth, run_.limit - run_.posted}));
         if (length == 0 || std::uint64_t{run_.depth} - run_.outstanding < length) return;
         const std::uint64_t first = run_.posted;
-        const std::uint32_t* const free_top = free_tx_.data() + free_tx_.size() - 1;
+        const std::uint32_t* const free_slots = free_tx_.data();
         const std::size_t free_count = free_tx_.size();
         std::uint32_t unsignaled = run_.unsignaled, taken = 0;
         for (std::uint32_t k = 0; k < length; ++k) {
@@ -268,7 +268,7 @@ void side::post_send_lists() {
             if (taken == free_count) return;  // the list waits for completions
             const std::uint64_t i = first + k;
             const bool signaled = unsignaled + 1 >= cq_mod || i == last;
-            const std::uint32_t slot = *(free_top - taken);
+            const std::uint32_t slot = free_slots[free_count - 1 - taken];
             const std::span<std::byte> buf{tx + offsets[slot], size};
             if (verify) fill_pattern(buf, size >= 8 ? i : 0);
             if (corrupt_at != 0 && i + 1 == corrupt_at) corrupt(buf);

@@ -394,19 +394,15 @@ bool port::client_step(const message& m, int got, std::string& why) {
 
 bool port::map_region(const msg_add_region& m, int fd, std::string& why) {
     if (fd < 0) return why = "ADD_REGION without its file descriptor", false;
-    if (m.index != regions_.size() || m.index >= max_regions || m.size == 0 ||
-        m.size > (std::uint64_t{1} << 36)) {
-        ::close(fd);
-        return why = "ADD_REGION " + std::to_string(m.index) + " of " + std::to_string(m.size) +
-                     " bytes refused",
-               false;
-    }
     // Mapped beyond the end of its file, a region would fault (SIGBUS) where it is read.
     struct stat st {};
-    if (fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) < m.size) {
+    const bool in_file =
+        fstat(fd, &st) == 0 && st.st_size >= 0 && m.size <= static_cast<std::uint64_t>(st.st_size);
+    if (m.index != regions_.size() || m.index >= max_regions || m.size == 0 ||
+        m.size > (std::uint64_t{1} << 36) || !in_file) {
         ::close(fd);
         return why = "ADD_REGION " + std::to_string(m.index) + " of " + std::to_string(m.size) +
-                     " bytes, larger than its memory",
+                     (in_file ? " bytes refused" : " bytes, larger than its memory"),
                false;
     }
     void* base = mmap(nullptr, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
