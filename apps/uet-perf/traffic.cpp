@@ -108,7 +108,16 @@ std::error_code side::setup(const settings& s) {
     const std::uint64_t nslots = std::max<std::uint64_t>(slots, 2);
     tx_mr_.close();  // before its memory moves
     bytes = std::max({bytes, 2 * stride, cycle_buffer_bytes});
-    tx_.assign(bytes, std::byte{0});
+    tx_ = {};
+    tx_shared_ = {};
+    tx_heap_.clear();
+    if (auto shared = shared_buffer::allocate(bytes)) {
+        tx_shared_ = std::move(*shared);
+        tx_ = tx_shared_.span().first(bytes);
+    } else {
+        tx_heap_.assign(bytes, std::byte{0});
+        tx_ = tx_heap_;
+    }
     rx_.assign(bytes, std::byte{0});
     // Registered as perftest registers its buffers: the provider may then send payloads from
     // them without a copy (fabric_attr::dpdk.zero_copy_min).

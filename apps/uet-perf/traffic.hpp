@@ -255,7 +255,11 @@ class side {
 
     std::vector<std::byte> region_;
     memory_region mr_;
-    std::vector<std::byte> tx_, rx_;
+    // The send buffers: shared memory (uet::shared_buffer) where the system gives it, so that a
+    // uet_memif client sends payloads from it without a copy; heap memory otherwise.
+    shared_buffer tx_shared_;
+    std::vector<std::byte> tx_heap_, rx_;
+    std::span<std::byte> tx_;
     // The registration of tx_ (zero-copy transmit): declared after it, so it goes first.
     memory_region tx_mr_;
     std::vector<std::uint32_t> free_tx_, free_rx_;

@@ -7,5 +7,6 @@
 #include "endpoint.hpp"
 #include "fabric.hpp"
 #include "memory_region.hpp"
+#include "shared_buffer.hpp"
 #include "status.hpp"
 #include "version.hpp"

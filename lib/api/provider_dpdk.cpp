@@ -340,11 +340,12 @@ std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_c
         set_last_error("cannot open dpdk.device \"" + s.device + "\": " + e.what());
         return nullptr;
     }
-    if (port->driver() == "uet_memif" && s.zero_copy == zero_copy_policy::on)
+    if (port->driver() == "uet_memif" && s.zero_copy == zero_copy_policy::on &&
+        !port->caps().zero_copy)
         std::fprintf(stderr,
-                     "uet: port %s builds every frame in memif's shared ring: zero-copy transmit "
-                     "has nothing to chain (each payload is copied once, into the ring)\n",
-                     port->driver().c_str());
+                     "uet: a uet_memif server builds every frame in memif's shared ring: zero-copy "
+                     "transmit has nothing to chain (only a client sends payloads of shared "
+                     "memory without a copy)\n");
     const std::size_t max_frame = port->caps().max_frame;
     if (attr.mtu + frame_overhead > max_frame) {
         set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) + " plus " +

@@ -590,7 +590,12 @@ void engine::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
 
 void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                            std::uint64_t now) {
-    impl_->receive_burst(frames, now);
+    impl_->receive_burst(frames, nullptr, now);
+}
+
+void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                           const wire::frame_rest* rests, std::uint64_t now) {
+    impl_->receive_burst(frames, rests, now);
 }
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     return impl_->transmit(now, out);

@@ -358,6 +358,10 @@ class engine {
     // turn, except that consecutive data packets of one message (header prediction) are taken
     // as a run, with one lookup of their PDC, message and target region.
     void receive_burst(std::span<const std::span<const std::uint8_t>> frames, std::uint64_t now);
+    // The same, some frames in two pieces (rests[i] for frames[i]; see wire::frame_rest): a run
+    // reads their payloads where they are; any other reading joins the frame first (a copy).
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                       const wire::frame_rest* rests, std::uint64_t now);
     // Fires due timers, then fills out with up to out.size() frames to send now.
     std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
     // Fires due timers only (transmit() does this too).

@@ -119,7 +119,8 @@ class engine_impl final : public pds::tx_listener {
     // engine_rx.cpp
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // engine_rx_run.cpp
-    void receive_burst(std::span<const std::span<const std::uint8_t>> frames, std::uint64_t now);
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                       const wire::frame_rest* rests, std::uint64_t now);
     // engine_timers.cpp
     void advance(std::uint64_t now);
 
@@ -262,9 +263,13 @@ class engine_impl final : public pds::tx_listener {
         bool ce = false;
     };
     static constexpr std::size_t max_run = 32;
-    std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames);
-    std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames);
-    std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames);
+    // rests: nullptr, or one per frame (frames in two pieces).
+    std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames,
+                            const wire::frame_rest* rests);
+    std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames,
+                         const wire::frame_rest* rests);
+    std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames,
+                               const wire::frame_rest* rests);
     const ses::rx_segment& whole_run_segment(std::size_t i) noexcept;
     pds::pdc* run_target(const rx_context& rx, std::size_t n);
     bool take_run(const rx_context& rx, std::size_t n);
@@ -521,6 +526,15 @@ class engine_impl final : public pds::tx_listener {
     std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
+    // A frame in two pieces read outside a run, joined (receive_burst with rests).
+    std::array<std::uint8_t, 16384> joined_;
+    std::span<const std::uint8_t> joined(std::span<const std::uint8_t> frame,
+                                         const wire::frame_rest& rest) noexcept {
+        // No port's frame is this long: read as the truncated frame it then is (and dropped).
+        if (rest.at != nullptr && (frame.size() > joined_.size() || rest.from > frame.size()))
+            return frame.first(std::min<std::size_t>(rest.from, frame.size()));
+        return rest.join(frame, joined_);
+    }
     std::size_t staging_frame_size_ = 0;
     // Zero-copy: set by transmit() while it builds a data frame into the caller's room;
     // build_frame leaves a referenced payload in referenced_ (and its region) for that frame.

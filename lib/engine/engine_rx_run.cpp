@@ -16,22 +16,24 @@
 namespace uet {
 
 void engine_impl::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
-                                std::uint64_t now) {
+                                const wire::frame_rest* rests, std::uint64_t now) {
     now_ = std::max(now_, now);
     for (std::size_t i = 0; i < frames.size();) {
-        const std::size_t taken = receive_run(frames.subspan(i));
+        const std::size_t taken = receive_run(frames.subspan(i), rests ? rests + i : nullptr);
         if (taken != 0) {
             i += taken;
             continue;
         }
-        receive(frames[i], now_);
+        // Outside a run a frame is read whole: one in two pieces is joined first.
+        receive(rests ? joined(frames[i], rests[i]) : frames[i], now_);
         ++i;
     }
 }
 
 // The run at the front of frames: how many frames it took (0: the first is no part of one).
-std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_t>> frames) {
-    const std::size_t n = read_run(frames);
+std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_t>> frames,
+                                     const wire::frame_rest* rests) {
+    const std::size_t n = read_run(frames, rests);
     if (n == 0) return 0;
     const std::size_t frame_bytes = frames[0].size();  // prediction: all of one length
     counters_.frames_rx += n;
@@ -57,14 +59,15 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
 // Reads the predicted data packets at the front of frames into run_ while each follows the one
 // before it (the next PSN, the next message offset). What receive_plain() would refuse ends the
 // run; receive() then takes that frame as it would alone.
-std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames) {
+std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames,
+                                  const wire::frame_rest* rests) {
     run_whole_ = !rx_segment_of_template_;
-    if (run_whole_) return read_whole_run(frames);
+    if (run_whole_) return read_whole_run(frames, rests);
     if (rx_template_.whole_messages) return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
     std::array<wire::next_request_fields, max_run> next;
     const std::size_t predicted =
-        wire::read_next_plain_requests(frames.first(limit), rx_template_, next.data());
+        wire::read_next_plain_requests(frames.first(limit), rx_template_, next.data(), rests);
     // Whether the packets are ours: fields that prediction found the same in all of them.
     wire::plain_request& f = rx_template_.reading;
     if (predicted == 0 || !takes_plain(f)) return 0;
@@ -103,7 +106,8 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
 // (id, buffer_offset, memory_key, header data), none of which check_plain_request looks at: its
 // verdict on the template's reading, made once, is each frame's, and each frame's segment is that
 // one with its own fields put in (whole_run_segment()).
-std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uint8_t>> frames) {
+std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uint8_t>> frames,
+                                        const wire::frame_rest* rests) {
     const wire::plain_request& f = rx_template_.reading;
     if (rx_template_.frame_size == 0 || !rx_template_.whole_messages || !takes_plain(f)) return 0;
     ses::rx_segment& common = whole_run_segment_;
@@ -112,8 +116,8 @@ std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uin
                                   common))
         return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
-    const std::size_t predicted =
-        wire::read_next_plain_requests(frames.first(limit), rx_template_, whole_run_fields_.data());
+    const std::size_t predicted = wire::read_next_plain_requests(frames.first(limit), rx_template_,
+                                                                 whole_run_fields_.data(), rests);
     const auto bytes = static_cast<std::uint32_t>(f.payload.size());
     const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     std::size_t n = 0;

@@ -14,12 +14,19 @@ void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64
 void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
                                       std::uint64_t now) {
     burst_room<std::span<const std::uint8_t>> bytes;
+    burst_room<wire::frame_rest> rests;
     while (!frames.empty()) {
         const std::size_t n = std::min(frames.size(), bytes.size());
-        for (std::size_t i = 0; i < n; ++i)
+        bool split = false;
+        for (std::size_t i = 0; i < n; ++i) {
             bytes.set(i, frames[i].bytes);
+            split |= frames[i].rest.at != nullptr;
+        }
+        if (split)  // frames in two pieces (zero-copy transmit over uet_memif): their rests too
+            for (std::size_t i = 0; i < n; ++i)
+                rests.set(i, frames[i].rest);
         stats_.frames_rx += n;
-        engine_.receive_burst(std::span(bytes.data(), n), now);
+        engine_.receive_burst(std::span(bytes.data(), n), split ? rests.data() : nullptr, now);
         frames = frames.subspan(n);
     }
 }

@@ -37,6 +37,7 @@ class engine_handler final : public frame_handler {
     void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
     void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
                           std::uint64_t now) override;
+    bool takes_split_frames() const noexcept override { return true; }
     std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
     std::uint64_t next_deadline() const override;
 

@@ -12,6 +12,7 @@
 #include <span>
 #include <type_traits>
 
+#include "frame_rest.hpp"
 #include "steering.hpp"
 
 namespace uet::runtime {
@@ -79,10 +80,13 @@ struct tx_frame {
 };
 
 // One frame of a received burst (Ethernet header first, no FCS) and, where the port classified
-// it (software steering), what it found.
+// it (software steering), what it found. Only to a handler that takes_split_frames() may a port
+// hand a frame in two pieces: bytes then spans the whole frame's length, of which the first
+// rest.from bytes are there and the others at rest.at.
 struct rx_frame {
     std::span<const std::uint8_t> bytes;
     classification c;
+    wire::frame_rest rest;
 };
 
 class frame_handler {
@@ -113,6 +117,9 @@ class frame_handler {
                 on_receive(f.bytes, now);
         }
     }
+    // Whether on_receive_burst takes frames in two pieces (rx_frame::rest). The default
+    // on_receive_burst does not: it hands on bytes alone.
+    virtual bool takes_split_frames() const noexcept { return false; }
     // Fill up to frames.size() slots from the front; return how many were filled, setting the
     // length and ext of each. Slots past the returned count are reused by the runtime, which may
     // hand them again as they are (whatever a handler left in them), after a call that filled

@@ -78,7 +78,8 @@ host_stack::host_stack(const host_config& cfg, frame_handler& inner)
       max_frame_(cfg.neighbors.max_frame),
       icmp_bytes_(std::max<std::size_t>(cfg.icmp_slots, 1) * cfg.neighbors.max_frame),
       icmp_len_(std::max<std::size_t>(cfg.icmp_slots, 1)),
-      scratch_(cfg.neighbors.max_frame) {}
+      scratch_(cfg.neighbors.max_frame),
+      joined_(cfg.neighbors.max_frame) {}
 
 void host_stack::on_start(const io_caps& caps) {
     inner_.on_start(caps);
@@ -105,14 +106,22 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
     std::size_t n = 0;
     const classification uet_to_us{traffic_class::uet, wire::eth_header::wire_size, cfg_.iface.ip};
     for (const rx_frame& f : frames) {
-        if (!trusted && f.bytes.size() >= uet_to_us_.size && uet_to_us_.matches(f.bytes.data())) {
+        // A frame in two pieces has its headers in the first (uet_to_us_ needs 38 bytes).
+        const bool headers_there = f.rest.at == nullptr || f.rest.from >= uet_to_us_.size;
+        if (!trusted && headers_there && f.bytes.size() >= uet_to_us_.size &&
+            uet_to_us_.matches(f.bytes.data())) {
             stats_.received.count(traffic_class::uet);
             ++stats_.to_inner;
-            inner.set(n++, {f.bytes, uet_to_us});
+            inner.set(n++, {f.bytes, uet_to_us, f.rest});
         } else {
-            const classification c = trusted ? f.c : classify(f.bytes, cfg_.steering);
-            if (!admit(f.bytes, c, now)) continue;
-            inner.set(n++, {f.bytes, c});
+            // Read here (classified, or answered as ARP or ICMP): joined first.
+            std::span<const std::uint8_t> whole = f.bytes;
+            if (f.rest.at != nullptr)  // (longer than any frame here: read truncated, dropped)
+                whole = f.bytes.size() <= joined_.size() ? f.rest.join(f.bytes, joined_)
+                                                         : f.bytes.first(f.rest.from);
+            const classification c = trusted ? f.c : classify(whole, cfg_.steering);
+            if (!admit(whole, c, now)) continue;
+            inner.set(n++, {f.bytes, c, f.rest});
         }
         if (n == inner.size()) {
             inner_.on_receive_burst(std::span(inner.data(), n), &cfg_.steering, now);

@@ -66,6 +66,9 @@ class host_stack final : public frame_handler {
                                const steering_config& by, std::uint64_t now) override;
     void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
                           std::uint64_t now) override;
+    // As the inner handler does: a frame in two pieces goes on as it is where it is the
+    // inner handler's (a UET frame to us), and is joined where this stack reads it.
+    bool takes_split_frames() const noexcept override { return inner_.takes_split_frames(); }
     std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
     std::uint64_t next_deadline() const override;
 
@@ -106,6 +109,7 @@ class host_stack final : public frame_handler {
     std::vector<std::uint32_t> icmp_len_;
     std::size_t icmp_head_ = 0, icmp_count_ = 0;
     std::vector<std::uint8_t> scratch_;  // a held frame with its external payload joined
+    std::vector<std::uint8_t> joined_;   // a received frame in two pieces, joined (max_frame)
     host_stats stats_;
 };
 

@@ -232,17 +232,35 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
 
 namespace {
 
+// A frame in two pieces (rest) is predicted only split after its headers and without a UDP
+// checksum (which would cover both pieces): its header words are all in the first piece.
+[[gnu::always_inline]] inline bool predicted_split(std::span<const std::uint8_t> frame,
+                                                   const frame_rest& rest,
+                                                   const plain_request_template& t,
+                                                   const header_words& masks) noexcept {
+    if (rest.from != headers_size || frame.size() != t.frame_size || t.frame_size == 0)
+        return false;
+    const std::uint8_t* b = frame.data();
+    return header_difference(b, t.header, masks) == 0 &&
+           ipv4_checksum_ok_given(t.ip_sum_rest, b + l3_at) && load_be16(b + udp_checksum_at) == 0;
+}
+
 // read_next_plain_requests for a template of either kind: each frame's changing fields, then
 // t.reading the last one's as read_next_plain_request leaves it.
 template <bool whole>
 std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> frames,
-                               plain_request_template& t, next_request_fields* out) noexcept {
+                               plain_request_template& t, next_request_fields* out,
+                               const frame_rest* rests) noexcept {
     const header_words& masks = changing_masks[whole];
     std::size_t n = 0;
-    for (; n < frames.size() && predicted(frames[n], t, masks); ++n) {
+    for (; n < frames.size(); ++n) {
+        const bool split = rests != nullptr && rests[n].at != nullptr;
+        if (split ? !predicted_split(frames[n], rests[n], t, masks)
+                  : !predicted(frames[n], t, masks))
+            break;
         const std::uint8_t* b = frames[n].data();
         next_request_fields& f = out[n];
-        f.payload = b + headers_size;
+        f.payload = split ? rests[n].at : b + headers_size;
         f.src_port = load_be16(b + udp_sport_at);
         f.pds_at = b + pds_at;
         if constexpr (whole) {
@@ -274,9 +292,14 @@ std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> fr
 }  // namespace
 
 std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
-                                     plain_request_template& t, next_request_fields* out) noexcept {
-    return t.whole_messages ? read_next_requests<true>(frames, t, out)
-                            : read_next_requests<false>(frames, t, out);
+                                     plain_request_template& t, next_request_fields* out,
+                                     const frame_rest* rests) noexcept {
+    return t.whole_messages ? read_next_requests<true>(frames, t, out, rests)
+                            : read_next_requests<false>(frames, t, out, rests);
+}
+
+std::size_t plain_request_headers_size() noexcept {
+    return headers_size;
 }
 
 void write_next_request_headers(std::uint8_t* out, const request_headers_template& t,

@@ -18,6 +18,7 @@
 #include <span>
 
 #include "eth.hpp"
+#include "frame_rest.hpp"
 #include "uet_pds.hpp"
 #include "uet_ses.hpp"
 
@@ -85,9 +86,15 @@ struct next_request_fields {
 
 // read_next_plain_request for frames in turn while it predicts them: their fields in out (room
 // for frames.size()), t.reading the last one's as read_next_plain_request would leave it. How
-// many. The template's masks and header are loaded once for the burst.
+// many. The template's masks and header are loaded once for the burst. With rests (one per
+// frame, or nullptr), a frame in two pieces is predicted when its first piece holds exactly its
+// headers and it carries no UDP checksum: its payload is then the rest.
 std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
-                                     plain_request_template& t, next_request_fields* out) noexcept;
+                                     plain_request_template& t, next_request_fields* out,
+                                     const frame_rest* rests = nullptr) noexcept;
+// The bytes of a request's headers (Ethernet to the standard SES header), where a frame in two
+// pieces must split to be predicted.
+std::size_t plain_request_headers_size() noexcept;
 
 // The sender's side of the same prediction: the UET headers (PDS request and standard SES
 // header) of a packet inside a message, from which the next packet's are written by changing

@@ -288,7 +288,7 @@ TEST_F(one_and_burst, ABurstIsSortedAsItsFramesOneByOne) {
     std::vector<runtime::rx_frame> rx;
     for (const auto& f : frames) {
         one.on_receive(f, 0);
-        rx.push_back({f, {}});
+        rx.push_back({f, {}, {}});
     }
     burst.on_receive_burst(rx, nullptr, 0);
     EXPECT_EQ(burst_inner.got, one_inner.got);
@@ -334,7 +334,7 @@ TEST_F(one_and_burst, FramesNearTheCommonUetFrameAreSortedAsOneByOne) {
         std::vector<runtime::rx_frame> rx;
         for (std::size_t i = at; i < std::min(frames.size(), at + runtime::burst_size); ++i) {
             one.on_receive(frames[i], 0);
-            rx.push_back({frames[i], {}});
+            rx.push_back({frames[i], {}, {}});
         }
         burst.on_receive_burst(rx, nullptr, 0);
     }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "memif_port.hpp"
+#include "uet/shared_buffer.hpp"
 
 namespace uet::memif {
 namespace {
@@ -49,6 +50,12 @@ class sequence_handler final : public runtime::frame_handler {
     // port moves the offer to the front of its arrays.
     bool swap_unused = false;
     unsigned transmit_calls = 0;
+    // Zero-copy transmit: every other frame longer than its 64-byte head takes the rest from
+    // `shared` (registered as shared_region), which holds byte x at offset x mod 256 (so a
+    // frame's pattern continues there at an offset of its own).
+    const std::uint8_t* shared = nullptr;
+    std::uint32_t shared_region = 0;
+    unsigned by_reference = 0;
 
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
         std::uint32_t seq = 0;
@@ -77,11 +84,13 @@ class sequence_handler final : public runtime::frame_handler {
         std::size_t n = 0;
         while (n < frames.size() && sent < to_send) {
             if (bad_every != 0 && ++slots_filled % bad_every == 0) {
+                frames[n].ext = {};
                 frames[n++].length = 0;
                 ++made_bad;
                 continue;
             }
             if (!fill(frames[n])) break;
+            by_reference += frames[n].ext.length != 0;
             ++n;
             ++sent;
         }
@@ -95,16 +104,23 @@ class sequence_handler final : public runtime::frame_handler {
         const std::size_t len = frame_length(sent);
         if (f.buffer.size() < len) return false;
         std::memcpy(f.buffer.data(), &sent, 4);
-        for (std::size_t i = 4; i < len; ++i)
+        const bool by_ref = shared != nullptr && sent % 2 == 0 && len > head_bytes;
+        const std::size_t in_buffer = by_ref ? head_bytes : len;
+        for (std::size_t i = 4; i < in_buffer; ++i)
             f.buffer[i] = pattern(sent, i);
-        f.length = len;
+        f.length = in_buffer;
+        f.ext = {};
+        if (by_ref) f.ext = {shared + pattern(sent, head_bytes), len - head_bytes, shared_region};
         return true;
     }
+    static constexpr std::size_t head_bytes = 64;
     std::size_t fill_reordered(std::span<runtime::tx_frame> frames) {
         const std::size_t last = frames.size() - 1;
         std::size_t n = 0;
-        for (; n < frames.size() / 2 && sent < to_send && fill(frames[last - n]); ++n, ++sent)
+        for (; n < frames.size() / 2 && sent < to_send && fill(frames[last - n]); ++n, ++sent) {
+            by_reference += frames[last - n].ext.length != 0;
             std::swap(frames[n], frames[last - n]);
+        }
         return n;
     }
 };
@@ -282,6 +298,88 @@ TEST_F(uet_memif, a_client_with_another_interface_id_is_refused) {
     EXPECT_FALSE(client_->connected());
 }
 
+// Shared memory holding byte x at offset x mod 256 (sequence_handler::shared).
+uet::shared_buffer counting_buffer() {
+    auto b = uet::shared_buffer::allocate(4096);
+    EXPECT_TRUE(b);
+    for (std::size_t i = 0; i < b->size(); ++i)
+        b->data()[i] = static_cast<std::byte>(i);
+    return std::move(*b);
+}
+
+// Zero-copy transmit: the client hands its shared memory to the server once connected (ADD_REGION
+// after CONNECTED, acknowledged); half the frames then take their payload from it in a slot of
+// their own, which the server gathers whole. Frames arrive intact and in order, through ring
+// wraps, with the handler reordering slots and making bad frames among them; every chained
+// payload slot comes back (in_flight 0) and the memory can then be unregistered.
+TEST_F(uet_memif, a_client_sends_payloads_of_shared_memory_in_slots_of_their_own) {
+    const uet::shared_buffer mem = counting_buffer();
+    const auto* base = reinterpret_cast<const std::uint8_t*>(mem.data());
+    const std::uint32_t handle = client_->register_memory(base + 100, 2000);
+    ASSERT_NE(handle, 0u);
+    EXPECT_TRUE(client_->caps().zero_copy);
+    EXPECT_FALSE(server_->caps().zero_copy);
+    connect();
+    for (int i = 0; i < 20000 && !client_->shares(handle); ++i) {
+        server_->queue().receive_burst(sh_, 0);
+        client_->queue().receive_burst(ch_, 0);
+    }
+    ASSERT_TRUE(client_->shares(handle));
+    ch_.shared = base;
+    ch_.shared_region = handle;
+    std::uint32_t total = 0;
+    for (int variant = 0; variant < 4; ++variant) {
+        ch_.reorder = variant == 1;
+        ch_.bad_every = variant == 2 ? 5 : 0;
+        ch_.max_per_call = variant == 3 ? 3 : 0;
+        ch_.swap_unused = variant == 3;
+        ch_.to_send += 300;
+        exchange();
+        total += 300;
+        EXPECT_EQ(sh_.received, total) << "variant " << variant;
+        EXPECT_EQ(client_->counters().tx_bad_frame, ch_.made_bad) << "variant " << variant;
+    }
+    EXPECT_EQ(sh_.bad, 0u);
+    const auto c = client_->counters(), s = server_->counters();
+    EXPECT_GT(ch_.by_reference, 500u);
+    EXPECT_EQ(c.tx_zero_copy, ch_.by_reference);
+    EXPECT_EQ(c.tx_copied, 0u);
+    EXPECT_EQ(s.rx_multiseg, ch_.by_reference);
+    EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor + s.rx_oversize, 0u);
+    client_->reclaim_tx();
+    EXPECT_EQ(client_->in_flight(handle), 0u);
+    EXPECT_TRUE(client_->unregister_memory(handle));
+    EXPECT_FALSE(client_->shares(handle));
+}
+
+// Until the server has mapped the memory (and for memory that is not a shared_buffer), a payload
+// is copied behind the headers: nothing is lost while zero-copy transmit is not ready.
+TEST_F(uet_memif, payloads_are_copied_until_the_server_maps_the_memory) {
+    const uet::shared_buffer mem = counting_buffer();
+    const auto* base = reinterpret_cast<const std::uint8_t*>(mem.data());
+    std::vector<std::uint8_t> heap(4096);
+    for (std::size_t i = 0; i < heap.size(); ++i)
+        heap[i] = static_cast<std::uint8_t>(i);
+    EXPECT_EQ(client_->register_memory(heap.data(), heap.size()), 0u);  // not shared memory
+    EXPECT_EQ(server_->register_memory(base, 4096), 0u);                // a server never chains
+    connect();
+    ch_.shared = heap.data();
+    ch_.shared_region = 0;
+    exchange_intact(100, 0);
+    EXPECT_EQ(client_->counters().tx_copied, ch_.by_reference);
+    EXPECT_EQ(client_->counters().tx_zero_copy, 0u);
+    // Registered now, used at once: copied until the server's ACK comes back.
+    const std::uint32_t handle = client_->register_memory(base, 4096);
+    ASSERT_NE(handle, 0u);
+    ch_.shared = base;
+    ch_.shared_region = handle;
+    ch_.to_send = 200;
+    exchange();
+    EXPECT_EQ(sh_.received, 200u);
+    EXPECT_EQ(sh_.bad, 0u);
+    EXPECT_EQ(client_->counters().tx_copied + client_->counters().tx_zero_copy, ch_.by_reference);
+}
+
 // A control message's header for sendmsg and recvmsg, with room for one descriptor. It points
 // into itself, so it is never copied.
 struct control_header {
@@ -360,20 +458,30 @@ class raw_server {
         send(conn_, &ack, sizeof ack, 0);
     }
     bool connected() const { return connected_; }
-    // Fills the next S2C slot as the peer says (the client posted it) and publishes it.
-    void put(std::uint32_t offset, std::uint32_t length, std::uint16_t region = 0) {
+    // Fills the next S2C slot as the peer says (the client posted it) and publishes it (with
+    // desc_flag_next in flags, the frame goes on in the next slot; publish false: not yet).
+    void put(std::uint32_t offset, std::uint32_t length, std::uint16_t region = 0,
+             std::uint16_t flags = 0, bool publish = true) {
         descriptor* d = reinterpret_cast<descriptor*>(reinterpret_cast<std::uint8_t*>(s2c_) + 128);
         descriptor& slot = d[tail_ & (slots_ - 1)];
         slot.offset = offset;
         slot.length = length;
         slot.region = region;
-        __atomic_store_n(&s2c_->tail, ++tail_, __ATOMIC_RELEASE);
+        slot.flags = flags;
+        ++tail_;
+        if (publish) __atomic_store_n(&s2c_->tail, tail_, __ATOMIC_RELEASE);
     }
-    // A slot's own buffer, as the client posted it, with a frame written in.
-    std::uint32_t posted_offset() const {
+    // A slot's own buffer (the next one, or `ahead` after it), as the client posted it.
+    std::uint32_t posted_offset(std::uint16_t ahead = 0) const {
         const descriptor* d =
             reinterpret_cast<const descriptor*>(reinterpret_cast<std::uint8_t*>(s2c_) + 128);
-        return d[tail_ & (slots_ - 1)].offset;
+        return d[(tail_ + ahead) & (slots_ - 1)].offset;
+    }
+    // Frame number seq (sequence_handler's numbering and pattern) written at offset.
+    void write_frame(std::uint32_t offset, std::uint32_t seq) {
+        std::memcpy(at(offset), &seq, 4);
+        for (std::size_t i = 4; i < frame_length(seq); ++i)
+            at(offset)[i] = pattern(seq, i);
     }
     std::uint8_t* at(std::uint32_t offset) { return base_ + offset; }
     std::uint64_t size() const { return size_; }
@@ -389,24 +497,42 @@ class raw_server {
     bool connected_ = false;
 };
 
-TEST(uet_memif_hostile_peer, descriptors_outside_the_shared_memory_are_counted_and_dropped) {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("uet-memif-h-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    const std::string sock = (dir / "h.sock").string();
-    raw_server peer(sock);
-    std::string why;
-    auto cfg = parse_device("uet_memif0,role=client,rsize=6,socket=" + sock, why);
-    ASSERT_TRUE(cfg) << why;
-    cfg->quiet = true;
-    auto client = port::open(*cfg);
-    sequence_handler h;
-    for (int i = 0; i < 5000 && !(peer.connected() && client->connected()); ++i) {
-        peer.step();
-        client->queue().receive_burst(h, 0);
-        usleep(200);
+// A uet_memif client connected to a raw_server (a lying server), in a directory of its own.
+class uet_memif_lying_server : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::filesystem::create_directories(dir_);
+        const std::string sock = (dir_ / "h.sock").string();
+        peer_ = std::make_unique<raw_server>(sock);
+        std::string why;
+        auto cfg = parse_device("uet_memif0,role=client,rsize=6,socket=" + sock, why);
+        ASSERT_TRUE(cfg) << why;
+        cfg->quiet = true;
+        client_ = port::open(*cfg);
+        for (int i = 0; i < 5000 && !(peer_->connected() && client_->connected()); ++i) {
+            peer_->step();
+            client_->queue().receive_burst(h_, 0);
+            usleep(200);
+        }
+        ASSERT_TRUE(peer_->connected() && client_->connected());
     }
-    ASSERT_TRUE(peer.connected() && client->connected());
+    void TearDown() override {
+        client_.reset();
+        peer_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+
+    std::filesystem::path dir_ =
+        std::filesystem::temp_directory_path() / ("uet-memif-h-" + std::to_string(getpid()));
+    std::unique_ptr<raw_server> peer_;
+    std::unique_ptr<port> client_;
+    sequence_handler h_;
+};
+
+TEST_F(uet_memif_lying_server, descriptors_outside_the_shared_memory_are_counted_and_dropped) {
+    raw_server& peer = *peer_;
+    port* client = client_.get();
+    sequence_handler& h = h_;
     // Past the end of the region, straddling its end, in a region that does not exist, empty.
     const auto size = static_cast<std::uint32_t>(peer.size());
     peer.put(size + 4096, 100);
@@ -415,10 +541,7 @@ TEST(uet_memif_hostile_peer, descriptors_outside_the_shared_memory_are_counted_a
     peer.put(peer.posted_offset(), 0);
     // Then one honest frame, numbered 0, in the buffer the client posted.
     const std::uint32_t honest = peer.posted_offset();
-    std::uint32_t seq = 0;
-    std::memcpy(peer.at(honest), &seq, 4);
-    for (std::size_t i = 4; i < frame_length(0); ++i)
-        peer.at(honest)[i] = pattern(0, i);
+    peer.write_frame(honest, 0);
     peer.put(honest, static_cast<std::uint32_t>(frame_length(0)));
     EXPECT_EQ(client->queue().receive_burst(h, 0), 5u);
     EXPECT_EQ(client->counters().rx_bad_descriptor, 4u);
@@ -428,8 +551,50 @@ TEST(uet_memif_hostile_peer, descriptors_outside_the_shared_memory_are_counted_a
     peer.set_tail(5 + 1000);
     EXPECT_EQ(client->queue().receive_burst(h, 0), 0u);
     EXPECT_FALSE(client->connected());
-    client.reset();
-    std::filesystem::remove_all(dir);
+}
+
+// Frames over several slots (what zero-copy transmit sends) are gathered whole and checked as a
+// whole: a slot outside the shared memory or a frame larger than the port's refuses the frame,
+// all its slots taken; a frame whose last slot is not published is refused, and its slots are
+// skipped when they come. Honest chained frames arrive intact among them.
+TEST_F(uet_memif_lying_server, chained_frames_are_gathered_and_refused_whole) {
+    raw_server& peer = *peer_;
+    port* client = client_.get();
+    sequence_handler& h = h_;
+    constexpr std::uint16_t next = desc_flag_next;
+    // Frame 0 in two slots: its first 32 bytes in one buffer, the rest in the next one's.
+    const std::uint32_t a = peer.posted_offset(), b = peer.posted_offset(1);
+    const auto len0 = static_cast<std::uint32_t>(frame_length(0));
+    peer.write_frame(a, 0);
+    std::memcpy(peer.at(b), peer.at(a) + 32, len0 - 32);
+    peer.put(a, 32, 0, next, false);
+    peer.put(b, len0 - 32);
+    // A second slot past the shared memory; three slots of 1000 bytes (over a 1514-byte frame).
+    peer.put(peer.posted_offset(), 64, 0, next, false);
+    peer.put(static_cast<std::uint32_t>(peer.size()) + 64, 100);
+    for (int k = 0; k < 3; ++k)
+        peer.put(peer.posted_offset(), 1000, 0, k < 2 ? next : 0, k == 2);
+    EXPECT_EQ(client->queue().receive_burst(h, 0), 7u);
+    EXPECT_EQ(h.received, 1u);
+    EXPECT_EQ(h.bad, 0u);
+    auto c = client->counters();
+    EXPECT_EQ(c.rx_multiseg, 1u);
+    EXPECT_EQ(c.rx_bad_descriptor, 1u);
+    EXPECT_EQ(c.rx_oversize, 1u);
+    // A slot that says the frame goes on, published alone: refused; its rest skipped later.
+    peer.put(peer.posted_offset(), 64, 0, next);
+    EXPECT_EQ(client->queue().receive_burst(h, 0), 1u);
+    EXPECT_EQ(client->counters().rx_bad_descriptor, 2u);
+    peer.put(peer.posted_offset(), 100);  // the rest of the refused frame
+    const std::uint32_t honest = peer.posted_offset(1);
+    peer.write_frame(honest, 1);
+    peer.put(honest, static_cast<std::uint32_t>(frame_length(1)));
+    EXPECT_EQ(client->queue().receive_burst(h, 0), 2u);
+    EXPECT_EQ(h.received, 2u);
+    EXPECT_EQ(h.bad, 0u);
+    c = client->counters();
+    EXPECT_EQ(c.rx_bad_descriptor, 2u);
+    EXPECT_EQ(c.rx_multiseg, 1u);
 }
 
 // A client that says its memory is larger than the file it passes: mapped as said, the server

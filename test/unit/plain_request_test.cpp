@@ -443,6 +443,64 @@ TEST(PlainRequestPrediction, ABurstOfOnePacketMessagesIsReadAsFrameByFrame) {
     check_burst_reading(20261128, true);
 }
 
+// Frames in two pieces (frame_rest: uet_memif's zero-copy transmit) are predicted as the same
+// frames whole are when split right after their headers and carrying no UDP checksum (it would
+// cover both pieces), each payload then read from its rest; split anywhere else, or with a UDP
+// checksum, none is.
+TEST(PlainRequestPrediction, FramesInTwoPiecesArePredictedOnlySplitAfterTheirHeaders) {
+    std::mt19937_64 rng(20261130);
+    const std::size_t hs = plain_request_headers_size();
+    int split_read = 0, checksummed = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const bool whole = i % 2 == 1;
+        const auto first = template_frame(rng, whole);
+        plain_request r;
+        const plain_request_template start = remembered(first, r);
+        std::vector<std::vector<std::uint8_t>> frames, payloads;
+        std::vector<frame_rest> rests, off_by_one;
+        const std::size_t count = 1 + rng() % 16;
+        for (std::size_t k = 0; k < count; ++k) {
+            frames.push_back(next_packet(first, rng, whole));
+            payloads.emplace_back(frames.back().begin() + static_cast<std::ptrdiff_t>(hs),
+                                  frames.back().end());
+        }
+        // No payload: never in two pieces.
+        if (std::any_of(payloads.begin(), payloads.end(), [](auto& p) { return p.empty(); }))
+            continue;
+        for (std::size_t k = 0; k < count; ++k) {
+            rests.push_back({payloads[k].data(), static_cast<std::uint32_t>(hs)});
+            off_by_one.push_back({payloads[k].data() + 1, static_cast<std::uint32_t>(hs + 1)});
+        }
+        std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
+        plain_request_template as_whole = start, as_split = start, as_off = start;
+        std::array<next_request_fields, 32> a, b, c;
+        const std::size_t n = read_next_plain_requests(spans, as_whole, a.data());
+        const std::size_t m = read_next_plain_requests(spans, as_split, b.data(), rests.data());
+        EXPECT_EQ(read_next_plain_requests(spans, as_off, c.data(), off_by_one.data()), 0u) << i;
+        // Read split up to the first frame that carries a UDP checksum.
+        std::size_t expected = 0;
+        while (expected < n && load_be16(frames[expected].data() + 40) == 0)
+            ++expected;
+        checksummed += expected < n;
+        ASSERT_EQ(m, expected) << i;
+        split_read += static_cast<int>(m);
+        for (std::size_t k = 0; k < m; ++k) {
+            EXPECT_EQ(b[k].payload, payloads[k].data());
+            EXPECT_EQ(b[k].pds_at, a[k].pds_at);
+            EXPECT_EQ(b[k].src_port, a[k].src_port);
+            if (whole) {
+                EXPECT_EQ(b[k].message_id, a[k].message_id);
+                EXPECT_EQ(b[k].buffer_offset, a[k].buffer_offset);
+                EXPECT_EQ(b[k].memory_key, a[k].memory_key);
+            } else {
+                EXPECT_EQ(b[k].message_offset, a[k].message_offset);
+            }
+        }
+    }
+    EXPECT_GT(split_read, 3000);
+    EXPECT_GT(checksummed, 200);
+}
+
 TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
     std::mt19937_64 rng(3);
     const auto first = template_frame(rng);

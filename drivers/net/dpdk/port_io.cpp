@@ -113,7 +113,7 @@ std::size_t port::queue_io::receive_burst(runtime::frame_handler& h, std::uint64
         } else if (take_goodbye(frame)) {
             continue;
         }
-        frames.set(kept++, {frame, c});
+        frames.set(kept++, {frame, c, {}});
     }
     flush(h, frames, kept, now);
     rte_pktmbuf_free_bulk(pkts.data(), n);

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "memif_io.hpp"
+#include "shared_memory.hpp"
 
 namespace uet::memif {
 
@@ -176,6 +177,8 @@ runtime::packet_io& port::queue(std::uint16_t q) {
 runtime::io_caps port::caps() const noexcept {
     runtime::io_caps c;
     c.max_frame = max_frame_;
+    // A client chains payloads of the shared memory the server mapped (and copies the others).
+    c.zero_copy = !cfg_.server;
     return c;
 }
 
@@ -215,6 +218,11 @@ void port::close() noexcept {
         ::close(listen_fd_);
         listen_fd_ = -1;
         if (!cfg_.abstract_socket) unlink(cfg_.socket.c_str());
+    }
+    for (app_region& a : app_regions_) {
+        if (a.fd >= 0) ::close(a.fd);
+        a.fd = -1;
+        a.refs = 0;
     }
     closed_ = true;
 }
@@ -314,6 +322,7 @@ bool port::server_step(const message& m, int got, std::string& why) {
             return why = "no interface with id " + std::to_string(m.init.id) + " here", false;
         if (m.init.mode != interface_mode_ethernet)
             return why = "only ethernet mode is served", false;
+        peer_is_uet_ = get_name(m.init.name, name_size) == app_name;
         hs_step_ = 1;
     } else if (type == msg_type::add_region) {
         if (!map_region(m.add_region, got, why)) return false;
@@ -348,6 +357,7 @@ bool port::client_step(const message& m, int got, std::string& why) {
         if (m.hello.min_version > protocol_version || m.hello.max_version < protocol_version)
             return why = "the server speaks no memif 2.0", false;
         cfg_.log2_ring_size = std::min(cfg_.log2_ring_size, m.hello.max_log2_ring_size);
+        peer_is_uet_ = get_name(m.hello.name, name_size) == app_name;
         if (!create_client_memory(why)) return false;
     } else if (hs_step_ <= last_request) {
         if (type != msg_type::ack) return why = "the server did not acknowledge a request", false;
@@ -491,7 +501,10 @@ void port::link_up() {
     hs_fd_ = -1;
     bursts_since_check_ = 0;
     io_->forget_offers();
+    next_region_index_ = static_cast<std::uint16_t>(regions_.size());
+    tail_seen_ = 0;
     connected_ = true;
+    share_app_regions();
 }
 
 void port::link_down(const std::string& why, bool tell_peer) noexcept {
@@ -513,23 +526,153 @@ void port::link_down(const std::string& why, bool tell_peer) noexcept {
         ::close(g.fd);
     }
     regions_.clear();
+    // The application's regions are its own: sent again, under new indices, on the next link.
+    for (app_region& a : app_regions_) {
+        a.st = app_region::state::unsent;
+        a.in_flight = 0;
+    }
+    awaiting_ack_ = chains_ = false;
+    payload_slots_out_ = 0;
     connected_ = false;
 }
 
-// Between bursts while the link is up: has the peer left?
+// Between bursts while the link is up: has the peer left? (Also what zero-copy transmit says
+// on the control channel: a late region, its acknowledgement.)
 void port::check_peer() noexcept {
     message m;
     int got = -1;
-    for (;;) {
+    while (connected_) {
         const int rc = receive_message(ctl_fd_, m, &got, 0);
-        if (got >= 0) ::close(got);
         if (rc > 0) return;
         if (rc < 0) return link_down("the peer closed its socket", false);
-        if (m.type == static_cast<std::uint16_t>(msg_type::disconnect))
+        if (m.type == static_cast<std::uint16_t>(msg_type::disconnect)) {
+            if (got >= 0) ::close(got);
             return link_down(
                 "the peer left (" + get_name(m.disconnect.reason, sizeof m.disconnect.reason) + ")",
                 false);
+        }
+        on_late_message(m, got);
     }
+    if (got >= 0) ::close(got);
+}
+
+// A message after CONNECTED. A uet client's ADD_REGION (its application's shared memory) is
+// mapped and acknowledged as in the handshake, with the same checks; a client takes the ACK of
+// the region it sent. Anything else is ignored, as before zero-copy transmit existed.
+void port::on_late_message(const message& m, int got) noexcept {
+    const auto type = static_cast<msg_type>(m.type);
+    if (cfg_.server && peer_is_uet_ && type == msg_type::add_region) {
+        std::string why;
+        if (!map_region(m.add_region, got, why)) return link_down(why, true);
+        if (!send_message(ctl_fd_, make(msg_type::ack)))
+            return link_down(sys_error("sending ACK"), false);
+        return;
+    }
+    if (got >= 0) ::close(got);
+    if (cfg_.server || !awaiting_ack_ || type != msg_type::ack) return;
+    awaiting_ack_ = false;
+    for (app_region& a : app_regions_) {
+        if (a.st != app_region::state::sent) continue;
+        a.st = app_region::state::shared;
+        chains_ = true;
+        break;
+    }
+    share_app_regions();
+}
+
+// A client's next application region the server has not been sent: one ADD_REGION at a time
+// (its ACK names no region). Only a uet server is sent any: net_memif and libmemif take regions
+// during the handshake only.
+void port::share_app_regions() noexcept {
+    if (cfg_.server || !connected_ || !peer_is_uet_ || awaiting_ack_) return;
+    for (app_region& a : app_regions_) {
+        if (a.st != app_region::state::unsent || a.refs == 0 || a.fd < 0) continue;
+        if (next_region_index_ >= max_regions) {
+            log("no memif region left for shared memory: its payloads are copied");
+            return;
+        }
+        message m = make(msg_type::add_region);
+        m.add_region.index = next_region_index_;
+        m.add_region.size = a.size;
+        if (!send_message(ctl_fd_, m, a.fd)) return;  // copied until the link comes up again
+        a.index = next_region_index_++;
+        a.st = app_region::state::sent;
+        awaiting_ack_ = true;
+        return;
+    }
+}
+
+std::uint32_t port::register_memory(const void* addr, std::size_t length) {
+    if (cfg_.server || closed_ || addr == nullptr || length == 0) return 0;
+    const auto m = core::find_shared_mapping(addr, length);
+    // A descriptor's offset is 32 bits: larger memory is copied from.
+    if (!m || m->size > (std::uint64_t{1} << 32)) return 0;
+    struct stat want {};
+    if (fstat(m->fd, &want) != 0) return 0;
+    for (std::size_t k = 0; k < app_regions_.size(); ++k) {
+        app_region& a = app_regions_[k];
+        struct stat have {};
+        // The same buffer again (not another one mapped where a freed one was): the same file.
+        if (a.base != m->base || a.size != m->size || a.fd < 0 || fstat(a.fd, &have) != 0 ||
+            have.st_ino != want.st_ino || have.st_dev != want.st_dev)
+            continue;
+        ++a.refs;
+        share_app_regions();
+        return static_cast<std::uint32_t>(k + 1);
+    }
+    const int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    app_region a;
+    a.base = m->base;
+    a.size = m->size;
+    a.fd = fd;
+    a.refs = 1;
+    app_regions_.push_back(a);
+    share_app_regions();
+    return static_cast<std::uint32_t>(app_regions_.size());
+}
+
+bool port::unregister_memory(std::uint32_t handle) {
+    if (handle == 0 || handle > app_regions_.size()) return true;
+    app_region& a = app_regions_[handle - 1];
+    if (a.in_flight != 0) reclaim_tx();
+    if (a.in_flight != 0) return false;
+    if (a.refs != 0) --a.refs;
+    return true;
+}
+
+std::uint32_t port::in_flight(std::uint32_t handle) const {
+    return handle == 0 || handle > app_regions_.size() ? 0 : app_regions_[handle - 1].in_flight;
+}
+
+bool port::shares(std::uint32_t handle) const noexcept {
+    return handle != 0 && handle <= app_regions_.size() &&
+           app_regions_[handle - 1].st == app_region::state::shared &&
+           app_regions_[handle - 1].refs != 0;
+}
+
+void port::reclaim_tx() noexcept {
+    if (cfg_.server || !connected_) return;
+    if (payload_slots_out_ != 0)
+        reclaim_payload_slots(__atomic_load_n(&tx_.hdr->tail, __ATOMIC_ACQUIRE));
+}
+
+// The TX slots from tail_seen_ to tail are back with us: each that held a chained payload no
+// longer names its region.
+void port::reclaim_payload_slots(std::uint16_t tail) noexcept {
+    const descriptor* desc = tx_.desc();
+    for (std::uint16_t s = tail_seen_; s != tail && payload_slots_out_ != 0; ++s) {
+        const descriptor& d = desc[s & tx_.mask];
+        if (d.region == 0) continue;
+        --payload_slots_out_;
+        for (app_region& a : app_regions_) {
+            if (a.st == app_region::state::unsent || a.index != d.region || a.in_flight == 0)
+                continue;
+            --a.in_flight;
+            break;
+        }
+    }
+    tail_seen_ = tail;
 }
 
 }  // namespace uet::memif

@@ -51,18 +51,46 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
         p.link_down("the peer's ring counter is out of range", true);
         return 0;
     }
+    const std::uint16_t avail = n;
     n = std::min<std::uint16_t>(n, runtime::burst_size);
+    const bool split = h.takes_split_frames();
     runtime::burst_room<runtime::rx_frame> frames;
     std::size_t kept = 0;
     const descriptor* desc = r.desc();
+    // The headers of a UET frame take its first two lines (a small message's ~110 bytes): both
+    // come from the peer's core, and only misses started together overlap. Asked for before any
+    // frame is read (a descriptor read torn by the peer only misdirects a prefetch).
+    for (std::uint16_t i = 0; i < n; ++i) {
+        const descriptor& d = desc[(r.next + i) & r.mask];
+        if (d.region >= p.regions_.size()) continue;
+        const std::uint8_t* b = p.regions_[d.region].base + d.offset;
+        rte_prefetch0(b);
+        rte_prefetch0(b + 64);
+    }
     for (std::uint16_t i = 0; i < n; ++i) {
         // A copy: the peer may rewrite the descriptor while we look at it.
         descriptor d;
         std::memcpy(&d, &desc[(r.next + i) & r.mask], sizeof d);
-        const bool chained = d.flags & desc_flag_next;
-        if (skipping_ || chained) {  // frames over several slots are not produced by uet
-            if (!skipping_) ++p.c_.rx_multiseg;
-            skipping_ = chained;
+        if (skipping_) [[unlikely]] {  // the rest of a frame refused
+            skipping_ = d.flags & desc_flag_next;
+            continue;
+        }
+        if (d.flags & desc_flag_next) {  // a chained frame (zero-copy transmit)
+            runtime::rx_frame f;
+            const std::uint16_t took =
+                take_chain(static_cast<std::uint16_t>(r.next + i), avail - i, kept, split, f);
+            if (took == 0) {  // its last slot is not published: a peer that breaks the protocol
+                ++p.c_.rx_bad_descriptor;
+                skipping_ = true;
+                continue;
+            }
+            n = std::max<std::uint16_t>(n, static_cast<std::uint16_t>(i + took));
+            i = static_cast<std::uint16_t>(i + took - 1);
+            if (f.bytes.empty()) continue;
+            ++p.c_.rx_multiseg;
+            ++p.c_.rx_frames;
+            p.c_.rx_bytes += f.bytes.size();
+            frames.set(kept++, f);
             continue;
         }
         const std::uint8_t* b = p.buffer_of(d, d.length);
@@ -70,19 +98,80 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
             ++p.c_.rx_bad_descriptor;
             continue;
         }
-        // The headers of a UET frame take its first two lines (a small message's ~110 bytes):
-        // both come from the peer's core, and only a miss started now overlaps the others.
-        rte_prefetch0(b);
-        if (d.length > 64) rte_prefetch0(b + 64);
         ++p.c_.rx_frames;
         p.c_.rx_bytes += d.length;
-        frames.set(kept++, {{b, d.length}, {}});
+        frames.set(kept++, {{b, d.length}, {}, {}});
     }
     clock.lap(p.c_.rx_driver_ticks);
     if (kept != 0) h.on_receive_burst(std::span(frames.data(), kept), nullptr, now);
     give_back_rx(n);
     clock.lap(p.c_.rx_stack_ticks);
     return n;
+}
+
+// Copies the slots of one chained frame into scratch slot `into`, each checked as a whole frame's
+// would be. The frame is refused (length 0, counted) when a slot lies outside the shared memory
+// or the whole outgrows a frame of this port; its slots are taken all the same.
+std::uint16_t port::io::gather(std::uint16_t at, std::uint16_t avail, std::size_t into,
+                               std::uint32_t& length) noexcept {
+    port& p = owner_;
+    const ring& r = p.rx_;
+    const descriptor* desc = r.desc();
+    std::uint8_t* out = scratch_.data() + into * scratch_slot_;
+    bool bad = false, oversize = false;
+    length = 0;
+    for (std::uint16_t k = 0; k < avail; ++k) {
+        descriptor d;
+        std::memcpy(&d, &desc[(at + k) & r.mask], sizeof d);
+        const std::uint8_t* b = p.buffer_of(d, d.length);
+        if (b == nullptr) {
+            bad = true;
+        } else if (d.length > scratch_slot_ - length) {
+            oversize = true;
+        } else if (!bad && !oversize) {
+            std::memcpy(out + length, b, d.length);
+            length += d.length;
+        }
+        if (d.flags & desc_flag_next) continue;
+        if (bad || length == 0) ++p.c_.rx_bad_descriptor;
+        if (oversize) ++p.c_.rx_oversize;
+        if (bad || oversize) length = 0;
+        return static_cast<std::uint16_t>(k + 1);
+    }
+    length = 0;
+    return 0;
+}
+
+// A chained frame from ring position at: handed on in its two pieces where it has two and the
+// handler takes such frames (the headers read where the peer wrote them, the payload where its
+// application keeps it: no copy), gathered whole into scratch slot `into` otherwise. Returns
+// the slots it took (0: incomplete); f.bytes empty when the frame was refused (counted).
+std::uint16_t port::io::take_chain(std::uint16_t at, std::uint16_t avail, std::size_t into,
+                                   bool split, runtime::rx_frame& f) noexcept {
+    f = {};
+    if (split && avail >= 2) {
+        const port& p = owner_;
+        const descriptor* desc = p.rx_.desc();
+        descriptor d0, d1;
+        std::memcpy(&d0, &desc[at & p.rx_.mask], sizeof d0);
+        std::memcpy(&d1, &desc[(at + 1) & p.rx_.mask], sizeof d1);
+        const std::uint64_t total = std::uint64_t{d0.length} + d1.length;
+        // The whole frame's length must lie in the first piece's region too: readers of the
+        // headers are given a span of the whole frame.
+        const auto length = static_cast<std::uint32_t>(total);
+        const std::uint8_t* head = total <= scratch_slot_ ? p.buffer_of(d0, length) : nullptr;
+        const std::uint8_t* rest = p.buffer_of(d1, d1.length);
+        if (!(d1.flags & desc_flag_next) && head != nullptr && rest != nullptr && d0.length != 0 &&
+            d1.length != 0) {
+            f.bytes = {head, length};
+            f.rest = {rest, d0.length};
+            return 2;
+        }
+    }
+    std::uint32_t length = 0;
+    const std::uint16_t took = gather(at, avail, into, length);
+    if (length != 0) f.bytes = {&scratch_[into * scratch_slot_], length};
+    return took;
 }
 
 // The slots just read go back to the peer: the server moves tail; the client posts the buffers
@@ -133,6 +222,16 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
         // were posted by the client, each with its length: the client's word, checked.
         descriptor d;
         std::memcpy(&d, &desc[s], sizeof d);
+        if (!p.cfg_.server && d.region != 0) [[unlikely]] {
+            // The slot held a chained payload: its buffer is one of the spare ones.
+            if (spare_.empty()) {
+                ++p.c_.rx_bad_descriptor;
+                return i;
+            }
+            d.region = 0;
+            d.offset = spare_.back();
+            spare_.pop_back();
+        }
         const slot_buffer b =
             p.cfg_.server
                 ? slot_buffer{d.region, d.offset, std::min(d.length, p.max_frame_), d.length}
@@ -153,56 +252,88 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
     return n;
 }
 
-// A frame the handler filled, checked; an external payload (never asked for: caps() has no
-// zero_copy) is copied behind the headers.
-inline bool port::io::finish_frame(runtime::tx_frame& f) noexcept {
-    if (f.length == 0 || f.length > f.buffer.size()) return false;
+// A frame the handler filled, checked. An external payload goes in a slot of its own where it
+// lies in memory the server mapped (and chain_ok: a slot is left for it); else it is copied
+// behind the headers. Either way the whole must fit the frame's buffer, as a frame of the port.
+inline int port::io::finish_frame(runtime::tx_frame& f, bool chain_ok) noexcept {
+    if (f.length == 0 || f.length > f.buffer.size()) return 0;
     if (f.ext.length != 0) {
-        if (f.ext.data == nullptr || f.ext.length > f.buffer.size() - f.length) return false;
+        if (f.ext.data == nullptr || f.ext.length > f.buffer.size() - f.length) return 0;
+        if (chain_ok && owner_.chainable(f.ext) != nullptr) return 2;
         std::memcpy(f.buffer.data() + f.length, f.ext.data, f.ext.length);
         f.length += f.ext.length;
+        f.ext = {};
         ++owner_.c_.tx_copied;
     }
-    return true;
+    return 1;
 }
 
-// Writes the descriptors of the `filled` frames in order, then (if a handler moved slots or
-// made a bad frame) those of the buffers offered and not used after them, so that every buffer
-// stays in the ring exactly once; returns how many frames go out.
-std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
+descriptor& port::io::slot_to_write(std::size_t k, std::size_t offered) noexcept {
+    ring& r = owner_.tx_;
+    descriptor& d = r.desc()[(r.next + k) & r.mask];
+    if (k >= offered && k >= written_past_offer_) {
+        // A free slot the offer did not cover, reached because chained frames took two slots
+        // each: the buffer it names (none if it held a chained payload) is spare from now on.
+        if (d.region == 0) spare_.push_back(d.offset);
+        written_past_offer_ = k + 1;
+    }
+    return d;
+}
+
+// Writes the descriptors of the `filled` frames in order, then (if a handler moved slots, made a
+// bad frame or chained a payload) those of the buffers offered and not used after them, so that
+// every buffer stays in the ring exactly once (or spare, for a slot holding a chained payload);
+// returns the ring slots used, the frames that go out in frames_out.
+std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::size_t room,
+                                std::uint16_t& frames_out) {
     port& p = owner_;
-    ring& r = p.tx_;
-    descriptor* desc = r.desc();
     runtime::tx_frame* slots = &slots_[base_];
     const slot_buffer* buffers = &buffers_[base_];
     // Slots the handler moved among the unused ones only are found when they are filled (until
     // then their descriptors are not read, and offer_from_front keeps them paired).
     bool moved = false;
+    std::size_t pos = 0;  // ring slots written
     std::uint16_t out = 0;
     std::uint64_t bytes = 0;
     bool bad = false;
     n_unused_ = 0;
+    written_past_offer_ = offered;
     for (std::size_t i = 0; i < filled; ++i) {
         runtime::tx_frame& f = slots[i];
         moved |= f.io_cookie != &buffers[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
-        if (!finish_frame(f)) {
+        const int kind = finish_frame(f, !p.cfg_.server && pos - out < room);
+        if (kind == 0) {
             ++p.c_.tx_bad_frame;
             bad = true;
             unused_[n_unused_++] = {b, f.buffer};
             continue;
         }
-        descriptor& d = desc[(r.next + out) & r.mask];
+        descriptor& d = slot_to_write(pos++, offered);
         d.flags = 0;
         d.region = b.region;
         d.offset = b.offset;
         d.length = static_cast<std::uint32_t>(f.length);
         ++out;
         bytes += f.length;
+        if (kind == 2) {
+            const app_region& a = *p.chainable(f.ext);
+            d.flags = desc_flag_next;
+            descriptor& e = slot_to_write(pos++, offered);
+            e.flags = 0;
+            e.region = a.index;
+            e.offset = static_cast<std::uint32_t>(f.ext.data - a.base);
+            e.length = static_cast<std::uint32_t>(f.ext.length);
+            bytes += f.ext.length;
+            ++p.app_regions_[f.ext.region - 1].in_flight;
+            ++p.payload_slots_out_;
+            ++p.c_.tx_zero_copy;
+        }
     }
     p.c_.tx_frames += out;
     p.c_.tx_bytes += bytes;
-    if (!moved && !bad) {
+    frames_out = out;
+    if (!moved && !bad && pos == out) {
         // The unused slots are the ring's next ones, in order: the offer starts there.
         base_ += filled;
         offered_ = offered - filled;
@@ -216,13 +347,14 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered) {
         unused_[n_unused_++] = {*static_cast<const slot_buffer*>(slots[i].io_cookie),
                                 slots[i].buffer};
     for (std::size_t k = 0; k < n_unused_; ++k) {
-        descriptor& d = desc[(r.next + out + k) & r.mask];
+        descriptor& d = slot_to_write(pos + k, offered);
+        d.flags = 0;
         d.region = unused_[k].where.region;
         d.offset = unused_[k].where.offset;
         if (p.cfg_.server) d.length = unused_[k].where.posted;
     }
     keep_unused_offered();
-    return out;
+    return static_cast<std::uint16_t>(pos);
 }
 
 // After publish, when slots moved: the unused buffers are now in the ring's next slots, in
@@ -252,6 +384,15 @@ void port::io::offer_from_front() noexcept {
     base_ = 0;
 }
 
+void port::io::forget_offers() noexcept {
+    offered_ = base_ = 0;
+    n_unused_ = 0;
+    spare_.clear();
+    spare_.reserve(owner_.tx_.size);
+    scratch_slot_ = (owner_.max_frame_ + 63) / 64 * 64;
+    scratch_.resize(runtime::burst_size * scratch_slot_);
+}
+
 void port::io::kick(const ring& r) noexcept {
     if ((r.hdr->flags & ring_flag_mask_int) != 0 || r.kick_fd < 0) return;
     const std::uint64_t one = 1;
@@ -265,21 +406,33 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
     stage_clock clock(p.cfg_.time_stages);
     // The client may fill the slots the server gave back (up to tail + size); the server the
     // slots the client posted (up to head).
-    const std::uint16_t free =
-        p.cfg_.server ? static_cast<std::uint16_t>(load(r.hdr->head) - r.next)
-                      : static_cast<std::uint16_t>(
-                            r.size - static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
+    std::uint16_t free = 0;
+    if (p.cfg_.server) {
+        free = static_cast<std::uint16_t>(load(r.hdr->head) - r.next);
+    } else {
+        const std::uint16_t tail = load(r.hdr->tail);
+        // Slots the server gave back since the last look: chained payloads counted off.
+        if (p.payload_slots_out_ != 0)
+            p.reclaim_payload_slots(tail);
+        else
+            p.tail_seen_ = tail;
+        free = static_cast<std::uint16_t>(r.size - static_cast<std::uint16_t>(r.next - tail));
+    }
     if (free == 0 || free > r.size) return 0;
-    // Until a frame leaves, slots may only become free, never stop being so.
-    if (offered_ < std::min<std::size_t>(free, runtime::burst_size))
-        offered_ = offer_slots(free, offered_);
+    // Where payloads may be chained, half the free slots are offered: a chained frame takes a
+    // second slot, so that every frame offered can have one. Until a frame leaves, slots may
+    // only become free, never stop being so.
+    const std::uint16_t to_offer = p.chains_ ? free / 2 : free;
+    if (offered_ < std::min<std::size_t>(to_offer, runtime::burst_size))
+        offered_ = offer_slots(to_offer, offered_);
     if (offered_ == 0) return 0;
     // A handler that fills nothing leaves the slots untouched (frame_handler's contract).
     const std::size_t filled = h.on_transmit(now, std::span(&slots_[base_], offered_));
     if (filled == 0) return 0;
     clock.lap(p.c_.tx_stack_ticks);
-    const std::uint16_t out = publish(filled, offered_);
-    r.next = static_cast<std::uint16_t>(r.next + out);
+    std::uint16_t out = 0;
+    const std::uint16_t used = publish(filled, offered_, free - offered_, out);
+    r.next = static_cast<std::uint16_t>(r.next + used);
     store(p.cfg_.server ? r.hdr->tail : r.hdr->head, r.next);
     kick(r);
     clock.lap(p.c_.tx_driver_ticks);

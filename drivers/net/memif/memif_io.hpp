@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "memif_port.hpp"
 
@@ -15,8 +16,8 @@ class port::io final : public runtime::packet_io {
     std::size_t receive_burst(runtime::frame_handler& h, std::uint64_t now) override;
     // The handler builds its frames in the ring's buffers; they leave when head/tail moves.
     std::size_t transmit_burst(runtime::frame_handler& h, std::uint64_t now) override;
-    // The link came up again: the ring starts over, no slot is offered.
-    void forget_offers() noexcept { offered_ = base_ = 0; }
+    // The link came up again: the ring starts over, no slot is offered, no buffer is spare.
+    void forget_offers() noexcept;
 
   private:
     // A ring buffer the handler may fill: where it is and how much it holds.
@@ -26,11 +27,25 @@ class port::io final : public runtime::packet_io {
         std::uint32_t posted = 0;  // the length the descriptor had (a server gives it back)
     };
     std::size_t offer_slots(std::uint16_t free, std::size_t from);
-    std::uint16_t publish(std::size_t filled, std::size_t offered);
+    // Writes the descriptors of the frames (a chained frame takes two slots, of at most
+    // `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.
+    std::uint16_t publish(std::size_t filled, std::size_t offered, std::size_t room,
+                          std::uint16_t& frames_out);
+    // The descriptor of ring position next + k for publish; the first time a position past the
+    // offer is written (a chained frame pushed the slots on), the buffer it named is kept spare.
+    descriptor& slot_to_write(std::size_t k, std::size_t offered) noexcept;
+    // A frame in several slots from ring position at (at most avail of them published): copied
+    // whole into scratch slot `into`. Returns the slots it took (0: incomplete); length 0 when
+    // the frame was refused (counted).
+    std::uint16_t gather(std::uint16_t at, std::uint16_t avail, std::size_t into,
+                         std::uint32_t& length) noexcept;
+    std::uint16_t take_chain(std::uint16_t at, std::uint16_t avail, std::size_t into, bool split,
+                             runtime::rx_frame& f) noexcept;
     void keep_unused_offered() noexcept;
     void offer_from_front() noexcept;
     // Called for every frame sent: inlined into publish (one call per frame cost ~20 instructions).
-    [[gnu::always_inline]] inline bool finish_frame(runtime::tx_frame& f) noexcept;
+    // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot, if chain_ok).
+    [[gnu::always_inline]] inline int finish_frame(runtime::tx_frame& f, bool chain_ok) noexcept;
     void give_back_rx(std::uint16_t n) noexcept;
     void kick(const ring& r) noexcept;
 
@@ -56,6 +71,13 @@ class port::io final : public runtime::packet_io {
     std::array<unused_slot, runtime::burst_size> unused_{};
     std::size_t n_unused_ = 0;
     bool skipping_ = false;  // inside a chained (multi-slot) frame being dropped
+    // A client's TX buffers that no ring slot names: one per slot that holds a chained payload
+    // (offsets in region 0), taken again when such a slot is offered.
+    std::vector<std::uint32_t> spare_;
+    std::size_t written_past_offer_ = 0;  // publish: positions past the offer already taken
+    // Chained frames received, gathered whole: burst_size slots of max_frame bytes.
+    std::vector<std::uint8_t> scratch_;
+    std::size_t scratch_slot_ = 0;
 };
 
 }  // namespace uet::memif

@@ -3,6 +3,13 @@
 // shared ring and read by the peer's stack in place; DPDK's net_memif copies each frame into the
 // ring from an mbuf on one side and out of it into an mbuf on the other.
 //
+// Zero-copy transmit (the client's side, toward a uet server): memory the application allocated
+// as a uet::shared_buffer and registered is handed to the server as a memif region of its own
+// (a late ADD_REGION, which only a uet server is sent); a data packet's payload then leaves it
+// without a copy, as a two-slot frame: the headers in a ring buffer, the payload named where it
+// lies. The receiver gathers such a frame whole before its stack reads it (the sender's memory is
+// never written by the receiver, so its lines do not travel back and forth between the cores).
+//
 // Device string: "uet_memif0,role=server|client,socket=PATH[,socket-abstract=yes|no][,id=N]
 // [,rsize=LOG2][,bsize=BYTES][,mac=02:..]" (the same keys as net_memif's). One queue pair.
 // It interoperates with net_memif and libmemif peers (tested against net_memif).
@@ -59,15 +66,20 @@ class port final : public runtime::net_port {
     std::uint32_t mtu() const noexcept override { return cfg_.mtu; }
     runtime::io_caps caps() const noexcept override;
     const std::string& driver() const noexcept override { return driver_; }
-    bool is_virtual() const noexcept override { return true; }
-    // No chained payloads: every frame is written into the ring once, by the stack.
-    std::uint32_t register_memory(const void*, std::size_t) override { return 0; }
-    bool unregister_memory(std::uint32_t) override { return true; }
-    std::uint32_t in_flight(std::uint32_t) const override { return 0; }
-    void reclaim_tx() noexcept override {}
+    // The server copies every payload into the ring; the client chains payloads of shared memory.
+    bool is_virtual() const noexcept override { return cfg_.server; }
+    // Memory inside a uet::shared_buffer, on a client: a handle (1...) whose payloads leave
+    // without a copy once the server mapped it. 0 (payloads copied) for any other memory.
+    std::uint32_t register_memory(const void* addr, std::size_t length) override;
+    // False while frames in the ring still name the memory.
+    bool unregister_memory(std::uint32_t region) override;
+    std::uint32_t in_flight(std::uint32_t region) const override;
+    void reclaim_tx() noexcept override;
     runtime::port_counters counters() const override { return c_; }
 
     bool connected() const noexcept { return connected_; }
+    // Whether payloads in the memory behind handle (register_memory) now leave without a copy.
+    bool shares(std::uint32_t handle) const noexcept;
     // Serves the control channel until the link is up or timeout_ms passed (tests, tools that
     // want the link before their first frame). The burst calls serve it too.
     bool wait_connected(std::uint32_t timeout_ms);
@@ -89,6 +101,17 @@ class port final : public runtime::net_port {
         std::uint64_t size = 0;
         int fd = -1;
     };
+    // A shared_buffer registered on a client (handle = index + 1), handed to a uet server as
+    // memif region `index` once connected; the application keeps the memory.
+    struct app_region {
+        const std::uint8_t* base = nullptr;
+        std::uint64_t size = 0;
+        int fd = -1;  // our dup of the buffer's file
+        enum class state : std::uint8_t { unsent, sent, shared } st = state::unsent;
+        std::uint16_t index = 0;      // the memif region, once sent
+        std::uint32_t refs = 0;       // registrations over it (0: no new frame names it)
+        std::uint32_t in_flight = 0;  // payload slots in the ring the server has not given back
+    };
 
     explicit port(const port_config& cfg);
     void listen_or_prepare();
@@ -103,6 +126,19 @@ class port final : public runtime::net_port {
     void link_up();
     void link_down(const std::string& why, bool tell_peer) noexcept;
     void check_peer() noexcept;
+    void share_app_regions() noexcept;
+    void on_late_message(const message& m, int got_fd) noexcept;
+    // The client's TX slots the server gave back since the last look: payload slots counted off.
+    void reclaim_payload_slots(std::uint16_t tail) noexcept;
+    // The shared region holding all of ext (by its handle), ready to be named; nullptr if none.
+    const app_region* chainable(const runtime::ext_payload& ext) const noexcept {
+        if (ext.region == 0 || ext.region > app_regions_.size()) return nullptr;
+        const app_region& a = app_regions_[ext.region - 1];
+        if (a.st != app_region::state::shared || a.refs == 0 || ext.data < a.base ||
+            ext.length > a.size || std::uint64_t(ext.data - a.base) > a.size - ext.length)
+            return nullptr;
+        return &a;
+    }
     void log(const std::string& line) const;
     // The buffer a descriptor names, if it lies wholly in a mapped region; nullptr otherwise.
     // Inline: asked for every frame received and every slot offered.
@@ -130,6 +166,15 @@ class port final : public runtime::net_port {
     // The client's buffers: ring slot s of its TX (C2S) and RX (S2C) ring at these offsets of
     // region 0, plus s * buffer_size.
     std::uint32_t tx_buffers_at_ = 0, rx_buffers_at_ = 0;
+    // Zero-copy transmit (client): the regions, whether the server is uet's (only uet's is sent
+    // late regions), the next memif region index, an ADD_REGION awaiting its ACK, payload slots
+    // in the ring, and how far the server's tail was looked at.
+    std::vector<app_region> app_regions_;
+    bool peer_is_uet_ = false, awaiting_ack_ = false;
+    bool chains_ = false;  // some region is shared: frames may take two slots
+    std::uint16_t next_region_index_ = 1;
+    std::uint32_t payload_slots_out_ = 0;
+    std::uint16_t tail_seen_ = 0;
     std::unique_ptr<io> io_;
     runtime::port_counters c_;
 };
