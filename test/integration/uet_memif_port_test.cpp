@@ -346,7 +346,19 @@ TEST_F(uet_memif, a_client_sends_payloads_of_shared_memory_in_slots_of_their_own
     EXPECT_EQ(c.tx_copied, 0u);
     EXPECT_EQ(s.rx_multiseg, ch_.by_reference);
     EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor + s.rx_oversize, 0u);
-    client_->reclaim_tx();
+    EXPECT_EQ(client_->in_flight(handle), 0u);
+    // Frames the server has not read yet still name the memory: it cannot be unregistered.
+    ch_.to_send += 6;
+    ch_.reorder = false;
+    ch_.bad_every = 0;
+    ch_.max_per_call = 0;
+    ch_.swap_unused = false;
+    client_->queue().transmit_burst(ch_, 0);
+    EXPECT_GT(client_->in_flight(handle), 0u);
+    EXPECT_FALSE(client_->unregister_memory(handle));
+    EXPECT_TRUE(client_->shares(handle));
+    server_->queue().receive_burst(sh_, 0);
+    EXPECT_EQ(sh_.received, total + 6);
     EXPECT_EQ(client_->in_flight(handle), 0u);
     EXPECT_TRUE(client_->unregister_memory(handle));
     EXPECT_FALSE(client_->shares(handle));

@@ -502,7 +502,7 @@ void port::link_up() {
     bursts_since_check_ = 0;
     io_->forget_offers();
     next_region_index_ = static_cast<std::uint16_t>(regions_.size());
-    tail_seen_ = 0;
+    tx_slots_ = 0;
     connected_ = true;
     share_app_regions();
 }
@@ -529,10 +529,9 @@ void port::link_down(const std::string& why, bool tell_peer) noexcept {
     // The application's regions are its own: sent again, under new indices, on the next link.
     for (app_region& a : app_regions_) {
         a.st = app_region::state::unsent;
-        a.in_flight = 0;
+        a.last_chained = 0;
     }
     awaiting_ack_ = chains_ = false;
-    payload_slots_out_ = 0;
     connected_ = false;
 }
 
@@ -634,15 +633,21 @@ std::uint32_t port::register_memory(const void* addr, std::size_t length) {
 
 bool port::unregister_memory(std::uint32_t handle) {
     if (handle == 0 || handle > app_regions_.size()) return true;
+    if (in_flight(handle) != 0) return false;
     app_region& a = app_regions_[handle - 1];
-    if (a.in_flight != 0) reclaim_tx();
-    if (a.in_flight != 0) return false;
     if (a.refs != 0) --a.refs;
     return true;
 }
 
+// The TX slots from the server's tail up to the region's last chained payload: frames that may
+// still name it (an upper bound), 0 once the server gave that slot back.
 std::uint32_t port::in_flight(std::uint32_t handle) const {
-    return handle == 0 || handle > app_regions_.size() ? 0 : app_regions_[handle - 1].in_flight;
+    if (handle == 0 || handle > app_regions_.size() || !connected_ || cfg_.server) return 0;
+    const std::uint64_t last = app_regions_[handle - 1].last_chained;
+    const auto out = static_cast<std::uint16_t>(
+        tx_.next - __atomic_load_n(&tx_.hdr->tail, __ATOMIC_ACQUIRE));  // slots not given back
+    const std::uint64_t given_back = tx_slots_ - std::min<std::uint64_t>(out, tx_slots_);
+    return last > given_back ? static_cast<std::uint32_t>(last - given_back) : 0;
 }
 
 bool port::shares(std::uint32_t handle) const noexcept {
@@ -651,28 +656,7 @@ bool port::shares(std::uint32_t handle) const noexcept {
            app_regions_[handle - 1].refs != 0;
 }
 
-void port::reclaim_tx() noexcept {
-    if (cfg_.server || !connected_) return;
-    if (payload_slots_out_ != 0)
-        reclaim_payload_slots(__atomic_load_n(&tx_.hdr->tail, __ATOMIC_ACQUIRE));
-}
-
-// The TX slots from tail_seen_ to tail are back with us: each that held a chained payload no
-// longer names its region.
-void port::reclaim_payload_slots(std::uint16_t tail) noexcept {
-    const descriptor* desc = tx_.desc();
-    for (std::uint16_t s = tail_seen_; s != tail && payload_slots_out_ != 0; ++s) {
-        const descriptor& d = desc[s & tx_.mask];
-        if (d.region == 0) continue;
-        --payload_slots_out_;
-        for (app_region& a : app_regions_) {
-            if (a.st == app_region::state::unsent || a.index != d.region || a.in_flight == 0)
-                continue;
-            --a.in_flight;
-            break;
-        }
-    }
-    tail_seen_ = tail;
-}
+// Nothing to do: in_flight reads the server's tail itself.
+void port::reclaim_tx() noexcept {}
 
 }  // namespace uet::memif

@@ -51,23 +51,26 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
         p.link_down("the peer's ring counter is out of range", true);
         return 0;
     }
+    // A burst of frames, not of slots: a chained frame takes two (or more) slots.
     const std::uint16_t avail = n;
-    n = std::min<std::uint16_t>(n, runtime::burst_size);
+    const std::uint16_t window = std::min<std::uint16_t>(n, 2 * runtime::burst_size);
     const bool split = h.takes_split_frames();
     runtime::burst_room<runtime::rx_frame> frames;
     std::size_t kept = 0;
     const descriptor* desc = r.desc();
     // The headers of a UET frame take its first two lines (a small message's ~110 bytes): both
     // come from the peer's core, and only misses started together overlap. Asked for before any
-    // frame is read (a descriptor read torn by the peer only misdirects a prefetch).
-    for (std::uint16_t i = 0; i < n; ++i) {
+    // frame is read (a descriptor read torn by the peer only misdirects a prefetch; a chained
+    // payload's first lines are asked for too).
+    for (std::uint16_t i = 0; i < window; ++i) {
         const descriptor& d = desc[(r.next + i) & r.mask];
         if (d.region >= p.regions_.size()) continue;
         const std::uint8_t* b = p.regions_[d.region].base + d.offset;
         rte_prefetch0(b);
         rte_prefetch0(b + 64);
     }
-    for (std::uint16_t i = 0; i < n; ++i) {
+    std::uint16_t i = 0;
+    for (; i < window && kept < runtime::burst_size; ++i) {
         // A copy: the peer may rewrite the descriptor while we look at it.
         descriptor d;
         std::memcpy(&d, &desc[(r.next + i) & r.mask], sizeof d);
@@ -84,7 +87,6 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
                 skipping_ = true;
                 continue;
             }
-            n = std::max<std::uint16_t>(n, static_cast<std::uint16_t>(i + took));
             i = static_cast<std::uint16_t>(i + took - 1);
             if (f.bytes.empty()) continue;
             ++p.c_.rx_multiseg;
@@ -104,9 +106,9 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
     }
     clock.lap(p.c_.rx_driver_ticks);
     if (kept != 0) h.on_receive_burst(std::span(frames.data(), kept), nullptr, now);
-    give_back_rx(n);
+    give_back_rx(i);
     clock.lap(p.c_.rx_stack_ticks);
-    return n;
+    return i;
 }
 
 // Copies the slots of one chained frame into scratch slot `into`, each checked as a whole frame's
@@ -255,11 +257,12 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
 // A frame the handler filled, checked. An external payload goes in a slot of its own where it
 // lies in memory the server mapped (and chain_ok: a slot is left for it); else it is copied
 // behind the headers. Either way the whole must fit the frame's buffer, as a frame of the port.
-inline int port::io::finish_frame(runtime::tx_frame& f, bool chain_ok) noexcept {
+inline int port::io::finish_frame(runtime::tx_frame& f, bool chain_ok,
+                                  const app_region*& in) noexcept {
     if (f.length == 0 || f.length > f.buffer.size()) return 0;
     if (f.ext.length != 0) {
         if (f.ext.data == nullptr || f.ext.length > f.buffer.size() - f.length) return 0;
-        if (chain_ok && owner_.chainable(f.ext) != nullptr) return 2;
+        if (chain_ok && (in = owner_.chainable(f.ext)) != nullptr) return 2;
         std::memcpy(f.buffer.data() + f.length, f.ext.data, f.ext.length);
         f.length += f.ext.length;
         f.ext = {};
@@ -268,7 +271,7 @@ inline int port::io::finish_frame(runtime::tx_frame& f, bool chain_ok) noexcept 
     return 1;
 }
 
-descriptor& port::io::slot_to_write(std::size_t k, std::size_t offered) noexcept {
+inline descriptor& port::io::slot_to_write(std::size_t k, std::size_t offered) noexcept {
     ring& r = owner_.tx_;
     descriptor& d = r.desc()[(r.next + k) & r.mask];
     if (k >= offered && k >= written_past_offer_) {
@@ -302,7 +305,8 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
         runtime::tx_frame& f = slots[i];
         moved |= f.io_cookie != &buffers[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
-        const int kind = finish_frame(f, !p.cfg_.server && pos - out < room);
+        const app_region* in = nullptr;
+        const int kind = finish_frame(f, !p.cfg_.server && pos - out < room, in);
         if (kind == 0) {
             ++p.c_.tx_bad_frame;
             bad = true;
@@ -317,16 +321,14 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
         ++out;
         bytes += f.length;
         if (kind == 2) {
-            const app_region& a = *p.chainable(f.ext);
             d.flags = desc_flag_next;
             descriptor& e = slot_to_write(pos++, offered);
             e.flags = 0;
-            e.region = a.index;
-            e.offset = static_cast<std::uint32_t>(f.ext.data - a.base);
+            e.region = in->index;
+            e.offset = static_cast<std::uint32_t>(f.ext.data - in->base);
             e.length = static_cast<std::uint32_t>(f.ext.length);
             bytes += f.ext.length;
-            ++p.app_regions_[f.ext.region - 1].in_flight;
-            ++p.payload_slots_out_;
+            p.app_regions_[f.ext.region - 1].last_chained = p.tx_slots_ + pos;
             ++p.c_.tx_zero_copy;
         }
     }
@@ -410,13 +412,8 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
     if (p.cfg_.server) {
         free = static_cast<std::uint16_t>(load(r.hdr->head) - r.next);
     } else {
-        const std::uint16_t tail = load(r.hdr->tail);
-        // Slots the server gave back since the last look: chained payloads counted off.
-        if (p.payload_slots_out_ != 0)
-            p.reclaim_payload_slots(tail);
-        else
-            p.tail_seen_ = tail;
-        free = static_cast<std::uint16_t>(r.size - static_cast<std::uint16_t>(r.next - tail));
+        free = static_cast<std::uint16_t>(r.size -
+                                          static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
     }
     if (free == 0 || free > r.size) return 0;
     // Where payloads may be chained, half the free slots are offered: a chained frame takes a
@@ -433,6 +430,7 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
     std::uint16_t out = 0;
     const std::uint16_t used = publish(filled, offered_, free - offered_, out);
     r.next = static_cast<std::uint16_t>(r.next + used);
+    p.tx_slots_ += used;
     store(p.cfg_.server ? r.hdr->tail : r.hdr->head, r.next);
     kick(r);
     clock.lap(p.c_.tx_driver_ticks);

@@ -33,7 +33,7 @@ class port::io final : public runtime::packet_io {
                           std::uint16_t& frames_out);
     // The descriptor of ring position next + k for publish; the first time a position past the
     // offer is written (a chained frame pushed the slots on), the buffer it named is kept spare.
-    descriptor& slot_to_write(std::size_t k, std::size_t offered) noexcept;
+    inline descriptor& slot_to_write(std::size_t k, std::size_t offered) noexcept;
     // A frame in several slots from ring position at (at most avail of them published): copied
     // whole into scratch slot `into`. Returns the slots it took (0: incomplete); length 0 when
     // the frame was refused (counted).
@@ -44,8 +44,10 @@ class port::io final : public runtime::packet_io {
     void keep_unused_offered() noexcept;
     void offer_from_front() noexcept;
     // Called for every frame sent: inlined into publish (one call per frame cost ~20 instructions).
-    // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot, if chain_ok).
-    [[gnu::always_inline]] inline int finish_frame(runtime::tx_frame& f, bool chain_ok) noexcept;
+    // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot, if
+    // chain_ok), from the shared region `in`.
+    [[gnu::always_inline]] inline int finish_frame(runtime::tx_frame& f, bool chain_ok,
+                                                   const app_region*& in) noexcept;
     void give_back_rx(std::uint16_t n) noexcept;
     void kick(const ring& r) noexcept;
 

@@ -108,9 +108,9 @@ class port final : public runtime::net_port {
         std::uint64_t size = 0;
         int fd = -1;  // our dup of the buffer's file
         enum class state : std::uint8_t { unsent, sent, shared } st = state::unsent;
-        std::uint16_t index = 0;      // the memif region, once sent
-        std::uint32_t refs = 0;       // registrations over it (0: no new frame names it)
-        std::uint32_t in_flight = 0;  // payload slots in the ring the server has not given back
+        std::uint16_t index = 0;         // the memif region, once sent
+        std::uint32_t refs = 0;          // registrations over it (0: no new frame names it)
+        std::uint64_t last_chained = 0;  // the TX slot (tx_slots_ count) of its last payload, + 1
     };
 
     explicit port(const port_config& cfg);
@@ -128,8 +128,6 @@ class port final : public runtime::net_port {
     void check_peer() noexcept;
     void share_app_regions() noexcept;
     void on_late_message(const message& m, int got_fd) noexcept;
-    // The client's TX slots the server gave back since the last look: payload slots counted off.
-    void reclaim_payload_slots(std::uint16_t tail) noexcept;
     // The shared region holding all of ext (by its handle), ready to be named; nullptr if none.
     const app_region* chainable(const runtime::ext_payload& ext) const noexcept {
         if (ext.region == 0 || ext.region > app_regions_.size()) return nullptr;
@@ -167,14 +165,13 @@ class port final : public runtime::net_port {
     // region 0, plus s * buffer_size.
     std::uint32_t tx_buffers_at_ = 0, rx_buffers_at_ = 0;
     // Zero-copy transmit (client): the regions, whether the server is uet's (only uet's is sent
-    // late regions), the next memif region index, an ADD_REGION awaiting its ACK, payload slots
-    // in the ring, and how far the server's tail was looked at.
+    // late regions), the next memif region index, an ADD_REGION awaiting its ACK, and the TX
+    // slots published (a region's payloads are in flight until the server's tail passes its last).
     std::vector<app_region> app_regions_;
     bool peer_is_uet_ = false, awaiting_ack_ = false;
     bool chains_ = false;  // some region is shared: frames may take two slots
     std::uint16_t next_region_index_ = 1;
-    std::uint32_t payload_slots_out_ = 0;
-    std::uint16_t tail_seen_ = 0;
+    std::uint64_t tx_slots_ = 0;  // TX slots published on this link, all told
     std::unique_ptr<io> io_;
     runtime::port_counters c_;
 };
