@@ -44,9 +44,12 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     // window stay what they are.
     const std::uint64_t deadline = now_ + p.current_rto(params_);
     const std::uint64_t window = p.cc->window_bytes();
-    // Without a UDP checksum to sum or a payload to leave in place (memif), the run's frames
-    // after its first are that one's with the changing fields written in (copy_run_frame).
-    const bool copy_frames = !cfg_.udp_checksum && cfg_.reference_payload == nullptr;
+    // Without a UDP checksum to sum, the run's frames after its first are that one's with the
+    // changing fields written in (copy_run_frame); where the first one's payload stayed in
+    // registered memory (zero-copy transmit) and so does the rest of the message, one lookup
+    // stands for the run's other payloads, left where they are too.
+    const bool copy_frames = !cfg_.udp_checksum;
+    std::uint32_t run_region = no_payload_region;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0;
     std::size_t n = 0, sent = 0, bytes = 0;
@@ -67,7 +70,13 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::span<const std::uint8_t> payload{m.data + offset, mtu};
         std::size_t len;
         if (first != nullptr) {
-            len = copy_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, offset, payload, buf);
+            const bool by_reference = run_region != no_payload_region && by_reference_;
+            len = copy_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, offset,
+                                 by_reference ? std::span<const std::uint8_t>{} : payload, buf);
+            if (by_reference) {
+                referenced_ = payload;
+                referenced_region_ = run_region;
+            }
         } else {
             wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
             h.next_hdr = wire::pds_next_hdr::request_std;
@@ -75,6 +84,9 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
             if (copy_frames && len != 0) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
+                if (referenced_region_ != no_payload_region)
+                    run_region = cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(),
+                                                        m.length - offset);
             }
         }
         p.stamp_sent(e, now_, deadline, timers_);
@@ -86,7 +98,8 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
 }
 
 // A frame of a run after its first (at `first`, ip_sum its wire::ipv4_sum_rest): build_frame_with
-// and build_next_request_frame's bytes for it, without a UDP checksum or referenced payload.
+// and build_next_request_frame's bytes for it, without a UDP checksum; payload empty where it
+// stays in registered memory (the headers, copied from the first's, count it all the same).
 inline std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
                                                std::uint16_t entropy, pds::psn_t psn, bool ar,
                                                std::uint32_t offset,

@@ -271,16 +271,12 @@ inline int port::io::finish_frame(runtime::tx_frame& f, bool chain_ok,
     return 1;
 }
 
-inline descriptor& port::io::slot_to_write(std::size_t k, std::size_t offered) noexcept {
-    ring& r = owner_.tx_;
-    descriptor& d = r.desc()[(r.next + k) & r.mask];
-    if (k >= offered && k >= written_past_offer_) {
-        // A free slot the offer did not cover, reached because chained frames took two slots
-        // each: the buffer it names (none if it held a chained payload) is spare from now on.
-        if (d.region == 0) spare_.push_back(d.offset);
-        written_past_offer_ = k + 1;
-    }
-    return d;
+// Before publish writes ring position next + k past the offer (chained frames took two slots
+// each): the free slot's buffer (none if it held a chained payload) is spare from now on.
+inline void port::io::keep_spare(const descriptor& d, std::size_t k) noexcept {
+    if (k < written_past_offer_) return;
+    if (d.region == 0) spare_.push_back(d.offset);
+    written_past_offer_ = k + 1;
 }
 
 // Writes the descriptors of the `filled` frames in order, then (if a handler moved slots, made a
@@ -292,12 +288,24 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
     port& p = owner_;
     runtime::tx_frame* slots = &slots_[base_];
     const slot_buffer* buffers = &buffers_[base_];
+    descriptor* const desc = p.tx_.desc();
+    const std::uint16_t next = p.tx_.next, mask = p.tx_.mask;
+    const bool client = !p.cfg_.server;
+    // One store per descriptor (they are in shared memory: the compiler would keep each field's).
+    const auto put = [&](std::size_t k, const descriptor& v) {
+        descriptor& d = desc[(next + k) & mask];
+        if (k >= offered) [[unlikely]]
+            keep_spare(d, k);
+        std::memcpy(&d, &v, sizeof v);
+    };
     // Slots the handler moved among the unused ones only are found when they are filled (until
     // then their descriptors are not read, and offer_from_front keeps them paired).
     bool moved = false;
     std::size_t pos = 0;  // ring slots written
     std::uint16_t out = 0;
     std::uint64_t bytes = 0;
+    std::uint32_t chained = 0, last_handle = 0;
+    std::size_t last_pos = 0;
     bool bad = false;
     n_unused_ = 0;
     written_past_offer_ = offered;
@@ -306,32 +314,30 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
         moved |= f.io_cookie != &buffers[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
         const app_region* in = nullptr;
-        const int kind = finish_frame(f, !p.cfg_.server && pos - out < room, in);
+        const int kind = finish_frame(f, client && pos - out < room, in);
         if (kind == 0) {
             ++p.c_.tx_bad_frame;
             bad = true;
             unused_[n_unused_++] = {b, f.buffer};
             continue;
         }
-        descriptor& d = slot_to_write(pos++, offered);
-        d.flags = 0;
-        d.region = b.region;
-        d.offset = b.offset;
-        d.length = static_cast<std::uint32_t>(f.length);
+        const auto length = static_cast<std::uint32_t>(f.length);
+        put(pos++, {kind == 2 ? desc_flag_next : std::uint16_t{0}, b.region, length, b.offset, 0});
         ++out;
-        bytes += f.length;
+        bytes += length;
         if (kind == 2) {
-            d.flags = desc_flag_next;
-            descriptor& e = slot_to_write(pos++, offered);
-            e.flags = 0;
-            e.region = in->index;
-            e.offset = static_cast<std::uint32_t>(f.ext.data - in->base);
-            e.length = static_cast<std::uint32_t>(f.ext.length);
-            bytes += f.ext.length;
-            p.app_regions_[f.ext.region - 1].last_chained = p.tx_slots_ + pos;
-            ++p.c_.tx_zero_copy;
+            const auto ext = static_cast<std::uint32_t>(f.ext.length);
+            put(pos++, {0, in->index, ext, static_cast<std::uint32_t>(f.ext.data - in->base), 0});
+            bytes += ext;
+            ++chained;
+            if (f.ext.region != last_handle && last_handle != 0)
+                p.app_regions_[last_handle - 1].last_chained = p.tx_slots_ + last_pos;
+            last_handle = f.ext.region;
+            last_pos = pos;
         }
     }
+    if (last_handle != 0) p.app_regions_[last_handle - 1].last_chained = p.tx_slots_ + last_pos;
+    p.c_.tx_zero_copy += chained;
     p.c_.tx_frames += out;
     p.c_.tx_bytes += bytes;
     frames_out = out;
@@ -349,11 +355,9 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
         unused_[n_unused_++] = {*static_cast<const slot_buffer*>(slots[i].io_cookie),
                                 slots[i].buffer};
     for (std::size_t k = 0; k < n_unused_; ++k) {
-        descriptor& d = slot_to_write(pos + k, offered);
-        d.flags = 0;
-        d.region = unused_[k].where.region;
-        d.offset = unused_[k].where.offset;
-        if (p.cfg_.server) d.length = unused_[k].where.posted;
+        const slot_buffer& w = unused_[k].where;
+        const descriptor& now = desc[(next + pos + k) & mask];
+        put(pos + k, {0, w.region, client ? now.length : w.posted, w.offset, now.metadata});
     }
     keep_unused_offered();
     return static_cast<std::uint16_t>(pos);

@@ -31,9 +31,9 @@ class port::io final : public runtime::packet_io {
     // `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.
     std::uint16_t publish(std::size_t filled, std::size_t offered, std::size_t room,
                           std::uint16_t& frames_out);
-    // The descriptor of ring position next + k for publish; the first time a position past the
-    // offer is written (a chained frame pushed the slots on), the buffer it named is kept spare.
-    inline descriptor& slot_to_write(std::size_t k, std::size_t offered) noexcept;
+    // Before ring position next + k past the offer is first written (a chained frame pushed the
+    // slots on): the buffer its descriptor d named is kept spare.
+    inline void keep_spare(const descriptor& d, std::size_t k) noexcept;
     // A frame in several slots from ring position at (at most avail of them published): copied
     // whole into scratch slot `into`. Returns the slots it took (0: incomplete); length 0 when
     // the frame was refused (counted).
