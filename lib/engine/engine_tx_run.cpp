@@ -108,7 +108,7 @@ inline std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::u
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + payload.size()) return 0;
     wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar, offset);
-    std::memcpy(buf.data() + header, payload.data(), payload.size());
+    if (!payload.empty()) std::memcpy(buf.data() + header, payload.data(), payload.size());
     return header + payload.size();
 }
 
