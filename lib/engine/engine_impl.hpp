@@ -528,13 +528,7 @@ class engine_impl final : public pds::tx_listener {
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     // A frame in two pieces read outside a run, joined (receive_burst with rests).
     std::array<std::uint8_t, 16384> joined_;
-    std::span<const std::uint8_t> joined(std::span<const std::uint8_t> frame,
-                                         const wire::frame_rest& rest) noexcept {
-        // No port's frame is this long: read as the truncated frame it then is (and dropped).
-        if (rest.at != nullptr && (frame.size() > joined_.size() || rest.from > frame.size()))
-            return frame.first(std::min<std::size_t>(rest.from, frame.size()));
-        return rest.join(frame, joined_);
-    }
+
     std::size_t staging_frame_size_ = 0;
     // Zero-copy: set by transmit() while it builds a data frame into the caller's room;
     // build_frame leaves a referenced payload in referenced_ (and its region) for that frame.

@@ -25,7 +25,7 @@ void engine_impl::receive_burst(std::span<const std::span<const std::uint8_t>> f
             continue;
         }
         // Outside a run a frame is read whole: one in two pieces is joined first.
-        receive(rests ? joined(frames[i], rests[i]) : frames[i], now_);
+        receive(rests ? rests[i].join(frames[i], joined_) : frames[i], now_);
         ++i;
     }
 }

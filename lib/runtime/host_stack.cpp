@@ -115,10 +115,7 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
             inner.set(n++, {f.bytes, uet_to_us, f.rest});
         } else {
             // Read here (classified, or answered as ARP or ICMP): joined first.
-            std::span<const std::uint8_t> whole = f.bytes;
-            if (f.rest.at != nullptr)  // (longer than any frame here: read truncated, dropped)
-                whole = f.bytes.size() <= joined_.size() ? f.rest.join(f.bytes, joined_)
-                                                         : f.bytes.first(f.rest.from);
+            const std::span<const std::uint8_t> whole = f.rest.join(f.bytes, joined_);
             const classification c = trusted ? f.c : classify(whole, cfg_.steering);
             if (!admit(whole, c, now)) continue;
             inner.set(n++, {f.bytes, c, f.rest});

@@ -5,6 +5,7 @@
 // reader gets it joined (frame_rest::join).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,10 +17,13 @@ struct frame_rest {
     const std::uint8_t* at = nullptr;  // nullptr: the frame is whole where its span points
     std::uint32_t from = 0;            // the frame's bytes [from, size) are at `at`
 
-    // The whole frame in `room` (at least frame.size() bytes); the frame itself when whole.
+    // The whole frame in `room`; the frame itself when whole. A frame longer than room (no
+    // port's frame is) is read as the truncated frame it then is: its first piece, dropped.
     std::span<const std::uint8_t> join(std::span<const std::uint8_t> frame,
                                        std::span<std::uint8_t> room) const noexcept {
         if (at == nullptr) return frame;
+        if (frame.size() > room.size() || from > frame.size())
+            return frame.first(std::min<std::size_t>(from, frame.size()));
         std::memcpy(room.data(), frame.data(), from);
         std::memcpy(room.data() + from, at, frame.size() - from);
         return room.first(frame.size());

@@ -412,13 +412,10 @@ std::size_t port::io::transmit_burst(runtime::frame_handler& h, std::uint64_t no
     stage_clock clock(p.cfg_.time_stages);
     // The client may fill the slots the server gave back (up to tail + size); the server the
     // slots the client posted (up to head).
-    std::uint16_t free = 0;
-    if (p.cfg_.server) {
-        free = static_cast<std::uint16_t>(load(r.hdr->head) - r.next);
-    } else {
-        free = static_cast<std::uint16_t>(r.size -
-                                          static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
-    }
+    const std::uint16_t free =
+        p.cfg_.server ? static_cast<std::uint16_t>(load(r.hdr->head) - r.next)
+                      : static_cast<std::uint16_t>(
+                            r.size - static_cast<std::uint16_t>(r.next - load(r.hdr->tail)));
     if (free == 0 || free > r.size) return 0;
     // Where payloads may be chained, half the free slots are offered: a chained frame takes a
     // second slot, so that every frame offered can have one. Until a frame leaves, slots may
