@@ -142,6 +142,10 @@ struct engine_config {
     std::uint32_t (*reference_payload)(void* ctx, const std::uint8_t* data,
                                        std::size_t length) = nullptr;
     void* reference_payload_ctx = nullptr;
+    // Payloads shorter than this are copied without asking reference_payload (which must then
+    // refuse them too). Lets a run of small sends copy its frames from the run's first as it does
+    // without zero-copy: a payload that might go by reference must be built frame by frame.
+    std::uint32_t reference_min_bytes = 0;
     // Answers in ACKs (target side; every initiator understands them): a RUD/ROD request
     // answered by post_response() with RC_OK and no data costs no frame: the PDS ACK covering
     // it says so. Each ACK carries a RESPONSE header whose modified_length counts the PDC's

@@ -175,8 +175,11 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
     const std::uint64_t deadline = now_ + p.current_rto(params_);
     const std::uint64_t window = p.cc->window_bytes();
     // As in send_run: the frames after the run's first built by build_pdc_packet are that one's
-    // with the changing fields written in, where the messages agree on all the rest.
-    const bool copy_frames = !cfg_.udp_checksum && cfg_.reference_payload == nullptr;
+    // with the changing fields written in, where the messages agree on all the rest (their
+    // length among it). A payload that may go by reference (zero-copy) is built frame by frame.
+    const bool copy_frames = !cfg_.udp_checksum;
+    const std::uint32_t copied_below =
+        cfg_.reference_payload == nullptr ? 0xffffffffu : cfg_.reference_min_bytes;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0, first_message = none;
     std::size_t n = 0, sent = 0, bytes = 0;
@@ -204,7 +207,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
             len = copy_whole_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
         } else {
             len = build_pdc_packet(p, e, false, ar, buf);
-            if (copy_frames && len != 0) {
+            if (copy_frames && len != 0 && m.length < copied_below) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 first_message = mi;
