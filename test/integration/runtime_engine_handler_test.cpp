@@ -3,6 +3,8 @@
 // stacks resolve the MACs by ARP and fill them in. Every mode's messages arrive verified.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "engine_handler.hpp"
@@ -22,10 +24,20 @@ std::uint32_t reference_large(void*, const std::uint8_t*, std::size_t length) {
     return length >= 256 ? test_region : no_payload_region;
 }
 
+// The shortest payload the engine offered reference_large_noting (SIZE_MAX: none).
+std::size_t shortest_offered = SIZE_MAX;
+std::uint32_t reference_large_noting(void* ctx, const std::uint8_t* data, std::size_t length) {
+    shortest_offered = std::min(shortest_offered, length);
+    return reference_large(ctx, data, length);
+}
+
+// reference_min: engine_config::reference_min_bytes, with the double that notes its calls.
 engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy = false,
-                          bool udp_checksum = true) {
+                          bool udp_checksum = true, std::uint32_t reference_min = 0) {
     engine_config c;
-    if (zero_copy) c.reference_payload = &reference_large;
+    if (zero_copy)
+        c.reference_payload = reference_min != 0 ? &reference_large_noting : &reference_large;
+    c.reference_min_bytes = reference_min;
     c.udp_checksum = udp_checksum;
     c.ip = ip;
     c.seed = seed;
@@ -36,8 +48,9 @@ engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy =
 }
 
 struct side {
-    side(std::uint32_t ip, std::uint8_t id, bool zero_copy = false, bool udp_checksum = true)
-        : e(make_engine(ip, id, zero_copy, udp_checksum)),
+    side(std::uint32_t ip, std::uint8_t id, bool zero_copy = false, bool udp_checksum = true,
+         std::uint32_t reference_min = 0)
+        : e(make_engine(ip, id, zero_copy, udp_checksum, reference_min)),
           handler(e),
           host(make_host(ip, id), handler) {
         host.on_start({});
@@ -160,6 +173,20 @@ TEST(EngineHandler, WithoutUdpChecksumEveryFrameCarriesZeroAndArrives) {
     EXPECT_GT(counts.udp, 1000u);
     EXPECT_EQ(counts.udp_checksum_zero, counts.udp);
     EXPECT_GT(counts.by_reference, 0u);
+}
+
+// With reference_min_bytes the engine never offers a shorter payload by reference, and runs of
+// small sends (their frames copied from the run's first) mix with referenced ones intact.
+TEST(EngineHandler, PayloadsUnderTheReferenceMinimumAreNeverOffered) {
+    side a(ip_a, 1, true, false, 256), b(ip_b, 2, false, false);
+    shortest_offered = SIZE_MAX;
+    wire_counts counts;
+    run_plan(a, b, "rud:32*300,rud:1k*20,rud:100*300,rud:300*50,rud:64k*4,rud:32*300", 11, &counts);
+    EXPECT_GT(counts.by_reference, 0u);
+    EXPECT_EQ(counts.bad_region, 0u);
+    EXPECT_GE(shortest_offered, 256u);
+    EXPECT_NE(shortest_offered, SIZE_MAX);
+    EXPECT_GT(a.e.counters().frames_sent_in_runs, 600u);
 }
 
 TEST(EngineHandler, FramesLargerThanTheSlotAreDroppedAndCounted) {
