@@ -142,9 +142,10 @@ struct engine_config {
     std::uint32_t (*reference_payload)(void* ctx, const std::uint8_t* data,
                                        std::size_t length) = nullptr;
     void* reference_payload_ctx = nullptr;
-    // Payloads shorter than this are copied without asking reference_payload (which must then
-    // refuse them too). Lets a run of small sends copy its frames from the run's first as it does
-    // without zero-copy: a payload that might go by reference must be built frame by frame.
+    // Payloads shorter than this are copied; reference_payload is not asked about them. Set it
+    // to the smallest payload the hook would take: a run of small sends then copies its frames
+    // from the run's first, as without zero-copy (a payload that might go by reference has to
+    // be built frame by frame). 0: every data payload is offered.
     std::uint32_t reference_min_bytes = 0;
     // Answers in ACKs (target side; every initiator understands them): a RUD/ROD request
     // answered by post_response() with RC_OK and no data costs no frame: the PDS ACK covering
