@@ -48,4 +48,21 @@ inline void copy_payload(void* dst, const void* src, std::size_t n) noexcept {
     }
 }
 
+// Copies n payloads of `length` bytes each (at payloads[i]) to dst one after the other. Those
+// that already lie one after the other where they come from (a message's packets sent from the
+// sender's memory in place: zero-copy transmit) go in one copy: a call per run rather than per
+// packet, and the long copy runs at libc's rate for its size (1.11x write_bw -s 65536 over
+// uet_memif, results.md).
+inline void copy_payload_run(std::uint8_t* dst, const std::uint8_t* const* payloads, std::size_t n,
+                             std::size_t length) noexcept {
+    std::size_t i = 0;
+    while (i < n) {
+        std::size_t k = i + 1;
+        while (k < n && payloads[k] == payloads[k - 1] + length)
+            ++k;
+        std::memcpy(dst + i * length, payloads[i], (k - i) * length);
+        i = k;
+    }
+}
+
 }  // namespace uet

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "engine_impl.hpp"
+#include "small_copy.hpp"
 
 namespace uet {
 
@@ -272,8 +273,7 @@ void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_
         cfg_.place_write(cfg_.place_write_ctx, rx.peer, rx_segment_.fields, run_[0].seg.offset,
                          static_cast<std::uint32_t>(n) * length);
     if (!where) return reassembly_.mark_failed(slot);
-    for (std::size_t i = 0; i < n; ++i)
-        std::memcpy(where + i * length, run_payloads_[i], length);
+    copy_payload_run(where, run_payloads_.data(), n, length);
 }
 
 // Each packet of the run as receive() would take it alone.

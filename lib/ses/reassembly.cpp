@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bit_range.hpp"
+#include "small_copy.hpp"
 
 namespace uet::ses {
 
@@ -110,9 +111,7 @@ bool reassembly::place_run(const message_key& key, std::uint32_t total_length,
     std::uint64_t* received = packet_bits(index);
     if (bits::any_in(received, first, n)) return false;
     bits::set_range(received, first, n);
-    if (!external)
-        for (std::uint32_t i = 0; i < n; ++i)
-            std::memcpy(s.buffer + first_offset + i * length, payloads[i], length);
+    if (!external) copy_payload_run(s.buffer + first_offset, payloads.data(), n, length);
     s.last_update_ns = now;
     slot_index = index;
     s.packets_received += n;
