@@ -1,4 +1,5 @@
-// Copying a payload whose size is known only at run time, inline when it is small.
+// Copying a payload whose size is known only at run time, inline when it is small; and a run of
+// equal-sized payloads, in as few copies as their places allow.
 //
 // Why: std::memcpy with a variable size is a call into libc (~25 instructions for 8 bytes:
 // the call, the size dispatch, the return), and small messages copy their payload once on each

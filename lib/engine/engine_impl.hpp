@@ -223,6 +223,11 @@ class engine_impl final : public pds::tx_listener {
     std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
     std::size_t end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
                            std::size_t bytes, std::size_t n);
+    // Whether a data payload of `bytes` may leave by reference (zero-copy): the hook is set and
+    // the size is one it is asked about (engine_config::reference_min_bytes). Others are copied.
+    bool may_reference(std::size_t bytes) const noexcept {
+        return cfg_.reference_payload != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
+    }
     // Whether the message is one send_whole_run() takes: a plain request in one packet.
     bool whole_run_message(const ses::tx_message& m) const noexcept {
         return m.next_offset == 0 && m.length <= messages_.mtu() && !m.fields.response &&

@@ -9,7 +9,6 @@
 // each a message of its own with its own segment and slot; shared are the peer and PDC lookups,
 // the window's checks, the ACK policy's bookkeeping and the counters.
 #include <algorithm>
-#include <cstring>
 
 #include "engine_impl.hpp"
 #include "small_copy.hpp"

@@ -178,8 +178,6 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
     // with the changing fields written in, where the messages agree on all the rest (their
     // length among it). A payload that may go by reference (zero-copy) is built frame by frame.
     const bool copy_frames = !cfg_.udp_checksum;
-    const std::uint32_t copied_below =
-        cfg_.reference_payload == nullptr ? 0xffffffffu : cfg_.reference_min_bytes;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0, first_message = none;
     std::size_t n = 0, sent = 0, bytes = 0;
@@ -207,7 +205,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
             len = copy_whole_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
         } else {
             len = build_pdc_packet(p, e, false, ar, buf);
-            if (copy_frames && len != 0 && m.length < copied_below) {
+            if (copy_frames && len != 0 && !may_reference(m.length)) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 first_message = mi;

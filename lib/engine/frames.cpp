@@ -23,7 +23,7 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
     if (udp_payload > wire::udp_header_template::max_udp_payload) return 0;
     std::uint32_t sum = 0;
     bool referenced = false;
-    if (data && by_reference_ && !payload.empty() && payload.size() >= cfg_.reference_min_bytes) {
+    if (data && by_reference_ && may_reference(payload.size())) {
         const std::uint32_t region =
             cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(), payload.size());
         if (region != no_payload_region) {
