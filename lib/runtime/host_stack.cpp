@@ -104,14 +104,15 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
         by && by->uet_port == cfg_.steering.uet_port && by->roce_port == cfg_.steering.roce_port;
     burst_room<rx_frame> inner;
     std::size_t n = 0;
+    // UET frames to us matched by the pattern, counted once for the burst.
+    std::uint64_t matched = 0;
     const classification uet_to_us{traffic_class::uet, wire::eth_header::wire_size, cfg_.iface.ip};
     for (const rx_frame& f : frames) {
         // A frame in two pieces has its headers in the first (uet_to_us_ needs 38 bytes).
         const bool headers_there = f.rest.at == nullptr || f.rest.from >= uet_to_us_.size;
         if (!trusted && headers_there && f.bytes.size() >= uet_to_us_.size &&
             uet_to_us_.matches(f.bytes.data())) {
-            stats_.received.count(traffic_class::uet);
-            ++stats_.to_inner;
+            ++matched;
             inner.set(n++, {f.bytes, uet_to_us, f.rest});
         } else {
             // Read here (classified, or answered as ARP or ICMP): joined first.
@@ -126,6 +127,8 @@ void host_stack::on_receive_burst(std::span<const rx_frame> frames, const steeri
         }
     }
     if (n != 0) inner_.on_receive_burst(std::span(inner.data(), n), &cfg_.steering, now);
+    stats_.received.count(traffic_class::uet, matched);
+    stats_.to_inner += matched;
 }
 
 void host_stack::dispatch(std::span<const std::uint8_t> frame, const classification& c,

@@ -1008,7 +1008,9 @@ TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
 // decoded in full, must carry its own message's fields, whichever of them change from one
 // message to the next (tag, restart token, header data, opcode, job,
 // initiator, resource index, length), before and after the SYN phase, on RUD and ROD, with
-// UDP checksums and without (where a run's frames after its first are copied from it).
+// UDP checksums and without (where a run's frames after its first are copied from it). Half
+// are posted one by one, half in quiet lists (post_quiet_messages), whose common fields change
+// from list to list now and then as they do from message to message.
 TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
     for (const auto& run :
          {std::pair{delivery_mode::rud, true}, std::pair{delivery_mode::rod, true},
@@ -1040,6 +1042,23 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 f.memory_key = rng();
                 f.buffer_offset = rng();
                 const std::uint32_t size = r == 6 ? 64 : r == 7 ? 9 : 8;
+                if (rng() % 2 == 0) {
+                    // A quiet list of 1..6 with these common fields, each its own key and
+                    // offset (and length, now and then).
+                    std::vector<quiet_request> list;
+                    for (std::size_t n = 1 + rng() % 6; n != 0 && posted.size() < 600; --n) {
+                        const std::uint32_t own_size = rng() % 8 == 0 ? 12 : size;
+                        const auto i = static_cast<std::uint32_t>(posted.size());
+                        f.memory_key = rng();
+                        f.buffer_offset = rng();
+                        list.push_back(
+                            {{f.memory_key, f.buffer_offset}, message_bytes(i, own_size), i});
+                        posted.push_back(f);
+                        sizes.push_back(own_size);
+                    }
+                    ASSERT_EQ(a.post_quiet_messages(to_b, mode, f, list), list.size());
+                    continue;
+                }
                 const auto i = static_cast<std::uint32_t>(posted.size());
                 ASSERT_TRUE(a.post_message(to_b, mode, f, message_bytes(i, size), i).ok());
                 posted.push_back(f);

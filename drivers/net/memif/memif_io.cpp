@@ -58,17 +58,24 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
     runtime::burst_room<runtime::rx_frame> frames;
     std::size_t kept = 0;
     const descriptor* desc = r.desc();
+    // The regions, read once a burst rather than per frame (their count is a division by the
+    // entry's size): ~25 instructions a frame less.
+    const port::region* const regions = p.regions_.data();
+    const std::size_t region_count = p.regions_.size();
     // The headers of a UET frame take its first two lines (a small message's ~110 bytes): both
     // come from the peer's core, and only misses started together overlap. Asked for before any
     // frame is read (a descriptor read torn by the peer only misdirects a prefetch; a chained
     // payload's first lines are asked for too).
     for (std::uint16_t i = 0; i < window; ++i) {
         const descriptor& d = desc[(r.next + i) & r.mask];
-        if (d.region >= p.regions_.size()) continue;
-        const std::uint8_t* b = p.regions_[d.region].base + d.offset;
+        const std::uint16_t g = d.region;
+        if (g >= region_count) continue;
+        const std::uint8_t* b = regions[g].base + d.offset;
         rte_prefetch0(b);
         rte_prefetch0(b + 64);
     }
+    std::uint32_t frames_in = 0;
+    std::uint64_t bytes_in = 0;
     std::uint16_t i = 0;
     for (; i < window && kept < runtime::burst_size; ++i) {
         // A copy: the peer may rewrite the descriptor while we look at it.
@@ -95,15 +102,18 @@ std::size_t port::io::receive_burst(runtime::frame_handler& h, std::uint64_t now
             frames.set(kept++, f);
             continue;
         }
-        const std::uint8_t* b = p.buffer_of(d, d.length);
-        if (b == nullptr || d.length == 0) {
+        // buffer_of(d, d.length), from the regions read above.
+        if (d.region >= region_count || d.length == 0 ||
+            std::uint64_t{d.offset} + d.length > regions[d.region].size) {
             ++p.c_.rx_bad_descriptor;
             continue;
         }
-        ++p.c_.rx_frames;
-        p.c_.rx_bytes += d.length;
-        frames.set(kept++, {{b, d.length}, {}, {}});
+        ++frames_in;
+        bytes_in += d.length;
+        frames.set(kept++, {{regions[d.region].base + d.offset, d.length}, {}, {}});
     }
+    p.c_.rx_frames += frames_in;
+    p.c_.rx_bytes += bytes_in;
     clock.lap(p.c_.rx_driver_ticks);
     if (kept != 0) h.on_receive_burst(std::span(frames.data(), kept), nullptr, now);
     give_back_rx(i);
@@ -217,6 +227,7 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
     const descriptor* desc = r.desc();
     runtime::tx_frame* slots = &slots_[base_];
     slot_buffer* buffers = &buffers_[base_];
+    if (!p.cfg_.server) from = offer_own_slots(from, n);
     for (std::size_t i = from; i < n; ++i) {
         const std::uint16_t s = static_cast<std::uint16_t>((r.next + i) & r.mask);
         // Where the buffer is: the descriptor says (a handler's reordering of slots moves
@@ -254,6 +265,34 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
     return n;
 }
 
+// offer_slots() for a client's slots from `from` while each names one of its own buffers (in
+// region 0, not a chained payload's slot), which is every slot but after zero-copy transmit:
+// region 0 is looked up once rather than per slot (~40 instructions less a frame). Returns
+// where it stopped, for the general loop to go on from.
+inline std::size_t port::io::offer_own_slots(std::size_t from, std::size_t n) noexcept {
+    port& p = owner_;
+    const ring& r = p.tx_;
+    const std::uint32_t bsize = p.cfg_.buffer_size;
+    if (p.regions_.empty() || p.regions_[0].size < bsize) return from;
+    std::uint8_t* const base = p.regions_[0].base;
+    const std::uint64_t last_offset = p.regions_[0].size - bsize;
+    const descriptor* desc = r.desc();
+    runtime::tx_frame* slots = &slots_[base_];
+    slot_buffer* buffers = &buffers_[base_];
+    std::size_t i = from;
+    for (; i < n; ++i) {
+        descriptor d;
+        std::memcpy(&d, &desc[(r.next + i) & r.mask], sizeof d);
+        if (d.region != 0 || d.offset > last_offset) break;
+        buffers[i] = slot_buffer{0, d.offset, bsize, bsize};
+        std::uint8_t* at = base + d.offset;
+        prefetch_line_for_write(at);  // as in offer_slots
+        prefetch_line_for_write(at + 64);
+        slots[i].reset({at, bsize}, &buffers[i]);
+    }
+    return i;
+}
+
 // A frame the handler filled, checked. An external payload goes in a slot of its own where it
 // lies in memory the server mapped (and chain_ok: a slot is left for it); else it is copied
 // behind the headers. Either way the whole must fit the frame's buffer, as a frame of the port.
@@ -285,6 +324,10 @@ inline void port::io::keep_spare(const descriptor& d, std::size_t k) noexcept {
 // returns the ring slots used, the frames that go out in frames_out.
 std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::size_t room,
                                 std::uint16_t& frames_out) {
+    if (publish_whole(filled)) {
+        frames_out = static_cast<std::uint16_t>(filled);
+        return frames_out;
+    }
     port& p = owner_;
     runtime::tx_frame* slots = &slots_[base_];
     const slot_buffer* buffers = &buffers_[base_];
@@ -342,13 +385,7 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
     p.c_.tx_bytes += bytes;
     frames_out = out;
     if (!moved && !bad && pos == out) {
-        // The unused slots are the ring's next ones, in order: the offer starts there.
-        base_ += filled;
-        offered_ = offered - filled;
-        if (offered_ == 0)
-            base_ = 0;
-        else if (base_ > runtime::burst_size)
-            offer_from_front();
+        past_sent(filled);
         return out;
     }
     for (std::size_t i = filled; i < offered; ++i)
@@ -361,6 +398,46 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
     }
     keep_unused_offered();
     return static_cast<std::uint16_t>(pos);
+}
+
+// publish() of a burst whose every frame lies whole in the buffer offered for its slot (no
+// slot moved, no payload to chain or copy, a length the buffer holds): checked first and then
+// written, one descriptor a frame, without the general loop's per-frame cases (~40
+// instructions less a frame). False, with nothing written, for any other burst.
+bool port::io::publish_whole(std::size_t filled) noexcept {
+    port& p = owner_;
+    const runtime::tx_frame* slots = &slots_[base_];
+    const slot_buffer* buffers = &buffers_[base_];
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < filled; ++i) {
+        const runtime::tx_frame& f = slots[i];
+        if (f.io_cookie != &buffers[i] || f.ext.length != 0 || f.length == 0 ||
+            f.length > f.buffer.size())
+            return false;
+        bytes += f.length;
+    }
+    descriptor* const desc = p.tx_.desc();
+    const std::uint16_t next = p.tx_.next, mask = p.tx_.mask;
+    for (std::size_t i = 0; i < filled; ++i) {
+        const slot_buffer& b = buffers[i];
+        const descriptor d{0, b.region, static_cast<std::uint32_t>(slots[i].length), b.offset, 0};
+        std::memcpy(&desc[(next + i) & mask], &d, sizeof d);
+    }
+    p.c_.tx_frames += filled;
+    p.c_.tx_bytes += bytes;
+    past_sent(filled);
+    return true;
+}
+
+// After publish, when the frames sent took the offer's first `filled` slots in order: the
+// unused slots are the ring's next ones, in order, and the offer starts there.
+inline void port::io::past_sent(std::size_t filled) noexcept {
+    base_ += filled;
+    offered_ -= filled;
+    if (offered_ == 0)
+        base_ = 0;
+    else if (base_ > runtime::burst_size)
+        offer_from_front();
 }
 
 // After publish, when slots moved: the unused buffers are now in the ring's next slots, in
