@@ -158,6 +158,12 @@ class engine_impl final : public pds::tx_listener {
     // Forced inline into its two callers: once per quiet request.
     [[gnu::always_inline]] bool queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
                                             const ses_fields& common, const quiet_request& r);
+    std::size_t queue_quiet_list(peer_state& ps, peer_id to, delivery_mode mode,
+                                 const ses_fields& common, std::span<const quiet_request> list);
+    [[gnu::always_inline]] std::uint32_t allocate_quiet(peer_state& ps, peer_id to,
+                                                        delivery_mode mode,
+                                                        const ses_fields& common,
+                                                        const quiet_request& r);
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);

@@ -41,8 +41,8 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     const std::uint32_t mtu = messages_.mtu();
     const std::uint32_t limit = p.psn_limit(params_);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
-    // window stay what they are.
-    const std::uint64_t deadline = now_ + p.current_rto(params_);
+    // window stay what they are: one deadline (0 means none) and one arming of the RTO timer.
+    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // Without a UDP checksum to sum, the run's frames after its first are that one's with the
     // changing fields written in (copy_run_frame); where the first one's payload stayed in
@@ -59,11 +59,8 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
-        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
-        e.message = mi;
-        e.offset = offset;
-        e.length = mtu;
-        e.entropy = p.lb.next_entropy(now_);
+        pds::tx_entry& e =
+            p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(now_), now_, deadline);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
         const bool ar = p.run_full_after(mtu, mtu, window, limit);
@@ -89,11 +86,12 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
                                                         m.length - offset);
             }
         }
-        p.stamp_sent(e, now_, deadline, timers_);
+        p.inflight_bytes += mtu;
         ++sent;
         bytes += len;
         n += hand_out(f, buf, len);
     }
+    if (sent != 0) p.arm_run(deadline, timers_);
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
 }
 
@@ -171,8 +169,8 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
     const std::uint32_t mtu = messages_.mtu();
     const std::uint32_t limit = p.psn_limit(params_);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
-    // window stay what they are.
-    const std::uint64_t deadline = now_ + p.current_rto(params_);
+    // window stay what they are, as in send_run.
+    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // As in send_run: the frames after the run's first built by build_pdc_packet are that one's
     // with the changing fields written in, where the messages agree on all the rest (their
@@ -191,11 +189,8 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const ses::segment seg = messages_.next_segment(m);
         m.owner = p.index;
-        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
-        e.message = mi;
-        e.offset = 0;
-        e.length = seg.length;
-        e.entropy = p.lb.next_entropy(now_);
+        pds::tx_entry& e =
+            p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(now_), now_, deadline);
         q.pop(messages_);
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
@@ -211,12 +206,13 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
                 first_message = mi;
             }
         }
-        p.stamp_sent(e, now_, deadline, timers_);
+        p.inflight_bytes += seg.length;
         ++sent;
         bytes += len;
         payload_bytes += seg.length;
         n += hand_out(f, buf, len);
     }
+    if (sent != 0) p.arm_run(deadline, timers_);
     return end_tx_run(p, payload_bytes, sent, bytes, n);
 }
 

@@ -215,17 +215,24 @@ class pdc {
         if (!rto_timer.scheduled() || e.deadline < rto_timer.deadline())
             timers.schedule(rto_timer, e.deadline);
     }
-    // on_sent() with the RTO deadline given: a transmit run works out now + current_rto() once
-    // for all its packets (no ACK is handled within it). Inline: once per packet of a run.
+    // A transmit run's new data packet, sent at `now` with the run's RTO deadline (at least 1):
+    // on_sent_until() of a pushed entry but for three things. Its bytes go into inflight_bytes
+    // by the caller, once it has asked run_full_after() about this packet; the RTO timer is
+    // armed once the run is built (arm_run(): its packets share their deadline); and the
+    // controller hears nothing (on_send), which only credit PDCs need, and runs are never a
+    // credit PDC's. Inline: once per packet of a run.
+    tx_entry& push_run_packet(std::uint32_t message, std::uint32_t offset, std::uint32_t length,
+                              std::uint16_t entropy, std::uint64_t now,
+                              std::uint64_t deadline) noexcept {
+        return tx.push_sent(message, offset, length, entropy, now, deadline, ++tx_seq);
+    }
+    void arm_run(std::uint64_t deadline, timer_wheel& timers) noexcept {
+        if (!rto_timer.scheduled() || deadline < rto_timer.deadline())
+            timers.schedule(rto_timer, deadline);
+    }
+    // on_sent() with the RTO deadline given (a packet built by send_new_from or a retransmit).
     void on_sent_until(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
                        timer_wheel& timers) noexcept {
-        stamp_sent(e, now, deadline, timers);
-        if (e.kind == tx_kind::data) cc->on_send(e.length, now);
-    }
-    // on_sent_until() but for the controller's on_send(), which only credit PDCs need (a
-    // transmit run's packets, never a credit PDC's).
-    void stamp_sent(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
-                    timer_wheel& timers) noexcept {
         e.resent = e.tx_seq != 0;
         e.sent_ns = now;
         e.tx_seq = ++tx_seq;
@@ -235,6 +242,7 @@ class pdc {
             inflight_bytes += e.length;
         }
         arm(e, deadline, timers);
+        if (e.kind == tx_kind::data) cc->on_send(e.length, now);
     }
     // When rto_timer fires: the ring slots of the packets due at `now`, in the order per-packet
     // timers would have fired (deadline, then transmission); at most slots.size().

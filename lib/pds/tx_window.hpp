@@ -65,6 +65,28 @@ class tx_window {
 
     // A new packet at next (caller checked outstanding() < capacity()).
     tx_entry& push(tx_kind kind) noexcept;
+    // A new data packet sent at once (a transmit run's, pdc::push_run_packet): what push() and
+    // pdc::on_sent_until() make of its entry, each field stored once. Inline: once per packet
+    // of a run.
+    tx_entry& push_sent(std::uint32_t message, std::uint32_t offset, std::uint32_t length,
+                        std::uint16_t entropy, std::uint64_t now, std::uint64_t deadline,
+                        std::uint64_t tx_seq) noexcept {
+        tx_entry& e = ring_[next_ & mask_];
+        e.deadline = deadline;
+        e.sent_ns = now;
+        e.tx_seq = tx_seq;
+        e.message = message;
+        e.offset = offset;
+        e.length = length;
+        e.psn = next_++;
+        e.retries = 0;
+        e.entropy = entropy;
+        e.state = tx_state::in_flight;
+        e.kind = tx_kind::data;
+        e.resent = false;
+        e.counted = true;
+        return e;
+    }
     // Frees acknowledged packets at the front; returns how many.
     std::uint32_t advance() noexcept;
 
