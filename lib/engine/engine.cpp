@@ -373,7 +373,7 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
 // pool had no entry after all.
 inline bool engine_impl::queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
                                      const ses_fields& common, const quiet_request& r) {
-    const std::uint32_t m = allocate_quiet(ps, to, mode, common, r);
+    const std::uint32_t m = allocate_quiet(ps, to, mode, common, r, may_end_counted(common));
     if (m == ses::no_index) return false;
     queue_request(ps, to, mode, m, r.data.size());
     return true;
@@ -382,7 +382,8 @@ inline bool engine_impl::queue_quiet(peer_state& ps, peer_id to, delivery_mode m
 // A quiet request's message, not yet queued: allocated under the peer's next id with its own
 // fields and tracked by id; ses::no_index when the pool had no entry after all.
 inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, delivery_mode mode,
-                                                 const ses_fields& common, const quiet_request& r) {
+                                                 const ses_fields& common, const quiet_request& r,
+                                                 bool ends_counted) {
     const auto mode_code = static_cast<std::uint8_t>(mode);
     const std::uint16_t id = ps.next_message_id[mode_code];
     const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
@@ -390,6 +391,7 @@ inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, del
     ++ps.next_message_id[mode_code];
     ses::tx_message& msg = messages_[m];
     msg.quiet = true;
+    msg.ends_counted = ends_counted;
     msg.fields.memory_key = r.own.memory_key;
     msg.fields.buffer_offset = r.own.buffer_offset;
     msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
@@ -436,12 +438,13 @@ inline std::size_t engine_impl::queue_quiet_list(peer_state& ps, peer_id to, del
                                                  std::span<const quiet_request> list) {
     const std::size_t slot = slot_for(ps, mode);
     ses::message_queue& q = ps.queue[slot];
+    const bool ends_counted = may_end_counted(common);
     std::uint64_t bytes = 0;
     std::size_t i = 0;
     for (; i < list.size(); ++i) {
         const quiet_request& r = list[i];
         if (r.data.size() > cfg_.max_message_size) break;
-        const std::uint32_t m = allocate_quiet(ps, to, mode, common, r);
+        const std::uint32_t m = allocate_quiet(ps, to, mode, common, r, ends_counted);
         if (m == ses::no_index) break;
         q.push(messages_, m);
         bytes += r.data.size();
@@ -598,6 +601,7 @@ const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
 void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
     ses::tx_message& m = impl_->messages_[index];
     m.quiet = false;
+    m.ends_counted = false;
     m.context = context;
 }
 

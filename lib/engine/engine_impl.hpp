@@ -142,6 +142,8 @@ class engine_impl final : public pds::tx_listener {
     // complete_message's body, forced inline where nearly every message ends (an ACK that
     // answers it, on_request_acked): there the call cost ~20 instructions a message.
     [[gnu::always_inline]] void end_message(std::uint32_t index, status result, bool answered);
+    [[gnu::always_inline]] void untrack_message(std::uint32_t index) noexcept;
+    [[gnu::always_inline]] void release_message(std::uint32_t index) noexcept;
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
@@ -163,7 +165,11 @@ class engine_impl final : public pds::tx_listener {
     [[gnu::always_inline]] std::uint32_t allocate_quiet(peer_state& ps, peer_id to,
                                                         delivery_mode mode,
                                                         const ses_fields& common,
-                                                        const quiet_request& r);
+                                                        const quiet_request& r, bool ends_counted);
+    // Whether quiet requests with these fields may end counted (tx_message::ends_counted).
+    static bool may_end_counted(const ses_fields& common) noexcept {
+        return !common.response && !ses::answer_needs_message(common.opcode);
+    }
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
@@ -571,6 +577,18 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
     else
         ++counters_.messages_failed;
     if (answered) ++counters_.answered_by_ack;
+    if (m.quiet && !counted_only) {
+        untrack_message(index);
+        m.kept = true;  // for the caller to read (release_quiet_message)
+        m.ends_counted = false;
+    } else {
+        release_message(index);
+    }
+}
+
+// An ended message no longer found by its id, nor the transmit template's.
+inline void engine_impl::untrack_message(std::uint32_t index) noexcept {
+    const ses::tx_message& m = messages_[index];
     // Tracked and inserted: it has an entry (the overflow map is tried only when the entry
     // holds another request now).
     if (m.request_slot != ses::no_index) {
@@ -578,10 +596,12 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
         request_by_id_.erase(key, index, m.request_slot);
     }
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
-    if (m.quiet && !counted_only)
-        m.kept = true;  // for the caller to read (release_quiet_message)
-    else
-        messages_.release(index);
+}
+
+// An ended message untracked and back in the pool.
+inline void engine_impl::release_message(std::uint32_t index) noexcept {
+    untrack_message(index);
+    messages_.release(index);
 }
 
 // An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and

@@ -71,6 +71,11 @@ struct tx_message {
     // ended otherwise, and stays (in use) until the caller has read it (release_quiet_message).
     bool quiet = false;
     bool kept = false;
+    // A quiet request whose good end, answered in an ACK, is only counted, at once: quiet, not
+    // kept, not answered by a message, not a response and not an opcode whose answer is a
+    // message (engine_impl::on_data_acked's one test, in the byte these leave spare). Whatever
+    // makes one of those false clears it.
+    bool ends_counted = false;
     std::uint32_t next_undecided = no_index;
     std::uint64_t undecided_since = 0;
     op_fields fields;
@@ -172,6 +177,7 @@ inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
     m.undecided = false;
     m.quiet = false;
     m.kept = false;
+    m.ends_counted = false;
     m.next_undecided = no_index;
     m.undecided_since = 0;
     m.fields = fields;

@@ -1065,8 +1065,11 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 sizes.push_back(size);
             }
         };
-        std::size_t seen = 0, after_syn = 0;
-        for (std::uint64_t now = 0; seen < 600 && now < 100'000'000; now += 10'000) {
+        std::size_t seen = 0, after_syn = 0, answered_by_message = 0;
+        // Until every frame was seen and every request ended (the last ACKs come after).
+        const auto ended = [&] { return a.counters().messages_completed == posted.size(); };
+        for (std::uint64_t now = 0; (seen < 600 || !ended()) && now < 100'000'000;
+             now += 10'000) {
             post_some();
             for (const auto& frame : drain_tx(a, now)) {
                 captured c;
@@ -1098,11 +1101,12 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 if (!h.syn) ++after_syn;
                 ++seen;
             }
-            for (const auto& ack : drain_tx(b, now + 5'000))
-                a.receive(ack, now + 5'000);
+            // Answered before the ACKs leave, as the endpoint answers what it delivers: the
+            // ACKs carry the answers.
             received_message m;
             while (b.poll_received(m)) {
                 if (!b.answer_ok_in_ack(m)) {
+                    ++answered_by_message;
                     ses_fields answer;
                     answer.response = true;
                     answer.message_id = m.message_id;
@@ -1111,6 +1115,8 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 }
                 b.release(m.handle);
             }
+            for (const auto& ack : drain_tx(b, now + 5'000))
+                a.receive(ack, now + 5'000);
             std::array<send_completion, 64> done;
             while (a.poll_send_completions(done) != 0) {
             }
@@ -1118,6 +1124,10 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
         EXPECT_EQ(seen, posted.size());
         EXPECT_GT(after_syn, posted.size() / 2);
         EXPECT_EQ(b.counters().messages_delivered, posted.size());
+        // Every request ended well, quiet or not, each answered in an ACK but those answered
+        // by a message.
+        EXPECT_EQ(a.counters().messages_completed, posted.size());
+        EXPECT_EQ(a.counters().answered_by_ack, posted.size() - answered_by_message);
     }
 }
 
