@@ -291,7 +291,7 @@ class pdc {
         std::uint32_t packets = 0;
         std::uint64_t bytes = 0, released = 0;  // acknowledged; of them, in inflight_bytes
     };
-    void ack_plain(tx_entry& e, plain_acks& acks) noexcept;
+    void ack_plain(const tx_entry& e, plain_acks& acks) noexcept;
     void repath_static(const pdc_params& params) noexcept;
     bool acked_any_ = false;
     void infer_losses(psn_t up_to, const pdc_params& params, ack_outcome& out) noexcept;

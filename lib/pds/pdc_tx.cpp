@@ -152,16 +152,15 @@ bool pdc::ack_one(tx_entry& e, const ack_event& ack, ack_outcome& out) noexcept 
 
 // ack_one() for a data packet in flight whose path selector hears nothing of ACKs: nearly every
 // packet a cumulative ACK covers. Its bytes leave inflight_bytes once for the ACK (the
-// subtraction is saturating, so in any order it gives the same).
-void pdc::ack_plain(tx_entry& e, plain_acks& acks) noexcept {
-    e.deadline = no_deadline;
-    e.state = tx_state::acked;
+// subtraction is saturating, so in any order it gives the same). Its entry is left as it is:
+// on_ack moves the window's front past the whole cumulative range at once (tx_window::pass),
+// and nothing reads an entry behind the front.
+void pdc::ack_plain(const tx_entry& e, plain_acks& acks) noexcept {
     if (e.tx_seq > highest_acked_seq) {
         highest_acked_seq = e.tx_seq;
         newest_acked_sent_ns = e.sent_ns;
     }
     acks.released += e.counted ? e.length : 0;
-    e.counted = false;
     ++acks.packets;
     acks.bytes += e.length;
 }
@@ -236,6 +235,9 @@ ack_outcome pdc::on_ack(const ack_event& ack, std::uint16_t from_pdcid, std::uin
                 continue;
             run.add(e);
         }
+        // Every packet before psn is acknowledged now (or was): the front passes them all, so
+        // that the SACK bits below find none of them and advance() need not walk them again.
+        tx.pass(psn);
         highest = psn - 1;
         out.newly_acked += plain.packets;
         out.acked_bytes += plain.bytes;

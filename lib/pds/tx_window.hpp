@@ -89,6 +89,10 @@ class tx_window {
     }
     // Frees acknowledged packets at the front; returns how many.
     std::uint32_t advance() noexcept;
+    // The front moves to `to` (in [una, next]): every packet before it is acknowledged, whatever
+    // its entry says (a cumulative ACK's, pdc::on_ack). Nothing reads an entry behind the
+    // front; push() and push_sent() set each one again.
+    void pass(psn_t to) noexcept { una_ = to; }
 
     void queue_retransmit(tx_entry& e, retx_cause cause) noexcept;
     // The next packet still waiting for retransmission, unlinked; nullptr when none.
