@@ -62,12 +62,17 @@ bool cq_impl::head_is_error() const noexcept {
 }
 
 std::size_t cq_impl::pop(std::span<completion> out) noexcept {
-    std::size_t n = 0;
-    while (n < out.size() && count > 0 && !ring[head].error) {
-        out[n++] = ring[head];
-        head = ring_next(head, ring_size());
-        --count;
+    // In locals: the copies' stores (bytes, which may alias anything) made the compiler read the
+    // ring, its head and its count again for every entry.
+    const completion* const r = ring.data();
+    const std::size_t size = ring_size(), most = std::min(out.size(), count);
+    std::size_t n = 0, at = head;
+    while (n < most && !r[at].error) {
+        out[n++] = r[at];
+        at = ring_next(at, size);
     }
+    head = at;
+    count -= n;
     // Emptied, the ring starts again at its first entry: the next completions are written to
     // lines just read (still cached) instead of walking a ring twice the queue's capacity, whose
     // every entry was a cache miss for the producer and for the reader.
