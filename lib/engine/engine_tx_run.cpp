@@ -91,7 +91,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         bytes += len;
         n += hand_out(f, buf, len);
     }
-    if (sent != 0) p.arm_run(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, timers_);
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
 }
 
@@ -212,7 +212,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         payload_bytes += seg.length;
         n += hand_out(f, buf, len);
     }
-    if (sent != 0) p.arm_run(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, timers_);
     return end_tx_run(p, payload_bytes, sent, bytes, n);
 }
 

@@ -212,13 +212,12 @@ class pdc {
     // sent (a call cost ~20 instructions of a small message).
     void arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept {
         e.deadline = std::max<std::uint64_t>(deadline, 1);  // 0 means none
-        if (!rto_timer.scheduled() || e.deadline < rto_timer.deadline())
-            timers.schedule(rto_timer, e.deadline);
+        arm_timer(e.deadline, timers);
     }
     // A transmit run's new data packet, sent at `now` with the run's RTO deadline (at least 1):
     // on_sent_until() of a pushed entry but for three things. Its bytes go into inflight_bytes
     // by the caller, once it has asked run_full_after() about this packet; the RTO timer is
-    // armed once the run is built (arm_run(): its packets share their deadline); and the
+    // armed once the run is built (arm_timer(): its packets share their deadline); and the
     // controller hears nothing (on_send), which only credit PDCs need, and runs are never a
     // credit PDC's. Inline: once per packet of a run.
     tx_entry& push_run_packet(std::uint32_t message, std::uint32_t offset, std::uint32_t length,
@@ -226,7 +225,9 @@ class pdc {
                               std::uint64_t deadline) noexcept {
         return tx.push_sent(message, offset, length, entropy, now, deadline, ++tx_seq);
     }
-    void arm_run(std::uint64_t deadline, timer_wheel& timers) noexcept {
+    // The PDC's rto_timer fires no later than `deadline` (at least 1): once per packet (arm),
+    // or once per transmit run, whose packets share their deadline.
+    void arm_timer(std::uint64_t deadline, timer_wheel& timers) noexcept {
         if (!rto_timer.scheduled() || deadline < rto_timer.deadline())
             timers.schedule(rto_timer, deadline);
     }

@@ -1068,8 +1068,7 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
         std::size_t seen = 0, after_syn = 0, answered_by_message = 0;
         // Until every frame was seen and every request ended (the last ACKs come after).
         const auto ended = [&] { return a.counters().messages_completed == posted.size(); };
-        for (std::uint64_t now = 0; (seen < 600 || !ended()) && now < 100'000'000;
-             now += 10'000) {
+        for (std::uint64_t now = 0; (seen < 600 || !ended()) && now < 100'000'000; now += 10'000) {
             post_some();
             for (const auto& frame : drain_tx(a, now)) {
                 captured c;
