@@ -36,12 +36,13 @@ void side::begin(std::uint64_t size, bool initiator, bool receiver, bool respond
     run_.rx_limit = receiver ? run_.limit : 0;
     // send_lat's client receives the pongs without being the receiver of the control protocol.
     run_.multi = multi_recv_for(s_, size) && (receiver || s_.test == test_kind::send_lat);
-    free_tx_.clear();
-    free_rx_.clear();
+    // Room for every slot of the run (run_.depth may exceed what open() reserved for).
+    free_tx_.reserve(run_.depth);
+    free_rx_.reserve(run_.depth);
     slot_offset_.resize(run_.depth);
     for (std::uint32_t k = run_.depth; k-- > 0;) {
-        free_tx_.push_back(k);
-        free_rx_.push_back(k);
+        (void)free_tx_.push_back(k);
+        (void)free_rx_.push_back(k);
         slot_offset_[k] = run_.layout.offset_of(k);
     }
     samples_.clear();
@@ -283,7 +284,7 @@ void side::post_send_lists() {
         std::size_t posted = 0;
         const std::error_code ec = ep_.send_list(peer_, std::span(list, length), posted);
         if (posted != 0) {
-            free_tx_.resize(free_tx_.size() - after[posted - 1].taken);
+            free_tx_.drop(after[posted - 1].taken);
             run_.unsignaled = after[posted - 1].unsignaled;
             run_.posted += posted;
             run_.outstanding += posted;
@@ -309,7 +310,7 @@ void side::post_receive_lists() {
         std::size_t posted = 0;
         const std::error_code ec =
             ep_.recv_list(std::span(recv_list_.data(), length), posted, peer_);
-        free_rx_.resize(free_rx_.size() - posted);
+        free_rx_.drop(posted);
         run_.rx_posted += posted;
         if (ec) {
             if (!transient(ec)) fail("cannot post a receive: " + ec.message());
@@ -367,16 +368,29 @@ inline void side::on_received(const completion& c, std::span<const std::byte> ms
 }
 
 void side::on_data(const completion& c, std::uint32_t slot, bool rx) {
+    if (rx && slot < run_.depth && !s_.verify && is_bw(s_.test) && free_rx_.push_back(slot))
+        [[likely]] {
+        ++run_.rx_done;
+        return;
+    }
+    on_data_slow(c, slot, rx);
+}
+
+void side::on_data_slow(const completion& c, std::uint32_t slot, bool rx) {
     if (slot >= run_.depth) {
         fail("a completion for slot " + std::to_string(slot) + " of " + std::to_string(run_.depth));
         return;
     }
+    // More slots given back than the run has: a completion came twice.
+    if (!(rx ? free_rx_ : free_tx_).push_back(slot)) {
+        fail("a second completion for " + std::string(rx ? "rx" : "tx") + " slot " +
+             std::to_string(slot));
+        return;
+    }
     if (rx) {
-        free_rx_.push_back(slot);
         on_received(c, rx_slot(slot));
         return;
     }
-    free_tx_.push_back(slot);
     switch (tx_kind_[slot]) {
         case tx_drain:
             ++run_.drain_done;
