@@ -271,6 +271,8 @@ bool parser::option(std::string_view arg) {
         s.multi_recv = true;
     } else if (opt == "--stats") {
         s.stats = true;
+    } else if (opt == "--time-stages") {
+        s.stats = s.time_stages = true;  // shown in the counters
     } else if (opt == "--trust-link-mtu") {
         s.trust_link_mtu = true;
     } else if (opt == "--no-busy-poll") {
@@ -539,6 +541,7 @@ std::string usage() {
            "                     a receive per message; -s below 65536 (-a: plain receives\n"
            "                     from 65536 up)\n"
            "  --stats            endpoint counters at the end\n"
+           "  --time-stages      --stats with the port's time per frame by stage (dpdk)\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"
            "  --no-busy-poll     let an idle port back off\n";
 }

@@ -105,6 +105,9 @@ struct settings {
     bool out_json = false;
     std::string out_json_file;
     bool stats = false;
+    // --time-stages: the port times its bursts by stage (fabric_attr::dpdk.time_stages), shown in
+    // --stats. Its own option: the TSC reads cost a few percent of a small-message rate.
+    bool time_stages = false;
     bool busy_poll = true;
     double timeout_s = 10;  // control answers
     bool help = false;

@@ -312,7 +312,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.zero_copy = s.zero_copy;
     fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
-    fa.dpdk.time_stages = s.stats;  // the Stages line of --stats
+    fa.dpdk.time_stages = s.time_stages;  // the Stages line of --stats
     auto fab = fabric::open(fa);
     if (!fab) {
         const std::string why = fabric::last_error();

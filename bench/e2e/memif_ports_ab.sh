@@ -15,7 +15,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}
 for ((r = 1; r <= ROUNDS; r++)); do
     for port in dpdk uet; do
         c1=$(core_ns)
-        MEMIF_PORT=$port uet_memif "$port-$r" "$@" -D "$SECONDS_PER_RUN" --report_gbits --stats \
+        MEMIF_PORT=$port uet_memif "$port-$r" "$@" -D "$SECONDS_PER_RUN" --report_gbits --time-stages \
             >"$WORK/$port-$r.out"
         c2=$(core_ns)
         bw=$(json_result "$port-$r" BW_average)

@@ -332,7 +332,8 @@ struct endpoint_impl {
     ses_fields request_fields(wire::ses_opcode opcode) const noexcept;
 
     // ---- what arrives (endpoint_rx.cpp) ----
-    bool process();  // engine completions and messages; true if anything happened
+    bool process();                   // engine completions and messages; true if anything happened
+    bool process(std::uint64_t now);  // process() at `now`, the network's time read by the caller
 
     // ---- quiet sends (endpoint.cpp): no operation entry unless the end needs one ----
     // A send asked no completion of, posted as a quiet engine request when it can go so

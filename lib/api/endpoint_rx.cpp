@@ -63,8 +63,12 @@ std::size_t element_size(wire::ses_atomic_datatype t) {
 }  // namespace
 
 bool endpoint_impl::process() {
+    return eng && process(domain->fabric->net->now());
+}
+
+bool endpoint_impl::process(std::uint64_t poll_now) {
     if (!eng) return false;
-    now = domain->fabric->net->now();
+    now = poll_now;
     bool any = false;
     std::size_t n;
     while ((n = eng->poll_send_completions(completions)) > 0) {

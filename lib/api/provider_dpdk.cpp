@@ -57,7 +57,7 @@ class dpdk_network final : public network {
     void attach(endpoint_impl& ep) override;
     void detach(endpoint_impl& ep) noexcept override;
     void poll_frames_only();
-    static bool process_endpoint(void* ep);
+    static bool process_endpoint(void* ep, std::uint64_t now);
     void on_new_peer(std::uint32_t ip) noexcept override;
     bool step() override;
     std::uint64_t now() const noexcept override { return runtime::now_ns(); }
@@ -186,8 +186,8 @@ void dpdk_network::poll_frames_only() {
     if (ep_) loop_->set_between_bursts(&process_endpoint, ep_);
 }
 
-bool dpdk_network::process_endpoint(void* ep) {
-    return static_cast<endpoint_impl*>(ep)->process();
+bool dpdk_network::process_endpoint(void* ep, std::uint64_t now) {
+    return static_cast<endpoint_impl*>(ep)->process(now);
 }
 
 void dpdk_network::attach(endpoint_impl& ep) {

@@ -23,7 +23,7 @@ std::size_t poll_loop::poll_once(std::uint64_t now) {
     ++stats_.polls;
     busy_.poll_started(now);
     const std::size_t rx = io_.receive_burst(handler_, now);
-    const bool worked = between_ && between_(between_ctx_);
+    const bool worked = between_ && between_(between_ctx_, now);
     const std::size_t tx = io_.transmit_burst(handler_, now);
     stats_.rx_frames += rx;
     stats_.tx_frames += tx;

@@ -55,6 +55,17 @@ TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
     EXPECT_EQ(r.s.mtu, largest_dpdk_mtu(1500));
 }
 
+TEST(PerfOptions, TimeStagesIsItsOwnOptionAndShowsTheCounters) {
+    const auto stats = parse({"send_bw", "--provider", "pipe", "--stats"});
+    ASSERT_EQ(stats.error, "");
+    EXPECT_TRUE(stats.s.stats);
+    EXPECT_FALSE(stats.s.time_stages);  // the clock reads are not paid for the counters
+    const auto stages = parse({"send_bw", "--provider", "pipe", "--time-stages"});
+    ASSERT_EQ(stages.error, "");
+    EXPECT_TRUE(stages.s.time_stages);
+    EXPECT_TRUE(stages.s.stats);  // they are printed with the counters
+}
+
 TEST(PerfOptions, ZeroCopyThreshold) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy_min, 1024u);
     const auto off = parse({"write_bw", "--provider", "pipe", "--zero-copy-min", "0"});

@@ -141,10 +141,11 @@ opt_value() { # opt_value CMD OPTION: the word after OPTION in CMD
     for ((i = 0; i + 1 < ${#w[@]}; i++)); do [ "${w[i]}" = "$2" ] && { echo "${w[i + 1]}"; return; }; done
 }
 
-# check_stats NAME LOG PAIR: --stats printed the port's counters (af_packet and af_xdp leave the
-# host: UDP checksums on by default; both are virtual devices, which copy every frame into their
-# own ring: zero-copy transmit from 4 KiB only by default) and the poll loop's time, and the loop
-# polled and was busy some of the time (a side that moved frames cannot be idle always).
+# check_stats NAME LOG PAIR COMMAND: --stats printed the port's counters (af_packet and af_xdp
+# leave the host: UDP checksums on by default; both are virtual devices, which copy every frame
+# into their own ring: zero-copy transmit from 4 KiB only by default) and the poll loop's time,
+# and the loop polled and was busy some of the time (a side that moved frames cannot be idle
+# always); the port's stages were timed where COMMAND asked for it (--time-stages), else not.
 check_stats() {
     local name=$1 log=$2 n=$3 line
     grep -q "^ Port: rx frames [1-9]" "$log" || bad "pair $n: $name's --stats has no port counters"
@@ -155,7 +156,12 @@ check_stats() {
         bad "pair $n: $name's --stats has no poll loop line"
     awk -v b="${BASH_REMATCH[1]:-0}" 'BEGIN { exit !(b > 0) }' ||
         bad "pair $n: $name's poll loop was never busy: $line"
-    # --stats times the port's stages: both directions moved frames, so all four are counted.
+    # --time-stages times the port's stages: both directions moved frames, so all four count;
+    # --stats alone does not time them.
+    if [[ " $4 " != *" --time-stages "* ]]; then
+        ! grep -q "^ Stages (ns per frame): " "$log" || bad "pair $n: $name timed stages unasked"
+        return
+    fi
     line=$(grep "^ Stages (ns per frame): " "$log")
     [[ $line =~ receive\ driver\ ([0-9.]+),\ stack\ ([0-9.]+)\;\ transmit\ stack\ ([0-9.]+),\ driver\ ([0-9.]+)$ ]] ||
         { bad "pair $n: $name's --stats has no stages line"; return; }
@@ -233,9 +239,9 @@ pair() { # pair N SERVER-CMD CLIENT-CMD
         grep -q "^ Verify: OK" "$WORK/A.log" || bad "pair $n: no 'Verify: OK' from the server"
         grep -q "^ Verify: OK" "$WORK/B.log" || bad "pair $n: no 'Verify: OK' from the client"
     fi
-    if [[ " $scmd " == *" --stats "* ]]; then
-        check_stats A "$WORK/A.log" "$n"
-        check_stats B "$WORK/B.log" "$n"
+    if [[ " $scmd " == *" --stats "* || " $scmd " == *" --time-stages "* ]]; then
+        check_stats A "$WORK/A.log" "$n" "$scmd"
+        check_stats B "$WORK/B.log" "$n" "$scmd"
     fi
     local json
     json=$(opt_value "$scmd" --out_json_file)
