@@ -206,6 +206,14 @@ class engine_impl final : public pds::tx_listener {
     // Where the next data frame is built: f's room where any frame fits (zero-copy possible),
     // else staging slot `staged`. Clears what the last frame left in referenced_.
     std::span<std::uint8_t> data_frame_buffer(const tx_frame& f, std::size_t staged);
+    // data_frame_buffer's place for a frame that takes no payload by reference (a run's copied
+    // frame), without its by-reference state: nothing to clear or to read back after the copy.
+    std::span<std::uint8_t> copied_frame_buffer(const tx_frame& f, std::size_t staged) noexcept {
+        return f.room.size() >= staging_frame_size_
+                   ? f.room.first(staging_frame_size_)
+                   : std::span<std::uint8_t>(&staging_[staged * staging_frame_size_],
+                                             staging_frame_size_);
+    }
 
     // ---- transmit runs (engine_tx_run.cpp) ----
     // The packets inside the message at the head of p's queue that may leave now, built into

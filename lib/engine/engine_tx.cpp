@@ -93,9 +93,7 @@ std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::s
     by_reference_ = in_room && cfg_.reference_payload != nullptr;
     referenced_ = {};
     referenced_region_ = no_payload_region;
-    return in_room ? f.room.first(staging_frame_size_)
-                   : std::span<std::uint8_t>(&staging_[staged * staging_frame_size_],
-                                             staging_frame_size_);
+    return copied_frame_buffer(f, staged);
 }
 
 // Why this call's data frames ended (a call that found no data frame to build counts too, the

@@ -186,7 +186,6 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         // Anything else, and a full window, are send_new_from's to decide (and count).
         if (!whole_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
         tx_frame& f = out[n];
-        const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
         const ses::segment seg = messages_.next_segment(m);
         m.owner = p.index;
         pds::tx_entry& e =
@@ -197,20 +196,29 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         std::size_t len;
         if (first != nullptr && same_whole_headers(messages_[first_message], m)) {
+            // Its payload is copied (the first is built only where it may not go by reference).
+            const std::span<std::uint8_t> buf = copied_frame_buffer(f, staged + n);
             len = copy_whole_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
+            if (len != 0) {
+                f.payload = {};
+                f.payload_region = no_payload_region;
+                f.data = buf.first(len);
+                ++n;
+            }
         } else {
+            const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
             len = build_pdc_packet(p, e, false, ar, buf);
             if (copy_frames && len != 0 && !may_reference(m.length)) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 first_message = mi;
             }
+            n += hand_out(f, buf, len);
         }
         p.inflight_bytes += seg.length;
         ++sent;
         bytes += len;
         payload_bytes += seg.length;
-        n += hand_out(f, buf, len);
     }
     if (sent != 0) p.arm_timer(deadline, timers_);
     return end_tx_run(p, payload_bytes, sent, bytes, n);
