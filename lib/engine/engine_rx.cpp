@@ -422,6 +422,32 @@ void engine_impl::flush_due_acks() {
     acks_due_.clear();
 }
 
+void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
+    std::size_t k = 0;
+    for (; k < acks_due_.size() && n < out.size(); ++k) {
+        pds::pdc& p = pdcs_[acks_due_[k]];
+        if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
+        tx_frame& f = out[n];
+        if (f.room.size() < control_frame_size) break;  // the queue's way, copied
+        rx_context rx;
+        rx.peer = p.peer;
+        rx.entropy = p.ack_entropy;
+        rx.now = now_;
+        direct_room_ = f.room.first(control_frame_size);
+        direct_length_ = 0;
+        send_ack(p, p.ack_trigger, rx);
+        direct_room_ = {};
+        if (direct_length_ == 0) continue;  // not built (counted where it failed)
+        f.payload = {};
+        f.payload_region = no_payload_region;
+        f.data = f.room.first(direct_length_);
+        ++n;
+    }
+    // The rest (no room left in out, or a room too small) as flush_due_acks does.
+    acks_due_.erase(acks_due_.begin(), acks_due_.begin() + static_cast<std::ptrdiff_t>(k));
+    flush_due_acks();
+}
+
 void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
     p.ack_due = false;
     const auto slot = control_slot();

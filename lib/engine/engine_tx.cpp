@@ -12,8 +12,13 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // Frames handed out by the previous call are on the wire by now: reclaim their slots.
     control_tail_ += control_handed_;
     control_handed_ = 0;
-    flush_due_acks();
     std::size_t n = 0;
+    // With no control frame waiting, the due ACKs are built where they leave (in order: any
+    // that wait are older than these).
+    if (control_tail_ == control_head_)
+        flush_due_acks_into(out, n);
+    else
+        flush_due_acks();
     while (n < out.size() && control_tail_ + control_handed_ < control_head_) {
         const std::size_t at = (control_tail_ + control_handed_) % cfg_.control_queue;
         const std::span<const std::uint8_t> frame(&control_buf_[at * control_frame_size],
