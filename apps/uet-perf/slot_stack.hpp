@@ -21,7 +21,6 @@ class slot_stack {
         }
         size_ = 0;
     }
-    void clear() noexcept { size_ = 0; }
     [[nodiscard]] bool push_back(std::uint32_t slot) noexcept {
         if (size_ == capacity_) return false;
         slots_[size_++] = slot;
@@ -32,9 +31,7 @@ class slot_stack {
     // Drops the last `n` slots (n <= size()): those a list just took from data()'s end.
     void drop(std::size_t n) noexcept { size_ -= n; }
     bool empty() const noexcept { return size_ == 0; }
-    bool full() const noexcept { return size_ == capacity_; }
     std::size_t size() const noexcept { return size_; }
-    std::size_t capacity() const noexcept { return capacity_; }
     const std::uint32_t* data() const noexcept { return slots_.get(); }
     std::uint32_t operator[](std::size_t i) const noexcept { return slots_[i]; }
 

@@ -361,6 +361,11 @@ class engine_impl final : public pds::tx_listener {
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
     void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
+    // The ACK p owes, built in `slot` and counted as sent (send_ack queues it; transmit's
+    // flush_due_acks_into builds it in a room): its length, 0 when it could not be built.
+    std::size_t build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
+                          std::span<std::uint8_t> slot);
+    rx_context due_ack_context(const pds::pdc& p) const noexcept;
     // An ACK for p at the next transmit(): control frames leave only then anyway, so waiting
     // costs no latency and folds the ACKs one receive burst asks for into one.
     void defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
@@ -554,10 +559,6 @@ class engine_impl final : public pds::tx_listener {
     std::unique_ptr<std::uint8_t[]> control_buf_;
     std::vector<std::uint16_t> control_len_;
     std::size_t control_head_ = 0, control_tail_ = 0, control_handed_ = 0;
-    // Set by flush_due_acks_into for the one control frame being built: control_slot() gives
-    // this room and commit_control() keeps the frame's length in direct_length_, not queuing it.
-    std::span<std::uint8_t> direct_room_;
-    std::size_t direct_length_ = 0;
     std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames

@@ -409,15 +409,20 @@ void engine_impl::defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& r
     acks_due_.push_back(p.index);
 }
 
+// What a deferred ACK is sent as: to the peer, on the entropy of the packet that made it due.
+engine_impl::rx_context engine_impl::due_ack_context(const pds::pdc& p) const noexcept {
+    rx_context rx;
+    rx.peer = p.peer;
+    rx.entropy = p.ack_entropy;
+    rx.now = now_;
+    return rx;
+}
+
 void engine_impl::flush_due_acks() {
     for (const std::uint32_t i : acks_due_) {
         pds::pdc& p = pdcs_[i];
         if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
-        rx_context rx;
-        rx.peer = p.peer;
-        rx.entropy = p.ack_entropy;
-        rx.now = now_;
-        send_ack(p, p.ack_trigger, rx);
+        send_ack(p, p.ack_trigger, due_ack_context(p));
     }
     acks_due_.clear();
 }
@@ -429,18 +434,13 @@ void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
         if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
         tx_frame& f = out[n];
         if (f.room.size() < control_frame_size) break;  // the queue's way, copied
-        rx_context rx;
-        rx.peer = p.peer;
-        rx.entropy = p.ack_entropy;
-        rx.now = now_;
-        direct_room_ = f.room.first(control_frame_size);
-        direct_length_ = 0;
-        send_ack(p, p.ack_trigger, rx);
-        direct_room_ = {};
-        if (direct_length_ == 0) continue;  // not built (counted where it failed)
+        p.ack_due = false;
+        const std::size_t len =
+            build_ack(p, p.ack_trigger, due_ack_context(p), f.room.first(control_frame_size));
+        if (len == 0) continue;  // not built (counted where it failed)
         f.payload = {};
         f.payload_region = no_payload_region;
-        f.data = f.room.first(direct_length_);
+        f.data = f.room.first(len);
         ++n;
     }
     // The rest (no room left in out, or a room too small) as flush_due_acks does.
@@ -452,6 +452,11 @@ void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx
     p.ack_due = false;
     const auto slot = control_slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    commit_control(build_ack(p, trigger, rx, slot));
+}
+
+std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
+                                   std::span<std::uint8_t> slot) {
     const pds::psn_t cack = p.rx.cack();
     const pds::sack_block sack = p.rx.sack(p.rx.highest());
     wire::pds_ack_cc a;
@@ -475,12 +480,12 @@ void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx
     }
     spec.pds = a;
     const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
-    commit_control(len);
     p.ce_since_ack = false;
     p.acks.on_ack_sent();
     timers_.cancel(p.ack_timer);
     ++p.counters.acks_sent;
     count_tx(&p, len, false);
+    return len;
 }
 
 void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {

@@ -123,17 +123,12 @@ template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16
                                                       std::span<std::uint8_t>);
 
 std::span<std::uint8_t> engine_impl::control_slot() {
-    if (!direct_room_.empty()) return direct_room_;
     if (control_head_ - control_tail_ >= cfg_.control_queue) return {};
     const std::size_t at = control_head_ % cfg_.control_queue;
     return {&control_buf_[at * control_frame_size], control_frame_size};
 }
 
 void engine_impl::commit_control(std::size_t length) {
-    if (!direct_room_.empty()) {
-        direct_length_ = length;
-        return;
-    }
     if (length == 0) return;
     control_len_[control_head_ % cfg_.control_queue] = static_cast<std::uint16_t>(length);
     ++control_head_;

@@ -60,8 +60,7 @@ inline classification classify(std::span<const std::uint8_t> frame,
 // Per-class counters of a receive path.
 struct steering_counters {
     std::array<std::uint64_t, traffic_class_count> frames{};
-    void count(traffic_class c) noexcept { ++frames[static_cast<std::size_t>(c)]; }
-    void count(traffic_class c, std::uint64_t n) noexcept {
+    void count(traffic_class c, std::uint64_t n = 1) noexcept {
         frames[static_cast<std::size_t>(c)] += n;
     }
     std::uint64_t operator[](traffic_class c) const noexcept {
