@@ -257,6 +257,29 @@ TEST_F(uet_memif, a_full_ring_holds_frames_back_and_loses_none) {
     EXPECT_EQ(sh_.bad, 0u);
 }
 
+// The sender keeps the reader's counter as last read while it shows room for a burst, and reads
+// it again once it does not: each slot the server gives back is used again at once, however few.
+TEST_F(uet_memif, slots_given_back_are_used_again_however_few) {
+    connect();
+    ch_.to_send = 1000;
+    for (int i = 0; i < 4; ++i)
+        client_->queue().transmit_burst(ch_, 0);
+    ASSERT_EQ(ch_.sent, 64u);  // full
+    for (std::uint32_t expect = 64; sh_.received < 400;) {
+        // One burst read by the server (at most 32 frames, the rest left in the ring), then
+        // every slot it gave back is filled again.
+        const std::uint32_t before = sh_.received;
+        server_->queue().receive_burst(sh_, 0);
+        ASSERT_GT(sh_.received, before);
+        expect += sh_.received - before;
+        client_->queue().transmit_burst(ch_, 0);
+        ASSERT_EQ(ch_.sent, expect) << "after the server had read " << sh_.received;
+    }
+    exchange();
+    EXPECT_EQ(sh_.received, 1000u);
+    EXPECT_EQ(sh_.bad, 0u);
+}
+
 TEST_F(uet_memif, nothing_leaves_before_the_link_is_up) {
     ch_.to_send = 10;
     EXPECT_EQ(client_->queue().transmit_burst(ch_, 0), 0u);

@@ -20,6 +20,8 @@ class port::io final : public runtime::packet_io {
     void forget_offers() noexcept;
 
   private:
+    // The TX slots we may fill (0: none, or the peer's counter is out of range).
+    inline std::uint16_t tx_room() noexcept;
     // A ring buffer the handler may fill: where it is and how much it holds.
     struct slot_buffer {
         std::uint16_t region = 0;
@@ -52,6 +54,7 @@ class port::io final : public runtime::packet_io {
     [[gnu::always_inline]] inline int finish_frame(runtime::tx_frame& f, bool chain_ok,
                                                    const app_region*& in) noexcept;
     void give_back_rx(std::uint16_t n) noexcept;
+    static bool wants_kick(const ring& r) noexcept;  // the reader has not masked kicks
     void kick(const ring& r) noexcept;
 
     port& owner_;

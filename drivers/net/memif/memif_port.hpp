@@ -92,7 +92,11 @@ class port final : public runtime::net_port {
         ring_header* hdr = nullptr;
         std::uint16_t size = 0, mask = 0;
         std::uint16_t next = 0;  // our free-running position (head or tail, by role)
-        int kick_fd = -1;        // the reader's eventfd: written when it has not masked kicks
+        // TX: the peer's counter (the server's tail, the client's head) as last read. It only
+        // moves on, so the room it shows is never too much; it is read again only when that
+        // room is under a burst (io::tx_room).
+        std::uint16_t peer_seen = 0;
+        int kick_fd = -1;  // the reader's eventfd: written when it has not masked kicks
         descriptor* desc() const noexcept {
             return reinterpret_cast<descriptor*>(reinterpret_cast<std::uint8_t*>(hdr) + 128);
         }
