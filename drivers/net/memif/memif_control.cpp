@@ -493,7 +493,7 @@ void port::link_up() {
     // Every ring's counters start at 0 when the link comes up (net_memif zeroes them on both
     // sides as it connects); the client then posts its whole S2C ring to the server.
     tx_.next = rx_.next = 0;
-    tx_.peer_seen = rx_.peer_seen = 0;
+    tx_.peer_seen = 0;  // the peer's counter as it starts (io::tx_room)
     if (cfg_.server)
         rx_.hdr->flags |= ring_flag_mask_int;  // we poll what we receive: no kicks
     else

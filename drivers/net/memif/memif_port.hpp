@@ -94,7 +94,7 @@ class port final : public runtime::net_port {
         std::uint16_t next = 0;  // our free-running position (head or tail, by role)
         // TX: the peer's counter (the server's tail, the client's head) as last read. It only
         // moves on, so the room it shows is never too much; it is read again only when that
-        // room is under a burst (io::tx_room).
+        // room is less than a full offer (io::tx_room).
         std::uint16_t peer_seen = 0;
         int kick_fd = -1;  // the reader's eventfd: written when it has not masked kicks
         descriptor* desc() const noexcept {
