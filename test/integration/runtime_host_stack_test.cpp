@@ -172,6 +172,45 @@ TEST(HostStack, EachFrameOfABurstGetsItsNextHopsMac) {
     EXPECT_EQ(host.neighbors().state_of(ip_d), runtime::neighbor_table::state::incomplete);
 }
 
+// An ARP request nobody answers is sent again from the transmit path once its retry time has
+// passed, and not before: with a frame held for the address, and with none (a resolution asked
+// for alone, which only the table's aging brings due again).
+class unanswered_arp : public ::testing::TestWithParam<bool> {};
+
+TEST_P(unanswered_arp, IsRepeatedWhenItsRetryTimeComes) {
+    scripted inner;
+    runtime::host_config h;
+    h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
+    runtime::host_stack host(h, inner);
+    host.on_start({});
+    std::vector<std::vector<std::uint8_t>> bufs(runtime::burst_size,
+                                                std::vector<std::uint8_t>(256));
+    std::vector<runtime::tx_frame> frames(runtime::burst_size);
+    const auto transmit = [&](std::uint64_t now) {
+        for (std::size_t i = 0; i < frames.size(); ++i)
+            frames[i].reset(bufs[i], nullptr);
+        return host.on_transmit(now, frames);
+    };
+    const auto& stats = host.neighbors().stats();
+    if (GetParam()) {
+        inner.to = {ip_b};  // held: ip_b has no MAC yet
+        EXPECT_EQ(transmit(0), 0u);
+    } else {
+        host.neighbors().resolve(ip_b, 0);
+    }
+    EXPECT_EQ(transmit(1), 1u);  // the request
+    EXPECT_EQ(stats.requests_sent, 1u);
+    const std::uint64_t retry = runtime::neighbor_config{}.retry_ns;
+    EXPECT_EQ(transmit(retry / 2), 0u);
+    EXPECT_EQ(stats.requests_sent, 1u);
+    EXPECT_EQ(transmit(1 + retry), 1u);  // due again
+    EXPECT_EQ(stats.requests_sent, 2u);
+    EXPECT_EQ(host.neighbors().state_of(ip_b), runtime::neighbor_table::state::incomplete);
+}
+
+INSTANTIATE_TEST_SUITE_P(HostStack, unanswered_arp, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "frame_held" : "none_held"; });
+
 // A port that classified a frame passes its classification on; the host stack takes it when
 // the port looked for the same UDP ports, and looks again itself when not.
 TEST(HostStack, TakesThePortsClassificationOnlyUnderTheSameSteering) {
