@@ -227,7 +227,7 @@ std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> fram
         --icmp_count_;
         ++stats_.echo_replies;
     }
-    while (n < frames.size() && neighbors_.may_output(now)) {
+    while (n < frames.size()) {
         const std::size_t len = neighbors_.poll_output(now, frames[n].buffer);
         if (len == 0) break;
         frames[n].ext = {};
@@ -291,10 +291,7 @@ bool host_stack::address_again(tx_frame& f, const burst_route& last) noexcept {
 }
 
 std::size_t host_stack::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
-    // Nearly always nothing of our own is due: looked at here, without emit_control's call and
-    // the neighbour table's (~65 instructions a transmit call, idle ones too).
-    std::size_t n = 0;
-    if (icmp_count_ > 0 || neighbors_.may_output(now)) n = emit_control(now, frames);
+    std::size_t n = emit_control(now, frames);
     if (n == frames.size()) return n;
     const std::size_t produced = inner_.on_transmit(now, frames.subspan(n));
     stats_.from_inner += produced;

@@ -97,12 +97,6 @@ class neighbor_table {
     // neighbour resolved) into out and returns its length; 0 when nothing is due. Also expires
     // entries and gives up on resolutions past max_requests.
     std::size_t poll_output(std::uint64_t now, std::span<std::uint8_t> out) noexcept;
-    // Whether poll_output may have a frame (or aging to do) now: false means it would return 0
-    // and change nothing. Inline: the host stack asks it on every transmit call, where it is
-    // nearly always false.
-    bool may_output(std::uint64_t now) const noexcept {
-        return reply_count_ > 0 || requests_due_ || held_count_ > 0 || now >= age_at_;
-    }
     // When poll_output next has work without new input: 0 = now, UINT64_MAX = never.
     std::uint64_t next_deadline() const noexcept;
 
