@@ -2,7 +2,8 @@
 
 namespace uet::ses {
 
-mr_table::mr_table(std::size_t capacity, std::uint64_t seed) : entries_(capacity), rng_(seed) {
+mr_table::mr_table(std::size_t capacity, std::uint64_t seed)
+    : entries_(capacity), index_of_(capacity), rng_(seed) {
     free_.reserve(capacity);
     for (std::size_t i = capacity; i-- > 0;)
         free_.push_back(static_cast<std::uint32_t>(i));
@@ -13,25 +14,30 @@ std::uint64_t mr_table::add(std::uint8_t* base, std::uint64_t length, std::uint3
     if (free_.empty()) return 0;
     const std::uint32_t index = free_.back();
     free_.pop_back();
-    const std::uint64_t salt = (rng_.next_u64() >> 32) | 1;
-    entries_[index] = entry{base, length, (salt << 32) | index, access, job};
-    return entries_[index].key;
+    std::uint64_t key = 0;
+    do {
+        key = rng_.next_u64();
+    } while (key == 0 || index_of_.find(key));
+    index_of_.insert(key, index);
+    entries_[index] = entry{base, length, key, access, job};
+    return key;
 }
 
 bool mr_table::remove(std::uint64_t key) noexcept {
-    const std::uint64_t index = key & 0xffffffffu;
-    if (key == 0 || index >= entries_.size() || entries_[index].key != key) return false;
-    entries_[index] = entry{};
-    free_.push_back(static_cast<std::uint32_t>(index));
+    const auto index = index_of_.find(key);
+    if (key == 0 || !index) return false;
+    index_of_.erase(key);
+    entries_[*index] = entry{};
+    free_.push_back(*index);
     return true;
 }
 
 wire::ses_return_code mr_table::check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
                                       std::uint64_t length, std::uint32_t access,
                                       std::uint8_t*& where) const noexcept {
-    const std::uint64_t index = key & 0xffffffffu;
-    if (key == 0 || index >= entries_.size()) return wire::ses_return_code::bad_mkey;
-    const entry& e = entries_[index];
+    const auto index = key == 0 ? std::nullopt : index_of_.find(key);
+    if (!index) return wire::ses_return_code::bad_mkey;
+    const entry& e = entries_[*index];
     if (e.key != key || e.job != job) return wire::ses_return_code::bad_mkey;
     if ((e.access & access) != access) return wire::ses_return_code::perm_violation;
     if (offset > e.length || length > e.length - offset) return wire::ses_return_code::bad_addr;

@@ -1,14 +1,16 @@
 // Memory-region table: key -> (memory, length, access, job). Remote RMA and atomics name a region
 // by key and an offset from its start; check() says whether the access may go ahead and, if not,
 // which SES return code the initiator gets. Fixed capacity, no allocation after construction.
-// Keys are the slot index in the low 32 bits and a random nonzero value above, so a stale or
-// guessed key does not name the next region registered in the same slot.
+// Keys are 64 random bits (never 0, never two alike at once), found through a hash map: the key
+// is all that stands between a peer of the same job and a region, so none of its bits is given
+// away to a slot index, and a stale key does not name the next region registered.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "flat_map.hpp"
 #include "rng.hpp"
 #include "uet_ses.hpp"
 
@@ -44,6 +46,7 @@ class mr_table {
     };
     std::vector<entry> entries_;
     std::vector<std::uint32_t> free_;
+    pds::flat_map index_of_;  // key -> entry
     rng rng_;
 };
 

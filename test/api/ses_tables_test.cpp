@@ -1,6 +1,8 @@
 // Unit tests of the SES tables under the API: the matching queues and the memory-region table.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "matching.hpp"
 #include "mr_table.hpp"
 
@@ -89,6 +91,31 @@ TEST(mr_table, keys_access_bounds_and_jobs) {
     const std::uint64_t again = t.add(mem, sizeof mem, mr_remote_write, 7);
     EXPECT_NE(again, key);  // the same slot, another key
     EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
+}
+
+// A key is the only secret between a peer of the job and a region: all 64 bits of it are random
+// (none is a slot index), and a key with any one bit changed names nothing.
+TEST(mr_table, keys_carry_64_random_bits) {
+    mr_table t(256, 5);
+    std::uint8_t mem[64] = {};
+    std::uint64_t ones = 0, zeros = 0;
+    std::vector<std::uint64_t> keys;
+    for (int i = 0; i < 256; ++i) {
+        const std::uint64_t key = t.add(mem, sizeof mem, mr_remote_write, 7);
+        ASSERT_NE(key, 0u);
+        ones |= key;
+        zeros |= ~key;
+        keys.push_back(key);
+    }
+    EXPECT_EQ(ones, ~0ull);   // every bit set in some key
+    EXPECT_EQ(zeros, ~0ull);  // and clear in some other
+    std::uint8_t* where = nullptr;
+    for (int bit = 0; bit < 64; ++bit)
+        EXPECT_EQ(t.check(keys[17] ^ (1ull << bit), 7, 0, 4, mr_remote_write, where),
+                  wire::ses_return_code::bad_mkey)
+            << "bit " << bit;
+    for (const std::uint64_t key : keys)
+        EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), wire::ses_return_code::ok);
 }
 
 }  // namespace
