@@ -235,6 +235,10 @@ struct held_message {
 };
 struct deferred_send {
     std::uint32_t peer = none;
+    // The sender's address when it was deferred: a learned engine peer holding no state may be
+    // forgotten and its id given to another source (engine::keep_peer), so the id alone may
+    // name someone else by the time a receive asks for it.
+    std::uint32_t ip = 0;
     bool tagged = false;
     std::uint64_t tag = 0;
     std::uint32_t initiator_token = 0;
@@ -435,6 +439,10 @@ struct endpoint_impl {
         return find_peer_of(engine_peer);
     }
     peer_addr find_peer_of(std::uint32_t engine_peer);
+    // Whether a deferred send's peer id still names the host that sent it.
+    bool still_there(const deferred_send& d) const noexcept {
+        return eng && eng->peer_ip(d.peer) == d.ip;
+    }
 
     std::shared_ptr<domain_impl> domain;
     std::shared_ptr<cq_impl> cq;

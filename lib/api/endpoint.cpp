@@ -327,7 +327,9 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
         }
     }
     if (!deferred_sends.empty()) {
-        const auto matches = [&](const auto& m) { return o.rule.matches(m.tagged, m.tag, m.peer); };
+        const auto matches = [&](const deferred_send& m) {
+            return o.rule.matches(m.tagged, m.tag, m.peer) && still_there(m);
+        };
         if (auto d = deferred_sends.take_first(matches)) {
             start_rtr(index, *d);
             return {};

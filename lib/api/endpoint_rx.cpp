@@ -120,11 +120,13 @@ void endpoint_impl::retry_stalled() {
     stalled_retry.clear();
 }
 
-// Engine peers and address-vector entries are never removed or renumbered, so an answer found
-// once holds: it is cached by engine peer (peer_of), looked up here the first time.
+// Address-vector entries are never removed or renumbered, and an engine peer found in the
+// vector is kept by the engine from then on (engine::keep_peer), so an answer found once holds:
+// it is cached by engine peer (peer_of), looked up here the first time.
 peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
     const auto it = av->by_ip.find(eng ? eng->peer_ip(engine_peer) : 0);
     if (it == av->by_ip.end()) return any_peer;  // may be inserted later: not cached
+    eng->keep_peer(engine_peer);
     const auto found = static_cast<peer_addr>(it->second);
     if (engine_peer >= av_peer_of.size()) av_peer_of.resize(std::size_t{engine_peer} + 1, any_peer);
     av_peer_of[engine_peer] = found;
@@ -440,7 +442,10 @@ inline void endpoint_impl::on_send_request(received_message& m) {
 }
 
 void endpoint_impl::defer(received_message& m, bool tagged) {
-    const deferred_send d{m.from, tagged, tagged ? m.ses->memory_key : 0,
+    const deferred_send d{m.from,
+                          eng->peer_ip(m.from),
+                          tagged,
+                          tagged ? m.ses->memory_key : 0,
                           static_cast<std::uint32_t>(m.ses->buffer_offset >> 32),
                           m.ses->opcode == ses_opcode::send};
     if (deferred_sends.push(d)) {
@@ -603,7 +608,7 @@ bool endpoint_impl::place_waiting() {
 void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
     const ses::match_rule rule = ops[index].rule;
     const auto asked_for = [&](const deferred_send& d) {
-        return d.eager && rule.matches(d.tagged, d.tag, d.peer);
+        return d.eager && rule.matches(d.tagged, d.tag, d.peer) && still_there(d);
     };
     while (auto d = deferred_sends.take_first(asked_for)) {
         ses_fields f = request_fields(ses_opcode::deferrable_rtr);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <stdexcept>
 
 #include "api_impl.hpp"
@@ -95,10 +96,11 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     }
     c.ip = s_.ip;
     c.mac = port_->mac();
-    // A restarted process must not reuse the PDC identifiers and PSNs of its previous life,
-    // which its peers may still remember.
-    c.seed = attr_.seed ^ (std::uint64_t{s_.ip} << 20) ^ runtime::now_ns() ^
-             (static_cast<std::uint64_t>(getpid()) << 40);
+    // PDC identifiers and PSNs must not be guessable by an off-path sender (a forged CLOSE or
+    // data packet needs them), nor repeat those of a restarted process, which its peers may
+    // still remember: the seed comes from the system's entropy.
+    std::random_device entropy;
+    c.seed = attr_.seed ^ (std::uint64_t{entropy()} << 32) ^ entropy() ^ runtime::now_ns();
     c.rto_ns = s_.rto_ns;
     c.rto_max_ns = std::max(s_.rto_ns, dpdk_rto_max_ns);
     // The adaptive RTO's floor. RTTs measured between two polling processes are tens of

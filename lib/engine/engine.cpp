@@ -44,9 +44,10 @@ const char* status::message() const noexcept {
 
 const char* to_string(drop_reason r) noexcept {
     static constexpr const char* names[] = {
-        "not_udp",      "not_for_us", "wrong_port",     "peer_table_full", "unsupported_type",
-        "unknown_pdc",  "stale_syn",  "beyond_window",  "out_of_order",    "malformed_ses",
-        "no_rx_buffer", "bad_ack",    "stale_response", "trimmed_dropped", "control_queue_full"};
+        "not_udp",        "not_for_us",  "wrong_port",     "peer_table_full", "unsupported_type",
+        "unknown_pdc",    "stale_syn",   "beyond_window",  "out_of_order",    "malformed_ses",
+        "no_rx_buffer",   "bad_ack",     "stale_response", "trimmed_dropped", "control_queue_full",
+        "unknown_source", "forged_close"};
     static_assert(std::size(names) == drop_reason_count);
     const auto i = static_cast<std::size_t>(r);
     return i < drop_reason_count ? names[i] : "unknown";
@@ -143,8 +144,13 @@ engine_impl::engine_impl(const engine_config& cfg)
     params_.lb_ctx = &lb_ctx_;
 
     peers_.reserve(cfg_.max_peers);
+    free_peers_.reserve(cfg_.max_peers);
     pdcs_.resize(cfg_.max_pdcs);
-    pdc_generation_.assign(cfg_.max_pdcs, 0);
+    // Each slot's first generation, and the order slots are handed out in, drawn from the
+    // seed: the first PDC ids of a run are not the same in every run.
+    pdc_generation_.resize(cfg_.max_pdcs);
+    for (std::uint16_t& g : pdc_generation_)
+        g = static_cast<std::uint16_t>(rng_.next_u64());
     pdc_index_bits_ = static_cast<unsigned>(std::bit_width(cfg_.max_pdcs));
     tx_ring_size_ = std::bit_ceil(cfg_.mpr);
     rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
@@ -159,6 +165,8 @@ engine_impl::engine_impl(const engine_config& cfg)
         pdcs_[i].rto_timer.cookie = make_cookie(timer_kind::packet, i);
         free_pdcs_.push_back(i);
     }
+    for (std::size_t i = free_pdcs_.size(); i > 1; --i)
+        std::swap(free_pdcs_[i - 1], free_pdcs_[rng_.next_u64() % i]);
     active_initiators_.reserve(cfg_.max_pdcs);
     acks_due_.reserve(2 * std::size_t{cfg_.max_pdcs});
     closed_.resize(1024);
@@ -194,34 +202,110 @@ std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
 }
 
 std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    // Frames come from few peers, mostly from the one before: it is tried before the map (peers
-    // are never removed, so the index stays good).
+    // Frames come from few peers, mostly from the one before: it is tried before the map (an
+    // entry forgotten is set to address 0, which no frame comes from).
     if (last_peer_ != none && peers_[last_peer_].ip == ip) return last_peer_;
     if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
-    if (peers_.size() >= cfg_.max_peers) return none;
-    peer_state s;
+    std::uint32_t id = none;
+    if (!free_peers_.empty()) {
+        id = free_peers_.back();
+        free_peers_.pop_back();
+    } else if (peers_.size() < cfg_.max_peers) {
+        id = peer_count_++;
+        peers_.emplace_back();
+    } else if (id = evictable_peer(); id != none) {
+        forget_peer(id);
+        free_peers_.pop_back();  // the entry forget_peer() just gave back
+    } else {
+        return none;
+    }
+    peer_state& s = peers_[id];
+    s = peer_state{};
     s.mac = mac;
     s.ip = ip;
     build_peer_headers(s);
-    peers_.push_back(s);
-    const auto id = peer_count_++;
     peer_by_ip_.insert(ip, id);
     return id;
 }
 
+std::uint32_t engine_impl::source_peer(const wire::mac_address& mac, std::uint32_t ip) {
+    if (last_peer_ != none && peers_[last_peer_].ip == ip) [[likely]]
+        return last_peer_;
+    if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
+    if (transient_.ip != ip || transient_.mac != mac) {
+        transient_.mac = mac;
+        transient_.ip = ip;
+        build_peer_headers(transient_);
+    }
+    return transient_peer;
+}
+
+bool engine_impl::learn_peer(rx_context& rx) {
+    if (rx.peer != transient_peer) return true;
+    if (const std::uint32_t known = find_peer(transient_.ip); known != none) {
+        rx.peer = known;
+        return true;
+    }
+    const std::uint32_t id = find_or_add_peer(transient_.mac, transient_.ip);
+    if (id == none) {
+        count_drop(drop_reason::peer_table_full);
+        return false;
+    }
+    peers_[id].learned = true;
+    ++counters_.peers_learned;
+    rx.peer = id;
+    return true;
+}
+
+// A learned peer that holds nothing here: no PDC, nothing queued or posted to it, no message of
+// its in reassembly. Looked for round the table from where the last search ended, a bounded
+// number of entries per call, so that a flood of new sources costs little per frame.
+std::uint32_t engine_impl::evictable_peer() {
+    constexpr std::uint32_t max_looked_at = 64;
+    for (std::uint32_t n = 0; n < std::min(max_looked_at, peer_count_); ++n) {
+        const std::uint32_t id = evict_cursor_;
+        evict_cursor_ = evict_cursor_ + 1 >= peer_count_ ? 0 : evict_cursor_ + 1;
+        const peer_state& ps = peers_[id];
+        if (!ps.learned || ps.ip == 0 || ps.messages != 0 || ps.target_pdcs != 0) continue;
+        bool busy = false;
+        for (std::size_t slot = 0; slot < pdc_slots && !busy; ++slot)
+            busy = ps.pdc[slot] != none || !ps.queue[slot].empty() || ps.waiting_for_pdc[slot];
+        if (busy || reassembly_.holds_peer(id)) continue;
+        return id;
+    }
+    return none;
+}
+
+// The entry of a learned peer that holds no state is given back: nothing refers to its id
+// but what remembers completed messages (forgotten here) and closed PDCs (likewise).
+void engine_impl::forget_peer(std::uint32_t id) {
+    peer_state& ps = peers_[id];
+    peer_by_ip_.erase(ps.ip);
+    reassembly_.forget_peer(id);
+    for (closed_pdc& c : closed_)
+        if (c.peer == id) c = closed_pdc{};
+    ps.ip = 0;
+    ps.learned = false;
+    if (last_peer_ == id) last_peer_ = none;
+    free_peers_.push_back(id);
+    ++counters_.peers_forgotten;
+}
+
 peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     const std::uint32_t p = find_or_add_peer(mac, ip);
-    if (p != none && peers_[p].mac != mac) {
+    if (p == none) return invalid_peer;
+    peers_[p].learned = false;  // the caller refers to it from now on
+    if (peers_[p].mac != mac) {
         peers_[p].mac = mac;
         build_peer_headers(peers_[p]);
     }
-    return p == none ? invalid_peer : p;
+    return p;
 }
 
 // ---- PDC table ----
 
 pds::pdc* engine_impl::allocate_pdc() {
-    if (free_pdcs_.empty()) return nullptr;
+    if (free_pdcs_.empty() && !reclaim_lingering()) return nullptr;
     const std::uint32_t i = free_pdcs_.back();
     free_pdcs_.pop_back();
     pds::pdc& p = pdcs_[i];
@@ -241,8 +325,23 @@ pds::pdc* engine_impl::pdc_by_local_id(std::uint16_t id) {
     return p.state != pds::pdc_state::free && p.local_id == id ? &p : nullptr;
 }
 
-void engine_impl::free_pdc(pds::pdc& p) {
+bool engine_impl::reclaim_lingering() {
+    if (lingering_ == 0) return false;
+    for (pds::pdc& p : pdcs_) {
+        if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target || !p.close_heard)
+            continue;
+        free_pdc(p, false);
+        return true;
+    }
+    return false;
+}
+
+void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     if (tx_template_.pdc == p.index) tx_template_.pdc = none;
+    if (p.close_heard) {
+        p.close_heard = false;
+        --lingering_;
+    }
     p.cancel_timers(timers_);
     add_counters(closed_totals_, p.counters);
     if (p.role == pds::pdc_role::initiator) {
@@ -253,6 +352,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
     } else {
         pacer_->forget(p.credit_rx);
         forget_owed(p);
+        --peers_[p.peer].target_pdcs;
         target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
         remember_closed(p);
     }
@@ -260,7 +360,7 @@ void engine_impl::free_pdc(pds::pdc& p) {
     p.ack_due = false;
     free_pdcs_.push_back(p.index);
     // Initiator or target, a freed slot goes to the flows that found the table full.
-    kick_waiting(now_);
+    if (kick) kick_waiting(now_);
 }
 
 std::size_t engine_impl::slot_for(peer_state& ps, delivery_mode m) const {
@@ -326,6 +426,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     const std::uint32_t m =
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
+    ++ps.messages;
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
@@ -389,6 +490,7 @@ inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, del
     const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
     if (m == ses::no_index) return m;
     ++ps.next_message_id[mode_code];
+    ++ps.messages;
     ses::tx_message& msg = messages_[m];
     msg.quiet = true;
     msg.ends_counted = ends_counted;
@@ -519,7 +621,7 @@ const engine_counters& engine_impl::counters() const {
 std::vector<pdc_info> engine_impl::pdcs() const {
     std::vector<pdc_info> out;
     for (const pds::pdc& p : pdcs_) {
-        if (p.state == pds::pdc_state::free) continue;
+        if (p.state == pds::pdc_state::free || p.close_heard) continue;  // closed, lingering
         pdc_info i;
         i.peer = p.peer;
         i.mode = p.ordered ? delivery_mode::rod : delivery_mode::rud;
@@ -607,7 +709,9 @@ void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
 
 void engine::release_quiet_message(std::uint32_t index) noexcept {
     ses::tx_message& m = impl_->messages_[index];
-    if (m.in_use && m.kept) impl_->messages_.release(index);
+    if (!m.in_use || !m.kept) return;
+    --impl_->peers_[m.peer].messages;
+    impl_->messages_.release(index);
 }
 
 std::uint32_t engine::next_quiet_message(std::uint32_t from) const noexcept {
@@ -668,6 +772,9 @@ std::uint64_t engine::next_deadline() const {
 }
 std::uint32_t engine::peer_ip(peer_id p) const noexcept {
     return p < impl_->peers_.size() ? impl_->peers_[p].ip : 0;
+}
+void engine::keep_peer(peer_id p) noexcept {
+    if (p < impl_->peers_.size()) impl_->peers_[p].learned = false;
 }
 const engine_counters& engine::counters() const {
     return impl_->counters();

@@ -243,6 +243,8 @@ enum class drop_reason : std::uint8_t {
     stale_response,      // RUDI response / NACK for a request no longer outstanding
     trimmed_dropped,     // trimmed packet of a mode that cannot ask for it again (UUD)
     control_queue_full,  // no room to queue an ACK/NACK/response
+    unknown_source,      // an ACK, NACK, CTRL or non-SYN request from a source not in the table
+    forged_close,        // a CLOSE refused: data still owed on the PDC, or data came after it
     count_
 };
 inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count_);
@@ -267,6 +269,9 @@ struct engine_counters {
     // with nothing queued to send. Where a sender's idle polls come from.
     std::uint64_t tx_calls_full = 0, tx_calls_held_by_window = 0, tx_calls_nothing_queued = 0;
     std::uint64_t pdcs_opened = 0, pdcs_closed = 0, pdcs_failed = 0;
+    // Peers added by their first packet, and learned peers holding no state forgotten to make
+    // room for a new source (the table full).
+    std::uint64_t peers_learned = 0, peers_forgotten = 0;
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
@@ -310,8 +315,13 @@ class engine {
     engine& operator=(const engine&) = delete;
 
     // Registers a destination; the same address twice gives the same id. invalid_peer when
-    // max_peers are known. Sources that send to us are added on their first packet.
+    // max_peers are known. Sources that send to us are added when their first packet opens state
+    // here (a PDC, a message); such a learned peer may later be forgotten, when it holds no
+    // state and the table is full, unless add_peer() or keep_peer() named it.
     peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    // A learned peer the caller keeps a reference to (an address-vector entry it maps to): never
+    // forgotten from now on.
+    void keep_peer(peer_id p) noexcept;
     // Queues a message; data must stay valid until its completion is polled.
     status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
                      std::uint64_t context);

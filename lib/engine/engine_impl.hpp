@@ -23,6 +23,11 @@ namespace uet {
 
 inline constexpr std::uint32_t none = 0xffffffffu;
 
+// The peer id of a source that is not in the peer table: what is sent back to it without
+// keeping state (a NACK, a RUDI response, the ACK of a stale CLOSE) goes through a scratch entry
+// rebuilt for each such frame, so frames from forged sources never take a table entry.
+inline constexpr std::uint32_t transient_peer = 0xfffffffeu;
+
 // Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
@@ -38,6 +43,11 @@ struct peer_state {
     // Ethernet/IPv4/UDP of the frames to this peer: data (ECN-capable) and control (ACK class).
     wire::udp_header_template data_header, control_header;
     std::array<std::uint16_t, delivery_mode_count> next_message_id{};
+    std::uint32_t messages = 0;     // posted to it and not released
+    std::uint32_t target_pdcs = 0;  // its target PDCs open here
+    // Added by a packet it sent, not by add_peer() or keep_peer(): such an entry holding no
+    // state may be given to a new source when the table is full.
+    bool learned = false;
     std::array<ses::message_queue, pdc_slots> queue;  // messages not fully segmented
     std::array<std::uint32_t, pdc_slots> pdc = filled_with_none();
     std::array<bool, pdc_slots> waiting_for_pdc{};
@@ -133,9 +143,18 @@ class engine_impl final : public pds::tx_listener {
     // ---- set-up and tables (engine.cpp) ----
     std::uint32_t find_peer(std::uint32_t ip) const;
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    // The table's entry for a received frame's source, or transient_peer (the scratch entry
+    // set to its addresses) when it has none: the receive paths look up, they do not add.
+    std::uint32_t source_peer(const wire::mac_address& mac, std::uint32_t ip);
+    std::uint32_t evictable_peer();
+    void forget_peer(std::uint32_t id);
+    const peer_state& peer_at(std::uint32_t id) const noexcept {
+        return id == transient_peer ? transient_ : peers_[id];
+    }
     pds::pdc* allocate_pdc();
     pds::pdc* pdc_by_local_id(std::uint16_t id);
-    void free_pdc(pds::pdc& p);
+    // kick: hand the slot to flows waiting for one (not while allocating).
+    void free_pdc(pds::pdc& p, bool kick = true);
     void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
     void kick_waiting(std::uint64_t now);
     void complete_message(std::uint32_t index, status result, bool answered = false);
@@ -314,8 +333,14 @@ class engine_impl final : public pds::tx_listener {
                                                   const ses::rx_segment& seg, std::uint32_t slot,
                                                   pds::pdc* target);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
+    // A source about to get state here (a target PDC, a message in reassembly): its own entry,
+    // taking the place of a learned peer that holds none when the table is full. False (and a
+    // counted drop) when there is no room.
+    bool learn_peer(rx_context& rx);
     void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h, const rx_ses& in,
                     const std::uint32_t* credit_target = nullptr);
+    void on_request_from_new_source(const rx_context& rx, const wire::pds_rud_rod_request& h,
+                                    const rx_ses& in, const std::uint32_t* credit_target);
     // A request packet the PDC accepted and placed: into its window, and acknowledged now or
     // later by the ACK policy.
     void on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, std::uint32_t bytes,
@@ -325,6 +350,12 @@ class engine_impl final : public pds::tx_listener {
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
     // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
     pds::pdc* established_target(const rx_context& rx, const wire::pds_rud_rod_request& h);
+    void reopen_if_forged_close(pds::pdc& p, pds::psn_t psn);
+    // How long a target PDC lingers after its CLOSE (pdc::close_heard): as long as its
+    // initiator may wait to resend, so a forged CLOSE is found out by the next data packet.
+    std::uint64_t close_linger_ns() const noexcept { return params_.rto_max_ns; }
+    // A lingering PDC freed for a new one when none is free.
+    bool reclaim_lingering();
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
     void on_ack(const rx_context& rx, const wire::pds_ack_cc& h, const wire::uet_packet& pkt);
     void on_nack(const rx_context& rx, const wire::pds_nack& h);
@@ -512,11 +543,15 @@ class engine_impl final : public pds::tx_listener {
     std::vector<peer_state> peers_;
     // peers_.size(), which divides by sizeof(peer_state): asked at every post.
     std::uint32_t peer_count_ = 0;
+    peer_state transient_;                   // transient_peer's entry
+    std::vector<std::uint32_t> free_peers_;  // entries given back by forget_peer()
+    std::uint32_t evict_cursor_ = 0;         // where evictable_peer() looks next
     pds::flat_map peer_by_ip_;
     std::uint32_t last_peer_ = none;  // the peer find_or_add_peer found last
 
     std::vector<pds::pdc> pdcs_;
     std::vector<std::uint32_t> free_pdcs_;
+    std::uint32_t lingering_ = 0;  // target PDCs with close_heard
     std::vector<std::uint16_t> pdc_generation_;
     unsigned pdc_index_bits_ = 0;
     std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
@@ -620,6 +655,7 @@ inline void engine_impl::untrack_message(std::uint32_t index) noexcept {
 // An ended message untracked and back in the pool.
 inline void engine_impl::release_message(std::uint32_t index) noexcept {
     untrack_message(index);
+    --peers_[messages_[index].peer].messages;
     messages_.release(index);
 }
 

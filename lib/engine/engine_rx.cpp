@@ -91,8 +91,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
     if (v.ip.dst != cfg_.ip) return count_drop(drop_reason::not_for_us);
     if (v.udp->dport != cfg_.udp_port) return count_drop(drop_reason::wrong_port);
     rx_context rx;
-    rx.peer = find_or_add_peer(v.eth.src, v.ip.src);
-    if (rx.peer == none) return count_drop(drop_reason::peer_table_full);
+    rx.peer = source_peer(v.eth.src, v.ip.src);
     rx.entropy = v.udp->sport;
     rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
@@ -174,11 +173,7 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
         rx_segment_of_template_ = rx_template_.frame_size != 0 && !rx_template_.whole_messages;
     }
     rx_context rx;
-    rx.peer = find_or_add_peer(f.src_mac, f.src_ip);
-    if (rx.peer == none) {
-        count_drop(drop_reason::peer_table_full);
-        return true;
-    }
+    rx.peer = source_peer(f.src_mac, f.src_ip);
     rx.entropy = f.src_port;
     rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
@@ -250,7 +245,11 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
         return p;
     }
     const std::uint64_t key = (std::uint64_t{rx.peer} << 16) | h.spdcid;
-    if (auto found = target_by_syn_.find(key)) return &pdcs_[*found];
+    if (auto found = target_by_syn_.find(key)) {
+        pds::pdc& p = pdcs_[*found];
+        if (p.close_heard) reopen_if_forged_close(p, h.psn);
+        return &p;
+    }
     const pds::psn_t start = h.psn - h.psn_offset;
     if (recently_closed(rx.peer, h.spdcid, start)) {
         count_drop(drop_reason::stale_syn);
@@ -263,6 +262,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
         return nullptr;
     }
     p->peer = rx.peer;
+    ++peers_[rx.peer].target_pdcs;
     p->open_target(rx_ring_of(p->index), start, h.type == wire::pds_type::rod, cfg_.ack_every_bytes,
                    cfg_.ack_every_packets);
     p->remote_id = h.spdcid;
@@ -280,7 +280,21 @@ pds::pdc* engine_impl::established_target(const rx_context& rx,
     pds::pdc* p = pdc_by_local_id(h.dpdcid);
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != h.spdcid)
         return nullptr;
+    if (p->close_heard) [[unlikely]]
+        reopen_if_forged_close(*p, h.psn);
     return p;
+}
+
+// A packet on a PDC whose CLOSE was acknowledged: new data (at or after the CLOSE's PSN, not a
+// late copy of something before it) shows that its initiator never sent that CLOSE.
+void engine_impl::reopen_if_forged_close(pds::pdc& p, pds::psn_t psn) {
+    if (p.rx.classify(psn) == pds::rx_window::verdict::duplicate) return;
+    p.close_heard = false;
+    --lingering_;
+    --counters_.target_pdcs_closed;
+    count_drop(drop_reason::forged_close);
+    timers_.cancel(p.idle_timer);
+    timers_.schedule(p.idle_timer, now_ + cfg_.pdc_target_idle_ns);
 }
 
 // RCCC receiver: the sender wants credit up to `target` (cumulative): queue it at the pacer.
@@ -291,8 +305,22 @@ void engine_impl::on_credit_target(pds::pdc& p, std::uint32_t target, std::uint6
     arm_pacer();
 }
 
+// A request from a source not in the table: only a SYN, which opens a PDC, may add it, and only
+// while a PDC is free (else the NACK that asks it to come back later is sent without state).
+void engine_impl::on_request_from_new_source(const rx_context& rx,
+                                             const wire::pds_rud_rod_request& h, const rx_ses& in,
+                                             const std::uint32_t* credit_target) {
+    if (!h.syn) return count_drop(drop_reason::unknown_source);
+    if (free_pdcs_.empty())
+        return queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
+    rx_context learned = rx;
+    if (learn_peer(learned)) on_request(learned, h, in, credit_target);
+}
+
 void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_request& h,
                              const rx_ses& in, const std::uint32_t* credit_target) {
+    if (rx.peer == transient_peer) [[unlikely]]
+        return on_request_from_new_source(rx, h, in, credit_target);
     bool created = false;
     pds::pdc* p = target_for(rx, h, created);
     if (!p) return;
@@ -489,6 +517,7 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
 }
 
 void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
+    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
     pds::pdc* p = pdc_by_local_id(c.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (p->state != pds::pdc_state::syn_sent && c.spdcid != p->remote_id))
@@ -502,6 +531,7 @@ void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
 void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     if (c.ctrl_type == wire::ctrl_type::credit && !c.syn) return on_credit(rx, c);
     if (c.ctrl_type == wire::ctrl_type::credit_req && !c.syn) {
+        if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
         pds::pdc* p = pdc_by_local_id(c.dpdcid);
         if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
             p->remote_id != c.spdcid)
@@ -535,11 +565,22 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     p->counters.rx_bytes += rx.frame_bytes;
     p->last_activity_ns = rx.now;
     if (c.psn == p->rx.expected()) {
-        // Everything before the CLOSE has arrived: acknowledge it and forget the PDC.
+        // Its initiator closes only once every packet it sent is acknowledged: with a packet
+        // received beyond a hole, or one not yet acknowledged, the CLOSE is not its.
+        if (p->rx.highest() != p->rx.cack() || p->ack_due || p->acks.pending())
+            return count_drop(drop_reason::forged_close);
+        // Acknowledged, and the PDC lingers (pdc::close_heard): the PSN is not kept as
+        // received, so that data at it, should the CLOSE be forged, is taken as new.
         p->rx.accept(c.psn);
         send_ack(*p, c.psn, rx);
-        ++counters_.target_pdcs_closed;
-        free_pdc(*p);
+        p->rx.retract_last();
+        if (!p->close_heard) {
+            p->close_heard = true;
+            ++lingering_;
+            ++counters_.target_pdcs_closed;
+            timers_.cancel(p->idle_timer);
+            timers_.schedule(p->idle_timer, rx.now + close_linger_ns());
+        }
     } else if (p->classify(c.psn) == pds::pdc::rx_verdict::duplicate) {
         send_ack(*p, c.psn, rx);
     } else {
@@ -564,6 +605,7 @@ void engine_impl::remember_closed(const pds::pdc& p) {
 
 void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
                          const wire::uet_packet& pkt) {
+    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
     pds::pdc* p = pdc_by_local_id(a.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer)
         return count_drop(drop_reason::unknown_pdc);
@@ -602,11 +644,13 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
 }
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
+    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
     if (n.nt) {
         const std::uint32_t index = n.nack_psn & 0xffff;
         if (index >= rudi_.size() || rudi_[index].pkt_id != n.nack_psn ||
-            rudi_[index].st != rudi_packet::state::in_flight)
+            rudi_[index].st != rudi_packet::state::in_flight ||
+            messages_[rudi_[index].message].peer != rx.peer)
             return count_drop(drop_reason::stale_response);
         ++connectionless_.nacks_received[slot];
         rudi_packet& r = rudi_[index];
@@ -632,8 +676,10 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
 
 // ---- RUDI and UUD ----
 
-void engine_impl::on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
+void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi& h,
                                   const wire::uet_packet& pkt) {
+    rx_context rx = rx_in;
+    if (!learn_peer(rx)) return;  // its message is remembered under its peer (duplicates)
     ++connectionless_.rx_packets;
     ++connectionless_.rx_data_packets;
     connectionless_.rx_bytes += rx.frame_bytes;
@@ -658,7 +704,8 @@ void engine_impl::on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
 void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
     const std::uint32_t index = h.pkt_id & 0xffff;
     if (index >= rudi_.size() || rudi_[index].pkt_id != h.pkt_id ||
-        rudi_[index].st == rudi_packet::state::free)
+        rudi_[index].st == rudi_packet::state::free ||
+        messages_[rudi_[index].message].peer != rx.peer)
         return count_drop(drop_reason::stale_response);
     ++connectionless_.rx_packets;
     connectionless_.rx_bytes += rx.frame_bytes;
@@ -674,7 +721,9 @@ void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h
     if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(r.message, status{});
 }
 
-void engine_impl::on_uud(const rx_context& rx, const wire::uet_packet& pkt) {
+void engine_impl::on_uud(const rx_context& rx_in, const wire::uet_packet& pkt) {
+    rx_context rx = rx_in;
+    if (!learn_peer(rx)) return;
     ++connectionless_.rx_packets;
     ++connectionless_.rx_data_packets;
     connectionless_.rx_bytes += rx.frame_bytes;

@@ -41,15 +41,11 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
     counters_.frames_predicted += n;
     const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
     rx_context rx;
-    rx.peer = find_or_add_peer(f.src_mac, f.src_ip);
-    if (rx.peer == none) {
-        for (std::size_t i = 0; i < n; ++i)
-            count_drop(drop_reason::peer_table_full);
-        return n;
-    }
+    rx.peer = source_peer(f.src_mac, f.src_ip);
     rx.frame_bytes = frame_bytes;
     rx.now = now_;
-    if (run_whole_ ? take_whole_run(rx, n) : take_run(rx, n))
+    // A source not yet in the table: each packet decides alone whether it may add it.
+    if (rx.peer != transient_peer && (run_whole_ ? take_whole_run(rx, n) : take_run(rx, n)))
         counters_.frames_in_runs += n;
     else
         receive_run_one_by_one(rx, n);

@@ -84,6 +84,13 @@ void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
 void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
     if (p.state == pds::pdc_state::free) return;
     if (p.role == pds::pdc_role::target) {
+        if (p.close_heard) {  // its linger is over: nothing came after the CLOSE
+            if (now - p.last_activity_ns >= close_linger_ns())
+                free_pdc(p);
+            else
+                timers_.schedule(p.idle_timer, p.last_activity_ns + close_linger_ns());
+            return;
+        }
         // A target cannot know that its initiator gave up (retry limit): it forgets a PDC
         // that stayed silent for pdc_target_idle_ns.
         if (now - p.last_activity_ns >= cfg_.pdc_target_idle_ns) {

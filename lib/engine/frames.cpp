@@ -13,7 +13,7 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
                                           std::span<std::uint8_t> out,
                                           WriteHeaders&& write_headers) {
     constexpr std::size_t header = wire::udp_header_template::size;
-    const peer_state& to = peers_[peer];
+    const peer_state& to = peer_at(peer);
     const std::uint16_t ip_id = ip_id_++;
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);

@@ -276,6 +276,10 @@ class pdc {
     std::uint32_t owed_stamp = 0;
     psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
     bool rod_nack_armed = false;
+    // A CLOSE was acknowledged: the PDC lingers, closed to the application, and is freed when
+    // its time is up, unless a data packet shows that the CLOSE was not its initiator's (who
+    // never sends data after its CLOSE): anyone who knows the PDC ids and the PSN can forge one.
+    bool close_heard = false;
 
     enum class rx_verdict : std::uint8_t { accept, duplicate, beyond_window, out_of_order };
     void open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std::uint32_t ack_bytes,

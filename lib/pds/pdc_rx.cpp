@@ -16,6 +16,7 @@ void pdc::open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std:
     credit_rx = cc::rccc_receiver(index);
     credit_mode = false;
     answers_owed = answers_as_messages = 0;
+    close_heard = false;
     counters = {};
 }
 

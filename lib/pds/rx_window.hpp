@@ -35,6 +35,14 @@ class rx_window {
     // accept() of first, first + 1, ..., first + n - 1, each new (not received, in the window).
     void accept_run(psn_t first, std::uint32_t n) noexcept;
 
+    // Undoes the accept() of the PSN at the cumulative point, when nothing beyond it was
+    // received (a CLOSE acknowledged, which must not count as data that may still come).
+    void retract_last() noexcept {
+        if (highest_ != cack_) return;
+        --cack_;
+        highest_ = cack_;
+    }
+
     psn_t cack() const noexcept { return cack_; }  // every PSN up to here is received
     psn_t expected() const noexcept { return cack_ + 1; }
     psn_t highest() const noexcept { return highest_; }  // highest PSN received so far

@@ -1,5 +1,6 @@
 #include "reassembly.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -258,6 +259,20 @@ void reassembly::remember(const message_key& key) noexcept {
     oldest = key.packed();
     recent_.insert(oldest, 1);
     recent_head_ = (recent_head_ + 1) % recent_ring_.size();
+}
+
+bool reassembly::holds_peer(std::uint32_t peer) const noexcept {
+    return std::any_of(slots_.begin(), slots_.end(), [&](const slot& s) {
+        return s.state != slot_state::free && s.key.peer == peer;
+    });
+}
+
+void reassembly::forget_peer(std::uint32_t peer) noexcept {
+    for (std::uint64_t& packed : recent_ring_) {
+        if (packed == ~std::uint64_t{0} || (packed >> 24) != peer) continue;
+        recent_.erase(packed);
+        packed = ~std::uint64_t{0};
+    }
 }
 
 bool reassembly::release(std::uint64_t handle) noexcept {

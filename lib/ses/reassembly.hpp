@@ -102,6 +102,11 @@ class reassembly {
     bool recently_completed(const message_key& key) const noexcept {
         return recent_.find(key.packed()).has_value();
     }
+    // Whether a message from this peer is being assembled or awaits release (a scan: for the
+    // rare moment a peer's entry may be given to another).
+    bool holds_peer(std::uint32_t peer) const noexcept;
+    // Forgets the completed messages remembered of this peer, whose id is about to name another.
+    void forget_peer(std::uint32_t peer) noexcept;
     bool pop_delivered(delivered_message& out) noexcept;
     bool nothing_delivered() const noexcept { return delivery_head_ == no_index; }
     // Gives the buffer back; false for an unknown or already released handle.
