@@ -40,6 +40,8 @@ std::string role_base::verify_summary() const {
     if (verify_failures_)
         return "FAILED: " + verify_first_ + " (" + std::to_string(verify_failures_) + " of " +
                std::to_string(verify_checked_) + " checks failed)";
+    // The checks of a run that stopped short prove nothing about what it did not get to.
+    if (failed()) return "not completed: " + error_;
     return "OK (" + std::to_string(verify_checked_) + " checks)";
 }
 

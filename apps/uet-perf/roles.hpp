@@ -32,7 +32,8 @@ class role_base {
     const std::vector<bw_row>& bw_rows() const noexcept { return bw_rows_; }
     const std::vector<lat_row>& lat_rows() const noexcept { return lat_rows_; }
     bool verify_failed() const noexcept { return verify_failures_ > 0; }
-    // "OK (N checks)", "FAILED: ...", or "off".
+    // "OK (N checks)", "FAILED: ...", "off", or for a run that failed before verification could
+    // say anything, "not completed: " and why (a run that stopped checked too little for an OK).
     std::string verify_summary() const;
     const settings& config() const noexcept { return s_; }
     const run_info& info() const noexcept { return info_; }

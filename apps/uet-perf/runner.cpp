@@ -233,6 +233,7 @@ void drive_pipe(fabric& fab, client_role* client, server_role* server,
 int finish(const role_base& role, const endpoint& ep, const fabric* fab, std::string& out) {
     const settings& s = role.config();
     out += table_rule();
+    // A failed run says so here too: "not completed", never an OK for the checks it got to.
     if (s.verify) out += " Verify: " + role.verify_summary() + "\n";
     if (s.stats) out += stats_text(ep, fab);
     if (s.out_json) {

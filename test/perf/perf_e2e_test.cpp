@@ -402,6 +402,25 @@ TEST(PerfE2E, SilentServerTimesOutWithAClearError) {
     EXPECT_EQ(p.client->error(), "no answer from 10.0.0.1:4793 after 10 s (waiting for HELLO_ACK)");
 }
 
+// A client that failed prints the failure where the verdict goes, in the text and in the JSON:
+// never "Verify: OK (0 checks)" before its error.
+TEST(PerfE2E, AFailedRunPrintsNoVerifyOk) {
+    settings s = pipe_settings(test_kind::write_bw, 64, 10);
+    s.out_json = true;
+    pipe_pair p(s, s, false);  // nobody answers the HELLO
+    p.run();
+    ASSERT_TRUE(p.client->failed());
+    EXPECT_EQ(p.client->verify_summary(),
+              "not completed: no answer from 10.0.0.1:4793 after 10 s (waiting for HELLO_ACK)");
+    std::string out;
+    EXPECT_EQ(finish(*p.client, p.cli->ep, nullptr, out), 1);
+    EXPECT_EQ(out.find("Verify: OK"), std::string::npos) << out;
+    EXPECT_NE(out.find(" Verify: not completed: no answer from 10.0.0.1:4793 after 10 s (waiting "
+                       "for HELLO_ACK)\n"),
+              std::string::npos)
+        << out;
+}
+
 TEST(PerfE2E, AbsentServerIsReportedUnreachable) {
     settings s = pipe_settings(test_kind::send_lat, 8, 10);
     s.timeout_s = 1000;  // the transport gives up first
