@@ -1,4 +1,4 @@
-// Control messages: a fixed little-endian layout (magic, version, kind, values, text).
+// Control messages: a fixed little-endian layout (magic, version, kind, nonce, values, text).
 #include "control.hpp"
 
 #include <cstring>
@@ -8,7 +8,8 @@ namespace uet::perf {
 namespace {
 
 constexpr std::uint32_t magic = 0x50544555;  // "UETP"
-constexpr std::uint8_t version = 1;
+// 2: the session nonce in the header, KEEPALIVE.
+constexpr std::uint8_t version = 2;
 
 void put_u64(std::byte* p, std::uint64_t v) noexcept {
     for (int i = 0; i < 8; ++i)
@@ -50,7 +51,7 @@ enum hello_field : std::size_t {
 std::string_view name_of(ctrl_kind k) noexcept {
     static constexpr std::array<std::string_view, ctrl_kind_max + 1> names{
         "?",     "HELLO",  "HELLO_ACK", "START", "READY", "STOP", "STOP_ACK",
-        "DRAIN", "RESULT", "REPORT",    "BYE",   "ABORT", "ACK"};
+        "DRAIN", "RESULT", "REPORT",    "BYE",   "ABORT", "ACK",  "KEEPALIVE"};
     const auto i = static_cast<std::size_t>(k);
     return i < names.size() ? names[i] : "?";
 }
@@ -63,6 +64,7 @@ std::size_t encode(const ctrl_msg& m, ctrl_buffer& out) noexcept {
     p[4] = static_cast<std::byte>(version);
     p[5] = static_cast<std::byte>(m.kind);
     p[6] = p[7] = std::byte{0};
+    put_u64(p + 8, m.nonce);
     p += ctrl_msg::header_bytes;
     for (std::uint64_t v : m.v) {
         put_u64(p, v);
@@ -102,6 +104,7 @@ std::optional<ctrl_msg> decode(std::span<const std::byte> in, std::string& error
     }
     ctrl_msg m;
     m.kind = static_cast<ctrl_kind>(kind);
+    m.nonce = get_u64(in.data() + 8);
     const std::byte* p = in.data() + ctrl_msg::header_bytes;
     for (auto& v : m.v) {
         v = get_u64(p);
@@ -118,9 +121,10 @@ std::optional<ctrl_msg> decode(std::span<const std::byte> in, std::string& error
 }
 
 ctrl_msg make_hello(const settings& s, const endpoint_address& client, std::uint64_t key,
-                    std::uint64_t region_bytes) {
+                    std::uint64_t region_bytes, std::uint64_t nonce) {
     ctrl_msg m;
     m.kind = ctrl_kind::hello;
+    m.nonce = nonce;
     m.v[f_test] = static_cast<std::uint64_t>(s.test);
     m.v[f_size] = s.size;
     m.v[f_all] = s.all_sizes;
@@ -146,6 +150,10 @@ ctrl_msg make_hello(const settings& s, const endpoint_address& client, std::uint
 
 std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
     const auto& v = m.v;
+    if (m.nonce == 0) {
+        error = "HELLO without a session nonce";
+        return std::nullopt;
+    }
     if (m.kind != ctrl_kind::hello || v[f_test] >= test_count || v[f_size] == 0 ||
         v[f_size] > (std::uint64_t{1} << 31) || v[f_all] > 1 || v[f_iters] == 0 ||
         v[f_depth] == 0 || v[f_depth] > 4096 || v[f_mtu] < 64 || v[f_mtu] > 8192 ||

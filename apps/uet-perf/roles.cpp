@@ -16,12 +16,6 @@ double real(std::uint64_t u) {
     return std::bit_cast<double>(u);
 }
 
-ctrl_msg message(ctrl_kind k) {
-    ctrl_msg m;
-    m.kind = k;
-    return m;
-}
-
 std::string seconds(double s) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g s", s);
@@ -30,6 +24,15 @@ std::string seconds(double s) {
 
 enum report_kind : std::uint64_t { report_bw = 1, report_lat = 2 };
 constexpr std::uint64_t linger_ns = 300'000'000;
+
+std::uint64_t timeout_ns(const settings& s) {
+    return static_cast<std::uint64_t>(s.timeout_s * 1e9);
+}
+// The client says it is alive this often while it measures, so that a server that hears
+// nothing for --timeout knows it is gone (several chances within one timeout).
+std::uint64_t keepalive_ns(const settings& s) {
+    return std::max<std::uint64_t>(1, timeout_ns(s) / 4);
+}
 
 }  // namespace
 
@@ -45,6 +48,26 @@ std::string role_base::verify_summary() const {
     return "OK (" + std::to_string(verify_checked_) + " checks)";
 }
 
+ctrl_msg role_base::message(ctrl_kind k) const {
+    ctrl_msg m;
+    m.kind = k;
+    m.nonce = nonce_;
+    return m;
+}
+
+bool role_base::from_peer(const ctrl_arrival& a) {
+    ctrl_counters& c = sd_.ctrl_counts();
+    if (a.from != sd_.peer()) {
+        ++c.from_stranger;
+        return false;
+    }
+    if (a.msg.nonce != nonce_) {
+        ++c.bad_nonce;
+        return false;
+    }
+    return true;
+}
+
 void role_base::fail(std::string why) {
     if (error_.empty()) error_ = std::move(why);
 }
@@ -58,8 +81,7 @@ void role_base::tell_peer_about_failure(bool greeted) {
 }
 
 void role_base::expect_answer(std::uint64_t now, std::string_view what) {
-    const auto t = static_cast<std::uint64_t>(s_.timeout_s * 1e9);
-    deadline_ = now + t;
+    deadline_ = now + timeout_ns(s_);
     waiting_for_ = what;
 }
 
@@ -103,9 +125,11 @@ void role_base::print_row_from(const ctrl_msg& r) {
 
 // ---- client ----
 
-client_role::client_role(side& sd, const settings& s, run_info info, peer_addr server)
+client_role::client_role(side& sd, const settings& s, run_info info, peer_addr server,
+                         std::uint64_t nonce)
     : role_base(sd, s, std::move(info)), sizes_(s.sizes()) {
     sd_.set_peer(server, 0, 0);
+    nonce_ = nonce;
 }
 
 void client_role::step(std::uint64_t now) {
@@ -117,16 +141,18 @@ void client_role::step(std::uint64_t now) {
 
 void client_role::step_once(std::uint64_t now) {
     sd_.poll();
-    if (!sd_.error().empty()) return fail(sd_.error());
-    while (auto m = sd_.take_ctrl()) {
-        on_message(*m, now);
+    // Refused: the refusal is the news, whatever the transport says while we linger.
+    if (!sd_.error().empty()) return fail(refused_.empty() ? sd_.error() : refused_);
+    while (auto a = sd_.take_ctrl()) {
+        // Only the server's messages of this session count; anything else is dropped.
+        if (from_peer(*a)) on_message(a->msg, now);
         if (finished()) return;
     }
     switch (state_) {
         case state::hello:
             if (const auto ec = sd_.post_ctrl_recv())
                 return fail("cannot post a control receive: " + ec.message());
-            send(make_hello(s_, sd_.ep().address(), sd_.region_key(), sd_.region_size()));
+            send(make_hello(s_, sd_.ep().address(), sd_.region_key(), sd_.region_size(), nonce_));
             expect_answer(now, "HELLO_ACK");
             go(state::wait_hello_ack);
             break;
@@ -137,14 +163,17 @@ void client_role::step_once(std::uint64_t now) {
             if (interrupted_) sd_.stop_initiator();
             if (sd_.activity() != last_activity_) {
                 last_activity_ = sd_.activity();
-                deadline_ = now + static_cast<std::uint64_t>(s_.timeout_s * 1e9);
+                deadline_ = now + timeout_ns(s_);
             }
             if (sd_.initiator_done()) {
                 ctrl_msg m = message(ctrl_kind::stop);
                 m.v[0] = sd_.sent_count();
                 send(m);
                 expect_answer(now, "STOP_ACK");
+                wake_at_ = no_deadline;  // no more KEEPALIVEs: STOP is answered
                 go(state::wait_stop_ack);
+            } else if (now >= wake_at_) {
+                send_keepalive(now);
             }
             break;
         case state::wait_result:
@@ -163,6 +192,15 @@ void client_role::step_once(std::uint64_t now) {
                     info_.remote + " (" + std::to_string(sd_.run().completed) + " of " +
                     std::to_string(sd_.run().posted) + " operations completed)");
     if (state_ != state::running) timed_out(now);
+}
+
+// The server hears nothing else from us while we measure (writes and reads do not reach its
+// application): without this it could not tell a long run from a dead client.
+void client_role::send_keepalive(std::uint64_t now) {
+    const std::error_code ec = sd_.send_ctrl(message(ctrl_kind::keepalive));
+    if (ec && ec != errc::again) return fail("cannot send KEEPALIVE: " + ec.message());
+    // Queues full: the next step tries again (the server allows several intervals).
+    if (!ec) wake_at_ = now + keepalive_ns(s_);
 }
 
 void client_role::start_size(std::uint64_t now) {
@@ -188,8 +226,12 @@ void client_role::on_message(const ctrl_msg& m, std::uint64_t now) {
             if (m.kind != ctrl_kind::hello_ack) return unexpected();
             if (m.v[0] != 0) {  // fail after the linger, so the server's answer is acknowledged
                 refused_ = "the server refused the run: " + m.text;
-                deadline_ = now + std::min<std::uint64_t>(
-                                      linger_ns, static_cast<std::uint64_t>(s_.timeout_s * 1e9));
+                // Tell the server the refusal reached its client (a HELLO replayed from
+                // elsewhere gets no such answer): it then ends too, saying why.
+                ctrl_msg taken = message(ctrl_kind::abort);
+                taken.text = "the client was refused";
+                abort_sent_ = !sd_.send_ctrl(taken);
+                deadline_ = now + std::min(linger_ns, timeout_ns(s_));
                 return go(state::linger);
             }
             if (m.v[2] < region_bytes_for(s_))
@@ -205,7 +247,8 @@ void client_role::on_message(const ctrl_msg& m, std::uint64_t now) {
             if (m.kind != ctrl_kind::ready) return unexpected();
             sd_.run().initiator = true;
             last_activity_ = sd_.activity();
-            deadline_ = now + static_cast<std::uint64_t>(s_.timeout_s * 1e9);
+            deadline_ = now + timeout_ns(s_);
+            wake_at_ = now + keepalive_ns(s_);
             go(state::running);
             break;
         case state::wait_stop_ack: {
@@ -241,8 +284,7 @@ void client_role::on_message(const ctrl_msg& m, std::uint64_t now) {
             if (m.kind != ctrl_kind::ack) return unexpected();
             // Leaving at once could take the server's answer unacknowledged with us, and the
             // server would retransmit it to nobody: stay a moment (bounded, nothing to wait for).
-            deadline_ = now + std::min<std::uint64_t>(
-                                  linger_ns, static_cast<std::uint64_t>(s_.timeout_s * 1e9));
+            deadline_ = now + std::min(linger_ns, timeout_ns(s_));
             go(state::linger);
             break;
         default:
@@ -304,7 +346,7 @@ void server_role::interrupt() {
 
 // Ctrl-C: tell the client (ABORT) and stop once it has the message, or after a moment.
 void server_role::abort_run(std::uint64_t now) {
-    if (!greeted_ || closing_) return fail("interrupted");
+    if (!bound_ || closing_) return fail("interrupted");
     if (abort_by_ == 0) {
         ctrl_msg m = message(ctrl_kind::abort);
         m.text = "the server was interrupted (Ctrl-C)";
@@ -329,26 +371,44 @@ void server_role::step(std::uint64_t now) {
     }
     if (interrupt_pending_) return abort_run(now);
     step_once(now);
-    tell_peer_about_failure(greeted_ && refused_.empty());
+    tell_peer_about_failure(bound_);
 }
 
 void server_role::step_once(std::uint64_t now) {
     if (const auto ec = sd_.post_ctrl_recv())
         return fail("cannot post a control receive: " + ec.message());
     sd_.poll();
-    // A refused client may leave before acknowledging the refusal: the refusal is the news.
-    if (!sd_.error().empty()) return fail(refused_.empty() ? sd_.error() : refused_);
-    while (auto m = sd_.take_ctrl()) {
-        on_message(*m, now);
+    if (!sd_.error().empty()) return fail(sd_.error());
+    // Answers to HELLOs that named an address where nobody answers: those HELLOs lapse.
+    while (const auto to = sd_.take_undelivered_ctrl()) {
+        const auto gone = std::erase_if(offers_, [&](const offer& o) { return o.peer == *to; });
+        sd_.ctrl_counts().hellos_lapsed += gone;
+    }
+    while (auto a = sd_.take_ctrl()) {
+        on_arrival(*a, now);
         if (finished()) return;
     }
-    if (stop_ack_due_ && sd_.initiator_done()) {
-        stop_ack_due_ = false;
-        ctrl_msg m = message(ctrl_kind::stop_ack);
-        m.v[0] = sd_.sent_count();
-        m.v[1] = drain_for_client_;
-        send(m);
-        expect_answer(now, "DRAIN");
+    if (!bound_) {
+        // Someone's HELLO that was not ours to take: say why once, as the client cannot hear.
+        if (!noted_malformed_ && !sd_.first_malformed_ctrl().empty()) {
+            noted_malformed_ = true;
+            out_ += " Ignored a control message: " + sd_.first_malformed_ctrl() + "\n";
+        }
+        return forget_offers(now);
+    }
+    if (stop_ack_due_) {
+        if (sd_.initiator_done()) {
+            stop_ack_due_ = false;
+            ctrl_msg m = message(ctrl_kind::stop_ack);
+            m.v[0] = sd_.sent_count();
+            m.v[1] = drain_for_client_;
+            send(m);
+            expect_answer(now, "DRAIN");
+        } else if (sd_.activity() != last_activity_) {
+            // Our own operations still complete: the client's transport is there.
+            last_activity_ = sd_.activity();
+            deadline_ = now + timeout_ns(s_);
+        }
     }
     if (result_due_ && sd_.drained()) {
         result_due_ = false;
@@ -366,35 +426,162 @@ void server_role::step_once(std::uint64_t now) {
         expect_answer(now, "REPORT");
     }
     if (closing_ && (sd_.ctrl_sends_idle() || now >= close_by_)) {
-        if (!refused_.empty()) return fail(refused_);
         // The client lingers linger_ns after our answer, then closes: wait out twice that.
-        quiet_until_ = now + std::min<std::uint64_t>(
-                                 2 * linger_ns, static_cast<std::uint64_t>(s_.timeout_s * 1e9));
+        quiet_until_ = now + std::min(2 * linger_ns, timeout_ns(s_));
         deadline_ = quiet_until_;
         return;
     }
-    if (!finished() && !running_ && greeted_ && !closing_) timed_out(now);
+    // Bound: every wait has a deadline (an answer due, KEEPALIVEs while the client measures,
+    // our own operations progressing), so a client gone at any point ends the run.
+    if (!finished() && !closing_) timed_out(now);
+}
+
+void server_role::on_arrival(const ctrl_arrival& a, std::uint64_t now) {
+    if (!bound_) return before_binding(a, now);
+    // The run has its client: a HELLO from anyone, even from the client's address, is stale.
+    if (a.msg.kind == ctrl_kind::hello) {
+        ++sd_.ctrl_counts().replayed_hello;
+        return;
+    }
+    if (from_peer(a)) on_message(a.msg, now);
+}
+
+// No client yet: HELLOs are answered; anything else must come from an answered HELLO's address
+// with its nonce, and the first START (or ABORT) of one binds the server to it.
+void server_role::before_binding(const ctrl_arrival& a, std::uint64_t now) {
+    const ctrl_msg& m = a.msg;
+    if (m.kind == ctrl_kind::hello) return on_hello(a, now);
+    ctrl_counters& c = sd_.ctrl_counts();
+    const auto o = std::find_if(offers_.begin(), offers_.end(), [&](const offer& x) {
+        return x.peer == a.from && x.nonce == m.nonce;
+    });
+    if (o == offers_.end()) {
+        const bool known = std::any_of(offers_.begin(), offers_.end(),
+                                       [&](const offer& x) { return x.peer == a.from; });
+        ++(known ? c.bad_nonce : c.from_stranger);
+        return;
+    }
+    if (m.kind == ctrl_kind::start && o->refused.empty()) {
+        const offer taken = *o;
+        bind(taken);
+        return on_message(m, now);
+    }
+    if (m.kind == ctrl_kind::abort) {
+        // A client that answered back from its address: the run was its, and it ended it.
+        const offer taken = *o;
+        bind(taken);
+        abort_sent_ = true;  // it is gone: nothing to tell it
+        if (!taken.refused.empty())
+            return fail("refused the client at " + info_.remote + ": " + taken.refused);
+        return fail("the client stopped the run: " + m.text);
+    }
+    // That client does not follow the exchange: forget its HELLO.
+    offers_.erase(o);
+    ++c.hellos_lapsed;
+}
+
+void server_role::on_hello(const ctrl_arrival& a, std::uint64_t now) {
+    ctrl_counters& c = sd_.ctrl_counts();
+    std::string why;
+    const auto h = read_hello(a.msg, why);
+    if (!h) {
+        ++c.malformed;
+        if (!noted_malformed_) {
+            noted_malformed_ = true;
+            out_ += " Ignored a HELLO: " + why + "\n";
+        }
+        return;
+    }
+    // A sender we know (an address we answered before) naming another address is not the
+    // client it claims to be.
+    if (a.from != any_peer) {
+        const auto sender = av_.lookup(a.from);
+        if (!sender || sender->ip != h->client.ip) {
+            ++c.from_stranger;
+            return;
+        }
+    }
+    for (const offer& o : offers_) {
+        if (o.nonce == a.msg.nonce && o.hello.client == h->client) {
+            ++c.replayed_hello;  // answered already
+            return;
+        }
+    }
+    auto peer = av_.insert(h->client);
+    if (!peer) {  // the address vector is full: nobody new can be answered
+        ++c.hellos_lapsed;
+        return;
+    }
+    offer o{*peer, *h, a.msg.nonce, compare_settings(h->s, s_), now + timeout_ns(s_)};
+    if (o.refused.empty() && h->region_bytes < region_bytes_for(s_))
+        o.refused = "the client's region is smaller than the run needs";
+    ctrl_msg ack;
+    ack.kind = ctrl_kind::hello_ack;
+    ack.nonce = o.nonce;
+    if (!o.refused.empty()) {
+        ack.v[0] = 1;
+        ack.text = o.refused.substr(0, ctrl_msg::text_max);
+    } else {
+        ack.v[1] = sd_.region_key();
+        ack.v[2] = sd_.region_size();
+    }
+    // Not even answered (every control send slot busy, a flood of HELLOs): this one lapses.
+    if (sd_.send_ctrl_to(o.peer, ack)) {
+        ++c.hellos_lapsed;
+        return;
+    }
+    if (!o.refused.empty()) ++c.hellos_refused;
+    if (offers_.size() == max_offers) {
+        offers_.erase(offers_.begin());
+        ++c.hellos_lapsed;
+    }
+    offers_.push_back(std::move(o));
+    wake_at_ = std::min(wake_at_, offers_.back().lapses_at);
+}
+
+void server_role::bind(const offer& o) {
+    bound_ = true;
+    nonce_ = o.nonce;
+    sd_.set_peer(o.peer, o.hello.key, o.hello.region_bytes);
+    info_.remote = to_string(o.hello.client);
+    info_.remote_key = o.hello.key;
+    offers_.clear();  // the other HELLOs' clients will find the server taken
+    wake_at_ = no_deadline;
+    if (o.refused.empty()) print_header();
+}
+
+// HELLOs answered whose client did not answer back within --timeout: the server waits on.
+void server_role::forget_offers(std::uint64_t now) {
+    const auto lapsed = std::erase_if(offers_, [&](const offer& o) { return o.lapses_at <= now; });
+    sd_.ctrl_counts().hellos_lapsed += lapsed;
+    wake_at_ = no_deadline;
+    for (const offer& o : offers_)
+        wake_at_ = std::min(wake_at_, o.lapses_at);
 }
 
 void server_role::on_message(const ctrl_msg& m, std::uint64_t now) {
-    if (m.kind == ctrl_kind::abort) return fail("the client stopped the run: " + m.text);
-    if (!greeted_) {
-        if (m.kind != ctrl_kind::hello)
-            return fail("expected HELLO, got " + std::string(name_of(m.kind)));
-        on_hello(m, now);
-        if (greeted_ && refused_.empty()) expect_answer(now, "START");
+    if (m.kind == ctrl_kind::abort) {
+        abort_sent_ = true;  // the client told us: nothing to tell it back
+        return fail("the client stopped the run: " + m.text);
+    }
+    if (m.kind == ctrl_kind::keepalive) {
+        // The client measures and is alive. One that comes late (RUD does not keep the order of
+        // messages in flight together) may follow STOP: it then says nothing new.
+        if (running_) deadline_ = now + timeout_ns(s_);
         return;
     }
     deadline_ = no_deadline;
     switch (m.kind) {
         case ctrl_kind::start:
-            return on_start(m);
+            return on_start(m, now);
         case ctrl_kind::stop:
             running_ = false;
             client_sent_ = m.v[0];
             sd_.stop_initiator();
             drain_for_client_ = sd_.peer_sent(client_sent_);
             stop_ack_due_ = true;
+            last_activity_ = sd_.activity();
+            expect_answer(now, "our own operations to complete after STOP");
             break;
         case ctrl_kind::drain:
             if (!sd_.owe_drain(m.v[0]))
@@ -414,7 +601,7 @@ void server_role::on_message(const ctrl_msg& m, std::uint64_t now) {
         case ctrl_kind::bye:
             send(message(ctrl_kind::ack));
             closing_ = true;
-            close_by_ = now + static_cast<std::uint64_t>(s_.timeout_s * 1e9);
+            close_by_ = now + timeout_ns(s_);
             deadline_ = close_by_;
             break;
         default:
@@ -422,38 +609,7 @@ void server_role::on_message(const ctrl_msg& m, std::uint64_t now) {
     }
 }
 
-void server_role::on_hello(const ctrl_msg& m, std::uint64_t now) {
-    std::string why;
-    const auto h = read_hello(m, why);
-    if (!h) return fail(why);
-    auto peer = av_.insert(h->client);
-    if (!peer)
-        return fail("cannot add the client to the address vector: " + peer.error().message());
-    sd_.set_peer(*peer, h->key, h->region_bytes);
-    info_.remote = to_string(h->client);
-    info_.remote_key = h->key;
-    greeted_ = true;
-    ctrl_msg ack = message(ctrl_kind::hello_ack);
-    std::string differ = compare_settings(h->s, s_);
-    if (differ.empty() && h->region_bytes < region_bytes_for(s_))
-        differ = "the client's region is smaller than the run needs";
-    if (!differ.empty()) {
-        ack.v[0] = 1;
-        ack.text = differ.substr(0, ctrl_msg::text_max);
-        send(ack);
-        closing_ = true;  // fails once the answer is out
-        close_by_ = now + static_cast<std::uint64_t>(s_.timeout_s * 1e9);
-        deadline_ = close_by_;
-        refused_ = "refused the client at " + info_.remote + ": " + differ;
-        return;
-    }
-    ack.v[1] = sd_.region_key();
-    ack.v[2] = sd_.region_size();
-    send(ack);
-    print_header();
-}
-
-void server_role::on_start(const ctrl_msg& m) {
+void server_role::on_start(const ctrl_msg& m, std::uint64_t now) {
     const auto sizes = s_.sizes();
     if (m.v[0] >= sizes.size() || sizes[m.v[0]] != m.v[1])
         return fail("START for size " + std::to_string(m.v[1]) + " that the settings do not have");
@@ -463,6 +619,9 @@ void server_role::on_start(const ctrl_msg& m) {
     stop_ack_due_ = result_due_ = false;
     running_ = true;
     send(message(ctrl_kind::ready));
+    // Writes, reads and atomics never reach this side's application: KEEPALIVEs say the client
+    // is still there, so a client gone mid-run ends the run within --timeout.
+    expect_answer(now, "STOP or KEEPALIVE while the client measures");
 }
 
 }  // namespace uet::perf

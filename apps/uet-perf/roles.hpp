@@ -4,6 +4,7 @@
 // tests never wait); measurements use the side's clock.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -25,7 +26,11 @@ class role_base {
     bool finished() const noexcept { return done_ || !error_.empty(); }
     bool failed() const noexcept { return !error_.empty(); }
     const std::string& error() const noexcept { return error_; }
-    std::uint64_t deadline() const noexcept { return finished() ? no_deadline : deadline_; }
+    // The next time step() has something to do without news: a timeout, or a keepalive to send
+    // or an unanswered HELLO to forget.
+    std::uint64_t deadline() const noexcept {
+        return finished() ? no_deadline : std::min(deadline_, wake_at_);
+    }
     std::uint64_t activity() const noexcept { return sd_.activity() + transitions_; }
     // Output produced since the last call (settings block, rows).
     std::string take_output() { return std::exchange(out_, {}); }
@@ -35,10 +40,18 @@ class role_base {
     // "OK (N checks)", "FAILED: ...", "off", or for a run that failed before verification could
     // say anything, "not completed: " and why (a run that stopped checked too little for an OK).
     std::string verify_summary() const;
+    // What this side's control channel dropped, by reason (--stats).
+    const ctrl_counters& control_counters() const noexcept { return sd_.ctrl_counts(); }
+    // The session nonce: the client's own, the server's once bound (0 before).
+    std::uint64_t session_nonce() const noexcept { return nonce_; }
     const settings& config() const noexcept { return s_; }
     const run_info& info() const noexcept { return info_; }
 
   protected:
+    // A control message of this session (its nonce filled in).
+    ctrl_msg message(ctrl_kind k) const;
+    // Whether an arrival is the peer's, of this session; counts it by reason if not.
+    bool from_peer(const ctrl_arrival& a);
     void fail(std::string why);
     // After a failure, tells the peer (ABORT, best effort) unless it is the peer that is gone.
     void tell_peer_about_failure(bool greeted);
@@ -54,7 +67,9 @@ class role_base {
     run_info info_;
     std::string out_, error_;
     bool done_ = false;
+    std::uint64_t nonce_ = 0;
     std::uint64_t deadline_ = no_deadline;
+    std::uint64_t wake_at_ = no_deadline;  // see deadline()
     std::string waiting_for_;
     std::uint64_t transitions_ = 0;
     std::vector<bw_row> bw_rows_;
@@ -66,8 +81,9 @@ class role_base {
 
 class client_role : public role_base {
   public:
-    // peer: the server, in the side's address vector.
-    client_role(side& sd, const settings& s, run_info info, peer_addr server);
+    // peer: the server, in the side's address vector. nonce: this session's, not 0
+    // (session_nonce() in runner.hpp draws one).
+    client_role(side& sd, const settings& s, run_info info, peer_addr server, std::uint64_t nonce);
     void step(std::uint64_t now);
     // Ctrl-C: ends the current size as if its duration had passed, reports it, says BYE.
     void interrupt() noexcept { interrupted_ = true; }
@@ -88,6 +104,7 @@ class client_role : public role_base {
     };
     void step_once(std::uint64_t now);
     void on_message(const ctrl_msg& m, std::uint64_t now);
+    void send_keepalive(std::uint64_t now);
     void start_size(std::uint64_t now);
     void finish_size(std::uint64_t now);
     void go(state s) {
@@ -106,6 +123,10 @@ class client_role : public role_base {
     std::string refused_;  // the server's refusal, reported once the linger is over
 };
 
+// The server waits for a client as long as it takes (before a client, nothing bounds it), and
+// answers every HELLO at the address it names; it binds to the first client that answers back
+// from there with its nonce (control.hpp). Once bound, every wait is bounded by --timeout: a
+// client that goes silent at any point ends the run with an error.
 class server_role : public role_base {
   public:
     server_role(side& sd, const settings& s, run_info info, address_vector& av);
@@ -115,25 +136,49 @@ class server_role : public role_base {
     bool was_interrupted() const noexcept { return interrupt_pending_; }
     // Leaving the port alone before closing (the DPDK runner sleeps meanwhile).
     bool quiet() const noexcept { return quiet_until_ != 0 && !finished(); }
+    // A client has answered back: the run is its.
+    bool bound() const noexcept { return bound_; }
+    // HELLOs answered that no client has answered back yet.
+    std::size_t open_offers() const noexcept { return offers_.size(); }
+
+    // At most this many HELLOs wait for their client to answer back; a newer one pushes out the
+    // oldest. More than one, so that a HELLO replayed just before or after the real client's
+    // does not push the real one out.
+    static constexpr std::size_t max_offers = 4;
 
   private:
+    // A HELLO answered (accepted or refused), waiting for its client to answer back from the
+    // address it named, with its nonce.
+    struct offer {
+        peer_addr peer = any_peer;
+        hello_info hello;
+        std::uint64_t nonce = 0;
+        std::string refused;  // why not, if the settings differ
+        std::uint64_t lapses_at = 0;
+    };
     void step_once(std::uint64_t now);
+    void on_arrival(const ctrl_arrival& a, std::uint64_t now);
+    void before_binding(const ctrl_arrival& a, std::uint64_t now);
+    void on_hello(const ctrl_arrival& a, std::uint64_t now);
+    void bind(const offer& o);
+    void forget_offers(std::uint64_t now);
     void on_message(const ctrl_msg& m, std::uint64_t now);
-    void on_hello(const ctrl_msg& m, std::uint64_t now);
     void abort_run(std::uint64_t now);
-    void on_start(const ctrl_msg& m);
+    void on_start(const ctrl_msg& m, std::uint64_t now);
 
     address_vector& av_;
-    bool greeted_ = false;
-    bool running_ = false;        // between START and STOP: the client measures, no timeout
-    bool stop_ack_due_ = false;   // STOP came: answer once our own operations are done
-    bool result_due_ = false;     // DRAIN came: answer once drained
-    bool closing_ = false;        // BYE answered or HELLO refused: done once sent (or given up)
-    std::uint64_t close_by_ = 0;  // the client may be gone before it acknowledges our answer
+    std::vector<offer> offers_;  // oldest first
+    bool bound_ = false;
+    bool noted_malformed_ = false;
+    bool running_ = false;             // between START and STOP: the client measures (KEEPALIVEs)
+    bool stop_ack_due_ = false;        // STOP came: answer once our own operations are done
+    bool result_due_ = false;          // DRAIN came: answer once drained
+    bool closing_ = false;             // BYE answered: done once sent (or given up)
+    std::uint64_t close_by_ = 0;       // the client may be gone before it acknowledges our answer
+    std::uint64_t last_activity_ = 0;  // while our own operations finish after STOP
     // BYE answered and acknowledged: the port is left alone until then, so that the client,
     // which lingers shorter, closes first (see step()).
     std::uint64_t quiet_until_ = 0;
-    std::string refused_;  // why the HELLO was refused (the error once the answer went)
     std::uint64_t client_sent_ = 0, drain_for_client_ = 0;
     bool interrupt_pending_ = false;
     std::uint64_t abort_by_ = 0;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <thread>
 
 namespace uet::perf {
@@ -59,7 +60,22 @@ std::string stages_line(const fabric_stats& f) {
     return buf;
 }
 
-std::string stats_text(const endpoint& ep, const fabric* fab) {
+// What the control channel did not take, by reason: a stranger's messages, another session's,
+// replayed HELLOs, garbage; and on a server the HELLOs that led to no run.
+std::string control_line(const ctrl_counters& c) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  " Control messages ignored: from strangers %llu, bad nonce %llu, replayed HELLO "
+                  "%llu, malformed %llu; HELLOs refused %llu, lapsed %llu\n",
+                  (unsigned long long)c.from_stranger, (unsigned long long)c.bad_nonce,
+                  (unsigned long long)c.replayed_hello, (unsigned long long)c.malformed,
+                  (unsigned long long)c.hellos_refused, (unsigned long long)c.hellos_lapsed);
+    return buf;
+}
+
+}  // namespace
+
+std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabric* fab) {
     const endpoint_counters c = ep.counters();
     char buf[1024];
     std::snprintf(buf, sizeof buf,
@@ -106,6 +122,7 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
                       (unsigned long long)c.transmit_nothing_queued);
         out += buf;
     }
+    out += control_line(ctrl);
     if (!fab) return out;
     const fabric_stats f = fab->stats();
     if (fab->attr().provider == "pipe") {
@@ -136,6 +153,8 @@ std::string stats_text(const endpoint& ep, const fabric* fab) {
     }
     return out;
 }
+
+namespace {
 
 bool interrupted(const client_role& c) {
     return c.was_interrupted();
@@ -184,6 +203,22 @@ result<std::unique_ptr<station>> open_station(fabric& fab, const settings& s, cl
     st->sd = std::make_unique<side>(st->ep, st->cq, st->av, st->dom, clock);
     if (const auto ec = st->sd->setup(s)) return ec;
     return st;
+}
+
+std::uint64_t session_nonce(const fabric& fab, const endpoint_address& client) {
+    std::uint64_t n = 0;
+    if (fab.attr().provider == "pipe") {
+        // splitmix64 of the seed and the address: reproducible, and no two clients alike.
+        n = fab.attr().seed ^ (std::uint64_t{client.ip} << 16 | client.port);
+        n += 0x9e3779b97f4a7c15ull;
+        n = (n ^ (n >> 30)) * 0xbf58476d1ce4e5b9ull;
+        n = (n ^ (n >> 27)) * 0x94d049bb133111ebull;
+        n ^= n >> 31;
+    } else {
+        std::random_device entropy;
+        n = (std::uint64_t{entropy()} << 32) ^ entropy();
+    }
+    return n ? n : 1;  // 0 is no session
 }
 
 void drive_pipe(fabric& fab, client_role* client, server_role* server,
@@ -235,7 +270,7 @@ int finish(const role_base& role, const endpoint& ep, const fabric* fab, std::st
     out += table_rule();
     // A failed run says so here too: "not completed", never an OK for the checks it got to.
     if (s.verify) out += " Verify: " + role.verify_summary() + "\n";
-    if (s.stats) out += stats_text(ep, fab);
+    if (s.stats) out += stats_text(ep, role.control_counters(), fab);
     if (s.out_json) {
         const std::string json =
             to_json(s, role.info(), role.bw_rows(), role.lat_rows(), role.verify_summary());
@@ -280,7 +315,7 @@ int run_pipe(const settings& s) {
     server_role server(*sv.sd, s, si2, sv.av);
     auto peer = cl.av.insert(sv.ep.address());
     if (!peer) return 1;
-    client_role client(*cl.sd, s, ci, *peer);
+    client_role client(*cl.sd, s, ci, *peer, session_nonce(*fab, cl.ep.address()));
     std::printf(" uet-perf: server %s and client %s in this process (pipe provider)\n",
                 si.local.c_str(), ci.local.c_str());
     drive_pipe(*fab, &client, &server, print_stdout);
@@ -288,7 +323,7 @@ int run_pipe(const settings& s) {
     if (interrupted(client))
         out += " Interrupted (Ctrl-C): the last row covers what completed before it\n";
     const int rc = finish(client, cl.ep, &*fab, out);
-    if (s.stats) out += stats_text(sv.ep, nullptr);
+    if (s.stats) out += stats_text(sv.ep, server.control_counters(), nullptr);
     print_stdout(out);
     for (const role_base* r :
          {static_cast<const role_base*>(&client), static_cast<const role_base*>(&server)})
@@ -345,7 +380,8 @@ int run_dpdk(const settings& s) {
             return 1;
         }
         info.remote = a;
-        client = std::make_unique<client_role>(*me.sd, s, info, *peer);
+        client = std::make_unique<client_role>(*me.sd, s, info, *peer,
+                                               session_nonce(*fab, me.ep.address()));
         role = client.get();
     } else {
         server = std::make_unique<server_role>(*me.sd, s, info, me.av);

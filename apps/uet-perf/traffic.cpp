@@ -158,44 +158,62 @@ std::error_code side::post_ctrl_recv() {
     return ec;
 }
 
-std::error_code side::send_ctrl(const ctrl_msg& m) {
+std::error_code side::send_ctrl_to(peer_addr to, const ctrl_msg& m) {
     for (std::size_t k = 0; k < ctrl_tx_slots; ++k) {
         if (ctrl_tx_used_[k]) continue;
         const std::size_t n = encode(m, ctrl_tx_[k]);
-        const std::error_code ec = ep_.tsend(peer_, std::span(ctrl_tx_[k].data(), n),
+        const std::error_code ec = ep_.tsend(to, std::span(ctrl_tx_[k].data(), n),
                                              ctrl_tag | static_cast<std::uint64_t>(m.kind),
                                              make_ctx(ctx_ctrl_tx, static_cast<std::uint32_t>(k)));
         if (!ec) {
             ctrl_tx_used_[k] = true;
-            ++ctrl_tx_busy_;
+            ctrl_tx_to_[k] = to;
         }
         return ec;
     }
     return errc::again;
 }
 
-std::optional<ctrl_msg> side::take_ctrl() {
+bool side::ctrl_sends_idle() const noexcept {
+    for (std::size_t k = 0; k < ctrl_tx_slots; ++k)
+        if (ctrl_tx_used_[k] && ctrl_tx_to_[k] == peer_) return false;
+    return true;
+}
+
+std::optional<ctrl_arrival> side::take_ctrl() {
     if (!inbox_) return std::nullopt;  // every step asks: no 230-byte message built for nothing
-    std::optional<ctrl_msg> m;
+    std::optional<ctrl_arrival> m;
     m.swap(inbox_);
+    if (const auto ec = post_ctrl_recv()) fail("cannot post a control receive: " + ec.message());
     return m;
+}
+
+std::optional<peer_addr> side::take_undelivered_ctrl() {
+    if (undelivered_ctrl_.empty()) return std::nullopt;
+    const peer_addr p = undelivered_ctrl_.back();
+    undelivered_ctrl_.pop_back();
+    return p;
+}
+
+void side::drop_malformed_ctrl(std::string why) {
+    ++ctrl_counts_.malformed;
+    if (first_malformed_.empty()) first_malformed_ = std::move(why);
+    // Nothing waits in the inbox: the next message may come.
+    if (const auto ec = post_ctrl_recv()) fail("cannot post a control receive: " + ec.message());
 }
 
 void side::on_ctrl_recv(const completion& c) {
     ctrl_rx_posted_ = false;
     std::string why;
     auto m = decode(std::span(ctrl_rx_.data(), std::min(c.len, ctrl_rx_.size())), why);
-    if (!m) {
-        fail("bad control message: " + why);
-        return;
-    }
-    if (inbox_) {
+    // Anyone may send a tagged message: one that is not ours is dropped, never a failure.
+    if (!m) return drop_malformed_ctrl(std::move(why));
+    if (inbox_) {  // cannot happen: the receive is posted again only once the inbox is empty
         fail(std::string("control message ") + std::string(name_of(m->kind)) + " came before " +
-             std::string(name_of(inbox_->kind)) + " was handled");
+             std::string(name_of(inbox_->msg.kind)) + " was handled");
         return;
     }
-    inbox_ = std::move(m);
-    if (const auto ec = post_ctrl_recv()) fail("cannot post a control receive: " + ec.message());
+    inbox_ = ctrl_arrival{std::move(*m), c.from};
 }
 
 // ---- errors ----
@@ -212,6 +230,24 @@ void side::handle_error(const completion& c) {
         if (k < multi_recv_buffers && multi_state_[k] == multi_posted)
             multi_state_[k] = multi_retired;
         return;
+    }
+    if (kind_of(c.context) == ctx_ctrl_rx && c.error == errc::truncated) {
+        // A tagged message longer than any control message: someone else's, dropped.
+        ctrl_rx_posted_ = false;
+        return drop_malformed_ctrl("a control message of more than " +
+                                   std::to_string(ctrl_rx_.size()) + " bytes");
+    }
+    if (kind_of(c.context) == ctx_ctrl_tx) {
+        const std::uint32_t k = slot_of(c.context);
+        if (k < ctrl_tx_slots && ctrl_tx_used_[k]) {
+            ctrl_tx_used_[k] = false;
+            // An answer to a HELLO that named an address nobody answers at: the role's news
+            // (that HELLO lapses), not a failure of the run with our peer.
+            if (ctrl_tx_to_[k] != peer_) {
+                undelivered_ctrl_.push_back(ctrl_tx_to_[k]);
+                return;
+            }
+        }
     }
     std::string peer = "the peer";
     if (const auto a = av_.lookup(peer_)) peer = to_string(*a);
@@ -277,10 +313,7 @@ inline void side::handle(const completion& c) {
             break;
         case ctx_ctrl_tx: {
             const std::uint32_t k = slot_of(c.context);
-            if (k < ctrl_tx_slots && ctrl_tx_used_[k]) {
-                ctrl_tx_used_[k] = false;
-                --ctrl_tx_busy_;
-            }
+            if (k < ctrl_tx_slots) ctrl_tx_used_[k] = false;
             break;
         }
         case ctx_tx:

@@ -141,6 +141,13 @@ struct size_run {
     verify_state verify;
 };
 
+// A control message as it arrived. from: the sender as the completion names it, any_peer for an
+// address that is not in the address vector (the server's, before it answers a HELLO, is empty).
+struct ctrl_arrival {
+    ctrl_msg msg;
+    peer_addr from = any_peer;
+};
+
 class side {
   public:
     side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock);
@@ -154,11 +161,27 @@ class side {
     endpoint& ep() noexcept { return ep_; }
 
     // ---- control channel ----
+    // One control receive is posted at a time, and posted again when its message is taken (or
+    // dropped as malformed), so a burst of messages never outruns the one-message inbox: the
+    // rest wait in the library until then.
     std::error_code post_ctrl_recv();
-    std::error_code send_ctrl(const ctrl_msg& m);
+    // To the peer (set_peer).
+    std::error_code send_ctrl(const ctrl_msg& m) { return send_ctrl_to(peer_, m); }
+    // To any address: the server's answers to HELLOs, before it has a peer.
+    std::error_code send_ctrl_to(peer_addr to, const ctrl_msg& m);
     // The control message that arrived, if any (taken: the next poll may bring another).
-    std::optional<ctrl_msg> take_ctrl();
-    bool ctrl_sends_idle() const noexcept { return ctrl_tx_busy_ == 0; }
+    std::optional<ctrl_arrival> take_ctrl();
+    // No control message to the peer still in flight (answers to others' HELLOs do not count:
+    // one to an address where nobody answers stays in flight until the transport gives up).
+    bool ctrl_sends_idle() const noexcept;
+    // A control send to an address other than the peer's that the transport could not deliver
+    // (the server's answer to a HELLO naming an address where nobody answers): not this side's
+    // failure, so it is handed to the role instead.
+    std::optional<peer_addr> take_undelivered_ctrl();
+    ctrl_counters& ctrl_counts() noexcept { return ctrl_counts_; }
+    const ctrl_counters& ctrl_counts() const noexcept { return ctrl_counts_; }
+    // Why the first malformed control message was dropped (empty: none was).
+    const std::string& first_malformed_ctrl() const noexcept { return first_malformed_; }
 
     // ---- traffic ----
     // Prepares one size: fills or clears the region, allocates nothing.
@@ -290,13 +313,20 @@ class side {
     std::array<std::uint8_t, multi_recv_buffers> multi_state_{};
     std::uint32_t multi_idle_ = 0;  // buffers in multi_idle: pump() posts them
 
+    void drop_malformed_ctrl(std::string why);
+
     ctrl_buffer ctrl_rx_{};
     bool ctrl_rx_posted_ = false;
-    std::optional<ctrl_msg> inbox_;
-    static constexpr std::size_t ctrl_tx_slots = 4;
+    std::optional<ctrl_arrival> inbox_;
+    // Room for a few answers to HELLOs (some to addresses that never answer, until the transport
+    // gives up on them) besides the run's own messages.
+    static constexpr std::size_t ctrl_tx_slots = 8;
     std::array<ctrl_buffer, ctrl_tx_slots> ctrl_tx_{};
     std::array<bool, ctrl_tx_slots> ctrl_tx_used_{};
-    std::size_t ctrl_tx_busy_ = 0;
+    std::array<peer_addr, ctrl_tx_slots> ctrl_tx_to_{};
+    std::vector<peer_addr> undelivered_ctrl_;  // at most ctrl_tx_slots
+    ctrl_counters ctrl_counts_;
+    std::string first_malformed_;
 
     size_run run_;
     std::array<completion, 32> batch_{};

@@ -44,7 +44,7 @@ struct pipe_pair {
             std::make_unique<client_role>(*cli->sd, cs,
                                           run_info{"pipe", "test", to_string(cli->ep.address()),
                                                    to_string(srv->ep.address()), 0, 0},
-                                          p);
+                                          p, session_nonce(fab, cli->ep.address()));
     }
     // A client whose server address has no endpoint at all.
     pipe_pair(const settings& cs, endpoint_address nowhere) {
@@ -53,7 +53,8 @@ struct pipe_pair {
         const peer_addr p = cli->av.insert(nowhere).value();
         client = std::make_unique<client_role>(
             *cli->sd, cs,
-            run_info{"pipe", "test", to_string(cli->ep.address()), to_string(nowhere), 0, 0}, p);
+            run_info{"pipe", "test", to_string(cli->ep.address()), to_string(nowhere), 0, 0}, p,
+            session_nonce(fab, cli->ep.address()));
     }
 
     void run() { drive_pipe(fab, client.get(), server.get()); }

@@ -159,12 +159,13 @@ TEST(PerfControl, RoundTripAndHello) {
     s.bidirectional = true;
     s.verify = true;
     s.mode = delivery::rudi;
-    const ctrl_msg m = make_hello(s, {0x0a000002, 4793}, 0xabc, 4096);
+    const ctrl_msg m = make_hello(s, {0x0a000002, 4793}, 0xabc, 4096, 0x1234'5678'9abc'def0);
     ctrl_buffer buf;
     const std::size_t n = encode(m, buf);
     std::string why;
     const auto back = decode(std::span(buf.data(), n), why);
     ASSERT_TRUE(back) << why;
+    EXPECT_EQ(back->nonce, 0x1234'5678'9abc'def0u);  // every message carries the session's
     const auto h = read_hello(*back, why);
     ASSERT_TRUE(h) << why;
     EXPECT_EQ(compare_settings(h->s, s), "");
@@ -180,7 +181,7 @@ TEST(PerfControl, RoundTripAndHello) {
     EXPECT_FALSE(h->s.multi_recv);
     other = s;
     other.multi_recv = true;
-    const auto mh = read_hello(make_hello(other, {1, 2}, 3, 4), why);
+    const auto mh = read_hello(make_hello(other, {1, 2}, 3, 4, 5), why);
     ASSERT_TRUE(mh) << why;
     EXPECT_TRUE(mh->s.multi_recv);
     EXPECT_EQ(compare_settings(other, s), "settings differ: --multi-recv: client on, server off");
@@ -212,13 +213,16 @@ TEST(PerfControl, HostileInputIsRefusedWithAReason) {
     EXPECT_NE(why.find("does not fit"), std::string::npos);
     // A HELLO with a setting out of range.
     settings s;
-    ctrl_msg h = make_hello(s, {1, 2}, 3, 4);
+    ctrl_msg h = make_hello(s, {1, 2}, 3, 4, 5);
     h.v[5] = 0;  // tx depth 0
     EXPECT_FALSE(read_hello(h, why));
     EXPECT_NE(why.find("malformed HELLO"), std::string::npos);
-    h = make_hello(s, {1, 2}, 3, 4);
+    h = make_hello(s, {1, 2}, 3, 4, 5);
     h.v[19] = 2;  // --multi-recv neither on nor off
     EXPECT_FALSE(read_hello(h, why));
+    // A HELLO without a session: 0 is no nonce (a server would bind to nothing anyone proves).
+    EXPECT_FALSE(read_hello(make_hello(s, {1, 2}, 3, 4, 0), why));
+    EXPECT_NE(why.find("nonce"), std::string::npos);
 }
 
 TEST(PerfPattern, EveryByteMatters) {
