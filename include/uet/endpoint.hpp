@@ -124,6 +124,13 @@ struct endpoint_counters {
     // with nothing queued. A sender's idle polls are the latter two.
     std::uint64_t transmit_full = 0, transmit_held_by_window = 0, transmit_nothing_queued = 0;
     std::uint64_t packets_dropped = 0;  // engine drops (malformed, unknown PDC, queue full...)
+    // Of those, hostile or stray input by reason: ACKs, NACKs, CTRLs and non-SYN requests from
+    // a source with no state here; CLOSEs refused or found forged (data came after them); new
+    // sources refused with the peer table full of peers holding state.
+    std::uint64_t dropped_unknown_source = 0, dropped_forged_close = 0, dropped_peer_table_full = 0;
+    // Sources added by a frame that opened state, and such peers holding no state whose entry
+    // went to a new source.
+    std::uint64_t peers_learned = 0, peers_forgotten = 0;
     std::uint64_t rtt_samples = 0, rtt_min_ns = 0, rtt_mean_ns = 0;  // over every PDC
     // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our
     // requests a peer answered in an ACK.

@@ -825,6 +825,11 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.transmit_nothing_queued = e.tx_calls_nothing_queued;
     for (auto d : e.drops)
         c.packets_dropped += d;
+    c.dropped_unknown_source = e.dropped(drop_reason::unknown_source);
+    c.dropped_forged_close = e.dropped(drop_reason::forged_close);
+    c.dropped_peer_table_full = e.dropped(drop_reason::peer_table_full);
+    c.peers_learned = e.peers_learned;
+    c.peers_forgotten = e.peers_forgotten;
     c.rtt_samples = e.pds.rtt.count;
     if (e.pds.rtt.count != 0) {
         c.rtt_min_ns = e.pds.rtt.min_ns;
