@@ -113,13 +113,15 @@ std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabr
                   (unsigned long long)c.writes_placed_directly,
                   (unsigned long long)c.write_packets_refused);
     out += buf;
-    std::snprintf(buf, sizeof buf,
-                  " Dropped by reason: unknown source %llu, forged CLOSE %llu, peer table full "
-                  "%llu; peers learned %llu, forgotten %llu\n",
-                  (unsigned long long)c.dropped_unknown_source,
-                  (unsigned long long)c.dropped_forged_close,
-                  (unsigned long long)c.dropped_peer_table_full,
-                  (unsigned long long)c.peers_learned, (unsigned long long)c.peers_forgotten);
+    std::snprintf(
+        buf, sizeof buf,
+        " Dropped by reason: unknown source %llu, forged CLOSE %llu, peer table full "
+        "%llu, unvalidated reply %llu; foreign responses %llu; peers learned %llu, "
+        "forgotten %llu\n",
+        (unsigned long long)c.dropped_unknown_source, (unsigned long long)c.dropped_forged_close,
+        (unsigned long long)c.dropped_peer_table_full,
+        (unsigned long long)c.dropped_unvalidated_reply, (unsigned long long)c.foreign_responses,
+        (unsigned long long)c.peers_learned, (unsigned long long)c.peers_forgotten);
     out += buf;
     if (c.transmit_full + c.transmit_held_by_window + c.transmit_nothing_queued != 0) {
         std::snprintf(buf, sizeof buf,

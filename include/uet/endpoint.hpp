@@ -82,7 +82,10 @@ struct endpoint_counters {
     std::uint64_t resent_after_rtr = 0;  // deferred sends sent again
     std::uint64_t rendezvous = 0;        // rendezvous sends received
     std::uint64_t stale_responses = 0;   // responses to nothing outstanding
-    std::uint64_t unanswerable = 0;      // a response could not be queued
+    // Responses whose JobID is not the request's: what a target sends back for a request forged
+    // with our address and another job's id, which must not end one of ours.
+    std::uint64_t foreign_responses = 0;
+    std::uint64_t unanswerable = 0;  // a response could not be queued
     // Messages for a multi-receive buffer that arrived while the completion queue had no room
     // for their entries: answered, and kept until the application read the queue.
     std::uint64_t kept_for_queue_room = 0;
@@ -128,6 +131,9 @@ struct endpoint_counters {
     // a source with no state here; CLOSEs refused or found forged (data came after them); new
     // sources refused with the peer table full of peers holding state.
     std::uint64_t dropped_unknown_source = 0, dropped_forged_close = 0, dropped_peer_table_full = 0;
+    // Error answers not sent: their request's PDC never showed that its source address was its
+    // initiator's own (a request forged with another host's address).
+    std::uint64_t dropped_unvalidated_reply = 0;
     // Sources added by a frame that opened state, and such peers holding no state whose entry
     // went to a new source.
     std::uint64_t peers_learned = 0, peers_forgotten = 0;

@@ -188,6 +188,7 @@ struct op_cold {
     delivery_mode origin_mode = delivery_mode::rud;
     std::uint16_t origin_message_id = 0;
     std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
+    std::uint32_t origin_request_pdc = 0;   // the engine's, to answer it (held answers)
 };
 
 // A cleared hot part, copied from here: `= op_hot{}` built the value on the stack and copied it

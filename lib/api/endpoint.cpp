@@ -828,6 +828,7 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.dropped_unknown_source = e.dropped(drop_reason::unknown_source);
     c.dropped_forged_close = e.dropped(drop_reason::forged_close);
     c.dropped_peer_table_full = e.dropped(drop_reason::peer_table_full);
+    c.dropped_unvalidated_reply = e.dropped(drop_reason::unvalidated_reply);
     c.peers_learned = e.peers_learned;
     c.peers_forgotten = e.peers_forgotten;
     c.rtt_samples = e.pds.rtt.count;

@@ -292,6 +292,12 @@ std::optional<std::uint32_t> endpoint_impl::record_of_send(std::uint64_t context
 }
 
 void endpoint_impl::on_response(received_message& m) {
+    // Our requests all carry our job; a target echoes the request's in its answer.
+    if (m.ses->job_id != attr.job_id) [[unlikely]] {
+        ++counters.foreign_responses;
+        eng->release(m.handle);
+        return;
+    }
     const auto found = record_answered_by(m);
     if (!found || records[*found].response_done) {
         ++counters.stale_responses;
@@ -514,6 +520,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         o.origin_message_id = m.message_id;
         o.origin_job = m.ses->job_id;
         o.origin_answer_token = m.answer_token;
+        o.origin_request_pdc = m.request_pdc;
         o.next_offset = m.data.size();
         eng->release(m.handle);
         return pump(index);
@@ -662,6 +669,7 @@ void endpoint_impl::end_pull(op& o) {
     origin.message_id = o.origin_message_id;
     origin.ses = &origin_fields;
     origin.answer_token = o.origin_answer_token;
+    origin.request_pdc = o.origin_request_pdc;
     const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
     respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
 }

@@ -44,10 +44,11 @@ const char* status::message() const noexcept {
 
 const char* to_string(drop_reason r) noexcept {
     static constexpr const char* names[] = {
-        "not_udp",        "not_for_us",  "wrong_port",     "peer_table_full", "unsupported_type",
-        "unknown_pdc",    "stale_syn",   "beyond_window",  "out_of_order",    "malformed_ses",
-        "no_rx_buffer",   "bad_ack",     "stale_response", "trimmed_dropped", "control_queue_full",
-        "unknown_source", "forged_close"};
+        "not_udp",          "not_for_us",       "wrong_port",         "peer_table_full",
+        "unsupported_type", "unknown_pdc",      "stale_syn",          "beyond_window",
+        "out_of_order",     "malformed_ses",    "no_rx_buffer",       "bad_ack",
+        "stale_response",   "trimmed_dropped",  "control_queue_full", "unknown_source",
+        "forged_close",     "unvalidated_reply"};
     static_assert(std::size(names) == drop_reason_count);
     const auto i = static_cast<std::size_t>(r);
     return i < drop_reason_count ? names[i] : "unknown";
@@ -352,6 +353,7 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     } else {
         pacer_->forget(p.credit_rx);
         forget_owed(p);
+        drop_held_answers(p);
         --peers_[p.peer].target_pdcs;
         target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
         remember_closed(p);
@@ -467,6 +469,22 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
     ps.queued_bytes[slot] += bytes;
     // Only the slot's first message opens a PDC (a call per message cost ~24).
     if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+}
+
+// p's initiator sent a packet without SYN naming our PDC id: its held answers go.
+void engine_impl::validate(pds::pdc& p) {
+    p.validated = true;
+    for (std::uint32_t m = p.held_head; m != none;) {
+        const std::uint32_t next = messages_[m].next;
+        const ses::tx_message& msg = messages_[m];
+        queue_request(peers_[msg.peer], msg.peer, static_cast<delivery_mode>(msg.mode), m,
+                      msg.length);
+        m = next;
+    }
+    held_answers_ -= p.held_count;
+    p.held_head = p.held_tail = none;
+    p.held_count = 0;
+    tx_ready_ = true;
 }
 
 // A quiet request (RUD or ROD, checked, with room in the pool) as post_message() would post it:
@@ -600,6 +618,7 @@ bool engine_impl::poll_received(received_message& out) {
     out.placed = d.external;
     out.placement_failed = d.failed;
     out.answer_token = d.tag;
+    out.request_pdc = d.origin;
     ++counters_.messages_delivered;
     return true;
 }

@@ -224,6 +224,9 @@ struct received_message {
     bool placed = false, placement_failed = false;
     // What post_response() needs to answer this request in an ACK (answers_in_acks); 0: none.
     std::uint64_t answer_token = 0;
+    // The PDC the request came on, for post_response() (an error answer waits there until the
+    // PDC's initiator has shown that the source address is its own); 0: none.
+    std::uint32_t request_pdc = 0;
 };
 
 // Engine-level reasons for dropping a received frame (wire decoders have their own).
@@ -245,6 +248,7 @@ enum class drop_reason : std::uint8_t {
     control_queue_full,  // no room to queue an ACK/NACK/response
     unknown_source,      // an ACK, NACK, CTRL or non-SYN request from a source not in the table
     forged_close,        // a CLOSE refused: data still owed on the PDC, or data came after it
+    unvalidated_reply,   // an error answer to a request whose PDC never showed its source real
     count_
 };
 inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count_);

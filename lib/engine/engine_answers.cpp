@@ -98,12 +98,71 @@ status engine_impl::post_response(const received_message& request, const ses_fie
         --counted_on->answers_owed;
     else
         post_announced(request.answer_token);
-    const status st = post_message(request.from, request.mode, ses, data, context, nullptr);
+    pds::pdc* origin = ses.return_code == wire::ses_return_code::ok
+                           ? nullptr
+                           : target_of_origin(request.request_pdc);
+    const status st = origin && !origin->validated
+                          ? hold_answer(*origin, request.from, request.mode, ses, data, context)
+                          : post_message(request.from, request.mode, ses, data, context, nullptr);
     if (st.ok()) {
         ++counters_.answers_as_messages;
         if (counted_on) ++counted_on->answers_as_messages;
     }
     return st;
+}
+
+// ---- held answers ----
+
+pds::pdc* engine_impl::target_of_origin(std::uint32_t origin) noexcept {
+    const std::uint32_t index = (origin & 0xffff) - 1;
+    if (origin == 0 || index >= pdcs_.size()) return nullptr;
+    pds::pdc& p = pdcs_[index];
+    if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target ||
+        p.local_id != origin >> 16)
+        return nullptr;
+    return &p;
+}
+
+status engine_impl::hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode,
+                                const ses_fields& ses, std::span<const std::uint8_t> data,
+                                std::uint64_t context) {
+    if (to >= peer_count_) return {status_code::unknown_peer};
+    if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
+    if (message_room() == 0) return {status_code::too_many_pending};
+    // A real initiator sends at most its window (mpr packets) before our ACK lets it drop SYN,
+    // so more requests than that on an unvalidated PDC are forged. And answers held in all
+    // stop at a quarter of the pool, which only a flood of forged requests reaches. Beyond
+    // either, the answer is not kept: counted as if its PDC had gone unvalidated.
+    if (origin.held_count >= cfg_.mpr || held_answers_ >= cfg_.max_pending_messages / 4) {
+        count_drop(drop_reason::unvalidated_reply);
+        return {};
+    }
+    const std::uint32_t m =
+        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), ses.message_id, ses);
+    if (m == ses::no_index) return {status_code::too_many_pending};
+    ++peers_[to].messages;
+    ++counters_.messages_posted;
+    messages_[m].next = none;
+    if (origin.held_tail == none)
+        origin.held_head = m;
+    else
+        messages_[origin.held_tail].next = m;
+    origin.held_tail = m;
+    ++origin.held_count;
+    ++held_answers_;
+    return {};
+}
+
+void engine_impl::drop_held_answers(pds::pdc& p) {
+    for (std::uint32_t m = p.held_head; m != none;) {
+        const std::uint32_t next = messages_[m].next;
+        count_drop(drop_reason::unvalidated_reply);
+        complete_message(m, status{status_code::peer_unreachable});
+        m = next;
+    }
+    held_answers_ -= p.held_count;
+    p.held_head = p.held_tail = none;
+    p.held_count = 0;
 }
 
 // An OK answer without data owed on a PDC whose ACK has not announced it goes in that ACK.

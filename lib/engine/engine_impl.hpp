@@ -419,6 +419,21 @@ class engine_impl final : public pds::tx_listener {
     bool owed_room() const noexcept {
         return !cfg_.answers_in_acks || announced_.size() < cfg_.max_pending_messages;
     }
+    // Held answers. A target PDC opened by a SYN packet may come from a forged source address:
+    // until a packet without SYN shows that its initiator received our ACK (pdc::validated), an
+    // error answer to one of its requests waits on the PDC (linked through tx_message::next)
+    // rather than going to whoever the address names; a PDC freed unvalidated drops them
+    // (unvalidated_reply). Bounded per PDC and in all, so that forged requests cannot fill the
+    // message pool.
+    static std::uint32_t origin_of(const pds::pdc& p) noexcept {
+        return (std::uint32_t{p.local_id} << 16) | (p.index + 1);
+    }
+    pds::pdc* target_of_origin(std::uint32_t origin) noexcept;
+    status hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode, const ses_fields& ses,
+                       std::span<const std::uint8_t> data, std::uint64_t context);
+    void validate(pds::pdc& p);
+    void drop_held_answers(pds::pdc& p);
+    std::uint32_t held_answers_ = 0;
     // The PDC whose ACK may still answer the request of token, or nullptr (announced already,
     // or the PDC is gone).
     pds::pdc* owed_on(std::uint64_t token) noexcept;
@@ -673,8 +688,9 @@ inline void engine_impl::on_message_placed(const rx_context& rx, delivery_mode m
                                            const ses::rx_segment& seg, std::uint32_t slot,
                                            pds::pdc* target) {
     if (seg.fields.response)
-        on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
-    else if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
+        return on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
+    reassembly_.set_origin(slot, origin_of(*target));
+    if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
         reassembly_.set_tag(slot, owe_answer(*target));
 }
 

@@ -282,6 +282,8 @@ pds::pdc* engine_impl::established_target(const rx_context& rx,
         return nullptr;
     if (p->close_heard) [[unlikely]]
         reopen_if_forged_close(*p, h.psn);
+    if (!p->validated) [[unlikely]]
+        validate(*p);
     return p;
 }
 
@@ -539,7 +541,22 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         ++p->counters.rx_packets;
         p->counters.rx_bytes += rx.frame_bytes;
         p->last_activity_ns = rx.now;
+        if (!p->validated) validate(*p);
         return on_credit_target(*p, c.payload, rx.now);
+    }
+    // An initiator waiting for answers its ACK announced, with nothing else to send, says with
+    // a NOOP that it has our PDC id (pdc::validated): answers held for it go.
+    if (c.ctrl_type == wire::ctrl_type::noop && !c.syn) {
+        if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
+        pds::pdc* p = pdc_by_local_id(c.dpdcid);
+        if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
+            p->remote_id != c.spdcid)
+            return count_drop(drop_reason::unknown_pdc);
+        ++p->counters.rx_packets;
+        p->counters.rx_bytes += rx.frame_bytes;
+        p->last_activity_ns = rx.now;
+        if (!p->validated) validate(*p);
+        return;
     }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)
         return count_drop(drop_reason::unsupported_type);
@@ -564,6 +581,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
     p->last_activity_ns = rx.now;
+    if (!p->validated) validate(*p);  // answers held go ahead of the CLOSE's ACK
     if (c.psn == p->rx.expected()) {
         // Its initiator closes only once every packet it sent is acknowledged: with a packet
         // received beyond a hole, or one not yet acknowledged, the CLOSE is not its.

@@ -107,7 +107,12 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
         // announced answers) open until they are, or until they waited too long.
         settle_answers(p, now);
         if (p.undecided_head != none) {
-            timers_.schedule(p.idle_timer, undecided_deadline(p));
+            // The target may hold an error answer until we show it our packets come from us
+            // (engine_answers.cpp, held answers): with nothing else to send, a NOOP does.
+            // Unacknowledged, it is sent again every RTO while the wait lasts.
+            send_ctrl(p, wire::ctrl_type::noop, p.tx.next(), 0, p.lb.next_entropy(now));
+            timers_.schedule(p.idle_timer,
+                             std::min(undecided_deadline(p), now + p.current_rto(params_)));
             return;
         }
         p.state = pds::pdc_state::closing;

@@ -280,6 +280,12 @@ class pdc {
     // its time is up, unless a data packet shows that the CLOSE was not its initiator's (who
     // never sends data after its CLOSE): anyone who knows the PDC ids and the PSN can forge one.
     bool close_heard = false;
+    // Its initiator has shown that it receives what we send: a packet without SYN named our
+    // PDC id, which only our ACK told it. Until then the source address may be forged, and an
+    // error answer to a request of this PDC is held (engine: held answers), not sent to whoever
+    // the address names.
+    bool validated = false;
+    std::uint32_t held_head = 0xffffffffu, held_tail = 0xffffffffu, held_count = 0;
 
     enum class rx_verdict : std::uint8_t { accept, duplicate, beyond_window, out_of_order };
     void open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std::uint32_t ack_bytes,

@@ -17,6 +17,9 @@ void pdc::open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std:
     credit_mode = false;
     answers_owed = answers_as_messages = 0;
     close_heard = false;
+    validated = false;
+    held_head = held_tail = 0xffffffffu;
+    held_count = 0;
     counters = {};
 }
 

@@ -163,6 +163,7 @@ std::uint32_t reassembly::open_slot(const message_key& key, std::uint32_t length
     s.external = external;
     s.failed = false;
     s.tag = 0;
+    s.origin = 0;
     // Only the words this message's packets use (place() never looks past packets_total): a
     // small message clears 8 bytes (one store, not a call), not the bitmap of the largest one.
     if (s.packets_total <= 64)

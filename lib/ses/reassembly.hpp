@@ -65,7 +65,8 @@ struct delivered_message {
     // Placed externally: data is empty, the caller put the payload where it belongs; failed if
     // it could not place some packet (mark_failed).
     bool external = false, failed = false;
-    std::uint64_t tag = 0;  // what set_tag() attached
+    std::uint64_t tag = 0;     // what set_tag() attached
+    std::uint32_t origin = 0;  // what set_origin() attached
 };
 
 class reassembly {
@@ -97,6 +98,10 @@ class reassembly {
     // A value handed out with the message at delivery (the engine's answer token).
     void set_tag(std::uint32_t slot_index, std::uint64_t tag) noexcept {
         if (slot_index < slots_.size()) slots_[slot_index].tag = tag;
+    }
+    // Where the message came from, for its answer (the engine's PDC).
+    void set_origin(std::uint32_t slot_index, std::uint32_t origin) noexcept {
+        if (slot_index < slots_.size()) slots_[slot_index].origin = origin;
     }
     // Whether a completed message with this key is remembered.
     bool recently_completed(const message_key& key) const noexcept {
@@ -149,6 +154,7 @@ class reassembly {
         slot_state state = slot_state::free;
         bool external = false, failed = false;
         std::uint64_t tag = 0;
+        std::uint32_t origin = 0;
         std::uint32_t delivery_next = no_index;
         op_fields fields;
     };
@@ -170,6 +176,7 @@ class reassembly {
         s.external = external;
         s.failed = false;
         s.tag = 0;
+        s.origin = 0;
         s.fields = fields ? *fields : op_fields{};
         if (!external) {
             s.buffer = inline_buffer(index);
@@ -250,6 +257,7 @@ inline bool reassembly::pop_delivered(delivered_message& out) noexcept {
     out.external = s.external;
     out.failed = s.failed;
     out.tag = s.tag;
+    out.origin = s.origin;
     out.handle = (std::uint64_t{s.generation} << 32) | index;
     out.fields = &s.fields;
     return true;

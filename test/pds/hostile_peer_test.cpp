@@ -221,5 +221,94 @@ TEST(hostile_peer, first_pdc_ids_differ_between_seeds) {
     EXPECT_GE(ids.size(), 12u);
 }
 
+// Requests forged with the client's address, a job of their own and the message ids of the
+// client's requests in flight, 5,000 of them during a transfer 128 deep: the target's error
+// answers to them never reach the client (they wait on PDCs whose initiator never shows up, and
+// are dropped with them), and every request of the client gets its own OK answer.
+TEST(hostile_peer, forged_requests_do_not_answer_the_real_ones) {
+    pair f;
+    f.cb.pdc_target_idle_ns = 2'000'000;  // the forged PDCs expire within the run
+    f.start();
+    pipe::impairments imp;
+    imp.delay_ns = 20'000;  // requests stay in flight long enough to be matched
+    f.net = std::make_unique<pipe::duplex>(imp, 1, 4096, 9216);
+    f.h = std::make_unique<harness>(*f.a, *f.b, *f.net);
+    constexpr std::uint32_t job = 7;
+    const peer_id to_b = f.a->add_peer(f.cb.mac, f.cb.ip);
+    ses_fields request;
+    request.job_id = job;
+    std::vector<std::uint8_t> data(2000, 0x42);
+    constexpr std::size_t in_flight = 128;
+    std::vector<std::uint16_t> ids;
+    for (std::uint64_t i = 0; i < in_flight; ++i) {
+        std::uint16_t id = 0;
+        ASSERT_TRUE(f.a->post_message(to_b, delivery_mode::rud, request, data, i, &id).ok());
+        ids.push_back(id);
+    }
+    // The forged requests: a's first SYN packet with another PDC id, PSN, job and message id.
+    const captured syn = first_syn_request(f.ca, f.cb);
+    std::size_t forged = 0;
+    std::uint32_t r = 12345;
+    const auto forge = [&](std::uint64_t now) {
+        for (int k = 0; k < 50 && forged < 5000; ++k, ++forged) {
+            r = r * 1103515245u + 12345u;
+            wire::uet_packet_spec spec;
+            auto pds = std::get<wire::pds_rud_rod_request>(syn.pkt.pds);
+            pds.spdcid = static_cast<std::uint16_t>(r >> 8);
+            pds.psn = r * 2654435761u;
+            pds.psn_offset = 0;
+            spec.pds = pds;
+            auto ses = std::get<wire::ses_standard_request>(*syn.pkt.ses);
+            ses.message_id = ids[forged % ids.size()];
+            ses.job_id = (job + 1 + (r >> 4)) & 0xffffff;
+            if (ses.job_id == job) ++ses.job_id;
+            spec.ses = ses;
+            spec.payload = syn.pkt.payload;
+            f.b->receive(from_source(syn, syn.l2.ip.src, encoded(spec)), now);
+        }
+    };
+    // b answers as an API would: its job's requests OK, any other job's BAD_JOB_ID.
+    std::size_t ok_answers = 0, error_answers = 0, completed = 0;
+    send_completion c[64];
+    f.h->between = [&] { forge(f.h->now()); };
+    ASSERT_TRUE(f.h->run_until(
+        [&] {
+            received_message m;
+            while (f.b->poll_received(m)) {
+                ses_fields answer;
+                answer.response = true;
+                answer.job_id = m.ses->job_id;
+                answer.message_id = m.message_id;
+                answer.return_code = m.ses->job_id == job ? wire::ses_return_code::ok
+                                                          : wire::ses_return_code::bad_job_id;
+                EXPECT_TRUE(f.b->post_response(m, answer, {}, 0).ok());
+                f.b->release(m.handle);
+            }
+            while (f.a->poll_received(m)) {
+                EXPECT_TRUE(m.ses->response);
+                if (m.ses->return_code == wire::ses_return_code::ok)
+                    ++ok_answers;
+                else
+                    ++error_answers;
+                f.a->release(m.handle);
+            }
+            for (std::size_t n = f.a->poll_send_completions(c), k = 0; k < n; ++k) {
+                EXPECT_TRUE(c[k].result.ok()) << c[k].result.message();
+                ++completed;
+            }
+            return completed == in_flight && ok_answers == in_flight && forged == 5000;
+        },
+        2'000'000'000ull));
+    f.h->run_to(f.h->now() + 10'000'000);  // the forged PDCs expire, their answers dropped
+    received_message m;
+    while (f.a->poll_received(m)) {
+        if (m.ses->return_code != wire::ses_return_code::ok) ++error_answers;
+        f.a->release(m.handle);
+    }
+    EXPECT_EQ(error_answers, 0u);
+    EXPECT_EQ(ok_answers, in_flight);
+    EXPECT_GT(f.b->counters().dropped(drop_reason::unvalidated_reply), 0u);
+}
+
 }  // namespace
 }  // namespace uet::test
