@@ -532,7 +532,10 @@ void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
 
 void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     if (c.ctrl_type == wire::ctrl_type::credit && !c.syn) return on_credit(rx, c);
-    if (c.ctrl_type == wire::ctrl_type::credit_req && !c.syn) {
+    // CREDIT_REQUEST asks for credit; NOOP is what an initiator waiting only for answers its
+    // ACK announced sends to show it has our PDC id (pdc::validated: answers held for it go).
+    const bool credit_req = c.ctrl_type == wire::ctrl_type::credit_req;
+    if ((credit_req || c.ctrl_type == wire::ctrl_type::noop) && !c.syn) {
         if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
         pds::pdc* p = pdc_by_local_id(c.dpdcid);
         if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
@@ -542,20 +545,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         p->counters.rx_bytes += rx.frame_bytes;
         p->last_activity_ns = rx.now;
         if (!p->validated) validate(*p);
-        return on_credit_target(*p, c.payload, rx.now);
-    }
-    // An initiator waiting for answers its ACK announced, with nothing else to send, says with
-    // a NOOP that it has our PDC id (pdc::validated): answers held for it go.
-    if (c.ctrl_type == wire::ctrl_type::noop && !c.syn) {
-        if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
-        pds::pdc* p = pdc_by_local_id(c.dpdcid);
-        if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
-            p->remote_id != c.spdcid)
-            return count_drop(drop_reason::unknown_pdc);
-        ++p->counters.rx_packets;
-        p->counters.rx_bytes += rx.frame_bytes;
-        p->last_activity_ns = rx.now;
-        if (!p->validated) validate(*p);
+        if (credit_req) on_credit_target(*p, c.payload, rx.now);
         return;
     }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)

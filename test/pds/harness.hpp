@@ -11,9 +11,22 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "frame.hpp"
 #include "pipe.hpp"
+#include "uet_packet.hpp"
 
 namespace uet::test {
+
+// A frame's L2-L4 view and its UET headers, as a test reads what an engine sent.
+struct captured {
+    wire::l2l4_view l2;
+    wire::uet_packet pkt;
+};
+
+inline bool decode(std::span<const std::uint8_t> frame, captured& out) {
+    return wire::parse_l2l4(frame, out.l2) == wire::reject_reason::none &&
+           wire::decode_uet(out.l2.l4_payload, false, out.pkt) == wire::reject_reason::none;
+}
 
 // Every frame e has to send at `now`, copied out.
 inline std::vector<std::vector<std::uint8_t>> drain_tx(engine& e, std::uint64_t now) {

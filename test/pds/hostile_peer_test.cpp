@@ -14,16 +14,6 @@
 namespace uet::test {
 namespace {
 
-struct captured {
-    wire::l2l4_view l2;
-    wire::uet_packet pkt;
-};
-
-bool decode(std::span<const std::uint8_t> frame, captured& out) {
-    return wire::parse_l2l4(frame, out.l2) == wire::reject_reason::none &&
-           wire::decode_uet(out.l2.l4_payload, false, out.pkt) == wire::reject_reason::none;
-}
-
 // The frame as if sent by src_ip (and a MAC made from it) with the same UDP payload.
 std::vector<std::uint8_t> from_source(const captured& c, std::uint32_t src_ip,
                                       std::span<const std::uint8_t> udp_payload) {

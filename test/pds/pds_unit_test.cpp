@@ -934,16 +934,6 @@ TEST(reassembly, external_messages_hold_no_buffer_and_report_failures) {
 
 // ---- engine: PDC life cycle on the wire ----
 
-struct captured {
-    wire::l2l4_view l2;
-    wire::uet_packet pkt;
-};
-
-bool decode(std::span<const std::uint8_t> frame, captured& out) {
-    return wire::parse_l2l4(frame, out.l2) == wire::reject_reason::none &&
-           wire::decode_uet(out.l2.l4_payload, false, out.pkt) == wire::reject_reason::none;
-}
-
 // drain_tx with room offered in every slot (as the DPDK runtime offers its mbufs): the frames
 // must be built in the room.
 std::vector<std::vector<std::uint8_t>> drain_tx_in_room(engine& e, std::uint64_t now,
