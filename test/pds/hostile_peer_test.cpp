@@ -300,5 +300,46 @@ TEST(hostile_peer, forged_requests_do_not_answer_the_real_ones) {
     EXPECT_GT(f.b->counters().dropped(drop_reason::unvalidated_reply), 0u);
 }
 
+// Amplification: 1,000 requests forged from addresses where nobody listens, each answered with
+// an error by the application. What goes back is at most one frame per forged frame (its ACK, or
+// a NACK when no PDC is free), never a response retransmitted to the retry limit.
+TEST(hostile_peer, forged_requests_get_at_most_one_frame_back) {
+    pair f;
+    f.cb.pdc_target_idle_ns = 5'000'000;
+    f.start();
+    const captured syn = first_syn_request(f.ca, f.cb);
+    std::uint64_t now = 0;
+    std::size_t sent_back = 0;
+    constexpr std::uint32_t forged = 1000;
+    const auto answer_all = [&] {
+        received_message m;
+        while (f.b->poll_received(m)) {
+            ses_fields answer;
+            answer.response = true;
+            answer.job_id = m.ses->job_id;
+            answer.message_id = m.message_id;
+            answer.return_code = wire::ses_return_code::bad_job_id;
+            EXPECT_TRUE(f.b->post_response(m, answer, {}, 0).ok());
+            f.b->release(m.handle);
+        }
+    };
+    for (std::uint32_t i = 0; i < forged; ++i) {
+        f.b->receive(from_source(syn, spoofed_ip(i), syn.l2.l4_payload), now);
+        answer_all();
+        sent_back += drain_tx(*f.b, now).size();
+        now += 1'000;
+    }
+    // Then a second of timers: nothing is sent again.
+    for (; now < 1'000'000'000; now = std::max(now + 1'000, f.b->next_deadline())) {
+        f.b->advance(now);
+        answer_all();
+        sent_back += drain_tx(*f.b, now).size();
+        if (f.b->next_deadline() == ~std::uint64_t{0}) break;
+    }
+    EXPECT_LE(sent_back, forged);
+    EXPECT_GT(f.b->counters().dropped(drop_reason::unvalidated_reply), 0u);
+    EXPECT_EQ(f.b->counters().pdcs_opened, 0u);  // no PDC of its own opened to answer them
+}
+
 }  // namespace
 }  // namespace uet::test
