@@ -153,6 +153,7 @@ engine_impl::engine_impl(const engine_config& cfg)
     for (std::uint16_t& g : pdc_generation_)
         g = static_cast<std::uint16_t>(rng_.next_u64());
     pdc_index_bits_ = static_cast<unsigned>(std::bit_width(cfg_.max_pdcs));
+    held_.resize(cfg_.max_pdcs);
     tx_ring_size_ = std::bit_ceil(cfg_.mpr);
     rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
     tx_entries_.resize(std::size_t{cfg_.max_pdcs} * tx_ring_size_);
@@ -202,23 +203,27 @@ std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
     return found ? *found : none;
 }
 
-std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    // Frames come from few peers, mostly from the one before: it is tried before the map (an
-    // entry forgotten is set to address 0, which no frame comes from).
-    if (last_peer_ != none && peers_[last_peer_].ip == ip) return last_peer_;
+std::uint32_t engine_impl::find_source(std::uint32_t ip) {
+    // An entry forgotten is set to address 0, which no frame comes from.
+    if (last_peer_ != none && peers_[last_peer_].ip == ip) [[likely]]
+        return last_peer_;
     if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
-    std::uint32_t id = none;
+    return none;
+}
+
+std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip) {
+    if (free_peers_.empty() && peers_.size() >= cfg_.max_peers) {
+        const std::uint32_t victim = evictable_peer();
+        if (victim == none) return none;
+        forget_peer(victim);  // its entry goes to the free list
+    }
+    std::uint32_t id;
     if (!free_peers_.empty()) {
         id = free_peers_.back();
         free_peers_.pop_back();
-    } else if (peers_.size() < cfg_.max_peers) {
+    } else {
         id = peer_count_++;
         peers_.emplace_back();
-    } else if (id = evictable_peer(); id != none) {
-        forget_peer(id);
-        free_peers_.pop_back();  // the entry forget_peer() just gave back
-    } else {
-        return none;
     }
     peer_state& s = peers_[id];
     s = peer_state{};
@@ -229,10 +234,14 @@ std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::u
     return id;
 }
 
+std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
+    const std::uint32_t p = find_source(ip);
+    return p != none ? p : add_peer_entry(mac, ip);
+}
+
 std::uint32_t engine_impl::source_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    if (last_peer_ != none && peers_[last_peer_].ip == ip) [[likely]]
-        return last_peer_;
-    if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
+    if (const std::uint32_t p = find_source(ip); p != none) [[likely]]
+        return p;
     if (transient_.ip != ip || transient_.mac != mac) {
         transient_.mac = mac;
         transient_.ip = ip;
@@ -243,11 +252,12 @@ std::uint32_t engine_impl::source_peer(const wire::mac_address& mac, std::uint32
 
 bool engine_impl::learn_peer(rx_context& rx) {
     if (rx.peer != transient_peer) return true;
+    // Added by an earlier packet of the same burst, which carries the scratch entry still.
     if (const std::uint32_t known = find_peer(transient_.ip); known != none) {
         rx.peer = known;
         return true;
     }
-    const std::uint32_t id = find_or_add_peer(transient_.mac, transient_.ip);
+    const std::uint32_t id = add_peer_entry(transient_.mac, transient_.ip);
     if (id == none) {
         count_drop(drop_reason::peer_table_full);
         return false;
@@ -416,6 +426,16 @@ status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const st
 status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                  std::span<const std::uint8_t> data, std::uint64_t context,
                                  std::uint16_t* message_id) {
+    std::uint32_t m = ses::no_index;
+    if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
+    if (message_id) *message_id = messages_[m].message_id;
+    queue_message(m);
+    return {};
+}
+
+status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                                  std::span<const std::uint8_t> data, std::uint64_t context,
+                                  std::uint32_t& m) {
     if (to >= peer_count_) return {status_code::unknown_peer};
     if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
@@ -425,8 +445,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
     // A response goes out under the id of the request it answers (its own key space).
     const std::uint16_t id =
         ses.response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
-    const std::uint32_t m =
-        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
+    m = messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return {status_code::too_many_pending};
     ++ps.messages;
     if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
@@ -434,12 +453,17 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         messages_[m].request_slot = request_by_id_.insert(key, m).slot;
     }
-    if (message_id) *message_id = id;
     ++counters_.messages_posted;
+    return {};
+}
+
+void engine_impl::queue_message(std::uint32_t m) {
+    const ses::tx_message& msg = messages_[m];
+    const auto mode = static_cast<delivery_mode>(msg.mode);
     switch (mode) {
         case delivery_mode::rud:
         case delivery_mode::rod:
-            queue_request(ps, to, mode, m, data.size());
+            queue_request(peers_[msg.peer], msg.peer, mode, m, msg.length);
             break;
         case delivery_mode::rudi:
             rudi_queue_.push(messages_, m);
@@ -449,7 +473,6 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
             break;
     }
     tx_ready_ = true;
-    return {};
 }
 
 // Completions not yet polled hold their place in the pool too, so the completion ring never
@@ -474,17 +497,11 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
 // p's initiator sent a packet without SYN naming our PDC id: its held answers go.
 void engine_impl::validate(pds::pdc& p) {
     p.validated = true;
-    for (std::uint32_t m = p.held_head; m != none;) {
-        const std::uint32_t next = messages_[m].next;
-        const ses::tx_message& msg = messages_[m];
-        queue_request(peers_[msg.peer], msg.peer, static_cast<delivery_mode>(msg.mode), m,
-                      msg.length);
-        m = next;
-    }
-    held_answers_ -= p.held_count;
-    p.held_head = p.held_tail = none;
-    p.held_count = 0;
-    tx_ready_ = true;
+    held_answers& held = held_[p.index];
+    while (!held.queue.empty())
+        queue_message(held.queue.pop(messages_));
+    held_answers_ -= held.count;
+    held.count = 0;
 }
 
 // A quiet request (RUD or ROD, checked, with room in the pool) as post_message() would post it:

@@ -126,43 +126,31 @@ pds::pdc* engine_impl::target_of_origin(std::uint32_t origin) noexcept {
 status engine_impl::hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode,
                                 const ses_fields& ses, std::span<const std::uint8_t> data,
                                 std::uint64_t context) {
-    if (to >= peer_count_) return {status_code::unknown_peer};
-    if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
-    if (message_room() == 0) return {status_code::too_many_pending};
+    held_answers& held = held_[origin.index];
     // A real initiator sends at most its window (mpr packets) before our ACK lets it drop SYN,
     // so more requests than that on an unvalidated PDC are forged. And answers held in all
     // stop at a quarter of the pool, which only a flood of forged requests reaches. Beyond
     // either, the answer is not kept: counted as if its PDC had gone unvalidated.
-    if (origin.held_count >= cfg_.mpr || held_answers_ >= cfg_.max_pending_messages / 4) {
+    if (held.count >= cfg_.mpr || held_answers_ >= cfg_.max_pending_messages / 4) {
         count_drop(drop_reason::unvalidated_reply);
         return {};
     }
-    const std::uint32_t m =
-        messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), ses.message_id, ses);
-    if (m == ses::no_index) return {status_code::too_many_pending};
-    ++peers_[to].messages;
-    ++counters_.messages_posted;
-    messages_[m].next = none;
-    if (origin.held_tail == none)
-        origin.held_head = m;
-    else
-        messages_[origin.held_tail].next = m;
-    origin.held_tail = m;
-    ++origin.held_count;
+    std::uint32_t m = ses::no_index;
+    if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
+    held.queue.push(messages_, m);
+    ++held.count;
     ++held_answers_;
     return {};
 }
 
 void engine_impl::drop_held_answers(pds::pdc& p) {
-    for (std::uint32_t m = p.held_head; m != none;) {
-        const std::uint32_t next = messages_[m].next;
+    held_answers& held = held_[p.index];
+    while (!held.queue.empty()) {
         count_drop(drop_reason::unvalidated_reply);
-        complete_message(m, status{status_code::peer_unreachable});
-        m = next;
+        complete_message(held.queue.pop(messages_), status{status_code::peer_unreachable});
     }
-    held_answers_ -= p.held_count;
-    p.held_head = p.held_tail = none;
-    p.held_count = 0;
+    held_answers_ -= held.count;
+    held.count = 0;
 }
 
 // An OK answer without data owed on a PDC whose ACK has not announced it goes in that ACK.

@@ -113,6 +113,13 @@ class engine_impl final : public pds::tx_listener {
                               const quiet_request& r);
     std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
                                     std::span<const quiet_request> list);
+    // post_message()'s checks and its message, taken from the pool, given its id and tracked,
+    // not yet queued (index in m).
+    status admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
+                         std::span<const std::uint8_t> data, std::uint64_t context,
+                         std::uint32_t& m);
+    // An admitted message into the queue its mode sends from.
+    void queue_message(std::uint32_t m);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
     std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
@@ -143,6 +150,10 @@ class engine_impl final : public pds::tx_listener {
     // ---- set-up and tables (engine.cpp) ----
     std::uint32_t find_peer(std::uint32_t ip) const;
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    // find_peer() with the last peer found tried first (frames come mostly from the one before).
+    std::uint32_t find_source(std::uint32_t ip);
+    // A new entry: a free one, a new one below max_peers, or one an evictable peer gives up.
+    std::uint32_t add_peer_entry(const wire::mac_address& mac, std::uint32_t ip);
     // The table's entry for a received frame's source, or transient_peer (the scratch entry
     // set to its addresses) when it has none: the receive paths look up, they do not add.
     std::uint32_t source_peer(const wire::mac_address& mac, std::uint32_t ip);
@@ -433,7 +444,12 @@ class engine_impl final : public pds::tx_listener {
                        std::span<const std::uint8_t> data, std::uint64_t context);
     void validate(pds::pdc& p);
     void drop_held_answers(pds::pdc& p);
-    std::uint32_t held_answers_ = 0;
+    struct held_answers {
+        ses::message_queue queue;
+        std::uint32_t count = 0;
+    };
+    std::vector<held_answers> held_;  // by PDC index
+    std::uint32_t held_answers_ = 0;  // in all
     // The PDC whose ACK may still answer the request of token, or nullptr (announced already,
     // or the PDC is gone).
     pds::pdc* owed_on(std::uint64_t token) noexcept;

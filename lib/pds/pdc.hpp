@@ -285,7 +285,6 @@ class pdc {
     // error answer to a request of this PDC is held (engine: held answers), not sent to whoever
     // the address names.
     bool validated = false;
-    std::uint32_t held_head = 0xffffffffu, held_tail = 0xffffffffu, held_count = 0;
 
     enum class rx_verdict : std::uint8_t { accept, duplicate, beyond_window, out_of_order };
     void open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std::uint32_t ack_bytes,

@@ -18,8 +18,6 @@ void pdc::open_target(std::span<std::uint64_t> ring, psn_t start, bool rod, std:
     answers_owed = answers_as_messages = 0;
     close_heard = false;
     validated = false;
-    held_head = held_tail = 0xffffffffu;
-    held_count = 0;
     counters = {};
 }
 

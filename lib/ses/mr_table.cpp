@@ -25,7 +25,7 @@ std::uint64_t mr_table::add(std::uint8_t* base, std::uint64_t length, std::uint3
 
 bool mr_table::remove(std::uint64_t key) noexcept {
     const auto index = index_of_.find(key);
-    if (key == 0 || !index) return false;
+    if (!index) return false;
     index_of_.erase(key);
     entries_[*index] = entry{};
     free_.push_back(*index);
@@ -35,10 +35,10 @@ bool mr_table::remove(std::uint64_t key) noexcept {
 wire::ses_return_code mr_table::check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
                                       std::uint64_t length, std::uint32_t access,
                                       std::uint8_t*& where) const noexcept {
-    const auto index = key == 0 ? std::nullopt : index_of_.find(key);
+    const auto index = index_of_.find(key);  // 0 is never a key
     if (!index) return wire::ses_return_code::bad_mkey;
     const entry& e = entries_[*index];
-    if (e.key != key || e.job != job) return wire::ses_return_code::bad_mkey;
+    if (e.job != job) return wire::ses_return_code::bad_mkey;
     if ((e.access & access) != access) return wire::ses_return_code::perm_violation;
     if (offset > e.length || length > e.length - offset) return wire::ses_return_code::bad_addr;
     where = e.base + offset;

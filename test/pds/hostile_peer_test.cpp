@@ -65,6 +65,21 @@ struct pair {
     }
 };
 
+// Answers every request b received as an API would: OK for its job's, BAD_JOB_ID for others.
+void answer_as_api(engine& b, std::uint32_t job) {
+    received_message m;
+    while (b.poll_received(m)) {
+        ses_fields answer;
+        answer.response = true;
+        answer.job_id = m.ses->job_id;
+        answer.message_id = m.message_id;
+        answer.return_code =
+            m.ses->job_id == job ? wire::ses_return_code::ok : wire::ses_return_code::bad_job_id;
+        EXPECT_TRUE(b.post_response(m, answer, {}, 0).ok());
+        b.release(m.handle);
+    }
+}
+
 // A SYN request frame of a's (its first packet to b), from a separate engine so the pair's
 // own state is untouched.
 captured first_syn_request(const engine_config& from, const engine_config& to) {
@@ -263,17 +278,8 @@ TEST(hostile_peer, forged_requests_do_not_answer_the_real_ones) {
     f.h->between = [&] { forge(f.h->now()); };
     ASSERT_TRUE(f.h->run_until(
         [&] {
+            answer_as_api(*f.b, job);
             received_message m;
-            while (f.b->poll_received(m)) {
-                ses_fields answer;
-                answer.response = true;
-                answer.job_id = m.ses->job_id;
-                answer.message_id = m.message_id;
-                answer.return_code = m.ses->job_id == job ? wire::ses_return_code::ok
-                                                          : wire::ses_return_code::bad_job_id;
-                EXPECT_TRUE(f.b->post_response(m, answer, {}, 0).ok());
-                f.b->release(m.handle);
-            }
             while (f.a->poll_received(m)) {
                 EXPECT_TRUE(m.ses->response);
                 if (m.ses->return_code == wire::ses_return_code::ok)
@@ -311,18 +317,8 @@ TEST(hostile_peer, forged_requests_get_at_most_one_frame_back) {
     std::uint64_t now = 0;
     std::size_t sent_back = 0;
     constexpr std::uint32_t forged = 1000;
-    const auto answer_all = [&] {
-        received_message m;
-        while (f.b->poll_received(m)) {
-            ses_fields answer;
-            answer.response = true;
-            answer.job_id = m.ses->job_id;
-            answer.message_id = m.message_id;
-            answer.return_code = wire::ses_return_code::bad_job_id;
-            EXPECT_TRUE(f.b->post_response(m, answer, {}, 0).ok());
-            f.b->release(m.handle);
-        }
-    };
+    constexpr std::uint32_t job = 7;  // the forged requests carry job 0
+    const auto answer_all = [&] { answer_as_api(*f.b, job); };
     for (std::uint32_t i = 0; i < forged; ++i) {
         f.b->receive(from_source(syn, spoofed_ip(i), syn.l2.l4_payload), now);
         answer_all();
