@@ -2,7 +2,7 @@
 
 #include <cinttypes>
 
-#include "fields.hpp"
+#include "wire/fields.hpp"
 
 namespace uet::dump {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "dissect.hpp"
+#include "wire/dissect.hpp"
 
 namespace uet::dump {
 

@@ -123,7 +123,7 @@ uet_pair() {
 }
 
 # uet_memif NAME TEST ARGS...: uet_pair over a memif link on this machine. MEMIF_PORT=uet (the
-# default) runs it on uet's own memif port (drivers/net/memif: frames built and read in the
+# default) runs it on uet's own memif port (providers/memif: frames built and read in the
 # ring, no copy by the port), MEMIF_PORT=dpdk on DPDK's net_memif PMD (a copy each way).
 # MEMIF_ARGS: more device keys for both sides (",rsize=9").
 MEMIF_PORT=${MEMIF_PORT:-uet}

@@ -2,7 +2,7 @@
 # memif_vs_raw: in one run, on the same two cores, (a) the raw DPDK capacity of a memif link
 # (dpdk-testpmd txonly -> rxonly, frames as large as uet-perf's) and (b) uet-perf write_bw
 # -s 65536 RUD over memif, every payload copied into the target region: pairs, each raw then uet
-# back to back (see lib.sh). uet runs on its own memif port (drivers/net/memif: the sender builds
+# back to back (see lib.sh). uet runs on its own memif port (providers/memif: the sender builds
 # each frame in the ring, the receiver reads it there; MEMIF_PORT=dpdk for DPDK's net_memif PMD
 # in the pairs instead). Once each, for comparison: uet on DPDK's net_memif PMD (memif copies each
 # frame into the ring from an mbuf and out of it into one), and uet with UDP checksums (off by

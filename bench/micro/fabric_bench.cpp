@@ -5,10 +5,10 @@
 
 #include <vector>
 
-#include "bytes.hpp"
-#include "fabric.hpp"
-#include "frame.hpp"
-#include "rng.hpp"
+#include "core/rng.hpp"
+#include "fabric/fabric.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
 
 namespace {
 

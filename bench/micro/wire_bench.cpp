@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "dissect.hpp"
-#include "frame.hpp"
 #include "golden.hpp"
-#include "icrc.hpp"
-#include "uet_packet.hpp"
+#include "wire/dissect.hpp"
+#include "wire/frame.hpp"
+#include "wire/icrc.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace {
 

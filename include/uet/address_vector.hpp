@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "status.hpp"
+#include "uet/status.hpp"
 
 namespace uet {
 

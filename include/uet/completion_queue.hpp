@@ -11,7 +11,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "address_vector.hpp"
+#include "uet/address_vector.hpp"
 
 namespace uet {
 

@@ -12,9 +12,9 @@
 #include <span>
 #include <system_error>
 
-#include "address_vector.hpp"
-#include "atomic.hpp"
-#include "completion_queue.hpp"
+#include "uet/address_vector.hpp"
+#include "uet/atomic.hpp"
+#include "uet/completion_queue.hpp"
 
 namespace uet {
 

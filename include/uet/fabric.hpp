@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "address_vector.hpp"
-#include "completion_queue.hpp"
-#include "endpoint.hpp"
-#include "memory_region.hpp"
-#include "status.hpp"
+#include "uet/address_vector.hpp"
+#include "uet/completion_queue.hpp"
+#include "uet/endpoint.hpp"
+#include "uet/memory_region.hpp"
+#include "uet/status.hpp"
 
 namespace uet {
 

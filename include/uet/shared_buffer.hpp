@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <span>
 
-#include "status.hpp"
+#include "uet/status.hpp"
 
 namespace uet {
 

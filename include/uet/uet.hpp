@@ -1,12 +1,12 @@
 // The whole public API of libuet.
 #pragma once
 
-#include "address_vector.hpp"
-#include "atomic.hpp"
-#include "completion_queue.hpp"
-#include "endpoint.hpp"
-#include "fabric.hpp"
-#include "memory_region.hpp"
-#include "shared_buffer.hpp"
-#include "status.hpp"
-#include "version.hpp"
+#include "uet/address_vector.hpp"
+#include "uet/atomic.hpp"
+#include "uet/completion_queue.hpp"
+#include "uet/endpoint.hpp"
+#include "uet/fabric.hpp"
+#include "uet/memory_region.hpp"
+#include "uet/shared_buffer.hpp"
+#include "uet/status.hpp"
+#include "uet/version.hpp"

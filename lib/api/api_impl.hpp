@@ -21,12 +21,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine.hpp"
-#include "flat_map.hpp"
-#include "matching.hpp"
-#include "mr_table.hpp"
-#include "provider.hpp"
-#include "ring_index.hpp"
+#include "api/provider.hpp"
+#include "core/flat_map.hpp"
+#include "core/ring_index.hpp"
+#include "engine/engine.hpp"
+#include "ses/matching.hpp"
+#include "ses/mr_table.hpp"
 #include "uet/uet.hpp"
 
 namespace uet::detail {
@@ -494,9 +494,11 @@ struct endpoint_impl {
 std::uint64_t answer_timeout(const engine_config& c) noexcept;
 
 struct fabric_impl {
-    fabric_impl(const fabric_attr& a, std::unique_ptr<network> n) : attr(a), net(std::move(n)) {}
+    fabric_impl(const fabric_attr& a, std::unique_ptr<network> n, bool det)
+        : attr(a), net(std::move(n)), deterministic(det) {}
     fabric_attr attr;
     std::unique_ptr<network> net;
+    bool deterministic;  // the provider's runs are reproducible from attr.seed
 };
 
 inline constexpr std::uint32_t base_ip = 0x0a000001;  // 10.0.0.1, 10.0.0.2, ...

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "api_impl.hpp"
+#include "api/api_impl.hpp"
 
 namespace uet::detail {
 

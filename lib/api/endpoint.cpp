@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "api_impl.hpp"
+#include "api/api_impl.hpp"
 
 namespace uet {
 namespace detail {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "api_impl.hpp"
-#include "small_copy.hpp"
+#include "api/api_impl.hpp"
+#include "core/small_copy.hpp"
 
 namespace uet::detail {
 

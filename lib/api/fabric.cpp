@@ -1,12 +1,13 @@
 // Fabric, domain, address vector, completion queue and memory regions. The networks under them
 // are in provider_pipe.cpp and provider_dpdk.cpp.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <random>
 
-#include "api_impl.hpp"
-#include "ring_index.hpp"
+#include "api/api_impl.hpp"
+#include "core/ring_index.hpp"
 
 namespace uet {
 namespace detail {
@@ -27,6 +28,41 @@ void set_last_error(std::string why) {
 
 void clear_last_error() {
     last_error_text.clear();
+}
+
+// ---- providers ----
+
+namespace {
+// Filled by the providers' load-time constructors, before main: a fixed table, so that
+// registering needs no allocation and no order among static objects.
+struct provider_table {
+    std::array<const provider*, 8> entries{};
+    std::size_t count = 0;
+};
+provider_table& providers() {
+    static provider_table t;
+    return t;
+}
+}  // namespace
+
+void register_provider(const provider& p) noexcept {
+    provider_table& t = providers();
+    if (find_provider(p.name) == nullptr && t.count < t.entries.size()) t.entries[t.count++] = &p;
+}
+
+const provider* find_provider(std::string_view name) noexcept {
+    const provider_table& t = providers();
+    for (std::size_t i = 0; i < t.count; ++i)
+        if (name == t.entries[i]->name) return t.entries[i];
+    return nullptr;
+}
+
+std::string provider_names() {
+    const provider_table& t = providers();
+    std::string names;
+    for (std::size_t i = 0; i < t.count; ++i)
+        names += (i ? ", \"" : "\"") + std::string(t.entries[i]->name) + "\"";
+    return names;
 }
 
 // ---- completion queue ----
@@ -98,11 +134,11 @@ bool cq_impl::pop_error(completion& out) noexcept {
 namespace {
 
 // Memory keys are the only thing between a peer of the same job and a region: on a real network
-// they must not be guessable, so the dpdk provider salts them from the system's entropy. The
-// pipe provider keeps them reproducible from attr.seed (its runs are deterministic by design).
-std::uint64_t region_key_seed(const fabric_attr& attr) {
+// they must not be guessable, so they are salted from the system's entropy. A deterministic
+// provider (pipe) keeps them reproducible from attr.seed.
+std::uint64_t region_key_seed(const fabric_attr& attr, bool deterministic) {
     std::uint64_t seed = attr.seed ^ 0x6d72;
-    if (attr.provider != "pipe") {
+    if (!deterministic) {
         std::random_device entropy;
         seed ^= (std::uint64_t{entropy()} << 32) ^ entropy();
     }
@@ -112,7 +148,8 @@ std::uint64_t region_key_seed(const fabric_attr& attr) {
 }  // namespace
 
 domain_impl::domain_impl(std::shared_ptr<fabric_impl> f, const domain_attr& a)
-    : fabric(std::move(f)), regions(a.max_memory_regions, region_key_seed(fabric->attr)) {}
+    : fabric(std::move(f)),
+      regions(a.max_memory_regions, region_key_seed(fabric->attr, fabric->deterministic)) {}
 
 }  // namespace detail
 
@@ -148,25 +185,17 @@ std::optional<endpoint_address> parse_endpoint_address(const std::string& text) 
 
 result<fabric> fabric::open(const fabric_attr& attr) {
     detail::clear_last_error();
-    std::unique_ptr<detail::network> net;
-    if (attr.provider == "pipe") {
-        if (attr.mtu < 64 || attr.mtu > 8192) {
-            detail::set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) +
-                                   " is outside 64..8192");
-            return errc::invalid_argument;
-        }
-        net = detail::make_pipe_network(attr);
-    } else if (attr.provider == "dpdk") {
-        std::error_code ec;
-        net = detail::make_dpdk_network(attr, ec);
-        if (!net) return ec;
-    } else {
+    const detail::provider* p = detail::find_provider(attr.provider);
+    if (p == nullptr) {
         detail::set_last_error("unknown provider \"" + attr.provider +
-                               "\" (known: \"pipe\", \"dpdk\")");
+                               "\" (known: " + detail::provider_names() + ")");
         return errc::unsupported;
     }
+    std::error_code ec;
+    std::unique_ptr<detail::network> net = p->open(attr, ec);
+    if (!net) return ec ? ec : make_error_code(errc::invalid_argument);
     fabric f;
-    f.impl_ = std::make_shared<detail::fabric_impl>(attr, std::move(net));
+    f.impl_ = std::make_shared<detail::fabric_impl>(attr, std::move(net), p->deterministic);
     return f;
 }
 

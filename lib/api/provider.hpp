@@ -1,17 +1,21 @@
-// The fabric's network: how an endpoint's engine meets its peers. Two providers implement it:
-//   pipe (provider_pipe.cpp): every endpoint of the fabric in this process, joined by impairment
+// The fabric's network: how an endpoint's engine meets its peers. Providers implement it from
+// outside lib/ (providers/<name>/) and register themselves by name; fabric::open picks one by
+// fabric_attr::provider. Two are built in:
+//   pipe (providers/pipe): every endpoint of the fabric in this process, joined by impairment
 //        links, in virtual time;
-//   dpdk (provider_dpdk.cpp): one endpoint on one DPDK port (host stack with ARP and ICMP echo
-//        under it), progressed inline by the thread that reads the completion queue, in TSC time.
+//   dpdk (providers/dpdk): one endpoint on one DPDK port or uet memif port (host stack with ARP
+//        and ICMP echo under it), progressed inline by the thread that reads the completion
+//        queue, in TSC time.
 // The endpoint code (endpoint.cpp, endpoint_rx.cpp) never knows which one it runs on.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 #include "uet/fabric.hpp"
 
 namespace uet::detail {
@@ -45,10 +49,36 @@ class network {
     static constexpr std::uint32_t no_memory_handle = 0xffffffffu;
 };
 
-std::unique_ptr<network> make_pipe_network(const fabric_attr& attr);
-// Validates attr.dpdk, starts the EAL (once per process) and opens the port. nullptr on failure,
-// with the reason in last_error().
-std::unique_ptr<network> make_dpdk_network(const fabric_attr& attr, std::error_code& ec);
+// A provider as fabric::open sees it. open() validates the attributes it reads and builds the
+// network; on failure it returns nullptr with ec set and the reason in last_error().
+struct provider {
+    const char* name;
+    // Its runs are reproducible from fabric_attr::seed (virtual time, no outside entropy): memory
+    // keys are then derived from the seed alone; any other provider salts them with the system's
+    // entropy, since on a real network they must not be guessable.
+    bool deterministic;
+    std::unique_ptr<network> (*open)(const fabric_attr& attr, std::error_code& ec);
+};
+
+// Called by each provider at load time (see UET_REGISTER_PROVIDER), before main.
+void register_provider(const provider& p) noexcept;
+const provider* find_provider(std::string_view name) noexcept;
+// The registered names, quoted and comma-separated, for error messages.
+std::string provider_names();
+
+}  // namespace uet::detail
+
+// Registers a provider when the library that holds it is loaded, as DPDK registers its drivers
+// (RTE_PMD_REGISTER_VDEV): lib/ never names a provider.
+#define UET_REGISTER_PROVIDER(ident, ...)                       \
+    namespace {                                                 \
+    [[gnu::constructor]] void uet_register_provider_##ident() { \
+        static const ::uet::detail::provider p = __VA_ARGS__;   \
+        ::uet::detail::register_provider(p);                    \
+    }                                                           \
+    }
+
+namespace uet::detail {
 
 // Why the last failed fabric::open / open_endpoint of this thread failed (fabric::last_error()).
 void set_last_error(std::string why);

@@ -1,7 +1,7 @@
 // The "uet" error category, and how SES return codes from a target become errors here.
 #include <string>
 
-#include "api_impl.hpp"
+#include "api/api_impl.hpp"
 
 namespace uet {
 

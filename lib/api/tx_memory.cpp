@@ -1,4 +1,4 @@
-#include "tx_memory.hpp"
+#include "api/tx_memory.hpp"
 
 #include <algorithm>
 

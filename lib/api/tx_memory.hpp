@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace uet::detail {
 

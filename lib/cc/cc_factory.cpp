@@ -1,4 +1,4 @@
-#include "cc_factory.hpp"
+#include "cc/cc_factory.hpp"
 
 namespace uet::cc {
 

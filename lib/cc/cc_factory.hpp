@@ -8,9 +8,9 @@
 #include <string_view>
 #include <variant>
 
-#include "controller.hpp"
-#include "nscc.hpp"
-#include "rccc.hpp"
+#include "cc/controller.hpp"
+#include "cc/nscc.hpp"
+#include "cc/rccc.hpp"
 
 namespace uet::cc {
 

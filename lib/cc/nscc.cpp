@@ -1,4 +1,4 @@
-#include "nscc.hpp"
+#include "cc/nscc.hpp"
 
 #include <algorithm>
 

@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "controller.hpp"
+#include "cc/controller.hpp"
 
 namespace uet::cc {
 

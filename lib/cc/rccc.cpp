@@ -1,4 +1,4 @@
-#include "rccc.hpp"
+#include "cc/rccc.hpp"
 
 #include <algorithm>
 

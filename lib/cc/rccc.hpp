@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "controller.hpp"
+#include "cc/controller.hpp"
 
 namespace uet::cc {
 

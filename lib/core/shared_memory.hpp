@@ -1,5 +1,5 @@
 // The process's shared_buffers by address, for a port that can hand such memory to its peer
-// (drivers/net/memif): which one holds a range, and the file behind it. Set-up paths only (a
+// (providers/memif): which one holds a range, and the file behind it. Set-up paths only (a
 // mutex guards the list); never asked on the data path.
 #pragma once
 

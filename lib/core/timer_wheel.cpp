@@ -1,4 +1,4 @@
-#include "timer_wheel.hpp"
+#include "core/timer_wheel.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -3,8 +3,8 @@
 #include <bit>
 #include <utility>
 
-#include "engine_impl.hpp"
-#include "ring_index.hpp"
+#include "core/ring_index.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

@@ -16,14 +16,14 @@
 #include <span>
 #include <vector>
 
-#include "cc_factory.hpp"
-#include "counters.hpp"
-#include "eth.hpp"
-#include "ipv4.hpp"
-#include "lb_factory.hpp"
-#include "message.hpp"
-#include "plain_request.hpp"
-#include "reject.hpp"
+#include "cc/cc_factory.hpp"
+#include "lb/lb_factory.hpp"
+#include "pds/counters.hpp"
+#include "ses/message.hpp"
+#include "wire/eth.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/plain_request.hpp"
+#include "wire/reject.hpp"
 
 namespace uet {
 

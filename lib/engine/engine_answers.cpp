@@ -17,7 +17,7 @@
 // once would let the count catch up while an announced message is still on its way.)
 #include <algorithm>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

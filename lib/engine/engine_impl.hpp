@@ -6,18 +6,18 @@
 #include <memory>
 #include <vector>
 
-#include "engine.hpp"
-#include "flat_map.hpp"
-#include "frame.hpp"
-#include "message.hpp"
-#include "pdc.hpp"
-#include "plain_request.hpp"
-#include "reassembly.hpp"
-#include "request_index.hpp"
-#include "ring_index.hpp"
-#include "rng.hpp"
-#include "timer_wheel.hpp"
-#include "uet_packet.hpp"
+#include "core/flat_map.hpp"
+#include "core/ring_index.hpp"
+#include "core/rng.hpp"
+#include "core/timer_wheel.hpp"
+#include "engine/engine.hpp"
+#include "engine/request_index.hpp"
+#include "pds/pdc.hpp"
+#include "ses/message.hpp"
+#include "ses/reassembly.hpp"
+#include "wire/frame.hpp"
+#include "wire/plain_request.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace uet {
 

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

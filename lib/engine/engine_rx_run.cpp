@@ -10,8 +10,8 @@
 // the window's checks, the ACK policy's bookkeeping and the counters.
 #include <algorithm>
 
-#include "engine_impl.hpp"
-#include "small_copy.hpp"
+#include "core/small_copy.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

@@ -1,7 +1,7 @@
 // What time does: retransmit timers, PDC idle close / expiry, RUDI request timers.
 #include <algorithm>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

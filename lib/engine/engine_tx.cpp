@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

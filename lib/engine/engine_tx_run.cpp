@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine_impl.hpp"
-#include "small_copy.hpp"
+#include "core/small_copy.hpp"
+#include "engine/engine_impl.hpp"
 
 namespace uet {
 

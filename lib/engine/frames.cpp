@@ -2,8 +2,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "bytes.hpp"
-#include "engine_impl.hpp"
+#include "engine/engine_impl.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet {
 

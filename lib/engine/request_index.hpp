@@ -11,8 +11,8 @@
 #include <optional>
 #include <vector>
 
-#include "flat_map.hpp"
-#include "reassembly.hpp"
+#include "core/flat_map.hpp"
+#include "ses/reassembly.hpp"
 
 namespace uet {
 

@@ -1,4 +1,4 @@
-#include "bitmap.hpp"
+#include "lb/bitmap.hpp"
 
 #include <algorithm>
 

@@ -7,8 +7,8 @@
 #include <array>
 #include <cstdint>
 
-#include "lb_context.hpp"
-#include "path_selector.hpp"
+#include "lb/lb_context.hpp"
+#include "lb/path_selector.hpp"
 
 namespace uet::lb {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "rng.hpp"
+#include "core/rng.hpp"
 
 namespace uet::lb {
 

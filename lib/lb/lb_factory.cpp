@@ -1,4 +1,4 @@
-#include "lb_factory.hpp"
+#include "lb/lb_factory.hpp"
 
 namespace uet::lb {
 

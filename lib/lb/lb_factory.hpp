@@ -7,11 +7,11 @@
 #include <string_view>
 #include <variant>
 
-#include "bitmap.hpp"
-#include "lb_context.hpp"
-#include "oblivious.hpp"
-#include "path_selector.hpp"
-#include "reps.hpp"
+#include "lb/bitmap.hpp"
+#include "lb/lb_context.hpp"
+#include "lb/oblivious.hpp"
+#include "lb/path_selector.hpp"
+#include "lb/reps.hpp"
 
 namespace uet::lb {
 

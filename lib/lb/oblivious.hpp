@@ -2,8 +2,8 @@
 // values, whatever the network says. Even on a symmetric fabric, useless against a bad path.
 #pragma once
 
-#include "lb_context.hpp"
-#include "path_selector.hpp"
+#include "lb/lb_context.hpp"
+#include "lb/path_selector.hpp"
 
 namespace uet::lb {
 

@@ -1,4 +1,4 @@
-#include "reps.hpp"
+#include "lb/reps.hpp"
 
 #include <bit>
 

@@ -1,4 +1,4 @@
-#include "counters.hpp"
+#include "pds/counters.hpp"
 
 namespace uet::pds {
 

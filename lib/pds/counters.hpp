@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "uet_pds.hpp"
+#include "wire/uet_pds.hpp"
 
 namespace uet::pds {
 

@@ -16,13 +16,13 @@
 #include <cstdint>
 #include <span>
 
-#include "ack_policy.hpp"
-#include "cc_factory.hpp"
-#include "counters.hpp"
-#include "lb_factory.hpp"
-#include "rx_window.hpp"
-#include "timer_wheel.hpp"
-#include "tx_window.hpp"
+#include "cc/cc_factory.hpp"
+#include "core/timer_wheel.hpp"
+#include "lb/lb_factory.hpp"
+#include "pds/ack_policy.hpp"
+#include "pds/counters.hpp"
+#include "pds/rx_window.hpp"
+#include "pds/tx_window.hpp"
 
 namespace uet::pds {
 

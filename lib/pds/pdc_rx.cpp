@@ -1,5 +1,5 @@
 // Target side of a PDC: classifying arriving PSNs for RUD (any order) and ROD (in order only).
-#include "pdc.hpp"
+#include "pds/pdc.hpp"
 
 namespace uet::pds {
 

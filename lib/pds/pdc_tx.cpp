@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <array>
 
-#include "pdc.hpp"
+#include "pds/pdc.hpp"
 
 namespace uet::pds {
 

@@ -1,8 +1,8 @@
-#include "rx_window.hpp"
+#include "pds/rx_window.hpp"
 
 #include <algorithm>
 
-#include "bit_range.hpp"
+#include "core/bit_range.hpp"
 
 namespace uet::pds {
 

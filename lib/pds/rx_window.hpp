@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "psn.hpp"
+#include "pds/psn.hpp"
 
 namespace uet::pds {
 

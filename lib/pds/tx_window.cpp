@@ -1,4 +1,4 @@
-#include "tx_window.hpp"
+#include "pds/tx_window.hpp"
 
 namespace uet::pds {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <span>
 
-#include "counters.hpp"
-#include "psn.hpp"
+#include "pds/counters.hpp"
+#include "pds/psn.hpp"
 
 namespace uet::pds {
 

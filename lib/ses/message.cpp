@@ -1,4 +1,4 @@
-#include "message.hpp"
+#include "ses/message.hpp"
 
 #include <algorithm>
 

@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "uet_ses.hpp"
+#include "wire/uet_ses.hpp"
 
 namespace uet::ses {
 

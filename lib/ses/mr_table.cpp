@@ -1,4 +1,4 @@
-#include "mr_table.hpp"
+#include "ses/mr_table.hpp"
 
 namespace uet::ses {
 

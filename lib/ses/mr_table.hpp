@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "flat_map.hpp"
-#include "rng.hpp"
-#include "uet_ses.hpp"
+#include "core/flat_map.hpp"
+#include "core/rng.hpp"
+#include "wire/uet_ses.hpp"
 
 namespace uet::ses {
 

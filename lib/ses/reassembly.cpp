@@ -1,11 +1,11 @@
-#include "reassembly.hpp"
+#include "ses/reassembly.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 
-#include "bit_range.hpp"
-#include "small_copy.hpp"
+#include "core/bit_range.hpp"
+#include "core/small_copy.hpp"
 
 namespace uet::ses {
 

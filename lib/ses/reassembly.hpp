@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
-#include "flat_map.hpp"
-#include "message.hpp"
-#include "small_copy.hpp"
+#include "core/flat_map.hpp"
+#include "core/small_copy.hpp"
+#include "ses/message.hpp"
 
 namespace uet::ses {
 

@@ -1,4 +1,4 @@
-#include "dissect.hpp"
+#include "wire/dissect.hpp"
 
 #include <cstdio>
 

@@ -7,11 +7,11 @@
 #include <span>
 #include <string>
 
-#include "fields.hpp"
-#include "frame.hpp"
-#include "reject.hpp"
-#include "roce.hpp"
-#include "uet_packet.hpp"
+#include "wire/fields.hpp"
+#include "wire/frame.hpp"
+#include "wire/reject.hpp"
+#include "wire/roce.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace uet::wire {
 

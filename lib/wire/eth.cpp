@@ -1,7 +1,7 @@
-#include "eth.hpp"
+#include "wire/eth.hpp"
 
-#include "bytes.hpp"
-#include "ipv4.hpp"
+#include "wire/bytes.hpp"
+#include "wire/ipv4.hpp"
 
 namespace uet::wire {
 

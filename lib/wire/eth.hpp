@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "fields.hpp"
-#include "reject.hpp"
+#include "wire/fields.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 

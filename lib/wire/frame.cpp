@@ -1,8 +1,8 @@
-#include "frame.hpp"
+#include "wire/frame.hpp"
 
 #include <cstring>
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -8,9 +8,9 @@
 #include <optional>
 #include <span>
 
-#include "eth.hpp"
-#include "ipv4.hpp"
-#include "reject.hpp"
+#include "wire/eth.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 

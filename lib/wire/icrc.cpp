@@ -1,4 +1,4 @@
-#include "icrc.hpp"
+#include "wire/icrc.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "ipv4.hpp"
+#include "wire/ipv4.hpp"
 
 #include <bit>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "fields.hpp"
-#include "reject.hpp"
+#include "wire/fields.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 

@@ -1,4 +1,4 @@
-#include "pcap_file.hpp"
+#include "wire/pcap_file.hpp"
 
 #include <algorithm>
 #include <array>

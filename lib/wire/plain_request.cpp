@@ -1,10 +1,10 @@
-#include "plain_request.hpp"
+#include "wire/plain_request.hpp"
 
 #include <bit>
 #include <cstring>
 
-#include "bytes.hpp"
-#include "ipv4.hpp"
+#include "wire/bytes.hpp"
+#include "wire/ipv4.hpp"
 
 namespace uet::wire {
 

@@ -18,11 +18,11 @@
 #include <cstring>
 #include <span>
 
-#include "bytes.hpp"
-#include "eth.hpp"
-#include "frame_rest.hpp"
-#include "uet_pds.hpp"
-#include "uet_ses.hpp"
+#include "wire/bytes.hpp"
+#include "wire/eth.hpp"
+#include "wire/frame_rest.hpp"
+#include "wire/uet_pds.hpp"
+#include "wire/uet_ses.hpp"
 
 namespace uet::wire {
 

@@ -1,4 +1,4 @@
-#include "reject.hpp"
+#include "wire/reject.hpp"
 
 #include <iterator>
 
@@ -14,9 +14,9 @@ constexpr reason_text reason_texts[] = {
     {"none", "accepted"},
     {"truncated", "truncated"},
 #define UET_REJECT_REASON(name, text) {#name, text},
-#include "reject_l2l4.def"
-#include "reject_roce.def"
-#include "reject_uet.def"
+#include "wire/reject_l2l4.def"
+#include "wire/reject_roce.def"
+#include "wire/reject_uet.def"
 #undef UET_REJECT_REASON
 };
 static_assert(std::size(reason_texts) == reject_reason_count);

@@ -11,9 +11,9 @@ enum class reject_reason : std::uint8_t {
     none = 0,
     truncated,  // the buffer ends inside a header or before a length field says it should
 #define UET_REJECT_REASON(name, text) name,
-#include "reject_l2l4.def"
-#include "reject_roce.def"
-#include "reject_uet.def"
+#include "wire/reject_l2l4.def"
+#include "wire/reject_roce.def"
+#include "wire/reject_uet.def"
 #undef UET_REJECT_REASON
     count_
 };

@@ -1,10 +1,10 @@
-#include "roce.hpp"
+#include "wire/roce.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
-#include "fields.hpp"
-#include "frame.hpp"
-#include "icrc.hpp"
-#include "reject.hpp"
+#include "wire/fields.hpp"
+#include "wire/frame.hpp"
+#include "wire/icrc.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 

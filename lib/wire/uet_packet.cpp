@@ -1,10 +1,10 @@
-#include "uet_packet.hpp"
+#include "wire/uet_packet.hpp"
 
 #include <cinttypes>
 #include <cstdio>
 #include <type_traits>
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -8,11 +8,11 @@
 #include <span>
 #include <string>
 
-#include "fields.hpp"
-#include "reject.hpp"
-#include "uet_pds.hpp"
-#include "uet_ses.hpp"
-#include "uet_tss.hpp"
+#include "wire/fields.hpp"
+#include "wire/reject.hpp"
+#include "wire/uet_pds.hpp"
+#include "wire/uet_ses.hpp"
+#include "wire/uet_tss.hpp"
 
 namespace uet::wire {
 

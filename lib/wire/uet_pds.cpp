@@ -1,8 +1,8 @@
-#include "uet_pds.hpp"
+#include "wire/uet_pds.hpp"
 
 #include <type_traits>
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <variant>
 
-#include "bytes.hpp"
-#include "fields.hpp"
-#include "reject.hpp"
+#include "wire/bytes.hpp"
+#include "wire/fields.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 

@@ -1,10 +1,10 @@
-#include "uet_ses.hpp"
+#include "wire/uet_ses.hpp"
 
 #include <algorithm>
 #include <iterator>
 #include <type_traits>
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -15,10 +15,10 @@
 #include <string_view>
 #include <variant>
 
-#include "bytes.hpp"
-#include "fields.hpp"
-#include "reject.hpp"
-#include "uet_pds.hpp"
+#include "wire/bytes.hpp"
+#include "wire/fields.hpp"
+#include "wire/reject.hpp"
+#include "wire/uet_pds.hpp"
 
 namespace uet::wire {
 

@@ -1,6 +1,6 @@
-#include "uet_tss.hpp"
+#include "wire/uet_tss.hpp"
 
-#include "bytes.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::wire {
 

@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "matching.hpp"
-#include "mr_table.hpp"
+#include "ses/matching.hpp"
+#include "ses/mr_table.hpp"
 
 namespace uet::ses {
 namespace {

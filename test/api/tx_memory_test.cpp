@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tx_memory.hpp"
+#include "api/tx_memory.hpp"
 
 namespace uet::detail {
 namespace {

@@ -7,9 +7,9 @@
 #include <deque>
 #include <vector>
 
-#include "cc_factory.hpp"
-#include "nscc.hpp"
-#include "rng.hpp"
+#include "cc/cc_factory.hpp"
+#include "cc/nscc.hpp"
+#include "core/rng.hpp"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <deque>
 #include <vector>
 
-#include "cc_factory.hpp"
-#include "rccc.hpp"
+#include "cc/cc_factory.hpp"
+#include "cc/rccc.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Real uet::engine instances, one per host, exchanging real frames through the leaf-spine fabric
-// model (drivers/net/fabric) in virtual time. Each step jumps to the earliest of the fabric's
+// model (sim/fabric) in virtual time. Each step jumps to the earliest of the fabric's
 // next event, the engines' deadlines and the next flow start; arrivals are handed to their
 // host's engine, and every engine that has something to do transmits into its NIC port.
 // Flows are sequences of messages with a bounded number outstanding; the cluster records when
@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "bytes.hpp"
-#include "engine.hpp"
-#include "fabric.hpp"
+#include "engine/engine.hpp"
+#include "fabric/fabric.hpp"
+#include "wire/bytes.hpp"
 
 namespace uet::test {
 

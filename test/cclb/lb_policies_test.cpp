@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "lb_factory.hpp"
-#include "rng.hpp"
+#include "core/rng.hpp"
+#include "lb/lb_factory.hpp"
 
 namespace {
 

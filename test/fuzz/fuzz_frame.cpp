@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "bytes.hpp"
-#include "dissect.hpp"
-#include "ipv4.hpp"
 #include "null_visitor.hpp"
-#include "plain_request.hpp"
-#include "uet_packet.hpp"
+#include "wire/bytes.hpp"
+#include "wire/dissect.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/plain_request.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace {
 

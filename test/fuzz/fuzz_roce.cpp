@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "null_visitor.hpp"
-#include "roce.hpp"
+#include "wire/roce.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static constexpr std::array<std::uint8_t, 28> ip_udp{

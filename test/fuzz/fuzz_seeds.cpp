@@ -4,8 +4,8 @@
 #include <fstream>
 #include <string>
 
-#include "frame.hpp"
 #include "golden.hpp"
+#include "wire/frame.hpp"
 
 namespace {
 

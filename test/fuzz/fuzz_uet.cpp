@@ -5,7 +5,7 @@
 #include <string>
 
 #include "null_visitor.hpp"
-#include "uet_packet.hpp"
+#include "wire/uet_packet.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::span<const std::uint8_t> in(data, size);

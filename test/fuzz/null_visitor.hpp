@@ -1,7 +1,7 @@
 // A field visitor that touches every value, so the fuzzers also exercise the printing paths.
 #pragma once
 
-#include "fields.hpp"
+#include "wire/fields.hpp"
 
 namespace uet::fuzz {
 

@@ -1,8 +1,8 @@
 // Complete Ethernet frames around the UET samples: IPv4/UDP to port 4793 with a distinct entropy
 // (source port) each, one behind an 802.1Q tag, one over IP protocol 253, and ARP both ways.
-#include "frame.hpp"
 #include "golden.hpp"
-#include "uet_tss.hpp"
+#include "wire/frame.hpp"
+#include "wire/uet_tss.hpp"
 
 namespace uet::golden {
 

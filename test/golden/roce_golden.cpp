@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "roce.hpp"
+#include "wire/roce.hpp"
 
 namespace uet::golden {
 

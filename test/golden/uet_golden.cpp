@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "uet_packet.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace uet::golden {
 

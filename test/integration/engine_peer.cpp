@@ -34,14 +34,14 @@
 #include <thread>
 #include <vector>
 
-#include "eal.hpp"
-#include "engine_handler.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/poll_loop.hpp"
+#include "dpdk/port.hpp"
 #include "garbage.hpp"
-#include "host_stack.hpp"
+#include "host/engine_handler.hpp"
+#include "host/host_stack.hpp"
 #include "messages.hpp"
 #include "peer_options.hpp"
-#include "poll_loop.hpp"
-#include "port.hpp"
 
 namespace {
 
@@ -142,10 +142,10 @@ engine_config make_engine_config(const options& o, const wire::mac_address& mac)
 struct stack {
     std::unique_ptr<dpdk::port> port;
     std::unique_ptr<uet::engine> engine;
-    std::unique_ptr<runtime::engine_handler> handler;
-    std::unique_ptr<runtime::host_stack> host;
+    std::unique_ptr<host::engine_handler> handler;
+    std::unique_ptr<host::host_stack> host;
     std::unique_ptr<itest::injector> injector;  // --garbage frames ahead of the host stack's
-    std::unique_ptr<runtime::poll_loop> loop;
+    std::unique_ptr<dpdk::poll_loop> loop;
 };
 
 stack open_stack(const options& o) {
@@ -158,15 +158,15 @@ stack open_stack(const options& o) {
     std::printf("%s: OFFLOADS %s max_frame=%zu\n", o.name.c_str(),
                 s.port->offloads().describe().c_str(), s.port->caps().max_frame);
     s.engine = std::make_unique<uet::engine>(make_engine_config(o, s.port->mac()));
-    s.handler = std::make_unique<runtime::engine_handler>(*s.engine);
-    runtime::host_config hc;
+    s.handler = std::make_unique<host::engine_handler>(*s.engine);
+    host::host_config hc;
     hc.iface = {s.port->mac(), o.ip, o.prefix, o.gw};
     hc.neighbors.max_frame = std::max<std::size_t>(9216, s.port->caps().max_frame);
-    s.host = std::make_unique<runtime::host_stack>(hc, *s.handler);
-    runtime::backoff_config bc;
+    s.host = std::make_unique<host::host_stack>(hc, *s.handler);
+    host::backoff_config bc;
     bc.enabled = o.backoff;
     s.injector = std::make_unique<itest::injector>(*s.host);
-    s.loop = std::make_unique<runtime::poll_loop>(s.port->queue(0), *s.injector, bc);
+    s.loop = std::make_unique<dpdk::poll_loop>(s.port->queue(0), *s.injector, bc);
     return s;
 }
 
@@ -231,10 +231,10 @@ template <typename Done>
 bool run_until(const options& o, stack& s, receiver& rx, std::uint64_t deadline,
                const std::string& what, Done done,
                const std::function<std::string()>& status = nullptr) {
-    std::uint64_t next_report = runtime::now_ns() + 5'000'000'000;
+    std::uint64_t next_report = dpdk::now_ns() + 5'000'000'000;
     while (!done()) {
         s.loop->poll_and_backoff();
-        const std::uint64_t now = runtime::now_ns();
+        const std::uint64_t now = dpdk::now_ns();
         rx.drain(now);
         if (rx.failed()) return false;
         auto state = [&] { return status ? status() : rx.progress(); };
@@ -259,7 +259,7 @@ bool run_until(const options& o, stack& s, receiver& rx, std::uint64_t deadline,
 }
 
 std::uint64_t deadline_from_now(const options& o) {
-    return runtime::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
+    return dpdk::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
 }
 
 void print_rates(const options& o, const itest::plan_sender& tx) {
@@ -286,7 +286,7 @@ bool send_plan(const options& o, stack& s, receiver& rx, peer_id to, const std::
     const bool finished = run_until(
         o, s, rx, deadline_from_now(o), "send completions of " + plan,
         [&] {
-            tx.step(runtime::now_ns());
+            tx.step(dpdk::now_ns());
             return tx.complete();
         },
         [&] { return tx.progress(); });
@@ -333,21 +333,21 @@ void print_counters(const options& o, const stack& s) {
     auto add = [&](const std::string& k, std::uint64_t v) {
         if (v != 0) drops += " " + k + "=" + std::to_string(v);
     };
-    for (std::size_t i = 0; i < runtime::traffic_class_count; ++i) {
-        const auto cls = static_cast<runtime::traffic_class>(i);
-        if (!runtime::steer_to_stack(cls))
-            add(std::string("steer.") + runtime::to_string(cls), pc.steering[cls]);
+    for (std::size_t i = 0; i < host::traffic_class_count; ++i) {
+        const auto cls = static_cast<host::traffic_class>(i);
+        if (!host::steer_to_stack(cls))
+            add(std::string("steer.") + host::to_string(cls), pc.steering[cls]);
     }
     for (std::size_t i = 0; i < drop_reason_count; ++i)
         add(std::string("engine.") + to_string(static_cast<drop_reason>(i)), c.drops[i]);
     for (std::size_t i = 1; i < wire::reject_reason_count; ++i)
         add(std::string("wire.") + wire::reject_name(static_cast<wire::reject_reason>(i)),
             c.rejects[i]);
-    for (std::size_t i = 0; i < runtime::host_drop_count; ++i)
-        add(std::string("host.") + runtime::to_string(static_cast<runtime::host_drop>(i)),
+    for (std::size_t i = 0; i < host::host_drop_count; ++i)
+        add(std::string("host.") + host::to_string(static_cast<host::host_drop>(i)),
             s.host->stats().drops[i]);
-    for (std::size_t i = 0; i < runtime::neighbor_drop_count; ++i)
-        add(std::string("arp.") + runtime::to_string(static_cast<runtime::neighbor_drop>(i)),
+    for (std::size_t i = 0; i < host::neighbor_drop_count; ++i)
+        add(std::string("arp.") + host::to_string(static_cast<host::neighbor_drop>(i)),
             s.host->neighbors().stats().drops[i]);
     add("port.rx_oversize", pc.rx_oversize);
     add("handler.tx_too_large", s.handler->stats().tx_too_large);
@@ -373,16 +373,16 @@ bool run(const options& o) {
         const std::uint32_t hop = s.host->neighbors().next_hop(o.peer);
         ok = run_until(o, s, rx, deadline_from_now(o),
                        "an ARP reply from " + wire::ipv4_to_string(hop),
-                       [&] { return s.host->neighbors().resolve(hop, runtime::now_ns()); });
+                       [&] { return s.host->neighbors().resolve(hop, dpdk::now_ns()); });
         if (ok) {
             std::printf("%s: RESOLVED %s via %s is %s\n", o.name.c_str(),
                         wire::ipv4_to_string(o.peer).c_str(), wire::ipv4_to_string(hop).c_str(),
-                        s.host->neighbors().lookup(hop, runtime::now_ns())->to_string().c_str());
+                        s.host->neighbors().lookup(hop, dpdk::now_ns())->to_string().c_str());
         }
         if (ok && o.garbage != 0) {
             // Malformed frames of every kind (random UET payloads among them) ahead of the plan:
             // the peer must count and drop them, and still complete the transfer.
-            const auto mac = s.host->neighbors().lookup(hop, runtime::now_ns());
+            const auto mac = s.host->neighbors().lookup(hop, dpdk::now_ns());
             for (auto& f : itest::make_garbage(o.garbage, o.ip, o.peer, s.port->mac(), *mac))
                 s.injector->raw_.push_back(std::move(f));
             ok = run_until(o, s, rx, deadline_from_now(o), "the garbage frames to leave",
@@ -426,14 +426,14 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
-        runtime::eal_options eo;
+        dpdk::eal_options eo;
         std::istringstream words(o.eal);
         for (std::string w; words >> w;)
             eo.args.push_back(w);
         eo.file_prefix = "uet-itest-" + o.name + "-" + std::to_string(getpid());
-        runtime::eal::start(eo);
+        dpdk::eal::start(eo);
         const bool ok = run(o);
-        runtime::eal::shutdown();
+        dpdk::eal::shutdown();
         return ok ? 0 : 1;
     } catch (const std::exception& e) {
         std::printf("%s: FAIL %s\n", o.name.c_str(), e.what());

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "dpdk_include.hpp"  // DPDK headers, with the warnings they raise in C++20 off
-#include "goodbye.hpp"
-#include "port.hpp"
+#include "dpdk/dpdk_include.hpp"  // DPDK headers, with the warnings they raise in C++20 off
+#include "dpdk/goodbye.hpp"
+#include "dpdk/port.hpp"
 
 namespace uet::dpdk {
 namespace {
@@ -27,12 +27,12 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 // Counts what the port hands up; transmits `to_send` frames of 60 bytes when asked.
-class counting_handler final : public runtime::frame_handler {
+class counting_handler final : public host::frame_handler {
   public:
     std::size_t received = 0, to_send = 0;
 
     void on_receive(std::span<const std::uint8_t>, std::uint64_t) override { ++received; }
-    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+    std::size_t on_transmit(std::uint64_t, std::span<host::tx_frame> frames) override {
         std::size_t n = 0;
         for (; n < frames.size() && to_send != 0; ++n, --to_send) {
             std::fill_n(frames[n].buffer.begin(), 60, std::uint8_t{0xff});

@@ -1,5 +1,5 @@
 // uet-itest-peer: one end of the integration tests. Opens a DPDK port, resolves the peer by ARP
-// through runtime::host_stack, optionally floods the peer with malformed frames, then runs the
+// through host::host_stack, optionally floods the peer with malformed frames, then runs the
 // verified frame exchange (exchange.hpp) and prints what it saw:
 //   OFFLOADS / STEERING lines when the port opens,
 //   RESOLVED when ARP answered, RESULT ok|FAIL with the counters, DROPS by reason, RATE.
@@ -25,17 +25,17 @@
 #include <string>
 #include <vector>
 
-#include "bytes.hpp"
-#include "eal.hpp"
+#include "core/rng.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/poll_loop.hpp"
+#include "dpdk/port.hpp"
 #include "exchange.hpp"
-#include "frame.hpp"
 #include "garbage.hpp"
-#include "host_stack.hpp"
-#include "icmp.hpp"
+#include "host/host_stack.hpp"
+#include "host/icmp.hpp"
 #include "peer_options.hpp"
-#include "poll_loop.hpp"
-#include "port.hpp"
-#include "rng.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
 
 namespace {
 
@@ -77,21 +77,21 @@ bool file_exists(const std::string& path) {
 
 // Lets the exchange transmit only once it is opened (after ARP and the garbage flood), and
 // publishes its state to the main thread when the loop runs on another lcore.
-class gate final : public runtime::frame_handler {
+class gate final : public host::frame_handler {
   public:
     explicit gate(itest::exchange& x) : x_(x) {}
-    void on_start(const runtime::io_caps& caps) override { x_.on_start(caps); }
+    void on_start(const host::io_caps& caps) override { x_.on_start(caps); }
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t now) override {
         x_.on_receive(f, now);
     }
-    std::size_t on_transmit(std::uint64_t now, std::span<runtime::tx_frame> frames) override {
+    std::size_t on_transmit(std::uint64_t now, std::span<host::tx_frame> frames) override {
         const std::size_t n =
             open_.load(std::memory_order_acquire) ? x_.on_transmit(now, frames) : 0;
         if (x_.finished(now)) finished_.store(true, std::memory_order_release);
         return n;
     }
     std::uint64_t next_deadline() const override {
-        return open_.load(std::memory_order_relaxed) ? x_.next_deadline() : runtime::no_deadline;
+        return open_.load(std::memory_order_relaxed) ? x_.next_deadline() : host::no_deadline;
     }
     std::atomic<bool> open_{false}, finished_{false};
 
@@ -99,7 +99,7 @@ class gate final : public runtime::frame_handler {
     itest::exchange& x_;
 };
 
-void print_result(const options& o, const dpdk::port& port, const runtime::host_stack& host,
+void print_result(const options& o, const dpdk::port& port, const host::host_stack& host,
                   const itest::exchange& x, bool ok, double seconds) {
     const auto& c = x.counters();
     const auto pc = port.counters();
@@ -117,17 +117,17 @@ void print_result(const options& o, const dpdk::port& port, const runtime::host_
     auto add = [&](const std::string& k, std::uint64_t v) {
         if (v != 0) drops += " " + k + "=" + std::to_string(v);
     };
-    for (std::size_t i = 0; i < runtime::traffic_class_count; ++i) {
-        const auto cls = static_cast<runtime::traffic_class>(i);
-        if (!runtime::steer_to_stack(cls))
-            add(std::string("steer.") + runtime::to_string(cls), pc.steering[cls]);
+    for (std::size_t i = 0; i < host::traffic_class_count; ++i) {
+        const auto cls = static_cast<host::traffic_class>(i);
+        if (!host::steer_to_stack(cls))
+            add(std::string("steer.") + host::to_string(cls), pc.steering[cls]);
     }
-    for (std::size_t i = 0; i < runtime::host_drop_count; ++i) {
-        add(std::string("host.") + runtime::to_string(static_cast<runtime::host_drop>(i)),
+    for (std::size_t i = 0; i < host::host_drop_count; ++i) {
+        add(std::string("host.") + host::to_string(static_cast<host::host_drop>(i)),
             host.stats().drops[i]);
     }
-    for (std::size_t i = 0; i < runtime::neighbor_drop_count; ++i) {
-        add(std::string("arp.") + runtime::to_string(static_cast<runtime::neighbor_drop>(i)),
+    for (std::size_t i = 0; i < host::neighbor_drop_count; ++i) {
+        add(std::string("arp.") + host::to_string(static_cast<host::neighbor_drop>(i)),
             host.neighbors().stats().drops[i]);
     }
     for (std::size_t i = 1; i < wire::reject_reason_count; ++i) {
@@ -150,9 +150,9 @@ void print_result(const options& o, const dpdk::port& port, const runtime::host_
 
 // Polls (inline, or watches the lcore) until done() or the deadline; false on timeout.
 template <typename Done>
-bool wait_for(runtime::poll_loop& loop, bool on_lcore, std::uint64_t deadline, Done done) {
+bool wait_for(dpdk::poll_loop& loop, bool on_lcore, std::uint64_t deadline, Done done) {
     while (!done()) {
-        if (runtime::now_ns() > deadline) return false;
+        if (dpdk::now_ns() > deadline) return false;
         if (on_lcore) {
             const timespec ts{0, 1'000'000};
             nanosleep(&ts, nullptr);
@@ -164,7 +164,7 @@ bool wait_for(runtime::poll_loop& loop, bool on_lcore, std::uint64_t deadline, D
 }
 
 bool run_round(const options& o, unsigned round) {
-    const std::uint64_t deadline = runtime::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
+    const std::uint64_t deadline = dpdk::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
     dpdk::port_config pcfg;
     pcfg.device = o.dev;
     pcfg.mtu = o.mtu;
@@ -186,14 +186,14 @@ bool run_round(const options& o, unsigned round) {
     xc.nonce = static_cast<std::uint32_t>(std::random_device{}()) | 1u;
     itest::exchange x(xc);
     gate g(x);
-    runtime::host_config hc;
+    host::host_config hc;
     hc.iface = {port->mac(), o.ip, o.prefix, o.gw};
     hc.neighbors.max_frame = std::max<std::size_t>(9216, port->caps().max_frame);
-    runtime::host_stack host(hc, g);
+    host::host_stack host(hc, g);
     itest::injector inj(host);
-    runtime::backoff_config bc;
+    host::backoff_config bc;
     bc.enabled = o.backoff;
-    runtime::poll_loop loop(port->queue(0), inj, bc);
+    dpdk::poll_loop loop(port->queue(0), inj, bc);
     const bool on_lcore = o.lcore >= 0;
     if (on_lcore && !loop.launch(static_cast<unsigned>(o.lcore))) {
         std::printf("%s: FAIL cannot launch on lcore %d\n", o.name.c_str(), o.lcore);
@@ -213,10 +213,10 @@ bool run_round(const options& o, unsigned round) {
     const std::uint32_t hop = host.neighbors().next_hop(o.peer);
     if (!on_lcore) {
         if (!wait_for(loop, false, deadline,
-                      [&] { return host.neighbors().resolve(hop, runtime::now_ns()); })) {
+                      [&] { return host.neighbors().resolve(hop, dpdk::now_ns()); })) {
             return fail("an ARP reply from " + wire::ipv4_to_string(hop));
         }
-        const auto mac = host.neighbors().lookup(hop, runtime::now_ns());
+        const auto mac = host.neighbors().lookup(hop, dpdk::now_ns());
         std::printf("%s: RESOLVED %s via %s is %s\n", o.name.c_str(),
                     wire::ipv4_to_string(o.peer).c_str(), wire::ipv4_to_string(hop).c_str(),
                     mac->to_string().c_str());
@@ -231,7 +231,7 @@ bool run_round(const options& o, unsigned round) {
         }
     }
     // 3. The exchange.
-    const std::uint64_t start = runtime::now_ns();
+    const std::uint64_t start = dpdk::now_ns();
     g.open_.store(true, std::memory_order_release);
     std::uint64_t silent_reported = 0;
     bool progress_written = false;
@@ -242,7 +242,7 @@ bool run_round(const options& o, unsigned round) {
                 progress_written = true;
                 std::ofstream(o.progress_file) << "1000\n";
             }
-            const std::uint64_t now = runtime::now_ns();
+            const std::uint64_t now = dpdk::now_ns();
             const std::uint64_t heard = std::max(x.last_rx(), start);
             if (!on_lcore && now - heard > 1'000'000'000 && heard != silent_reported) {
                 silent_reported = heard;
@@ -253,14 +253,14 @@ bool run_round(const options& o, unsigned round) {
         })) {
         return fail("the exchange to finish");
     }
-    const double seconds = static_cast<double>(runtime::now_ns() - start) / 1e9;
+    const double seconds = static_cast<double>(dpdk::now_ns() - start) / 1e9;
     const bool ok = x.done() && x.counters().corrupt == 0;
     print_result(o, *port, host, x, ok, seconds);
     if (!o.done_file.empty()) std::ofstream(o.done_file) << "done\n";
     // 4. Keep answering ARP and ping (and the peer's late frames) until told to stop.
     if (!o.serve_until.empty()) {
         const std::uint64_t serve_deadline =
-            runtime::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
+            dpdk::now_ns() + std::uint64_t{o.timeout_s} * 1'000'000'000;
         if (!wait_for(loop, on_lcore, serve_deadline, [&] { return file_exists(o.serve_until); })) {
             std::printf("%s: FAIL waiting for %s\n", o.name.c_str(), o.serve_until.c_str());
             loop.stop();
@@ -284,19 +284,19 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     try {
-        runtime::eal_options eo;
+        dpdk::eal_options eo;
         std::istringstream words(o.eal);
         for (std::string w; words >> w;)
             eo.args.push_back(w);
         eo.file_prefix = "uet-itest-" + o.name + "-" + std::to_string(getpid());
-        runtime::eal::start(eo);
+        dpdk::eal::start(eo);
         bool ok = true;
         for (unsigned r = 1; r <= o.rounds && ok; ++r) {
             ok = run_round(o, r);
             if (o.rounds > 1)
                 std::printf("%s: ROUND %u %s\n", o.name.c_str(), r, ok ? "ok" : "FAIL");
         }
-        runtime::eal::shutdown();
+        dpdk::eal::shutdown();
         return ok ? 0 : 1;
     } catch (const std::exception& e) {
         std::printf("%s: FAIL %s\n", o.name.c_str(), e.what());

@@ -11,8 +11,8 @@
 #include <span>
 #include <string>
 
-#include "memif_port.hpp"
-#include "port.hpp"
+#include "dpdk/port.hpp"
+#include "memif/memif_port.hpp"
 
 namespace uet {
 namespace {
@@ -25,7 +25,7 @@ std::size_t frame_length(std::uint32_t seq) {
 // They are ARP frames to the broadcast address (DPDK's port passes only what the stack takes:
 // UET, RoCE, ARP, ICMP), the number behind the Ethernet header, a pattern after it.
 constexpr std::size_t seq_at = 14;
-class sequence_handler final : public runtime::frame_handler {
+class sequence_handler final : public host::frame_handler {
   public:
     std::uint32_t to_send = 0, sent = 0, received = 0, bad = 0;
 
@@ -38,7 +38,7 @@ class sequence_handler final : public runtime::frame_handler {
         bad += !ok;
         received += ok;
     }
-    std::size_t on_transmit(std::uint64_t, std::span<runtime::tx_frame> frames) override {
+    std::size_t on_transmit(std::uint64_t, std::span<host::tx_frame> frames) override {
         std::size_t n = 0;
         for (; n < frames.size() && sent < to_send; ++n, ++sent) {
             const std::size_t len = frame_length(sent);
@@ -53,7 +53,7 @@ class sequence_handler final : public runtime::frame_handler {
         }
         return n;
     }
-    std::uint64_t next_deadline() const override { return runtime::no_deadline; }
+    std::uint64_t next_deadline() const override { return host::no_deadline; }
 };
 
 class interop : public ::testing::TestWithParam<bool> {  // true: uet_memif is the server

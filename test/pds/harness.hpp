@@ -10,10 +10,10 @@
 #include <functional>
 #include <vector>
 
-#include "engine.hpp"
-#include "frame.hpp"
-#include "pipe.hpp"
-#include "uet_packet.hpp"
+#include "engine/engine.hpp"
+#include "pipe/pipe.hpp"
+#include "wire/frame.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace uet::test {
 

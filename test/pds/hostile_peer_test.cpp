@@ -6,9 +6,9 @@
 
 #include <set>
 
-#include "frame.hpp"
 #include "harness.hpp"
-#include "uet_packet.hpp"
+#include "wire/frame.hpp"
+#include "wire/uet_packet.hpp"
 #include "workload.hpp"
 
 namespace uet::test {

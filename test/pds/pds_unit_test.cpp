@@ -10,15 +10,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bit_range.hpp"
-#include "flat_map.hpp"
-#include "frame.hpp"
-#include "message.hpp"
-#include "pdc.hpp"
-#include "reassembly.hpp"
-#include "request_index.hpp"
-#include "rx_window.hpp"
-#include "uet_packet.hpp"
+#include "core/bit_range.hpp"
+#include "core/flat_map.hpp"
+#include "engine/request_index.hpp"
+#include "pds/pdc.hpp"
+#include "pds/rx_window.hpp"
+#include "ses/message.hpp"
+#include "ses/reassembly.hpp"
+#include "wire/frame.hpp"
+#include "wire/uet_packet.hpp"
 #include "workload.hpp"
 
 namespace uet::test {

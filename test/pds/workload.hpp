@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.hpp"
 #include "harness.hpp"
-#include "rng.hpp"
 
 namespace uet::test {
 

@@ -122,7 +122,7 @@ pair read_bw read_bw -a -n 16 -t 16 --verify -b
 pair send_bw send_bw -s 4000 -D 0.3 --verify
 pair atomic_lat atomic_lat -n 500 --verify
 
-# uet's own memif port (drivers/net/memif): frames built and read in the shared ring; the
+# uet's own memif port (providers/memif): frames built and read in the shared ring; the
 # client's payloads leave its shared send buffers without a copy (zero-copy transmit), each
 # byte checked on arrival (--verify).
 DEV=uet_memif0

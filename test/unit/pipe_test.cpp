@@ -1,6 +1,6 @@
 // The impairment pipe: each impairment alone at its configured rate, frame edits that parse
 // (or fail to parse) as they should, exact serialisation arithmetic, determinism.
-#include "pipe.hpp"
+#include "pipe/pipe.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <map>
 #include <vector>
 
-#include "bytes.hpp"
-#include "frame.hpp"
-#include "frame_edit.hpp"
+#include "pipe/frame_edit.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
 
 namespace {
 

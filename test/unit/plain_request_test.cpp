@@ -13,12 +13,12 @@
 #include <random>
 #include <vector>
 
-#include "bytes.hpp"
-#include "frame.hpp"
-#include "ipv4.hpp"
-#include "message.hpp"
-#include "plain_request.hpp"
-#include "uet_packet.hpp"
+#include "ses/message.hpp"
+#include "wire/bytes.hpp"
+#include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/plain_request.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace {
 

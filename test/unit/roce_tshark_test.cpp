@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "ipv4.hpp"
-#include "pcap_file.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/pcap_file.hpp"
 
 namespace {
 

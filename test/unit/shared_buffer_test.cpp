@@ -8,7 +8,7 @@
 #include <system_error>
 #include <vector>
 
-#include "shared_memory.hpp"
+#include "core/shared_memory.hpp"
 #include "uet/shared_buffer.hpp"
 
 namespace uet {

@@ -1,7 +1,7 @@
 // copy_payload: every size up to well past its inline cases, at every alignment of source and
 // destination within a line, copies exactly the bytes memcpy copies and touches nothing else;
 // copy_payload_run: a run of payloads lands in order whichever of them lie side by side.
-#include "small_copy.hpp"
+#include "core/small_copy.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Timer wheel: exact behaviour on small cases, then randomized runs in lock step with a
 // brute-force model (an ordered set of (deadline, schedule order)).
-#include "timer_wheel.hpp"
+#include "core/timer_wheel.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "ring_index.hpp"
-#include "rng.hpp"
+#include "core/ring_index.hpp"
+#include "core/rng.hpp"
 
 namespace {
 

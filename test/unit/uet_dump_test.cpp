@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "dissect.hpp"
 #include "golden.hpp"
-#include "pcap_file.hpp"
+#include "wire/dissect.hpp"
+#include "wire/pcap_file.hpp"
 
 namespace uet::wire {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <array>
 
-#include "bytes.hpp"
-#include "reject.hpp"
+#include "wire/bytes.hpp"
+#include "wire/reject.hpp"
 
 namespace uet::wire {
 namespace {

@@ -12,10 +12,10 @@
 #include <tuple>
 #include <vector>
 
-#include "eth.hpp"
-#include "fields.hpp"
-#include "frame.hpp"
-#include "ipv4.hpp"
+#include "wire/eth.hpp"
+#include "wire/fields.hpp"
+#include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
 
 namespace {
 

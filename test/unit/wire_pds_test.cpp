@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "uet_pds.hpp"
+#include "wire/uet_pds.hpp"
 
 namespace uet::wire {
 void PrintTo(reject_reason r, std::ostream* os) {

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "icrc.hpp"
-#include "pcap_file.hpp"
-#include "roce.hpp"
+#include "wire/icrc.hpp"
+#include "wire/pcap_file.hpp"
+#include "wire/roce.hpp"
 
 namespace {
 

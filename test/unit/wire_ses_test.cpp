@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "uet_ses.hpp"
+#include "wire/uet_ses.hpp"
 
 namespace uet::wire {
 void PrintTo(reject_reason r, std::ostream* os) {

@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "dissect.hpp"
 #include "golden.hpp"
+#include "wire/dissect.hpp"
 
 namespace uet::wire {
 namespace {

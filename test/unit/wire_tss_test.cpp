@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "uet_tss.hpp"
+#include "wire/uet_tss.hpp"
 
 namespace uet::wire {
 void PrintTo(reject_reason r, std::ostream* os) {

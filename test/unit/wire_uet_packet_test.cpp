@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "golden.hpp"
-#include "uet_packet.hpp"
+#include "wire/uet_packet.hpp"
 
 namespace uet::wire {
 void PrintTo(reject_reason r, std::ostream* os) {

@@ -1,0 +1,83 @@
+#include "host/engine_handler.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace uet::host {
+
+void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    ++stats_.frames_rx;
+    engine_.receive(frame, now);
+}
+
+// The engine takes the burst at once (engine::receive_burst: runs of one message's packets).
+void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
+                                      std::uint64_t now) {
+    burst_room<std::span<const std::uint8_t>> bytes;
+    burst_room<wire::frame_rest> rests;
+    while (!frames.empty()) {
+        const std::size_t n = std::min(frames.size(), bytes.size());
+        bool split = false;
+        for (std::size_t i = 0; i < n; ++i) {
+            bytes.set(i, frames[i].bytes);
+            split |= frames[i].rest.at != nullptr;
+        }
+        if (split)  // frames in two pieces (zero-copy transmit over uet_memif): their rests too
+            for (std::size_t i = 0; i < n; ++i)
+                rests.set(i, frames[i].rest);
+        stats_.frames_rx += n;
+        engine_.receive_burst(std::span(bytes.data(), n), split ? rests.data() : nullptr, now);
+        frames = frames.subspan(n);
+    }
+}
+
+std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
+    // Nothing to send and no timer due: most calls of a sender waiting for its ACKs, which
+    // would hand the engine a room per slot (a burst's worth of stores) for it to build nothing.
+    if (engine_.next_deadline() > now) return 0;
+    const std::size_t want = std::min(frames.size(), out_.size());
+    // The engine builds each frame straight into the slot's buffer (the mbuf's data room).
+    for (std::size_t i = 0; i < want; ++i)
+        out_[i].room = frames[i].buffer;
+    const std::size_t got = engine_.transmit(now, std::span<uet::tx_frame>(out_.data(), want));
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < got; ++i) {
+        const auto data = out_[i].data;
+        if (data.data() == frames[i].buffer.data()) {
+            // Built in place: slot i holds it; slots travel whole (buffer with its cookie).
+            if (i != n) std::swap(frames[i], frames[n]);
+            const auto payload = out_[i].payload;
+            frames[n].ext = {};
+            if (!payload.empty()) {
+                // Zero-copy: the payload stays in registered memory; the port chains it.
+                frames[n].ext = {payload.data(), payload.size(), out_[i].payload_region};
+                ++stats_.frames_by_reference;
+            }
+            frames[n++].length = data.size();
+            continue;
+        }
+        // A frame that does not fit the port is lost like any dropped frame; the engine's
+        // retransmission ends in an error completion rather than a hang.
+        if (data.size() > frames[n].buffer.size()) {
+            ++stats_.tx_too_large;
+            continue;
+        }
+        std::memcpy(frames[n].buffer.data(), data.data(), data.size());
+        frames[n].length = data.size();
+        frames[n].ext = {};
+        stats_.bytes_copied_tx += data.size();
+        ++n;
+    }
+    // The rooms left in out_ point into mbufs the port may send or free: the engine reads them
+    // only inside transmit(), and the next call sets them again before it.
+    stats_.frames_tx += n;
+    return n;
+}
+
+std::uint64_t engine_handler::next_deadline() const {
+    // The engine says UINT64_MAX when idle, which is also the runtime's no_deadline.
+    static_assert(no_deadline == UINT64_MAX);
+    return engine_.next_deadline();
+}
+
+}  // namespace uet::host

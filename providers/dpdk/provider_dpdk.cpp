@@ -1,0 +1,369 @@
+// The "dpdk" provider: one endpoint on one DPDK port. Under the endpoint's engine sit an
+// engine_handler and a host_stack (ARP with static neighbours and a gateway, ICMP echo; it fills
+// the Ethernet addresses of the engine's frames), driven by an inline poll_loop: the thread that
+// reads the completion queue moves the port's frames, one receive and one transmit burst per
+// progress step, backing off while idle unless busy_poll. Time is the TSC.
+//
+// The port stays open for the fabric's life; an endpoint's engine, handler, host stack and loop
+// come and go with the endpoint, so after close() another endpoint (another delivery mode or job)
+// may open on the same port.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <stdexcept>
+
+#include "api/api_impl.hpp"
+#include "api/tx_memory.hpp"
+#include "dpdk/dpdk_settings.hpp"
+#include "dpdk/eal.hpp"
+#include "dpdk/poll_loop.hpp"
+#include "dpdk/port.hpp"
+#include "host/engine_handler.hpp"
+#include "host/host_stack.hpp"
+#include "memif/memif_port.hpp"
+
+namespace uet::detail {
+
+namespace {
+
+constexpr std::uint64_t host_rto_min_ns = 1'000'000;
+
+// memif's frames never leave this host's memory (uet's own port or DPDK's PMD).
+bool is_memif(const std::string& driver) {
+    return driver == "net_memif" || driver == "uet_memif";
+}
+
+template <class Array>
+std::uint64_t total(const Array& a) {
+    std::uint64_t s = 0;
+    for (auto v : a)
+        s += v;
+    return s;
+}
+
+class dpdk_network final : public network {
+  public:
+    dpdk_network(const fabric_attr& a, dpdk_settings s, std::unique_ptr<host::net_port> p)
+        : attr_(a), s_(std::move(s)), port_(std::move(p)) {
+        tx_memory_.set_min_bytes(zero_copy_from());
+    }
+    ~dpdk_network() override {
+        stop_endpoint();
+        port_->close();
+    }
+
+    std::error_code prepare(engine_config& c) override;
+    void attach(endpoint_impl& ep) override;
+    void detach(endpoint_impl& ep) noexcept override;
+    void poll_frames_only();
+    static bool process_endpoint(void* ep, std::uint64_t now);
+    void on_new_peer(std::uint32_t ip) noexcept override;
+    bool step() override;
+    std::uint64_t now() const noexcept override { return dpdk::now_ns(); }
+    fabric_stats stats() const noexcept override;
+    std::uint32_t register_memory(const void* addr, std::size_t length) override;
+    void unregister_memory(std::uint32_t handle) noexcept override;
+
+  private:
+    void stop_endpoint() noexcept;
+    bool zero_copy() const noexcept { return zero_copy_from() != 0; }
+    std::uint32_t zero_copy_from() const noexcept;
+    bool udp_checksum() const noexcept;
+    // dpdk_attr::ack_every into the engine's ACK policy (0 keeps the engine's default).
+    void coalesce_acks(engine_config& c) const noexcept;
+    void add_host_counters(fabric_stats& s) const noexcept;
+    void add_loop_counters(fabric_stats& s) const noexcept;
+
+    fabric_attr attr_;
+    dpdk_settings s_;
+    std::unique_ptr<host::net_port> port_;
+    endpoint_impl* ep_ = nullptr;
+    std::unique_ptr<host::engine_handler> handler_;
+    std::unique_ptr<host::host_stack> host_;
+    std::unique_ptr<dpdk::poll_loop> loop_;
+    fabric_stats closed_;  // host-stack counters of endpoints that closed
+    tx_memory tx_memory_;
+};
+
+std::error_code dpdk_network::prepare(engine_config& c) {
+    if (ep_) {
+        set_last_error(
+            "the dpdk provider runs one endpoint per fabric (one port): close the "
+            "open one first, or open another fabric on another port");
+        return errc::unsupported;
+    }
+    c.ip = s_.ip;
+    c.mac = port_->mac();
+    // PDC identifiers and PSNs must not be guessable by an off-path sender (a forged CLOSE or
+    // data packet needs them), nor repeat those of a restarted process, which its peers may
+    // still remember: the seed comes from the system's entropy.
+    std::random_device entropy;
+    c.seed = attr_.seed ^ (std::uint64_t{entropy()} << 32) ^ entropy() ^ dpdk::now_ns();
+    c.rto_ns = s_.rto_ns;
+    c.rto_max_ns = std::max(s_.rto_ns, dpdk_rto_max_ns);
+    // The adaptive RTO's floor. RTTs measured between two polling processes are tens of
+    // microseconds, but a peer descheduled for a slice, or a ring's worth of frames queued at a
+    // busy receiver, holds ACKs back for a millisecond or so: an RTO that follows the measured
+    // RTT down to the engine's default floor (100 us) fired on every such hiccup and resent a
+    // whole window into the very queue that caused it (memif write_bw: ~10% of the packets were
+    // spurious retransmissions). Losses within a window are found by SACK, not by this timer.
+    c.rto_min_ns = std::min(s_.rto_ns, host_rto_min_ns);
+    c.max_retransmits = s_.max_retransmits;
+    c.mpr = dpdk_window_packets;
+    coalesce_acks(c);
+    c.timer_tick_ns = 10'000;
+    c.pdc_idle_close_ns = 1'000'000;
+    c.udp_checksum = udp_checksum();
+    if (zero_copy()) {
+        c.reference_payload = &tx_memory::lookup;
+        c.reference_payload_ctx = &tx_memory_;
+        c.reference_min_bytes = zero_copy_from();  // tx_memory_ refuses what is shorter
+    }
+    return {};
+}
+
+void dpdk_network::coalesce_acks(engine_config& c) const noexcept {
+    if (s_.ack_every == 0) return;
+    c.ack_every_packets = s_.ack_every;
+    c.ack_every_bytes = s_.ack_every * attr_.mtu;
+}
+
+bool dpdk_network::udp_checksum() const noexcept {
+    if (s_.udp_checksum != checksum_policy::automatic)
+        return s_.udp_checksum == checksum_policy::on;
+    return !is_memif(port_->driver());
+}
+
+// The smallest payload that leaves registered memory without a copy; 0: none does.
+std::uint32_t dpdk_network::zero_copy_from() const noexcept {
+    // Only where the port chains external buffers: elsewhere the port would copy the payload
+    // after the engine summed it, two passes where checksum_copy makes one.
+    if (s_.zero_copy_min == 0 || !port_->caps().zero_copy) return 0;
+    switch (s_.zero_copy) {
+        case zero_copy_policy::on:
+            return s_.zero_copy_min;
+        case zero_copy_policy::off:
+            return 0;
+        case zero_copy_policy::automatic:
+            break;
+    }
+    // A virtual device copies each frame into its own ring or socket whatever we hand it: a
+    // second segment costs it more than uet's copy of a small payload, less than a large one's.
+    return port_->is_virtual() ? std::max(s_.zero_copy_min, virtual_device_zero_copy_min)
+                               : s_.zero_copy_min;
+}
+
+std::uint32_t dpdk_network::register_memory(const void* addr, std::size_t length) {
+    const std::uint32_t from = zero_copy_from();
+    if (from == 0 || addr == nullptr || length < from) return no_memory_handle;
+    return tx_memory_.add(addr, length, port_->register_memory(addr, length));
+}
+
+void dpdk_network::unregister_memory(std::uint32_t handle) noexcept {
+    const std::uint32_t region = tx_memory_.port_region(handle);
+    if (!tx_memory_.remove(handle)) return;  // no new frame refers to it from here on
+    // Frames still queued on the port may point into it (a NIC frees transmitted mbufs
+    // lazily): wait for them, bounded, before the application may reuse the memory.
+    const std::uint64_t give_up = dpdk::now_ns() + 1'000'000'000;
+    while (!port_->unregister_memory(region)) {
+        if (dpdk::now_ns() > give_up) {
+            std::fprintf(stderr,
+                         "uet: a memory region is still referenced by %u queued frames after 1 s; "
+                         "kept registered on the port\n",
+                         port_->in_flight(region));
+            return;
+        }
+        port_->reclaim_tx();
+        if (loop_) poll_frames_only();
+    }
+}
+
+// One poll that moves frames without running the endpoint (it is closing, or in the middle of
+// an application call).
+void dpdk_network::poll_frames_only() {
+    loop_->set_between_bursts(nullptr, nullptr);
+    loop_->poll_once();
+    if (ep_) loop_->set_between_bursts(&process_endpoint, ep_);
+}
+
+bool dpdk_network::process_endpoint(void* ep, std::uint64_t now) {
+    return static_cast<endpoint_impl*>(ep)->process(now);
+}
+
+void dpdk_network::attach(endpoint_impl& ep) {
+    handler_ = std::make_unique<host::engine_handler>(*ep.eng);
+    host::host_config hc;
+    hc.iface = {port_->mac(), s_.ip, s_.prefix_len, s_.gateway};
+    hc.neighbors.max_frame = std::max<std::size_t>(9216, port_->caps().max_frame);
+    host_ = std::make_unique<host::host_stack>(hc, *handler_);
+    for (const auto& [ip, mac] : s_.neighbors)
+        host_->neighbors().add_static(ip, mac);
+    host::backoff_config bc;
+    bc.enabled = !s_.busy_poll;
+    loop_ = std::make_unique<dpdk::poll_loop>(port_->queue(0), *host_, bc);
+    // The endpoint answers what a receive burst brought before the transmit burst, so its
+    // answers ride in the ACKs that burst sends (answers in ACKs) and leave without a wait.
+    loop_->set_between_bursts(&process_endpoint, &ep);
+    ep_ = &ep;
+}
+
+void dpdk_network::detach(endpoint_impl& ep) noexcept {
+    if (&ep != ep_) return;
+    // What the engine already owes its peers (acknowledgements, with the answers they carry)
+    // leaves before the engine goes; otherwise a peer whose request was acknowledged would wait
+    // for an answer that never comes. Control frames only: the memory of the messages still
+    // queued may be gone already (their operations end canceled). Bounded: a few bursts.
+    if (ep.eng) ep.eng->stop_data();
+    for (int i = 0; i < 64 && ep.eng && ep.eng->next_deadline() <= dpdk::now_ns(); ++i)
+        poll_frames_only();
+    stop_endpoint();
+}
+
+void dpdk_network::stop_endpoint() noexcept {
+    if (!ep_) return;
+    add_host_counters(closed_);
+    add_loop_counters(closed_);
+    loop_.reset();
+    host_.reset();
+    handler_.reset();
+    ep_ = nullptr;
+}
+
+void dpdk_network::on_new_peer(std::uint32_t ip) noexcept {
+    // Resolve the next hop now, so that the first window of data is not held (and, beyond the
+    // host stack's few hold slots, dropped) while ARP runs.
+    if (!host_) return;
+    const std::uint32_t hop = host_->neighbors().next_hop(ip);
+    if (hop != 0) host_->neighbors().resolve(hop, dpdk::now_ns());
+}
+
+bool dpdk_network::step() {
+    if (!ep_) return false;
+    loop_->poll_and_backoff();  // the endpoint's process() runs between its bursts
+    return true;
+}
+
+void dpdk_network::add_host_counters(fabric_stats& s) const noexcept {
+    if (!host_) return;
+    const auto& h = host_->stats();
+    const auto& n = host_->neighbors().stats();
+    const std::uint64_t tx_host =
+        h[host::host_drop::tx_not_ipv4] + h[host::host_drop::tx_too_large_to_hold];
+    s.rx_dropped += total(h.drops) - tx_host + n[host::neighbor_drop::arp_not_for_us] +
+                    n[host::neighbor_drop::arp_bad_sender] +
+                    n[host::neighbor_drop::arp_unsolicited] +
+                    n[host::neighbor_drop::static_protected];
+    s.tx_dropped += tx_host + n[host::neighbor_drop::table_full] +
+                    n[host::neighbor_drop::pending_full] + n[host::neighbor_drop::frame_too_large] +
+                    n[host::neighbor_drop::no_route] + n[host::neighbor_drop::unresolved] +
+                    n[host::neighbor_drop::output_full] + handler_->stats().tx_too_large;
+    s.arp_requests += n.requests_sent;
+    s.arp_replies += n.replies_sent;
+    s.echo_replies += h.echo_replies;
+}
+
+void dpdk_network::add_loop_counters(fabric_stats& s) const noexcept {
+    if (!loop_) return;
+    const dpdk::loop_stats l = loop_->stats();
+    s.polls += l.polls;
+    s.idle_polls += l.idle_polls;
+    s.busy_ns += l.busy_ns;
+    s.idle_ns += l.idle_ns;
+}
+
+fabric_stats dpdk_network::stats() const noexcept {
+    fabric_stats s = closed_;
+    add_host_counters(s);
+    add_loop_counters(s);
+    const host::port_counters p = port_->counters();
+    s.rx_frames = p.rx_frames;
+    s.tx_frames = p.tx_frames;
+    s.frames = p.tx_frames;
+    s.rx_dropped += p.rx_oversize + p.steered_away + p.rx_bad_descriptor;
+    s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame + p.tx_peer_left;
+    s.tx_zero_copy = p.tx_zero_copy;
+    const double ns_per_tick = 1e9 / static_cast<double>(dpdk::eal::start().tsc_hz());
+    s.rx_driver_ns = static_cast<std::uint64_t>(p.rx_driver_ticks * ns_per_tick);
+    s.rx_stack_ns = static_cast<std::uint64_t>(p.rx_stack_ticks * ns_per_tick);
+    s.tx_stack_ns = static_cast<std::uint64_t>(p.tx_stack_ticks * ns_per_tick);
+    s.tx_driver_ns = static_cast<std::uint64_t>(p.tx_driver_ticks * ns_per_tick);
+    s.udp_checksum = udp_checksum();
+    s.zero_copy_from = zero_copy_from();
+    engine_config acks;
+    coalesce_acks(acks);
+    s.ack_every_packets = acks.ack_every_packets;
+    s.ack_every_bytes = acks.ack_every_bytes;
+    return s;
+}
+
+// uet's own memif port for "uet_memif..." devices, else a DPDK ethdev port. Throws with the
+// reason.
+std::unique_ptr<host::net_port> open_port(const dpdk_settings& s) {
+    if (memif::is_uet_memif(s.device)) {
+        std::string why;
+        auto mc = memif::parse_device(s.device, why);
+        if (!mc) throw std::runtime_error(why);
+        mc->mtu = std::min<std::uint32_t>(s.port_mtu, 9000);
+        mc->time_stages = s.time_stages;
+        return memif::port::open(*mc);
+    }
+    dpdk::port_config pc;
+    pc.device = s.device;
+    pc.mtu = s.port_mtu;
+    pc.trust_link_mtu = s.trust_link_mtu;
+    pc.time_stages = s.time_stages;
+    return dpdk::port::open(pc);
+}
+
+// Validates attr.dpdk, starts the EAL (once per process) and opens the port.
+std::unique_ptr<network> open_dpdk_network(const fabric_attr& attr, std::error_code& ec) {
+    ec = make_error_code(errc::invalid_argument);
+    dpdk_settings s;
+    std::string why;
+    if (!parse_dpdk_settings(attr, s, why)) {
+        set_last_error(why);
+        return nullptr;
+    }
+    try {
+        dpdk::eal_options eo;
+        eo.args = s.eal_args;
+        dpdk::eal::start(eo);
+    } catch (const std::exception& e) {
+        set_last_error(std::string("cannot start the DPDK EAL: ") + e.what());
+        return nullptr;
+    }
+    std::unique_ptr<host::net_port> port;
+    try {
+        port = open_port(s);
+    } catch (const std::exception& e) {
+        set_last_error("cannot open dpdk.device \"" + s.device + "\": " + e.what());
+        return nullptr;
+    }
+    if (port->driver() == "uet_memif" && s.zero_copy == zero_copy_policy::on &&
+        !port->caps().zero_copy)
+        std::fprintf(stderr,
+                     "uet: a uet_memif server builds every frame in memif's shared ring: zero-copy "
+                     "transmit has nothing to chain (only a client sends payloads of shared "
+                     "memory without a copy)\n");
+    const std::size_t max_frame = port->caps().max_frame;
+    if (attr.mtu + frame_overhead > max_frame) {
+        set_last_error("fabric_attr.mtu " + std::to_string(attr.mtu) + " plus " +
+                       std::to_string(frame_overhead) + " header bytes exceeds the port's " +
+                       std::to_string(max_frame) + "-byte frames (MTU " +
+                       std::to_string(port->mtu()) + "): use fabric_attr.mtu <= " +
+                       std::to_string(max_frame - std::min(max_frame, frame_overhead)) +
+                       " or a larger dpdk.port_mtu");
+        port->close();
+        return nullptr;
+    }
+    ec = {};
+    return std::make_unique<dpdk_network>(attr, std::move(s), std::move(port));
+}
+
+}  // namespace
+
+}  // namespace uet::detail
+
+UET_REGISTER_PROVIDER(dpdk, {"dpdk", false, &::uet::detail::open_dpdk_network})
