@@ -55,8 +55,9 @@ struct settings {
     bool bidirectional = false;   // -b
     std::uint32_t job_id = 4793;  // -p: the uet job both sides use
     delivery mode = delivery::rud;
-    congestion_control cc = congestion_control::none;
-    path_policy lb = path_policy::static_path;
+    // --cc, --lb: the API's defaults (NSCC, REPS); none/static for point-to-point benchmarks.
+    congestion_control cc = endpoint_attr{}.cc;
+    path_policy lb = endpoint_attr{}.lb;
     std::uint32_t pdcs = 1;
     bool verify = false;
     // Self-test of --verify: the data of this iteration (1-based; 0: none) is corrupted at its

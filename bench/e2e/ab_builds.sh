@@ -11,6 +11,9 @@
 #   A_OPTS="--distinct-buffers" bench/e2e/ab_builds.sh write_bw -s 65536   (one build: OLD=NEW)
 #   (ROUNDS=4, SECONDS_PER_RUN=3; KEY=MsgRate by default for send/atomic tests, else BW_average)
 # Each build directory holds apps/uet-perf/uet-perf (with the libuet it was linked against).
+# Both run the point-to-point path, --cc none --lb static (lib.sh's P2P_OPTS), whatever the
+# builds' defaults, so a build from before NSCC with REPS became uet-perf's default compares like
+# for like; B_OPTS="--cc nscc --lb reps" measures what the default costs against that.
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-4}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-3}

@@ -11,6 +11,8 @@
 # The client (the sender in one-way tests) is the slower side under callgrind, so the counts
 # hold no idle polling worth speaking of; measured as the server, the receiver is the slow one and
 # the native sender may time out and resend (its counters are printed). BUILD as in lib.sh.
+# Both sides run --cc none --lb static (lib.sh's P2P_OPTS): the point-to-point path, comparable
+# between builds whatever their defaults; --cc/--lb among the arguments override it.
 # OUT=file keeps the last callgrind profile (callgrind_annotate OUT). MEMIF_PORT=uet (the
 # default, uet's own memif port) or dpdk (DPDK's net_memif PMD), as in lib.sh.
 # FUNCS="name;name..." also prints, for each function whose name contains one of them, its
@@ -42,13 +44,13 @@ measure() {
     if [[ $SIDE == server ]]; then server=("${grind[@]}" "$UET_PERF"); else client=("${grind[@]}" "$UET_PERF"); fi
     rm -f "$sock"
     # --timeout: the control exchange waits for the slow side under valgrind.
-    taskset -c 0 "${server[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 0" \
+    taskset -c 0 "${server[@]}" "${P2P_OPTS[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 0" \
         --dev "$dev,role=server,socket=$sock,socket-abstract=no" --ip 10.9.0.1/24 \
         >"$WORK/$name-server.log" 2>&1 &
     local spid=$!
     PIDS+=($spid)
     wait_for 120 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
-    taskset -c 1 "${client[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 1" \
+    taskset -c 1 "${client[@]}" "${P2P_OPTS[@]}" "$@" -n "$n" --timeout 300 --stats --eal "-l 1" \
         --dev "$dev,role=client,socket=$sock,socket-abstract=no" --ip 10.9.0.2/24 10.9.0.1 \
         >"$WORK/$name-client.log" 2>&1 || { echo "FAIL: client"; tail -20 "$WORK/$name-client.log"; return 1; }
     wait "$spid" || { echo "FAIL: server"; tail -20 "$WORK/$name-server.log"; return 1; }

@@ -89,11 +89,18 @@ raw_memif_pps() {
          END { if (t > 0) printf "%.0f\n", pk / t; else print 0 }' "$WORK/raw-tx.log"
 }
 
+# The point-to-point path these scripts measure: a fixed window on one path (--cc none --lb
+# static), uet-perf's defaults before NSCC with REPS spraying became them, so that figures stay
+# comparable with raw testpmd, with kernel TCP on one veth, between builds (old ones included)
+# and with the figures of docs/results.md. uet_pair and instr_per_packet.sh pass these first:
+# --cc or --lb in a script's arguments (A_OPTS, B_OPTS...) come later and win.
+P2P_OPTS=(--cc none --lb static)
+
 # uet_pair NAME "SERVER-PREFIX" "CLIENT-PREFIX" SERVER-DEV-ARGS -- CLIENT-DEV-ARGS -- TEST ARGS...
 # A uet-perf server pinned to CPU 0 and a client pinned to CPU 1 (taskset and the EAL's lcore);
 # each side's command starts with its prefix (e.g. "ip netns exec A", or "" for none). The
 # client's JSON ends in $WORK/NAME.json; the client's output is printed. Fails on any error.
-# The client's arguments end with the server's address.
+# The client's arguments end with the server's address. Both run with P2P_OPTS.
 uet_pair() {
     local name=$1 sprefix=$2 cprefix=$3
     shift 3
@@ -103,14 +110,14 @@ uet_pair() {
     while [[ $1 != -- ]]; do cargs+=("$1"); shift; done
     shift
     # shellcheck disable=SC2086
-    $sprefix taskset -c 0 "$UET_PERF" "$@" --eal "-l 0" "${sargs[@]}" \
+    $sprefix taskset -c 0 "$UET_PERF" "${P2P_OPTS[@]}" "$@" --eal "-l 0" "${sargs[@]}" \
         >"$WORK/$name-server.log" 2>&1 &
     local server=$!
     PIDS+=($server)
     wait_for 60 "the uet-perf server" grep -q "Waiting for client" "$WORK/$name-server.log"
     # shellcheck disable=SC2086
     local crc=0 src=0
-    $cprefix taskset -c 1 "$UET_PERF" "$@" --eal "-l 1" --out_json_file "$WORK/$name.json" \
+    $cprefix taskset -c 1 "$UET_PERF" "${P2P_OPTS[@]}" "$@" --eal "-l 1" --out_json_file "$WORK/$name.json" \
         "${cargs[@]}" >"$WORK/$name-client.log" 2>&1 || crc=$?
     wait "$server" || src=$?
     cat "$WORK/$name-client.log"

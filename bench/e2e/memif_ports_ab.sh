@@ -6,6 +6,7 @@
 # the runs the probe found wholly in the host's fast mode (else over all, said so); last line
 # `uet/dpdk <ratio of those medians' message rates>`.
 #   bench/e2e/memif_ports_ab.sh                        write_bw -s 65536, ROUNDS=6, 3 s per run
+# Both ports run --cc none --lb static (lib.sh's P2P_OPTS): the point-to-point path.
 #   ROUNDS=8 bench/e2e/memif_ports_ab.sh send_bw -s 8
 source "$(dirname "$0")/lib.sh"
 

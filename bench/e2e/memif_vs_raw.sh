@@ -11,6 +11,8 @@
 # in the host's fast mode (lib.sh: the core-to-core probe before, between and after each pair)
 # with raw testpmd at its fast rate (RAW_FAST_SHARE, 0.7, of the best raw rate of the run).
 # Pairs run until ROUNDS of them count, MAX_ROUNDS (3 x ROUNDS) at most.
+# uet-perf runs --cc none --lb static (lib.sh's P2P_OPTS), the point-to-point path testpmd's
+# frames take too: no congestion control, one path (not uet-perf's default, NSCC with REPS).
 #   bench/e2e/memif_vs_raw.sh       (BUILD=build, SECONDS_PER_RUN=5, MTU=1344, SIZE=65536, ROUNDS=3)
 #   MTU=8192 bench/e2e/memif_vs_raw.sh   jumbo frames (8290 bytes) on both
 # MTU is uet-perf's -m (SES payload bytes per packet); 1344 is its default on a 1500-byte port.

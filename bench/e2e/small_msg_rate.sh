@@ -12,6 +12,8 @@
 # rate with --no-ack-answers and with --multi-recv (the receiver's messages into multi-receive
 # buffers, libfabric's FI_MULTI_RECV, instead of perftest's one receive posted per message; the
 # bar stays on the latter).
+# uet-perf runs --cc none --lb static (lib.sh's P2P_OPTS), the point-to-point path testpmd's
+# packets take too: no congestion control, one path (not uet-perf's default, NSCC with REPS).
 #   bench/e2e/small_msg_rate.sh          (BUILD=build, SECONDS_PER_RUN=5, ROUNDS=3)
 source "$(dirname "$0")/lib.sh"
 

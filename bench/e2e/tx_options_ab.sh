@@ -7,6 +7,7 @@
 #   checksum    --udp-checksum --zero-copy: summed (read once) for the UDP checksum, and
 #               verified by the receiver
 # Prints each run and, last, the median average and peak of each (Gb/s).
+# All three run --cc none --lb static (lib.sh's P2P_OPTS): the point-to-point path.
 #   bench/e2e/tx_options_ab.sh      (BUILD=build, SECONDS_PER_RUN=3, ROUNDS=4)
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${ROUNDS:-4}

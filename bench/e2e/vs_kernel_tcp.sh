@@ -2,6 +2,8 @@
 # vs_kernel_tcp: over one veth pair between two network namespaces, kernel TCP (iperf3, one
 # stream) against uet-perf write_bw on af_packet (the "any NIC" path), one after the other.
 # Information for users choosing between them; last line `ratio <uet/tcp>`.
+# uet-perf runs --cc none --lb static (lib.sh's P2P_OPTS): the point-to-point path of one veth,
+# comparable with the figures of the other bench/e2e scripts.
 #   bench/e2e/vs_kernel_tcp.sh           (BUILD=build, SECONDS_PER_RUN=5, SIZE=65536)
 source "$(dirname "$0")/lib.sh"
 command -v iperf3 >/dev/null || { echo "iperf3 missing (scripts/install-deps.sh)"; exit 1; }

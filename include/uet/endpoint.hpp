@@ -28,16 +28,16 @@ enum class delivery : std::uint8_t {
 
 // Congestion control of the endpoint's packet delivery contexts.
 enum class congestion_control : std::uint8_t {
-    none,  // a fixed window: the baseline
-    nscc,  // sender window from RTT and ECN (UET NSCC)
+    none,  // a fixed window: point-to-point benchmarks only (nothing backs off on a fabric)
+    nscc,  // sender window from RTT and ECN (UET NSCC): the default
     rccc,  // receiver-granted credit (UET RCCC)
 };
 // How each packet's entropy (UDP source port, hence its ECMP path) is chosen.
 enum class path_policy : std::uint8_t {
-    static_path,  // one value per PDC: a flow's ECMP path
+    static_path,  // one value per PDC: a flow's ECMP path (point-to-point benchmarks)
     oblivious,    // spray over the value space
     bitmap,       // spray, skipping values recently penalised by ECN, NACK or timeout
-    reps,         // recycle values that came back without ECN (REPS)
+    reps,         // recycle values that came back without ECN (REPS): the default
 };
 
 struct endpoint_attr {
@@ -59,8 +59,11 @@ struct endpoint_attr {
     // Sends of at least this many bytes use RENDEZVOUS_SEND: the target pulls them with reads.
     std::size_t rendezvous_threshold = 1u << 20;
     std::size_t max_message_size = std::size_t{1} << 31;
-    congestion_control cc = congestion_control::none;
-    path_policy lb = path_policy::static_path;
+    // Safe on a shared fabric: NSCC backs off on ECN and delay, REPS sprays and steers away
+    // from marked, slow or failed paths (docs/api.md gives the fabric-model figures). none and
+    // static_path are the old fixed-window, one-path behaviour, for point-to-point benchmarks.
+    congestion_control cc = congestion_control::nscc;
+    path_policy lb = path_policy::reps;
     double link_gbps = 100;              // NSCC/RCCC scale from the link rate ...
     std::uint64_t base_rtt_ns = 12'000;  // ... and the unloaded round-trip time
     // RUD PDCs to each peer (1..16): messages take them in turn, each with its own window,

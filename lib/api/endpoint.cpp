@@ -19,8 +19,13 @@ delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
 }
 
+static_assert(static_cast<int>(cc::algorithm::none) == static_cast<int>(congestion_control::none));
 static_assert(static_cast<int>(cc::algorithm::nscc) == static_cast<int>(congestion_control::nscc));
 static_assert(static_cast<int>(cc::algorithm::rccc) == static_cast<int>(congestion_control::rccc));
+static_assert(static_cast<int>(lb::algorithm::static_path) ==
+              static_cast<int>(path_policy::static_path));
+static_assert(static_cast<int>(lb::algorithm::oblivious) ==
+              static_cast<int>(path_policy::oblivious));
 static_assert(static_cast<int>(lb::algorithm::reps) == static_cast<int>(path_policy::reps));
 static_assert(static_cast<int>(lb::algorithm::bitmap) == static_cast<int>(path_policy::bitmap));
 

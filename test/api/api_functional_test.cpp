@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api_helpers.hpp"
+#include "api_impl.hpp"
 
 namespace uet::test {
 namespace {
@@ -669,6 +670,22 @@ TEST(functional_modes, writes_are_placed_directly_into_the_region) {
         EXPECT_EQ(c.write_packets_refused, 0u);
         EXPECT_EQ(c.rejected_key, 0u);
     }
+}
+
+// The endpoint's defaults, safe on a shared fabric (NSCC with REPS spraying), are what its engine
+// runs; none and static_path still give the fixed window on one path of point-to-point runs.
+// (The providers' prepare() leaves both alone.)
+TEST(functional_attr, congestion_control_and_path_policy_reach_the_engine) {
+    const endpoint_attr defaults;
+    EXPECT_EQ(defaults.cc, congestion_control::nscc);
+    EXPECT_EQ(defaults.lb, path_policy::reps);
+    const engine_config c = detail::engine_config_for(defaults, 4096);
+    EXPECT_EQ(c.cc, cc::algorithm::nscc);
+    EXPECT_EQ(c.lb, lb::algorithm::reps);
+    const engine_config p2p = detail::engine_config_for(
+        endpoint_attr{.cc = congestion_control::none, .lb = path_policy::static_path}, 4096);
+    EXPECT_EQ(p2p.cc, cc::algorithm::none);
+    EXPECT_EQ(p2p.lb, lb::algorithm::static_path);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Congestion control and path selection in the real engine, on the leaf-spine fabric model:
 // every host runs a uet::engine, frames go through output-queued ports with ECN, trimming and
 // ECMP on the entropy (fabric_cluster.hpp). Virtual time, seeded: the same run every time.
-// Each scenario prints its table (docs/results.md carries them) and asserts what issue 7 asks.
+// Each scenario prints its table (docs/results.md carries them) and asserts what issue 7 asks;
+// the incast across spines backs the endpoint's default path policy (issue 51).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -430,6 +431,76 @@ TEST(cc_lb_scenarios, incast_16_to_1) {
         EXPECT_LE(port.peak_queue_bytes, t.host_link.queue_bytes);
         EXPECT_EQ(timeouts, 0u) << cc::algorithm_name(cc);
     }
+}
+
+// ---- 4b. incast across the spines, the spines healthy and one of them slow ----
+
+// The endpoint's default (docs/api.md) must be safe where traffic converges on a receiver
+// through the fabric: 8 senders on leaf 0 write 2 MiB each to one host of leaf 1, over 4
+// spines, NSCC, every path policy; once with the spines at 100 Gb/s (the receiver's link is the
+// bottleneck, every path carries the same ECN), once with spine 0 at 10 Gb/s both ways.
+struct incast_result {
+    double done_us = 0, ideal_us = 0;
+    double slow_share = 0;  // of the packets leaf 0 sent up, the share offered to spine 0
+    std::uint64_t timeouts = 0, retransmits = 0, failed = 0;
+};
+
+incast_result run_incast_across(lb::algorithm l, double spine0_gbps) {
+    const netmodel::topology t = two_tier(8, 4);
+    fabric_cluster c(t, host_config(cc::algorithm::nscc, l, base_rtt(t)));
+    if (spine0_gbps != link_gbps)
+        for (std::uint32_t leaf = 0; leaf < 2; ++leaf)
+            c.net().set_spine_link_rate(leaf, 0, spine0_gbps, 0);
+    constexpr std::uint32_t senders = 8, message = 256 * 1024, messages = 8;
+    for (std::uint32_t h = 0; h < senders; ++h)
+        c.add_flow({.src = h, .dst = 8, .message_bytes = message, .messages = messages});
+    incast_result r;
+    EXPECT_TRUE(c.run_until_done(1'000'000'000)) << name(l);
+    const double overhead = double(c.max_frame()) / c.host(0).config().mtu_payload;
+    r.ideal_us =
+        (double(senders) * message * messages * overhead / 12.5 + double(base_rtt(t))) / 1e3;
+    r.done_us = max_done_us(c);
+    const auto up = spine_up_packets(c, 0);
+    r.slow_share = double(up[0]) / double(std::accumulate(up.begin(), up.end(), std::uint64_t{0}));
+    r.timeouts = total_timeouts(c);
+    r.retransmits = total_retransmits(c);
+    r.failed = failed_messages(c);
+    return r;
+}
+
+TEST(cc_lb_scenarios, incast_8_to_1_across_spines) {
+    std::printf(
+        "\n## incast across spines: 2 leaves x 8 hosts, 4 spines; the 8 hosts of leaf 0 -> host "
+        "8 (leaf 1), 2 MiB each (8 x 256 KiB, 4 outstanding), NSCC; spines at 100 Gb/s, then "
+        "spine 0 at 10 Gb/s\n");
+    std::printf(
+        "| policy | spine 0 (Gb/s) | last completion (us) | ideal (us) | ratio | spine-0 share | "
+        "timeouts | retransmits |\n|---|---|---|---|---|---|---|---|\n");
+    incast_result r[2][4];
+    const double spine0[2] = {link_gbps, link_gbps / 10};
+    for (int k = 0; k < 2; ++k)
+        for (int i = 0; i < 4; ++i) {
+            r[k][i] = run_incast_across(all_lb[i], spine0[k]);
+            std::printf("| %s | %.0f | %.0f | %.0f | %.3f | %.3f | %llu | %llu |\n",
+                        name(all_lb[i]), spine0[k], r[k][i].done_us, r[k][i].ideal_us,
+                        r[k][i].done_us / r[k][i].ideal_us, r[k][i].slow_share,
+                        (unsigned long long)r[k][i].timeouts,
+                        (unsigned long long)r[k][i].retransmits);
+            EXPECT_EQ(r[k][i].failed, 0u) << name(all_lb[i]);
+        }
+    // Healthy spines: the receiver's link is the bottleneck whatever the policy; REPS, which
+    // recycles only values that came back unmarked and finds every path marked here, is no
+    // worse for it than oblivious spraying.
+    EXPECT_LE(r[0][3].done_us, 1.10 * r[0][3].ideal_us) << "REPS";
+    EXPECT_LE(r[0][1].done_us, 1.10 * r[0][1].ideal_us) << "oblivious";
+    EXPECT_EQ(r[0][3].timeouts, 0u) << "REPS";
+    // A slow spine: oblivious spraying keeps offering it a quarter of every flow, and NSCC holds
+    // every flow back for the queue there (and loses packets to it); REPS moves off it (half
+    // of oblivious's share, the spine takes 10% of the incast at most) and stays near the ideal.
+    EXPECT_NEAR(r[1][1].slow_share, 0.25, 0.05) << "oblivious";
+    EXPECT_LT(r[1][3].slow_share, 0.6 * r[1][1].slow_share) << "REPS";
+    EXPECT_LT(r[1][3].done_us, r[1][1].done_us);
+    EXPECT_LE(r[1][3].done_us, 1.25 * r[1][3].ideal_us) << "REPS";
 }
 
 // ---- 5. fairness: 4 NSCC flows, one bottleneck ----

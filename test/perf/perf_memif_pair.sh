@@ -83,6 +83,17 @@ for side in client server; do
         'BEGIN { exit !(a > 0 && b > 0) }' ||
         bad "write_bw: the $side's data stages were not timed: $line"
 done
+# The defaults are for a shared fabric, NSCC with REPS spraying; --cc none --lb static, the
+# point-to-point baseline bench/e2e measures, still runs. The settings block names each.
+pair write_bw_p2p write_bw -s 65536 -n 500 --verify --cc none --lb static
+for side in client server; do
+    grep -q "^ Delivery mode   : RUD .* Congestion ctl : nscc$" "$WORK/write_bw.$side" &&
+        grep -q "^ Load balancing  : reps " "$WORK/write_bw.$side" ||
+        bad "write_bw: the $side's settings block does not name NSCC and REPS (the defaults)"
+    grep -q "^ Delivery mode   : RUD .* Congestion ctl : none$" "$WORK/write_bw_p2p.$side" &&
+        grep -q "^ Load balancing  : static " "$WORK/write_bw_p2p.$side" ||
+        bad "write_bw_p2p: the $side's settings block does not name --cc none --lb static"
+done
 pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 for side in client server; do
     grep -q "^ Port: .*; UDP checksum off; zero-copy transmit from 4096 bytes$" \

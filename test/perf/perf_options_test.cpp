@@ -35,15 +35,15 @@ TEST(PerfOptions, PerftestHabitsOnAClient) {
 
 TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
     const auto r = parse({"send_lat", "--dev", "net_memif0,role=client,socket=/tmp/x.sock", "--ip",
-                          "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "nscc", "--lb",
-                          "reps", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
+                          "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "rccc", "--lb",
+                          "bitmap", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
                           "/tmp/r.json", "10.9.0.1"});
     ASSERT_EQ(r.error, "");
     EXPECT_TRUE(r.s.is_client());
     EXPECT_EQ(r.s.server, "10.9.0.1");
     EXPECT_EQ(r.s.mode, delivery::rod);
-    EXPECT_EQ(r.s.cc, congestion_control::nscc);
-    EXPECT_EQ(r.s.lb, path_policy::reps);
+    EXPECT_EQ(r.s.cc, congestion_control::rccc);
+    EXPECT_EQ(r.s.lb, path_policy::bitmap);
     EXPECT_EQ(r.s.eal, "-l 1");
     EXPECT_TRUE(r.s.out_json);
     EXPECT_EQ(r.s.out_json_file, "/tmp/r.json");
@@ -53,6 +53,21 @@ TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
     // dpdk without -m: an MTU that fits a 1500-byte port with the headers.
     EXPECT_EQ(r.s.mtu, 1344u);
     EXPECT_EQ(r.s.mtu, largest_dpdk_mtu(1500));
+}
+
+// Safe on a shared fabric by default (the API's: NSCC with REPS spraying); the fixed-window,
+// one-path baseline of point-to-point benchmarks stays one option pair away.
+TEST(PerfOptions, CongestionControlAndSprayingByDefault) {
+    const auto d = parse({"write_bw", "--provider", "pipe"});
+    ASSERT_EQ(d.error, "");
+    EXPECT_EQ(d.s.cc, congestion_control::nscc);
+    EXPECT_EQ(d.s.lb, path_policy::reps);
+    EXPECT_EQ(d.s.cc, endpoint_attr{}.cc);
+    EXPECT_EQ(d.s.lb, endpoint_attr{}.lb);
+    const auto p2p = parse({"write_bw", "--provider", "pipe", "--cc", "none", "--lb=static"});
+    ASSERT_EQ(p2p.error, "");
+    EXPECT_EQ(p2p.s.cc, congestion_control::none);
+    EXPECT_EQ(p2p.s.lb, path_policy::static_path);
 }
 
 TEST(PerfOptions, TimeStagesIsItsOwnOptionAndShowsTheCounters) {

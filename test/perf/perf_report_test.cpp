@@ -112,6 +112,19 @@ TEST(PerfReport, SettingsBlockNamesTheRun) {
     EXPECT_NE(b.find("Device         : net_memif0"), std::string::npos);
 }
 
+// perftest's habit: the header names what the run used, the defaults too.
+TEST(PerfReport, SettingsBlockNamesTheCongestionControlAndPathPolicy) {
+    settings s;
+    const std::string d = settings_block(s, {});
+    EXPECT_NE(d.find("Congestion ctl : nscc\n"), std::string::npos) << d;
+    EXPECT_NE(d.find(" Load balancing  : reps "), std::string::npos) << d;
+    s.cc = congestion_control::none;
+    s.lb = path_policy::static_path;
+    const std::string p2p = settings_block(s, {});
+    EXPECT_NE(p2p.find("Congestion ctl : none\n"), std::string::npos) << p2p;
+    EXPECT_NE(p2p.find(" Load balancing  : static "), std::string::npos) << p2p;
+}
+
 TEST(PerfReport, SettingsBlockShowsTheCqModerationInEffect) {
     settings s;
     s.test = test_kind::send_bw;
@@ -185,6 +198,14 @@ TEST(PerfControl, RoundTripAndHello) {
     ASSERT_TRUE(mh) << why;
     EXPECT_TRUE(mh->s.multi_recv);
     EXPECT_EQ(compare_settings(other, s), "settings differ: --multi-recv: client on, server off");
+    // A server started with the point-to-point baseline refuses a client on the defaults
+    // (NSCC with REPS), and says which option to pass.
+    other = s;
+    other.cc = congestion_control::none;
+    other.lb = path_policy::static_path;
+    EXPECT_EQ(compare_settings(s, other), "settings differ: --cc: client nscc, server none");
+    other.cc = s.cc;
+    EXPECT_EQ(compare_settings(s, other), "settings differ: --lb: client reps, server static");
 }
 
 TEST(PerfControl, HostileInputIsRefusedWithAReason) {
