@@ -3,11 +3,12 @@
 #   make build  configure and build the plain build only
 #   make bench  run the Google Benchmark binaries
 #   make run    the uet-perf demo: server and client over memif on this machine
+#   make docs   render the Graphviz figures of docs/figures/ (*.dot -> *.svg)
 BUILD     ?= build
 SAN_BUILD ?= build-san
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build build-san test bench run clean format
+.PHONY: all deps build build-san test bench run clean format docs
 
 all: build
 
@@ -40,6 +41,13 @@ run: build
 
 format:
 	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
+
+# The figures are committed rendered, so reading the docs needs no Graphviz; this target is for
+# whoever edits a .dot file (apt-get install graphviz). Nothing else depends on it.
+DOT_FIGURES := $(wildcard docs/figures/*.dot)
+docs:
+	@command -v dot >/dev/null || { echo "dot missing: apt-get install -y graphviz"; exit 1; }
+	@for f in $(DOT_FIGURES); do echo "dot -Tsvg $$f -o $${f%.dot}.svg"; dot -Tsvg "$$f" -o "$${f%.dot}.svg" || exit 1; done
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD)
