@@ -9,7 +9,7 @@
 #include <set>
 
 #include "api_helpers.hpp"
-#include "api_impl.hpp"
+#include "api/api_impl.hpp"
 
 namespace uet::test {
 namespace {
