@@ -365,8 +365,8 @@ void server_role::step(std::uint64_t now) {
     // transmit burst can crash it (DPDK 22.11's memif unmaps the rings from its control thread
     // without a lock against the data path), so the side that closes last stays out of the
     // port while the other closes.
-    if (quiet_until_ != 0) {
-        if (now >= quiet_until_) done_ = true;
+    if (unsignaled_until_ != 0) {
+        if (now >= unsignaled_until_) done_ = true;
         return;
     }
     if (interrupt_pending_) return abort_run(now);
@@ -427,8 +427,8 @@ void server_role::step_once(std::uint64_t now) {
     }
     if (closing_ && (sd_.ctrl_sends_idle() || now >= close_by_)) {
         // The client lingers linger_ns after our answer, then closes: wait out twice that.
-        quiet_until_ = now + std::min(2 * linger_ns, timeout_ns(s_));
-        deadline_ = quiet_until_;
+        unsignaled_until_ = now + std::min(2 * linger_ns, timeout_ns(s_));
+        deadline_ = unsignaled_until_;
         return;
     }
     // Bound: every wait has a deadline (an answer due, KEEPALIVEs while the client measures,

@@ -135,7 +135,7 @@ class server_role : public role_base {
     void interrupt();
     bool was_interrupted() const noexcept { return interrupt_pending_; }
     // Leaving the port alone before closing (the DPDK runner sleeps meanwhile).
-    bool quiet() const noexcept { return quiet_until_ != 0 && !finished(); }
+    bool unsignaled() const noexcept { return unsignaled_until_ != 0 && !finished(); }
     // A client has answered back: the run is its.
     bool bound() const noexcept { return bound_; }
     // HELLOs answered that no client has answered back yet.
@@ -178,7 +178,7 @@ class server_role : public role_base {
     std::uint64_t last_activity_ = 0;  // while our own operations finish after STOP
     // BYE answered and acknowledged: the port is left alone until then, so that the client,
     // which lingers shorter, closes first (see step()).
-    std::uint64_t quiet_until_ = 0;
+    std::uint64_t unsignaled_until_ = 0;
     std::uint64_t client_sent_ = 0, drain_for_client_ = 0;
     bool interrupt_pending_ = false;
     std::uint64_t abort_by_ = 0;

@@ -78,22 +78,22 @@ std::string control_line(const ctrl_counters& c) {
 std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabric* fab) {
     const endpoint_counters c = ep.counters();
     char buf[1024];
-    std::snprintf(buf, sizeof buf,
-                  " Endpoint %s counters: rejected_job %llu, rejected_key %llu, unexpected %llu, "
-                  "deferred %llu, ready_to_receive %llu, resent_after_rtr %llu, rendezvous %llu, "
-                  "stale_responses %llu, unanswerable %llu, kept for queue room %llu; answers in "
-                  "ACKs %llu, as messages %llu, answered by ACK %llu; completed without an entry "
-                  "%llu; quiet sends %llu (adopted %llu); delivered directly %llu\n",
-                  to_string(ep.address()).c_str(), (unsigned long long)c.rejected_job,
-                  (unsigned long long)c.rejected_key, (unsigned long long)c.unexpected,
-                  (unsigned long long)c.deferred, (unsigned long long)c.ready_to_receive,
-                  (unsigned long long)c.resent_after_rtr, (unsigned long long)c.rendezvous,
-                  (unsigned long long)c.stale_responses, (unsigned long long)c.unanswerable,
-                  (unsigned long long)c.kept_for_queue_room, (unsigned long long)c.answers_in_acks,
-                  (unsigned long long)c.answers_as_messages, (unsigned long long)c.answered_by_ack,
-                  (unsigned long long)ep.silent_completions(), (unsigned long long)c.quiet_sends,
-                  (unsigned long long)c.quiet_sends_adopted,
-                  (unsigned long long)c.delivered_directly);
+    std::snprintf(
+        buf, sizeof buf,
+        " Endpoint %s counters: rejected_job %llu, rejected_key %llu, unexpected %llu, "
+        "deferred %llu, ready_to_receive %llu, resent_after_rtr %llu, rendezvous %llu, "
+        "stale_responses %llu, unanswerable %llu, kept for queue room %llu; answers in "
+        "ACKs %llu, as messages %llu, answered by ACK %llu; completed without an entry "
+        "%llu; unsignaled sends %llu (adopted %llu); delivered directly %llu\n",
+        to_string(ep.address()).c_str(), (unsigned long long)c.rejected_job,
+        (unsigned long long)c.rejected_key, (unsigned long long)c.unexpected,
+        (unsigned long long)c.deferred, (unsigned long long)c.ready_to_receive,
+        (unsigned long long)c.resent_after_rtr, (unsigned long long)c.rendezvous,
+        (unsigned long long)c.stale_responses, (unsigned long long)c.unanswerable,
+        (unsigned long long)c.kept_for_queue_room, (unsigned long long)c.answers_in_acks,
+        (unsigned long long)c.answers_as_messages, (unsigned long long)c.answered_by_ack,
+        (unsigned long long)ep.silent_completions(), (unsigned long long)c.unsignaled_sends,
+        (unsigned long long)c.unsignaled_sends_adopted, (unsigned long long)c.delivered_directly);
     std::string out = buf;
     std::snprintf(buf, sizeof buf,
                   " PDS: packets sent %llu (in runs %llu), received %llu (headers predicted %llu, "
@@ -406,7 +406,8 @@ int run_dpdk(const settings& s) {
         const std::uint64_t now = clock();
         if (client) client->step(now);
         if (server) server->step(now);
-        if (server && server->quiet()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (server && server->unsignaled())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         print_stdout(role->take_output());
         if (interrupt_requested == 1) {
             interrupt_requested = 2;

@@ -95,7 +95,7 @@ struct endpoint_counters {
     // Sends asked no completion of (op_flags::no_completion) that went without an operation
     // entry (RUD/ROD with answers in ACKs, below the deferrable threshold), and those of them
     // whose end needed one after all (a failure, or an answer that came as a message).
-    std::uint64_t quiet_sends = 0, quiet_sends_adopted = 0;
+    std::uint64_t unsignaled_sends = 0, unsignaled_sends_adopted = 0;
     // Small messages placed into their receive as they arrived, without waiting in the engine
     // for the endpoint to poll them (one-packet sends of a receive burst, answers in ACKs, an
     // ordinary receive posted for each).

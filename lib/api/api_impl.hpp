@@ -39,9 +39,9 @@ inline constexpr std::uint32_t none = 0xffffffffu;
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 
-// Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of quiet sends have
+// Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of unsignaled sends have
 // this bit; an operation's never do (its generation stays below 0x8000).
-inline constexpr std::uint32_t quiet_token_bit = 0x80000000u;
+inline constexpr std::uint32_t unsignaled_token_bit = 0x80000000u;
 
 std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
 
@@ -151,9 +151,9 @@ struct op_hot {
     std::uint64_t msg_tag = 0;
     ses::match_rule rule;
     std::uint32_t engine_peer = none;
-    std::uint32_t in_flight = 0;     // engine messages not finished
-    std::uint32_t target_token = 0;  // from the RTR, sent back in the restart token
-    std::uint32_t quiet_token = 0;   // a send posted quiet: the restart token it went with
+    std::uint32_t in_flight = 0;         // engine messages not finished
+    std::uint32_t target_token = 0;      // from the RTR, sent back in the restart token
+    std::uint32_t unsignaled_token = 0;  // a send posted unsignaled: the restart token it went with
     errc error{};
     completion_flags flags = completion_flags::none;
     std::uint16_t generation = 0;
@@ -315,12 +315,12 @@ struct endpoint_impl {
                                                          std::span<const std::uint8_t> data);
     // A record free beyond those promised.
     bool spare_record() const noexcept { return free_records.size() > records_promised; }
-    // Records free beyond the promised ones; op slots free beyond those kept for quiet sends.
+    // Records free beyond the promised ones; op slots free beyond those kept for unsignaled sends.
     std::size_t record_room() const noexcept {
         return spare_record() ? free_records.size() - records_promised : 0;
     }
     std::size_t op_room() const noexcept {
-        return free_ops.size() > quiet_in_flight ? free_ops.size() - quiet_in_flight : 0;
+        return free_ops.size() > unsignaled_in_flight ? free_ops.size() - unsignaled_in_flight : 0;
     }
     // Takes a record for operation index (the fields post_message would give it) or, with
     // index none, for the RTR of receive rtr_recv.
@@ -340,29 +340,29 @@ struct endpoint_impl {
     bool process();                   // engine completions and messages; true if anything happened
     bool process(std::uint64_t now);  // process() at `now`, the network's time read by the caller
 
-    // ---- quiet sends (endpoint.cpp): no operation entry unless the end needs one ----
-    // A send asked no completion of, posted as a quiet engine request when it can go so
-    // (shorter than quiet_limit, nothing stalled before it): true if posted. An op
-    // slot and a record are kept for it (quiet_in_flight, records_promised) and a CQ entry
+    // ---- unsignaled sends (endpoint.cpp): no operation entry unless the end needs one ----
+    // A send asked no completion of, posted as an unsignaled engine request when it can go so
+    // (shorter than unsignaled_limit, nothing stalled before it): true if posted. An op
+    // slot and a record are kept for it (unsignaled_in_flight, records_promised) and a CQ entry
     // reserved, as an operation would have them, so the rare end that needs its operation
-    // (adopt_quiet) always finds one.
-    [[gnu::always_inline]] bool post_quiet(peer_addr to, std::span<const std::byte> buf,
-                                           bool tagged, std::uint64_t tag, void* context);
-    // The leading sends of `list` that go quiet as post_quiet() would post them one by one,
-    // posted to the engine together (engine::post_quiet_messages): how many.
-    std::size_t post_quiet_list(peer_addr to, std::span<const send_work> list, bool tagged);
+    // (adopt_unsignaled) always finds one.
+    [[gnu::always_inline]] bool post_unsignaled(peer_addr to, std::span<const std::byte> buf,
+                                                bool tagged, std::uint64_t tag, void* context);
+    // The leading sends of `list` that go unsignaled as post_unsignaled() would post them one by
+    // one, posted to the engine together (engine::post_unsignaled_messages): how many.
+    std::size_t post_unsignaled_list(peer_addr to, std::span<const send_work> list, bool tagged);
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
                                    std::size_t& posted);
-    std::uint64_t quiet_token_field(std::uint32_t k) const noexcept;
-    void took_quiet(std::size_t n) noexcept;
-    // The operation of the quiet engine message `message`, made now from what was posted.
-    std::uint32_t adopt_quiet(std::uint32_t message);
+    std::uint64_t unsignaled_token_field(std::uint32_t k) const noexcept;
+    void took_unsignaled(std::size_t n) noexcept;
+    // The operation of the unsignaled engine message `message`, made now from what was posted.
+    std::uint32_t adopt_unsignaled(std::uint32_t message);
     // The same, and the engine message an ordinary one of that operation from now on.
-    std::uint32_t adopt_quiet_in_flight(std::uint32_t message);
-    void count_quiet_ended();
-    void on_quiet_completion(const send_completion& c);
-    std::uint32_t op_of_quiet_token(std::uint32_t token, std::uint32_t engine_peer);
+    std::uint32_t adopt_unsignaled_in_flight(std::uint32_t message);
+    void count_unsignaled_ended();
+    void on_unsignaled_completion(const send_completion& c);
+    std::uint32_t op_of_unsignaled_token(std::uint32_t token, std::uint32_t engine_peer);
     // Forced inline into process(), its one caller: a call per sent message otherwise.
     [[gnu::always_inline]] void on_send_completion(const send_completion& c);
     [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
@@ -382,13 +382,13 @@ struct endpoint_impl {
     // engine_config::place_write: where one packet of a WRITE goes (nullptr: refused).
     static std::uint8_t* place_write(void* self, std::uint32_t from, const ses_fields& f,
                                      std::uint32_t offset, std::uint32_t length) noexcept;
-    // engine_config::take_wholes: one-packet sends of a receive run, as they arrive, each
-    // straight into the first posted receive it matches when that is an ordinary one it fits in
-    // (what on_send_request and deliver() would do, with no engine call: the engine answers
-    // RC_OK in its ACK), up to the first that cannot go so.
-    static std::size_t take_wholes(void* self, std::uint32_t from, const ses_fields& common,
-                                   std::uint32_t length,
-                                   std::span<const wire::next_request_fields> own) noexcept;
+    // engine_config::take_single_packet_messages: one-packet sends of a receive run, as they
+    // arrive, each straight into the first posted receive it matches when that is an ordinary one
+    // it fits in (what on_send_request and deliver() would do, with no engine call: the engine
+    // answers RC_OK in its ACK), up to the first that cannot go so.
+    static std::size_t take_single_packet_messages(
+        void* self, std::uint32_t from, const ses_fields& common, std::uint32_t length,
+        std::span<const wire::next_request_fields> own) noexcept;
     void on_read(received_message& m);
     void on_atomic(received_message& m);
     void on_rtr(received_message& m);
@@ -455,11 +455,11 @@ struct endpoint_impl {
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
-    std::size_t quiet_limit = 0;           // sends of fewer bytes may go quiet
-    // A quiet SEND's and TSEND's fields but for their own (engine::post_quiet_message).
-    std::array<ses_fields, 2> quiet_common{};
-    std::size_t quiet_in_flight = 0;  // quiet sends posted and not yet ended or adopted
-    std::uint32_t next_quiet_token = 0;
+    std::size_t unsignaled_limit = 0;      // sends of fewer bytes may go unsignaled
+    // An unsignaled SEND's and TSEND's fields but for their own (engine::post_unsignaled_message).
+    std::array<ses_fields, 2> unsignaled_common{};
+    std::size_t unsignaled_in_flight = 0;  // unsignaled sends posted and not yet ended or adopted
+    std::uint32_t next_unsignaled_token = 0;
 
     std::vector<op> ops;
     std::vector<std::uint32_t> free_ops;

@@ -54,8 +54,8 @@ namespace {
 engine_config with_placement(engine_config c, endpoint_impl* ep) {
     c.place_write = &endpoint_impl::place_write;
     c.place_write_ctx = ep;
-    c.take_wholes = &endpoint_impl::take_wholes;
-    c.take_whole_ctx = ep;
+    c.take_single_packet_messages = &endpoint_impl::take_single_packet_messages;
+    c.take_single_packet_ctx = ep;
     return c;
 }
 
@@ -87,13 +87,13 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       response_buffers(1024 * max_atomic_bytes),
       completions(64),
       received(16) {
-    // Quiet sends: RUD/ROD with answers in ACKs (0: none). post_send() has refused what exceeds
-    // max_message_size before it asks post_quiet().
+    // Unsignaled sends: RUD/ROD with answers in ACKs (0: none). post_send() has refused what
+    // exceeds max_message_size before it asks post_unsignaled().
     if (ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod))
-        quiet_limit = std::min(
+        unsignaled_limit = std::min(
             {at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
-    quiet_common = {request_fields(wire::ses_opcode::send),
-                    request_fields(wire::ses_opcode::tagged_send)};
+    unsignaled_common = {request_fields(wire::ses_opcode::send),
+                         request_fields(wire::ses_opcode::tagged_send)};
     free_ops.reserve(ops.size());
     for (std::size_t i = ops.size(); i-- > 0;)
         free_ops.push_back(static_cast<std::uint32_t>(i));
@@ -109,13 +109,13 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
 
 // ---- pools ----
 
-// The slots kept for quiet sends (quiet_in_flight) are not for others.
+// The slots kept for unsignaled sends (unsignaled_in_flight) are not for others.
 inline std::uint32_t endpoint_impl::allocate_op() noexcept {
     if (op_room() == 0) return none;
     const std::uint32_t index = free_ops.back();
     free_ops.pop_back();
     op& o = ops[index];
-    // 15 bits, never 0: a token (generation and index) never has quiet_token_bit.
+    // 15 bits, never 0: a token (generation and index) never has unsignaled_token_bit.
     const auto generation = static_cast<std::uint16_t>((o.generation + 1) & 0x7fff);
     o.clear_hot();
     o.generation = generation == 0 ? 1 : generation;
@@ -202,7 +202,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
-    if (silent && !inject && post_quiet(to, buf, tagged, tag, context)) return no_error;
+    if (silent && !inject && post_unsignaled(to, buf, tagged, tag, context)) return no_error;
     if (const errc e = start_op(op_kind::send, to, !inject, context, silent, index); e != errc{})
         return e;
     op& o = ops[index];
@@ -245,8 +245,8 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     return no_error;
 }
 
-// Runs of sends that go quiet go to the engine together; any other send, and the one a run
-// stopped at, as send() posts it (it goes quiet alone if it can, or says why it cannot).
+// Runs of sends that go unsignaled go to the engine together; any other send, and the one a run
+// stopped at, as send() posts it (it goes unsignaled alone if it can, or says why it cannot).
 std::error_code endpoint_impl::post_send_list(peer_addr to, std::span<const send_work> list,
                                               bool tagged, std::size_t& posted) {
     const auto flag = [](op_flags set, op_flags f) {
@@ -254,7 +254,7 @@ std::error_code endpoint_impl::post_send_list(peer_addr to, std::span<const send
     };
     posted = 0;
     while (posted < list.size()) {
-        posted += post_quiet_list(to, list.subspan(posted), tagged);
+        posted += post_unsignaled_list(to, list.subspan(posted), tagged);
         if (posted == list.size()) break;
         const send_work& w = list[posted];
         if (flag(w.flags, op_flags::multi_recv)) return errc::invalid_argument;
@@ -477,78 +477,81 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
     return o.record;
 }
 
-// ---- quiet sends ----
+// ---- unsignaled sends ----
 
-inline bool endpoint_impl::post_quiet(peer_addr to, std::span<const std::byte> buf, bool tagged,
-                                      std::uint64_t tag, void* context) {
+inline bool endpoint_impl::post_unsignaled(peer_addr to, std::span<const std::byte> buf,
+                                           bool tagged, std::uint64_t tag, void* context) {
     // Behind a stalled operation it would overtake it.
-    if (buf.size() >= quiet_limit || !stalled.empty() || op_room() == 0 || !spare_record())
+    if (buf.size() >= unsignaled_limit || !stalled.empty() || op_room() == 0 || !spare_record())
         return false;
     std::uint32_t engine_peer = none;
     // Refused here (unknown peer, full queue), the ordinary post says why.
     if (check_post(to, true, engine_peer) != errc{}) return false;
-    const own_request_fields own{tagged ? tag : 0, quiet_token_field(0)};
+    const own_request_fields own{tagged ? tag : 0, unsignaled_token_field(0)};
     const auto data = std::span<const std::uint8_t>(
         reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
-    const status st = eng->post_quiet_message(engine_peer, mode, quiet_common[tagged], own, data,
-                                              reinterpret_cast<std::uintptr_t>(context));
+    const status st =
+        eng->post_unsignaled_message(engine_peer, mode, unsignaled_common[tagged], own, data,
+                                     reinterpret_cast<std::uintptr_t>(context));
     if (!st.ok()) {  // the engine is full: the ordinary post waits for room
         cq->unreserve();
         return false;
     }
-    took_quiet(1);
+    took_unsignaled(1);
     return true;
 }
 
-// The buffer offset of the k-th quiet send from now: its restart token, which never has a token
-// of an operation's (quiet_token_bit set).
-inline std::uint64_t endpoint_impl::quiet_token_field(std::uint32_t k) const noexcept {
-    const std::uint32_t token = quiet_token_bit | ((next_quiet_token + k) & ~quiet_token_bit);
+// The buffer offset of the k-th unsignaled send from now: its restart token, which never has a
+// token of an operation's (unsignaled_token_bit set).
+inline std::uint64_t endpoint_impl::unsignaled_token_field(std::uint32_t k) const noexcept {
+    const std::uint32_t token =
+        unsignaled_token_bit | ((next_unsignaled_token + k) & ~unsignaled_token_bit);
     return std::uint64_t{token} << 32;
 }
 
-// n quiet sends went to the engine: their tokens used, an op slot and a record kept for each.
-inline void endpoint_impl::took_quiet(std::size_t n) noexcept {
-    next_quiet_token += static_cast<std::uint32_t>(n);
-    quiet_in_flight += n;
+// n unsignaled sends went to the engine: their tokens used, an op slot and a record kept for each.
+inline void endpoint_impl::took_unsignaled(std::size_t n) noexcept {
+    next_unsignaled_token += static_cast<std::uint32_t>(n);
+    unsignaled_in_flight += n;
     records_promised += n;
-    counters.quiet_sends += n;
+    counters.unsignaled_sends += n;
 }
 
-std::size_t endpoint_impl::post_quiet_list(peer_addr to, std::span<const send_work> list,
-                                           bool tagged) {
-    // Sends go quiet in lists of up to this many (the requests are built on the stack).
+std::size_t endpoint_impl::post_unsignaled_list(peer_addr to, std::span<const send_work> list,
+                                                bool tagged) {
+    // Sends go unsignaled in lists of up to this many (the requests are built on the stack).
     constexpr std::size_t chunk = 32;
     if (!eng || !stalled.empty()) return 0;
     std::size_t n = 0;
     const std::size_t most = std::min(list.size(), chunk);
-    while (n < most && list[n].flags == op_flags::no_completion && list[n].buf.size() < quiet_limit)
+    while (n < most && list[n].flags == op_flags::no_completion &&
+           list[n].buf.size() < unsignaled_limit)
         ++n;
     if (n == 0) return 0;
     std::uint32_t engine_peer = none;
     // Refused here (unknown peer), the ordinary post says why.
     if (check_post(to, false, engine_peer) != errc{}) return 0;
-    // What post_quiet keeps for each: an op slot, a record and a queue entry.
+    // What post_unsignaled keeps for each: an op slot, a record and a queue entry.
     n = cq->reserve_up_to(std::min({n, op_room(), record_room()}));
     if (n == 0) return 0;
-    std::array<quiet_request, chunk> requests;
+    std::array<unsignaled_request, chunk> requests;
     for (std::size_t k = 0; k < n; ++k) {
         const send_work& w = list[k];
-        requests[k] = {{tagged ? w.tag : 0, quiet_token_field(static_cast<std::uint32_t>(k))},
+        requests[k] = {{tagged ? w.tag : 0, unsignaled_token_field(static_cast<std::uint32_t>(k))},
                        {reinterpret_cast<const std::uint8_t*>(w.buf.data()), w.buf.size()},
                        reinterpret_cast<std::uintptr_t>(w.context)};
     }
-    const std::size_t got = eng->post_quiet_messages(engine_peer, mode, quiet_common[tagged],
-                                                     std::span(requests).first(n));
+    const std::size_t got = eng->post_unsignaled_messages(
+        engine_peer, mode, unsignaled_common[tagged], std::span(requests).first(n));
     cq->unreserve(n - got);  // the engine is full: the ordinary post waits for room
-    took_quiet(got);
+    took_unsignaled(got);
     return got;
 }
 
-std::uint32_t endpoint_impl::adopt_quiet(std::uint32_t message) {
+std::uint32_t endpoint_impl::adopt_unsignaled(std::uint32_t message) {
     const ses::tx_message& m = eng->message(message);
-    --quiet_in_flight;  // the slot kept for it is the one taken
-    ++counters.quiet_sends_adopted;
+    --unsignaled_in_flight;  // the slot kept for it is the one taken
+    ++counters.unsignaled_sends_adopted;
     const std::uint32_t index = allocate_op();
     op& o = ops[index];
     o.kind = op_kind::send;
@@ -563,7 +566,7 @@ std::uint32_t endpoint_impl::adopt_quiet(std::uint32_t message) {
     o.src = reinterpret_cast<const std::byte*>(m.data);
     o.len = m.length;
     o.message_id = m.message_id;
-    o.quiet_token = static_cast<std::uint32_t>(m.fields.buffer_offset >> 32);
+    o.unsignaled_token = static_cast<std::uint32_t>(m.fields.buffer_offset >> 32);
     // Its message is in flight (or its end is being told), holding the record promised for it
     // and the CQ entry reserved, as post_send_message's would.
     o.in_flight = 1;
@@ -571,35 +574,36 @@ std::uint32_t endpoint_impl::adopt_quiet(std::uint32_t message) {
     return index;
 }
 
-std::uint32_t endpoint_impl::adopt_quiet_in_flight(std::uint32_t message) {
-    const std::uint32_t index = adopt_quiet(message);
+std::uint32_t endpoint_impl::adopt_unsignaled_in_flight(std::uint32_t message) {
+    const std::uint32_t index = adopt_unsignaled(message);
     eng->make_loud(message, op_context | index);
     return index;
 }
 
-void endpoint_impl::count_quiet_ended() {
-    const std::uint64_t n = eng->take_quiet_ended();
-    quiet_in_flight -= n;
+void endpoint_impl::count_unsignaled_ended() {
+    const std::uint64_t n = eng->take_unsignaled_ended();
+    unsignaled_in_flight -= n;
     records_promised -= n;
     cq->unreserve(n);
     silent_completions += n;
 }
 
-// The send a quiet restart token names (a target's RTR for a deferred quiet send): its
-// operation, adopted now if the engine still has the send quiet. Rare: a scan of both.
-std::uint32_t endpoint_impl::op_of_quiet_token(std::uint32_t token, std::uint32_t engine_peer) {
+// The send an unsignaled restart token names (a target's RTR for a deferred unsignaled send): its
+// operation, adopted now if the engine still has the send unsignaled. Rare: a scan of both.
+std::uint32_t endpoint_impl::op_of_unsignaled_token(std::uint32_t token,
+                                                    std::uint32_t engine_peer) {
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         const op& o = ops[i];
-        if (o.in_use && o.kind == op_kind::send && o.quiet_token == token &&
+        if (o.in_use && o.kind == op_kind::send && o.unsignaled_token == token &&
             o.engine_peer == engine_peer)
             return i;
     }
-    for (std::uint32_t q = eng->next_quiet_message(0); q != none;
-         q = eng->next_quiet_message(q + 1)) {
+    for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
+         q = eng->next_unsignaled_message(q + 1)) {
         const ses::tx_message& m = eng->message(q);
         if (m.peer == engine_peer &&
             static_cast<std::uint32_t>(m.fields.buffer_offset >> 32) == token)
-            return adopt_quiet_in_flight(q);
+            return adopt_unsignaled_in_flight(q);
     }
     return none;
 }
@@ -653,7 +657,7 @@ inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t
     ses_fields f = request_fields(o.opcode);
     f.memory_key = o.tagged ? o.tag : 0;
     // The restart token: ours, and the target's receive once its RTR named one.
-    const std::uint32_t token = o.quiet_token != 0 ? o.quiet_token : token_of(index);
+    const std::uint32_t token = o.unsignaled_token != 0 ? o.unsignaled_token : token_of(index);
     f.buffer_offset = (std::uint64_t{token} << 32) | o.target_token;
     auto data = std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(o.src), o.len);
     if (o.rendezvous_key != 0) {
@@ -744,12 +748,12 @@ void endpoint_impl::fail(op& o, errc e, int prov_errno) {
 void endpoint_impl::close() noexcept {
     if (!eng) return;
     domain->fabric->net->detach(*this);
-    // Quiet sends still in the engine become operations, cancelled below with the others.
-    if (quiet_in_flight != 0) {
-        count_quiet_ended();
-        for (std::uint32_t q = eng->next_quiet_message(0); q != none;
-             q = eng->next_quiet_message(q + 1))
-            adopt_quiet(q);
+    // Unsignaled sends still in the engine become operations, cancelled below with the others.
+    if (unsignaled_in_flight != 0) {
+        count_unsignaled_ended();
+        for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
+             q = eng->next_unsignaled_message(q + 1))
+            adopt_unsignaled(q);
     }
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
@@ -856,7 +860,7 @@ endpoint_counters endpoint::counters() const noexcept {
         c.answers_in_acks = e.answers_in_acks;
         c.answers_as_messages = e.answers_as_messages;
         c.answered_by_ack = e.answered_by_ack;
-        c.delivered_directly = e.taken_whole;
+        c.delivered_directly = e.taken_single_packet;
         fill_pds_counters(e, c);
     }
     return c;

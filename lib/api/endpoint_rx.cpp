@@ -76,7 +76,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
         for (std::size_t i = 0; i < n && eng; ++i)
             on_send_completion(completions[i]);
     }
-    if (quiet_in_flight != 0 && eng) count_quiet_ended();
+    if (unsignaled_in_flight != 0 && eng) count_unsignaled_ended();
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     // Taken a batch at a time: one engine call per batch rather than per message.
@@ -136,8 +136,8 @@ peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
 // ---- our requests: their PDS completion and their response ----
 
 inline void endpoint_impl::on_send_completion(const send_completion& c) {
-    if (c.quiet) [[unlikely]]
-        return on_quiet_completion(c);
+    if (c.unsignaled) [[unlikely]]
+        return on_unsignaled_completion(c);
     if (c.context & response_context) {
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) free_response_buffers.push_back(buffer);
@@ -149,13 +149,14 @@ inline void endpoint_impl::on_send_completion(const send_completion& c) {
     on_record_done(rec, c);
 }
 
-// A quiet send whose end needs its operation after all (it failed, or its answer comes as a
+// An unsignaled send whose end needs its operation after all (it failed, or its answer comes as a
 // message): adopted now from what the engine kept (unless a response or an RTR adopted it
 // first), then ended as any send's message.
-void endpoint_impl::on_quiet_completion(const send_completion& c) {
+void endpoint_impl::on_unsignaled_completion(const send_completion& c) {
     const ses::tx_message& m = eng->message(c.message);
-    const std::uint64_t context = m.quiet ? op_context | adopt_quiet(c.message) : m.context;
-    eng->release_quiet_message(c.message);
+    const std::uint64_t context =
+        m.unsignaled ? op_context | adopt_unsignaled(c.message) : m.context;
+    eng->release_unsignaled_message(c.message);
     on_send_message_done(send_completion{context, c.result, c.answered});
 }
 
@@ -263,9 +264,9 @@ std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_me
         return found;
     const auto pending = eng->pending_request(response.from, response.mode, response.message_id);
     if (!pending) return std::nullopt;
-    // A quiet send's answer came before its PDS completion: it needs its operation now.
-    const std::uint64_t context = eng->message(*pending).quiet
-                                      ? op_context | adopt_quiet_in_flight(*pending)
+    // An unsignaled send's answer came before its PDS completion: it needs its operation now.
+    const std::uint64_t context = eng->message(*pending).unsignaled
+                                      ? op_context | adopt_unsignaled_in_flight(*pending)
                                       : eng->message(*pending).context;
     if (context & op_context) return record_of_send(context, response);
     if (context >= records.size()) return std::nullopt;
@@ -463,9 +464,9 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
     eng->release(m.handle);
 }
 
-std::size_t endpoint_impl::take_wholes(void* self, std::uint32_t from, const ses_fields& common,
-                                       std::uint32_t length,
-                                       std::span<const wire::next_request_fields> own) noexcept {
+std::size_t endpoint_impl::take_single_packet_messages(
+    void* self, std::uint32_t from, const ses_fields& common, std::uint32_t length,
+    std::span<const wire::next_request_fields> own) noexcept {
     auto& ep = *static_cast<endpoint_impl*>(self);
     const bool tagged = common.opcode == ses_opcode::tagged_send;
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
@@ -696,7 +697,8 @@ void endpoint_impl::on_rtr(received_message& m) {
     const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
     const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
     std::uint32_t index = op_of_token(token);
-    if (index == none && (token & quiet_token_bit) != 0) index = op_of_quiet_token(token, m.from);
+    if (index == none && (token & unsignaled_token_bit) != 0)
+        index = op_of_unsignaled_token(token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
         respond(m, ses_return_code::cancelled);

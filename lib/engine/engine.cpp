@@ -36,8 +36,8 @@ const char* status::message() const noexcept {
             return "too many messages pending";
         case status_code::unknown_peer:
             return "unknown peer";
-        case status_code::not_quiet:
-            return "only RUD and ROD requests can be quiet";
+        case status_code::not_unsignaled:
+            return "only RUD and ROD requests can be unsignaled";
     }
     return "unknown status";
 }
@@ -176,11 +176,8 @@ engine_impl::engine_impl(const engine_config& cfg)
 
     completions_.resize(cfg_.max_pending_messages);
     rudi_.resize(cfg_.rudi_max_in_flight);
-    free_rudi_.reserve(rudi_.size());
-    for (std::uint32_t i = static_cast<std::uint32_t>(rudi_.size()); i-- > 0;) {
+    for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
-        free_rudi_.push_back(i);
-    }
     control_buf_.reset(new std::uint8_t[cfg_.control_queue * control_frame_size]);
     control_len_.assign(cfg_.control_queue, 0);
     // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
@@ -504,22 +501,23 @@ void engine_impl::validate(pds::pdc& p) {
     held.count = 0;
 }
 
-// A quiet request (RUD or ROD, checked, with room in the pool) as post_message() would post it:
-// allocated under the peer's next id with its own fields, tracked by id and queued. False when the
-// pool had no entry after all.
-inline bool engine_impl::queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
-                                     const ses_fields& common, const quiet_request& r) {
-    const std::uint32_t m = allocate_quiet(ps, to, mode, common, r, may_end_counted(common));
+// An unsignaled request (RUD or ROD, checked, with room in the pool) as post_message() would post
+// it: allocated under the peer's next id with its own fields, tracked by id and queued. False when
+// the pool had no entry after all.
+inline bool engine_impl::queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
+                                          const ses_fields& common, const unsignaled_request& r) {
+    const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, may_end_counted(common));
     if (m == ses::no_index) return false;
     queue_request(ps, to, mode, m, r.data.size());
     return true;
 }
 
-// A quiet request's message, not yet queued: allocated under the peer's next id with its own
+// An unsignaled request's message, not yet queued: allocated under the peer's next id with its own
 // fields and tracked by id; ses::no_index when the pool had no entry after all.
-inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, delivery_mode mode,
-                                                 const ses_fields& common, const quiet_request& r,
-                                                 bool ends_counted) {
+inline std::uint32_t engine_impl::allocate_unsignaled(peer_state& ps, peer_id to,
+                                                      delivery_mode mode, const ses_fields& common,
+                                                      const unsignaled_request& r,
+                                                      bool ends_counted) {
     const auto mode_code = static_cast<std::uint8_t>(mode);
     const std::uint16_t id = ps.next_message_id[mode_code];
     const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
@@ -527,7 +525,7 @@ inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, del
     ++ps.next_message_id[mode_code];
     ++ps.messages;
     ses::tx_message& msg = messages_[m];
-    msg.quiet = true;
+    msg.unsignaled = true;
     msg.ends_counted = ends_counted;
     msg.fields.memory_key = r.own.memory_key;
     msg.fields.buffer_offset = r.own.buffer_offset;
@@ -535,31 +533,31 @@ inline std::uint32_t engine_impl::allocate_quiet(peer_state& ps, peer_id to, del
     return m;
 }
 
-status engine_impl::post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
-                                       const quiet_request& r) {
+status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
+                                            const ses_fields& common, const unsignaled_request& r) {
     if (to >= peer_count_) return {status_code::unknown_peer};
     if (r.data.size() > cfg_.max_message_size) return {status_code::message_too_long};
-    if (message_room() == 0 || !queue_quiet(peers_[to], to, mode, common, r))
+    if (message_room() == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
     ++counters_.messages_posted;
     tx_ready_ = true;
     return {};
 }
 
-// post_quiet_message() of each request in turn, with what they share looked at once: the peer,
+// post_unsignaled_message() of each request in turn, with what they share looked at once: the peer,
 // the room in the pool (for all of them), the counters and the transmit flag.
-std::size_t engine_impl::post_quiet_messages(peer_id to, delivery_mode mode,
-                                             const ses_fields& common,
-                                             std::span<const quiet_request> list) {
+std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode,
+                                                  const ses_fields& common,
+                                                  std::span<const unsignaled_request> list) {
     if (to >= peer_count_) return 0;
     peer_state& ps = peers_[to];
     const std::size_t n = std::min(list.size(), message_room());
     std::size_t i = 0;
     if (mode == delivery_mode::rod || cfg_.parallel_pdcs <= 1) {
-        i = queue_quiet_list(ps, to, mode, common, list.first(n));
+        i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
     } else {  // each request to the next of the parallel PDCs
         while (i < n && list[i].data.size() <= cfg_.max_message_size &&
-               queue_quiet(ps, to, mode, common, list[i]))
+               queue_unsignaled(ps, to, mode, common, list[i]))
             ++i;
     }
     counters_.messages_posted += i;
@@ -567,21 +565,21 @@ std::size_t engine_impl::post_quiet_messages(peer_id to, delivery_mode mode,
     return i;
 }
 
-// queue_quiet() of each request of a list whose requests all go to one PDC slot (ROD, or RUD
+// queue_unsignaled() of each request of a list whose requests all go to one PDC slot (ROD, or RUD
 // over one PDC): the slot picked, its bytes counted and its PDC opened once for the list
 // (per request they cost ~17 instructions).
-inline std::size_t engine_impl::queue_quiet_list(peer_state& ps, peer_id to, delivery_mode mode,
-                                                 const ses_fields& common,
-                                                 std::span<const quiet_request> list) {
+inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to,
+                                                      delivery_mode mode, const ses_fields& common,
+                                                      std::span<const unsignaled_request> list) {
     const std::size_t slot = slot_for(ps, mode);
     ses::message_queue& q = ps.queue[slot];
     const bool ends_counted = may_end_counted(common);
     std::uint64_t bytes = 0;
     std::size_t i = 0;
     for (; i < list.size(); ++i) {
-        const quiet_request& r = list[i];
+        const unsignaled_request& r = list[i];
         if (r.data.size() > cfg_.max_message_size) break;
-        const std::uint32_t m = allocate_quiet(ps, to, mode, common, r, ends_counted);
+        const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, ends_counted);
         if (m == ses::no_index) break;
         q.push(messages_, m);
         bytes += r.data.size();
@@ -600,9 +598,9 @@ std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_m
     return *found;
 }
 
-std::uint32_t engine_impl::next_quiet_message(std::uint32_t from) const noexcept {
+std::uint32_t engine_impl::next_unsignaled_message(std::uint32_t from) const noexcept {
     for (std::uint32_t i = from; i < messages_.capacity(); ++i)
-        if (messages_[i].in_use && messages_[i].quiet) return i;
+        if (messages_[i].in_use && messages_[i].unsignaled) return i;
     return none;
 }
 
@@ -713,23 +711,25 @@ std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode m
 
 // Flattened: the post of nearly every send of a stream asked no completion of, one call from the
 // API rather than two (the second cost ~20 instructions of register saves and arguments).
-[[gnu::flatten]] status engine::post_quiet_message(peer_id to, delivery_mode mode,
-                                                   const ses_fields& common, own_request_fields own,
-                                                   std::span<const std::uint8_t> data,
-                                                   std::uint64_t context) {
+[[gnu::flatten]] status engine::post_unsignaled_message(peer_id to, delivery_mode mode,
+                                                        const ses_fields& common,
+                                                        own_request_fields own,
+                                                        std::span<const std::uint8_t> data,
+                                                        std::uint64_t context) {
     if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response)
-        return {status_code::not_quiet};
-    return impl_->post_quiet_message(to, mode, common, quiet_request{own, data, context});
+        return {status_code::not_unsignaled};
+    return impl_->post_unsignaled_message(to, mode, common, unsignaled_request{own, data, context});
 }
 
-std::size_t engine::post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
-                                        std::span<const quiet_request> list) {
+std::size_t engine::post_unsignaled_messages(peer_id to, delivery_mode mode,
+                                             const ses_fields& common,
+                                             std::span<const unsignaled_request> list) {
     if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response) return 0;
-    return impl_->post_quiet_messages(to, mode, common, list);
+    return impl_->post_unsignaled_messages(to, mode, common, list);
 }
 
-std::uint64_t engine::take_quiet_ended() noexcept {
-    return std::exchange(impl_->quiet_ended_, 0);
+std::uint64_t engine::take_unsignaled_ended() noexcept {
+    return std::exchange(impl_->unsignaled_ended_, 0);
 }
 
 const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
@@ -738,20 +738,20 @@ const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
 
 void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
     ses::tx_message& m = impl_->messages_[index];
-    m.quiet = false;
+    m.unsignaled = false;
     m.ends_counted = false;
     m.context = context;
 }
 
-void engine::release_quiet_message(std::uint32_t index) noexcept {
+void engine::release_unsignaled_message(std::uint32_t index) noexcept {
     ses::tx_message& m = impl_->messages_[index];
     if (!m.in_use || !m.kept) return;
     --impl_->peers_[m.peer].messages;
     impl_->messages_.release(index);
 }
 
-std::uint32_t engine::next_quiet_message(std::uint32_t from) const noexcept {
-    return impl_->next_quiet_message(from);
+std::uint32_t engine::next_unsignaled_message(std::uint32_t from) const noexcept {
+    return impl_->next_unsignaled_message(from);
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,

@@ -41,7 +41,8 @@ enum class status_code : std::uint8_t {
     message_too_long,  // above max_message_size, or a UUD message above one packet
     too_many_pending,  // max_pending_messages already posted and not completed
     unknown_peer,
-    not_quiet,  // post_quiet_message() of a mode or kind that cannot be quiet (RUD/ROD requests)
+    not_unsignaled,  // post_unsignaled_message() of a mode or kind that cannot be unsignaled
+                     // (RUD/ROD requests)
 };
 
 struct status {
@@ -129,10 +130,10 @@ struct engine_config {
     // ordinary way (poll_received()). Offered only while no earlier message waits to be polled,
     // so that none overtakes another; the hook must not call the engine. Saves a reassembly slot
     // filled, handed over and released per message, and a call per message.
-    std::size_t (*take_wholes)(void* ctx, std::uint32_t from, const ses::op_fields& common,
-                               std::uint32_t length,
-                               std::span<const wire::next_request_fields> own) = nullptr;
-    void* take_whole_ctx = nullptr;
+    std::size_t (*take_single_packet_messages)(
+        void* ctx, std::uint32_t from, const ses::op_fields& common, std::uint32_t length,
+        std::span<const wire::next_request_fields> own) = nullptr;
+    void* take_single_packet_ctx = nullptr;
     // Zero-copy transmit (optional): for a data packet built into a caller's room the engine
     // asks whether its payload (length bytes of the sender's memory at data) may go out by
     // reference. A handle other than no_payload_region (the caller's name for the registered
@@ -183,9 +184,9 @@ struct send_completion {
     status result;
     // The target's answer was RC_OK, given in the PDS ACK: no response message follows.
     bool answered = false;
-    // A quiet request's end (engine::post_quiet_message) that was not a good, answered one:
-    // message names it, kept for engine::message() until engine::release_quiet_message().
-    bool quiet = false;
+    // An unsignaled request's end (engine::post_unsignaled_message) that was not a good, answered
+    // one: message names it, kept for engine::message() until engine::release_unsignaled_message().
+    bool unsignaled = false;
     std::uint32_t message = 0;
 };
 
@@ -196,15 +197,16 @@ using ses_fields = ses::op_fields;
 // What a received_message points to before a message is polled into it.
 inline constexpr ses_fields no_ses_fields{};
 
-// The two SES fields of a quiet request that differ from send to send (post_quiet_message):
-// the match bits and the buffer offset (the initiator's token).
+// The two SES fields of an unsignaled request that differ from send to send
+// (post_unsignaled_message): the match bits and the buffer offset (the initiator's token).
 struct own_request_fields {
     std::uint64_t memory_key = 0;
     std::uint64_t buffer_offset = 0;
 };
 
-// One request of a list of quiet ones (post_quiet_messages): its own fields, data and context.
-struct quiet_request {
+// One request of a list of unsignaled ones (post_unsignaled_messages): its own fields, data and
+// context.
+struct unsignaled_request {
     own_request_fields own;
     std::span<const std::uint8_t> data;
     std::uint64_t context = 0;
@@ -279,7 +281,7 @@ struct engine_counters {
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
-    std::uint64_t taken_whole = 0;  // of those, taken by engine_config::take_whole
+    std::uint64_t taken_single_packet = 0;  // of those, taken by engine_config::take_single_packet
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
     // Target: requests answered in an ACK (answers_in_acks), and answered by a response message
     // (all of them without answers_in_acks); initiator: completions answered by an ACK, and those
@@ -341,36 +343,37 @@ class engine {
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
 
-    // ---- quiet requests: most end without a completion ----
+    // ---- unsignaled requests: most end without a completion ----
     // A RUD/ROD request as post_message() posts it, whose good end (PDS-acknowledged and
     // answered RC_OK in the ACK) gives no completion: it is only counted, for
-    // take_quiet_ended(). Any other end gives a completion with `quiet` set and the message kept
-    // (message(c.message): what was posted) until release_quiet_message(). An application that
-    // asked for no completion of most of its sends pays nothing per send for the end of each.
-    // Its fields are `common`'s with `own`'s in place of theirs: a caller keeps one `common` per
-    // kind of send, built once, rather than building all 128 bytes of fields for each send
+    // take_unsignaled_ended(). Any other end gives a completion with `unsignaled` set and the
+    // message kept (message(c.message): what was posted) until release_unsignaled_message(). An
+    // application that asked for no completion of most of its sends pays nothing per send for the
+    // end of each. Its fields are `common`'s with `own`'s in place of theirs: a caller keeps one
+    // `common` per kind of send, built once, rather than building all 128 bytes of fields for each
+    // send
     // (~15 instructions of endpoint::send under callgrind).
-    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
-                              own_request_fields own, std::span<const std::uint8_t> data,
-                              std::uint64_t context);
-    // post_quiet_message() of each of `list` in turn, to one peer with one `common` (a post
+    status post_unsignaled_message(peer_id to, delivery_mode mode, const ses_fields& common,
+                                   own_request_fields own, std::span<const std::uint8_t> data,
+                                   std::uint64_t context);
+    // post_unsignaled_message() of each of `list` in turn, to one peer with one `common` (a post
     // list): what they share is checked and updated once. Returns how many were posted, from
-    // the first; the first one not posted is one post_quiet_message() would refuse (no room, a
-    // message too long, an unknown peer, a mode that cannot be quiet: then none).
-    std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
-                                    std::span<const quiet_request> list);
-    // Quiet requests that ended well since the last call.
-    std::uint64_t take_quiet_ended() noexcept;
+    // the first; the first one not posted is one post_unsignaled_message() would refuse (no room, a
+    // message too long, an unknown peer, a mode that cannot be unsignaled: then none).
+    std::size_t post_unsignaled_messages(peer_id to, delivery_mode mode, const ses_fields& common,
+                                         std::span<const unsignaled_request> list);
+    // Unsignaled requests that ended well since the last call.
+    std::uint64_t take_unsignaled_ended() noexcept;
     // A message posted and not yet released: its data, length, peer, id, fields and context.
     const ses::tx_message& message(std::uint32_t index) const noexcept;
-    // A quiet request from now on an ordinary one with this context: its end, or the
-    // completion of its end already given, carries it (message(index).quiet is then false).
+    // An unsignaled request from now on an ordinary one with this context: its end, or the
+    // completion of its end already given, carries it (message(index).unsignaled is then false).
     void make_loud(std::uint32_t index, std::uint64_t context) noexcept;
-    void release_quiet_message(std::uint32_t index) noexcept;
-    // The first quiet request (in flight or kept) at message index `from` or above; 0xffffffff
+    void release_unsignaled_message(std::uint32_t index) noexcept;
+    // The first unsignaled request (in flight or kept) at message index `from` or above; 0xffffffff
     // when there is none. A scan of the pool: for rare paths (an RTR, close), allocating
     // nothing (close() is noexcept).
-    std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
+    std::uint32_t next_unsignaled_message(std::uint32_t from) const noexcept;
     // One received Ethernet frame (any content: hostile input is counted and dropped).
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // A burst of received frames, all valid during the call: the same as receive() for each in

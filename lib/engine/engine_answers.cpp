@@ -214,7 +214,7 @@ inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
 }
 
 // An ACK covered more packets of these messages: each ends once all of its are acknowledged.
-// A quiet request the ACK answers (nearly every one of a stream of small sends, ends_counted)
+// An unsignaled request the ACK answers (nearly every one of a stream of small sends, ends_counted)
 // ends here, its counters added once for the list: on_request_acked()'s answer, without its
 // cases (~20 instructions a message less). Whether the ACK's answers settle the PDC's holds for the
 // list until on_request_acked() counts an answer that came as a message.
@@ -234,7 +234,7 @@ void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message>
         on_request_acked(p, r.message);
         settled = ack_has_answers_ && answers_settled(p);
     }
-    quiet_ended_ += answered;
+    unsignaled_ended_ += answered;
     counters_.messages_completed += answered;
     counters_.answered_by_ack += answered;
 }

@@ -13,6 +13,7 @@
 #include "engine/engine.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
+#include "pds/rudi.hpp"
 #include "ses/message.hpp"
 #include "ses/reassembly.hpp"
 #include "wire/frame.hpp"
@@ -54,28 +55,13 @@ struct peer_state {
     std::array<std::uint64_t, pdc_slots> queued_bytes{};  // not yet cut into packets
     std::uint32_t next_rud_lane = 0;                      // round robin over the RUD slots
     // RUDI has no PDC: its RTT estimator (RFC 6298, as a PDC's) lives with the peer.
-    std::uint64_t rudi_srtt_ns = 0, rudi_rttvar_ns = 0;
+    pds::rtt_estimate rudi_rtt;
 
     static std::array<std::uint32_t, pdc_slots> filled_with_none() {
         std::array<std::uint32_t, pdc_slots> a;
         a.fill(none);
         return a;
     }
-};
-
-struct rudi_packet {
-    timer_node timer;
-    std::uint32_t message = none;
-    std::uint32_t offset = 0, length = 0;
-    std::uint32_t pkt_id = 0;  // generation << 16 | index
-    std::uint64_t sent_ns = 0;
-    bool resent = false;  // the last transmission was a retransmission (no RTT sample: Karn)
-    std::uint32_t retx_next = none;
-    std::uint16_t retries = 0;
-    std::uint16_t generation = 0;
-    pds::retx_cause cause = pds::retx_cause::timeout;
-    enum class state : std::uint8_t { free, in_flight, retx_queued } st = state::free;
-    bool in_retx_list = false;
 };
 
 // A closed target PDC remembered so a late SYN packet of it does not open it again.
@@ -109,10 +95,10 @@ class engine_impl final : public pds::tx_listener {
     status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context,
                         std::uint16_t* message_id);
-    status post_quiet_message(peer_id to, delivery_mode mode, const ses_fields& common,
-                              const quiet_request& r);
-    std::size_t post_quiet_messages(peer_id to, delivery_mode mode, const ses_fields& common,
-                                    std::span<const quiet_request> list);
+    status post_unsignaled_message(peer_id to, delivery_mode mode, const ses_fields& common,
+                                   const unsignaled_request& r);
+    std::size_t post_unsignaled_messages(peer_id to, delivery_mode mode, const ses_fields& common,
+                                         std::span<const unsignaled_request> list);
     // post_message()'s checks and its message, taken from the pool, given its id and tracked,
     // not yet queued (index in m).
     status admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
@@ -122,7 +108,7 @@ class engine_impl final : public pds::tx_listener {
     void queue_message(std::uint32_t m);
     std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
                                                  std::uint16_t id) const;
-    std::uint32_t next_quiet_message(std::uint32_t from) const noexcept;
+    std::uint32_t next_unsignaled_message(std::uint32_t from) const noexcept;
     std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
@@ -187,16 +173,19 @@ class engine_impl final : public pds::tx_listener {
     std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
-    // Forced inline into its two callers: once per quiet request.
-    [[gnu::always_inline]] bool queue_quiet(peer_state& ps, peer_id to, delivery_mode mode,
-                                            const ses_fields& common, const quiet_request& r);
-    std::size_t queue_quiet_list(peer_state& ps, peer_id to, delivery_mode mode,
-                                 const ses_fields& common, std::span<const quiet_request> list);
-    [[gnu::always_inline]] std::uint32_t allocate_quiet(peer_state& ps, peer_id to,
-                                                        delivery_mode mode,
-                                                        const ses_fields& common,
-                                                        const quiet_request& r, bool ends_counted);
-    // Whether quiet requests with these fields may end counted (tx_message::ends_counted).
+    // Forced inline into its two callers: once per unsignaled request.
+    [[gnu::always_inline]] bool queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
+                                                 const ses_fields& common,
+                                                 const unsignaled_request& r);
+    std::size_t queue_unsignaled_list(peer_state& ps, peer_id to, delivery_mode mode,
+                                      const ses_fields& common,
+                                      std::span<const unsignaled_request> list);
+    [[gnu::always_inline]] std::uint32_t allocate_unsignaled(peer_state& ps, peer_id to,
+                                                             delivery_mode mode,
+                                                             const ses_fields& common,
+                                                             const unsignaled_request& r,
+                                                             bool ends_counted);
+    // Whether unsignaled requests with these fields may end counted (tx_message::ends_counted).
     static bool may_end_counted(const ses_fields& common) noexcept {
         return !common.response && !ses::answer_needs_message(common.opcode);
     }
@@ -214,11 +203,10 @@ class engine_impl final : public pds::tx_listener {
     void maybe_request_credit(pds::pdc& p);
     bool send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
                    bool retransmissions_only);
-    std::size_t build_rudi_request(rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
-    void queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause);
-    std::uint32_t pop_rudi_retransmit();
-    std::uint64_t rto_after(std::uint32_t peer, std::uint16_t retries) const;
-    void on_rudi_rtt(std::uint32_t peer, std::uint64_t rtt_ns);
+    std::size_t build_rudi_request(pds::rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
+    std::uint64_t rudi_rto(std::uint32_t peer, std::uint16_t retries) const noexcept {
+        return peers_[peer].rudi_rtt.rto(params_.rto_ns, params_.rto_max_ns, retries);
+    }
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
                                  std::span<std::uint8_t> buf);
@@ -257,14 +245,13 @@ class engine_impl final : public pds::tx_listener {
     // The one-packet messages at the head of p's queue that may leave now (a stream of small
     // sends), built into out as send_new_from() would build them one by one, with the PDC's
     // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
-    std::size_t send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
-    static bool same_whole_headers(const ses::tx_message& a, const ses::tx_message& b) noexcept;
+    std::size_t send_single_packet_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
+    static bool same_single_packet_headers(const ses::tx_message& a,
+                                           const ses::tx_message& b) noexcept;
     // One frame of a run each, forced inline into their run (a call per frame cost ~15).
-    [[gnu::always_inline]] std::size_t copy_whole_run_frame(const std::uint8_t* first,
-                                                            std::uint32_t ip_sum,
-                                                            std::uint16_t entropy, pds::psn_t psn,
-                                                            bool ar, const ses::tx_message& m,
-                                                            std::span<std::uint8_t> buf);
+    [[gnu::always_inline]] std::size_t copy_single_packet_run_frame(
+        const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, pds::psn_t psn,
+        bool ar, const ses::tx_message& m, std::span<std::uint8_t> buf);
     [[gnu::always_inline]] std::size_t copy_run_frame(const std::uint8_t* first,
                                                       std::uint32_t ip_sum, std::uint16_t entropy,
                                                       pds::psn_t psn, bool ar, std::uint32_t offset,
@@ -278,8 +265,8 @@ class engine_impl final : public pds::tx_listener {
     bool may_reference(std::size_t bytes) const noexcept {
         return cfg_.reference_payload != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
     }
-    // Whether the message is one send_whole_run() takes: a plain request in one packet.
-    bool whole_run_message(const ses::tx_message& m) const noexcept {
+    // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
+    bool single_packet_run_message(const ses::tx_message& m) const noexcept {
         return m.next_offset == 0 && m.length <= messages_.mtu() && !m.fields.response &&
                !ses::has_extensions(m.fields);
     }
@@ -323,12 +310,12 @@ class engine_impl final : public pds::tx_listener {
                             const wire::frame_rest* rests);
     std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames,
                          const wire::frame_rest* rests);
-    std::size_t read_whole_run(std::span<const std::span<const std::uint8_t>> frames,
-                               const wire::frame_rest* rests);
-    const ses::rx_segment& whole_run_segment(std::size_t i) noexcept;
+    std::size_t read_single_packet_run(std::span<const std::span<const std::uint8_t>> frames,
+                                       const wire::frame_rest* rests);
+    const ses::rx_segment& single_packet_run_segment(std::size_t i) noexcept;
     pds::pdc* run_target(const rx_context& rx, std::size_t n);
     bool take_run(const rx_context& rx, std::size_t n);
-    bool take_whole_run(const rx_context& rx, std::size_t n);
+    bool take_single_packet_run(const rx_context& rx, std::size_t n);
     void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
     void accept_run(pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(const rx_context& rx, std::size_t n);
@@ -488,7 +475,7 @@ class engine_impl final : public pds::tx_listener {
     bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
     void on_ack_timer(pds::pdc& p, std::uint64_t now);
-    void on_rudi_timer(rudi_packet& r, std::uint64_t now);
+    void on_rudi_timer(std::uint32_t index);
     void arm_pacer();
     void on_pacer_timer(std::uint64_t now);
     void send_credit(pds::pdc& p, std::uint32_t credit_field);
@@ -559,12 +546,12 @@ class engine_impl final : public pds::tx_listener {
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
     std::array<run_packet, max_run> run_;       // the run receive_run() is taking
     std::array<const std::uint8_t*, max_run> run_payloads_{};
-    // A run of one-packet messages (run_whole_): the segment their template's reading checked,
-    // which all of them share but for each message's own fields (whole_run_segment()), and
-    // those fields as read.
-    ses::rx_segment whole_run_segment_;
-    std::array<wire::next_request_fields, max_run> whole_run_fields_;
-    bool run_whole_ = false;
+    // A run of one-packet messages (run_single_packet_): the segment their template's reading
+    // checked, which all of them share but for each message's own fields
+    // (single_packet_run_segment()), and those fields as read.
+    ses::rx_segment single_packet_run_segment_;
+    std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
+    bool run_single_packet_ = false;
     bool tx_ready_ = false;  // something may be sendable right now
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
@@ -613,11 +600,9 @@ class engine_impl final : public pds::tx_listener {
     ses::reassembly reassembly_;
     std::vector<send_completion> completions_;  // ring
     std::size_t completion_head_ = 0, completion_count_ = 0;
-    std::uint64_t quiet_ended_ = 0;  // quiet requests ended well, not yet taken
+    std::uint64_t unsignaled_ended_ = 0;  // unsignaled requests ended well, not yet taken
 
-    std::vector<rudi_packet> rudi_;
-    std::vector<std::uint32_t> free_rudi_;
-    std::uint32_t rudi_retx_head_ = none, rudi_retx_tail_ = none;
+    pds::rudi_window rudi_;
 
     // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
     // the caller by transmit() are reclaimed at the next transmit() call.
@@ -648,13 +633,13 @@ void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexce
 inline void engine_impl::end_message(std::uint32_t index, status result, bool answered) {
     ses::tx_message& m = messages_[index];
     if (!m.in_use || m.kept) return;
-    const bool counted_only = m.quiet && answered && result.ok();
+    const bool counted_only = m.unsignaled && answered && result.ok();
     if (counted_only) [[likely]] {
-        ++quiet_ended_;
+        ++unsignaled_ended_;
     } else {
         // The ring has max_pending_messages entries, one per message that can be outstanding.
         const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
-        completions_[at] = send_completion{m.context, result, answered, m.quiet, index};
+        completions_[at] = send_completion{m.context, result, answered, m.unsignaled, index};
         ++completion_count_;
     }
     if (result.ok())
@@ -662,9 +647,9 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
     else
         ++counters_.messages_failed;
     if (answered) ++counters_.answered_by_ack;
-    if (m.quiet && !counted_only) {
+    if (m.unsignaled && !counted_only) {
         untrack_message(index);
-        m.kept = true;  // for the caller to read (release_quiet_message)
+        m.kept = true;  // for the caller to read (release_unsignaled_message)
         m.ends_counted = false;
     } else {
         release_message(index);

@@ -170,7 +170,8 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
             return false;
         // One-packet messages are predicted too, but each is a new message: its segment is
         // checked in full, and they make no runs.
-        rx_segment_of_template_ = rx_template_.frame_size != 0 && !rx_template_.whole_messages;
+        rx_segment_of_template_ =
+            rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
     }
     rx_context rx;
     rx.peer = source_peer(f.src_mac, f.src_ip);
@@ -655,19 +656,19 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
     if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
     if (n.nt) {
-        const std::uint32_t index = n.nack_psn & 0xffff;
-        if (index >= rudi_.size() || rudi_[index].pkt_id != n.nack_psn ||
-            rudi_[index].st != rudi_packet::state::in_flight ||
-            messages_[rudi_[index].message].peer != rx.peer)
+        const std::uint32_t index = rudi_.find(n.nack_psn, true);
+        if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
             return count_drop(drop_reason::stale_response);
         ++connectionless_.nacks_received[slot];
-        rudi_packet& r = rudi_[index];
+        pds::rudi_packet& r = rudi_[index];
         timers_.cancel(r.timer);
         if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
-            pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop)
-            queue_rudi_retransmit(index, pds::retx_cause::nack);
-        else
-            timers_.schedule(r.timer, rx.now + rto_after(rx.peer, r.retries));
+            pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop) {
+            rudi_.queue_retransmit(index, pds::retx_cause::nack);
+            tx_ready_ = true;
+        } else {
+            timers_.schedule(r.timer, rx.now + rudi_rto(rx.peer, r.retries));
+        }
         return;
     }
     pds::pdc* p = pdc_by_local_id(n.dpdcid);
@@ -710,23 +711,21 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
 }
 
 void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
-    const std::uint32_t index = h.pkt_id & 0xffff;
-    if (index >= rudi_.size() || rudi_[index].pkt_id != h.pkt_id ||
-        rudi_[index].st == rudi_packet::state::free ||
-        messages_[rudi_[index].message].peer != rx.peer)
+    const std::uint32_t index = rudi_.find(h.pkt_id, false);
+    if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
         return count_drop(drop_reason::stale_response);
     ++connectionless_.rx_packets;
     connectionless_.rx_bytes += rx.frame_bytes;
     ++connectionless_.acks_received;
     ++counters_.rudi_responses_rx;
-    rudi_packet& r = rudi_[index];
+    pds::rudi_packet& r = rudi_[index];
     timers_.cancel(r.timer);
-    if (!r.resent && rx.now >= r.sent_ns) on_rudi_rtt(rx.peer, rx.now - r.sent_ns);
-    r.st = rudi_packet::state::free;
-    free_rudi_.push_back(index);
+    if (!r.resent && rx.now >= r.sent_ns) peers_[rx.peer].rudi_rtt.sample(rx.now - r.sent_ns);
+    const std::uint32_t message = r.message;
+    rudi_.release(index);
     tx_ready_ = true;
-    ses::tx_message& m = messages_[r.message];
-    if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(r.message, status{});
+    ses::tx_message& m = messages_[message];
+    if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(message, status{});
 }
 
 void engine_impl::on_uud(const rx_context& rx_in, const wire::uet_packet& pkt) {

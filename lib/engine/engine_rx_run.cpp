@@ -45,7 +45,8 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
     rx.frame_bytes = frame_bytes;
     rx.now = now_;
     // A source not yet in the table: each packet decides alone whether it may add it.
-    if (rx.peer != transient_peer && (run_whole_ ? take_whole_run(rx, n) : take_run(rx, n)))
+    if (rx.peer != transient_peer &&
+        (run_single_packet_ ? take_single_packet_run(rx, n) : take_run(rx, n)))
         counters_.frames_in_runs += n;
     else
         receive_run_one_by_one(rx, n);
@@ -57,9 +58,9 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
 // run; receive() then takes that frame as it would alone.
 std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>> frames,
                                   const wire::frame_rest* rests) {
-    run_whole_ = !rx_segment_of_template_;
-    if (run_whole_) return read_whole_run(frames, rests);
-    if (rx_template_.whole_messages) return 0;
+    run_single_packet_ = !rx_segment_of_template_;
+    if (run_single_packet_) return read_single_packet_run(frames, rests);
+    if (rx_template_.single_packet_messages) return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
     std::array<wire::next_request_fields, max_run> next;
     const std::size_t predicted =
@@ -101,24 +102,25 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
 // predicted from the template has the template's SES header but for the message's own fields
 // (id, buffer_offset, memory_key, header data), none of which check_plain_request looks at: its
 // verdict on the template's reading, made once, is each frame's, and each frame's segment is that
-// one with its own fields put in (whole_run_segment()).
-std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uint8_t>> frames,
-                                        const wire::frame_rest* rests) {
+// one with its own fields put in (single_packet_run_segment()).
+std::size_t engine_impl::read_single_packet_run(
+    std::span<const std::span<const std::uint8_t>> frames, const wire::frame_rest* rests) {
     const wire::plain_request& f = rx_template_.reading;
-    if (rx_template_.frame_size == 0 || !rx_template_.whole_messages || !takes_plain(f)) return 0;
-    ses::rx_segment& common = whole_run_segment_;
+    if (rx_template_.frame_size == 0 || !rx_template_.single_packet_messages || !takes_plain(f))
+        return 0;
+    ses::rx_segment& common = single_packet_run_segment_;
     common = {};
     if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
                                   common))
         return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
-    const std::size_t predicted = wire::read_next_plain_requests(frames.first(limit), rx_template_,
-                                                                 whole_run_fields_.data(), rests);
+    const std::size_t predicted = wire::read_next_plain_requests(
+        frames.first(limit), rx_template_, single_packet_run_fields_.data(), rests);
     const auto bytes = static_cast<std::uint32_t>(f.payload.size());
     const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     std::size_t n = 0;
     for (; n < predicted; ++n) {
-        const wire::next_request_fields& x = whole_run_fields_[n];
+        const wire::next_request_fields& x = single_packet_run_fields_[n];
         run_packet& r = run_[n];
         r.pds = f.pds;
         wire::load_request_changes(x.pds_at, r.pds);
@@ -134,9 +136,9 @@ std::size_t engine_impl::read_whole_run(std::span<const std::span<const std::uin
 
 // Packet i's checked segment in a run of one-packet messages: the run's, with the message's own
 // fields. Valid until the next call.
-const ses::rx_segment& engine_impl::whole_run_segment(std::size_t i) noexcept {
-    const wire::next_request_fields& x = whole_run_fields_[i];
-    ses::rx_segment& s = whole_run_segment_;
+const ses::rx_segment& engine_impl::single_packet_run_segment(std::size_t i) noexcept {
+    const wire::next_request_fields& x = single_packet_run_fields_[i];
+    ses::rx_segment& s = single_packet_run_segment_;
     s.message_id = x.message_id;
     s.fields.buffer_offset = x.buffer_offset;
     s.fields.memory_key = x.memory_key;
@@ -152,7 +154,7 @@ pds::pdc* engine_impl::run_target(const rx_context& rx, std::size_t n) {
     pds::pdc* p = established_target(rx, h);
     const bool rod = h.type == wire::pds_type::rod;
     if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected())) return nullptr;
-    // The run's PSNs follow one another (read_run, read_whole_run).
+    // The run's PSNs follow one another (read_run, read_single_packet_run).
     return p->rx.all_fresh(h.psn, static_cast<std::uint32_t>(n)) ? p : nullptr;
 }
 
@@ -182,40 +184,40 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 // packet on the way: a free reassembly slot for each, no partial message whose key a packet
 // could share, and room in the list of deferred ACKs (none leaves inside the run, so the ACKs
 // carry what they would: they are built at the next transmit()).
-bool engine_impl::take_whole_run(const rx_context& rx, std::size_t n) {
+bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
     pds::pdc* p = run_target(rx, n);
-    if (!p || !reassembly_.can_place_whole(n) ||
+    if (!p || !reassembly_.can_place_single_packet(n) ||
         (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
         return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
     // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
     // other message into its slot, each completed as place() would complete it.
-    const bool external = placed_externally(whole_run_segment_);
-    // Direct delivery (engine_config::take_whole): only while nothing earlier waits to be
+    const bool external = placed_externally(single_packet_run_segment_);
+    // Direct delivery (engine_config::take_single_packet): only while nothing earlier waits to be
     // polled, so that no message overtakes another.
-    const bool offer = cfg_.take_wholes != nullptr && cfg_.answers_in_acks && !external &&
-                       !whole_run_segment_.fields.response &&
-                       !ses::answer_needs_message(whole_run_segment_.fields.opcode);
+    const bool offer = cfg_.take_single_packet_messages != nullptr && cfg_.answers_in_acks &&
+                       !external && !single_packet_run_segment_.fields.response &&
+                       !ses::answer_needs_message(single_packet_run_segment_.fields.opcode);
     for (std::size_t i = 0; i < n; ++i) {
         if (offer && reassembly_.nothing_delivered()) {
-            const std::size_t taken =
-                cfg_.take_wholes(cfg_.take_whole_ctx, rx.peer, whole_run_segment_.fields,
-                                 run_[0].bytes, std::span(whole_run_fields_.data() + i, n - i));
+            const std::size_t taken = cfg_.take_single_packet_messages(
+                cfg_.take_single_packet_ctx, rx.peer, single_packet_run_segment_.fields,
+                run_[0].bytes, std::span(single_packet_run_fields_.data() + i, n - i));
             // Answered RC_OK at once: the ACK counts them as answered, nothing is owed.
             counters_.messages_delivered += taken;
             counters_.answers_in_acks += taken;
-            counters_.taken_whole += taken;
+            counters_.taken_single_packet += taken;
             i += taken;
             if (i == n) break;
         }
-        const ses::rx_segment& seg = whole_run_segment(i);
+        const ses::rx_segment& seg = single_packet_run_segment(i);
         const std::span<const std::uint8_t> payload{run_payloads_[i], run_[i].bytes};
         if (external) {
             ses::place_result placed;
             place_checked(run_context(rx, i), mode, seg, payload, false, false, placed, p);
             continue;
         }
-        const std::uint32_t slot = reassembly_.place_new_whole(
+        const std::uint32_t slot = reassembly_.place_new_single_packet(
             message_key_of(rx, mode, seg), seg.seg, payload, rx.now, seg.fields);
         on_message_placed(rx, mode, seg, slot, p);
     }
@@ -245,15 +247,15 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
     if (ce) p.ce_since_ack = true;
     const bool first = p.counters.acks_sent == 0;
     std::size_t trigger = n;
-    bool quiet = false;  // a packet that asked for no ACK: it wants the ACK timer running
+    bool ack_unasked = false;  // a packet that asked for no ACK: it wants the ACK timer running
     for (std::size_t i = 0; i < n; ++i) {
         if (p.acks.on_packet(first, run_[i].pds.ar, ce, false, run_[i].bytes) !=
             pds::ack_reason::none)
             trigger = i;
         else
-            quiet = true;
+            ack_unasked = true;
     }
-    if (quiet && !p.ack_timer.scheduled())
+    if (ack_unasked && !p.ack_timer.scheduled())
         timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
     if (trigger == n) return;
     defer_ack(p, run_[trigger].pds.psn, run_context(rx, trigger));
@@ -276,8 +278,8 @@ void engine_impl::receive_run_one_by_one(const rx_context& rx, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const run_packet& r = run_[i];
         const ses::rx_segment* seg = &rx_segment_;
-        if (run_whole_)
-            seg = &whole_run_segment(i);
+        if (run_single_packet_)
+            seg = &single_packet_run_segment(i);
         else
             rx_segment_.seg = r.seg;
         on_request(run_context(rx, i), r.pds, rx_ses{nullptr, seg, {run_payloads_[i], r.bytes}});

@@ -23,7 +23,7 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
             on_idle_timer(pdcs_[a], now);
             break;
         case timer_kind::rudi:
-            on_rudi_timer(rudi_[a], now);
+            on_rudi_timer(static_cast<std::uint32_t>(a));
             break;
         case timer_kind::pacer:
             on_pacer_timer(now);
@@ -193,22 +193,19 @@ bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn
     return true;
 }
 
-void engine_impl::on_rudi_timer(rudi_packet& r, std::uint64_t) {
-    if (r.st != rudi_packet::state::in_flight) return;
+void engine_impl::on_rudi_timer(std::uint32_t index) {
+    if (index >= rudi_.size()) return;
+    pds::rudi_packet& r = rudi_[index];
+    if (r.st != pds::rudi_packet::state::in_flight) return;
     ++connectionless_.timeouts;
     if (++r.retries > params_.max_retransmits)
         return fail_rudi_message(r.message, status{status_code::retry_limit});
-    queue_rudi_retransmit(static_cast<std::uint32_t>(&r - rudi_.data()), pds::retx_cause::timeout);
+    rudi_.queue_retransmit(index, pds::retx_cause::timeout);
+    tx_ready_ = true;
 }
 
 void engine_impl::fail_rudi_message(std::uint32_t message, status result) {
-    for (std::uint32_t i = 0; i < rudi_.size(); ++i) {
-        rudi_packet& r = rudi_[i];
-        if (r.st == rudi_packet::state::free || r.message != message) continue;
-        timers_.cancel(r.timer);
-        r.st = rudi_packet::state::free;
-        free_rudi_.push_back(i);
-    }
+    rudi_.release_message(message, [this](timer_node& t) { timers_.cancel(t); });
     if (rudi_queue_.head == message) rudi_queue_.pop(messages_);
     complete_message(message, result);
 }

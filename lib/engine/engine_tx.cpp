@@ -41,7 +41,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // frames are what next_data_frame would pick, asked for without its scans and call per
     // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
     // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = active_initiators_.size() == 1 && rudi_retx_head_ == none &&
+    pds::pdc* const only = active_initiators_.size() == 1 && !rudi_.retransmit_pending() &&
                                    !pdcs_[active_initiators_[0]].tx.has_retransmit()
                                ? &pdcs_[active_initiators_[0]]
                                : nullptr;
@@ -55,7 +55,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
             std::size_t k = tx_template_.message != none && tx_template_.pdc == only->index
                                 ? send_run(*only, room, built)
                                 : 0;
-            if (k == 0) k = send_whole_run(*only, room, built);
+            if (k == 0) k = send_single_packet_run(*only, room, built);
             if (k != 0) {
                 n += k;
                 built += k;
@@ -128,7 +128,7 @@ bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf
         if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
-    if (rudi_retx_head_ != none && send_rudi(now, buf, len, true)) return true;
+    if (rudi_.retransmit_pending() && send_rudi(now, buf, len, true)) return true;
     const std::size_t count = active_initiators_.size();
     std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
@@ -340,59 +340,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
 
 // ---- RUDI: no PDC; every request packet has its own id, timer and response ----
 
-std::uint64_t engine_impl::rto_after(std::uint32_t peer, std::uint16_t retries) const {
-    const peer_state& ps = peers_[peer];
-    // RUDI has no timeout rounds (every request packet has its own timer), so a spurious timeout
-    // costs a resend per packet in flight: its RTO only adapts upwards from rto_ns, to what a
-    // slow path (a kernel-socket port under load) needs.
-    std::uint64_t rto =
-        std::clamp(ps.rudi_srtt_ns + 4 * ps.rudi_rttvar_ns, params_.rto_ns, params_.rto_max_ns);
-    for (unsigned i = 0; i < retries && rto < params_.rto_max_ns; ++i)
-        rto <<= 1;
-    return std::min(rto, params_.rto_max_ns);
-}
-
-void engine_impl::on_rudi_rtt(std::uint32_t peer, std::uint64_t rtt) {
-    peer_state& ps = peers_[peer];
-    if (ps.rudi_srtt_ns == 0) {
-        ps.rudi_srtt_ns = std::max<std::uint64_t>(rtt, 1);
-        ps.rudi_rttvar_ns = rtt / 2;
-        return;
-    }
-    const std::uint64_t diff =
-        ps.rudi_srtt_ns > rtt ? ps.rudi_srtt_ns - rtt : rtt - ps.rudi_srtt_ns;
-    ps.rudi_rttvar_ns = (3 * ps.rudi_rttvar_ns + diff) / 4;
-    ps.rudi_srtt_ns = std::max<std::uint64_t>((7 * ps.rudi_srtt_ns + rtt) / 8, 1);
-}
-
-void engine_impl::queue_rudi_retransmit(std::uint32_t index, pds::retx_cause cause) {
-    rudi_packet& r = rudi_[index];
-    r.st = rudi_packet::state::retx_queued;
-    r.cause = cause;
-    tx_ready_ = true;
-    if (r.in_retx_list) return;
-    r.in_retx_list = true;
-    r.retx_next = none;
-    if (rudi_retx_tail_ == none)
-        rudi_retx_head_ = index;
-    else
-        rudi_[rudi_retx_tail_].retx_next = index;
-    rudi_retx_tail_ = index;
-}
-
-std::uint32_t engine_impl::pop_rudi_retransmit() {
-    while (rudi_retx_head_ != none) {
-        const std::uint32_t index = rudi_retx_head_;
-        rudi_packet& r = rudi_[index];
-        rudi_retx_head_ = r.retx_next;
-        if (rudi_retx_head_ == none) rudi_retx_tail_ = none;
-        r.in_retx_list = false;
-        if (r.st == rudi_packet::state::retx_queued) return index;
-    }
-    return none;
-}
-
-std::size_t engine_impl::build_rudi_request(rudi_packet& r, bool retx,
+std::size_t engine_impl::build_rudi_request(pds::rudi_packet& r, bool retx,
                                             std::span<std::uint8_t> buf) {
     const ses::tx_message& m = messages_[r.message];
     const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, r.offset));
@@ -412,32 +360,24 @@ std::size_t engine_impl::build_rudi_request(rudi_packet& r, bool retx,
 
 bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
                             bool retransmissions_only) {
-    std::uint32_t index = pop_rudi_retransmit();
-    bool retx = index != none;
+    std::uint32_t index = rudi_.pop_retransmit();
+    const bool retx = index != pds::rudi_window::no_packet;
     if (retx) {
         ++connectionless_.retransmits[static_cast<std::size_t>(rudi_[index].cause)];
     } else {
-        if (retransmissions_only || rudi_queue_.empty() || free_rudi_.empty()) return false;
+        if (retransmissions_only || rudi_queue_.empty() || !rudi_.has_room()) return false;
         const std::uint32_t mi = rudi_queue_.head;
         ses::tx_message& m = messages_[mi];
         const ses::segment seg = messages_.next_segment(m);
         if (messages_.fully_segmented(m)) rudi_queue_.pop(messages_);
-        index = free_rudi_.back();
-        free_rudi_.pop_back();
-        rudi_packet& r = rudi_[index];
-        ++r.generation;
-        r.pkt_id = (std::uint32_t{r.generation} << 16) | index;
-        r.message = mi;
-        r.offset = seg.offset;
-        r.length = seg.length;
-        r.retries = 0;
+        index = rudi_.take(mi, seg.offset, seg.length);
     }
-    rudi_packet& r = rudi_[index];
-    r.st = rudi_packet::state::in_flight;
+    pds::rudi_packet& r = rudi_[index];
+    r.st = pds::rudi_packet::state::in_flight;
     r.sent_ns = now;
     r.resent = retx;
     len = build_rudi_request(r, retx, buf);
-    timers_.schedule(r.timer, now + rto_after(messages_[r.message].peer, r.retries));
+    timers_.schedule(r.timer, now + rudi_rto(messages_[r.message].peer, r.retries));
     ++counters_.rudi_requests_tx;
     count_tx(nullptr, len, true);
     return true;

@@ -7,7 +7,7 @@
 // window, its entropy, its headers (from tx_template_, or without a UDP checksum the run's first
 // frame's with the changing fields written in), its payload and its timer. The first packet of a
 // message, its last, retransmissions and anything unusual go packet by packet.
-// A stream of one-packet messages (small sends) is built as a run too (send_whole_run): per
+// A stream of one-packet messages (small sends) is built as a run too (send_single_packet_run): per
 // message there remain taking it from the queue, the window check, its slot, its entropy and
 // ACK request, its headers and payload, and its timer.
 #include <algorithm>
@@ -110,9 +110,10 @@ inline std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::u
     return header + payload.size();
 }
 
-// Whether one-packet messages a and b (whole_run_message) have the same headers on one PDC but
-// for their own fields (wire::whole_request_fields).
-bool engine_impl::same_whole_headers(const ses::tx_message& a, const ses::tx_message& b) noexcept {
+// Whether one-packet messages a and b (single_packet_run_message) have the same headers on one PDC
+// but for their own fields (wire::single_packet_request_fields).
+bool engine_impl::same_single_packet_headers(const ses::tx_message& a,
+                                             const ses::tx_message& b) noexcept {
     const ses::op_fields &x = a.fields, &y = b.fields;
     return a.length == b.length && x.opcode == y.opcode && x.hd == y.hd && x.job_id == y.job_id &&
            x.resource_index == y.resource_index && x.initiator == y.initiator &&
@@ -121,17 +122,17 @@ bool engine_impl::same_whole_headers(const ses::tx_message& a, const ses::tx_mes
 
 // A one-packet message's frame after the run's first (at `first`, ip_sum its
 // wire::ipv4_sum_rest, a message with the same headers): build_pdc_packet's bytes for it.
-inline std::size_t engine_impl::copy_whole_run_frame(const std::uint8_t* first,
-                                                     std::uint32_t ip_sum, std::uint16_t entropy,
-                                                     pds::psn_t psn, bool ar,
-                                                     const ses::tx_message& m,
-                                                     std::span<std::uint8_t> buf) {
+inline std::size_t engine_impl::copy_single_packet_run_frame(const std::uint8_t* first,
+                                                             std::uint32_t ip_sum,
+                                                             std::uint16_t entropy, pds::psn_t psn,
+                                                             bool ar, const ses::tx_message& m,
+                                                             std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + m.length) return 0;
-    const wire::whole_request_fields own{m.message_id, m.fields.buffer_offset, m.fields.memory_key,
-                                         m.fields.header_data};
-    wire::write_next_whole_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar,
-                                         own);
+    const wire::single_packet_request_fields own{m.message_id, m.fields.buffer_offset,
+                                                 m.fields.memory_key, m.fields.header_data};
+    wire::write_next_single_packet_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn,
+                                                 ar, own);
     copy_payload(buf.data() + header, m.data, m.length);
     return header + m.length;
 }
@@ -161,7 +162,8 @@ std::size_t engine_impl::end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, st
     return n;
 }
 
-std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged) {
+std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame> out,
+                                                std::size_t staged) {
     if (out.size() < 2 || p.state != pds::pdc_state::established || p.credit_cc ||
         p.tx.has_retransmit())
         return 0;
@@ -184,7 +186,7 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         const std::uint32_t mi = q.head;
         ses::tx_message& m = messages_[mi];
         // Anything else, and a full window, are send_new_from's to decide (and count).
-        if (!whole_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
+        if (!single_packet_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
         tx_frame& f = out[n];
         const ses::segment seg = messages_.next_segment(m);
         m.owner = p.index;
@@ -195,10 +197,10 @@ std::size_t engine_impl::send_whole_run(pds::pdc& p, std::span<tx_frame> out, st
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         std::size_t len;
-        if (first != nullptr && same_whole_headers(messages_[first_message], m)) {
+        if (first != nullptr && same_single_packet_headers(messages_[first_message], m)) {
             // Its payload is copied (the first is built only where it may not go by reference).
             const std::span<std::uint8_t> buf = copied_frame_buffer(f, staged + n);
-            len = copy_whole_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
+            len = copy_single_packet_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
             if (len != 0) {
                 f.payload = {};
                 f.payload_region = no_payload_region;

@@ -32,7 +32,7 @@ class request_index {
         bool inserted;
         std::uint32_t slot;
     };
-    // key was not in flight. Forced inline: once per request posted (post_quiet_messages's
+    // key was not in flight. Forced inline: once per request posted (post_unsignaled_messages's
     // call cost ~20 instructions a request).
     [[gnu::always_inline]] placed insert(const ses::message_key& key, std::uint32_t index) {
         if (key.mode > 1) return {overflow_.insert(key.packed(), index), none};  // rings: RUD, ROD

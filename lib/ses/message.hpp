@@ -67,14 +67,15 @@ struct tx_message {
     // its PDC's list for the response messages an ACK announced (since undecided_since).
     bool answered_by_message = false;
     bool undecided = false;
-    // A quiet request (engine::post_quiet_message): its good end is only counted. kept: it
-    // ended otherwise, and stays (in use) until the caller has read it (release_quiet_message).
-    bool quiet = false;
+    // An unsignaled request (engine::post_unsignaled_message): its good end is only counted. kept:
+    // it ended otherwise, and stays (in use) until the caller has read it
+    // (release_unsignaled_message).
+    bool unsignaled = false;
     bool kept = false;
-    // A quiet request whose good end, answered in an ACK, is only counted, at once: quiet, not
-    // kept, not answered by a message, not a response and not an opcode whose answer is a
-    // message (engine_impl::on_data_acked's one test, in the byte these leave spare). Whatever
-    // makes one of those false clears it.
+    // An unsignaled request whose good end, answered in an ACK, is only counted, at once:
+    // unsignaled, not kept, not answered by a message, not a response and not an opcode whose
+    // answer is a message (engine_impl::on_data_acked's one test, in the byte these leave spare).
+    // Whatever makes one of those false clears it.
     bool ends_counted = false;
     std::uint32_t next_undecided = no_index;
     std::uint64_t undecided_since = 0;
@@ -175,7 +176,7 @@ inline std::uint32_t tx_messages::allocate(std::span<const std::uint8_t> data,
     m.in_use = true;
     m.answered_by_message = false;
     m.undecided = false;
-    m.quiet = false;
+    m.unsignaled = false;
     m.kept = false;
     m.ends_counted = false;
     m.next_undecided = no_index;

@@ -56,8 +56,8 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
             return place_result::inconsistent;
     } else if (seg.som && seg.offset == 0 && seg.length == total_length &&
                total_length <= cfg_.mtu) {
-        return place_whole(key, seg, payload, remember_completed, now, fields, external,
-                           slot_index);
+        return place_single_packet(key, seg, payload, remember_completed, now, fields, external,
+                                   slot_index);
     } else {
         index = open_slot(key, total_length, external, now);
         if (index == no_index) return place_result::no_resources;
@@ -83,13 +83,14 @@ place_result reassembly::place(const message_key& key, std::uint32_t total_lengt
 // A whole message in one packet (the common small message) completes in the slot it opens:
 // none of a partial message's bookkeeping (its packet bitmap, the checks of later packets
 // against the first). Places what place() would, in the same state.
-place_result reassembly::place_whole(const message_key& key, const segment& seg,
-                                     std::span<const std::uint8_t> payload, bool remember_completed,
-                                     std::uint64_t now, const op_fields* fields, bool external,
-                                     std::uint32_t* slot_index) noexcept {
+place_result reassembly::place_single_packet(const message_key& key, const segment& seg,
+                                             std::span<const std::uint8_t> payload,
+                                             bool remember_completed, std::uint64_t now,
+                                             const op_fields* fields, bool external,
+                                             std::uint32_t* slot_index) noexcept {
     const std::uint32_t index = take_free_slot(now);
     if (index == no_index) return place_result::no_resources;
-    fill_whole(index, key, seg, payload, now, fields, external);
+    fill_single_packet(index, key, seg, payload, now, fields, external);
     if (slot_index) *slot_index = index;
     return complete(key, index, remember_completed);
 }

@@ -120,19 +120,19 @@ class reassembly {
     // Whether n one-packet messages of new keys (RUD/ROD: nothing remembered) would each be
     // placed and completed by place(): a free slot for each without reclaiming one, and no
     // message of several packets being assembled whose key one of them could share.
-    bool can_place_whole(std::size_t n) const noexcept {
+    bool can_place_single_packet(std::size_t n) const noexcept {
         return free_.size() >= n && assembling_.size() == 0;
     }
     // place() of one of those n messages (not remembered, its payload copied into the slot),
-    // where the caller checked can_place_whole(n) for them: completed at once, without place()'s
-    // lookups and the checks that precondition settles. Its slot. Inline: a stream of small
-    // messages calls it for each.
-    std::uint32_t place_new_whole(const message_key& key, const segment& seg,
-                                  std::span<const std::uint8_t> payload, std::uint64_t now,
-                                  const op_fields& fields) noexcept {
+    // where the caller checked can_place_single_packet(n) for them: completed at once, without
+    // place()'s lookups and the checks that precondition settles. Its slot. Inline: a stream of
+    // small messages calls it for each.
+    std::uint32_t place_new_single_packet(const message_key& key, const segment& seg,
+                                          std::span<const std::uint8_t> payload, std::uint64_t now,
+                                          const op_fields& fields) noexcept {
         const std::uint32_t index = free_.back();
         free_.pop_back();
-        fill_whole(index, key, seg, payload, now, &fields, false);
+        fill_single_packet(index, key, seg, payload, now, &fields, false);
         append_delivered(index);
         return index;
     }
@@ -160,14 +160,14 @@ class reassembly {
     };
 
     std::optional<std::uint32_t> find_assembling(const message_key& key) noexcept;
-    place_result place_whole(const message_key& key, const segment& seg,
-                             std::span<const std::uint8_t> payload, bool remember_completed,
-                             std::uint64_t now, const op_fields* fields, bool external,
-                             std::uint32_t* slot_index) noexcept;
+    place_result place_single_packet(const message_key& key, const segment& seg,
+                                     std::span<const std::uint8_t> payload, bool remember_completed,
+                                     std::uint64_t now, const op_fields* fields, bool external,
+                                     std::uint32_t* slot_index) noexcept;
     // A free slot taken for a one-packet message: the message in it, as place() leaves it.
-    void fill_whole(std::uint32_t index, const message_key& key, const segment& seg,
-                    std::span<const std::uint8_t> payload, std::uint64_t now,
-                    const op_fields* fields, bool external) noexcept {
+    void fill_single_packet(std::uint32_t index, const message_key& key, const segment& seg,
+                            std::span<const std::uint8_t> payload, std::uint64_t now,
+                            const op_fields* fields, bool external) noexcept {
         slot& s = slots_[index];
         s.key = key;
         s.length = seg.length;

@@ -33,7 +33,7 @@ constexpr std::size_t ses_memory_key_at = ses_at + 24, ses_header_data_at = ses_
 
 using header_words = std::array<std::uint64_t, plain_request_template::words>;
 
-constexpr header_words changing_field_masks(bool whole_messages) {
+constexpr header_words changing_field_masks(bool single_packet_messages) {
     std::array<std::uint8_t, plain_request_template::words * 8> bytes{};
     for (std::size_t i = 0; i < plain_request_template::header_bytes; ++i)
         bytes[i] = 0xff;
@@ -47,7 +47,7 @@ constexpr header_words changing_field_masks(bool whole_messages) {
     clear(udp_checksum_at, 2);
     bytes[pds_at + request_flags_byte] = static_cast<std::uint8_t>(~request_changing_flags);
     clear(pds_psn_fields_at, 6);
-    if (whole_messages) {
+    if (single_packet_messages) {
         clear(ses_message_id_at, 2);
         clear(ses_buffer_offset_at, 8);
         clear(ses_memory_key_at, 8);
@@ -184,7 +184,7 @@ void remember_plain_request(std::span<const std::uint8_t> frame, const plain_req
         t.header[w] = masked_word(frame.data(), w, m);
     t.header[full_words] = masked_tail(frame.data(), m);
     t.frame_size = frame.size();
-    t.whole_messages = whole;
+    t.single_packet_messages = whole;
     t.ip_sum_rest = ipv4_sum_rest(frame.data());
     t.reading = r;
 }
@@ -213,12 +213,12 @@ namespace {
 
 const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame,
                                              plain_request_template& t) noexcept {
-    if (!predicted(frame, t, changing_masks[t.whole_messages])) return nullptr;
+    if (!predicted(frame, t, changing_masks[t.single_packet_messages])) return nullptr;
     const std::uint8_t* b = frame.data();
     plain_request& r = t.reading;
     r.src_port = load_be16(b + udp_sport_at);
     load_request_changes(b + pds_at, r.pds);
-    if (t.whole_messages) {
+    if (t.single_packet_messages) {
         r.ses.message_id = load_be16(b + ses_message_id_at);
         r.ses.buffer_offset = load_be64(b + ses_buffer_offset_at);
         r.ses.memory_key = load_be64(b + ses_memory_key_at);
@@ -294,8 +294,8 @@ std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> fr
 std::size_t read_next_plain_requests(std::span<const std::span<const std::uint8_t>> frames,
                                      plain_request_template& t, next_request_fields* out,
                                      const frame_rest* rests) noexcept {
-    return t.whole_messages ? read_next_requests<true>(frames, t, out, rests)
-                            : read_next_requests<false>(frames, t, out, rests);
+    return t.single_packet_messages ? read_next_requests<true>(frames, t, out, rests)
+                                    : read_next_requests<false>(frames, t, out, rests);
 }
 
 std::size_t plain_request_headers_size() noexcept {

@@ -53,7 +53,7 @@ struct plain_request_template {
     static constexpr std::size_t words = (header_bytes + 7) / 8;
     std::array<std::uint64_t, words> header{};  // the last frame's header, as compared
     std::size_t frame_size = 0;                 // 0: nothing to compare with
-    bool whole_messages = false;                // the last frame was a one-packet message
+    bool single_packet_messages = false;        // the last frame was a one-packet message
     std::uint32_t ip_sum_rest = 0;              // its IPv4 header's sum but the id and checksum
     plain_request reading;                      // that frame's reading, then the next one's
 };
@@ -166,16 +166,17 @@ inline void write_next_request_frame(std::uint8_t* out, const std::uint8_t* firs
 
 // The SES fields of a one-packet message's own (what differs between two of them whose other
 // header fields agree: the same opcode, flags, job, resource index, initiator and length).
-struct whole_request_fields {
+struct single_packet_request_fields {
     std::uint16_t message_id;
     std::uint64_t buffer_offset, memory_key, header_data;
 };
 
 // write_next_frame_headers for a one-packet message after another (`first`): its own SES fields.
-inline void write_next_whole_request_frame(std::uint8_t* out, const std::uint8_t* first,
-                                           std::uint32_t ip_sum_rest, std::uint16_t ip_id,
-                                           std::uint16_t src_port, std::uint32_t psn, bool ar,
-                                           const whole_request_fields& f) noexcept {
+inline void write_next_single_packet_request_frame(std::uint8_t* out, const std::uint8_t* first,
+                                                   std::uint32_t ip_sum_rest, std::uint16_t ip_id,
+                                                   std::uint16_t src_port, std::uint32_t psn,
+                                                   bool ar,
+                                                   const single_packet_request_fields& f) noexcept {
     write_next_frame_headers(out, first, ip_sum_rest, ip_id, src_port, psn, ar);
     store_be16(out + plain_ses_at + 2, f.message_id);
     store_be64(out + plain_ses_at + 12, f.buffer_offset);

@@ -319,7 +319,7 @@ inline void port::io::keep_spare(const descriptor& d, std::size_t k) noexcept {
 // returns the ring slots used, the frames that go out in frames_out.
 std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::size_t room,
                                 std::uint16_t& frames_out) {
-    if (publish_whole(filled)) {
+    if (publish_single_packet(filled)) {
         frames_out = static_cast<std::uint16_t>(filled);
         return frames_out;
     }
@@ -399,7 +399,7 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
 // slot moved, no payload to chain or copy, a length the buffer holds): checked first and then
 // written, one descriptor a frame, without the general loop's per-frame cases (~40
 // instructions less a frame). False, with nothing written, for any other burst.
-bool port::io::publish_whole(std::size_t filled) noexcept {
+bool port::io::publish_single_packet(std::size_t filled) noexcept {
     port& p = owner_;
     const host::tx_frame* slots = &slots_[base_];
     const slot_buffer* buffers = &buffers_[base_];

@@ -30,7 +30,7 @@ class port::io final : public host::packet_io {
     };
     std::size_t offer_slots(std::uint16_t free, std::size_t from);
     inline std::size_t offer_own_slots(std::size_t from, std::size_t n) noexcept;
-    bool publish_whole(std::size_t filled) noexcept;
+    bool publish_single_packet(std::size_t filled) noexcept;
     inline void past_sent(std::size_t filled) noexcept;
     // Writes the descriptors of the frames (a chained frame takes two slots, of at most
     // `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.

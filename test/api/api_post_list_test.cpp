@@ -1,7 +1,7 @@
 // api_post_list: endpoint::send_list and tsend_list post a list of sends to one peer as send()
 // and tsend() would post them one by one: in order, each ending exactly once (silent ones
-// counted, signaled ones and failures with their entries and contexts), the quiet ones handed to
-// the engine together; a list stops at the first send that cannot be posted, with its error.
+// counted, signaled ones and failures with their entries and contexts), the unsignaled ones handed
+// to the engine together; a list stops at the first send that cannot be posted, with its error.
 #include <algorithm>
 
 #include "api_helpers.hpp"
@@ -106,8 +106,8 @@ TEST(post_list, a_list_of_mixed_sends_ends_each_once_in_order) {
         EXPECT_EQ(signaled_ok, expected_signaled);
         EXPECT_EQ(w.eps[0].silent_completions(),
                   static_cast<std::uint64_t>(n - expected_signaled - expected_failures));
-        // Every send asked no completion of went quiet (none stalled, the queue had room).
-        EXPECT_EQ(w.eps[0].counters().quiet_sends, static_cast<std::uint64_t>(n - n / 10));
+        // Every send asked no completion of went unsignaled (none stalled, the queue had room).
+        EXPECT_EQ(w.eps[0].counters().unsignaled_sends, static_cast<std::uint64_t>(n - n / 10));
     }
 }
 
@@ -134,7 +134,7 @@ TEST(post_list, a_tagged_list_matches_by_tag) {
     for (int i = 0; i < 1'000'000 && w.eps[0].silent_completions() < n; ++i)
         ASSERT_TRUE(w.fab.progress());
     EXPECT_EQ(w.eps[0].silent_completions(), static_cast<std::uint64_t>(n));
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, static_cast<std::uint64_t>(n));
 }
 
 // A list stops at the first send that cannot be posted and says why; the sends before it are
@@ -147,7 +147,7 @@ TEST(post_list, a_list_stops_at_the_first_send_it_cannot_post) {
     std::size_t posted = 99;
     EXPECT_EQ(w.eps[0].send_list(w.peers[1], list, posted), errc::invalid_argument);
     EXPECT_EQ(posted, 6u);
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, 6u);
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, 6u);
     std::vector<std::vector<std::byte>> got(10, std::vector<std::byte>(8));
     for (auto& g : got)
         ASSERT_FALSE(w.eps[1].recv(g, nullptr));
@@ -192,7 +192,7 @@ TEST(post_list, a_list_longer_than_the_queue_room_posts_what_fits) {
     std::size_t more = 0;
     EXPECT_FALSE(w.eps[0].send_list(w.peers[1], std::span(list).subspan(16, 16), more));
     EXPECT_EQ(more, 16u);
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, 32u);
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, 32u);
 }
 
 // Messages that came before their receives are held; a list of receives takes them first, in

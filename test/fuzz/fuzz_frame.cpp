@@ -74,12 +74,12 @@ void check_prediction(std::span<const std::uint8_t> input) {
     static constexpr std::size_t changing[] = {18, 19, 24, 25, 34, 35, 40, 41, 43, 44,
                                                45, 46, 47, 48, 49, 90, 91, 92, 93};
     // One message to the next: its id, buffer_offset, memory_key and header data as well.
-    static constexpr std::size_t changing_whole[] = {
+    static constexpr std::size_t changing_single_packet[] = {
         18, 19, 24, 25, 34, 35, 40, 41, 43, 44, 45, 46, 47, 48, 49, 56, 57, 66, 67, 68, 69,
         70, 71, 72, 73, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93};
     std::vector<std::uint8_t> next = frame;
     if (whole)
-        next[changing_whole[noise[0] % std::size(changing_whole)]] ^= noise[1];
+        next[changing_single_packet[noise[0] % std::size(changing_single_packet)]] ^= noise[1];
     else
         next[changing[noise[0] % std::size(changing)]] ^= noise[1];
     if (noise[3] & 2) next[noise[2] % header] ^= static_cast<std::uint8_t>(noise[3] >> 2);

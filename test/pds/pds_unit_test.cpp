@@ -999,8 +999,8 @@ TEST(engine, frames_built_in_the_callers_room_equal_the_staged_frames) {
 // message to the next (tag, restart token, header data, opcode, job,
 // initiator, resource index, length), before and after the SYN phase, on RUD and ROD, with
 // UDP checksums and without (where a run's frames after its first are copied from it). Half
-// are posted one by one, half in quiet lists (post_quiet_messages), whose common fields change
-// from list to list now and then as they do from message to message.
+// are posted one by one, half in unsignaled lists (post_unsignaled_messages), whose common fields
+// change from list to list now and then as they do from message to message.
 TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
     for (const auto& run :
          {std::pair{delivery_mode::rud, true}, std::pair{delivery_mode::rod, true},
@@ -1033,9 +1033,9 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                 f.buffer_offset = rng();
                 const std::uint32_t size = r == 6 ? 64 : r == 7 ? 9 : 8;
                 if (rng() % 2 == 0) {
-                    // A quiet list of 1..6 with these common fields, each its own key and
+                    // A unsignaled list of 1..6 with these common fields, each its own key and
                     // offset (and length, now and then).
-                    std::vector<quiet_request> list;
+                    std::vector<unsignaled_request> list;
                     for (std::size_t n = 1 + rng() % 6; n != 0 && posted.size() < 600; --n) {
                         const std::uint32_t own_size = rng() % 8 == 0 ? 12 : size;
                         const auto i = static_cast<std::uint32_t>(posted.size());
@@ -1046,7 +1046,7 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
                         posted.push_back(f);
                         sizes.push_back(own_size);
                     }
-                    ASSERT_EQ(a.post_quiet_messages(to_b, mode, f, list), list.size());
+                    ASSERT_EQ(a.post_unsignaled_messages(to_b, mode, f, list), list.size());
                     continue;
                 }
                 const auto i = static_cast<std::uint32_t>(posted.size());
@@ -1113,7 +1113,7 @@ TEST(engine, one_packet_messages_carry_their_own_fields_after_one_another) {
         EXPECT_EQ(seen, posted.size());
         EXPECT_GT(after_syn, posted.size() / 2);
         EXPECT_EQ(b.counters().messages_delivered, posted.size());
-        // Every request ended well, quiet or not, each answered in an ACK but those answered
+        // Every request ended well, unsignaled or not, each answered in an ACK but those answered
         // by a message.
         EXPECT_EQ(a.counters().messages_completed, posted.size());
         EXPECT_EQ(a.counters().answered_by_ack, posted.size() - answered_by_message);

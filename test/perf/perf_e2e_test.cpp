@@ -154,7 +154,7 @@ TEST(PerfE2E, PostListsPostEverySendOnce) {
         expect_clean(p, 100, 1);
         if (!verify) {
             EXPECT_EQ(p.cli->ep.silent_completions(), 87u);
-            EXPECT_EQ(p.cli->ep.counters().quiet_sends, 87u);
+            EXPECT_EQ(p.cli->ep.counters().unsignaled_sends, 87u);
         }
     }
     settings s = pipe_settings(test_kind::send_bw, 64, 1);

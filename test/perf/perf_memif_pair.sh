@@ -162,9 +162,9 @@ start_server uet_cq_mod send_bw -s 8 -n 3000 --stats && {
         bad "uet_cq_mod: the client's row does not count 3000 sends"
     grep -q "^ CQ Moderation   : 100$" "$WORK/uet_cq_mod.client" ||
         bad "uet_cq_mod: the settings block does not show -Q 100"
-    grep -q "; completed without an entry 2970; quiet sends 2970 (adopted " "$WORK/uet_cq_mod.client" ||
-        bad "uet_cq_mod: the client did not count 2970 sends completed without an entry, all quiet"
-    grep -q "; completed without an entry 0; quiet sends 0 (adopted 0); delivered directly " "$WORK/uet_cq_mod.server" ||
+    grep -q "; completed without an entry 2970; unsignaled sends 2970 (adopted " "$WORK/uet_cq_mod.client" ||
+        bad "uet_cq_mod: the client did not count 2970 sends completed without an entry, all unsignaled"
+    grep -q "; completed without an entry 0; unsignaled sends 0 (adopted 0); delivered directly " "$WORK/uet_cq_mod.server" ||
         bad "uet_cq_mod: the server counted operations of its own"
 }
 # With UDP checksums the chained payloads are summed where they lie; the receiver checks each

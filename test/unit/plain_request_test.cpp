@@ -387,7 +387,7 @@ TEST(PlainRequestPrediction, WhatItReadsFromMutatedFramesTheFullReadingReadsAlik
 // reading them one by one leaves it.
 void check_burst_reading(std::uint64_t seed, bool whole) {
     std::mt19937_64 rng(seed);
-    int cut_short = 0, whole_bursts = 0;
+    int cut_short = 0, single_packet_bursts = 0;
     for (int i = 0; i < 3000; ++i) {
         const auto first = template_frame(rng, whole);
         plain_request r;
@@ -428,10 +428,10 @@ void check_burst_reading(std::uint64_t seed, bool whole) {
         for (std::size_t k = 0; k < expected; ++k)
             ASSERT_NE(read_next_plain_request(spans[k], upto), nullptr);
         EXPECT_TRUE(same(many.reading, upto.reading)) << i;
-        (expected == count ? whole_bursts : cut_short) += 1;
+        (expected == count ? single_packet_bursts : cut_short) += 1;
         if (::testing::Test::HasFailure()) return;
     }
-    EXPECT_GT(whole_bursts, 300);
+    EXPECT_GT(single_packet_bursts, 300);
     EXPECT_GT(cut_short, 300);
 }
 
@@ -472,9 +472,9 @@ TEST(PlainRequestPrediction, FramesInTwoPiecesArePredictedOnlySplitAfterTheirHea
             off_by_one.push_back({payloads[k].data() + 1, static_cast<std::uint32_t>(hs + 1)});
         }
         std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
-        plain_request_template as_whole = start, as_split = start, as_off = start;
+        plain_request_template as_single_packet = start, as_split = start, as_off = start;
         std::array<next_request_fields, 32> a, b, c;
-        const std::size_t n = read_next_plain_requests(spans, as_whole, a.data());
+        const std::size_t n = read_next_plain_requests(spans, as_single_packet, a.data());
         const std::size_t m = read_next_plain_requests(spans, as_split, b.data(), rests.data());
         EXPECT_EQ(read_next_plain_requests(spans, as_off, c.data(), off_by_one.data()), 0u) << i;
         // Read split up to the first frame that carries a UDP checksum.
@@ -545,7 +545,7 @@ TEST(PlainRequestPrediction, ReadsTheNextOnePacketMessageAsTheFullReadingDoes) {
         const auto first = template_frame(rng, true);
         plain_request r;
         plain_request_template t = remembered(first, r);
-        ASSERT_TRUE(t.whole_messages);
+        ASSERT_TRUE(t.single_packet_messages);
         const auto next = next_packet(first, rng, true);
         const plain_request* p = read_next_plain_request(next, t);
         plain_request full;
@@ -588,10 +588,10 @@ TEST(PlainRequestPrediction, AOnePacketMessageStandsOnlyForOnePacketMessagesOfIt
     const auto inside = template_frame(rng);
     plain_request ri;
     plain_request_template ti = remembered(inside, ri);
-    EXPECT_FALSE(ti.whole_messages);
-    auto whole_like = next_packet(inside, rng);
-    whole_like[ses + 1] |= 0x03;
-    EXPECT_EQ(read_next_plain_request(whole_like, ti), nullptr);
+    EXPECT_FALSE(ti.single_packet_messages);
+    auto single_packet_like = next_packet(inside, rng);
+    single_packet_like[ses + 1] |= 0x03;
+    EXPECT_EQ(read_next_plain_request(single_packet_like, ti), nullptr);
 }
 
 // ---- the sender's side: the next packet's headers written from the last one's ----

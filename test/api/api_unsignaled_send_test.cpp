@@ -1,8 +1,8 @@
-// api_quiet_send: sends asked no completion of (op_flags::no_completion) go without an operation
-// entry of the endpoint (quiet engine requests) where they can; the rare end that needs one (a
-// failure, an answer that comes as a message, a NO_MATCH and the RTR after it, a close) adopts
-// one then. Each such send still ends exactly once: counted by silent_completions() when it
-// succeeds, with its error entry and its own context when it fails.
+// api_unsignaled_send: sends asked no completion of (op_flags::no_completion) go without an
+// operation entry of the endpoint (unsignaled engine requests) where they can; the rare end that
+// needs one (a failure, an answer that comes as a message, a NO_MATCH and the RTR after it, a
+// close) adopts one then. Each such send still ends exactly once: counted by silent_completions()
+// when it succeeds, with its error entry and its own context when it fails.
 #include <algorithm>
 
 #include "api_helpers.hpp"
@@ -16,7 +16,7 @@ constexpr std::uint32_t job = 7;
 // receives (the target's TOO_LONG comes as a response message): the others are only counted,
 // each failure gives one error entry with its own context. With answers as messages every end
 // needs the operation, adopted whether the answer or the PDS completion comes first.
-TEST(quiet_send, a_stream_of_silent_sends_ends_each_once) {
+TEST(unsignaled_send, a_stream_of_silent_sends_ends_each_once) {
     for (const bool in_acks : {true, false}) {
         SCOPED_TRACE(in_acks ? "answers in ACKs" : "answers as messages");
         world w(lossy_fabric(31), 1, endpoint_attr{.job_id = job});
@@ -59,18 +59,18 @@ TEST(quiet_send, a_stream_of_silent_sends_ends_each_once) {
         EXPECT_EQ(failures, (n + 96) / 97);
         EXPECT_EQ(w.eps[0].silent_completions(), static_cast<std::uint64_t>(n - failures));
         const endpoint_counters c = w.eps[0].counters();
-        EXPECT_EQ(c.quiet_sends, static_cast<std::uint64_t>(n));
+        EXPECT_EQ(c.unsignaled_sends, static_cast<std::uint64_t>(n));
         if (in_acks)
-            EXPECT_GE(c.quiet_sends_adopted, static_cast<std::uint64_t>(failures));
+            EXPECT_GE(c.unsignaled_sends_adopted, static_cast<std::uint64_t>(failures));
         else
-            EXPECT_EQ(c.quiet_sends_adopted, c.quiet_sends);
+            EXPECT_EQ(c.unsignaled_sends_adopted, c.unsignaled_sends);
     }
 }
 
 // Past the target's unexpected queue its eager sends are deferred (NO_MATCH); the target's RTR
 // names each by the restart token it went with, and the resend goes to the receive posted for
 // it. The sender sees no entry at all.
-TEST(quiet_send, deferred_quiet_sends_go_again_after_the_rtr) {
+TEST(unsignaled_send, deferred_unsignaled_sends_go_again_after_the_rtr) {
     world w(lossy_fabric(12), 2, endpoint_attr{.job_id = job, .max_unexpected = 2});
     constexpr int n = 6;
     std::vector<std::vector<std::byte>> sent;
@@ -99,14 +99,14 @@ TEST(quiet_send, deferred_quiet_sends_go_again_after_the_rtr) {
     for (int i = 0; i < n; ++i)
         EXPECT_EQ(got[static_cast<std::size_t>(i)], sent[static_cast<std::size_t>(i)]) << i;
     const endpoint_counters c = w.eps[0].counters();
-    EXPECT_EQ(c.quiet_sends, static_cast<std::uint64_t>(n));
-    EXPECT_GE(c.quiet_sends_adopted, 4u);
+    EXPECT_EQ(c.unsignaled_sends, static_cast<std::uint64_t>(n));
+    EXPECT_GE(c.unsignaled_sends_adopted, 4u);
     EXPECT_EQ(w.eps[1].counters().resent_after_rtr + c.resent_after_rtr, 4u);
 }
 
-// A quiet send the target refuses (another job) fails with its own context and flags; a tagged
+// A unsignaled send the target refuses (another job) fails with its own context and flags; a tagged
 // one says it was tagged.
-TEST(quiet_send, a_refused_quiet_send_gives_its_error_entry) {
+TEST(unsignaled_send, a_refused_unsignaled_send_gives_its_error_entry) {
     world w(lossy_fabric(5), 1, endpoint_attr{.job_id = 8});
     const std::size_t target = w.add(endpoint_attr{.job_id = job});
     const auto data = pattern(64, 3);
@@ -124,12 +124,12 @@ TEST(quiet_send, a_refused_quiet_send_gives_its_error_entry) {
     EXPECT_EQ(second.error, errc::job_mismatch);
     EXPECT_TRUE(has(second.flags, completion_flags::tagged));
     EXPECT_EQ(w.eps[0].silent_completions(), 0u);
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, 2u);
-    EXPECT_EQ(w.eps[0].counters().quiet_sends_adopted, 2u);
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, 2u);
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends_adopted, 2u);
 }
 
-// Closed with quiet sends in flight, the endpoint cancels each with an entry of its own.
-TEST(quiet_send, close_cancels_quiet_sends_in_flight) {
+// Closed with unsignaled sends in flight, the endpoint cancels each with an entry of its own.
+TEST(unsignaled_send, close_cancels_unsignaled_sends_in_flight) {
     world w(lossy_fabric(6), 2, endpoint_attr{.job_id = job});
     const auto data = pattern(64, 3);
     constexpr int n = 10;
@@ -137,7 +137,7 @@ TEST(quiet_send, close_cancels_quiet_sends_in_flight) {
     for (int i = 0; i < n; ++i)
         ASSERT_FALSE(
             w.eps[0].send(w.peers[1], as_bytes_of(data), &contexts[i], op_flags::no_completion));
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, static_cast<std::uint64_t>(n));
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, static_cast<std::uint64_t>(n));
     w.eps[0].close();
     std::vector<int> seen(n, 0);
     for (int i = 0; i < n; ++i) {
@@ -152,9 +152,9 @@ TEST(quiet_send, close_cancels_quiet_sends_in_flight) {
     EXPECT_FALSE(w.cqs[0].has_error());
 }
 
-// Only RUD and ROD sends below the deferrable threshold go quiet; the others take their
+// Only RUD and ROD sends below the deferrable threshold go unsignaled; the others take their
 // operation as before and still end without an entry.
-TEST(quiet_send, other_sends_take_an_operation) {
+TEST(unsignaled_send, other_sends_take_an_operation) {
     for (delivery mode : {delivery::rudi, delivery::uud}) {
         world w(lossy_fabric(7), 2, endpoint_attr{.job_id = job, .mode = mode});
         std::vector<std::byte> got(64);
@@ -169,7 +169,7 @@ TEST(quiet_send, other_sends_take_an_operation) {
                 ASSERT_TRUE(w.fab.progress());
             EXPECT_EQ(w.eps[0].silent_completions(), 1u);
         }
-        EXPECT_EQ(w.eps[0].counters().quiet_sends, 0u) << int(mode);
+        EXPECT_EQ(w.eps[0].counters().unsignaled_sends, 0u) << int(mode);
     }
     world w(lossy_fabric(8), 2, endpoint_attr{.job_id = job, .deferrable_threshold = 1000});
     std::vector<std::byte> got(2000);
@@ -178,7 +178,7 @@ TEST(quiet_send, other_sends_take_an_operation) {
     ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr, op_flags::no_completion));
     wait_ok(w.cqs[1]);
     EXPECT_EQ(got, data);
-    EXPECT_EQ(w.eps[0].counters().quiet_sends, 0u);
+    EXPECT_EQ(w.eps[0].counters().unsignaled_sends, 0u);
 }
 
 }  // namespace
