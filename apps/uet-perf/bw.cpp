@@ -116,7 +116,7 @@ void side::account(std::uint64_t now, std::uint64_t delta) {
 }
 
 // The post of a bandwidth test's operation i from slot `slot`. Each case returns its post's
-// status: a blank std::error_code assigned later cost a call into libstdc++ (system_category())
+// status: a blank std::error_code assigned later costs a call into libstdc++ (system_category())
 // per operation.
 inline std::error_code side::post_bw_op(std::uint32_t slot, std::uint64_t i, op_flags flags) {
     const std::uint64_t size = run_.size;
@@ -204,8 +204,8 @@ bool side::post_drain() {
 }
 
 // As many operations as the depth and the run's limit allow, with the bounds and counters held
-// in locals for the pass: as members behind the endpoint's call they were read again and stored
-// per operation (~15 instructions of a small send's ~1,000).
+// in locals for the pass: as members behind the endpoint's call (opaque to the compiler) they
+// would be read again and stored per operation.
 inline void side::post_bw_ops() {
     if (run_.stopped || run_.posted >= run_.limit || run_.outstanding >= run_.depth) return;
     if (run_.posted == 0) {
@@ -244,8 +244,8 @@ inline void side::post_bw_ops() {
 void side::post_send_lists() {
     const std::uint64_t last = run_.limit - 1;
     const std::uint32_t cq_mod = run_.cq_mod;
-    // Held in locals: the stores into tx_kind_ (bytes, which may alias anything) made the
-    // compiler read each member again for every send (~25 of the loop's ~60 instructions).
+    // Held in locals: the stores into tx_kind_ (bytes, which may alias anything) would make the
+    // compiler read each member again for every send.
     const bool verify = s_.verify;
     const std::uint64_t corrupt_at = s_.corrupt_iteration;
     const std::size_t size = run_.size;

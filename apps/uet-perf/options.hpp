@@ -107,7 +107,7 @@ struct settings {
     std::string out_json_file;
     bool stats = false;
     // --time-stages: the port times its bursts by stage (fabric_attr::dpdk.time_stages), shown in
-    // --stats. Its own option: the TSC reads cost a few percent of a small-message rate.
+    // --stats. Its own option: its TSC reads slow a small-message run down.
     bool time_stages = false;
     bool busy_poll = true;
     double timeout_s = 10;  // control answers

@@ -1,8 +1,8 @@
-// The free tx or rx slots of a run: a stack of slot numbers of fixed capacity. Unlike a vector
-// it never grows, so its push has no growing path: the completion handler that pushes a slot
-// for every message stays a leaf without a stack frame (the vector's inlined reallocation made
-// it save six registers each time). A push on a full stack is refused: more slots freed than
-// were taken means a completion came twice, which the caller reports.
+// The free tx or rx slots of a run: a stack of slot numbers of fixed capacity. Unlike a vector it
+// never grows, so its push has no growing path: the completion handler that pushes a slot for every
+// message stays a leaf without a stack frame (a vector's inlined reallocation path would make it
+// save registers on every call). A push on a full stack is refused: more slots freed than were
+// taken means a completion came twice, which the caller reports.
 #pragma once
 
 #include <cstddef>

@@ -34,7 +34,7 @@
 namespace uet::perf {
 
 // The clock the measurements use (nanoseconds, monotonic): the fabric's on DPDK (the TSC, which
-// the engine reads too; a vDSO clock_gettime per poll was 5-7% of a busy core's samples),
+// the engine reads too, and cheaper than the vDSO clock_gettime that every poll would pay for),
 // steady_clock over the pipe.
 using clock_fn = std::function<std::uint64_t()>;
 std::uint64_t steady_ns();
@@ -64,7 +64,8 @@ struct buffer_layout {
 };
 
 // Slot k % slots of a layout and its offset for k = 0, 1, 2...: what offset_of(k % slots) gives,
-// advanced by one without a division (a 64-bit divide is tens of cycles of a message of ~1,000).
+// advanced by one without a division (a 64-bit divide, among the slowest integer instructions,
+// on every message).
 struct slot_cursor {
     std::uint64_t slot = 0, in_cycle = 0, offset = 0;
     void advance(std::uint64_t slots, const buffer_layout& l) noexcept {
@@ -228,8 +229,8 @@ class side {
     void handle_error(const completion& c);
     void on_ctrl_recv(const completion& c);
     // on_data's every case but a bandwidth test's plain receive without --verify, out of line:
-    // their strings (verification and failure messages) made on_data save six registers and
-    // build a stack frame for every completion (~18 instructions a message).
+    // their strings (verification and failure messages) would make on_data save registers and
+    // build a stack frame for every completion.
     void on_data(const completion& c, std::uint32_t slot, bool rx);
     [[gnu::noinline]] void on_data_slow(const completion& c, std::uint32_t slot, bool rx);
     void on_multi_recv(const completion& c, std::uint32_t k);

@@ -1,8 +1,8 @@
 // uet-core-to-core: the round trip of one cache line between two CPUs (two threads, each pinned
-// to one, passing a counter back and forth), in ns. On this project's VM the figure is ~55 ns
-// while the host keeps both vCPUs on one core complex and ~330 ns while it has put them on two,
-// which it does for seconds at a time; a memif link, whose every frame crosses between the cores,
-// runs ~4x slower then. The bench/e2e scripts run it around each pair so that ratios compare
+// to one, passing a counter back and forth), in ns. On a VM it is far longer while the host has
+// put the two vCPUs on different core complexes than while it keeps them on one, and the host
+// moves them for seconds at a time; a memif link, whose every frame crosses between the cores,
+// is much slower then. The bench/e2e scripts run it around each pair so that ratios compare
 // runs made in the same mode.
 //   uet-core-to-core [CPU_A CPU_B [ROUND_TRIPS]]   (0 1 200000)
 #include <atomic>

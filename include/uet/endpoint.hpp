@@ -60,8 +60,8 @@ struct endpoint_attr {
     std::size_t rendezvous_threshold = 1u << 20;
     std::size_t max_message_size = std::size_t{1} << 31;
     // Safe on a shared fabric: NSCC backs off on ECN and delay, REPS sprays and steers away
-    // from marked, slow or failed paths (docs/api.md gives the fabric-model figures). none and
-    // static_path are the old fixed-window, one-path behaviour, for point-to-point benchmarks.
+    // from marked, slow or failed paths (docs/api.md describes them). none and static_path keep
+    // a fixed window on one path: for point-to-point benchmarks only.
     congestion_control cc = congestion_control::nscc;
     path_policy lb = path_policy::reps;
     double link_gbps = 100;              // NSCC/RCCC scale from the link rate ...

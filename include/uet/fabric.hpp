@@ -81,10 +81,9 @@ struct dpdk_attr {
     // reads frames by DMA (a PCI NIC); on a virtual device (memif, af_packet, af_xdp, tap, pcap),
     // which copies every frame into a ring or socket of its own, only from
     // virtual_device_zero_copy_min bytes (4 KiB): there a chained payload saves uet's copy but
-    // costs the driver a second segment, which is more than a small copy (memif, 1,344-byte
-    // payloads: 1,743 instructions per frame on the sender copied, 2,115 chained) and less
-    // than a large one (8 KiB payloads: 1.5-2.9x the rate chained). on: from zero_copy_min
-    // wherever the port chains segments. off: never.
+    // costs the driver a second segment to handle, which is more than copying a small payload
+    // and less than copying a large one. on: from zero_copy_min wherever the port chains
+    // segments. off: never.
     zero_copy_policy zero_copy = zero_copy_policy::automatic;
     // Whether frames go out with a UDP checksum (received ones are verified whenever the sender
     // filled one in). off: checksum 0 ("none", as IPv4 allows and RoCEv2 does), so no payload

@@ -120,7 +120,7 @@ class timer_wheel {
     std::size_t find_next(unsigned level, unsigned start) const noexcept;
     std::uint64_t next_event_tick(std::uint64_t target) const noexcept;
     // next_event_tick(never), kept between calls: most advances move time by a tick or two with
-    // nothing due, and the scan of four levels' bitmaps cost ~300 instructions each time.
+    // nothing due, and a scan of four levels' bitmaps on each would find the same answer again.
     std::uint64_t next_event() noexcept {
         if (next_event_ <= base_) next_event_ = next_event_tick(never);
         return next_event_;
@@ -151,8 +151,8 @@ class timer_wheel {
     // next_deadline()'s last answer, kept while it is still a lower bound: scheduling lowers it
     // to the new deadline, cancels and firings only raise the true minimum. Once advance() has
     // passed it (nothing at or before that time is left) it is recounted; 0, never past
-    // advanced_to_, is "not known". A busy sender's runtime asks every poll (whether the engine
-    // has anything due), and the scan of four levels' bitmaps cost ~130 instructions each time.
+    // advanced_to_, is "not known". A busy sender's poll loop asks on every poll (whether the
+    // engine has anything due), too often to scan four levels' bitmaps each time.
     mutable std::uint64_t deadline_bound_ = 0;
     std::uint64_t advanced_to_ = 0;  // the latest advance(now)
 };

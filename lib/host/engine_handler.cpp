@@ -75,7 +75,7 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
 }
 
 std::uint64_t engine_handler::next_deadline() const {
-    // The engine says UINT64_MAX when idle, which is also the runtime's no_deadline.
+    // The engine says UINT64_MAX when idle, which is also the host stack's no_deadline.
     static_assert(no_deadline == UINT64_MAX);
     return engine_.next_deadline();
 }

@@ -24,7 +24,7 @@ namespace uet::host {
 
 struct engine_handler_stats {
     std::uint64_t frames_rx = 0, frames_tx = 0;
-    std::uint64_t bytes_copied_tx = 0;  // engine memory -> runtime slot (frames not built in place)
+    std::uint64_t bytes_copied_tx = 0;  // engine memory -> port's slot (frames not built in place)
     std::uint64_t tx_too_large = 0;     // engine frame larger than the slot: dropped
     std::uint64_t frames_by_reference = 0;  // payload left in registered memory (tx_frame::ext)
 };

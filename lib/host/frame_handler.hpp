@@ -22,7 +22,8 @@ inline constexpr std::uint64_t no_deadline = std::numeric_limits<std::uint64_t>:
 
 // Room for a burst of N values that a layer fills one by one before handing them on: unlike an
 // std::array<T, N>, not initialized at each call (the default member initializers of a frame's
-// span and classification made that ~100 stores per burst in every layer a burst crosses).
+// span and classification would be a store per field and entry, per burst, in every layer a
+// burst crosses).
 // An entry is read only after set().
 template <class T, std::size_t N = burst_size>
 class burst_room {
@@ -53,10 +54,11 @@ struct ext_payload {
     std::uint32_t region = 0;  // the handle register_memory returned
 };
 
-// One frame to transmit. The runtime hands out slots whose buffer is the writable data room of
-// an mbuf; the handler writes headers (and usually the payload) there and sets length. With
-// ext set, ext.length bytes of registered memory follow buffer[0, length) on the wire: chained
-// without a copy where io_caps::zero_copy, copied otherwise.
+// One frame to transmit. The packet_io hands out slots whose buffer is writable room for a frame
+// (an mbuf's data room in providers/dpdk, a ring slot in providers/memif); the handler writes
+// headers (and usually the payload) there and sets length. With ext set, ext.length bytes of
+// registered memory follow buffer[0, length) on the wire: chained without a copy where
+// io_caps::zero_copy, copied otherwise.
 struct tx_frame {
     std::span<std::uint8_t> buffer;
     std::size_t length = 0;
@@ -66,8 +68,8 @@ struct tx_frame {
     // handler must have filled the checksums itself.
     bool offload_ipv4_checksum = false;
     bool offload_udp_checksum = false;
-    // The runtime's handle of the buffer (its mbuf). A handler may reorder or swap whole slots
-    // (buffer and cookie travel together) but never change one without the other.
+    // The packet_io's handle of the buffer (providers/dpdk: its mbuf). A handler may reorder or
+    // swap whole slots (buffer and cookie travel together) but never change one without the other.
     void* io_cookie = nullptr;
 
     void reset(std::span<std::uint8_t> room, void* cookie) noexcept {
@@ -121,17 +123,18 @@ class frame_handler {
     // on_receive_burst does not: it hands on bytes alone.
     virtual bool takes_split_frames() const noexcept { return false; }
     // Fill up to frames.size() slots from the front; return how many were filled, setting the
-    // length and ext of each. Slots past the returned count are reused by the runtime, which may
+    // length and ext of each. Slots past the returned count are reused by the packet_io, which may
     // hand them again as they are (whatever a handler left in them), after a call that filled
     // none or in the next call's first slots.
     virtual std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) = 0;
     // The earliest time at which on_transmit has something to do even without new input;
-    // no_deadline if none. Lets the runtime back off while idle.
+    // no_deadline if none. Lets the poll loop (providers/dpdk) back off while idle.
     virtual std::uint64_t next_deadline() const = 0;
 };
 
-// A source and sink of frames (one queue of one port). The runtime's poll loop drives it; the
-// DPDK driver implements it, and so can anything else that moves frames.
+// A source and sink of frames (one queue of one port). The poll loop of providers/dpdk drives
+// it; the ports of providers/dpdk and providers/memif implement it, and so can anything else
+// that moves frames.
 class packet_io {
   public:
     virtual ~packet_io() = default;

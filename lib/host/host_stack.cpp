@@ -276,8 +276,8 @@ bool host_stack::address(tx_frame& f, std::uint64_t now, burst_route& last) noex
 }
 
 // An untagged IPv4 frame to the last frame's destination takes its MACs without a lookup.
-// Inline in on_transmit: as part of address(), every frame paid for the registers its ARP and
-// hold paths save (~20 instructions a frame).
+// Inline in on_transmit: as part of address(), every frame would pay for saving and restoring
+// the registers that its ARP and hold paths use.
 bool host_stack::address_again(tx_frame& f, const burst_route& last) noexcept {
     constexpr std::size_t dst_ip_at = wire::eth_header::wire_size + 16;
     if (!last.valid || f.length < dst_ip_at + 4) return false;

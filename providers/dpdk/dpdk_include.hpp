@@ -1,7 +1,8 @@
-// Every DPDK header the runtime and the driver use, included in one place. DPDK 22.11's headers
-// are C: under C++20 its spinlock header increments volatile objects (deprecated in C++20) and
-// several structures end in flexible arrays. Silence exactly those diagnostics here instead of
-// lowering warnings for the whole project. Private: never include this from a public header.
+// Every DPDK header providers/dpdk uses (EAL, poll loop, port driver), included in one place. DPDK
+// 22.11's headers are C: under C++20 its spinlock header increments volatile objects (deprecated in
+// C++20) and several structures end in flexible arrays. Silence exactly those diagnostics here
+// instead of lowering warnings for the whole project. Private: never include this from a public
+// header.
 #pragma once
 
 #pragma GCC diagnostic push

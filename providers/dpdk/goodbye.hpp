@@ -2,8 +2,8 @@
 //
 // Why: DPDK's memif driver unmaps the shared rings from its interrupt thread as soon as the peer
 // disconnects, while this process's poll loop may be inside a burst on those rings. A peer that
-// simply closed crashed the other side now and then (seen under load: uet-perf's client, still
-// polling after the server refused it and left).
+// simply closes can crash the other side (e.g. uet-perf's client, still polling after the
+// server refused it and left).
 //
 // So a memif port leaves in two steps. It sends `leaving` and closes only once the peer has
 // answered `ack`. A port that answered never bursts on its rings again until the link has gone

@@ -49,7 +49,8 @@ class poll_loop {
     // Work run between the two bursts of each poll (the application's part: what it answers
     // to the frames just received then leaves in the same poll's transmit burst); its result
     // says whether it did anything (no back-off after useful work). It is given the poll's
-    // time, read once for the poll (a second read of the TSC cost ~12 ns a poll here).
+    // time, read once for the poll: a TSC read is not free, and a second one would add its
+    // cost to every poll.
     void set_between_bursts(bool (*fn)(void*, std::uint64_t), void* ctx) noexcept {
         between_ = fn;
         between_ctx_ = ctx;

@@ -44,7 +44,7 @@ struct port_config {
     // memif only: how long close() waits for the peer to answer that this port is leaving
     // (goodbye.hpp). Only a peer that does not poll its port (or is not uet) makes close() wait
     // this long. Generous: a peer that polls only after we gave up may crash on our close, and
-    // two busy processes on a loaded host were seen to take over 2 s.
+    // two busy processes on a loaded host can take seconds to answer.
     std::uint32_t goodbye_timeout_ms = 10'000;
 };
 

@@ -142,7 +142,7 @@ bool port::queue_io::refill() noexcept {
     }
     // Only slots whose mbuf went out or that the handler wrote: a slot that still holds its
     // mbuf keeps its room (slots move only whole), so the other mbufs are not touched (a burst
-    // of a few small frames used to pay for resetting all 32).
+    // of a few small frames would otherwise pay for resetting every slot).
     unsigned next = 0;
     for (auto& s : slots_) {
         if (s.io_cookie == nullptr) {

@@ -58,12 +58,12 @@ class port::queue_io final : public host::packet_io {
     bool slots_ready_ = false;
     // Frames the TX ring had no room for: they go first in the next burst, and the handler is
     // asked for that many fewer. A full ring is back-pressure from a slow receiver, not loss;
-    // dropping there made the engine wait a retransmit timeout for frames it believed sent.
+    // dropping there would make the engine wait a retransmit timeout for frames it believes sent.
     std::array<rte_mbuf*, host::burst_size> out_{};
     std::uint16_t backlog_ = 0;          // out_[0, backlog_) are prepared and unsent
     std::vector<std::uint8_t> scratch_;  // a multi-segment frame made contiguous
     // Data-less mbufs for zero-copy payloads, taken from the pool a burst at a time: one
-    // rte_pktmbuf_alloc per packet cost a mempool call and a thread-local lookup each.
+    // rte_pktmbuf_alloc per packet would cost a mempool call and a thread-local lookup each.
     std::array<rte_mbuf*, host::burst_size> ext_stash_{};
     unsigned ext_stashed_ = 0;  // ext_stash_[0, ext_stashed_) are ready
     bool iova_is_va_ = false;

@@ -103,12 +103,11 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     c.seed = attr_.seed ^ (std::uint64_t{entropy()} << 32) ^ entropy() ^ dpdk::now_ns();
     c.rto_ns = s_.rto_ns;
     c.rto_max_ns = std::max(s_.rto_ns, dpdk_rto_max_ns);
-    // The adaptive RTO's floor. RTTs measured between two polling processes are tens of
-    // microseconds, but a peer descheduled for a slice, or a ring's worth of frames queued at a
-    // busy receiver, holds ACKs back for a millisecond or so: an RTO that follows the measured
-    // RTT down to the engine's default floor (100 us) fired on every such hiccup and resent a
-    // whole window into the very queue that caused it (memif write_bw: ~10% of the packets were
-    // spurious retransmissions). Losses within a window are found by SACK, not by this timer.
+    // The adaptive RTO's floor. RTTs between two polling processes are short, but a peer
+    // descheduled for a time slice, or a ring's worth of frames queued at a busy receiver,
+    // holds ACKs back many times longer: an RTO that follows the measured RTT down to the
+    // engine's default floor fires on every such hiccup and resends a whole window into the
+    // very queue that caused it. Losses within a window are found by SACK, not by this timer.
     c.rto_min_ns = std::min(s_.rto_ns, host_rto_min_ns);
     c.max_retransmits = s_.max_retransmits;
     c.mpr = dpdk_window_packets;

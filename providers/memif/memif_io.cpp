@@ -262,8 +262,8 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
 
 // offer_slots() for a client's slots from `from` while each names one of its own buffers (in
 // region 0, not a chained payload's slot), which is every slot but after zero-copy transmit:
-// region 0 is looked up once rather than per slot (~40 instructions less a frame). Returns
-// where it stopped, for the general loop to go on from.
+// region 0 is looked up once rather than per slot. Returns where it stopped, for the general
+// loop to go on from.
 inline std::size_t port::io::offer_own_slots(std::size_t from, std::size_t n) noexcept {
     port& p = owner_;
     const ring& r = p.tx_;
@@ -319,7 +319,7 @@ inline void port::io::keep_spare(const descriptor& d, std::size_t k) noexcept {
 // returns the ring slots used, the frames that go out in frames_out.
 std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::size_t room,
                                 std::uint16_t& frames_out) {
-    if (publish_single_packet(filled)) {
+    if (publish_in_place(filled)) {
         frames_out = static_cast<std::uint16_t>(filled);
         return frames_out;
     }
@@ -397,9 +397,9 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
 
 // publish() of a burst whose every frame lies whole in the buffer offered for its slot (no
 // slot moved, no payload to chain or copy, a length the buffer holds): checked first and then
-// written, one descriptor a frame, without the general loop's per-frame cases (~40
-// instructions less a frame). False, with nothing written, for any other burst.
-bool port::io::publish_single_packet(std::size_t filled) noexcept {
+// written, one descriptor a frame, without the general loop's per-frame cases. False, with
+// nothing written, for any other burst.
+bool port::io::publish_in_place(std::size_t filled) noexcept {
     port& p = owner_;
     const host::tx_frame* slots = &slots_[base_];
     const slot_buffer* buffers = &buffers_[base_];
@@ -482,9 +482,8 @@ void port::io::kick(const ring& r) noexcept {
 
 // The client may fill the slots the server gave back (up to tail + size), the server the slots
 // the client posted (up to head). The peer's counter is a line the peer writes every burst: read
-// on every call it missed on nearly every call (~1/3 of the sender's transmit_burst samples in
-// send_bw -s 8), so the last value read stands while it leaves room for a full offer (it only
-// moves on: the room it shows is never too much).
+// on every call, it would miss the cache on nearly every call, so the last value read stands
+// while it leaves room for a full offer (it only moves on: the room it shows is never too much).
 inline std::uint16_t port::io::tx_room() noexcept {
     port& p = owner_;
     ring& r = p.tx_;
@@ -514,7 +513,7 @@ std::size_t port::io::transmit_burst(host::frame_handler& h, std::uint64_t now) 
     if (free == 0) return 0;
     // The reader's flags (for the kick after the frames) share a line with the head, which a
     // polling server reads all the time: asked for now, that line is back by the time the
-    // frames are built (read then, it missed: ~2/3 of the sender's transmit_burst samples).
+    // frames are built (read only then, it would miss the cache on every burst).
     prefetch_line(r.hdr);
     // Where payloads may be chained, half the free slots are offered: a chained frame takes a
     // second slot, so that every frame offered can have one. Until a frame leaves, slots may

@@ -30,7 +30,7 @@ class port::io final : public host::packet_io {
     };
     std::size_t offer_slots(std::uint16_t free, std::size_t from);
     inline std::size_t offer_own_slots(std::size_t from, std::size_t n) noexcept;
-    bool publish_single_packet(std::size_t filled) noexcept;
+    bool publish_in_place(std::size_t filled) noexcept;
     inline void past_sent(std::size_t filled) noexcept;
     // Writes the descriptors of the frames (a chained frame takes two slots, of at most
     // `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.
@@ -48,7 +48,7 @@ class port::io final : public host::packet_io {
                              host::rx_frame& f) noexcept;
     void keep_unused_offered() noexcept;
     void offer_from_front() noexcept;
-    // Called for every frame sent: inlined into publish (one call per frame cost ~20 instructions).
+    // Called for every frame sent: inlined into publish, so that no frame pays for a call.
     // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot, if
     // chain_ok), from the shared region `in`.
     [[gnu::always_inline]] inline int finish_frame(host::tx_frame& f, bool chain_ok,

@@ -149,7 +149,7 @@ class port final : public host::net_port {
         return buffer_in(regions_, d, length);
     }
     // The same among `regions`: a burst reads the regions once (their count is a division by
-    // the entry's size, per frame ~25 instructions of a small message).
+    // the entry's size, too dear to redo for every frame).
     static std::uint8_t* buffer_in(std::span<const region> regions, const descriptor& d,
                                    std::uint32_t length) noexcept {
         if (d.region >= regions.size()) return nullptr;

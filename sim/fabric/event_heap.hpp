@@ -1,9 +1,9 @@
 // Indexed min-heap of (time, id) for a fixed set of ids (the fabric's ports): each id is in
 // the heap at most once, and its time can be moved either way in O(log n). Keys live in the heap
 // array itself and positions in a compact side array, so sifting touches only these two arrays,
-// never the owners' (large) records. arity is a knob: 4 measured no faster than 2 on the
-// fabric benchmark (fewer levels, but more comparisons per level). Ties are broken by id, which
-// keeps runs deterministic.
+// never the owners' (large) records. arity is a knob: a wider heap has fewer levels but more
+// comparisons per level, and for the fabric's heaps the two cancel out. Ties are broken by id,
+// which keeps runs deterministic.
 #pragma once
 
 #include <cstdint>
