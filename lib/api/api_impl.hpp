@@ -246,7 +246,7 @@ struct deferred_send {
     bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
 };
 
-struct endpoint_impl {
+struct endpoint_impl final : delivery {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
@@ -379,16 +379,18 @@ struct endpoint_impl {
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
     void on_write(received_message& m);
-    // engine_config::place_write: where one packet of a WRITE goes (nullptr: refused).
-    static std::uint8_t* place_write(void* self, std::uint32_t from, const ses_fields& f,
-                                     std::uint32_t offset, std::uint32_t length) noexcept;
-    // engine_config::take_single_packet_messages: one-packet sends of a receive run, as they
-    // arrive, each straight into the first posted receive it matches when that is an ordinary one
-    // it fits in (what on_send_request and deliver() would do, with no engine call: the engine
-    // answers RC_OK in its ACK), up to the first that cannot go so.
-    static std::size_t take_single_packet_messages(
-        void* self, std::uint32_t from, const ses_fields& common, std::uint32_t length,
-        std::span<const wire::next_request_fields> own) noexcept;
+    // delivery (the engine's calls up, from receive()): where one packet of a WRITE goes
+    // (nullptr: refused); and the single-packet sends of a receive run, as they arrive, each
+    // straight into the first posted receive it matches when that is an ordinary one it fits in
+    // (what on_send_request and deliver() would do, with no engine call: the engine answers
+    // RC_OK in its ACK), up to the first that cannot go so.
+    bool places_writes() const noexcept override { return true; }
+    std::uint8_t* place_write(std::uint32_t from, const ses_fields& f, std::uint32_t offset,
+                              std::uint32_t length) noexcept override;
+    bool takes_single_packet_messages() const noexcept override { return true; }
+    std::size_t take_single_packet_messages(
+        std::uint32_t from, const ses_fields& common, std::uint32_t length,
+        std::span<const wire::next_request_fields> own) noexcept override;
     void on_read(received_message& m);
     void on_atomic(received_message& m);
     void on_rtr(received_message& m);

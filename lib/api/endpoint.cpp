@@ -50,12 +50,10 @@ engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu) {
 
 namespace {
 
-// WRITEs land straight in the target region (endpoint_impl::place_write), copied once.
+// WRITEs land straight in the target region (endpoint_impl::place_write), copied once; small
+// sends go straight into their receives (take_single_packet_messages).
 engine_config with_placement(engine_config c, endpoint_impl* ep) {
-    c.place_write = &endpoint_impl::place_write;
-    c.place_write_ctx = ep;
-    c.take_single_packet_messages = &endpoint_impl::take_single_packet_messages;
-    c.take_single_packet_ctx = ep;
+    c.deliver = ep;
     return c;
 }
 

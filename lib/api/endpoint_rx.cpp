@@ -465,9 +465,9 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
 }
 
 std::size_t endpoint_impl::take_single_packet_messages(
-    void* self, std::uint32_t from, const ses_fields& common, std::uint32_t length,
+    std::uint32_t from, const ses_fields& common, std::uint32_t length,
     std::span<const wire::next_request_fields> own) noexcept {
-    auto& ep = *static_cast<endpoint_impl*>(self);
+    endpoint_impl& ep = *this;
     const bool tagged = common.opcode == ses_opcode::tagged_send;
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
         !ep.waiting_for_room.empty())
@@ -715,9 +715,9 @@ void endpoint_impl::on_rtr(received_message& m) {
 
 // ---- RMA and atomics on our regions ----
 
-std::uint8_t* endpoint_impl::place_write(void* self, std::uint32_t, const ses_fields& f,
-                                         std::uint32_t offset, std::uint32_t length) noexcept {
-    auto& ep = *static_cast<endpoint_impl*>(self);
+std::uint8_t* endpoint_impl::place_write(std::uint32_t, const ses_fields& f, std::uint32_t offset,
+                                         std::uint32_t length) noexcept {
+    endpoint_impl& ep = *this;
     std::uint8_t* where = nullptr;
     // on_write's checks, of the whole message's range (every packet carries it: a write that
     // does not fit writes nothing, as before), against the table as it is now. A request of

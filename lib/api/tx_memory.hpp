@@ -1,6 +1,6 @@
 // The memory a provider may send payloads from without copying them (zero-copy transmit): the
 // ranges the application registered with a domain, each with its handle on the port. The engine
-// asks once per data packet (engine_config::reference_payload -> tx_memory::lookup), so finding
+// asks once per data packet (engine_config::zero_copy -> tx_memory::find), so finding
 // a range is a hit on the last range found or a binary search by address, never a walk of every
 // registration. DPDK-free: the provider owns the port handles, this only maps addresses to them.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace uet::detail {
 
-class tx_memory {
+class tx_memory final : public payload_memory {
   public:
     // Payloads shorter than this are copied (a chained mbuf costs more than copying them).
     void set_min_bytes(std::uint32_t n) noexcept { min_bytes_ = n; }
@@ -26,11 +26,7 @@ class tx_memory {
     }
     // The port region holding all of [data, data + length), or no_payload_region (also for
     // payloads under min_bytes).
-    std::uint32_t find(const std::uint8_t* data, std::size_t length) noexcept;
-    // engine_config::reference_payload with ctx = this.
-    static std::uint32_t lookup(void* self, const std::uint8_t* data, std::size_t length) {
-        return static_cast<tx_memory*>(self)->find(data, length);
-    }
+    std::uint32_t find(const std::uint8_t* data, std::size_t length) noexcept override;
     std::size_t size() const noexcept { return by_addr_.size(); }
 
   private:

@@ -55,6 +55,59 @@ struct status {
 
 inline constexpr std::uint32_t max_parallel_pdcs = 16;
 
+// Zero-copy transmit: for a data packet built into a caller's room the engine asks whether its
+// payload (length bytes of the sender's memory at data) may go out by reference. A handle other
+// than no_payload_region (the caller's name for the registered memory holding it) leaves the
+// payload out of the room: tx_frame::payload points at it and the caller chains it after the
+// headers. The engine still sums it for the UDP checksum (a read, not a copy). Called from
+// transmit(); it must not call the engine.
+class payload_memory {
+  public:
+    virtual std::uint32_t find(const std::uint8_t* data, std::size_t length) noexcept = 0;
+
+  protected:
+    ~payload_memory() = default;
+};
+
+// What the engine hands the layer above as packets arrive, instead of through poll_received():
+// the one interface by which the engine calls up. Each part is optional: the engine asks once,
+// when it is built, which ones the layer takes. Called from receive() and receive_burst(); an
+// implementation must not call the engine.
+class delivery {
+  public:
+    // Direct placement of RMA WRITEs: for each new packet of a WRITE request the engine asks
+    // where its payload goes and copies it there, once (never for a duplicate); the message is
+    // then delivered with no data (received_message::placed). f is what the packet says (key,
+    // job, buffer_offset and request_length: the whole message's range, in every packet), offset
+    // where the packet sits in the message (offset + length <= request_length). nullptr refuses
+    // the packet: nothing is copied and the message is delivered with placement_failed. For a
+    // run of consecutive packets of one message, asked once (offset and length span them all;
+    // refused, none of them is copied).
+    virtual bool places_writes() const noexcept { return false; }
+    virtual std::uint8_t* place_write(std::uint32_t /*from*/, const ses::op_fields& /*f*/,
+                                      std::uint32_t /*offset*/, std::uint32_t /*length*/) noexcept {
+        return nullptr;
+    }
+
+    // Direct delivery (with answers in ACKs): the single-packet requests of a receive run of
+    // small messages, offered as they arrive, in order, in one call. They come from one peer
+    // and share their SES fields (`common`: opcode, job, ...; its own fields are not theirs) and
+    // their payload length, but for each one's own: id, buffer_offset, memory_key, header_data
+    // and payload (`own`). Returns how many of the first it took (placed and completed; their
+    // answer is RC_OK, which the ACK gives); the others go the ordinary way (poll_received()).
+    // Offered only while no earlier message waits to be polled, so that none overtakes another.
+    // Saves a reassembly slot filled, handed over and released per message.
+    virtual bool takes_single_packet_messages() const noexcept { return false; }
+    virtual std::size_t take_single_packet_messages(
+        std::uint32_t /*from*/, const ses::op_fields& /*common*/, std::uint32_t /*length*/,
+        std::span<const wire::next_request_fields> /*own*/) noexcept {
+        return 0;
+    }
+
+  protected:
+    ~delivery() = default;
+};
+
 struct engine_config {
     wire::mac_address mac;
     std::uint32_t ip = 0;  // our address (host order)
@@ -109,41 +162,12 @@ struct engine_config {
     // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
     std::uint8_t lb_path_bits = 8;
     std::uint64_t reps_freeze_ns = 10'000'000;
-    // Direct placement of RMA WRITEs (optional): for each new packet of a WRITE request the
-    // engine asks where its payload goes and copies it there, once (never for a duplicate); the
-    // message is then delivered with no data (received_message::placed). f is what the packet
-    // says (key, job, buffer_offset and request_length: the whole message's range, in every
-    // packet), offset where the packet sits in the message (offset + length <= request_length).
-    // nullptr refuses the packet: nothing is copied and the message is delivered with
-    // placement_failed. Called from receive(); from receive_burst() also once for a run of
-    // consecutive packets of one message (offset and length then span them all; refused, none
-    // of them is copied).
-    std::uint8_t* (*place_write)(void* ctx, std::uint32_t from, const ses::op_fields& f,
-                                 std::uint32_t offset, std::uint32_t length) = nullptr;
-    void* place_write_ctx = nullptr;
-    // Direct delivery (optional, answers in ACKs): the one-packet requests of a receive run of
-    // small messages, offered to the application as they arrive, in order, in one call. They
-    // come from one peer and share their SES fields (`common`: opcode, job, ...; its own fields
-    // are not theirs) and their payload length, but for each one's own: id, buffer_offset,
-    // memory_key, header_data and payload (`own`). Returns how many of the first it took whole
-    // (placed and completed; their answer is RC_OK, which the ACK gives); the others go the
-    // ordinary way (poll_received()). Offered only while no earlier message waits to be polled,
-    // so that none overtakes another; the hook must not call the engine. Saves a reassembly slot
-    // filled, handed over and released per message, and a call per message.
-    std::size_t (*take_single_packet_messages)(
-        void* ctx, std::uint32_t from, const ses::op_fields& common, std::uint32_t length,
-        std::span<const wire::next_request_fields> own) = nullptr;
-    void* take_single_packet_ctx = nullptr;
-    // Zero-copy transmit (optional): for a data packet built into a caller's room the engine
-    // asks whether its payload (length bytes of the sender's memory at data) may go out by
-    // reference. A handle other than no_payload_region (the caller's name for the registered
-    // memory holding it) leaves the payload out of the room: tx_frame::payload points at it and
-    // the caller chains it after the headers. The engine still sums it for the UDP checksum (a
-    // read, not a copy). nullptr: every payload is copied into the room. Called from transmit().
-    std::uint32_t (*reference_payload)(void* ctx, const std::uint8_t* data,
-                                       std::size_t length) = nullptr;
-    void* reference_payload_ctx = nullptr;
-    // Payloads shorter than this are copied; reference_payload is not asked about them. Set it
+    // What the layer above takes straight from receive(), as packets arrive (see delivery);
+    // nullptr: every message goes through poll_received().
+    delivery* deliver = nullptr;
+    // Zero-copy transmit (see payload_memory); nullptr: every payload is copied into the room.
+    payload_memory* zero_copy = nullptr;
+    // Payloads shorter than this are copied; zero_copy is not asked about them. Set it
     // to the smallest payload the hook would take: a run of small sends then copies its frames
     // from the run's first, as without zero-copy (a payload that might go by reference has to
     // be built frame by frame). 0: every data payload is offered.
@@ -171,7 +195,7 @@ inline constexpr std::uint32_t no_payload_region = 0xffffffffu;
 struct tx_frame {
     std::span<const std::uint8_t> data;
     std::span<std::uint8_t> room;  // set by the caller, never changed by the engine
-    // Zero-copy (engine_config::reference_payload): bytes of the sender's memory that follow
+    // Zero-copy (engine_config::zero_copy): bytes of the sender's memory that follow
     // data on the wire, in the caller's region payload_region. They stay valid until the
     // message completes; a caller that keeps the frame longer (a NIC's TX ring) must hold the
     // memory registered until it lets go. Empty for every other frame.
@@ -221,7 +245,7 @@ struct received_message {
     // Its SES fields, where the engine keeps them: valid, like data, until release(handle). Not a
     // copy: 128 bytes copied per message received cost ~16 instructions and two cache lines.
     const ses_fields* ses = &no_ses_fields;
-    // A WRITE placed by engine_config::place_write: data is empty, its ses->request_length bytes
+    // A WRITE placed by delivery::place_write: data is empty, its ses->request_length bytes
     // are already in place, except when the hook refused some packet (placement_failed).
     bool placed = false, placement_failed = false;
     // What post_response() needs to answer this request in an ACK (answers_in_acks); 0: none.
@@ -281,7 +305,8 @@ struct engine_counters {
     std::uint64_t target_pdcs_opened = 0, target_pdcs_closed = 0, target_pdcs_expired = 0;
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
-    std::uint64_t taken_single_packet = 0;  // of those, taken by engine_config::take_single_packet
+    std::uint64_t taken_single_packet =
+        0;  // of those, taken by delivery::take_single_packet_messages
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
     // Target: requests answered in an ACK (answers_in_acks), and answered by a response message
     // (all of them without answers_in_acks); initiator: completions answered by an ACK, and those

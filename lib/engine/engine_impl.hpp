@@ -128,6 +128,8 @@ class engine_impl final : public pds::tx_listener {
     void advance(std::uint64_t now);
 
     engine_config cfg_;
+    // What cfg_.deliver takes, asked once.
+    bool places_writes_ = false, takes_single_packet_messages_ = false;
     bool data_stopped_ = false;  // stop_data(): control frames only
 
   private:
@@ -263,7 +265,7 @@ class engine_impl final : public pds::tx_listener {
     // Whether a data payload of `bytes` may leave by reference (zero-copy): the hook is set and
     // the size is one it is asked about (engine_config::reference_min_bytes). Others are copied.
     bool may_reference(std::size_t bytes) const noexcept {
-        return cfg_.reference_payload != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
+        return cfg_.zero_copy != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
     }
     // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
     bool single_packet_run_message(const ses::tx_message& m) const noexcept {
@@ -384,7 +386,7 @@ class engine_impl final : public pds::tx_listener {
         return {rx.peer, key_mode, seg.message_id};
     }
     bool placed_externally(const ses::rx_segment& seg) const noexcept {
-        return cfg_.place_write != nullptr && !seg.fields.response &&
+        return places_writes_ && !seg.fields.response &&
                seg.fields.opcode == wire::ses_opcode::write;
     }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,

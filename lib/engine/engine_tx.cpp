@@ -95,7 +95,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
 std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::size_t staged) {
     // Into the caller's room where any frame fits there: no copy of the frame after this.
     const bool in_room = f.room.size() >= staging_frame_size_;
-    by_reference_ = in_room && cfg_.reference_payload != nullptr;
+    by_reference_ = in_room && cfg_.zero_copy != nullptr;
     referenced_ = {};
     referenced_region_ = no_payload_region;
     return copied_frame_buffer(f, staged);

@@ -82,8 +82,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 if (referenced_region_ != no_payload_region)
-                    run_region = cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(),
-                                                        m.length - offset);
+                    run_region = cfg_.zero_copy->find(payload.data(), m.length - offset);
             }
         }
         p.inflight_bytes += mtu;

@@ -24,8 +24,7 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
     std::uint32_t sum = 0;
     bool referenced = false;
     if (data && by_reference_ && may_reference(payload.size())) {
-        const std::uint32_t region =
-            cfg_.reference_payload(cfg_.reference_payload_ctx, payload.data(), payload.size());
+        const std::uint32_t region = cfg_.zero_copy->find(payload.data(), payload.size());
         if (region != no_payload_region) {
             // The payload stays where it is; summing it is its only touch by the engine (and
             // without the UDP checksum, the engine never touches it).

@@ -5,7 +5,7 @@
 // engine builds the frame there: headers written in place, the payload copied once from the
 // sender's memory while its UDP checksum is summed. Only a frame the engine could not build in
 // the room (a room smaller than its largest frame) is copied here from engine memory
-// (engine_handler_stats::bytes_copied_tx). With engine_config::reference_payload set, a payload
+// (engine_handler_stats::bytes_copied_tx). With engine_config::zero_copy set, a payload
 // in registered memory is not copied at all: the slot carries the headers and tx_frame::ext
 // points at the payload, which the port chains as an external buffer (or copies, where it
 // cannot chain: io_caps::zero_copy). Received frames go to the engine straight from the

@@ -116,8 +116,7 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     c.pdc_idle_close_ns = 1'000'000;
     c.udp_checksum = udp_checksum();
     if (zero_copy()) {
-        c.reference_payload = &tx_memory::lookup;
-        c.reference_payload_ctx = &tx_memory_;
+        c.zero_copy = &tx_memory_;
         c.reference_min_bytes = zero_copy_from();  // tx_memory_ refuses what is shorter
     }
     return {};

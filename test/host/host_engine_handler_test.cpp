@@ -20,23 +20,28 @@ constexpr std::uint32_t ip_a = 0x0a000001, ip_b = 0x0a000002;
 
 // Zero-copy test double: payloads of 256 bytes and more are "registered" in region 7.
 constexpr std::uint32_t test_region = 7;
-std::uint32_t reference_large(void*, const std::uint8_t*, std::size_t length) {
-    return length >= 256 ? test_region : no_payload_region;
-}
+struct large_payloads final : payload_memory {
+    std::uint32_t find(const std::uint8_t*, std::size_t length) noexcept override {
+        return length >= 256 ? test_region : no_payload_region;
+    }
+} reference_large;
 
 // The shortest payload the engine offered reference_large_noting (SIZE_MAX: none).
 std::size_t shortest_offered = SIZE_MAX;
-std::uint32_t reference_large_noting(void* ctx, const std::uint8_t* data, std::size_t length) {
-    shortest_offered = std::min(shortest_offered, length);
-    return reference_large(ctx, data, length);
-}
+struct large_payloads_noting final : payload_memory {
+    std::uint32_t find(const std::uint8_t* data, std::size_t length) noexcept override {
+        shortest_offered = std::min(shortest_offered, length);
+        return reference_large.find(data, length);
+    }
+} reference_large_noting;
 
 // reference_min: engine_config::reference_min_bytes, with the double that notes its calls.
 engine_config make_engine(std::uint32_t ip, std::uint64_t seed, bool zero_copy = false,
                           bool udp_checksum = true, std::uint32_t reference_min = 0) {
     engine_config c;
     if (zero_copy)
-        c.reference_payload = reference_min != 0 ? &reference_large_noting : &reference_large;
+        c.zero_copy = reference_min != 0 ? static_cast<payload_memory*>(&reference_large_noting)
+                                         : &reference_large;
     c.reference_min_bytes = reference_min;
     c.udp_checksum = udp_checksum;
     c.ip = ip;

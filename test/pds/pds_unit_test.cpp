@@ -1449,18 +1449,19 @@ TEST(engine, ecn_ce_is_echoed_in_the_ack) {
     EXPECT_TRUE(std::get<wire::pds_ack_cc>(c.pkt.pds).m);
 }
 
-// A target region for engine_config::place_write, with guard bytes on both sides; it counts
-// the packets it is asked to place.
-struct placement_target {
+// A target region for delivery::place_write, with guard bytes on both sides; it counts the
+// packets it is asked to place.
+struct placement_target final : delivery {
     static constexpr std::size_t guard = 256;
     static constexpr std::uint64_t key = 77;
     std::vector<std::uint8_t> memory = std::vector<std::uint8_t>(guard + (1 << 20) + guard, 0xab);
     std::uint64_t calls = 0, refused = 0, bytes = 0;
 
     std::uint64_t size() const { return memory.size() - 2 * guard; }
-    static std::uint8_t* hook(void* ctx, std::uint32_t, const ses::op_fields& f,
-                              std::uint32_t offset, std::uint32_t length) {
-        auto& t = *static_cast<placement_target*>(ctx);
+    bool places_writes() const noexcept override { return true; }
+    std::uint8_t* place_write(std::uint32_t, const ses::op_fields& f, std::uint32_t offset,
+                              std::uint32_t length) noexcept override {
+        placement_target& t = *this;
         ++t.calls;
         if (f.memory_key != key || f.buffer_offset > t.size() ||
             f.request_length > t.size() - f.buffer_offset || offset > f.request_length ||
@@ -1479,15 +1480,14 @@ struct placement_target {
     }
 };
 
-// WRITEs go straight to where the hook says, each packet copied exactly once however often the
+// WRITEs go straight to where place_write says, each packet copied exactly once however often the
 // network duplicates or reorders it (RUDI: no PDS duplicate suppression, so duplicates reach
 // SES); a refused packet is never copied and fails its message; SENDs are buffered as before.
 TEST(engine, writes_are_placed_directly_once_per_packet) {
     for (const delivery_mode m : {delivery_mode::rudi, delivery_mode::rud}) {
         pair_fixture f;
         placement_target t;
-        f.cb.place_write = &placement_target::hook;
-        f.cb.place_write_ctx = &t;
+        f.cb.deliver = &t;
         pipe::impairments imp;
         imp.delay_ns = 2'000;
         imp.loss = 0.02;

@@ -89,8 +89,8 @@ struct workload {
     std::uint64_t deadline_ns = 30'000'000'000ull;
     engine_config a_cfg = endpoint_config(1, 11);
     engine_config b_cfg = endpoint_config(2, 22);
-    // RMA WRITEs, each to its own range of a target region that b's place_write hook hands out,
-    // instead of SENDs (not UUD).
+    // RMA WRITEs, each to its own range of a target region that b's delivery::place_write hands
+    // out, instead of SENDs (not UUD).
     bool writes = false;
     std::size_t burst = 0;           // harness::burst: arrivals by receive_burst
     std::uint64_t* trace = nullptr;  // harness::trace
@@ -99,11 +99,12 @@ struct workload {
 };
 
 // The target region of a workload's WRITEs.
-struct write_target {
+struct write_target final : delivery {
     std::vector<std::uint8_t> memory;
-    static std::uint8_t* hook(void* ctx, std::uint32_t, const ses::op_fields& f,
-                              std::uint32_t offset, std::uint32_t length) {
-        auto& t = *static_cast<write_target*>(ctx);
+    bool places_writes() const noexcept override { return true; }
+    std::uint8_t* place_write(std::uint32_t, const ses::op_fields& f, std::uint32_t offset,
+                              std::uint32_t length) noexcept override {
+        write_target& t = *this;
         const std::size_t size = t.memory.size();
         if (f.buffer_offset > size || f.request_length > size - f.buffer_offset ||
             offset > f.request_length || length > f.request_length - offset)
@@ -132,8 +133,7 @@ inline outcome run(const workload& w) {
         for (std::size_t i = 0; i < w.sizes.size(); ++i)
             write_at[i + 1] = write_at[i] + w.sizes[i];
         target.memory.assign(write_at.back(), 0);
-        b_cfg.place_write = &write_target::hook;
-        b_cfg.place_write_ctx = &target;
+        b_cfg.deliver = &target;
     }
     engine a(w.a_cfg), b(b_cfg);
     // Enough slots for a full window plus go-back-N resends and ACKs; frames up to mtu + headers.
