@@ -312,14 +312,15 @@ TEST(WireSes, Response) {
         0x14, 0x00, 0x00, 0x2a,  // ri_generation | job_id
         0x00, 0x00, 0x0b, 0xb8,  // modified_length 3000
     };
-    const ses_response h{.list = 1,
-                         .opcode = ses_response_opcode::response,
-                         .version = 0,
-                         .return_code = ses_return_code::no_match,
-                         .message_id = 0x0707,
-                         .ri_generation = 0x14,
-                         .job_id = 0x2a,
-                         .modified_length = 3000};
+    ses_response h;
+    h.list = 1;
+    h.opcode = ses_response_opcode::response;
+    h.version = 0;
+    h.return_code = ses_return_code::no_match;
+    h.message_id = 0x0707;
+    h.ri_generation = 0x14;
+    h.job_id = 0x2a;
+    h.modified_length = 3000;
     check_golden(bytes, h);
     check_dispatch(bytes, h, pds_next_hdr::response);
 }
@@ -335,17 +336,18 @@ TEST(WireSes, ResponseWithData) {
         0x00, 0x00, 0x0f, 0xa0,  // modified_length 4000
         0x00, 0x00, 0x20, 0x00,  // message_offset
     };
-    const ses_response_with_data h{.list = 0,
-                                   .opcode = ses_response_opcode::response_with_data,
-                                   .version = 0,
-                                   .return_code = ses_return_code::ok,
-                                   .message_id = 0x0808,
-                                   .ri_generation = 0x15,
-                                   .job_id = 0x2b,
-                                   .read_request_message_id = 0x0606,
-                                   .payload_length = 40,
-                                   .modified_length = 4000,
-                                   .message_offset = 0x2000};
+    ses_response_with_data h;
+    h.list = 0;
+    h.opcode = ses_response_opcode::response_with_data;
+    h.version = 0;
+    h.return_code = ses_return_code::ok;
+    h.message_id = 0x0808;
+    h.ri_generation = 0x15;
+    h.job_id = 0x2b;
+    h.read_request_message_id = 0x0606;
+    h.payload_length = 40;
+    h.modified_length = 4000;
+    h.message_offset = 0x2000;
     check_golden(bytes, h);
     std::vector<std::uint8_t> pkt(bytes.begin(), bytes.end());
     pkt.resize(20 + 40);
@@ -365,13 +367,14 @@ TEST(WireSes, SmallResponseWithData) {
         0x00, 0x00, 0x00, 0x2c,  // rsvd | job_id
         0x10, 0x20, 0x30, 0x41,  // original_request_psn
     };
-    const ses_small_response_with_data h{.list = 1,
-                                         .opcode = ses_response_opcode::response_with_data,
-                                         .version = 0,
-                                         .return_code = ses_return_code::ok,
-                                         .payload_length = 16,
-                                         .job_id = 0x2c,
-                                         .original_request_psn = 0x10203041};
+    ses_small_response_with_data h;
+    h.list = 1;
+    h.opcode = ses_response_opcode::response_with_data;
+    h.version = 0;
+    h.return_code = ses_return_code::ok;
+    h.payload_length = 16;
+    h.job_id = 0x2c;
+    h.original_request_psn = 0x10203041;
     check_golden(bytes, h);
     std::vector<std::uint8_t> pkt(bytes.begin(), bytes.end());
     pkt.resize(12 + 16);
