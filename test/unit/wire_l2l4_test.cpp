@@ -16,49 +16,13 @@
 #include "wire/fields.hpp"
 #include "wire/frame.hpp"
 #include "wire/ipv4.hpp"
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using namespace uet::wire_test;
 using bytes = std::vector<std::uint8_t>;
-
-// Records "header.field=value" lines so tests can check names, order and values.
-class recorder : public field_visitor {
-  public:
-    std::vector<std::string> lines;
-    void begin(std::string_view h) override { cur_ = std::string(h); }
-    void field(std::string_view n, std::uint64_t v) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v));
-    }
-    void field(std::string_view n, std::uint64_t v, std::string_view s) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v) + "(" +
-                        std::string(s) + ")");
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t> b) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=[" + std::to_string(b.size()) + "]");
-    }
-    void end() override { lines.push_back(cur_ + ".end"); }
-
-  private:
-    std::string cur_;
-};
-
-// Every strict prefix of a header's bytes is rejected as truncated.
-template <class H, std::size_t N>
-void expect_truncations(const std::array<std::uint8_t, N>& wire) {
-    for (std::size_t n = 0; n < N; ++n) {
-        H h;
-        EXPECT_EQ(decode(std::span(wire).first(n), h), reject_reason::truncated) << "length " << n;
-    }
-}
-
-// encode into buffers one byte too small .. empty gives 0.
-template <class H>
-void expect_encode_too_small(const H& h) {
-    std::array<std::uint8_t, 128> buf{};
-    for (std::size_t n = 0; n < H::wire_size; ++n)
-        EXPECT_EQ(encode(h, std::span(buf).first(n)), 0u) << "room " << n;
-}
 
 constexpr mac_address mac1{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
 constexpr mac_address mac2{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};

@@ -4,40 +4,21 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_pds.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using uet::wire_test::recorder;
 
-// encode(fields) == bytes, decode(bytes) == fields, a short output buffer gives 0 and every
-// truncated input is rejected with `truncated`.
+// The shared check_golden, and through the variant dispatcher too.
 template <class H, std::size_t N>
 void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
-    // Through the variant dispatcher too.
+    uet::wire_test::check_golden(bytes, fields);
     pds_header any;
     std::size_t used = 0;
     ASSERT_EQ(decode_pds(bytes, any, used), reject_reason::none);
@@ -47,25 +28,6 @@ void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
     for (std::size_t n = 0; n < N; ++n)
         EXPECT_EQ(decode_pds(std::span(bytes).first(n), any, used), reject_reason::truncated);
 }
-
-// Records "header.field" for every call, to check names and order.
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    std::vector<std::string> symbols;
-    std::string current;
-    void begin(std::string_view h) override { current = h; }
-    void field(std::string_view n, std::uint64_t) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void field(std::string_view n, std::uint64_t, std::string_view s) override {
-        names.push_back(current + "." + std::string(n));
-        symbols.emplace_back(s);
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void end() override { current.clear(); }
-};
 
 TEST(WirePds, Sizes) {
     EXPECT_EQ(pds_rud_rod_request::wire_size, 12u);

@@ -4,21 +4,16 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_ses.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using uet::wire_test::recorder;
 
 template <class H>
 std::size_t size_of(const H& h) {
@@ -28,24 +23,11 @@ std::size_t size_of(const H& h) {
         return H::wire_size;
 }
 
-// encode(fields) == bytes, decode(bytes) == fields, a short output buffer gives 0 and every
-// truncated input is rejected with `truncated`.
+// The shared check_golden, and the size encoded_size gives.
 template <class H, std::size_t N>
 void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
     ASSERT_EQ(size_of(fields), N);
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
+    uet::wire_test::check_golden(bytes, fields);
 }
 
 // Also through decode_ses, for the header types a PDS next_hdr can name.
@@ -63,22 +45,6 @@ void check_dispatch(const std::array<std::uint8_t, N>& bytes, const H& fields, p
         EXPECT_EQ(decode_ses(std::span(bytes).first(n), which, any, used),
                   reject_reason::truncated);
 }
-
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    std::string current;
-    void begin(std::string_view h) override { current = h; }
-    void field(std::string_view n, std::uint64_t) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void field(std::string_view n, std::uint64_t, std::string_view) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void end() override { current.clear(); }
-};
 
 // The standard-request fields shared by the samples below.
 ses_standard_request std_fields(ses_opcode op) {

@@ -4,51 +4,17 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_tss.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
-
-template <class H, std::size_t N>
-void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
-}
-
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    void begin(std::string_view h) override { names.emplace_back(h); }
-    void field(std::string_view n, std::uint64_t) override { names.emplace_back(n); }
-    void field(std::string_view n, std::uint64_t, std::string_view) override {
-        names.emplace_back(n);
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.emplace_back(n);
-    }
-    void end() override { names.emplace_back("/"); }
-};
+using uet::wire_test::check_golden;
+using uet::wire_test::recorder;
 
 TEST(WireTss, Sizes) {
     EXPECT_EQ(tss_header::wire_size, 12u);
@@ -115,9 +81,11 @@ TEST(WireTss, Visit) {
     recorder r;
     visit(tss_header{.ssi = 5}, r);
     visit(entropy_header{}, r);
-    const std::vector<std::string> want{"tss",   "type", "sp", "an",      "sdi",     "ssi",
-                                        "epoch", "tsc",  "/",  "entropy", "entropy", "/"};
+    const std::vector<std::string> want{"tss.type", "tss.sp",    "tss.an",  "tss.sdi",
+                                        "tss.ssi",  "tss.epoch", "tss.tsc", "entropy.entropy"};
     EXPECT_EQ(r.names, want);
+    EXPECT_EQ(r.headers, (std::vector<std::string>{"tss", "entropy"}));
+    EXPECT_EQ(r.lines.back(), "entropy.end");
 }
 
 }  // namespace

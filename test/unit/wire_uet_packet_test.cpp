@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -12,42 +11,22 @@
 
 #include "golden.hpp"
 #include "wire/uet_packet.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
 using uet::golden::uet_udp_payloads;
+using uet::wire_test::recorder;
 
-// Renders every visited field as text, so two packets can be compared field by field.
-struct dumper : field_visitor {
-    std::string text;
-    std::vector<std::string> headers;
-    void begin(std::string_view h) override {
-        headers.emplace_back(h);
-        text += std::string(h) + "{";
-    }
-    void field(std::string_view n, std::uint64_t v) override {
-        text += std::string(n) + "=" + std::to_string(v) + " ";
-    }
-    void field(std::string_view n, std::uint64_t v, std::string_view s) override {
-        text += std::string(n) + "=" + std::to_string(v) + "(" + std::string(s) + ") ";
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t> b) override {
-        text += std::string(n) + "=[" + std::to_string(b.size()) + "] ";
-    }
-    void end() override { text += "} "; }
-};
-
+// Every visited field as text, so two packets can be compared field by field.
 std::string dump(const uet_packet& p) {
-    dumper d;
-    visit(p, d);
-    return d.text;
+    recorder r;
+    visit(p, r);
+    std::string text;
+    for (const auto& line : r.lines)
+        text += line + " ";
+    return text;
 }
 
 uet_packet_spec spec_of(const uet_packet& p) {
@@ -126,7 +105,7 @@ TEST(WireUetPacket, EntropyHeaderForm) {
         ASSERT_TRUE(with.entropy.has_value());
         EXPECT_EQ(with.entropy->entropy, 0xbeef);
         EXPECT_FALSE(without.entropy.has_value());
-        EXPECT_EQ(dump(with), "entropy{entropy=48879 } " + dump(without));
+        EXPECT_EQ(dump(with), "entropy.entropy=48879 entropy.end " + dump(without));
         EXPECT_EQ(reencode(with), bytes);
     }
     uet_packet p;
@@ -196,11 +175,11 @@ TEST(WireUetPacket, Summaries) {
 TEST(WireUetPacket, VisitOrder) {
     uet_packet p;
     ASSERT_EQ(decode_uet(sample("pds_rud_ses_std_cas").bytes, false, p), reject_reason::none);
-    dumper d;
+    recorder d;
     visit(p, d);
     EXPECT_EQ(d.headers, (std::vector<std::string>{"pds_rud", "ses_std", "ses_cas"}));
     ASSERT_EQ(decode_uet(sample("tss_pds_rud_encrypted").bytes, false, p), reject_reason::none);
-    dumper t;
+    recorder t;
     visit(p, t);
     EXPECT_EQ(t.headers, (std::vector<std::string>{"tss", "pds_rud"}));
 }
