@@ -65,7 +65,7 @@ ses_standard_request std_fields(ses_opcode op) {
 }
 
 // The inline bit test agrees with the three per-extension predicates on every 6-bit opcode.
-TEST(WireSes, HasExtensionIsAnyOfTheThree) {
+TEST(wire_ses, has_extension_is_any_of_the_three) {
     unsigned with = 0;
     for (unsigned v = 0; v < 64; ++v) {
         const auto op = static_cast<ses_opcode>(v);
@@ -77,7 +77,7 @@ TEST(WireSes, HasExtensionIsAnyOfTheThree) {
     EXPECT_EQ(with, 8u);
 }
 
-TEST(WireSes, Sizes) {
+TEST(wire_ses, sizes) {
     EXPECT_EQ(ses_standard_request::wire_size, 44u);
     EXPECT_EQ(ses_medium_request::wire_size, 32u);
     EXPECT_EQ(ses_small_request::wire_size, 20u);
@@ -90,7 +90,7 @@ TEST(WireSes, Sizes) {
     EXPECT_EQ(ses_rendezvous_extension::wire_size, 24u);
 }
 
-TEST(WireSes, StandardSendFirstPacket) {
+TEST(wire_ses, standard_send_first_packet) {
     constexpr std::array<std::uint8_t, 44> bytes{
         0x05,                                            // rsvd | opcode SEND
         0x27,                                            // version 0 | DC HD EOM SOM
@@ -109,7 +109,7 @@ TEST(WireSes, StandardSendFirstPacket) {
     check_dispatch(bytes, h, pds_next_hdr::request_std);
 }
 
-TEST(WireSes, StandardWriteMiddlePacket) {
+TEST(wire_ses, standard_write_middle_packet) {
     constexpr std::array<std::uint8_t, 44> bytes{
         0x01,                                            // opcode WRITE
         0x22,                                            // DC EOM (SOM=0, HD=0)
@@ -142,7 +142,7 @@ TEST(WireSes, StandardWriteMiddlePacket) {
     EXPECT_EQ(used, 44u);
 }
 
-TEST(WireSes, StandardFetchAtomicWithExtension) {
+TEST(wire_ses, standard_fetch_atomic_with_extension) {
     constexpr std::array<std::uint8_t, 48> bytes{
         0x04, 0x27, 0x07, 0x07,                          // FETCH_ATOMIC, DC HD EOM SOM, msg_id
         0x11, 0x00, 0x00, 0x2a, 0x01, 0x23, 0x04, 0x56,  // ri/job, pid_on_fep, resource_index
@@ -165,7 +165,7 @@ TEST(WireSes, StandardFetchAtomicWithExtension) {
     check_dispatch(bytes, h, pds_next_hdr::request_std);
 }
 
-TEST(WireSes, AtomicExtension) {
+TEST(wire_ses, atomic_extension) {
     constexpr std::array<std::uint8_t, 4> bytes{0x0c, 0x11, 0x02, 0x00};  // WRITE, FP16, coherent
     check_golden(bytes, ses_atomic_extension{.atomic_opcode = ses_atomic_opcode::write,
                                              .atomic_datatype = ses_atomic_datatype::fp16,
@@ -173,7 +173,7 @@ TEST(WireSes, AtomicExtension) {
                                              .cpu_coherent = true});
 }
 
-TEST(WireSes, CompareAndSwapExtension) {
+TEST(wire_ses, compare_and_swap_extension) {
     constexpr std::array<std::uint8_t, 36> bytes{
         0x12, 0x07, 0x01, 0x00,  // CSWAP_GT, UINT64, cacheable, reserved
         0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47,
@@ -205,7 +205,7 @@ TEST(WireSes, CompareAndSwapExtension) {
         EXPECT_EQ(decode(std::span(buf).first(n), back), reject_reason::truncated);
 }
 
-TEST(WireSes, SyncAndRendezvousExtensions) {
+TEST(wire_ses, sync_and_rendezvous_extensions) {
     constexpr std::array<std::uint8_t, 4> sync{0x09, 0x09, 0x0a, 0x0a};  // group, count
     check_golden(sync, ses_sync_extension{.group = 0x0909, .count = 0x0a0a});
     constexpr std::array<std::uint8_t, 24> rndv{
@@ -222,7 +222,7 @@ TEST(WireSes, SyncAndRendezvousExtensions) {
                                                 .rd_memory_key = 0x4142434445464748});
 }
 
-TEST(WireSes, MediumRequest) {
+TEST(wire_ses, medium_request) {
     constexpr std::array<std::uint8_t, 32> bytes{
         0x09,                                            // TAGGED_SEND
         0x03,                                            // EOM SOM
@@ -248,7 +248,7 @@ TEST(WireSes, MediumRequest) {
     check_dispatch(bytes, h, pds_next_hdr::request_medium);
 }
 
-TEST(WireSes, SmallRequest) {
+TEST(wire_ses, small_request) {
     constexpr std::array<std::uint8_t, 20> bytes{
         0x01,                                            // WRITE
         0x0b,                                            // REL EOM SOM
@@ -270,7 +270,7 @@ TEST(WireSes, SmallRequest) {
     check_dispatch(bytes, h, pds_next_hdr::request_small);
 }
 
-TEST(WireSes, Response) {
+TEST(wire_ses, response) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x41,                    // list 1 | opcode RESPONSE
         0x05,                    // version 0 | return_code NO_MATCH
@@ -291,7 +291,7 @@ TEST(WireSes, Response) {
     check_dispatch(bytes, h, pds_next_hdr::response);
 }
 
-TEST(WireSes, ResponseWithData) {
+TEST(wire_ses, response_with_data) {
     constexpr std::array<std::uint8_t, 20> bytes{
         0x02,                    // list 0 | RESPONSE_W_DATA
         0x01,                    // OK
@@ -325,7 +325,7 @@ TEST(WireSes, ResponseWithData) {
               reject_reason::bad_ses_payload_length);
 }
 
-TEST(WireSes, SmallResponseWithData) {
+TEST(wire_ses, small_response_with_data) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x42,                    // list 1 | RESPONSE_W_DATA
         0x01,                    // OK
@@ -351,7 +351,7 @@ TEST(WireSes, SmallResponseWithData) {
               reject_reason::bad_ses_payload_length);
 }
 
-TEST(WireSes, UnknownCodesRejected) {
+TEST(wire_ses, unknown_codes_rejected) {
     std::vector<std::uint8_t> std_bytes(44 + 36);
     ASSERT_EQ(encode(std_fields(ses_opcode::send), std_bytes), 44u);
     ses_standard_request s;
@@ -396,7 +396,7 @@ TEST(WireSes, UnknownCodesRejected) {
               reject_reason::bad_pds_next_hdr);
 }
 
-TEST(WireSes, VisitStandardWithAtomic) {
+TEST(wire_ses, visit_standard_with_atomic) {
     auto h = std_fields(ses_opcode::tsend_atomic);
     h.atomic = ses_atomic_extension{};
     recorder r;
@@ -428,7 +428,7 @@ TEST(WireSes, VisitStandardWithAtomic) {
     EXPECT_EQ(r.names, want);
 }
 
-TEST(WireSes, VisitSmallResponseWithData) {
+TEST(wire_ses, visit_small_response_with_data) {
     recorder r;
     visit(ses_small_response_with_data{}, r);
     const std::vector<std::string> want{
@@ -443,7 +443,7 @@ TEST(WireSes, VisitSmallResponseWithData) {
     EXPECT_EQ(r.names, want);
 }
 
-TEST(WireSes, Names) {
+TEST(wire_ses, names) {
     EXPECT_EQ(ses_opcode_name(ses_opcode::send), "SEND");
     EXPECT_EQ(ses_opcode_name(ses_opcode::sync_atomic), "SYNC_ATOMIC");
     EXPECT_EQ(ses_opcode_name(static_cast<ses_opcode>(0x20)), "UNKNOWN");
@@ -460,7 +460,7 @@ namespace {
 // The fixed-offset standard request encoder and in-place decoder against each other, over
 // random headers of every opcode (extensions as the opcode calls for), decoded into a header
 // that still holds another packet's fields: nothing of the previous packet may survive.
-TEST(WireSes, StandardRequestRoundTripsIntoAUsedHeader) {
+TEST(wire_ses, standard_request_round_trips_into_a_used_header) {
     std::uint64_t state = 0x9e3779b97f4a7c15ull;
     auto next = [&] {
         state ^= state << 13;

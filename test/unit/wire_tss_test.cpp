@@ -16,7 +16,7 @@ using namespace uet::wire;
 using uet::wire_test::check_golden;
 using uet::wire_test::recorder;
 
-TEST(WireTss, Sizes) {
+TEST(wire_tss, sizes) {
     EXPECT_EQ(tss_header::wire_size, 12u);
     EXPECT_EQ(tss_header::wire_size_with_ssi, 16u);
     EXPECT_EQ(tss_icv_size, 16u);
@@ -25,7 +25,7 @@ TEST(WireTss, Sizes) {
     EXPECT_EQ(encoded_size(tss_header{.ssi = 1}), 16u);
 }
 
-TEST(WireTss, WithoutSsi) {
+TEST(wire_tss, without_ssi) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x09,                                // type 1 (00001) | SP 0 | rsvd | AN 1
         0x0a, 0x0b, 0x0c,                    // SDI
@@ -39,7 +39,7 @@ TEST(WireTss, WithoutSsi) {
                                    .tsc = 0x030405060708});
 }
 
-TEST(WireTss, WithSsi) {
+TEST(wire_tss, with_ssi) {
     constexpr std::array<std::uint8_t, 16> bytes{
         0x0c,                                // type 1 | SP 1 | rsvd | AN 0
         0x0d, 0x0e, 0x0f,                    // SDI
@@ -54,7 +54,7 @@ TEST(WireTss, WithSsi) {
                                    .tsc = 0x0a0b0c0d0e0f});
 }
 
-TEST(WireTss, BadTypeRejectedReservedIgnored) {
+TEST(wire_tss, bad_type_rejected_reserved_ignored) {
     std::array<std::uint8_t, 12> bytes{0x09, 0x0a, 0x0b, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8};
     tss_header h;
     for (unsigned t = 0; t < 32; ++t) {
@@ -68,7 +68,7 @@ TEST(WireTss, BadTypeRejectedReservedIgnored) {
     EXPECT_FALSE(h.ssi.has_value());
 }
 
-TEST(WireTss, Entropy) {
+TEST(wire_tss, entropy) {
     constexpr std::array<std::uint8_t, 4> bytes{0xbe, 0xef, 0x00, 0x00};  // entropy, reserved
     check_golden(bytes, entropy_header{.entropy = 0xbeef});
     constexpr std::array<std::uint8_t, 4> reserved_set{0x12, 0x34, 0xff, 0xff};
@@ -77,7 +77,7 @@ TEST(WireTss, Entropy) {
     EXPECT_EQ(e.entropy, 0x1234);
 }
 
-TEST(WireTss, Visit) {
+TEST(wire_tss, visit) {
     recorder r;
     visit(tss_header{.ssi = 5}, r);
     visit(entropy_header{}, r);
