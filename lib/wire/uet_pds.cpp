@@ -681,17 +681,14 @@ std::size_t encoded_size(const pds_header& h) noexcept {
 }
 
 // --- visit ---
+//
+// Every header the same shape: begin(its name), its type, its fields in wire order, end. The
+// fields of a part that several headers share (the request, ACK, ACK_CC and NACK fields) are
+// visited by one visit_fields for that part, as they are declared once in uet_pds.hpp.
 
 namespace {
 
-void visit_type(pds_type t, field_visitor& v) {
-    v.field("type", static_cast<std::uint8_t>(t), pds_type_name(t));
-}
-
-void visit_next(pds_next_hdr n, field_visitor& v) {
-    v.field("next_hdr", static_cast<std::uint8_t>(n), pds_next_hdr_name(n));
-}
-
+// "pds_" and the type in lower case; "pds" for a value outside the enumeration.
 std::string_view header_name(pds_type t) noexcept {
     switch (t) {
         case pds_type::rud:
@@ -706,9 +703,28 @@ std::string_view header_name(pds_type t) noexcept {
             return "pds_rudi_req";
         case pds_type::rudi_resp:
             return "pds_rudi_resp";
-        default:
-            return "pds";
+        case pds_type::uud:
+            return "pds_uud";
+        case pds_type::ack:
+            return "pds_ack";
+        case pds_type::ack_cc:
+            return "pds_ack_cc";
+        case pds_type::ack_ccx:
+            return "pds_ack_ccx";
+        case pds_type::nack:
+            return "pds_nack";
+        case pds_type::nack_ccx:
+            return "pds_nack_ccx";
+        case pds_type::ctrl:
+            return "pds_ctrl";
+        case pds_type::tss:
+            break;
     }
+    return "pds";
+}
+
+void visit_next(pds_next_hdr n, field_visitor& v) {
+    v.field("next_hdr", static_cast<std::uint8_t>(n), pds_next_hdr_name(n));
 }
 
 // Signed PSN offsets are reported as their 16 raw wire bits (the visitor takes unsigned values).
@@ -726,9 +742,9 @@ void visit_dpdcid_slot(const H& h, field_visitor& v) {
     }
 }
 
-template <class H>
-void visit_request(const H& h, field_visitor& v) {
-    visit_type(h.type, v);
+// The fields after the type; type is visited by visit_header.
+template <pds_type default_type>
+void visit_fields(const pds_request_fields<default_type>& h, field_visitor& v) {
     visit_next(h.next_hdr, v);
     v.field("retx", h.retx);
     v.field("ar", h.ar);
@@ -739,9 +755,13 @@ void visit_request(const H& h, field_visitor& v) {
     visit_dpdcid_slot(h, v);
 }
 
-template <class H>
-void visit_ack(const H& h, field_visitor& v) {
-    visit_type(h.type, v);
+void visit_fields(const pds_rud_rod_cc_request& h, field_visitor& v) {
+    visit_fields<pds_type::rud_cc>(h, v);
+    v.field("ccc_id", h.ccc_id);
+    v.field("credit_target", h.credit_target);
+}
+
+void visit_fields(const pds_ack_fields& h, field_visitor& v) {
     visit_next(h.next_hdr, v);
     v.field("m", h.m);
     v.field("retx", h.retx);
@@ -754,8 +774,8 @@ void visit_ack(const H& h, field_visitor& v) {
     v.field("dpdcid", h.dpdcid);
 }
 
-template <class H>
-void visit_cc(const H& h, field_visitor& v) {
+void visit_fields(const pds_ack_cc_fields& h, field_visitor& v) {
+    visit_fields(static_cast<const pds_ack_fields&>(h), v);
     v.field("cc_type", static_cast<std::uint8_t>(h.cc_type), cc_type_name(h.cc_type));
     v.field("cc_flags", h.cc_flags);
     v.field("mpr", h.mpr);
@@ -773,9 +793,12 @@ void visit_cc(const H& h, field_visitor& v) {
     v.field("ooo_count", h.nscc.ooo_count);
 }
 
-template <class H>
-void visit_nack(const H& h, field_visitor& v) {
-    visit_type(h.type, v);
+void visit_fields(const pds_ack_ccx& h, field_visitor& v) {
+    visit_fields(static_cast<const pds_ack_cc_fields&>(h), v);
+    v.field("ack_ccx_state", h.ack_ccx_state);
+}
+
+void visit_fields(const pds_nack_fields& h, field_visitor& v) {
     visit_next(h.next_hdr, v);
     v.field("m", h.m);
     v.field("retx", h.retx);
@@ -788,61 +811,14 @@ void visit_nack(const H& h, field_visitor& v) {
     v.field("payload", h.payload);
 }
 
-}  // namespace
-
-void visit(const pds_rud_rod_request& h, field_visitor& v) {
-    v.begin(header_name(h.type));
-    visit_request(h, v);
-    v.end();
-}
-
-void visit(const pds_rud_rod_cc_request& h, field_visitor& v) {
-    v.begin(header_name(h.type));
-    visit_request(h, v);
-    v.field("ccc_id", h.ccc_id);
-    v.field("credit_target", h.credit_target);
-    v.end();
-}
-
-void visit(const pds_ack& h, field_visitor& v) {
-    v.begin("pds_ack");
-    visit_ack(h, v);
-    v.end();
-}
-
-void visit(const pds_ack_cc& h, field_visitor& v) {
-    v.begin("pds_ack_cc");
-    visit_ack(h, v);
-    visit_cc(h, v);
-    v.end();
-}
-
-void visit(const pds_ack_ccx& h, field_visitor& v) {
-    v.begin("pds_ack_ccx");
-    visit_ack(h, v);
-    visit_cc(h, v);
-    v.field("ack_ccx_state", h.ack_ccx_state);
-    v.end();
-}
-
-void visit(const pds_nack& h, field_visitor& v) {
-    v.begin("pds_nack");
-    visit_nack(h, v);
-    v.end();
-}
-
-void visit(const pds_nack_ccx& h, field_visitor& v) {
-    v.begin("pds_nack_ccx");
-    visit_nack(h, v);
+void visit_fields(const pds_nack_ccx& h, field_visitor& v) {
+    visit_fields(static_cast<const pds_nack_fields&>(h), v);
     v.field("nccx_type", h.nccx_type);
     v.field("nack_ccx_state1", h.nack_ccx_state1);
     v.field("nack_ccx_state2", h.nack_ccx_state2);
-    v.end();
 }
 
-void visit(const pds_ctrl& h, field_visitor& v) {
-    v.begin("pds_ctrl");
-    visit_type(h.type, v);
+void visit_fields(const pds_ctrl& h, field_visitor& v) {
     v.field("ctrl_type", static_cast<std::uint8_t>(h.ctrl_type), ctrl_type_name(h.ctrl_type));
     v.field("is_rod", h.is_rod);
     v.field("retx", h.retx);
@@ -853,24 +829,59 @@ void visit(const pds_ctrl& h, field_visitor& v) {
     v.field("spdcid", h.spdcid);
     visit_dpdcid_slot(h, v);
     v.field("payload", h.payload);
-    v.end();
 }
 
-void visit(const pds_rudi& h, field_visitor& v) {
-    v.begin(header_name(h.type));
-    visit_type(h.type, v);
+void visit_fields(const pds_rudi& h, field_visitor& v) {
     visit_next(h.next_hdr, v);
     v.field("m", h.m);
     v.field("retx", h.retx);
     v.field("pkt_id", h.pkt_id);
+}
+
+void visit_fields(const pds_uud& h, field_visitor& v) {
+    visit_next(h.next_hdr, v);
+}
+
+template <class H>
+void visit_header(const H& h, field_visitor& v) {
+    const pds_type t = h.type;
+    v.begin(header_name(t));
+    v.field("type", static_cast<std::uint8_t>(t), pds_type_name(t));
+    visit_fields(h, v);
     v.end();
 }
 
+}  // namespace
+
+void visit(const pds_rud_rod_request& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_rud_rod_cc_request& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_ack& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_ack_cc& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_ack_ccx& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_nack& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_nack_ccx& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_ctrl& h, field_visitor& v) {
+    visit_header(h, v);
+}
+void visit(const pds_rudi& h, field_visitor& v) {
+    visit_header(h, v);
+}
 void visit(const pds_uud& h, field_visitor& v) {
-    v.begin("pds_uud");
-    visit_type(h.type, v);
-    visit_next(h.next_hdr, v);
-    v.end();
+    visit_header(h, v);
 }
 
 void visit(const pds_header& h, field_visitor& v) {

@@ -103,10 +103,11 @@ std::string_view ctrl_type_name(ctrl_type c) noexcept;
 std::string_view cc_type_name(cc_type c) noexcept;
 const char* to_string(nack_code c) noexcept;
 
-// RUD or ROD request, 12 bytes.
-struct pds_rud_rod_request {
-    static constexpr std::size_t wire_size = 12;
-    pds_type type = pds_type::rud;  // rud or rod
+// The fields of every RUD/ROD request, plain or CC: the 12 bytes each starts with. The two forms
+// take different type codes; default_type is the one a default-built header carries.
+template <pds_type default_type>
+struct pds_request_fields {
+    pds_type type = default_type;
     pds_next_hdr next_hdr = pds_next_hdr::none;
     bool retx = false;
     bool ar = false;
@@ -117,32 +118,26 @@ struct pds_rud_rod_request {
     std::uint16_t dpdcid = 0;      // when syn == false
     bool use_rsv_pdc = false;      // when syn == true
     std::uint16_t psn_offset = 0;  // when syn == true, 12 bits
+    bool operator==(const pds_request_fields&) const = default;
+};
+
+// RUD or ROD request, 12 bytes.
+struct pds_rud_rod_request : pds_request_fields<pds_type::rud> {  // type rud or rod
+    static constexpr std::size_t wire_size = 12;
     bool operator==(const pds_rud_rod_request&) const = default;
 };
 
 // RUD_CC or ROD_CC request, 16 bytes: a request plus the req_cc_state word.
-struct pds_rud_rod_cc_request {
+struct pds_rud_rod_cc_request : pds_request_fields<pds_type::rud_cc> {  // type rud_cc or rod_cc
     static constexpr std::size_t wire_size = 16;
-    pds_type type = pds_type::rud_cc;  // rud_cc or rod_cc
-    pds_next_hdr next_hdr = pds_next_hdr::none;
-    bool retx = false;
-    bool ar = false;
-    bool syn = false;
-    std::int16_t clear_psn_offset = 0;
-    std::uint32_t psn = 0;
-    std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;
-    bool use_rsv_pdc = false;
-    std::uint16_t psn_offset = 0;
     std::uint8_t ccc_id = 0;
     std::uint32_t credit_target = 0;  // 24 bits
     bool operator==(const pds_rud_rod_cc_request&) const = default;
 };
 
-// ACK, 12 bytes. With p (probe) set the ack_psn_offset slot is the probe's opaque value.
-struct pds_ack {
-    static constexpr std::size_t wire_size = 12;
-    static constexpr pds_type type = pds_type::ack;
+// The fields of every ACK (ACK, ACK_CC, ACK_CCX): the 12 bytes each starts with. With p (probe)
+// set the ack_psn_offset slot is the probe's opaque value.
+struct pds_ack_fields {
     pds_next_hdr next_hdr = pds_next_hdr::none;
     bool m = false;  // the acknowledged packet was ECN-marked
     bool retx = false;
@@ -153,6 +148,13 @@ struct pds_ack {
     std::uint32_t cack_psn = 0;
     std::uint16_t spdcid = 0;
     std::uint16_t dpdcid = 0;
+    bool operator==(const pds_ack_fields&) const = default;
+};
+
+// ACK, 12 bytes.
+struct pds_ack : pds_ack_fields {
+    static constexpr std::size_t wire_size = 12;
+    static constexpr pds_type type = pds_type::ack;
     bool operator==(const pds_ack&) const = default;
 };
 
@@ -173,20 +175,9 @@ struct ack_cc_credit_state {
     bool operator==(const ack_cc_credit_state&) const = default;
 };
 
-// ACK_CC, 32 bytes. Only the state selected by cc_type is encoded; decode fills only that one.
-struct pds_ack_cc {
-    static constexpr std::size_t wire_size = 32;
-    static constexpr pds_type type = pds_type::ack_cc;
-    pds_next_hdr next_hdr = pds_next_hdr::none;
-    bool m = false;
-    bool retx = false;
-    bool p = false;
-    bool req_close = false;
-    bool req_clear = false;
-    std::int16_t ack_psn_offset = 0;
-    std::uint32_t cack_psn = 0;
-    std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;
+// The fields of ACK_CC and ACK_CCX: an ACK's plus the 20 bytes of CC state. Only the state
+// selected by cc_type is encoded; decode fills only that one.
+struct pds_ack_cc_fields : pds_ack_fields {
     wire::cc_type cc_type = wire::cc_type::nscc;
     std::uint8_t cc_flags = 0;  // 4 bits
     std::uint8_t mpr = 0;
@@ -194,38 +185,27 @@ struct pds_ack_cc {
     std::uint64_t sack_bitmap = 0;
     ack_cc_nscc_state nscc;
     ack_cc_credit_state credit;
+    bool operator==(const pds_ack_cc_fields&) const = default;
+};
+
+// ACK_CC, 32 bytes.
+struct pds_ack_cc : pds_ack_cc_fields {
+    static constexpr std::size_t wire_size = 32;
+    static constexpr pds_type type = pds_type::ack_cc;
     bool operator==(const pds_ack_cc&) const = default;
 };
 
 // ACK_CCX, 40 bytes: ACK_CC plus 8 bytes of extended state (uet-ref-prov; xdp2 has 32 bytes).
-struct pds_ack_ccx {
+struct pds_ack_ccx : pds_ack_cc_fields {
     static constexpr std::size_t wire_size = 40;
     static constexpr pds_type type = pds_type::ack_ccx;
-    pds_next_hdr next_hdr = pds_next_hdr::none;
-    bool m = false;
-    bool retx = false;
-    bool p = false;
-    bool req_close = false;
-    bool req_clear = false;
-    std::int16_t ack_psn_offset = 0;
-    std::uint32_t cack_psn = 0;
-    std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;
-    wire::cc_type cc_type = wire::cc_type::nscc;
-    std::uint8_t cc_flags = 0;
-    std::uint8_t mpr = 0;
-    std::int16_t sack_psn_offset = 0;
-    std::uint64_t sack_bitmap = 0;
-    ack_cc_nscc_state nscc;
-    ack_cc_credit_state credit;
     std::uint64_t ack_ccx_state = 0;
     bool operator==(const pds_ack_ccx&) const = default;
 };
 
-// NACK, 16 bytes. With nt set (a RUDI NACK) nack_psn carries the pkt_id.
-struct pds_nack {
-    static constexpr std::size_t wire_size = 16;
-    static constexpr pds_type type = pds_type::nack;
+// The fields of every NACK (NACK, NACK_CCX): the 16 bytes each starts with. With nt set (a RUDI
+// NACK) nack_psn carries the pkt_id.
+struct pds_nack_fields {
     pds_next_hdr next_hdr = pds_next_hdr::none;
     bool m = false;
     bool retx = false;
@@ -236,23 +216,20 @@ struct pds_nack {
     std::uint16_t spdcid = 0;
     std::uint16_t dpdcid = 0;
     std::uint32_t payload = 0;
+    bool operator==(const pds_nack_fields&) const = default;
+};
+
+// NACK, 16 bytes.
+struct pds_nack : pds_nack_fields {
+    static constexpr std::size_t wire_size = 16;
+    static constexpr pds_type type = pds_type::nack;
     bool operator==(const pds_nack&) const = default;
 };
 
 // NACK_CCX, 32 bytes: NACK plus nccx_type(4), nack_ccx_state1(60), nack_ccx_state2(64).
-struct pds_nack_ccx {
+struct pds_nack_ccx : pds_nack_fields {
     static constexpr std::size_t wire_size = 32;
     static constexpr pds_type type = pds_type::nack_ccx;
-    pds_next_hdr next_hdr = pds_next_hdr::none;
-    bool m = false;
-    bool retx = false;
-    bool nt = false;
-    nack_code code = nack_code::trimmed;
-    std::uint8_t vendor_code = 0;
-    std::uint32_t nack_psn = 0;
-    std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;
-    std::uint32_t payload = 0;
     std::uint8_t nccx_type = 0;         // 4 bits
     std::uint64_t nack_ccx_state1 = 0;  // 60 bits
     std::uint64_t nack_ccx_state2 = 0;

@@ -617,6 +617,11 @@ reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, s
 }
 
 // --- visit ---
+//
+// Every header the same shape: begin(its name), its fields in wire order, end. The fields of a
+// part that several headers share (ses_request_fields, ses_response_fields, ...) are visited by
+// one function for that part, as they are declared once in uet_ses.hpp; a form's own word that
+// sits inside the part on the wire (the one after the flags) is passed in.
 
 namespace {
 
@@ -626,8 +631,15 @@ bool is_tagged(ses_opcode op) noexcept {
            op == ses_opcode::tsend_fetch_atomic;
 }
 
-template <class H>
-void visit_request_head(const H& h, field_visitor& v) {
+// A form's own field that sits inside a shared part on the wire.
+struct inner_field {
+    std::string_view name;
+    std::uint64_t value;
+};
+
+template <ses_opcode default_opcode>
+void visit_request_fields(const ses_request_fields<default_opcode>& h, inner_field third,
+                          std::string_view buffer_offset_name, field_visitor& v) {
     v.field("opcode", static_cast<std::uint8_t>(h.opcode), ses_opcode_name(h.opcode));
     v.field("version", h.version);
     v.field("dc", h.dc);
@@ -636,26 +648,40 @@ void visit_request_head(const H& h, field_visitor& v) {
     v.field("hd", h.hd);
     v.field("eom", h.eom);
     v.field("som", h.som);
-}
-
-template <class H>
-void visit_request_ids(const H& h, field_visitor& v) {
+    v.field(third.name, third.value);
     v.field("ri_generation", h.ri_generation);
     v.field("job_id", h.job_id);
     v.field("pid_on_fep", h.pid_on_fep);
     v.field("resource_index", h.resource_index);
+    v.field(buffer_offset_name, h.buffer_offset);
 }
 
-template <class H>
-void visit_response_head(const H& h, field_visitor& v) {
+void visit_matching_fields(const ses_matching_request_fields& h, field_visitor& v) {
+    v.field("initiator", h.initiator);
+    v.field(is_tagged(h.opcode) ? "match_bits" : "memory_key", h.memory_key);
+}
+
+template <ses_response_opcode default_opcode>
+void visit_response_fields(const ses_response_fields<default_opcode>& h, inner_field third,
+                           field_visitor& v) {
     v.field("list", h.list);
     v.field("opcode", static_cast<std::uint8_t>(h.opcode), ses_response_opcode_name(h.opcode));
     v.field("version", h.version);
     v.field("return_code", static_cast<std::uint8_t>(h.return_code),
             ses_return_code_name(h.return_code));
+    v.field(third.name, third.value);
 }
 
-void visit_atomic_fields(const ses_atomic_extension& h, field_visitor& v) {
+// Up to job_id; modified_length comes later in the response with data.
+template <ses_response_opcode default_opcode>
+void visit_full_response_fields(const ses_full_response_fields<default_opcode>& h,
+                                field_visitor& v) {
+    visit_response_fields(h, {"message_id", h.message_id}, v);
+    v.field("ri_generation", h.ri_generation);
+    v.field("job_id", h.job_id);
+}
+
+void visit_fields(const ses_atomic_extension& h, field_visitor& v) {
     v.field("atomic_opcode", static_cast<std::uint8_t>(h.atomic_opcode),
             ses_atomic_opcode_name(h.atomic_opcode));
     v.field("atomic_datatype", static_cast<std::uint8_t>(h.atomic_datatype),
@@ -664,48 +690,29 @@ void visit_atomic_fields(const ses_atomic_extension& h, field_visitor& v) {
     v.field("cpu_coherent", h.cpu_coherent);
 }
 
-}  // namespace
-
-void visit(const ses_atomic_extension& h, field_visitor& v) {
-    v.begin("ses_atomic");
-    visit_atomic_fields(h, v);
-    v.end();
-}
-
-void visit(const ses_cas_extension& h, field_visitor& v) {
-    v.begin("ses_cas");
-    visit_atomic_fields(h.atomic, v);
+void visit_fields(const ses_cas_extension& h, field_visitor& v) {
+    visit_fields(h.atomic, v);
     v.bytes("compare_value", h.compare_value);
     v.bytes("swap_value", h.swap_value);
-    v.end();
 }
 
-void visit(const ses_sync_extension& h, field_visitor& v) {
-    v.begin("ses_sync");
+void visit_fields(const ses_sync_extension& h, field_visitor& v) {
     v.field("group", h.group);
     v.field("count", h.count);
-    v.end();
 }
 
-void visit(const ses_rendezvous_extension& h, field_visitor& v) {
-    v.begin("ses_rndv");
+void visit_fields(const ses_rendezvous_extension& h, field_visitor& v) {
     v.field("eager_length", h.eager_length);
     v.field("ri_generation", h.ri_generation);
     v.field("pid_on_fep", h.pid_on_fep);
     v.field("resource_index", h.resource_index);
     v.field("rd_offset", h.rd_offset);
     v.field("rd_memory_key", h.rd_memory_key);
-    v.end();
 }
 
-void visit(const ses_standard_request& h, field_visitor& v) {
-    v.begin("ses_std");
-    visit_request_head(h, v);
-    v.field("message_id", h.message_id);
-    visit_request_ids(h, v);
-    v.field("buffer_offset", h.buffer_offset);
-    v.field("initiator", h.initiator);
-    v.field(is_tagged(h.opcode) ? "match_bits" : "memory_key", h.memory_key);
+void visit_fields(const ses_standard_fields& h, field_visitor& v) {
+    visit_request_fields(h, {"message_id", h.message_id}, "buffer_offset", v);
+    visit_matching_fields(h, v);
     if (h.som) {
         v.field("header_data", h.header_data);
     } else {
@@ -713,63 +720,79 @@ void visit(const ses_standard_request& h, field_visitor& v) {
         v.field("message_offset", h.message_offset);
     }
     v.field("request_length", h.request_length);
+}
+
+void visit_fields(const ses_medium_request& h, field_visitor& v) {
+    visit_request_fields(h, {"request_length", h.request_length},
+                         h.hd ? "header_data" : "buffer_offset", v);
+    visit_matching_fields(h, v);
+}
+
+void visit_fields(const ses_small_request& h, field_visitor& v) {
+    visit_request_fields(h, {"request_length", h.request_length}, "buffer_offset", v);
+}
+
+void visit_fields(const ses_response& h, field_visitor& v) {
+    visit_full_response_fields(h, v);
+    v.field("modified_length", h.modified_length);
+}
+
+void visit_fields(const ses_response_with_data& h, field_visitor& v) {
+    visit_full_response_fields(h, v);
+    v.field("read_request_message_id", h.read_request_message_id);
+    v.field("payload_length", h.payload_length);
+    v.field("modified_length", h.modified_length);
+    v.field("message_offset", h.message_offset);
+}
+
+void visit_fields(const ses_small_response_with_data& h, field_visitor& v) {
+    visit_response_fields(h, {"payload_length", h.payload_length}, v);
+    v.field("job_id", h.job_id);
+    v.field("original_request_psn", h.original_request_psn);
+}
+
+template <class H>
+void visit_header(std::string_view name, const H& h, field_visitor& v) {
+    v.begin(name);
+    visit_fields(h, v);
     v.end();
+}
+
+}  // namespace
+
+void visit(const ses_atomic_extension& h, field_visitor& v) {
+    visit_header("ses_atomic", h, v);
+}
+void visit(const ses_cas_extension& h, field_visitor& v) {
+    visit_header("ses_cas", h, v);
+}
+void visit(const ses_sync_extension& h, field_visitor& v) {
+    visit_header("ses_sync", h, v);
+}
+void visit(const ses_rendezvous_extension& h, field_visitor& v) {
+    visit_header("ses_rndv", h, v);
+}
+void visit(const ses_standard_request& h, field_visitor& v) {
+    visit_header("ses_std", static_cast<const ses_standard_fields&>(h), v);
     if (h.sync) visit(*h.sync, v);
     if (h.atomic) visit(*h.atomic, v);
     if (h.cas) visit(*h.cas, v);
     if (h.rendezvous) visit(*h.rendezvous, v);
 }
-
 void visit(const ses_medium_request& h, field_visitor& v) {
-    v.begin("ses_medium");
-    visit_request_head(h, v);
-    v.field("request_length", h.request_length);
-    visit_request_ids(h, v);
-    v.field(h.hd ? "header_data" : "buffer_offset", h.buffer_offset);
-    v.field("initiator", h.initiator);
-    v.field(is_tagged(h.opcode) ? "match_bits" : "memory_key", h.memory_key);
-    v.end();
+    visit_header("ses_medium", h, v);
 }
-
 void visit(const ses_small_request& h, field_visitor& v) {
-    v.begin("ses_small");
-    visit_request_head(h, v);
-    v.field("request_length", h.request_length);
-    visit_request_ids(h, v);
-    v.field("buffer_offset", h.buffer_offset);
-    v.end();
+    visit_header("ses_small", h, v);
 }
-
 void visit(const ses_response& h, field_visitor& v) {
-    v.begin("ses_rsp");
-    visit_response_head(h, v);
-    v.field("message_id", h.message_id);
-    v.field("ri_generation", h.ri_generation);
-    v.field("job_id", h.job_id);
-    v.field("modified_length", h.modified_length);
-    v.end();
+    visit_header("ses_rsp", h, v);
 }
-
 void visit(const ses_response_with_data& h, field_visitor& v) {
-    v.begin("ses_rsp_data");
-    visit_response_head(h, v);
-    v.field("message_id", h.message_id);
-    v.field("ri_generation", h.ri_generation);
-    v.field("job_id", h.job_id);
-    v.field("read_request_message_id", h.read_request_message_id);
-    v.field("payload_length", h.payload_length);
-    v.field("modified_length", h.modified_length);
-    v.field("message_offset", h.message_offset);
-    v.end();
+    visit_header("ses_rsp_data", h, v);
 }
-
 void visit(const ses_small_response_with_data& h, field_visitor& v) {
-    v.begin("ses_rsp_data_small");
-    visit_response_head(h, v);
-    v.field("payload_length", h.payload_length);
-    v.field("job_id", h.job_id);
-    v.field("original_request_psn", h.original_request_psn);
-    v.end();
+    visit_header("ses_rsp_data_small", h, v);
 }
 
 void visit(const ses_header& h, field_visitor& v) {

@@ -205,13 +205,12 @@ struct ses_rendezvous_extension {
     bool operator==(const ses_rendezvous_extension&) const = default;
 };
 
-// Standard request, 44 bytes, followed by the extensions its opcode calls for (encoded_size()
-// counts them). With som == false the header_data slot carries payload_length(14) and
-// message_offset(32) instead of header_data. ses_standard_fields is the 44 bytes alone: what
-// a plain send or write carries, written by store_standard_fields without building the rest.
-struct ses_standard_fields {
-    static constexpr std::size_t wire_size = 44;  // without extensions
-    ses_opcode opcode = ses_opcode::send;
+// The fields of every request (standard, medium, small) but the 16-bit word after the flags,
+// which is message_id in a standard request and request_length(14) in the others. The forms
+// differ in the opcode a default-built header carries: default_opcode.
+template <ses_opcode default_opcode>
+struct ses_request_fields {
+    ses_opcode opcode = default_opcode;
     std::uint8_t version = ses_version;
     bool dc = false;   // delivery complete
     bool ie = false;   // initiator error
@@ -219,14 +218,29 @@ struct ses_standard_fields {
     bool hd = false;   // header data present
     bool eom = false;
     bool som = false;
-    std::uint16_t message_id = 0;
     std::uint8_t ri_generation = 0;
     std::uint32_t job_id = 0;          // 24 bits
     std::uint16_t pid_on_fep = 0;      // 12 bits
     std::uint16_t resource_index = 0;  // 12 bits
     std::uint64_t buffer_offset = 0;
+    bool operator==(const ses_request_fields&) const = default;
+};
+
+// The fields of the matching requests, standard and medium: those of every request plus the
+// initiator and the memory key.
+struct ses_matching_request_fields : ses_request_fields<ses_opcode::send> {
     std::uint32_t initiator = 0;
-    std::uint64_t memory_key = 0;      // match bits for tagged opcodes
+    std::uint64_t memory_key = 0;  // match bits for tagged opcodes
+    bool operator==(const ses_matching_request_fields&) const = default;
+};
+
+// Standard request, 44 bytes, followed by the extensions its opcode calls for (encoded_size()
+// counts them). With som == false the header_data slot carries payload_length(14) and
+// message_offset(32) instead of header_data. ses_standard_fields is the 44 bytes alone: what
+// a plain send or write carries, written by store_standard_fields without building the rest.
+struct ses_standard_fields : ses_matching_request_fields {
+    static constexpr std::size_t wire_size = 44;  // without extensions
+    std::uint16_t message_id = 0;
     std::uint64_t header_data = 0;     // som == true
     std::uint16_t payload_length = 0;  // som == false, 14 bits
     std::uint32_t message_offset = 0;  // som == false
@@ -242,89 +256,62 @@ struct ses_standard_request : ses_standard_fields {
     bool operator==(const ses_standard_request&) const = default;
 };
 
-// Medium request, 32 bytes. request_length(14) replaces message_id; the first 64-bit word is
-// header data when hd is set, else the buffer offset.
-struct ses_medium_request {
+// Medium request, 32 bytes. request_length(14) replaces message_id; buffer_offset is header data
+// when hd is set.
+struct ses_medium_request : ses_matching_request_fields {
     static constexpr std::size_t wire_size = 32;
-    ses_opcode opcode = ses_opcode::send;
-    std::uint8_t version = ses_version;
-    bool dc = false;
-    bool ie = false;
-    bool rel = false;
-    bool hd = false;
-    bool eom = false;
-    bool som = false;
     std::uint16_t request_length = 0;  // 14 bits
-    std::uint8_t ri_generation = 0;
-    std::uint32_t job_id = 0;
-    std::uint16_t pid_on_fep = 0;
-    std::uint16_t resource_index = 0;
-    std::uint64_t buffer_offset = 0;  // header data when hd
-    std::uint32_t initiator = 0;
-    std::uint64_t memory_key = 0;  // match bits for tagged opcodes
     bool operator==(const ses_medium_request&) const = default;
 };
 
 // Small (optimized non-matching) request, 20 bytes.
-struct ses_small_request {
+struct ses_small_request : ses_request_fields<ses_opcode::write> {
     static constexpr std::size_t wire_size = 20;
-    ses_opcode opcode = ses_opcode::write;
-    std::uint8_t version = ses_version;
-    bool dc = false;
-    bool ie = false;
-    bool rel = false;
-    bool hd = false;
-    bool eom = false;
-    bool som = false;
     std::uint16_t request_length = 0;  // 14 bits
-    std::uint8_t ri_generation = 0;
-    std::uint32_t job_id = 0;
-    std::uint16_t pid_on_fep = 0;
-    std::uint16_t resource_index = 0;
-    std::uint64_t buffer_offset = 0;
     bool operator==(const ses_small_request&) const = default;
 };
 
-// Response, 12 bytes.
-struct ses_response {
-    static constexpr std::size_t wire_size = 12;
+// The fields of every response (plain, with data, small with data): list, opcode, version,
+// return code and job. The forms differ in the opcode a default-built header carries.
+template <ses_response_opcode default_opcode>
+struct ses_response_fields {
     std::uint8_t list = 0;  // 2 bits: 0 expected, 1 overflow
-    ses_response_opcode opcode = ses_response_opcode::response;
+    ses_response_opcode opcode = default_opcode;
     std::uint8_t version = ses_version;
     ses_return_code return_code = ses_return_code::ok;
+    std::uint32_t job_id = 0;  // 24 bits
+    bool operator==(const ses_response_fields&) const = default;
+};
+
+// The fields of the full-size responses, plain and with data: those of every response plus the
+// message they answer and the modified length.
+template <ses_response_opcode default_opcode>
+struct ses_full_response_fields : ses_response_fields<default_opcode> {
     std::uint16_t message_id = 0;
     std::uint8_t ri_generation = 0;
-    std::uint32_t job_id = 0;  // 24 bits
     std::uint32_t modified_length = 0;
+    bool operator==(const ses_full_response_fields&) const = default;
+};
+
+// Response, 12 bytes.
+struct ses_response : ses_full_response_fields<ses_response_opcode::response> {
+    static constexpr std::size_t wire_size = 12;
     bool operator==(const ses_response&) const = default;
 };
 
 // Response with data, 20 bytes.
-struct ses_response_with_data {
+struct ses_response_with_data : ses_full_response_fields<ses_response_opcode::response_with_data> {
     static constexpr std::size_t wire_size = 20;
-    std::uint8_t list = 0;
-    ses_response_opcode opcode = ses_response_opcode::response_with_data;
-    std::uint8_t version = ses_version;
-    ses_return_code return_code = ses_return_code::ok;
-    std::uint16_t message_id = 0;
-    std::uint8_t ri_generation = 0;
-    std::uint32_t job_id = 0;
     std::uint16_t read_request_message_id = 0;
     std::uint16_t payload_length = 0;  // 14 bits (uet-ref-prov; xdp2: 12)
-    std::uint32_t modified_length = 0;
     std::uint32_t message_offset = 0;
     bool operator==(const ses_response_with_data&) const = default;
 };
 
 // Small response with data, 12 bytes.
-struct ses_small_response_with_data {
+struct ses_small_response_with_data : ses_response_fields<ses_response_opcode::response_with_data> {
     static constexpr std::size_t wire_size = 12;
-    std::uint8_t list = 0;
-    ses_response_opcode opcode = ses_response_opcode::response_with_data;
-    std::uint8_t version = ses_version;
-    ses_return_code return_code = ses_return_code::ok;
     std::uint16_t payload_length = 0;  // 14 bits
-    std::uint32_t job_id = 0;          // 24 bits
     std::uint32_t original_request_psn = 0;
     bool operator==(const ses_small_response_with_data&) const = default;
 };

@@ -11,7 +11,7 @@
 namespace uet::detail {
 namespace {
 
-TEST(TxMemory, FindsTheRangeHoldingAWholePayload) {
+TEST(tx_memory, finds_the_range_holding_a_whole_payload) {
     std::vector<std::uint8_t> a(4096), b(8192);
     tx_memory m;
     const auto ha = m.add(a.data(), a.size(), 10);
@@ -29,7 +29,7 @@ TEST(TxMemory, FindsTheRangeHoldingAWholePayload) {
     EXPECT_EQ(m.find(b.data(), 100), 20u);
 }
 
-TEST(TxMemory, ShortPayloadsAreCopied) {
+TEST(tx_memory, short_payloads_are_copied) {
     std::vector<std::uint8_t> a(4096);
     tx_memory m;
     m.set_min_bytes(1024);
@@ -38,7 +38,7 @@ TEST(TxMemory, ShortPayloadsAreCopied) {
     EXPECT_EQ(m.find(a.data(), 1024), 1u);
 }
 
-TEST(TxMemory, NestedAndManyRanges) {
+TEST(tx_memory, nested_and_many_ranges) {
     std::vector<std::uint8_t> big(1 << 20);
     tx_memory m;
     m.add(big.data(), big.size(), 1);   // the whole buffer

@@ -31,7 +31,7 @@ nscc_params params_mid(std::uint64_t window = 60000) {
     return p;
 }
 
-TEST(NsccParams, FromLinkScalesFromTheReferenceNetwork) {
+TEST(nscc_params, from_link_scales_from_the_reference_network) {
     const auto p = params_100g();  // 100 Gb/s x 12 us is the reference: scale factor 1
     EXPECT_DOUBLE_EQ(p.bytes_per_ns, 12.5);
     EXPECT_EQ(p.target_delay_ns, 9000u);  // 0.75 x RTT with trimming
@@ -52,7 +52,7 @@ TEST(NsccParams, FromLinkScalesFromTheReferenceNetwork) {
     EXPECT_DOUBLE_EQ(p400.fast_inc_scale, 1.0);
 }
 
-TEST(Nscc, StartsAtLineRateCappedAtOneAndAHalfBdp) {
+TEST(nscc, starts_at_line_rate_capped_at_one_and_a_half_bdp) {
     const auto p = params_100g();
     nscc cc(p);
     EXPECT_EQ(cc.max_window(), 225000u);  // 1.5 x 12.5 B/ns x 12 us
@@ -68,7 +68,7 @@ std::uint64_t feed(nscc& cc, int n, std::uint64_t rtt, bool ecn, std::uint64_t t
     return t;
 }
 
-TEST(Nscc, FairIncreaseWhenDelayedButUnmarked) {
+TEST(nscc, fair_increase_when_delayed_but_unmarked) {
     const auto p = params_mid();
     nscc cc(p);
     const auto before = cc.window_bytes();
@@ -78,7 +78,7 @@ TEST(Nscc, FairIncreaseWhenDelayedButUnmarked) {
     EXPECT_FALSE(cc.take_path_switch());
 }
 
-TEST(Nscc, ProportionalIncreaseIsLargerFurtherBelowTarget) {
+TEST(nscc, proportional_increase_is_larger_further_below_target) {
     const auto p = params_mid();
     nscc near_target(p), far_below(p);
     feed(near_target, 40, base_rtt + 8000, false, 1000);
@@ -89,7 +89,7 @@ TEST(Nscc, ProportionalIncreaseIsLargerFurtherBelowTarget) {
     EXPECT_GT(far_below.window_bytes(), near_target.window_bytes());
 }
 
-TEST(Nscc, FastIncreaseAfterAWindowAtZeroDelay) {
+TEST(nscc, fast_increase_after_a_window_at_zero_delay) {
     const auto p = params_mid(20000);
     nscc cc(p);
     std::uint64_t t = feed(cc, 6, base_rtt, false, 1000);  // 24 KB > 20 KB window acked
@@ -99,7 +99,7 @@ TEST(Nscc, FastIncreaseAfterAWindowAtZeroDelay) {
     EXPECT_GE(cc.window_bytes(), w + 4 * mtu / 4);  // +0.25 of each acked byte at scale 1
 }
 
-TEST(Nscc, MultiplicativeDecreaseOnMarkedLongDelayAtMostOncePerRtt) {
+TEST(nscc, multiplicative_decrease_on_marked_long_delay_at_most_once_per_rtt) {
     const auto p = params_mid(200000);
     nscc cc(p);
     const std::uint64_t rtt = base_rtt + 30000;  // 30 us queueing: over target, under QA level
@@ -124,7 +124,7 @@ TEST(Nscc, MultiplicativeDecreaseOnMarkedLongDelayAtMostOncePerRtt) {
     EXPECT_LT(cc.window_bytes(), 200000u);
 }
 
-TEST(Nscc, MarkedShortDelayHoldsTheWindowAndAsksForAnotherPath) {
+TEST(nscc, marked_short_delay_holds_the_window_and_asks_for_another_path) {
     const auto p = params_mid();
     nscc cc(p);
     const auto before = cc.window_bytes();
@@ -137,7 +137,7 @@ TEST(Nscc, MarkedShortDelayHoldsTheWindowAndAsksForAnotherPath) {
     EXPECT_GE(cc.window_bytes(), before);
 }
 
-TEST(Nscc, WindowStaysWithinOneMtuAndOneAndAHalfBdp) {
+TEST(nscc, window_stays_within_one_mtu_and_one_and_a_half_bdp) {
     const auto p = params_100g();
     nscc cc(p);
     std::uint64_t t = 1000;
@@ -157,7 +157,7 @@ TEST(Nscc, WindowStaysWithinOneMtuAndOneAndAHalfBdp) {
     EXPECT_EQ(cc.window_bytes(), std::uint64_t{mtu});
 }
 
-TEST(Nscc, SmallerMeasuredRttLowersTheCap) {
+TEST(nscc, smaller_measured_rtt_lowers_the_cap) {
     const auto p = params_100g();
     nscc cc(p);
     cc.on_ack(mtu, 8000, false, 1000);
@@ -166,7 +166,7 @@ TEST(Nscc, SmallerMeasuredRttLowersTheCap) {
     EXPECT_LE(cc.window_bytes(), 150000u);
 }
 
-TEST(Nscc, NackSubtractsItsBytesWhenQuickAdaptDoesNotFire) {
+TEST(nscc, nack_subtracts_its_bytes_when_quick_adapt_does_not_fire) {
     const auto p = params_mid(100000);
     nscc cc(p);
     cc.on_nack(mtu, true, 1000);  // first epoch not over: no quick adapt
@@ -182,7 +182,7 @@ std::uint64_t epoch_with(nscc& cc, const nscc_params& p, std::uint64_t bytes, st
     return t0 + base_rtt + p.target_delay_ns + 1;
 }
 
-TEST(Nscc, QuickAdaptOnNackCutsToWhatGotThrough) {
+TEST(nscc, quick_adapt_on_nack_cuts_to_what_got_through) {
     const auto p = params_mid(200000);
     nscc cc(p);
     const auto t = epoch_with(cc, p, 2 * mtu, 1000);
@@ -191,7 +191,7 @@ TEST(Nscc, QuickAdaptOnNackCutsToWhatGotThrough) {
     EXPECT_EQ(cc.window_bytes(), 2u * mtu);
 }
 
-TEST(Nscc, QuickAdaptOnDelayOverFourTimesTarget) {
+TEST(nscc, quick_adapt_on_delay_over_four_times_target) {
     const auto p = params_mid(200000);
     nscc cc(p);
     const auto t = epoch_with(cc, p, 3 * mtu, 1000);
@@ -200,7 +200,7 @@ TEST(Nscc, QuickAdaptOnDelayOverFourTimesTarget) {
     EXPECT_EQ(cc.window_bytes(), 4u * mtu);  // the triggering ACK's bytes got through too
 }
 
-TEST(Nscc, NoQuickAdaptBelowFourTimesTargetOrForAFlowThatDelivers) {
+TEST(nscc, no_quick_adapt_below_four_times_target_or_for_a_flow_that_delivers) {
     const auto p = params_mid(200000);
     nscc slow_but_ok(p);
     auto t = epoch_with(slow_but_ok, p, 2 * mtu, 1000);
@@ -214,7 +214,7 @@ TEST(Nscc, NoQuickAdaptBelowFourTimesTargetOrForAFlowThatDelivers) {
     EXPECT_GT(busy.window_bytes(), 100000u);
 }
 
-TEST(Nscc, MarksFromBeforeAQuickAdaptAreIgnored) {
+TEST(nscc, marks_from_before_a_quick_adapt_are_ignored) {
     const auto p = params_mid(200000);
     nscc cc(p);
     auto t = epoch_with(cc, p, 2 * mtu, 1000);
@@ -225,7 +225,7 @@ TEST(Nscc, MarksFromBeforeAQuickAdaptAreIgnored) {
     EXPECT_EQ(cc.window_bytes(), 2u * mtu);
 }
 
-TEST(Nscc, FactoryBuildsInPlace) {
+TEST(nscc, factory_builds_in_place) {
     const auto p = params_100g();
     uet::cc::cc_config cfg;
     cfg.algo = uet::cc::algorithm::nscc;
@@ -357,7 +357,7 @@ double jain(const std::vector<double>& x) {
     return sq > 0 ? sum * sum / (double(x.size()) * sq) : 0;
 }
 
-TEST(NsccModel, FourFlowsShareOneBottleneckFairlyAndFully) {
+TEST(nscc_model, four_flows_share_one_bottleneck_fairly_and_fully) {
     // Flows join 1 ms apart, each starting at line rate (1.5 BDP), so the first joins find the
     // queue full and the later ones must take bandwidth from flows already running.
     fluid_model m({0, 1'000'000, 2'000'000, 3'000'000});

@@ -22,7 +22,7 @@ rccc_params params_100g() {
     return rccc_params::from_link(100, base_rtt, mtu);
 }
 
-TEST(RcccCredit, SerialArithmeticWrapsAt24Bits) {
+TEST(rccc_credit, serial_arithmetic_wraps_at_24_bits) {
     EXPECT_EQ(credit::distance(5, 3), 2);
     EXPECT_EQ(credit::distance(3, 5), -2);
     EXPECT_EQ(credit::distance(2, 0xFFFFFE), 4);  // across the wrap
@@ -32,7 +32,7 @@ TEST(RcccCredit, SerialArithmeticWrapsAt24Bits) {
     EXPECT_EQ(credit::quanta_ceil(257), 2u);
 }
 
-TEST(RcccParams, FromLink) {
+TEST(rccc_params, from_link) {
     const auto p = params_100g();
     EXPECT_DOUBLE_EQ(p.pace_fraction, 0.99);
     EXPECT_EQ(p.credit_per_pull, 4 * mtu);
@@ -40,7 +40,7 @@ TEST(RcccParams, FromLink) {
     EXPECT_EQ(p.max_credit, 225000u);
 }
 
-TEST(RcccSender, SpeculatesAboutOneBdpThenNeedsCredit) {
+TEST(rccc_sender, speculates_about_one_bdp_then_needs_credit) {
     const auto p = params_100g();
     rccc_sender s(p);
     EXPECT_TRUE(s.uses_credit());
@@ -55,7 +55,7 @@ TEST(RcccSender, SpeculatesAboutOneBdpThenNeedsCredit) {
     EXPECT_LT(s.window_bytes(), std::uint64_t{mtu});
 }
 
-TEST(RcccSender, FirstFeedbackDropsLeftoverSpeculativeCredit) {
+TEST(rccc_sender, first_feedback_drops_leftover_speculative_credit) {
     const auto p = params_100g();
     rccc_sender s(p);
     s.on_send(mtu, 0);
@@ -65,7 +65,7 @@ TEST(RcccSender, FirstFeedbackDropsLeftoverSpeculativeCredit) {
     EXPECT_FALSE(s.may_send(0, mtu));  // an empty pipe is no licence without credit
 }
 
-TEST(RcccSender, CumulativeGrantsCountOnceAndSurviveLossAndWrap) {
+TEST(rccc_sender, cumulative_grants_count_once_and_survive_loss_and_wrap) {
     const auto p = params_100g();
     rccc_sender s(p);
     s.on_credit(0, 0);  // nothing granted yet: stops speculating, adds nothing
@@ -96,14 +96,14 @@ TEST(RcccSender, CumulativeGrantsCountOnceAndSurviveLossAndWrap) {
     EXPECT_EQ(w.credit_bytes() - before, 0x20 * 256);
 }
 
-TEST(RcccSender, CreditIsCappedAtMaxCredit) {
+TEST(rccc_sender, credit_is_capped_at_max_credit) {
     const auto p = params_100g();
     rccc_sender s(p);
     s.on_credit(0x100000, 0);
     EXPECT_EQ(s.window_bytes(), p.max_credit);
 }
 
-TEST(RcccSender, CreditTargetAsksForTheBacklogBeyondCreditInHand) {
+TEST(rccc_sender, credit_target_asks_for_the_backlog_beyond_credit_in_hand) {
     const auto p = params_100g();
     rccc_sender s(p);
     // Speculating with a 1 BDP credit: a small backlog still asks for an MTU so the receiver
@@ -118,7 +118,7 @@ TEST(RcccSender, CreditTargetAsksForTheBacklogBeyondCreditInHand) {
     EXPECT_EQ(s.credit_target(20480), 80u);
 }
 
-TEST(RcccReceiver, TargetsOnlyMoveForward) {
+TEST(rccc_receiver, targets_only_move_forward) {
     rccc_receiver r(7);
     EXPECT_EQ(r.cookie(), 7u);
     EXPECT_EQ(r.demand_quanta(), 0u);
@@ -129,7 +129,7 @@ TEST(RcccReceiver, TargetsOnlyMoveForward) {
     EXPECT_EQ(r.credit_field(), 0u);
 }
 
-TEST(RcccPacer, GrantsFourMtuPerPullAtNinetyNinePercentOfLineRate) {
+TEST(rccc_pacer, grants_four_mtu_per_pull_at_ninety_nine_percent_of_line_rate) {
     const auto p = params_100g();
     rccc_pacer pacer(p);
     rccc_receiver r;
@@ -160,7 +160,7 @@ TEST(RcccPacer, GrantsFourMtuPerPullAtNinetyNinePercentOfLineRate) {
     EXPECT_EQ(pacer.granted_bytes(), 10u * mtu);
 }
 
-TEST(RcccPacer, ForgetUnlinksAReceiver) {
+TEST(rccc_pacer, forget_unlinks_a_receiver) {
     const auto p = params_100g();
     rccc_pacer pacer(p);
     rccc_receiver a(1), b(2), c(3);
@@ -182,7 +182,7 @@ TEST(RcccPacer, ForgetUnlinksAReceiver) {
     EXPECT_EQ(pacer.next_deadline(), rccc_pacer::idle);
 }
 
-TEST(RcccFactory, BuildsTheCreditSender) {
+TEST(rccc_factory, builds_the_credit_sender) {
     const auto p = params_100g();
     cc_config cfg;
     cfg.algo = algorithm::rccc;
@@ -279,7 +279,7 @@ struct incast_model {
     }
 };
 
-TEST(RcccModel, Incast16To1PacesAtNinetyNinePercentAndSharesFairly) {
+TEST(rccc_model, incast_16_to_1_paces_at_ninety_nine_percent_and_shares_fairly) {
     incast_model m;
     const std::uint64_t warm = 200'000, end = 2'200'000;
     std::vector<std::uint64_t> granted_at_warm;

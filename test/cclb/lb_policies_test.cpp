@@ -21,12 +21,12 @@ struct fixture : ::testing::Test {
     void bits(std::uint8_t k) { ctx.params.path_bits = k; }
 };
 
-using StaticPath = fixture;
-using Oblivious = fixture;
-using Bitmap = fixture;
-using Reps = fixture;
+using lb_static_path = fixture;
+using lb_oblivious = fixture;
+using lb_bitmap = fixture;
+using lb_reps = fixture;
 
-TEST_F(StaticPath, Sticks) {
+TEST_F(lb_static_path, sticks) {
     static_path s(0x1234);
     for (int i = 0; i < 100; ++i) {
         EXPECT_EQ(s.next_entropy(), 0x1234);
@@ -40,7 +40,7 @@ TEST_F(StaticPath, Sticks) {
     EXPECT_EQ(any->next_entropy(), 77);
 }
 
-TEST_F(Oblivious, EveryWrapVisitsEveryValueOnceInAFreshOrder) {
+TEST_F(lb_oblivious, every_wrap_visits_every_value_once_in_a_fresh_order) {
     bits(4);
     oblivious o(ctx);
     const std::uint16_t upper = o.upper_bits();
@@ -66,14 +66,14 @@ TEST_F(Oblivious, EveryWrapVisitsEveryValueOnceInAFreshOrder) {
     EXPECT_GT(orders.size(), 8u);  // the XOR mask is redrawn on each wrap
 }
 
-TEST_F(Oblivious, PdcsGetDifferentUpperBits) {
+TEST_F(lb_oblivious, pdcs_get_different_upper_bits) {
     std::set<std::uint16_t> uppers;
     for (int i = 0; i < 20; ++i)
         uppers.insert(oblivious(ctx).upper_bits());
     EXPECT_GT(uppers.size(), 15u);
 }
 
-TEST_F(Bitmap, SkipsPenalisedValuesAndDecaysThem) {
+TEST_F(lb_bitmap, skips_penalised_values_and_decays_them) {
     bits(3);
     bitmap b(ctx);
     // Learn the walk's values, then penalise one.
@@ -95,7 +95,7 @@ TEST_F(Bitmap, SkipsPenalisedValuesAndDecaysThem) {
     EXPECT_EQ(used, 1);  // back in use the round after
 }
 
-TEST_F(Bitmap, NackAndTimeoutPenaltiesAndTheCap) {
+TEST_F(lb_bitmap, nack_and_timeout_penalties_and_the_cap) {
     bits(3);
     bitmap b(ctx);
     const std::uint16_t e = b.next_entropy();
@@ -121,7 +121,7 @@ TEST_F(Bitmap, NackAndTimeoutPenaltiesAndTheCap) {
     EXPECT_GE(picks, 4 * 7);
 }
 
-TEST_F(Bitmap, AllPathsPenalisedStillSends) {
+TEST_F(lb_bitmap, all_paths_penalised_still_sends) {
     bits(2);
     bitmap b(ctx);
     for (int i = 0; i < 4; ++i)
@@ -132,7 +132,7 @@ TEST_F(Bitmap, AllPathsPenalisedStillSends) {
     EXPECT_EQ(got.size(), 4u);
 }
 
-TEST_F(Reps, ReusesOnlyUnmarkedValuesOldestFirst) {
+TEST_F(lb_reps, reuses_only_unmarked_values_oldest_first) {
     reps r(ctx);
     EXPECT_EQ(r.cached(), 0);
     r.on_ack(11, false);
@@ -147,7 +147,7 @@ TEST_F(Reps, ReusesOnlyUnmarkedValuesOldestFirst) {
     EXPECT_EQ(r.cached(), 0);
 }
 
-TEST_F(Reps, RingKeepsTheEightNewest) {
+TEST_F(lb_reps, ring_keeps_the_eight_newest) {
     reps r(ctx);
     for (std::uint16_t v = 1; v <= 10; ++v)
         r.on_ack(v, false);
@@ -156,7 +156,7 @@ TEST_F(Reps, RingKeepsTheEightNewest) {
         EXPECT_EQ(r.next_entropy(0), v);  // 1 and 2 were overwritten; oldest first
 }
 
-TEST_F(Reps, ExploresAtRandomWhenEmpty) {
+TEST_F(lb_reps, explores_at_random_when_empty) {
     bits(8);
     reps r(ctx);
     std::set<std::uint16_t> low;
@@ -165,7 +165,7 @@ TEST_F(Reps, ExploresAtRandomWhenEmpty) {
     EXPECT_GT(low.size(), 200u);  // random over the 256 values
 }
 
-TEST_F(Reps, PathSwitchForgetsAValue) {
+TEST_F(lb_reps, path_switch_forgets_a_value) {
     reps r(ctx);
     r.on_ack(5, false);
     r.on_ack(6, false);
@@ -173,7 +173,7 @@ TEST_F(Reps, PathSwitchForgetsAValue) {
     EXPECT_EQ(r.next_entropy(0), 6);
 }
 
-TEST_F(Reps, TimeoutFreezesOnCachedValuesThenClearsAndExplores) {
+TEST_F(lb_reps, timeout_freezes_on_cached_values_then_clears_and_explores) {
     bits(8);
     reps r(ctx);
     const std::vector<std::uint16_t> good = {0x101, 0x102, 0x103};
@@ -209,7 +209,7 @@ TEST_F(Reps, TimeoutFreezesOnCachedValuesThenClearsAndExplores) {
     EXPECT_EQ(r.next_entropy(after + 100), 0x177);
 }
 
-TEST_F(Reps, TimeoutWithoutTimeFreezesAtTheNextTimedCall) {
+TEST_F(lb_reps, timeout_without_time_freezes_at_the_next_timed_call) {
     reps r(ctx);
     r.on_ack(9, false);
     r.on_timeout(1);
@@ -221,14 +221,14 @@ TEST_F(Reps, TimeoutWithoutTimeFreezesAtTheNextTimedCall) {
     EXPECT_FALSE(r.frozen());
 }
 
-TEST_F(Reps, TimeoutWithAnEmptyRingDoesNotFreeze) {
+TEST_F(lb_reps, timeout_with_an_empty_ring_does_not_freeze) {
     reps r(ctx);
     r.on_timeout(3, 100);
     EXPECT_FALSE(r.frozen());
     EXPECT_EQ(ctx.stats.reps_freezes, 0u);
 }
 
-TEST(LbFactory, ParsesAndBuilds) {
+TEST(lb_factory, parses_and_builds) {
     uet::rng rng(1);
     lb_context ctx{&rng, {}, {}};
     for (auto a :
@@ -248,7 +248,7 @@ TEST(LbFactory, ParsesAndBuilds) {
 
 // any_selector::next_entropy answers a static path without the general dispatch: every
 // selector must give through it what its path_selector gives (two of each, fed the same).
-TEST(LbFactory, NextEntropyIsTheSelectorsOwn) {
+TEST(lb_factory, next_entropy_is_the_selectors_own) {
     for (auto a :
          {algorithm::static_path, algorithm::oblivious, algorithm::bitmap, algorithm::reps}) {
         uet::rng rng_a(7), rng_b(7);
@@ -309,7 +309,7 @@ void print_shares(const char* name, const std::vector<double>& s) {
     std::printf("\n");
 }
 
-TEST(LbModel, BadPathGetsLessThanHalfAnEvenShareWithBitmapAndReps) {
+TEST(lb_model, bad_path_gets_less_than_half_an_even_share_with_bitmap_and_reps) {
     std::printf("share of packets per path (1.000 = even), path 5 bad:\n");
     for (fault f : {fault::ecn, fault::nack}) {
         const char* how = f == fault::ecn ? "ECN" : "NACK";

@@ -90,7 +90,7 @@ fb::topology small(std::uint32_t leaves, std::uint32_t hosts, std::uint32_t spin
 
 // ---- 1. timing ----
 
-TEST(FabricModel, SerialisationAndPropagationAddUpExactly) {
+TEST(fabric_model, serialisation_and_propagation_add_up_exactly) {
     auto t = small(2, 2, 2);
     t.host_link.rate_gbps = 100;  // 1000 B: 80 ns
     t.host_link.delay_ns = 1000;
@@ -136,7 +136,7 @@ TEST(FabricModel, SerialisationAndPropagationAddUpExactly) {
 
 // ---- 2. ECMP ----
 
-TEST(FabricModel, FixedTupleSticksToOneSpineAndVariedEntropySpreads) {
+TEST(fabric_model, fixed_tuple_sticks_to_one_spine_and_varied_entropy_spreads) {
     fabric f(small(2, 1, 8));
     frame_bytes fr = make_frame(f, {.from = 0, .to = 1, .sport = 1234});
     const std::uint32_t spine = f.uplink_for(0, fr);
@@ -192,7 +192,7 @@ incast_result incast(bool trimming) {
     return r;
 }
 
-TEST(FabricModel, IncastBuildsQueueMarksAboveKminAndTailDrops) {
+TEST(fabric_model, incast_builds_queue_marks_above_kmin_and_tail_drops) {
     const incast_result r = incast(false);
     const fb::link_params lp;
     EXPECT_GT(r.port.dropped, 0u);
@@ -213,7 +213,7 @@ TEST(FabricModel, IncastBuildsQueueMarksAboveKminAndTailDrops) {
               static_cast<std::uint8_t>(wire::ecn_codepoint::ect0));
 }
 
-TEST(FabricModel, TrimmingReplacesDropsAndTrimmedHeadersOvertakeData) {
+TEST(fabric_model, trimming_replaces_drops_and_trimmed_headers_overtake_data) {
     const incast_result r = incast(true);
     const fb::link_params lp;
     EXPECT_EQ(r.totals.dropped, 0u);
@@ -240,7 +240,7 @@ TEST(FabricModel, TrimmingReplacesDropsAndTrimmedHeadersOvertakeData) {
     EXPECT_TRUE(overtook);
 }
 
-TEST(FabricModel, PriorityDscpSkipsTheDataQueue) {
+TEST(fabric_model, priority_dscp_skips_the_data_queue) {
     fabric f(small(1, 3, 1));
     for (std::uint32_t seq = 0; seq < 100; ++seq) {
         f.send(0, make_frame(f, {.from = 0, .to = 2, .size = 1500, .seq = seq}), 0);
@@ -262,7 +262,7 @@ TEST(FabricModel, PriorityDscpSkipsTheDataQueue) {
 
 // ---- 4. slowed and failed spine links ----
 
-TEST(FabricModel, SlowedSpineLinkQueuesAndCarriesLessOnThatSpineOnly) {
+TEST(fabric_model, slowed_spine_link_queues_and_carries_less_on_that_spine_only) {
     auto t = small(2, 2, 4);
     fabric f(t);
     rng r(7);
@@ -302,7 +302,7 @@ TEST(FabricModel, SlowedSpineLinkQueuesAndCarriesLessOnThatSpineOnly) {
     EXPECT_EQ(f.in_flight(), 0u);
 }
 
-TEST(FabricModel, FailedSpineLinkBlackHolesExactlyItsPacketsUntilRestored) {
+TEST(fabric_model, failed_spine_link_black_holes_exactly_its_packets_until_restored) {
     fabric f(small(2, 1, 4));
     constexpr std::uint64_t fail_at = 1'008'500, restore_at = 2'008'500;
     f.fail_spine_link(0, 2, fail_at);
@@ -377,7 +377,7 @@ double permutation_goodput(bool spray, std::uint64_t seed) {
 
 // Averaged over four seeds (hash seeds and entropy draws), so that the result reflects ECMP
 // collisions in general rather than one lucky or unlucky hash.
-TEST(FabricModel, PermutationFixedEntropyIsSlowerThanSpraying) {
+TEST(fabric_model, permutation_fixed_entropy_is_slower_than_spraying) {
     double fixed = 0, sprayed = 0;
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
         const double a = permutation_goodput(false, seed), b = permutation_goodput(true, seed);
@@ -396,7 +396,7 @@ TEST(FabricModel, PermutationFixedEntropyIsSlowerThanSpraying) {
 
 // ---- 6. scale ----
 
-TEST(FabricModel, ThousandHostsMoveHundredThousandPacketsInBoundedMemory) {
+TEST(fabric_model, thousand_hosts_move_hundred_thousand_packets_in_bounded_memory) {
     auto t = small(32, 32, 32);
     t.max_frame_bytes = 1024;
     fabric f(t);
@@ -433,7 +433,7 @@ TEST(FabricModel, ThousandHostsMoveHundredThousandPacketsInBoundedMemory) {
 
 // ---- determinism and bookkeeping ----
 
-TEST(FabricModel, SameSeedSameDeliveriesAndEveryFrameAccountedFor) {
+TEST(fabric_model, same_seed_same_deliveries_and_every_frame_accounted_for) {
     auto run = [](std::uint64_t seed) {
         auto t = small(2, 4, 4);
         t.seed = seed;
@@ -477,7 +477,7 @@ TEST(FabricModel, SameSeedSameDeliveriesAndEveryFrameAccountedFor) {
     EXPECT_TRUE(differs);  // the seed drives ECMP and marking
 }
 
-TEST(FabricModel, SummaryNamesPortsAndSpines) {
+TEST(fabric_model, summary_names_ports_and_spines) {
     fabric f(small(2, 2, 2));
     f.send(0, make_frame(f, {.from = 0, .to = 3}), 0);
     drain(f);
@@ -491,7 +491,7 @@ TEST(FabricModel, SummaryNamesPortsAndSpines) {
     EXPECT_NE(s.find("h0->leaf0"), std::string::npos) << s;
 }
 
-TEST(FabricModel, RejectsBadTopologiesAndOversizedFrames) {
+TEST(fabric_model, rejects_bad_topologies_and_oversized_frames) {
     auto t = small(0, 1, 1);
     EXPECT_THROW(fabric{t}, std::invalid_argument);
     t = small(1, 1, 1);

@@ -177,14 +177,16 @@ void add_requests(std::vector<named_bytes>& out) {
 }
 
 ses_response response() {
-    return {.list = 1,
-            .opcode = ses_response_opcode::response,
-            .version = 0,
-            .return_code = ses_return_code::no_match,
-            .message_id = 0x0707,
-            .ri_generation = 0x14,
-            .job_id = 0x00002a,
-            .modified_length = 3000};
+    ses_response r;
+    r.list = 1;
+    r.opcode = ses_response_opcode::response;
+    r.version = 0;
+    r.return_code = ses_return_code::no_match;
+    r.message_id = 0x0707;
+    r.ri_generation = 0x14;
+    r.job_id = 0x00002a;
+    r.modified_length = 3000;
+    return r;
 }
 
 void add_responses(std::vector<named_bytes>& out) {
@@ -205,27 +207,29 @@ void add_responses(std::vector<named_bytes>& out) {
                   .pkt_id = 0x0badf00d};
     out.push_back(build("pds_rudi_resp_ses_rsp", rudi, response(), {}));
 
-    ses_response_with_data data{.list = 0,
-                                .opcode = ses_response_opcode::response_with_data,
-                                .version = 0,
-                                .return_code = ses_return_code::ok,
-                                .message_id = 0x0808,
-                                .ri_generation = 0x15,
-                                .job_id = 0x00002b,
-                                .read_request_message_id = 0x0606,
-                                .payload_length = 40,
-                                .modified_length = 4000,
-                                .message_offset = 0x00002000};
+    ses_response_with_data data;
+    data.list = 0;
+    data.opcode = ses_response_opcode::response_with_data;
+    data.version = 0;
+    data.return_code = ses_return_code::ok;
+    data.message_id = 0x0808;
+    data.ri_generation = 0x15;
+    data.job_id = 0x00002b;
+    data.read_request_message_id = 0x0606;
+    data.payload_length = 40;
+    data.modified_length = 4000;
+    data.message_offset = 0x00002000;
     out.push_back(build("pds_rud_ses_rsp_data", rud(pds_next_hdr::response_data, false), data,
                         pattern(40, 10)));
 
-    ses_small_response_with_data small{.list = 1,
-                                       .opcode = ses_response_opcode::response_with_data,
-                                       .version = 0,
-                                       .return_code = ses_return_code::ok,
-                                       .payload_length = 16,
-                                       .job_id = 0x00002c,
-                                       .original_request_psn = 0x10203041};
+    ses_small_response_with_data small;
+    small.list = 1;
+    small.opcode = ses_response_opcode::response_with_data;
+    small.version = 0;
+    small.return_code = ses_return_code::ok;
+    small.payload_length = 16;
+    small.job_id = 0x00002c;
+    small.original_request_psn = 0x10203041;
     pds_rud_rod_request rod = rud(pds_next_hdr::response_data_small, false);
     rod.type = pds_type::rod;
     out.push_back(build("pds_rod_ses_rsp_data_small", rod, small, pattern(16, 11)));

@@ -141,7 +141,7 @@ void run_plan(side& a, side& b, const char* plan_text, std::uint64_t seed,
     EXPECT_EQ(receiver.errors(), 0u) << receiver.last_error();
 }
 
-TEST(EngineHandler, EveryModeArrivesVerifiedOverLossyWireWithArp) {
+TEST(engine_handler, every_mode_arrives_verified_over_lossy_wire_with_arp) {
     side a(ip_a, 1), b(ip_b, 2);
     run_plan(a, b, "uud:1k*20,rud:1k*20,rud:1m*2,rod:64k*8,rudi:200k*3", 7);
     EXPECT_GT(a.e.counters().pds.retransmits[0] + a.e.counters().pds.retransmits[1] +
@@ -155,7 +155,7 @@ TEST(EngineHandler, EveryModeArrivesVerifiedOverLossyWireWithArp) {
     EXPECT_GE(a.handler.stats().frames_tx, 1000u);
 }
 
-TEST(EngineHandler, PayloadsInRegisteredMemoryGoOutByReference) {
+TEST(engine_handler, payloads_in_registered_memory_go_out_by_reference) {
     side a(ip_a, 1, true), b(ip_b, 2, true);
     // Large payloads by reference (retransmissions too), small ones and the 100-byte tails of
     // messages copied; the receiver sees the same bytes either way.
@@ -171,7 +171,7 @@ TEST(EngineHandler, PayloadsInRegisteredMemoryGoOutByReference) {
     EXPECT_EQ(a.handler.stats().bytes_copied_tx, 0u);
 }
 
-TEST(EngineHandler, WithoutUdpChecksumEveryFrameCarriesZeroAndArrives) {
+TEST(engine_handler, without_udp_checksum_every_frame_carries_zero_and_arrives) {
     side a(ip_a, 1, true, false), b(ip_b, 2, false, false);
     wire_counts counts;
     run_plan(a, b, "uud:1k*10,rud:1k*10,rud:1m*2,rod:64k*4,rudi:200k*2", 5, &counts);
@@ -182,7 +182,7 @@ TEST(EngineHandler, WithoutUdpChecksumEveryFrameCarriesZeroAndArrives) {
 
 // With reference_min_bytes the engine never offers a shorter payload by reference, and runs of
 // small sends (their frames copied from the run's first) mix with referenced ones intact.
-TEST(EngineHandler, PayloadsUnderTheReferenceMinimumAreNeverOffered) {
+TEST(engine_handler, payloads_under_the_reference_minimum_are_never_offered) {
     side a(ip_a, 1, true, false, 256), b(ip_b, 2, false, false);
     shortest_offered = SIZE_MAX;
     wire_counts counts;
@@ -194,7 +194,7 @@ TEST(EngineHandler, PayloadsUnderTheReferenceMinimumAreNeverOffered) {
     EXPECT_GT(a.e.counters().frames_sent_in_runs, 600u);
 }
 
-TEST(EngineHandler, FramesLargerThanTheSlotAreDroppedAndCounted) {
+TEST(engine_handler, frames_larger_than_the_slot_are_dropped_and_counted) {
     side a(ip_a, 1), b(ip_b, 2);
     a.host.neighbors().add_static(ip_b, {{0x02, 0, 0, 0, 0, 2}});
     std::vector<std::uint8_t> data(1400, 5);
@@ -206,7 +206,7 @@ TEST(EngineHandler, FramesLargerThanTheSlotAreDroppedAndCounted) {
     EXPECT_EQ(b.e.counters().frames_rx, 0u);
 }
 
-TEST(Messages, DetectCorruptionAndPlanViolations) {
+TEST(messages, detect_corruption_and_plan_violations) {
     const auto plan = itest::parse_plan("rod:1k*3,uud:64*1");
     std::vector<std::uint8_t> m0(1024), m1(1024);
     itest::fill_message(m0, 1, 0, delivery_mode::rod);

@@ -10,7 +10,7 @@ namespace {
 
 using namespace uet;
 
-TEST(Icmp, EchoRoundTripAndChecksum) {
+TEST(icmp, echo_round_trip_and_checksum) {
     const std::vector<std::uint8_t> data{1, 2, 3, 4, 5};
     host::icmp_echo e;
     e.id = 0x1234;
@@ -31,7 +31,7 @@ TEST(Icmp, EchoRoundTripAndChecksum) {
     EXPECT_EQ(host::build_icmp_echo(e, std::span(buf).first(12)), 0u);
 }
 
-TEST(Icmp, RejectsOtherTypes) {
+TEST(icmp, rejects_other_types) {
     std::vector<std::uint8_t> msg{3, 1, 0, 0, 0, 0, 0, 0};  // destination unreachable
     const std::uint16_t c = wire::internet_checksum(msg);
     msg[2] = static_cast<std::uint8_t>(c >> 8);
@@ -40,7 +40,7 @@ TEST(Icmp, RejectsOtherTypes) {
     EXPECT_EQ(host::parse_icmp_echo(msg, p), host::icmp_error::not_echo);
 }
 
-TEST(Icmp, ReplyFrameSwapsAddressesAndKeepsData) {
+TEST(icmp, reply_frame_swaps_addresses_and_keeps_data) {
     wire::frame_spec s;
     s.src_mac = {{0x02, 0, 0, 0, 0, 9}};
     s.dst_mac = {{0x02, 0, 0, 0, 0, 1}};
@@ -74,7 +74,7 @@ TEST(Icmp, ReplyFrameSwapsAddressesAndKeepsData) {
     EXPECT_EQ(std::vector<std::uint8_t>(rep.data.begin(), rep.data.end()), data);
 }
 
-TEST(Icmp, FramesThatAreNotPlainIpv4) {
+TEST(icmp, frames_that_are_not_plain_ipv4) {
     host::ipv4_frame_view v;
     std::vector<std::uint8_t> f(10);
     EXPECT_EQ(host::parse_ipv4_frame(f, v), host::ipv4_frame_error::truncated);

@@ -46,7 +46,7 @@ wire::arp_packet reply_from_peer() {
     return r;
 }
 
-TEST(Neighbor, RoutesOffSubnetViaGateway) {
+TEST(neighbor, routes_off_subnet_via_gateway) {
     neighbor_table t(iface());
     EXPECT_EQ(t.next_hop(ip(10, 0, 0, 9)), ip(10, 0, 0, 9));
     EXPECT_EQ(t.next_hop(ip(10, 0, 1, 9)), ip(10, 0, 0, 254));
@@ -56,7 +56,7 @@ TEST(Neighbor, RoutesOffSubnetViaGateway) {
     EXPECT_EQ(t2.next_hop(ip(192, 168, 0, 1)), 0u);
 }
 
-TEST(Neighbor, RequestReplyAndLookup) {
+TEST(neighbor, request_reply_and_lookup) {
     neighbor_table t(iface());
     EXPECT_FALSE(t.resolve(ip(10, 0, 0, 2), 0));
     wire::arp_packet arp;
@@ -72,7 +72,7 @@ TEST(Neighbor, RequestReplyAndLookup) {
     EXPECT_TRUE(t.resolve(ip(10, 0, 0, 2), 11));
 }
 
-TEST(Neighbor, RetriesThenGivesUpAndDropsPending) {
+TEST(neighbor, retries_then_gives_up_and_drops_pending) {
     host::neighbor_config cfg;
     cfg.retry_ns = 100;
     cfg.max_requests = 3;
@@ -91,7 +91,7 @@ TEST(Neighbor, RetriesThenGivesUpAndDropsPending) {
     EXPECT_EQ(t.state_of(ip(10, 0, 0, 2)), neighbor_table::state::free);
 }
 
-TEST(Neighbor, PendingQueueIsBoundedAndReleasedInOrderWithMacs) {
+TEST(neighbor, pending_queue_is_bounded_and_released_in_order_with_macs) {
     host::neighbor_config cfg;
     cfg.pending_per_neighbor = 3;
     neighbor_table t(iface(), cfg);
@@ -122,7 +122,7 @@ TEST(Neighbor, PendingQueueIsBoundedAndReleasedInOrderWithMacs) {
     EXPECT_EQ(mac, peer_mac);
 }
 
-TEST(Neighbor, EntriesExpire) {
+TEST(neighbor, entries_expire) {
     host::neighbor_config cfg;
     cfg.reachable_ns = 1000;
     neighbor_table t(iface(), cfg);
@@ -137,7 +137,7 @@ TEST(Neighbor, EntriesExpire) {
 
 // poll_output runs on every transmit burst, so aging walks the table only when the earliest
 // expiry is due; every entry still expires on time, and next_deadline names the next one.
-TEST(Neighbor, AgingByDeadlineStillExpiresEveryEntry) {
+TEST(neighbor, aging_by_deadline_still_expires_every_entry) {
     host::neighbor_config cfg;
     cfg.reachable_ns = 1000;
     neighbor_table t(iface(), cfg);
@@ -168,7 +168,7 @@ TEST(Neighbor, AgingByDeadlineStillExpiresEveryEntry) {
     EXPECT_EQ(t.next_deadline(), std::numeric_limits<std::uint64_t>::max());
 }
 
-TEST(Neighbor, StaticEntriesNeverExpireNorChange) {
+TEST(neighbor, static_entries_never_expire_nor_change) {
     host::neighbor_config cfg;
     cfg.reachable_ns = 10;
     neighbor_table t(iface(), cfg);
@@ -179,7 +179,7 @@ TEST(Neighbor, StaticEntriesNeverExpireNorChange) {
     EXPECT_EQ(*t.lookup(ip(10, 0, 0, 2), 1'000'000), fixed);
 }
 
-TEST(Neighbor, AnswersRequestsForOurAddressOnly) {
+TEST(neighbor, answers_requests_for_our_address_only) {
     neighbor_table t(iface());
     wire::arp_packet req;
     req.op = wire::arp_op_request;
@@ -203,7 +203,7 @@ TEST(Neighbor, AnswersRequestsForOurAddressOnly) {
     EXPECT_EQ(*t.lookup(ip(10, 0, 0, 2), 0), peer_mac);  // the requester was learned
 }
 
-TEST(Neighbor, RefusesHostileSenders) {
+TEST(neighbor, refuses_hostile_senders) {
     neighbor_table t(iface());
     wire::arp_packet bad = reply_from_peer();
     bad.sha = wire::mac_address::broadcast();
@@ -217,7 +217,7 @@ TEST(Neighbor, RefusesHostileSenders) {
     EXPECT_EQ(t.size(), 0u);
 }
 
-TEST(Neighbor, TableFullEvictsOldestLearnedEntry) {
+TEST(neighbor, table_full_evicts_oldest_learned_entry) {
     host::neighbor_config cfg;
     cfg.max_neighbors = 2;
     neighbor_table t(iface(), cfg);

@@ -57,7 +57,7 @@ void transfer(side& from, side& to, std::uint64_t now, uet::rng& loss, double p)
     }
 }
 
-TEST(HostStack, ExchangeOverLossyWireResolvesAndCompletes) {
+TEST(host_stack, exchange_over_lossy_wire_resolves_and_completes) {
     side a(ip_a, ip_b, 1, 2000), b(ip_b, ip_a, 2, 2000);
     uet::rng loss(7);
     std::uint64_t now = 0;
@@ -75,7 +75,7 @@ TEST(HostStack, ExchangeOverLossyWireResolvesAndCompletes) {
     EXPECT_TRUE(a.host.neighbors().lookup(ip_b, now).has_value());
 }
 
-TEST(HostStack, AnswersPingAndDropsOthersTraffic) {
+TEST(host_stack, answers_ping_and_drops_others_traffic) {
     side a(ip_a, ip_b, 1, 1);
     std::vector<std::uint8_t> data(32, 7), msg(64), frame(200);
     host::icmp_echo e;
@@ -136,7 +136,7 @@ struct scripted : host::frame_handler {
 
 // Frames of one burst to several next hops each get their own MAC; one to a next hop without a
 // MAC is held even right after frames whose MAC was known.
-TEST(HostStack, EachFrameOfABurstGetsItsNextHopsMac) {
+TEST(host_stack, each_frame_of_a_burst_gets_its_next_hops_mac) {
     constexpr std::uint32_t ip_c = 0x0a000003, ip_d = 0x0a000004, far = 0x0b000001;
     const wire::mac_address mac_b{{0x02, 0, 0, 0, 0, 0xb}}, mac_c{{0x02, 0, 0, 0, 0, 0xc}},
         gw{{0x02, 0, 0, 0, 0, 0x9}};
@@ -175,7 +175,7 @@ TEST(HostStack, EachFrameOfABurstGetsItsNextHopsMac) {
 // for alone, which only the table's aging brings due again).
 class unanswered_arp : public ::testing::TestWithParam<bool> {};
 
-TEST_P(unanswered_arp, IsRepeatedWhenItsRetryTimeComes) {
+TEST_P(unanswered_arp, is_repeated_when_its_retry_time_comes) {
     scripted inner;
     host::host_config h;
     h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
@@ -205,12 +205,12 @@ TEST_P(unanswered_arp, IsRepeatedWhenItsRetryTimeComes) {
     EXPECT_EQ(host.neighbors().state_of(ip_b), host::neighbor_table::state::incomplete);
 }
 
-INSTANTIATE_TEST_SUITE_P(HostStack, unanswered_arp, ::testing::Bool(),
+INSTANTIATE_TEST_SUITE_P(host_stack, unanswered_arp, ::testing::Bool(),
                          [](const auto& p) { return p.param ? "frame_held" : "none_held"; });
 
 // A port that classified a frame passes its classification on; the host stack takes it when
 // the port looked for the same UDP ports, and looks again itself when not.
-TEST(HostStack, TakesThePortsClassificationOnlyUnderTheSameSteering) {
+TEST(host_stack, takes_the_ports_classification_only_under_the_same_steering) {
     scripted inner;
     host::host_config h;
     h.iface = {{{0x02, 0, 0, 0, 0, 1}}, ip_a, 24, 0};
@@ -291,7 +291,7 @@ struct one_and_burst : ::testing::Test {
 // A burst goes through the host stack as its frames would one by one: the same frames reach the
 // inner handler (in one call), the same are answered and dropped, with the same counts; a port's
 // classification is taken under the same steering, in a burst too.
-TEST_F(one_and_burst, ABurstIsSortedAsItsFramesOneByOne) {
+TEST_F(one_and_burst, a_burst_is_sorted_as_its_frames_one_by_one) {
     std::vector<std::vector<std::uint8_t>> frames;
     auto add_udp = [&](std::uint8_t tag) {
         const std::uint8_t payload[16] = {tag};
@@ -352,7 +352,7 @@ TEST_F(one_and_burst, ABurstIsSortedAsItsFramesOneByOne) {
 // frames a byte or two away from it in those bytes (a field of any kind: MAC, ethertype, IP
 // version, fragment bits, protocol, address, port, or one the compare leaves out) and frames
 // too short for the compare are sorted as one by one, with classify()'s classification.
-TEST_F(one_and_burst, FramesNearTheCommonUetFrameAreSortedAsOneByOne) {
+TEST_F(one_and_burst, frames_near_the_common_uet_frame_are_sorted_as_one_by_one) {
     const std::uint8_t payload[40] = {9};
     std::vector<std::uint8_t> valid(128);
     valid.resize(wire::build_udp_frame(s, payload, valid));

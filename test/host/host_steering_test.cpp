@@ -31,7 +31,7 @@ traffic_class cls(const std::vector<std::uint8_t>& f) {
     return host::classify(f, {}).cls;
 }
 
-TEST(Steering, Classifies) {
+TEST(steering, classifies) {
     EXPECT_EQ(cls(udp_frame(4793)), traffic_class::uet);
     EXPECT_EQ(cls(udp_frame(4791)), traffic_class::roce);
     EXPECT_EQ(cls(udp_frame(53)), traffic_class::other_udp);
@@ -65,7 +65,7 @@ TEST(Steering, Classifies) {
 
 // classify() answers the common UET frame inline: on every frame it must agree with
 // classify_general(), class, L3 offset and destination address, whichever path answers.
-TEST(Steering, InlineAnswerAgreesWithTheGeneralOne) {
+TEST(steering, inline_answer_agrees_with_the_general_one) {
     std::uint64_t seed = 0x5eed;
     auto next = [&seed] {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -101,7 +101,7 @@ TEST(Steering, InlineAnswerAgreesWithTheGeneralOne) {
     EXPECT_GT(other_frames, 10000u);
 }
 
-TEST(Device, ParsesEveryForm) {
+TEST(device, parses_every_form) {
     auto d = dpdk::parse_device("net_memif0,role=server,socket=/tmp/x.sock");
     ASSERT_TRUE(d);
     EXPECT_EQ(d->name, "net_memif0");
@@ -127,7 +127,7 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-TEST(EalArgs, SafeDefaultsUnlessOverridden) {
+TEST(eal_args, safe_defaults_unless_overridden) {
     dpdk::eal_options o;
     auto a = dpdk::build_eal_args(o, 42, {0, 1});
     EXPECT_EQ(a[0], "uet");
@@ -148,7 +148,7 @@ TEST(EalArgs, SafeDefaultsUnlessOverridden) {
     EXPECT_TRUE(has(a, "--file-prefix=mine"));
 }
 
-TEST(Backoff, SpinsPausesYieldsSleeps) {
+TEST(backoff, spins_pauses_yields_sleeps) {
     host::backoff_config c;
     c.spin_polls = 2;
     c.pause_polls = 2;
@@ -169,7 +169,7 @@ TEST(Backoff, SpinsPausesYieldsSleeps) {
         EXPECT_EQ(b.after_poll(false), A::spin);
 }
 
-TEST(BusyMeter, SplitsTimeBetweenPollStartsByWhetherThePollWorked) {
+TEST(busy_meter, splits_time_between_poll_starts_by_whether_the_poll_worked) {
     host::busy_meter m;
     m.poll_started(1000);  // the first start only opens an interval
     m.poll_ended(true);

@@ -91,7 +91,7 @@ void expect_clean_run(const pipe_pair& p, std::uint64_t n) {
 // are no control messages, and ABORT and HELLO_ACK to the client; the client's own address sends a
 // HELLO and a STOP of another session. Nothing of it stops or changes the run, and each side counts
 // what it dropped, by reason.
-TEST(PerfControl, MessagesFromStrangersDoNothingToARunningTest) {
+TEST(perf_control, messages_from_strangers_do_nothing_to_a_running_test) {
     settings s = pipe_settings(test_kind::write_bw, 1024, 3000);
     s.tx_depth = 8;
     pipe_pair p(s, s);
@@ -142,9 +142,9 @@ struct waiting_case {
     friend void PrintTo(const waiting_case& c, std::ostream* os) { *os << c.name; }
 };
 
-class PerfControlWaiting : public ::testing::TestWithParam<waiting_case> {};
+class perf_control_waiting : public ::testing::TestWithParam<waiting_case> {};
 
-TEST_P(PerfControlWaiting, AHelloFromAnotherAddressDoesNotHijackTheServer) {
+TEST_P(perf_control_waiting, a_hello_from_another_address_does_not_hijack_the_server) {
     const waiting_case& c = GetParam();
     settings s = pipe_settings(test_kind::write_bw, 1024, 200);
     s.tx_depth = 8;
@@ -171,17 +171,17 @@ TEST_P(PerfControlWaiting, AHelloFromAnotherAddressDoesNotHijackTheServer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Hellos, PerfControlWaiting,
-    ::testing::Values(waiting_case{"ReplayNamingTheClient", false, waiting_case::client_address},
-                      waiting_case{"OtherSettingsNamingTheClient", true,
+    hellos, perf_control_waiting,
+    ::testing::Values(waiting_case{"replay_naming_the_client", false, waiting_case::client_address},
+                      waiting_case{"other_settings_naming_the_client", true,
                                    waiting_case::client_address},
-                      waiting_case{"OtherSettingsNamingItself", true, waiting_case::own_address},
-                      waiting_case{"NamingNobody", false, waiting_case::nobody}),
+                      waiting_case{"other_settings_naming_itself", true, waiting_case::own_address},
+                      waiting_case{"naming_nobody", false, waiting_case::nobody}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // A HELLO naming nobody lapses (its answer undeliverable, or no START within --timeout) and the
 // server waits on, unbound, for a client as long as it takes.
-TEST(PerfControl, AHelloWhoseClientNeverAnswersLapses) {
+TEST(perf_control, a_hello_whose_client_never_answers_lapses) {
     settings s = pipe_settings(test_kind::write_bw, 1024, 10);
     pipe_pair p(s, s);
     stranger x(p, s);
@@ -206,7 +206,7 @@ struct death_case {
     friend void PrintTo(const death_case& c, std::ostream* os) { *os << c.name; }
 };
 
-class PerfControlDeath : public ::testing::TestWithParam<std::tuple<death_case, bool>> {};
+class perf_control_death : public ::testing::TestWithParam<std::tuple<death_case, bool>> {};
 
 // Drives the server alone, jumping the clock to its deadline when nothing moves (drive_pipe's
 // rule). Returns the virtual time at which it finished, or nothing if it would wait forever.
@@ -228,7 +228,7 @@ std::optional<std::uint64_t> drive_server_alone(pipe_pair& p, std::uint64_t& ski
     return std::nullopt;
 }
 
-TEST_P(PerfControlDeath, TheServerEndsWithinItsTimeout) {
+TEST_P(perf_control_death, the_server_ends_within_its_timeout) {
     const auto& [c, closed] = GetParam();
     settings s = pipe_settings(c.test, 1024, is_bw(c.test) ? 2000 : 500);
     s.tx_depth = is_bw(c.test) ? 8 : 1;
@@ -284,23 +284,24 @@ TEST_P(PerfControlDeath, TheServerEndsWithinItsTimeout) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Phases, PerfControlDeath,
+    phases, perf_control_death,
     ::testing::Combine(
         ::testing::Values(
-            death_case{"WriteBwAfterReady", test_kind::write_bw, false, false,
+            death_case{"write_bw_after_ready", test_kind::write_bw, false, false,
                        death_case::after_ready},
-            death_case{"WriteBwMidRun", test_kind::write_bw, false, false, death_case::mid_run},
-            death_case{"ReadBwMidRun", test_kind::read_bw, false, false, death_case::mid_run},
-            death_case{"WriteBwBothWaysMidRun", test_kind::write_bw, false, true,
+            death_case{"write_bw_mid_run", test_kind::write_bw, false, false, death_case::mid_run},
+            death_case{"read_bw_mid_run", test_kind::read_bw, false, false, death_case::mid_run},
+            death_case{"write_bw_both_ways_mid_run", test_kind::write_bw, false, true,
                        death_case::mid_run},
-            death_case{"SendLatMidRun", test_kind::send_lat, false, false, death_case::mid_run},
-            death_case{"SendBwAfterStop", test_kind::send_bw, false, true, death_case::after_stop},
-            death_case{"WriteBwBetweenSizes", test_kind::write_bw, true, false,
+            death_case{"send_lat_mid_run", test_kind::send_lat, false, false, death_case::mid_run},
+            death_case{"send_bw_after_stop", test_kind::send_bw, false, true,
+                       death_case::after_stop},
+            death_case{"write_bw_between_sizes", test_kind::write_bw, true, false,
                        death_case::between_sizes}),
         ::testing::Bool()),
     [](const auto& info) {
         return std::string(std::get<0>(info.param).name) +
-               (std::get<1>(info.param) ? "Closed" : "Hung");
+               (std::get<1>(info.param) ? "_closed" : "_hung");
     });
 
 }  // namespace

@@ -61,9 +61,9 @@ void expect_clean(const pipe_pair& p, std::uint64_t n, std::size_t rows) {
     }
 }
 
-class PerfEveryTest : public ::testing::TestWithParam<test_kind> {};
+class perf_every_test : public ::testing::TestWithParam<test_kind> {};
 
-TEST_P(PerfEveryTest, RunsAndVerifiesEveryByte) {
+TEST_P(perf_every_test, runs_and_verifies_every_byte) {
     for (std::uint64_t size : {std::uint64_t{3}, std::uint64_t{8}, std::uint64_t{5000}}) {
         if (is_atomic(GetParam()) && size != 8) continue;
         SCOPED_TRACE("size " + std::to_string(size));
@@ -75,7 +75,7 @@ TEST_P(PerfEveryTest, RunsAndVerifiesEveryByte) {
     }
 }
 
-TEST_P(PerfEveryTest, CatchesACorruptedIteration) {
+TEST_P(perf_every_test, catches_a_corrupted_iteration) {
     settings s = pipe_settings(GetParam(), 256, 30);
     s.tx_depth = is_bw(s.test) ? 8 : 1;
     s.corrupt_iteration = 17;
@@ -87,7 +87,7 @@ TEST_P(PerfEveryTest, CatchesACorruptedIteration) {
     EXPECT_TRUE(p.server->verify_failed());  // the server reports the same verdict
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTests, PerfEveryTest, ::testing::ValuesIn(all_tests),
+INSTANTIATE_TEST_SUITE_P(all_tests, perf_every_test, ::testing::ValuesIn(all_tests),
                          [](const auto& info) { return std::string(name_of(info.param)); });
 
 // Every bandwidth test, every size (atomics: 8 bytes), both directions, n iterations each.
@@ -106,20 +106,20 @@ void run_bw_all_sizes_bidirectional(std::uint64_t n, std::uint32_t depth, bool v
     }
 }
 
-TEST(PerfE2E, AllSizesBidirectional) {
+TEST(perf_e2e, all_sizes_bidirectional) {
     run_bw_all_sizes_bidirectional(6, 4, true);
 }
 
 // Without --verify the bandwidth tests take perftest's cycle buffer on both sides (see
 // layout_for): every size, both directions, a deep queue whose operations share the slots, and
 // every remote offset inside the peer's region (a write or read beyond it would fail the run).
-TEST(PerfE2E, CycleBufferWithoutVerify) {
+TEST(perf_e2e, cycle_buffer_without_verify) {
     run_bw_all_sizes_bidirectional(40, 16, false);
 }
 
 // -Q 7: of 100 operations, every 7th and the last ask for an entry (15), the other 85 end
 // without one, counted by the endpoint; the run completes every one of them either way.
-TEST(PerfE2E, CqModerationCountsTheUnsignaledOperations) {
+TEST(perf_e2e, cq_moderation_counts_the_unsignaled_operations) {
     for (test_kind t :
          {test_kind::write_bw, test_kind::read_bw, test_kind::send_bw, test_kind::atomic_bw}) {
         SCOPED_TRACE(std::string(name_of(t)));
@@ -139,7 +139,7 @@ TEST(PerfE2E, CqModerationCountsTheUnsignaledOperations) {
 // is not a multiple of -l), both directions; with --verify every message is checked where it
 // landed; on the cycle buffer, -Q 8: every 8th send of 100 and the last ask for an entry (13),
 // the other 87 end without one. In -D mode the receivers' leftover receives are drained.
-TEST(PerfE2E, PostListsPostEverySendOnce) {
+TEST(perf_e2e, post_lists_post_every_send_once) {
     for (const bool verify : {true, false}) {
         SCOPED_TRACE(verify ? "--verify" : "cycle buffer");
         settings s = pipe_settings(test_kind::send_bw, verify ? 300 : 8, 100);
@@ -171,7 +171,7 @@ TEST(PerfE2E, PostListsPostEverySendOnce) {
     EXPECT_GT(p.client->bw_rows().at(0).iterations, 0u);
 }
 
-TEST(PerfE2E, OtherDeliveryModes) {
+TEST(perf_e2e, other_delivery_modes) {
     for (delivery m : {delivery::rod, delivery::rudi}) {
         settings s = pipe_settings(test_kind::send_bw, 3000, 50);
         s.mode = m;
@@ -184,7 +184,7 @@ TEST(PerfE2E, OtherDeliveryModes) {
 
 // --pdcs 4: the bandwidth tests spread their operations over four RUD PDCs to the server,
 // every byte verified, and the client's engine opened (at least) four of them.
-TEST(PerfE2E, ParallelPdcs) {
+TEST(perf_e2e, parallel_pdcs) {
     for (test_kind t : {test_kind::write_bw, test_kind::send_bw, test_kind::read_bw}) {
         SCOPED_TRACE(std::string(name_of(t)));
         settings s = pipe_settings(t, 20'000, 64);
@@ -197,7 +197,7 @@ TEST(PerfE2E, ParallelPdcs) {
     }
 }
 
-TEST(PerfE2E, DurationModeDrainsLeftoverReceives) {
+TEST(perf_e2e, duration_mode_drains_leftover_receives) {
     // -D: the receivers post ahead without knowing the count; the drain messages must fill what
     // is left so the next size starts clean (two sizes, both directions, both tests with receives).
     // With --multi-recv nothing is posted per message, so nothing is left over: no drain is owed.
@@ -232,7 +232,7 @@ TEST(PerfE2E, DurationModeDrainsLeftoverReceives) {
 // short for another message (1000: an entry of length 0 releases it), released many times over,
 // and ones that never fill a buffer (3, 8). No receive per message, nothing unexpected (a buffer
 // holds a whole tx depth), no drain message owed.
-TEST(PerfE2E, MultiRecvTakesEveryMessageInTwoBuffers) {
+TEST(perf_e2e, multi_recv_takes_every_message_in_two_buffers) {
     constexpr std::uint64_t n = 300;
     for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
         for (std::uint64_t size : {3, 8, 1000, 1024, 32768}) {
@@ -261,7 +261,7 @@ TEST(PerfE2E, MultiRecvTakesEveryMessageInTwoBuffers) {
     }
 }
 
-TEST(PerfE2E, MultiRecvCatchesACorruptedMessage) {
+TEST(perf_e2e, multi_recv_catches_a_corrupted_message) {
     for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
         SCOPED_TRACE(std::string(name_of(t)));
         settings s = pipe_settings(t, 1000, 200);
@@ -280,7 +280,7 @@ TEST(PerfE2E, MultiRecvCatchesACorruptedMessage) {
 
 // -a with --multi-recv: multi-receive buffers below 64 KiB, plain receives (and their drain
 // protocol) from there up, both directions; the buffers stay posted across the sizes.
-TEST(PerfE2E, MultiRecvAllSizesFallsBackToPlainReceivesFrom64KiB) {
+TEST(perf_e2e, multi_recv_all_sizes_falls_back_to_plain_receives_from_64_kib) {
     for (test_kind t : {test_kind::send_bw, test_kind::send_lat}) {
         SCOPED_TRACE(std::string(name_of(t)));
         settings s = pipe_settings(t, 8, 6);
@@ -300,7 +300,7 @@ TEST(PerfE2E, MultiRecvAllSizesFallsBackToPlainReceivesFrom64KiB) {
 
 // The buffers outlive the sizes and are still posted at the end: closing the endpoint cancels
 // them, which is the end of the run, not a failure.
-TEST(PerfE2E, MultiRecvBuffersCancelledAtCloseAreNoFailure) {
+TEST(perf_e2e, multi_recv_buffers_cancelled_at_close_are_no_failure) {
     settings s = pipe_settings(test_kind::send_bw, 1000, 100);
     s.tx_depth = 8;
     s.multi_recv = true;
@@ -334,7 +334,7 @@ TEST(PerfE2E, MultiRecvBuffersCancelledAtCloseAreNoFailure) {
 // again once receives are posted; with only multi-receive buffers posted it must do the same
 // (an RTR per deferred eager send when a buffer is posted), or the run stalls with sends that
 // never complete.
-TEST(PerfE2E, MultiRecvReceiverThatFallsBehindGetsEveryMessage) {
+TEST(perf_e2e, multi_recv_receiver_that_falls_behind_gets_every_message) {
     for (bool multi : {false, true}) {
         SCOPED_TRACE(multi ? "--multi-recv" : "plain receives");
         settings s = pipe_settings(test_kind::send_bw, 1000, 3000);
@@ -355,7 +355,7 @@ TEST(PerfE2E, MultiRecvReceiverThatFallsBehindGetsEveryMessage) {
     }
 }
 
-TEST(PerfE2E, MultiRecvOnOneSideOnlyIsRefused) {
+TEST(perf_e2e, multi_recv_on_one_side_only_is_refused) {
     settings c = pipe_settings(test_kind::send_bw, 64, 10);
     settings s = c;
     c.multi_recv = true;
@@ -366,7 +366,7 @@ TEST(PerfE2E, MultiRecvOnOneSideOnlyIsRefused) {
               "the server refused the run: settings differ: --multi-recv: client on, server off");
 }
 
-TEST(PerfE2E, MismatchedSettingsAreRefused) {
+TEST(perf_e2e, mismatched_settings_are_refused) {
     settings c = pipe_settings(test_kind::write_bw, 4096, 10);
     settings s = c;
     s.size = 8192;
@@ -381,7 +381,7 @@ TEST(PerfE2E, MismatchedSettingsAreRefused) {
     EXPECT_TRUE(p.client->bw_rows().empty());
 }
 
-TEST(PerfE2E, DifferentJobIsRefusedByTheTransport) {
+TEST(perf_e2e, different_job_is_refused_by_the_transport) {
     settings c = pipe_settings(test_kind::send_lat, 8, 10);
     settings s = c;
     s.job_id = 99;
@@ -393,7 +393,7 @@ TEST(PerfE2E, DifferentJobIsRefusedByTheTransport) {
         << p.client->error();
 }
 
-TEST(PerfE2E, SilentServerTimesOutWithAClearError) {
+TEST(perf_e2e, silent_server_times_out_with_a_clear_error) {
     // The server's endpoint exists (the transport acknowledges), but nobody answers HELLO.
     settings s = pipe_settings(test_kind::write_bw, 64, 10);
     pipe_pair p(s, s, false);
@@ -404,7 +404,7 @@ TEST(PerfE2E, SilentServerTimesOutWithAClearError) {
 
 // A client that failed prints the failure where the verdict goes, in the text and in the JSON:
 // never "Verify: OK (0 checks)" before its error.
-TEST(PerfE2E, AFailedRunPrintsNoVerifyOk) {
+TEST(perf_e2e, a_failed_run_prints_no_verify_ok) {
     settings s = pipe_settings(test_kind::write_bw, 64, 10);
     s.out_json = true;
     pipe_pair p(s, s, false);  // nobody answers the HELLO
@@ -421,7 +421,7 @@ TEST(PerfE2E, AFailedRunPrintsNoVerifyOk) {
         << out;
 }
 
-TEST(PerfE2E, AbsentServerIsReportedUnreachable) {
+TEST(perf_e2e, absent_server_is_reported_unreachable) {
     settings s = pipe_settings(test_kind::send_lat, 8, 10);
     s.timeout_s = 1000;  // the transport gives up first
     pipe_pair p(s, endpoint_address{0x0a0000fe, 4793});
@@ -431,7 +431,7 @@ TEST(PerfE2E, AbsentServerIsReportedUnreachable) {
         << p.client->error();
 }
 
-TEST(PerfE2E, InterruptEndsTheSizeCleanlyAndReportsIt) {
+TEST(perf_e2e, interrupt_ends_the_size_cleanly_and_reports_it) {
     settings s = pipe_settings(test_kind::write_bw, 1024, 1'000'000'000);
     s.all_sizes = false;
     s.tx_depth = 8;
@@ -454,7 +454,7 @@ TEST(PerfE2E, InterruptEndsTheSizeCleanlyAndReportsIt) {
     EXPECT_FALSE(p.client->verify_failed()) << p.client->verify_summary();
 }
 
-TEST(PerfE2E, InterruptedServerTellsTheClient) {
+TEST(perf_e2e, interrupted_server_tells_the_client) {
     settings s = pipe_settings(test_kind::send_bw, 1024, 1'000'000'000);
     s.tx_depth = 8;
     pipe_pair p(s, s);

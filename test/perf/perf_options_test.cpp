@@ -18,7 +18,7 @@ parse_result parse(std::initializer_list<const char*> args) {
     return parse_options(static_cast<int>(argv.size()), argv.data());
 }
 
-TEST(PerfOptions, PerftestHabitsOnAClient) {
+TEST(perf_options, perftest_habits_on_a_client) {
     const auto r = parse({"write_bw", "-s", "4096", "-n", "100", "-t", "64", "-m", "2048", "-b",
                           "-F", "--report_gbits", "-p", "77", "--provider", "pipe"});
     ASSERT_EQ(r.error, "");
@@ -33,7 +33,7 @@ TEST(PerfOptions, PerftestHabitsOnAClient) {
     EXPECT_FALSE(r.s.is_client());
 }
 
-TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
+TEST(perf_options, server_address_makes_a_client_and_uet_options_parse) {
     const auto r = parse({"send_lat", "--dev", "net_memif0,role=client,socket=/tmp/x.sock", "--ip",
                           "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "rccc", "--lb",
                           "bitmap", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
@@ -57,7 +57,7 @@ TEST(PerfOptions, ServerAddressMakesAClientAndUetOptionsParse) {
 
 // Safe on a shared fabric by default (the API's: NSCC with REPS spraying); the fixed-window,
 // one-path baseline of point-to-point benchmarks stays one option pair away.
-TEST(PerfOptions, CongestionControlAndSprayingByDefault) {
+TEST(perf_options, congestion_control_and_spraying_by_default) {
     const auto d = parse({"write_bw", "--provider", "pipe"});
     ASSERT_EQ(d.error, "");
     EXPECT_EQ(d.s.cc, congestion_control::nscc);
@@ -70,7 +70,7 @@ TEST(PerfOptions, CongestionControlAndSprayingByDefault) {
     EXPECT_EQ(p2p.s.lb, path_policy::static_path);
 }
 
-TEST(PerfOptions, TimeStagesIsItsOwnOptionAndShowsTheCounters) {
+TEST(perf_options, time_stages_is_its_own_option_and_shows_the_counters) {
     const auto stats = parse({"send_bw", "--provider", "pipe", "--stats"});
     ASSERT_EQ(stats.error, "");
     EXPECT_TRUE(stats.s.stats);
@@ -81,7 +81,7 @@ TEST(PerfOptions, TimeStagesIsItsOwnOptionAndShowsTheCounters) {
     EXPECT_TRUE(stages.s.stats);  // they are printed with the counters
 }
 
-TEST(PerfOptions, ZeroCopyThreshold) {
+TEST(perf_options, zero_copy_threshold) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy_min, 1024u);
     const auto off = parse({"write_bw", "--provider", "pipe", "--zero-copy-min", "0"});
     ASSERT_EQ(off.error, "");
@@ -93,7 +93,7 @@ TEST(PerfOptions, ZeroCopyThreshold) {
               std::string::npos);
 }
 
-TEST(PerfOptions, AckEvery) {
+TEST(perf_options, ack_every) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.ack_every, 0u);  // the default
     const auto some = parse({"write_bw", "--provider", "pipe", "--ack-every", "64"});
     ASSERT_EQ(some.error, "");
@@ -106,7 +106,7 @@ TEST(PerfOptions, AckEvery) {
             << bad;
 }
 
-TEST(PerfOptions, CqModeration) {
+TEST(perf_options, cq_moderation) {
     EXPECT_EQ(parse({"send_bw", "--provider", "pipe"}).s.cq_mod, 100u);  // perftest's default
     EXPECT_EQ(parse({"send_bw", "--provider", "pipe", "-Q", "1"}).s.cq_mod, 1u);
     const auto some = parse({"write_bw", "--provider", "pipe", "--cq-mod=8"});
@@ -137,7 +137,7 @@ TEST(PerfOptions, CqModeration) {
 
 // perftest's -l / --post_list and --recv_post_list: send_bw only; -Q becomes the list's length
 // unless given, and must then divide it; a list is at most the depth.
-TEST(PerfOptions, PostLists) {
+TEST(perf_options, post_lists) {
     const auto plain = parse({"send_bw", "--provider", "pipe"});
     EXPECT_EQ(plain.s.post_list, 1u);
     EXPECT_EQ(plain.s.recv_post_list, 1u);
@@ -168,7 +168,7 @@ TEST(PerfOptions, PostLists) {
         EXPECT_NE(r.error.find(says), std::string::npos) << r.error << " / " << says;
 }
 
-TEST(PerfOptions, ZeroCopySwitch) {
+TEST(perf_options, zero_copy_switch) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.zero_copy, zero_copy_policy::automatic);
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--zero-copy"}).s.zero_copy,
               zero_copy_policy::on);
@@ -180,7 +180,7 @@ TEST(PerfOptions, ZeroCopySwitch) {
               std::string::npos);
 }
 
-TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
+TEST(perf_options, default_mtu_follows_the_port_within_its_limit) {
     const auto jumbo = parse({"write_bw", "--dev", "eth0", "--ip", "10.0.0.1/24", "--port-mtu",
                               "9000", "--trust-link-mtu"});
     ASSERT_EQ(jumbo.error, "");
@@ -190,7 +190,7 @@ TEST(PerfOptions, DefaultMtuFollowsThePortWithinItsLimit) {
     EXPECT_EQ(mid.s.mtu, 3840u);
 }
 
-TEST(PerfOptions, UdpChecksumSwitch) {
+TEST(perf_options, udp_checksum_switch) {
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe"}).s.udp_checksum, checksum_policy::automatic);
     EXPECT_EQ(parse({"write_bw", "--provider", "pipe", "--udp-checksum"}).s.udp_checksum,
               checksum_policy::on);
@@ -199,7 +199,7 @@ TEST(PerfOptions, UdpChecksumSwitch) {
     EXPECT_EQ(off.s.udp_checksum, checksum_policy::off);
 }
 
-TEST(PerfOptions, AllSizesAndDefaults) {
+TEST(perf_options, all_sizes_and_defaults) {
     const auto r = parse({"read_bw", "-a", "--provider", "pipe"});
     ASSERT_EQ(r.error, "");
     const auto sizes = r.s.sizes();
@@ -214,7 +214,7 @@ TEST(PerfOptions, AllSizesAndDefaults) {
     EXPECT_EQ(a.s.size, 8u);
 }
 
-TEST(PerfOptions, DurationAndHelp) {
+TEST(perf_options, duration_and_help) {
     const auto r = parse({"send_bw", "-D", "2.5", "--provider", "pipe"});
     ASSERT_EQ(r.error, "");
     EXPECT_EQ(r.s.duration_ms, 2500u);
@@ -223,7 +223,7 @@ TEST(PerfOptions, DurationAndHelp) {
 
 // --multi-recv: the send tests only, below the size that goes as deferrable sends (-a falls back
 // to plain receives from there), and buffers that hold a whole tx depth of the largest size.
-TEST(PerfOptions, MultiRecvForTheSendTestsBelowTheDeferrableSize) {
+TEST(perf_options, multi_recv_for_the_send_tests_below_the_deferrable_size) {
     for (const char* test : {"send_bw", "send_lat"}) {
         const auto r = parse({test, "--provider", "pipe", "-s", "8", "--multi-recv"});
         ASSERT_EQ(r.error, "") << test;
@@ -284,7 +284,7 @@ struct bad_case {
 // perftest's buffers: a page cycled in cache-line steps, one buffer above half a page; own
 // buffers with --verify, --distinct-buffers and the latency tests. Every slot lies within the
 // region the run registers and within the local buffers.
-TEST(PerfOptions, BufferLayoutFollowsPerftestsCycleBuffer) {
+TEST(perf_options, buffer_layout_follows_perftests_cycle_buffer) {
     auto layout = [](std::initializer_list<const char*> args, std::uint64_t size) {
         const auto r = parse(args);
         EXPECT_EQ(r.error, "");
@@ -326,7 +326,7 @@ TEST(PerfOptions, BufferLayoutFollowsPerftestsCycleBuffer) {
 
 // The initiator's region slot and offset advance per post without a division: the same as
 // offset_of(k % slots) for every k, in both layouts, with slots above, at and below the cycle.
-TEST(PerfOptions, SlotCursorMatchesTheLayoutsOffsets) {
+TEST(perf_options, slot_cursor_matches_the_layouts_offsets) {
     const buffer_layout distinct{false, 96, 0};
     const buffer_layout cycle{true, 64, 64};
     for (const buffer_layout& l : {distinct, cycle}) {
@@ -341,7 +341,7 @@ TEST(PerfOptions, SlotCursorMatchesTheLayoutsOffsets) {
     }
 }
 
-TEST(PerfOptions, ErrorsSayWhatIsWrong) {
+TEST(perf_options, errors_say_what_is_wrong) {
     const std::vector<bad_case> cases{
         {{}, "no test given"},
         {{"write_bandwidth"}, "unknown test 'write_bandwidth'"},

@@ -22,7 +22,7 @@ std::vector<std::string> words(const std::string& line) {
     return w;
 }
 
-TEST(PerfReport, BwTableHasPerftestColumnsAndUnits) {
+TEST(perf_report, bw_table_has_perftest_columns_and_units) {
     EXPECT_EQ(words(bw_header(false)),
               (std::vector<std::string>{"#bytes", "#iterations", "BW", "peak[MiB/sec]", "BW",
                                         "average[MiB/sec]", "MsgRate[Mpps]"}));
@@ -41,7 +41,7 @@ TEST(PerfReport, BwTableHasPerftestColumnsAndUnits) {
     EXPECT_EQ(w[3], "10.00");
 }
 
-TEST(PerfReport, LatencyStatisticsAndTable) {
+TEST(perf_report, latency_statistics_and_table) {
     std::vector<std::uint64_t> ns(1000);
     std::iota(ns.begin(), ns.end(), 1);
     for (auto& v : ns)
@@ -68,7 +68,7 @@ TEST(PerfReport, LatencyStatisticsAndTable) {
     EXPECT_EQ(w[8], "999.00");
 }
 
-TEST(PerfReport, JsonHasPerftestKeys) {
+TEST(perf_report, json_has_perftest_keys) {
     settings s;
     s.test = test_kind::write_bw;
     s.report_gbits = true;
@@ -100,7 +100,7 @@ TEST(PerfReport, JsonHasPerftestKeys) {
         EXPECT_TRUE(j["results"][0].contains(k)) << k;
 }
 
-TEST(PerfReport, SettingsBlockNamesTheRun) {
+TEST(perf_report, settings_block_names_the_run) {
     settings s;
     s.test = test_kind::read_lat;
     s.mode = delivery::rod;
@@ -113,7 +113,7 @@ TEST(PerfReport, SettingsBlockNamesTheRun) {
 }
 
 // perftest's habit: the header names what the run used, the defaults too.
-TEST(PerfReport, SettingsBlockNamesTheCongestionControlAndPathPolicy) {
+TEST(perf_report, settings_block_names_the_congestion_control_and_path_policy) {
     settings s;
     const std::string d = settings_block(s, {});
     EXPECT_NE(d.find("Congestion ctl : nscc\n"), std::string::npos) << d;
@@ -125,7 +125,7 @@ TEST(PerfReport, SettingsBlockNamesTheCongestionControlAndPathPolicy) {
     EXPECT_NE(p2p.find(" Load balancing  : static "), std::string::npos) << p2p;
 }
 
-TEST(PerfReport, SettingsBlockShowsTheCqModerationInEffect) {
+TEST(perf_report, settings_block_shows_the_cq_moderation_in_effect) {
     settings s;
     s.test = test_kind::send_bw;
     s.size = 8;
@@ -139,7 +139,7 @@ TEST(PerfReport, SettingsBlockShowsTheCqModerationInEffect) {
 
 // --multi-recv in the settings block and the JSON: the send tests say ON or OFF (with the buffers
 // and, under -a, where plain receives take over); the other tests have no receives to say it of.
-TEST(PerfReport, SettingsBlockAndJsonSayHowSendsAreReceived) {
+TEST(perf_report, settings_block_and_json_say_how_sends_are_received) {
     settings s;
     s.test = test_kind::send_bw;
     s.size = 8;
@@ -165,7 +165,7 @@ TEST(PerfReport, SettingsBlockAndJsonSayHowSendsAreReceived) {
     EXPECT_EQ(to_json(s, {}, {}, {}, "").find("Multi_recv"), std::string::npos);
 }
 
-TEST(PerfControl, RoundTripAndHello) {
+TEST(perf_control, round_trip_and_hello) {
     settings s;
     s.test = test_kind::send_bw;
     s.size = 1234;
@@ -208,7 +208,7 @@ TEST(PerfControl, RoundTripAndHello) {
     EXPECT_EQ(compare_settings(s, other), "settings differ: --lb: client reps, server static");
 }
 
-TEST(PerfControl, HostileInputIsRefusedWithAReason) {
+TEST(perf_control, hostile_input_is_refused_with_a_reason) {
     ctrl_msg m;
     m.kind = ctrl_kind::abort;
     m.text = "why";
@@ -246,7 +246,7 @@ TEST(PerfControl, HostileInputIsRefusedWithAReason) {
     EXPECT_NE(why.find("nonce"), std::string::npos);
 }
 
-TEST(PerfPattern, EveryByteMatters) {
+TEST(perf_pattern, every_byte_matters) {
     std::vector<std::byte> b(100);
     for (std::size_t len : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{100}}) {
         const std::span<std::byte> s(b.data(), len);

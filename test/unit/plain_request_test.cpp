@@ -195,7 +195,7 @@ void compare(std::span<const std::uint8_t> frame, bool must_accept, tally& t) {
     }
 }
 
-TEST(PlainRequest, AgreesWithTheGeneralPathOnGeneratedFrames) {
+TEST(plain_request, agrees_with_the_general_path_on_generated_frames) {
     std::mt19937_64 rng(20261125);
     tally t;
     for (int i = 0; i < 20000; ++i) {
@@ -209,7 +209,7 @@ TEST(PlainRequest, AgreesWithTheGeneralPathOnGeneratedFrames) {
     EXPECT_LT(t.plain_checked, t.plain);
 }
 
-TEST(PlainRequest, AgreesWithTheGeneralPathOnMutatedFrames) {
+TEST(plain_request, agrees_with_the_general_path_on_mutated_frames) {
     std::mt19937_64 rng(7);
     tally t;
     for (int i = 0; i < 50000; ++i) {
@@ -224,7 +224,7 @@ TEST(PlainRequest, AgreesWithTheGeneralPathOnMutatedFrames) {
     EXPECT_LT(t.plain, t.general);
 }
 
-TEST(PlainRequest, RefusesWhatTheEngineMustNotTakeInOnePass) {
+TEST(plain_request, refuses_what_the_engine_must_not_take_in_one_pass) {
     std::mt19937_64 rng(1);
     generated g;
     do {
@@ -324,7 +324,7 @@ std::vector<std::uint8_t> next_packet(std::vector<std::uint8_t> f, std::mt19937_
     return f;
 }
 
-TEST(PlainRequestPrediction, ReadsTheNextPacketOfAMessageAsTheFullReadingDoes) {
+TEST(plain_request_prediction, reads_the_next_packet_of_a_message_as_the_full_reading_does) {
     std::mt19937_64 rng(20261126);
     checks_passed[0] = checks_passed[1] = 0;
     int predicted = 0;
@@ -377,7 +377,7 @@ void check_mutated_predictions(std::uint64_t seed, bool whole) {
     EXPECT_GT(refused, 7000);
 }
 
-TEST(PlainRequestPrediction, WhatItReadsFromMutatedFramesTheFullReadingReadsAlike) {
+TEST(plain_request_prediction, what_it_reads_from_mutated_frames_the_full_reading_reads_alike) {
     check_mutated_predictions(11, false);
 }
 
@@ -435,11 +435,11 @@ void check_burst_reading(std::uint64_t seed, bool whole) {
     EXPECT_GT(cut_short, 300);
 }
 
-TEST(PlainRequestPrediction, ABurstIsReadAsFrameByFrameUpToTheFirstRefused) {
+TEST(plain_request_prediction, a_burst_is_read_as_frame_by_frame_up_to_the_first_refused) {
     check_burst_reading(20261127, false);
 }
 
-TEST(PlainRequestPrediction, ABurstOfOnePacketMessagesIsReadAsFrameByFrame) {
+TEST(plain_request_prediction, a_burst_of_one_packet_messages_is_read_as_frame_by_frame) {
     check_burst_reading(20261128, true);
 }
 
@@ -447,7 +447,7 @@ TEST(PlainRequestPrediction, ABurstOfOnePacketMessagesIsReadAsFrameByFrame) {
 // frames whole are when split right after their headers and carrying no UDP checksum (it would
 // cover both pieces), each payload then read from its rest; split anywhere else, or with a UDP
 // checksum, none is.
-TEST(PlainRequestPrediction, FramesInTwoPiecesArePredictedOnlySplitAfterTheirHeaders) {
+TEST(plain_request_prediction, frames_in_two_pieces_are_predicted_only_split_after_their_headers) {
     std::mt19937_64 rng(20261130);
     const std::size_t hs = plain_request_headers_size();
     int split_read = 0, checksummed = 0;
@@ -501,7 +501,7 @@ TEST(PlainRequestPrediction, FramesInTwoPiecesArePredictedOnlySplitAfterTheirHea
     EXPECT_GT(checksummed, 200);
 }
 
-TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
+TEST(plain_request_prediction, stands_only_for_the_same_message_after_its_first_packet) {
     std::mt19937_64 rng(3);
     const auto first = template_frame(rng);
     plain_request r;
@@ -539,7 +539,7 @@ TEST(PlainRequestPrediction, StandsOnlyForTheSameMessageAfterItsFirstPacket) {
 
 // ---- header prediction of one-packet messages ----
 
-TEST(PlainRequestPrediction, ReadsTheNextOnePacketMessageAsTheFullReadingDoes) {
+TEST(plain_request_prediction, reads_the_next_one_packet_message_as_the_full_reading_does) {
     std::mt19937_64 rng(20261127);
     for (int i = 0; i < 5000; ++i) {
         const auto first = template_frame(rng, true);
@@ -561,11 +561,13 @@ TEST(PlainRequestPrediction, ReadsTheNextOnePacketMessageAsTheFullReadingDoes) {
     }
 }
 
-TEST(PlainRequestPrediction, WhatItReadsOfMutatedOnePacketMessagesTheFullReadingReadsAlike) {
+TEST(plain_request_prediction,
+     what_it_reads_of_mutated_one_packet_messages_the_full_reading_reads_alike) {
     check_mutated_predictions(12, true);
 }
 
-TEST(PlainRequestPrediction, AOnePacketMessageStandsOnlyForOnePacketMessagesOfItsPdc) {
+TEST(plain_request_prediction,
+     a_one_packet_message_stands_only_for_one_packet_messages_of_its_pdc) {
     std::mt19937_64 rng(4);
     const auto first = template_frame(rng, true);
     plain_request r;
@@ -604,7 +606,7 @@ std::array<std::uint8_t, request_headers_template::size> full_headers(
     return out;
 }
 
-TEST(RequestHeadersTemplate, WritesTheNextPacketsHeadersAsTheFullWritersDo) {
+TEST(request_headers_template, writes_the_next_packets_headers_as_the_full_writers_do) {
     std::mt19937_64 rng(5);
     for (int i = 0; i < 5000; ++i) {
         pds_rud_rod_request pds;

@@ -206,13 +206,13 @@ std::vector<std::string> problems(const uet::golden::named_bytes& f,
     return p;
 }
 
-TEST(RoceTshark, TsharkIsInstalled) {
+TEST(roce_tshark, tshark_is_installed) {
     ASSERT_TRUE(have_tshark())
         << "tshark not found on PATH: this test needs Wireshark's tshark to cross-check the "
            "RoCEv2 encoder (apt-get install tshark). It fails rather than skips on purpose.";
 }
 
-TEST(RoceTshark, DecodesEveryGoldenFrame) {
+TEST(roce_tshark, decodes_every_golden_frame) {
     ASSERT_TRUE(have_tshark()) << "tshark not found (apt-get install tshark)";
     auto frames = uet::golden::roce_frames();
     ASSERT_EQ(frames.size(), opcode_by_name.size());
@@ -226,7 +226,7 @@ TEST(RoceTshark, DecodesEveryGoldenFrame) {
     }
 }
 
-TEST(RoceTshark, CorruptedCopyIsCaught) {
+TEST(roce_tshark, corrupted_copy_is_caught) {
     ASSERT_TRUE(have_tshark()) << "tshark not found (apt-get install tshark)";
     auto frames = uet::golden::roce_frames();
     ASSERT_FALSE(frames.empty());

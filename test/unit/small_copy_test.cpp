@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t guard = 64;
 constexpr std::uint8_t untouched = 0xa5;
 
-TEST(SmallCopy, CopiesEverySizeAndAlignmentLikeMemcpyAndNothingElse) {
+TEST(small_copy, copies_every_size_and_alignment_like_memcpy_and_nothing_else) {
     std::array<std::uint8_t, 256> src{};
     for (std::size_t i = 0; i < src.size(); ++i)
         src[i] = static_cast<std::uint8_t>(i * 7 + 1);  // no byte equals its neighbour
@@ -36,13 +36,13 @@ TEST(SmallCopy, CopiesEverySizeAndAlignmentLikeMemcpyAndNothingElse) {
     }
 }
 
-TEST(SmallCopy, ANullBufferOfNoBytesIsNotTouched) {
+TEST(small_copy, a_null_buffer_of_no_bytes_is_not_touched) {
     uet::copy_payload(nullptr, nullptr, 0);  // memcpy's callers skip it; this one need not
 }
 
 // Payloads from one buffer, some of them one after the other and some not (a gap, a step back,
 // the same payload twice): each lands in its own place after the last, nothing else is written.
-TEST(SmallCopy, APayloadRunLandsInOrderWhetherItsSourcesAreAdjacentOrNot) {
+TEST(small_copy, a_payload_run_lands_in_order_whether_its_sources_are_adjacent_or_not) {
     constexpr std::size_t length = 24;
     std::vector<std::uint8_t> src(64 * length);
     for (std::size_t i = 0; i < src.size(); ++i)

@@ -139,7 +139,7 @@ std::string write_pcap(const std::vector<sample>& samples, const std::string& na
     return path;
 }
 
-class UetDump : public ::testing::Test {
+class uet_dump : public ::testing::Test {
   protected:
     void SetUp() override {
         samples_ = all_samples();
@@ -149,7 +149,7 @@ class UetDump : public ::testing::Test {
     std::string pcap_;
 };
 
-TEST_F(UetDump, JsonPrintsEveryFieldOfEveryHeader) {
+TEST_F(uet_dump, json_prints_every_field_of_every_header) {
     auto r = run("--json " + pcap_);
     EXPECT_EQ(r.exit_code, 1) << "malformed packets present: exit status 1";
     auto lines = lines_of(r.out);
@@ -177,7 +177,7 @@ TEST_F(UetDump, JsonPrintsEveryFieldOfEveryHeader) {
     }
 }
 
-TEST_F(UetDump, JsonNamesUetAndRoceLayers) {
+TEST_F(uet_dump, json_names_uet_and_roce_layers) {
     auto lines = lines_of(run("--json " + pcap_).out);
     ASSERT_EQ(lines.size(), samples_.size());
     std::size_t uet = 0, roce = 0, pds = 0, ses = 0, bth = 0;
@@ -199,7 +199,7 @@ TEST_F(UetDump, JsonNamesUetAndRoceLayers) {
     EXPECT_EQ(bth, golden::roce_frames().size());
 }
 
-TEST_F(UetDump, VerbosePrintsOneLinePerHeaderWithEveryField) {
+TEST_F(uet_dump, verbose_prints_one_line_per_header_with_every_field) {
     auto r = run("-v " + pcap_);
     EXPECT_EQ(r.exit_code, 1);
     auto lines = lines_of(r.out);
@@ -232,7 +232,7 @@ TEST_F(UetDump, VerbosePrintsOneLinePerHeaderWithEveryField) {
     EXPECT_EQ(at, lines.size());
 }
 
-TEST_F(UetDump, SummaryLineNamesTheProtocolAndAddresses) {
+TEST_F(uet_dump, summary_line_names_the_protocol_and_addresses) {
     auto lines = lines_of(run(pcap_).out);
     ASSERT_EQ(lines.size(), samples_.size());
     for (std::size_t i = 0; i < samples_.size(); ++i) {
@@ -249,7 +249,7 @@ TEST_F(UetDump, SummaryLineNamesTheProtocolAndAddresses) {
     }
 }
 
-TEST(UetDumpErrors, MissingFileAndBadOptionsAreUsageErrors) {
+TEST(uet_dump_errors, missing_file_and_bad_options_are_usage_errors) {
     EXPECT_EQ(run("/nonexistent/file.pcap").exit_code, 2);
     EXPECT_EQ(run("--bogus x.pcap").exit_code, 2);
     EXPECT_EQ(run("").exit_code, 2);
@@ -259,7 +259,7 @@ TEST(UetDumpErrors, MissingFileAndBadOptionsAreUsageErrors) {
     EXPECT_EQ(run("--help").exit_code, 0);
 }
 
-TEST(UetDumpErrors, CountStopsEarly) {
+TEST(uet_dump_errors, count_stops_early) {
     auto samples = all_samples();
     auto path = write_pcap(samples, "uet_dump_count.pcap");
     auto r = run("-c 3 " + path);
@@ -267,7 +267,7 @@ TEST(UetDumpErrors, CountStopsEarly) {
     EXPECT_EQ(lines_of(r.out).size(), 3u);
 }
 
-TEST(UetDumpErrors, CustomUetPort) {
+TEST(uet_dump_errors, custom_uet_port) {
     // With another UET port our packets are plain UDP: decoded, not malformed, not UET.
     auto samples = all_samples();
     samples.resize(3);
@@ -294,7 +294,7 @@ struct veth_pair {
     ~veth_pair() { std::system(("ip link del " + a + " 2>/dev/null").c_str()); }
 };
 
-TEST(UetDumpLive, CapturesWhatIsSentOnAnInterface) {
+TEST(uet_dump_live, captures_what_is_sent_on_an_interface) {
     if (geteuid() != 0) GTEST_FAIL() << "live capture needs root (CI runs as root)";
     veth_pair veth;
     ASSERT_TRUE(veth.ok) << "could not create a veth pair";

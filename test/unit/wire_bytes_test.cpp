@@ -10,7 +10,7 @@
 namespace uet::wire {
 namespace {
 
-TEST(ByteWriter, WritesBigEndianFieldsInOrder) {
+TEST(byte_writer, writes_big_endian_fields_in_order) {
     std::array<std::uint8_t, 26> buf{};
     byte_writer w(buf);
     w.u8(0x01);
@@ -28,7 +28,7 @@ TEST(ByteWriter, WritesBigEndianFieldsInOrder) {
     EXPECT_EQ(buf, expect);
 }
 
-TEST(ByteReader, ReadsWhatTheWriterWrote) {
+TEST(byte_reader, reads_what_the_writer_wrote) {
     const std::array<std::uint8_t, 24> buf{0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
                                            0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10,
                                            0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18};
@@ -43,7 +43,7 @@ TEST(ByteReader, ReadsWhatTheWriterWrote) {
     EXPECT_EQ(r.remaining(), 0u);
 }
 
-TEST(ByteReader, ShortReadFailsAndStaysFailed) {
+TEST(byte_reader, short_read_fails_and_stays_failed) {
     const std::array<std::uint8_t, 3> buf{0xaa, 0xbb, 0xcc};
     byte_reader r(buf);
     EXPECT_EQ(r.u32(), 0u);  // one byte short: nothing consumed
@@ -53,7 +53,7 @@ TEST(ByteReader, ShortReadFailsAndStaysFailed) {
     EXPECT_TRUE(r.bytes(1).empty());
 }
 
-TEST(ByteReader, HugeLengthsDoNotWrap) {
+TEST(byte_reader, huge_lengths_do_not_wrap) {
     const std::array<std::uint8_t, 8> buf{};
     byte_reader r(buf);
     r.u16();
@@ -61,7 +61,7 @@ TEST(ByteReader, HugeLengthsDoNotWrap) {
     EXPECT_TRUE(r.failed());
 }
 
-TEST(ByteWriter, OverflowWritesNothingAndResultIsZero) {
+TEST(byte_writer, overflow_writes_nothing_and_result_is_zero) {
     std::array<std::uint8_t, 5> buf{0x55, 0x55, 0x55, 0x55, 0x55};
     byte_writer w(buf);
     w.u32(0x01020304);
@@ -71,7 +71,7 @@ TEST(ByteWriter, OverflowWritesNothingAndResultIsZero) {
     EXPECT_EQ(buf[4], 0x55);
 }
 
-TEST(RejectReason, EveryReasonHasANameAndText) {
+TEST(reject_reason, every_reason_has_a_name_and_text) {
     for (std::size_t i = 0; i < reject_reason_count; ++i) {
         auto r = static_cast<reject_reason>(i);
         EXPECT_STRNE(to_string(r), "") << i;

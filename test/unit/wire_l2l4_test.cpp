@@ -16,54 +16,18 @@
 #include "wire/fields.hpp"
 #include "wire/frame.hpp"
 #include "wire/ipv4.hpp"
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using namespace uet::wire_test;
 using bytes = std::vector<std::uint8_t>;
-
-// Records "header.field=value" lines so tests can check names, order and values.
-class recorder : public field_visitor {
-  public:
-    std::vector<std::string> lines;
-    void begin(std::string_view h) override { cur_ = std::string(h); }
-    void field(std::string_view n, std::uint64_t v) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v));
-    }
-    void field(std::string_view n, std::uint64_t v, std::string_view s) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v) + "(" +
-                        std::string(s) + ")");
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t> b) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=[" + std::to_string(b.size()) + "]");
-    }
-    void end() override { lines.push_back(cur_ + ".end"); }
-
-  private:
-    std::string cur_;
-};
-
-// Every strict prefix of a header's bytes is rejected as truncated.
-template <class H, std::size_t N>
-void expect_truncations(const std::array<std::uint8_t, N>& wire) {
-    for (std::size_t n = 0; n < N; ++n) {
-        H h;
-        EXPECT_EQ(decode(std::span(wire).first(n), h), reject_reason::truncated) << "length " << n;
-    }
-}
-
-// encode into buffers one byte too small .. empty gives 0.
-template <class H>
-void expect_encode_too_small(const H& h) {
-    std::array<std::uint8_t, 128> buf{};
-    for (std::size_t n = 0; n < H::wire_size; ++n)
-        EXPECT_EQ(encode(h, std::span(buf).first(n)), 0u) << "room " << n;
-}
 
 constexpr mac_address mac1{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
 constexpr mac_address mac2{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};
 
-TEST(WireSizes, MatchThePublicLayouts) {
+TEST(wire_sizes, match_the_public_layouts) {
     EXPECT_EQ(eth_header::wire_size, 14u);
     EXPECT_EQ(vlan_tag::wire_size, 4u);
     EXPECT_EQ(arp_packet::wire_size, 28u);
@@ -71,7 +35,7 @@ TEST(WireSizes, MatchThePublicLayouts) {
     EXPECT_EQ(udp_header::wire_size, 8u);
 }
 
-TEST(Mac, FormatsAndParses) {
+TEST(mac, formats_and_parses) {
     mac_address m{{0x02, 0xab, 0x00, 0x10, 0xfe, 0x01}};
     EXPECT_EQ(m.to_string(), "02:ab:00:10:fe:01");
     EXPECT_EQ(mac_address::parse("02:AB:00:10:fe:01"), m);
@@ -93,7 +57,7 @@ constexpr std::array<std::uint8_t, 14> eth_wire = {
     0x08, 0x00,                          // ethertype IPv4
 };
 
-TEST(Eth, GoldenEncodeDecode) {
+TEST(eth, golden_encode_decode) {
     eth_header h{mac2, mac1, ethertype_ipv4};
     std::array<std::uint8_t, 14> out{};
     ASSERT_EQ(encode(h, out), 14u);
@@ -107,7 +71,7 @@ TEST(Eth, GoldenEncodeDecode) {
     expect_encode_too_small(h);
 }
 
-TEST(Eth, VisitNamesFields) {
+TEST(eth, visit_names_fields) {
     recorder r;
     visit(eth_header{mac2, mac1, ethertype_ipv4}, r);
     EXPECT_EQ(r.lines, (std::vector<std::string>{"eth.dst=[6]", "eth.src=[6]",
@@ -121,7 +85,7 @@ constexpr std::array<std::uint8_t, 4> vlan_wire = {
     0x08, 0x06,  // inner ethertype ARP
 };
 
-TEST(Vlan, GoldenEncodeDecode) {
+TEST(vlan, golden_encode_decode) {
     vlan_tag t{5, true, 0x123, ethertype_arp};
     std::array<std::uint8_t, 4> out{};
     ASSERT_EQ(encode(t, out), 4u);
@@ -153,7 +117,7 @@ constexpr std::array<std::uint8_t, 28> arp_wire = {
     0x0a, 0x00, 0x00, 0x02,              // target IP 10.0.0.2
 };
 
-TEST(Arp, GoldenEncodeDecode) {
+TEST(arp, golden_encode_decode) {
     arp_packet a{arp_op_request, mac1, 0x0a000001, mac_address{}, 0x0a000002};
     std::array<std::uint8_t, 28> out{};
     ASSERT_EQ(encode(a, out), 28u);
@@ -169,7 +133,7 @@ TEST(Arp, GoldenEncodeDecode) {
     expect_encode_too_small(a);
 }
 
-TEST(Arp, RejectsOtherTypes) {
+TEST(arp, rejects_other_types) {
     auto bad = [](std::size_t off, std::uint8_t v) {
         auto w = arp_wire;
         w[off] = v;
@@ -186,7 +150,7 @@ TEST(Arp, RejectsOtherTypes) {
 
 // ---- Internet checksum ----
 
-TEST(Checksum, Rfc1071Example) {
+TEST(checksum, rfc1071_example) {
     // RFC 1071 section 3: the words 0001 f203 f4f5 f6f7 sum to ddf2 (one's complement).
     const std::array<std::uint8_t, 8> d = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
     EXPECT_EQ(internet_checksum(d), static_cast<std::uint16_t>(~0xddf2));
@@ -197,7 +161,7 @@ TEST(Checksum, Rfc1071Example) {
     EXPECT_EQ(checksum_finish(s), internet_checksum(padded));
 }
 
-TEST(Checksum, LargeBuffersFold) {
+TEST(checksum, large_buffers_fold) {
     std::vector<std::uint8_t> ff(65536, 0xff);
     EXPECT_EQ(internet_checksum(ff), 0);
     std::vector<std::uint8_t> z(1001, 0);
@@ -205,7 +169,7 @@ TEST(Checksum, LargeBuffersFold) {
 }
 
 // The word-at-a-time sum against the definition: big-endian 16-bit words, end-around carry.
-TEST(Checksum, MatchesWordByWordDefinitionForEveryLength) {
+TEST(checksum, matches_word_by_word_definition_for_every_length) {
     std::mt19937 rng(11);
     std::vector<std::uint8_t> buf(2100);
     for (auto& b : buf)
@@ -229,7 +193,7 @@ TEST(Checksum, MatchesWordByWordDefinitionForEveryLength) {
 
 // The copy that sums: same bytes out, same partial sum as checksum_partial, for every length,
 // misalignment of source and destination, and seed.
-TEST(Checksum, FixedIpv4HeaderSumMatchesTheGeneralOne) {
+TEST(checksum, fixed_ipv4_header_sum_matches_the_general_one) {
     std::uint64_t x = 88172645463325252ull;  // xorshift: deterministic headers
     std::array<std::uint8_t, 20> h{};
     for (int k = 0; k < 20000; ++k) {
@@ -245,7 +209,7 @@ TEST(Checksum, FixedIpv4HeaderSumMatchesTheGeneralOne) {
     EXPECT_EQ(ipv4_header_checksum(h.data()), internet_checksum(h));
 }
 
-TEST(Checksum, CopyAndSumMatchesCopyThenSum) {
+TEST(checksum, copy_and_sum_matches_copy_then_sum) {
     std::mt19937 rng(13);
     std::vector<std::uint8_t> src(2100), dst(2140);
     for (auto& b : src)
@@ -270,7 +234,7 @@ TEST(Checksum, CopyAndSumMatchesCopyThenSum) {
 
 // A UDP frame finished from a payload summed while copied equals the one summed afterwards,
 // whatever the parity of the offset where the summed part starts.
-TEST(Udp, PresummedPayloadGivesTheSameFrame) {
+TEST(udp, presummed_payload_gives_the_same_frame) {
     std::mt19937 rng(17);
     frame_spec fs;
     fs.src_mac = {{2, 0, 0, 0, 0, 1}};
@@ -298,7 +262,7 @@ TEST(Udp, PresummedPayloadGivesTheSameFrame) {
     }
 }
 
-TEST(Checksum, IncrementalUpdateMatchesRecompute) {
+TEST(checksum, incremental_update_matches_recompute) {
     std::mt19937 rng(7);
     for (int i = 0; i < 2000; ++i) {
         std::array<std::uint8_t, 20> h{};
@@ -345,7 +309,7 @@ constexpr std::array<std::uint8_t, 20> ipv4_cx4_wire = {
     0x0a, 0x00, 0x12, 0x01,  // 10.0.18.1
 };
 
-TEST(Ipv4, GoldenEncodeDecode) {
+TEST(ipv4, golden_encode_decode) {
     ipv4_header h;
     h.total_length = 115;
     h.df = true;
@@ -383,7 +347,7 @@ TEST(Ipv4, GoldenEncodeDecode) {
     expect_encode_too_small(h);
 }
 
-TEST(Ipv4, HardwareChecksumDscpEcn) {
+TEST(ipv4, hardware_checksum_dscp_ecn) {
     ipv4_header d;
     ASSERT_EQ(decode(ipv4_cx4_wire, d), reject_reason::none);
     EXPECT_EQ(d.dscp, 48);
@@ -398,7 +362,7 @@ TEST(Ipv4, HardwareChecksumDscpEcn) {
     EXPECT_EQ(w, ipv4_cx4_wire);
 }
 
-TEST(Ipv4, EcnAndDscpHelpers) {
+TEST(ipv4, ecn_and_dscp_helpers) {
     EXPECT_STREQ(to_string(ecn_codepoint::not_ect), "Not-ECT");
     EXPECT_STREQ(to_string(ecn_codepoint::ect1), "ECT(1)");
     EXPECT_STREQ(to_string(ecn_codepoint::ect0), "ECT(0)");
@@ -410,7 +374,7 @@ TEST(Ipv4, EcnAndDscpHelpers) {
     EXPECT_EQ(make_tos(0xff, 0xff), 0xff);  // out-of-range bits are masked
 }
 
-TEST(Ipv4, Rejections) {
+TEST(ipv4, rejections) {
     auto with = [](std::size_t off, std::uint8_t v, bool fix_checksum) {
         std::array<std::uint8_t, 24> w{};
         std::copy(ipv4_wire.begin(), ipv4_wire.end(), w.begin());
@@ -428,7 +392,7 @@ TEST(Ipv4, Rejections) {
     EXPECT_EQ(with(8, 0x3f, true), reject_reason::none);
 }
 
-TEST(Ipv4, OptionsAreSkippedButChecked) {
+TEST(ipv4, options_are_skipped_but_checked) {
     std::array<std::uint8_t, 24> w{};
     std::copy(ipv4_wire.begin(), ipv4_wire.end(), w.begin());
     w[0] = 0x46;                                             // IHL 6: one word of options
@@ -441,7 +405,7 @@ TEST(Ipv4, OptionsAreSkippedButChecked) {
         EXPECT_EQ(decode(std::span(w).first(n), d), reject_reason::truncated);
 }
 
-TEST(Ipv4, VisitNamesFields) {
+TEST(ipv4, visit_names_fields) {
     ipv4_header d;
     ASSERT_EQ(decode(ipv4_cx4_wire, d), reject_reason::none);
     recorder r;
@@ -467,7 +431,7 @@ constexpr std::array<std::uint8_t, 10> udp_wire = {
     0x68, 0x69,  // payload "hi"
 };
 
-TEST(Udp, GoldenEncodeDecode) {
+TEST(udp, golden_encode_decode) {
     udp_header h{0x1234, uet_udp_port, 10, 0x5e81};
     std::array<std::uint8_t, 8> out{};
     ASSERT_EQ(encode(h, out), 8u);
@@ -489,7 +453,7 @@ TEST(Udp, GoldenEncodeDecode) {
                                         "udp.checksum=24193", "udp.end"}));
 }
 
-TEST(Udp, Checksum) {
+TEST(udp, checksum) {
     EXPECT_EQ(udp_checksum(0x0a000001, 0x0a000002, udp_wire), 0x5e81);
     EXPECT_TRUE(udp_checksum_ok(0x0a000001, 0x0a000002, udp_wire));
     EXPECT_FALSE(udp_checksum_ok(0x0a000001, 0x0a000003, udp_wire));  // other pseudo-header
@@ -504,7 +468,7 @@ TEST(Udp, Checksum) {
     EXPECT_EQ(decode(w, d), reject_reason::bad_udp_length);
 }
 
-TEST(Udp, ChecksumZeroIsSentAsAllOnes) {
+TEST(udp, checksum_zero_is_sent_as_all_ones) {
     // Find a payload whose checksum computes to 0 and check it is sent as 0xffff.
     std::array<std::uint8_t, 10> w = udp_wire;
     w[6] = w[7] = 0;
@@ -518,7 +482,7 @@ TEST(Udp, ChecksumZeroIsSentAsAllOnes) {
     EXPECT_TRUE(udp_checksum_ok(0x0a000001, 0x0a000002, w));
 }
 
-TEST(Constants, Ports) {
+TEST(constants, ports) {
     EXPECT_EQ(uet_udp_port, 4793);
     EXPECT_EQ(roce_udp_port, 4791);
     EXPECT_EQ(ip_proto_uet, 253);
@@ -549,7 +513,7 @@ bytes payload(std::size_t n) {
     return p;
 }
 
-TEST(Frame, UdpRoundTrip) {
+TEST(frame, udp_round_trip) {
     for (bool vlan : {false, true}) {
         SCOPED_TRACE(vlan ? "vlan" : "untagged");
         auto s = spec(vlan);
@@ -596,7 +560,7 @@ TEST(Frame, UdpRoundTrip) {
 
 // The frame builder stores the L2/IPv4 headers at fixed offsets; they must be the bytes the
 // field-by-field encoders write, for every combination of the fields it sets.
-TEST(Frame, BuilderWritesWhatTheEncodersWrite) {
+TEST(frame, builder_writes_what_the_encoders_write) {
     for (bool vlan : {false, true}) {
         for (bool df : {false, true}) {
             for (std::uint8_t dscp : {0, 26, 46, 63}) {
@@ -641,7 +605,7 @@ TEST(Frame, BuilderWritesWhatTheEncodersWrite) {
     }
 }
 
-TEST(Frame, HeaderTemplateWritesWhatTheBuilderWrites) {
+TEST(frame, header_template_writes_what_the_builder_writes) {
     std::uint64_t x = 88172645463325252ull;
     for (bool df : {false, true}) {
         for (std::uint8_t dscp : {0, 26, 63}) {
@@ -679,7 +643,7 @@ TEST(Frame, HeaderTemplateWritesWhatTheBuilderWrites) {
     EXPECT_FALSE(t.build(spec(true))) << "no VLAN tag in a template";
 }
 
-TEST(Frame, UdpChecksumCanBeOmitted) {
+TEST(frame, udp_checksum_can_be_omitted) {
     auto s = spec(false);
     s.udp_checksum = false;
     auto p = payload(10);
@@ -690,7 +654,7 @@ TEST(Frame, UdpChecksumCanBeOmitted) {
     EXPECT_EQ(v.udp->checksum, 0);
 }
 
-TEST(Frame, EthernetPaddingIgnored) {
+TEST(frame, ethernet_padding_ignored) {
     auto s = spec(false);
     auto p = payload(4);
     bytes f(60, 0xee);
@@ -703,7 +667,7 @@ TEST(Frame, EthernetPaddingIgnored) {
     EXPECT_EQ(v.l4_payload.size(), 4u);
 }
 
-TEST(Frame, IpProtocol253) {
+TEST(frame, ip_protocol_253) {
     auto s = spec(true);
     auto p = payload(21);
     bytes f(100);
@@ -721,7 +685,7 @@ TEST(Frame, IpProtocol253) {
     }
 }
 
-TEST(Frame, Arp) {
+TEST(frame, arp) {
     for (bool vlan : {false, true}) {
         auto s = spec(vlan);
         s.dst_mac = mac_address::broadcast();
@@ -763,7 +727,7 @@ reject_reason parse_mutated(F mutate, bool fix_ip_checksum = true) {
     return parse_l2l4(f, v);
 }
 
-TEST(Frame, Rejections) {
+TEST(frame, rejections) {
     // Offsets in an untagged frame: IP at 14, UDP at 34, payload at 42.
     EXPECT_EQ(parse_mutated([](bytes& f) { f[12] = 0x86, f[13] = 0xdd; }),
               reject_reason::unsupported_ethertype);
@@ -792,7 +756,7 @@ TEST(Frame, Rejections) {
 // Untagged IPv4 frames without options take a fast path in parse_l2l4; behind an 802.1Q tag
 // the same bytes take the general one. Both must give the same reason and the same view for
 // every mutation of the IP and UDP headers and every truncation.
-TEST(Frame, UntaggedFastPathParsesAsTheGeneralPath) {
+TEST(frame, untagged_fast_path_parses_as_the_general_path) {
     std::mt19937 rng(4242);
     const auto p = payload(40);
     bytes plain(200), tagged(200);
@@ -850,7 +814,7 @@ TEST(Frame, UntaggedFastPathParsesAsTheGeneralPath) {
     EXPECT_GT(accepted, 1000u);  // the comparison covered accepted frames, not only rejections
 }
 
-TEST(Frame, ScapyRoceV2KnownAnswer) {
+TEST(frame, scapy_rocev2_known_answer) {
     // scapy test/contrib/roce.uts "RoCE layer": a UC_SEND_ONLY packet whose IP checksum (0xb4d5)
     // and UDP checksum (0xaca2, over the ICRC too) scapy computed independently of this code.
     const bytes f = {
@@ -871,7 +835,7 @@ TEST(Frame, ScapyRoceV2KnownAnswer) {
     EXPECT_EQ(v.ip_packet.size(), 64u);
 }
 
-TEST(Frame, RandomBytesNeverCrash) {
+TEST(frame, random_bytes_never_crash) {
     std::mt19937 rng(12345);
     std::size_t accepted = 0;
     for (int i = 0; i < 20000; ++i) {
@@ -906,7 +870,7 @@ TEST(Frame, RandomBytesNeverCrash) {
     SUCCEED() << accepted << " random frames accepted";
 }
 
-TEST(Frame, MutatedFramesNeverCrash) {
+TEST(frame, mutated_frames_never_crash) {
     std::mt19937 rng(99);
     auto s = spec(true);
     auto p = payload(40);

@@ -4,40 +4,21 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_pds.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using uet::wire_test::recorder;
 
-// encode(fields) == bytes, decode(bytes) == fields, a short output buffer gives 0 and every
-// truncated input is rejected with `truncated`.
+// The shared check_golden, and through the variant dispatcher too.
 template <class H, std::size_t N>
 void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
-    // Through the variant dispatcher too.
+    uet::wire_test::check_golden(bytes, fields);
     pds_header any;
     std::size_t used = 0;
     ASSERT_EQ(decode_pds(bytes, any, used), reject_reason::none);
@@ -48,26 +29,7 @@ void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
         EXPECT_EQ(decode_pds(std::span(bytes).first(n), any, used), reject_reason::truncated);
 }
 
-// Records "header.field" for every call, to check names and order.
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    std::vector<std::string> symbols;
-    std::string current;
-    void begin(std::string_view h) override { current = h; }
-    void field(std::string_view n, std::uint64_t) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void field(std::string_view n, std::uint64_t, std::string_view s) override {
-        names.push_back(current + "." + std::string(n));
-        symbols.emplace_back(s);
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void end() override { current.clear(); }
-};
-
-TEST(WirePds, Sizes) {
+TEST(wire_pds, sizes) {
     EXPECT_EQ(pds_rud_rod_request::wire_size, 12u);
     EXPECT_EQ(pds_rud_rod_cc_request::wire_size, 16u);
     EXPECT_EQ(pds_ack::wire_size, 12u);
@@ -80,7 +42,7 @@ TEST(WirePds, Sizes) {
     EXPECT_EQ(pds_uud::wire_size, 4u);
 }
 
-TEST(WirePds, RudRequest) {
+TEST(wire_pds, rud_request) {
     // prologue: type 2 (00010) | next_hdr 3 (0011) | flags AR 0x08 = 0x1188
     constexpr std::array<std::uint8_t, 12> bytes{
         0x11, 0x88,              // prologue
@@ -100,7 +62,7 @@ TEST(WirePds, RudRequest) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, RodRequestSynForm) {
+TEST(wire_pds, rod_request_syn_form) {
     // prologue: type 3 | next_hdr 1 | RETX 0x10 AR 0x08 SYN 0x04 = 0x1800|0x0080|0x1c = 0x189c
     constexpr std::array<std::uint8_t, 12> bytes{
         0x18, 0x9c,              // prologue
@@ -121,7 +83,7 @@ TEST(WirePds, RodRequestSynForm) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, RudCcRequest) {
+TEST(wire_pds, rud_cc_request) {
     // prologue: type 13 (0x6800) | next_hdr 2 (0x0100) | RETX 0x10 = 0x6910
     constexpr std::array<std::uint8_t, 16> bytes{
         0x69, 0x10,              // prologue
@@ -145,7 +107,7 @@ TEST(WirePds, RudCcRequest) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, RodCcRequest) {
+TEST(wire_pds, rod_cc_request) {
     // prologue: type 14 (0x7000) | next_hdr 0 | SYN 0x04 = 0x7004
     constexpr std::array<std::uint8_t, 16> bytes{
         0x70, 0x04, 0x80, 0x00,  // prologue, clear_psn_offset -32768
@@ -166,7 +128,7 @@ TEST(WirePds, RodCcRequest) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, Ack) {
+TEST(wire_pds, ack) {
     // prologue: type 7 (0x3800) | next_hdr 4 (0x0200) | M 0x20 REQ_CLEAR 0x02 = 0x3a22
     constexpr std::array<std::uint8_t, 12> bytes{
         0x3a, 0x22,              // prologue
@@ -186,7 +148,7 @@ TEST(WirePds, Ack) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, AckProbeCloseRetx) {
+TEST(wire_pds, ack_probe_close_retx) {
     // prologue: 0x3800 | RETX 0x10 P 0x08 REQ_CLOSE 0x04 = 0x381c
     constexpr std::array<std::uint8_t, 12> bytes{
         0x38, 0x1c, 0xbe, 0xef,  // prologue, probe_opaque
@@ -217,7 +179,7 @@ pds_ack_cc ack_cc_fields() {
     return h;
 }
 
-TEST(WirePds, AckCcNscc) {
+TEST(wire_pds, ack_cc_nscc) {
     // prologue: type 8 (0x4000) | next_hdr 0 | RETX 0x10 REQ_CLOSE 0x04 = 0x4014
     constexpr std::array<std::uint8_t, 32> bytes{
         0x40, 0x14, 0x00, 0x02,                          // prologue, ack_psn_offset
@@ -242,7 +204,7 @@ TEST(WirePds, AckCcNscc) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, AckCcCredit) {
+TEST(wire_pds, ack_cc_credit) {
     constexpr std::array<std::uint8_t, 32> bytes{
         0x40, 0x14, 0x00, 0x02,                          // prologue, ack_psn_offset
         0x00, 0x00, 0x00, 0x63,                          // cack_psn
@@ -260,7 +222,7 @@ TEST(WirePds, AckCcCredit) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, AckCcx) {
+TEST(wire_pds, ack_ccx) {
     // prologue: type 9 (0x4800) | RETX REQ_CLOSE = 0x4814
     constexpr std::array<std::uint8_t, 40> bytes{
         0x48, 0x14, 0x00, 0x02, 0x00, 0x00, 0x00, 0x63,  // prologue, ack_psn_offset, cack_psn
@@ -291,7 +253,7 @@ TEST(WirePds, AckCcx) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, Nack) {
+TEST(wire_pds, nack) {
     // prologue: type 10 (0x5000) | next_hdr 0 | M 0x20 = 0x5020
     constexpr std::array<std::uint8_t, 16> bytes{
         0x50, 0x20,              // prologue
@@ -315,7 +277,7 @@ TEST(WirePds, Nack) {
     EXPECT_STREQ(to_string(static_cast<nack_code>(0x0c)), "UNKNOWN");
 }
 
-TEST(WirePds, NackCcx) {
+TEST(wire_pds, nack_ccx) {
     // prologue: type 12 (0x6000) | RETX 0x10 NT 0x08 = 0x6018
     constexpr std::array<std::uint8_t, 32> bytes{
         0x60, 0x18, 0x07, 0x22,                          // prologue, NO_PKT_BUFFER, vendor_code
@@ -337,7 +299,7 @@ TEST(WirePds, NackCcx) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, CtrlAckReq) {
+TEST(wire_pds, ctrl_ack_req) {
     // prologue: type 11 (0x5800) | ctrl_type ACK_REQ 1 (0x0080) | AR 0x08 = 0x5888
     constexpr std::array<std::uint8_t, 16> bytes{
         0x58, 0x88, 0x00, 0x00,  // prologue, rsvd
@@ -355,7 +317,7 @@ TEST(WirePds, CtrlAckReq) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, CtrlProbeSyn) {
+TEST(wire_pds, ctrl_probe_syn) {
     // prologue: 0x5800 | PROBE 6 (0x0300) | ISROD 0x20 SYN 0x04 = 0x5b24
     constexpr std::array<std::uint8_t, 16> bytes{
         0x5b, 0x24, 0x5a, 0x5a,  // prologue, probe_opaque
@@ -375,7 +337,7 @@ TEST(WirePds, CtrlProbeSyn) {
     check_golden(bytes, h);
 }
 
-TEST(WirePds, RudiRequestAndResponse) {
+TEST(wire_pds, rudi_request_and_response) {
     // prologue: type 4 (0x2000) | next_hdr 2 (0x0100) | RETX 0x10 = 0x2110
     constexpr std::array<std::uint8_t, 8> req{0x21, 0x10, 0x00, 0x00, 0x0b, 0xad, 0xf0, 0x0d};
     check_golden(req, pds_rudi{.type = pds_type::rudi_req,
@@ -392,13 +354,13 @@ TEST(WirePds, RudiRequestAndResponse) {
                                 .pkt_id = 0x12345678});
 }
 
-TEST(WirePds, Uud) {
+TEST(wire_pds, uud) {
     // prologue: type 6 (0x3000) | next_hdr 1 (0x0080) = 0x3080, reserved
     constexpr std::array<std::uint8_t, 4> bytes{0x30, 0x80, 0x00, 0x00};
     check_golden(bytes, pds_uud{.next_hdr = pds_next_hdr::request_small});
 }
 
-TEST(WirePds, ReservedBitsIgnored) {
+TEST(wire_pds, reserved_bits_ignored) {
     // RUD with reserved flag bits 0x60 and 0x03 set: accepted, fields unchanged.
     constexpr std::array<std::uint8_t, 12> bytes{0x11, 0xeb, 0, 0, 0, 0, 0, 1, 0, 2, 0, 3};
     pds_rud_rod_request h;
@@ -413,7 +375,7 @@ TEST(WirePds, ReservedBitsIgnored) {
     EXPECT_EQ(decode(uud, u), reject_reason::none);
 }
 
-TEST(WirePds, UnknownCodesRejected) {
+TEST(wire_pds, unknown_codes_rejected) {
     std::array<std::uint8_t, 40> buf{};
     pds_header any;
     std::size_t used = 7;
@@ -451,7 +413,7 @@ TEST(WirePds, UnknownCodesRejected) {
     EXPECT_EQ(decode(with_type(20, 0, 0), req), reject_reason::bad_pds_type);
 }
 
-TEST(WirePds, Names) {
+TEST(wire_pds, names) {
     EXPECT_EQ(pds_type_name(pds_type::rud), "RUD");
     EXPECT_EQ(pds_type_name(pds_type::rod_cc), "ROD_CC");
     EXPECT_EQ(pds_type_name(pds_type::nack_ccx), "NACK_CCX");
@@ -460,7 +422,7 @@ TEST(WirePds, Names) {
     EXPECT_EQ(pds_next_hdr_name(pds_next_hdr::response_data_small), "RSP_DATA_SMALL");
 }
 
-TEST(WirePds, VisitRudSyn) {
+TEST(wire_pds, visit_rud_syn) {
     pds_rud_rod_request h;
     h.type = pds_type::rud;
     h.next_hdr = pds_next_hdr::request_std;
@@ -476,7 +438,7 @@ TEST(WirePds, VisitRudSyn) {
     EXPECT_EQ(r.symbols, (std::vector<std::string>{"RUD", "REQ_STD"}));
 }
 
-TEST(WirePds, VisitNackAndAckCc) {
+TEST(wire_pds, visit_nack_and_ack_cc) {
     recorder r;
     pds_nack n;
     visit(n, r);

@@ -16,46 +16,13 @@
 #include "wire/icrc.hpp"
 #include "wire/pcap_file.hpp"
 #include "wire/roce.hpp"
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using namespace uet::wire_test;
 using bytes = std::vector<std::uint8_t>;
-
-class recorder : public field_visitor {
-  public:
-    std::vector<std::string> lines;
-    void begin(std::string_view h) override { cur_ = std::string(h); }
-    void field(std::string_view n, std::uint64_t v) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v));
-    }
-    void field(std::string_view n, std::uint64_t v, std::string_view s) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=" + std::to_string(v) + "(" +
-                        std::string(s) + ")");
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t> b) override {
-        lines.push_back(cur_ + "." + std::string(n) + "=[" + std::to_string(b.size()) + "]");
-    }
-    void end() override { lines.push_back(cur_ + ".end"); }
-
-  private:
-    std::string cur_;
-};
-
-template <class H, std::size_t N>
-void expect_truncations(const std::array<std::uint8_t, N>& wire) {
-    for (std::size_t n = 0; n < N; ++n) {
-        H h;
-        EXPECT_EQ(decode(std::span(wire).first(n), h), reject_reason::truncated) << "length " << n;
-    }
-}
-
-template <class H>
-void expect_encode_too_small(const H& h) {
-    std::array<std::uint8_t, 64> buf{};
-    for (std::size_t n = 0; n < H::wire_size; ++n)
-        EXPECT_EQ(encode(h, std::span(buf).first(n)), 0u) << "room " << n;
-}
 
 template <class H, std::size_t N>
 void expect_encodes_to(const H& h, const std::array<std::uint8_t, N>& wire) {
@@ -65,7 +32,7 @@ void expect_encodes_to(const H& h, const std::array<std::uint8_t, N>& wire) {
     EXPECT_EQ(out, wire);
 }
 
-TEST(WireSizes, MatchTheIbaLayouts) {
+TEST(wire_sizes, match_the_iba_layouts) {
     EXPECT_EQ(bth_header::wire_size, 12u);
     EXPECT_EQ(reth_header::wire_size, 16u);
     EXPECT_EQ(aeth_header::wire_size, 4u);
@@ -103,7 +70,7 @@ bth_header bth_fields() {
     return h;
 }
 
-TEST(Bth, GoldenEncodeDecode) {
+TEST(bth, golden_encode_decode) {
     expect_encodes_to(bth_fields(), bth_wire);
     bth_header d;
     ASSERT_EQ(decode(bth_wire, d), reject_reason::none);
@@ -122,7 +89,7 @@ TEST(Bth, GoldenEncodeDecode) {
     expect_encode_too_small(bth_fields());
 }
 
-TEST(Bth, SecondVectorOtherBits) {
+TEST(bth, second_vector_other_bits) {
     const std::array<std::uint8_t, 12> w = {
         0x11,              // opcode RC ACKNOWLEDGE
         0x41,              // SE 0, M 1, PadCnt 0, TVer 1 (invalid)
@@ -152,7 +119,7 @@ TEST(Bth, SecondVectorOtherBits) {
     EXPECT_EQ(out[4], 0);
 }
 
-TEST(Bth, VisitNamesFields) {
+TEST(bth, visit_names_fields) {
     recorder r;
     visit(bth_fields(), r);
     EXPECT_EQ(r.lines,
@@ -170,7 +137,7 @@ constexpr std::array<std::uint8_t, 16> reth_wire = {
     0x00, 0x01, 0x00, 0x00,                          // DMA length 65536
 };
 
-TEST(Reth, GoldenEncodeDecode) {
+TEST(reth, golden_encode_decode) {
     reth_header h{0x00007f1234567890ull, 0xa1b2c3d4, 65536};
     expect_encodes_to(h, reth_wire);
     reth_header d;
@@ -194,7 +161,7 @@ constexpr std::array<std::uint8_t, 4> aeth_nak_wire = {
     0x00, 0x01, 0x02,  // MSN 258
 };
 
-TEST(Aeth, GoldenEncodeDecode) {
+TEST(aeth, golden_encode_decode) {
     aeth_header h{0x62, 258};
     expect_encodes_to(h, aeth_nak_wire);
     aeth_header d;
@@ -213,7 +180,7 @@ TEST(Aeth, GoldenEncodeDecode) {
                                                  "aeth.msn=258", "aeth.end"}));
 }
 
-TEST(Aeth, SyndromeKinds) {
+TEST(aeth, syndrome_kinds) {
     // ACK with credit count 31 (0x1f), RNR NAK with timer 14, reserved kind 10b.
     const std::array<std::uint8_t, 4> ack = {0x1f, 0xff, 0xff, 0xfe};
     const std::array<std::uint8_t, 4> rnr = {0x2e, 0x00, 0x00, 0x05};
@@ -236,7 +203,7 @@ TEST(Aeth, SyndromeKinds) {
 
 constexpr std::array<std::uint8_t, 4> immdt_wire = {0xde, 0xad, 0xbe, 0xef};  // immediate data
 
-TEST(Immdt, GoldenEncodeDecode) {
+TEST(immdt, golden_encode_decode) {
     immdt_header h{0xdeadbeef};
     expect_encodes_to(h, immdt_wire);
     immdt_header d;
@@ -255,7 +222,7 @@ constexpr std::array<std::uint8_t, 28> atomic_eth_wire = {
     0x55, 0x55, 0x66, 0x66, 0x77, 0x77, 0x88, 0x88,  // compare data
 };
 
-TEST(AtomicEth, GoldenEncodeDecode) {
+TEST(atomic_eth, golden_encode_decode) {
     atomic_eth_header h{0x00007f0000400008ull, 0xaaa, 0x1111222233334444ull, 0x5555666677778888ull};
     expect_encodes_to(h, atomic_eth_wire);
     atomic_eth_header d;
@@ -274,7 +241,7 @@ constexpr std::array<std::uint8_t, 8> atomic_ack_wire = {
     0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,  // original remote data
 };
 
-TEST(AtomicAckEth, GoldenEncodeDecode) {
+TEST(atomic_ack_eth, golden_encode_decode) {
     atomic_ack_eth_header h{0x0123456789abcdefull};
     expect_encodes_to(h, atomic_ack_wire);
     atomic_ack_eth_header d;
@@ -286,7 +253,7 @@ TEST(AtomicAckEth, GoldenEncodeDecode) {
 
 // ---- opcodes ----
 
-TEST(Opcodes, NamesAndExtensionHeaders) {
+TEST(opcodes, names_and_extension_headers) {
     EXPECT_STREQ(roce_opcode_name(0x00), "RC_SEND_FIRST");
     EXPECT_STREQ(roce_opcode_name(0x05), "RC_SEND_ONLY_WITH_IMMEDIATE");
     EXPECT_STREQ(roce_opcode_name(0x0b), "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
@@ -322,7 +289,7 @@ TEST(Opcodes, NamesAndExtensionHeaders) {
 
 // ---- CRC-32 and ICRC ----
 
-TEST(Crc32, CheckValueAndSlicing) {
+TEST(crc32, check_value_and_slicing) {
     const std::string check = "123456789";
     std::span<const std::uint8_t> s(reinterpret_cast<const std::uint8_t*>(check.data()),
                                     check.size());
@@ -363,7 +330,7 @@ const bytes cx4_cnp_frame = {
     0x82, 0xfd, 0x00, 0x2a,                          // ICRC (hardware)
 };
 
-TEST(Icrc, KnownAnswerConnectX4Capture) {
+TEST(icrc, known_answer_connectx4_capture) {
     auto ip = std::span(cx4_cnp_frame).subspan(14);
     EXPECT_EQ(roce_icrc(ip.first(ip.size() - 4)), 0x2a00fd82u);  // stored LE: 82 fd 00 2a
 
@@ -378,7 +345,7 @@ TEST(Icrc, KnownAnswerConnectX4Capture) {
     EXPECT_EQ(p.payload.size(), 16u);
 }
 
-TEST(Icrc, KnownAnswerScapyUcSend) {
+TEST(icrc, known_answer_scapy_uc_send) {
     // scapy test/contrib/roce.uts "RoCE layer": UC_SEND_ONLY, pad count 2, ICRC 0x78f353f3 as
     // scapy reads it (wire bytes 78 f3 53 f3). Starts at the IPv4 header.
     const bytes ip = {
@@ -398,7 +365,7 @@ TEST(Icrc, KnownAnswerScapyUcSend) {
               reject_reason::unsupported_roce_opcode);
 }
 
-TEST(Icrc, MaskedFieldsDoNotCountOthersDo) {
+TEST(icrc, masked_fields_do_not_count_others_do) {
     auto frames = uet::golden::roce_frames();
     bytes f = frames.at(0).bytes;
     const std::size_t ip = 14;
@@ -458,7 +425,7 @@ constexpr expected_packet golden_expect[] = {
     {"roce_atomic_acknowledge", roce_opcode::rc_atomic_acknowledge, 0x10e, 6000, 0, 0},
 };
 
-TEST(RocePacket, GoldenFramesDecode) {
+TEST(roce_packet, golden_frames_decode) {
     auto frames = uet::golden::roce_frames();
     ASSERT_EQ(frames.size(), std::size(golden_expect));
     for (std::size_t k = 0; k < frames.size(); ++k) {
@@ -490,7 +457,7 @@ TEST(RocePacket, GoldenFramesDecode) {
     }
 }
 
-TEST(RocePacket, GoldenFieldValues) {
+TEST(roce_packet, golden_field_values) {
     auto frames = uet::golden::roce_frames();
     std::map<std::string, roce_packet> by_name;
     for (const auto& f : frames) {
@@ -519,7 +486,7 @@ TEST(RocePacket, GoldenFieldValues) {
     EXPECT_EQ(v.ip.ecn, 2);
 }
 
-TEST(RocePacket, Summarize) {
+TEST(roce_packet, summarize) {
     auto frames = uet::golden::roce_frames();
     auto line = [&](std::size_t k) {
         l2l4_view v;
@@ -540,7 +507,7 @@ TEST(RocePacket, Summarize) {
               "rkey 0x888 len 9 imm 0xdeadbeef payload 9");
 }
 
-TEST(RocePacket, VisitOrder) {
+TEST(roce_packet, visit_order) {
     auto frames = uet::golden::roce_frames();
     l2l4_view v;
     roce_packet p;
@@ -555,7 +522,7 @@ TEST(RocePacket, VisitOrder) {
               (std::vector<std::string>{"bth", "aeth", "atomic_ack_eth", "roce_payload", "icrc"}));
 }
 
-TEST(RocePacket, CorruptionIsCaught) {
+TEST(roce_packet, corruption_is_caught) {
     auto frames = uet::golden::roce_frames();
     for (const auto& f : frames) {
         SCOPED_TRACE(f.name);
@@ -584,7 +551,7 @@ TEST(RocePacket, CorruptionIsCaught) {
     }
 }
 
-TEST(RocePacket, TruncationsRejected) {
+TEST(roce_packet, truncations_rejected) {
     auto frames = uet::golden::roce_frames();
     for (const auto& f : frames) {
         SCOPED_TRACE(f.name);
@@ -621,7 +588,7 @@ bytes transport(std::uint8_t opcode, std::uint8_t pad, std::size_t after_bth) {
     return t;
 }
 
-TEST(RocePacket, OpcodeRules) {
+TEST(roce_packet, opcode_rules) {
     EXPECT_EQ(decode_transport(transport(0x15, 0, 0)), reject_reason::unsupported_roce_opcode);
     EXPECT_EQ(decode_transport(transport(0x24, 0, 8)), reject_reason::unsupported_roce_opcode);
     auto bad_tver = transport(0x04, 0, 4);
@@ -661,7 +628,7 @@ frame_spec test_spec() {
     return s;
 }
 
-TEST(RoceBuild, RefusesInconsistentSpecs) {
+TEST(roce_build, refuses_inconsistent_specs) {
     bytes out(2000);
     auto payload = bytes(8, 1);
     roce_packet_spec r;
@@ -687,7 +654,7 @@ TEST(RoceBuild, RefusesInconsistentSpecs) {
     EXPECT_EQ(build_roce_frame(test_spec(), r, out), 0u);
 }
 
-TEST(RoceBuild, TooSmallBufferAndVlanAndNoUdpChecksum) {
+TEST(roce_build, too_small_buffer_and_vlan_and_no_udp_checksum) {
     auto payload = bytes(5, 0x5a);
     roce_packet_spec r;
     r.bth.opcode = static_cast<std::uint8_t>(roce_opcode::rc_send_last_with_immediate);
@@ -715,7 +682,7 @@ TEST(RoceBuild, TooSmallBufferAndVlanAndNoUdpChecksum) {
     EXPECT_EQ(bytes(p.payload.begin(), p.payload.end()), payload);
 }
 
-TEST(RocePacket, RandomBytesNeverCrash) {
+TEST(roce_packet, random_bytes_never_crash) {
     std::mt19937 rng(2024);
     auto frames = uet::golden::roce_frames();
     for (int i = 0; i < 20000; ++i) {
@@ -759,7 +726,7 @@ TEST(RocePacket, RandomBytesNeverCrash) {
 
 // ---- pcap ----
 
-TEST(Pcap, WritesClassicFormat) {
+TEST(pcap, writes_classic_format) {
     const char* dir = std::getenv("UET_TEST_TMPDIR");
     std::string path = std::string(dir && *dir ? dir : "/tmp") + "/wire_roce_test_pcap.pcap";
     {

@@ -4,21 +4,16 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_ses.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using uet::wire_test::recorder;
 
 template <class H>
 std::size_t size_of(const H& h) {
@@ -28,24 +23,11 @@ std::size_t size_of(const H& h) {
         return H::wire_size;
 }
 
-// encode(fields) == bytes, decode(bytes) == fields, a short output buffer gives 0 and every
-// truncated input is rejected with `truncated`.
+// The shared check_golden, and the size encoded_size gives.
 template <class H, std::size_t N>
 void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
     ASSERT_EQ(size_of(fields), N);
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
+    uet::wire_test::check_golden(bytes, fields);
 }
 
 // Also through decode_ses, for the header types a PDS next_hdr can name.
@@ -63,22 +45,6 @@ void check_dispatch(const std::array<std::uint8_t, N>& bytes, const H& fields, p
         EXPECT_EQ(decode_ses(std::span(bytes).first(n), which, any, used),
                   reject_reason::truncated);
 }
-
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    std::string current;
-    void begin(std::string_view h) override { current = h; }
-    void field(std::string_view n, std::uint64_t) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void field(std::string_view n, std::uint64_t, std::string_view) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.push_back(current + "." + std::string(n));
-    }
-    void end() override { current.clear(); }
-};
 
 // The standard-request fields shared by the samples below.
 ses_standard_request std_fields(ses_opcode op) {
@@ -99,7 +65,7 @@ ses_standard_request std_fields(ses_opcode op) {
 }
 
 // The inline bit test agrees with the three per-extension predicates on every 6-bit opcode.
-TEST(WireSes, HasExtensionIsAnyOfTheThree) {
+TEST(wire_ses, has_extension_is_any_of_the_three) {
     unsigned with = 0;
     for (unsigned v = 0; v < 64; ++v) {
         const auto op = static_cast<ses_opcode>(v);
@@ -111,7 +77,7 @@ TEST(WireSes, HasExtensionIsAnyOfTheThree) {
     EXPECT_EQ(with, 8u);
 }
 
-TEST(WireSes, Sizes) {
+TEST(wire_ses, sizes) {
     EXPECT_EQ(ses_standard_request::wire_size, 44u);
     EXPECT_EQ(ses_medium_request::wire_size, 32u);
     EXPECT_EQ(ses_small_request::wire_size, 20u);
@@ -124,7 +90,7 @@ TEST(WireSes, Sizes) {
     EXPECT_EQ(ses_rendezvous_extension::wire_size, 24u);
 }
 
-TEST(WireSes, StandardSendFirstPacket) {
+TEST(wire_ses, standard_send_first_packet) {
     constexpr std::array<std::uint8_t, 44> bytes{
         0x05,                                            // rsvd | opcode SEND
         0x27,                                            // version 0 | DC HD EOM SOM
@@ -143,7 +109,7 @@ TEST(WireSes, StandardSendFirstPacket) {
     check_dispatch(bytes, h, pds_next_hdr::request_std);
 }
 
-TEST(WireSes, StandardWriteMiddlePacket) {
+TEST(wire_ses, standard_write_middle_packet) {
     constexpr std::array<std::uint8_t, 44> bytes{
         0x01,                                            // opcode WRITE
         0x22,                                            // DC EOM (SOM=0, HD=0)
@@ -176,7 +142,7 @@ TEST(WireSes, StandardWriteMiddlePacket) {
     EXPECT_EQ(used, 44u);
 }
 
-TEST(WireSes, StandardFetchAtomicWithExtension) {
+TEST(wire_ses, standard_fetch_atomic_with_extension) {
     constexpr std::array<std::uint8_t, 48> bytes{
         0x04, 0x27, 0x07, 0x07,                          // FETCH_ATOMIC, DC HD EOM SOM, msg_id
         0x11, 0x00, 0x00, 0x2a, 0x01, 0x23, 0x04, 0x56,  // ri/job, pid_on_fep, resource_index
@@ -199,7 +165,7 @@ TEST(WireSes, StandardFetchAtomicWithExtension) {
     check_dispatch(bytes, h, pds_next_hdr::request_std);
 }
 
-TEST(WireSes, AtomicExtension) {
+TEST(wire_ses, atomic_extension) {
     constexpr std::array<std::uint8_t, 4> bytes{0x0c, 0x11, 0x02, 0x00};  // WRITE, FP16, coherent
     check_golden(bytes, ses_atomic_extension{.atomic_opcode = ses_atomic_opcode::write,
                                              .atomic_datatype = ses_atomic_datatype::fp16,
@@ -207,7 +173,7 @@ TEST(WireSes, AtomicExtension) {
                                              .cpu_coherent = true});
 }
 
-TEST(WireSes, CompareAndSwapExtension) {
+TEST(wire_ses, compare_and_swap_extension) {
     constexpr std::array<std::uint8_t, 36> bytes{
         0x12, 0x07, 0x01, 0x00,  // CSWAP_GT, UINT64, cacheable, reserved
         0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47,
@@ -239,7 +205,7 @@ TEST(WireSes, CompareAndSwapExtension) {
         EXPECT_EQ(decode(std::span(buf).first(n), back), reject_reason::truncated);
 }
 
-TEST(WireSes, SyncAndRendezvousExtensions) {
+TEST(wire_ses, sync_and_rendezvous_extensions) {
     constexpr std::array<std::uint8_t, 4> sync{0x09, 0x09, 0x0a, 0x0a};  // group, count
     check_golden(sync, ses_sync_extension{.group = 0x0909, .count = 0x0a0a});
     constexpr std::array<std::uint8_t, 24> rndv{
@@ -256,7 +222,7 @@ TEST(WireSes, SyncAndRendezvousExtensions) {
                                                 .rd_memory_key = 0x4142434445464748});
 }
 
-TEST(WireSes, MediumRequest) {
+TEST(wire_ses, medium_request) {
     constexpr std::array<std::uint8_t, 32> bytes{
         0x09,                                            // TAGGED_SEND
         0x03,                                            // EOM SOM
@@ -282,7 +248,7 @@ TEST(WireSes, MediumRequest) {
     check_dispatch(bytes, h, pds_next_hdr::request_medium);
 }
 
-TEST(WireSes, SmallRequest) {
+TEST(wire_ses, small_request) {
     constexpr std::array<std::uint8_t, 20> bytes{
         0x01,                                            // WRITE
         0x0b,                                            // REL EOM SOM
@@ -304,7 +270,7 @@ TEST(WireSes, SmallRequest) {
     check_dispatch(bytes, h, pds_next_hdr::request_small);
 }
 
-TEST(WireSes, Response) {
+TEST(wire_ses, response) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x41,                    // list 1 | opcode RESPONSE
         0x05,                    // version 0 | return_code NO_MATCH
@@ -312,19 +278,20 @@ TEST(WireSes, Response) {
         0x14, 0x00, 0x00, 0x2a,  // ri_generation | job_id
         0x00, 0x00, 0x0b, 0xb8,  // modified_length 3000
     };
-    const ses_response h{.list = 1,
-                         .opcode = ses_response_opcode::response,
-                         .version = 0,
-                         .return_code = ses_return_code::no_match,
-                         .message_id = 0x0707,
-                         .ri_generation = 0x14,
-                         .job_id = 0x2a,
-                         .modified_length = 3000};
+    ses_response h;
+    h.list = 1;
+    h.opcode = ses_response_opcode::response;
+    h.version = 0;
+    h.return_code = ses_return_code::no_match;
+    h.message_id = 0x0707;
+    h.ri_generation = 0x14;
+    h.job_id = 0x2a;
+    h.modified_length = 3000;
     check_golden(bytes, h);
     check_dispatch(bytes, h, pds_next_hdr::response);
 }
 
-TEST(WireSes, ResponseWithData) {
+TEST(wire_ses, response_with_data) {
     constexpr std::array<std::uint8_t, 20> bytes{
         0x02,                    // list 0 | RESPONSE_W_DATA
         0x01,                    // OK
@@ -335,17 +302,18 @@ TEST(WireSes, ResponseWithData) {
         0x00, 0x00, 0x0f, 0xa0,  // modified_length 4000
         0x00, 0x00, 0x20, 0x00,  // message_offset
     };
-    const ses_response_with_data h{.list = 0,
-                                   .opcode = ses_response_opcode::response_with_data,
-                                   .version = 0,
-                                   .return_code = ses_return_code::ok,
-                                   .message_id = 0x0808,
-                                   .ri_generation = 0x15,
-                                   .job_id = 0x2b,
-                                   .read_request_message_id = 0x0606,
-                                   .payload_length = 40,
-                                   .modified_length = 4000,
-                                   .message_offset = 0x2000};
+    ses_response_with_data h;
+    h.list = 0;
+    h.opcode = ses_response_opcode::response_with_data;
+    h.version = 0;
+    h.return_code = ses_return_code::ok;
+    h.message_id = 0x0808;
+    h.ri_generation = 0x15;
+    h.job_id = 0x2b;
+    h.read_request_message_id = 0x0606;
+    h.payload_length = 40;
+    h.modified_length = 4000;
+    h.message_offset = 0x2000;
     check_golden(bytes, h);
     std::vector<std::uint8_t> pkt(bytes.begin(), bytes.end());
     pkt.resize(20 + 40);
@@ -357,7 +325,7 @@ TEST(WireSes, ResponseWithData) {
               reject_reason::bad_ses_payload_length);
 }
 
-TEST(WireSes, SmallResponseWithData) {
+TEST(wire_ses, small_response_with_data) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x42,                    // list 1 | RESPONSE_W_DATA
         0x01,                    // OK
@@ -365,13 +333,14 @@ TEST(WireSes, SmallResponseWithData) {
         0x00, 0x00, 0x00, 0x2c,  // rsvd | job_id
         0x10, 0x20, 0x30, 0x41,  // original_request_psn
     };
-    const ses_small_response_with_data h{.list = 1,
-                                         .opcode = ses_response_opcode::response_with_data,
-                                         .version = 0,
-                                         .return_code = ses_return_code::ok,
-                                         .payload_length = 16,
-                                         .job_id = 0x2c,
-                                         .original_request_psn = 0x10203041};
+    ses_small_response_with_data h;
+    h.list = 1;
+    h.opcode = ses_response_opcode::response_with_data;
+    h.version = 0;
+    h.return_code = ses_return_code::ok;
+    h.payload_length = 16;
+    h.job_id = 0x2c;
+    h.original_request_psn = 0x10203041;
     check_golden(bytes, h);
     std::vector<std::uint8_t> pkt(bytes.begin(), bytes.end());
     pkt.resize(12 + 16);
@@ -382,7 +351,7 @@ TEST(WireSes, SmallResponseWithData) {
               reject_reason::bad_ses_payload_length);
 }
 
-TEST(WireSes, UnknownCodesRejected) {
+TEST(wire_ses, unknown_codes_rejected) {
     std::vector<std::uint8_t> std_bytes(44 + 36);
     ASSERT_EQ(encode(std_fields(ses_opcode::send), std_bytes), 44u);
     ses_standard_request s;
@@ -427,7 +396,7 @@ TEST(WireSes, UnknownCodesRejected) {
               reject_reason::bad_pds_next_hdr);
 }
 
-TEST(WireSes, VisitStandardWithAtomic) {
+TEST(wire_ses, visit_standard_with_atomic) {
     auto h = std_fields(ses_opcode::tsend_atomic);
     h.atomic = ses_atomic_extension{};
     recorder r;
@@ -459,7 +428,7 @@ TEST(WireSes, VisitStandardWithAtomic) {
     EXPECT_EQ(r.names, want);
 }
 
-TEST(WireSes, VisitSmallResponseWithData) {
+TEST(wire_ses, visit_small_response_with_data) {
     recorder r;
     visit(ses_small_response_with_data{}, r);
     const std::vector<std::string> want{
@@ -474,7 +443,7 @@ TEST(WireSes, VisitSmallResponseWithData) {
     EXPECT_EQ(r.names, want);
 }
 
-TEST(WireSes, Names) {
+TEST(wire_ses, names) {
     EXPECT_EQ(ses_opcode_name(ses_opcode::send), "SEND");
     EXPECT_EQ(ses_opcode_name(ses_opcode::sync_atomic), "SYNC_ATOMIC");
     EXPECT_EQ(ses_opcode_name(static_cast<ses_opcode>(0x20)), "UNKNOWN");
@@ -491,7 +460,7 @@ namespace {
 // The fixed-offset standard request encoder and in-place decoder against each other, over
 // random headers of every opcode (extensions as the opcode calls for), decoded into a header
 // that still holds another packet's fields: nothing of the previous packet may survive.
-TEST(WireSes, StandardRequestRoundTripsIntoAUsedHeader) {
+TEST(wire_ses, standard_request_round_trips_into_a_used_header) {
     std::uint64_t state = 0x9e3779b97f4a7c15ull;
     auto next = [&] {
         state ^= state << 13;

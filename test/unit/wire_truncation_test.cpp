@@ -18,7 +18,7 @@ std::vector<golden::named_bytes> all_frames() {
     return frames;
 }
 
-TEST(Dissect, EveryGoldenFrameDecodes) {
+TEST(dissect, every_golden_frame_decodes) {
     auto frames = all_frames();
     ASSERT_GE(frames.size(), 30u);
     for (const auto& f : frames) {
@@ -32,7 +32,7 @@ TEST(Dissect, EveryGoldenFrameDecodes) {
     }
 }
 
-TEST(Dissect, EveryTruncationIsRejectedWithAReason) {
+TEST(dissect, every_truncation_is_rejected_with_a_reason) {
     for (const auto& f : all_frames()) {
         for (std::size_t len = 0; len < f.bytes.size(); ++len) {
             std::vector<std::uint8_t> cut(f.bytes.begin(),
@@ -54,7 +54,7 @@ bool fully_covered(const golden::named_bytes& f) {
            (d.kind == frame_kind::uet_udp && d.l2l4.udp && d.l2l4.udp->checksum != 0);
 }
 
-TEST(Dissect, SingleBitCorruptionIsCaught) {
+TEST(dissect, single_bit_corruption_is_caught) {
     std::size_t covered = 0;
     for (const auto& f : all_frames()) {
         if (!fully_covered(f)) continue;
@@ -76,7 +76,7 @@ TEST(Dissect, SingleBitCorruptionIsCaught) {
     EXPECT_GE(covered, 20u);
 }
 
-TEST(Dissect, RandomBytesNeverCrash) {
+TEST(dissect, random_bytes_never_crash) {
     std::mt19937 rng(20261122);
     std::size_t accepted = 0;
     for (int i = 0; i < 20000; ++i) {
@@ -92,7 +92,7 @@ TEST(Dissect, RandomBytesNeverCrash) {
 }
 
 // Random mutations of real frames reach deeper layers than random bytes do.
-TEST(Dissect, MutatedGoldenFramesNeverCrash) {
+TEST(dissect, mutated_golden_frames_never_crash) {
     std::mt19937 rng(4793);
     auto frames = all_frames();
     for (int i = 0; i < 20000; ++i) {

@@ -4,53 +4,19 @@
 
 #include <array>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "wire/uet_tss.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
+using uet::wire_test::check_golden;
+using uet::wire_test::recorder;
 
-template <class H, std::size_t N>
-void check_golden(const std::array<std::uint8_t, N>& bytes, const H& fields) {
-    std::vector<std::uint8_t> buf(N + 4, 0xee);
-    ASSERT_EQ(encode(fields, buf), N);
-    EXPECT_EQ(std::vector<std::uint8_t>(buf.begin(), buf.begin() + N),
-              std::vector<std::uint8_t>(bytes.begin(), bytes.end()));
-    H out{};
-    ASSERT_EQ(decode(bytes, out), reject_reason::none);
-    EXPECT_TRUE(out == fields);
-    std::vector<std::uint8_t> small(N - 1);
-    EXPECT_EQ(encode(fields, small), 0u);
-    for (std::size_t n = 0; n < N; ++n) {
-        H t{};
-        EXPECT_EQ(decode(std::span(bytes).first(n), t), reject_reason::truncated) << "len " << n;
-    }
-}
-
-struct recorder : field_visitor {
-    std::vector<std::string> names;
-    void begin(std::string_view h) override { names.emplace_back(h); }
-    void field(std::string_view n, std::uint64_t) override { names.emplace_back(n); }
-    void field(std::string_view n, std::uint64_t, std::string_view) override {
-        names.emplace_back(n);
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t>) override {
-        names.emplace_back(n);
-    }
-    void end() override { names.emplace_back("/"); }
-};
-
-TEST(WireTss, Sizes) {
+TEST(wire_tss, sizes) {
     EXPECT_EQ(tss_header::wire_size, 12u);
     EXPECT_EQ(tss_header::wire_size_with_ssi, 16u);
     EXPECT_EQ(tss_icv_size, 16u);
@@ -59,7 +25,7 @@ TEST(WireTss, Sizes) {
     EXPECT_EQ(encoded_size(tss_header{.ssi = 1}), 16u);
 }
 
-TEST(WireTss, WithoutSsi) {
+TEST(wire_tss, without_ssi) {
     constexpr std::array<std::uint8_t, 12> bytes{
         0x09,                                // type 1 (00001) | SP 0 | rsvd | AN 1
         0x0a, 0x0b, 0x0c,                    // SDI
@@ -73,7 +39,7 @@ TEST(WireTss, WithoutSsi) {
                                    .tsc = 0x030405060708});
 }
 
-TEST(WireTss, WithSsi) {
+TEST(wire_tss, with_ssi) {
     constexpr std::array<std::uint8_t, 16> bytes{
         0x0c,                                // type 1 | SP 1 | rsvd | AN 0
         0x0d, 0x0e, 0x0f,                    // SDI
@@ -88,7 +54,7 @@ TEST(WireTss, WithSsi) {
                                    .tsc = 0x0a0b0c0d0e0f});
 }
 
-TEST(WireTss, BadTypeRejectedReservedIgnored) {
+TEST(wire_tss, bad_type_rejected_reserved_ignored) {
     std::array<std::uint8_t, 12> bytes{0x09, 0x0a, 0x0b, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8};
     tss_header h;
     for (unsigned t = 0; t < 32; ++t) {
@@ -102,7 +68,7 @@ TEST(WireTss, BadTypeRejectedReservedIgnored) {
     EXPECT_FALSE(h.ssi.has_value());
 }
 
-TEST(WireTss, Entropy) {
+TEST(wire_tss, entropy) {
     constexpr std::array<std::uint8_t, 4> bytes{0xbe, 0xef, 0x00, 0x00};  // entropy, reserved
     check_golden(bytes, entropy_header{.entropy = 0xbeef});
     constexpr std::array<std::uint8_t, 4> reserved_set{0x12, 0x34, 0xff, 0xff};
@@ -111,13 +77,15 @@ TEST(WireTss, Entropy) {
     EXPECT_EQ(e.entropy, 0x1234);
 }
 
-TEST(WireTss, Visit) {
+TEST(wire_tss, visit) {
     recorder r;
     visit(tss_header{.ssi = 5}, r);
     visit(entropy_header{}, r);
-    const std::vector<std::string> want{"tss",   "type", "sp", "an",      "sdi",     "ssi",
-                                        "epoch", "tsc",  "/",  "entropy", "entropy", "/"};
+    const std::vector<std::string> want{"tss.type", "tss.sp",    "tss.an",  "tss.sdi",
+                                        "tss.ssi",  "tss.epoch", "tss.tsc", "entropy.entropy"};
     EXPECT_EQ(r.names, want);
+    EXPECT_EQ(r.headers, (std::vector<std::string>{"tss", "entropy"}));
+    EXPECT_EQ(r.lines.back(), "entropy.end");
 }
 
 }  // namespace

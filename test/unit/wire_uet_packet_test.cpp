@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -12,42 +11,22 @@
 
 #include "golden.hpp"
 #include "wire/uet_packet.hpp"
-
-namespace uet::wire {
-void PrintTo(reject_reason r, std::ostream* os) {
-    *os << reject_name(r);
-}
-}  // namespace uet::wire
+#include "wire_test_helpers.hpp"
 
 namespace {
 
 using namespace uet::wire;
 using uet::golden::uet_udp_payloads;
+using uet::wire_test::recorder;
 
-// Renders every visited field as text, so two packets can be compared field by field.
-struct dumper : field_visitor {
-    std::string text;
-    std::vector<std::string> headers;
-    void begin(std::string_view h) override {
-        headers.emplace_back(h);
-        text += std::string(h) + "{";
-    }
-    void field(std::string_view n, std::uint64_t v) override {
-        text += std::string(n) + "=" + std::to_string(v) + " ";
-    }
-    void field(std::string_view n, std::uint64_t v, std::string_view s) override {
-        text += std::string(n) + "=" + std::to_string(v) + "(" + std::string(s) + ") ";
-    }
-    void bytes(std::string_view n, std::span<const std::uint8_t> b) override {
-        text += std::string(n) + "=[" + std::to_string(b.size()) + "] ";
-    }
-    void end() override { text += "} "; }
-};
-
+// Every visited field as text, so two packets can be compared field by field.
 std::string dump(const uet_packet& p) {
-    dumper d;
-    visit(p, d);
-    return d.text;
+    recorder r;
+    visit(p, r);
+    std::string text;
+    for (const auto& line : r.lines)
+        text += line + " ";
+    return text;
 }
 
 uet_packet_spec spec_of(const uet_packet& p) {
@@ -69,7 +48,7 @@ const uet::golden::named_bytes& sample(const std::string& name) {
     return all.front();
 }
 
-TEST(WireUetPacket, SamplesAreNamedAndCoverEveryForm) {
+TEST(wire_uet_packet, samples_are_named_and_cover_every_form) {
     const auto samples = uet_udp_payloads();
     std::set<std::string> names;
     std::set<pds_type> pds_types;
@@ -97,7 +76,7 @@ TEST(WireUetPacket, SamplesAreNamedAndCoverEveryForm) {
     EXPECT_TRUE(atomic && cas && tss && tss_ssi);
 }
 
-TEST(WireUetPacket, SamplesRoundTrip) {
+TEST(wire_uet_packet, samples_round_trip) {
     for (const auto& s : uet_udp_payloads()) {
         SCOPED_TRACE(s.name);
         uet_packet p;
@@ -115,7 +94,7 @@ TEST(WireUetPacket, SamplesRoundTrip) {
     }
 }
 
-TEST(WireUetPacket, EntropyHeaderForm) {
+TEST(wire_uet_packet, entropy_header_form) {
     for (const auto& s : uet_udp_payloads()) {
         SCOPED_TRACE(s.name);
         std::vector<std::uint8_t> bytes{0xbe, 0xef, 0x00, 0x00};
@@ -126,7 +105,7 @@ TEST(WireUetPacket, EntropyHeaderForm) {
         ASSERT_TRUE(with.entropy.has_value());
         EXPECT_EQ(with.entropy->entropy, 0xbeef);
         EXPECT_FALSE(without.entropy.has_value());
-        EXPECT_EQ(dump(with), "entropy{entropy=48879 } " + dump(without));
+        EXPECT_EQ(dump(with), "entropy.entropy=48879 entropy.end " + dump(without));
         EXPECT_EQ(reencode(with), bytes);
     }
     uet_packet p;
@@ -134,7 +113,7 @@ TEST(WireUetPacket, EntropyHeaderForm) {
     EXPECT_EQ(decode_uet(three, true, p), reject_reason::truncated);
 }
 
-TEST(WireUetPacket, TruncatedHeadersRejected) {
+TEST(wire_uet_packet, truncated_headers_rejected) {
     for (const auto& s : uet_udp_payloads()) {
         SCOPED_TRACE(s.name);
         uet_packet p;
@@ -146,7 +125,7 @@ TEST(WireUetPacket, TruncatedHeadersRejected) {
     }
 }
 
-TEST(WireUetPacket, TssLeavesCiphertextAsPayload) {
+TEST(wire_uet_packet, tss_leaves_ciphertext_as_payload) {
     const auto& s = sample("tss_ssi_pds_rod_encrypted");
     uet_packet p;
     ASSERT_EQ(decode_uet(s.bytes, false, p), reject_reason::none);
@@ -165,7 +144,7 @@ TEST(WireUetPacket, TssLeavesCiphertextAsPayload) {
     EXPECT_EQ(decode_uet(twice, false, p), reject_reason::pds_type_not_allowed);
 }
 
-TEST(WireUetPacket, CtrlCarriesNoSes) {
+TEST(wire_uet_packet, ctrl_carries_no_ses) {
     const auto& s = sample("pds_ctrl_probe_syn");
     uet_packet p;
     ASSERT_EQ(decode_uet(s.bytes, false, p), reject_reason::none);
@@ -173,7 +152,7 @@ TEST(WireUetPacket, CtrlCarriesNoSes) {
     EXPECT_TRUE(p.payload.empty());
 }
 
-TEST(WireUetPacket, Summaries) {
+TEST(wire_uet_packet, summaries) {
     auto line = [](const std::string& name) {
         uet_packet p;
         EXPECT_EQ(decode_uet(sample(name).bytes, false, p), reject_reason::none);
@@ -193,14 +172,14 @@ TEST(WireUetPacket, Summaries) {
               "dpdcid 519 encrypted 92");
 }
 
-TEST(WireUetPacket, VisitOrder) {
+TEST(wire_uet_packet, visit_order) {
     uet_packet p;
     ASSERT_EQ(decode_uet(sample("pds_rud_ses_std_cas").bytes, false, p), reject_reason::none);
-    dumper d;
+    recorder d;
     visit(p, d);
     EXPECT_EQ(d.headers, (std::vector<std::string>{"pds_rud", "ses_std", "ses_cas"}));
     ASSERT_EQ(decode_uet(sample("tss_pds_rud_encrypted").bytes, false, p), reject_reason::none);
-    dumper t;
+    recorder t;
     visit(p, t);
     EXPECT_EQ(t.headers, (std::vector<std::string>{"tss", "pds_rud"}));
 }
@@ -223,7 +202,7 @@ void check_any(std::span<const std::uint8_t> in, bool entropy) {
     summarize(p, line);
 }
 
-TEST(WireUetPacket, RandomBytesNeverCrash) {
+TEST(wire_uet_packet, random_bytes_never_crash) {
     std::mt19937 rng(20251122);
     std::uniform_int_distribution<int> byte(0, 255);
     std::uniform_int_distribution<std::size_t> len(0, 112);
@@ -243,7 +222,7 @@ TEST(WireUetPacket, RandomBytesNeverCrash) {
     EXPECT_GT(accepted, 100u);  // the steering must reach successful decodes too
 }
 
-TEST(WireUetPacket, MutatedSamplesNeverCrash) {
+TEST(wire_uet_packet, mutated_samples_never_crash) {
     std::mt19937 rng(7);
     const auto samples = uet_udp_payloads();
     for (int i = 0; i < 20000; ++i) {
