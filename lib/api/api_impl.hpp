@@ -246,7 +246,7 @@ struct deferred_send {
     bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
 };
 
-struct endpoint_impl final : delivery {
+struct endpoint_impl final : delivery_target {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
@@ -379,7 +379,7 @@ struct endpoint_impl final : delivery {
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
     void on_write(received_message& m);
-    // delivery (the engine's calls up, from receive()): where one packet of a WRITE goes
+    // delivery_target (the engine's calls up, from receive()): where one packet of a WRITE goes
     // (nullptr: refused); and the single-packet sends of a receive run, as they arrive, each
     // straight into the first posted receive it matches when that is an ordinary one it fits in
     // (what on_send_request and deliver() would do, with no engine call: the engine answers

@@ -53,7 +53,7 @@ namespace {
 // WRITEs land straight in the target region (endpoint_impl::place_write), copied once; small
 // sends go straight into their receives (take_single_packet_messages).
 engine_config with_placement(engine_config c, endpoint_impl* ep) {
-    c.deliver = ep;
+    c.deliver_to = ep;
     return c;
 }
 

@@ -123,9 +123,9 @@ engine_impl::engine_impl(const engine_config& cfg)
       // the map is full, with room left for an announce on every PDC.
       announced_(cfg_.answers_in_acks ? std::size_t{cfg_.max_pending_messages} + cfg_.max_pdcs : 0),
       reassembly_(reassembly_config(cfg_)) {
-    if (cfg_.deliver != nullptr) {
-        places_writes_ = cfg_.deliver->places_writes();
-        takes_single_packet_messages_ = cfg_.deliver->takes_single_packet_messages();
+    if (cfg_.deliver_to != nullptr) {
+        places_writes_ = cfg_.deliver_to->places_writes();
+        takes_single_packet_messages_ = cfg_.deliver_to->takes_single_packet_messages();
     }
     params_.mpr = cfg_.mpr;
     params_.ooo_threshold = cfg_.ooo_threshold;

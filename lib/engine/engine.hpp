@@ -73,7 +73,7 @@ class payload_memory {
 // the one interface by which the engine calls up. Each part is optional: the engine asks once,
 // when it is built, which ones the layer takes. Called from receive() and receive_burst(); an
 // implementation must not call the engine.
-class delivery {
+class delivery_target {
   public:
     // Direct placement of RMA WRITEs: for each new packet of a WRITE request the engine asks
     // where its payload goes and copies it there, once (never for a duplicate); the message is
@@ -105,7 +105,7 @@ class delivery {
     }
 
   protected:
-    ~delivery() = default;
+    ~delivery_target() = default;
 };
 
 struct engine_config {
@@ -162,9 +162,9 @@ struct engine_config {
     // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
     std::uint8_t lb_path_bits = 8;
     std::uint64_t reps_freeze_ns = 10'000'000;
-    // What the layer above takes straight from receive(), as packets arrive (see delivery);
+    // What the layer above takes straight from receive(), as packets arrive (see delivery_target);
     // nullptr: every message goes through poll_received().
-    delivery* deliver = nullptr;
+    delivery_target* deliver_to = nullptr;
     // Zero-copy transmit (see payload_memory); nullptr: every payload is copied into the room.
     payload_memory* zero_copy = nullptr;
     // Payloads shorter than this are copied; zero_copy is not asked about them. Set it
@@ -245,7 +245,7 @@ struct received_message {
     // Its SES fields, where the engine keeps them: valid, like data, until release(handle). Not a
     // copy: 128 bytes copied per message received cost ~16 instructions and two cache lines.
     const ses_fields* ses = &no_ses_fields;
-    // A WRITE placed by delivery::place_write: data is empty, its ses->request_length bytes
+    // A WRITE placed by delivery_target::place_write: data is empty, its ses->request_length bytes
     // are already in place, except when the hook refused some packet (placement_failed).
     bool placed = false, placement_failed = false;
     // What post_response() needs to answer this request in an ACK (answers_in_acks); 0: none.
@@ -306,7 +306,7 @@ struct engine_counters {
     std::uint64_t messages_posted = 0, messages_completed = 0, messages_failed = 0;
     std::uint64_t messages_delivered = 0;
     std::uint64_t taken_single_packet =
-        0;  // of those, taken by delivery::take_single_packet_messages
+        0;  // of those, taken by delivery_target::take_single_packet_messages
     std::uint64_t rudi_requests_tx = 0, rudi_responses_rx = 0, uud_tx = 0, uud_rx = 0;
     // Target: requests answered in an ACK (answers_in_acks), and answered by a response message
     // (all of them without answers_in_acks); initiator: completions answered by an ACK, and those

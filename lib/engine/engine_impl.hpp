@@ -128,7 +128,7 @@ class engine_impl final : public pds::tx_listener {
     void advance(std::uint64_t now);
 
     engine_config cfg_;
-    // What cfg_.deliver takes, asked once.
+    // What cfg_.deliver_to takes, asked once.
     bool places_writes_ = false, takes_single_packet_messages_ = false;
     bool data_stopped_ = false;  // stop_data(): control frames only
 

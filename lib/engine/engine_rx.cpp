@@ -423,7 +423,7 @@ void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
                               std::span<const std::uint8_t> payload, std::uint32_t slot) {
     if (seg.seg.length == 0) return;  // nothing to copy: the target checks the range anyway
     std::uint8_t* where =
-        cfg_.deliver->place_write(rx.peer, seg.fields, seg.seg.offset, seg.seg.length);
+        cfg_.deliver_to->place_write(rx.peer, seg.fields, seg.seg.offset, seg.seg.length);
     if (where)
         std::memcpy(where, payload.data(), seg.seg.length);
     else

@@ -193,14 +193,14 @@ bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
     // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
     // other message into its slot, each completed as place() would complete it.
     const bool external = placed_externally(single_packet_run_segment_);
-    // Direct delivery (delivery::take_single_packet_messages): only while nothing earlier waits
-    // to be polled, so that no message overtakes another.
+    // Direct delivery (delivery_target::take_single_packet_messages): only while nothing earlier
+    // waits to be polled, so that no message overtakes another.
     const bool offer = takes_single_packet_messages_ && cfg_.answers_in_acks && !external &&
                        !single_packet_run_segment_.fields.response &&
                        !ses::answer_needs_message(single_packet_run_segment_.fields.opcode);
     for (std::size_t i = 0; i < n; ++i) {
         if (offer && reassembly_.nothing_delivered()) {
-            const std::size_t taken = cfg_.deliver->take_single_packet_messages(
+            const std::size_t taken = cfg_.deliver_to->take_single_packet_messages(
                 rx.peer, single_packet_run_segment_.fields, run_[0].bytes,
                 std::span(single_packet_run_fields_.data() + i, n - i));
             // Answered RC_OK at once: the ACK counts them as answered, nothing is owed.
@@ -266,8 +266,8 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
 void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_t n) {
     const std::uint32_t length = run_[0].seg.length;
     if (length == 0) return;
-    std::uint8_t* where = cfg_.deliver->place_write(rx.peer, rx_segment_.fields, run_[0].seg.offset,
-                                                    static_cast<std::uint32_t>(n) * length);
+    std::uint8_t* where = cfg_.deliver_to->place_write(
+        rx.peer, rx_segment_.fields, run_[0].seg.offset, static_cast<std::uint32_t>(n) * length);
     if (!where) return reassembly_.mark_failed(slot);
     copy_payload_run(where, run_payloads_.data(), n, length);
 }

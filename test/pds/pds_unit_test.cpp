@@ -1449,9 +1449,9 @@ TEST(engine, ecn_ce_is_echoed_in_the_ack) {
     EXPECT_TRUE(std::get<wire::pds_ack_cc>(c.pkt.pds).m);
 }
 
-// A target region for delivery::place_write, with guard bytes on both sides; it counts the
+// A target region for delivery_target::place_write, with guard bytes on both sides; it counts the
 // packets it is asked to place.
-struct placement_target final : delivery {
+struct placement_target final : delivery_target {
     static constexpr std::size_t guard = 256;
     static constexpr std::uint64_t key = 77;
     std::vector<std::uint8_t> memory = std::vector<std::uint8_t>(guard + (1 << 20) + guard, 0xab);
@@ -1487,7 +1487,7 @@ TEST(engine, writes_are_placed_directly_once_per_packet) {
     for (const delivery_mode m : {delivery_mode::rudi, delivery_mode::rud}) {
         pair_fixture f;
         placement_target t;
-        f.cb.deliver = &t;
+        f.cb.deliver_to = &t;
         pipe::impairments imp;
         imp.delay_ns = 2'000;
         imp.loss = 0.02;

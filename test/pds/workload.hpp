@@ -89,8 +89,8 @@ struct workload {
     std::uint64_t deadline_ns = 30'000'000'000ull;
     engine_config a_cfg = endpoint_config(1, 11);
     engine_config b_cfg = endpoint_config(2, 22);
-    // RMA WRITEs, each to its own range of a target region that b's delivery::place_write hands
-    // out, instead of SENDs (not UUD).
+    // RMA WRITEs, each to its own range of a target region that b's delivery_target::place_write
+    // hands out, instead of SENDs (not UUD).
     bool writes = false;
     std::size_t burst = 0;           // harness::burst: arrivals by receive_burst
     std::uint64_t* trace = nullptr;  // harness::trace
@@ -99,7 +99,7 @@ struct workload {
 };
 
 // The target region of a workload's WRITEs.
-struct write_target final : delivery {
+struct write_target final : delivery_target {
     std::vector<std::uint8_t> memory;
     bool places_writes() const noexcept override { return true; }
     std::uint8_t* place_write(std::uint32_t, const ses::op_fields& f, std::uint32_t offset,
@@ -133,7 +133,7 @@ inline outcome run(const workload& w) {
         for (std::size_t i = 0; i < w.sizes.size(); ++i)
             write_at[i + 1] = write_at[i] + w.sizes[i];
         target.memory.assign(write_at.back(), 0);
-        b_cfg.deliver = &target;
+        b_cfg.deliver_to = &target;
     }
     engine a(w.a_cfg), b(b_cfg);
     // Enough slots for a full window plus go-back-N resends and ACKs; frames up to mtu + headers.
