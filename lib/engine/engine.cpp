@@ -122,7 +122,8 @@ engine_impl::engine_impl(const engine_config& cfg)
       // Each entry holds at least one answer still owed; owed_room() stops requests well before
       // the map is full, with room left for an announce on every PDC.
       announced_(cfg_.answers_in_acks ? std::size_t{cfg_.max_pending_messages} + cfg_.max_pdcs : 0),
-      reassembly_(reassembly_config(cfg_)) {
+      reassembly_(reassembly_config(cfg_)),
+      control_(cfg_.control_queue) {
     if (cfg_.deliver_to != nullptr) {
         places_writes_ = cfg_.deliver_to->places_writes();
         takes_single_packet_messages_ = cfg_.deliver_to->takes_single_packet_messages();
@@ -182,8 +183,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     rudi_.resize(cfg_.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
-    control_buf_.reset(new std::uint8_t[cfg_.control_queue * control_frame_size]);
-    control_len_.assign(cfg_.control_queue, 0);
     // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
     staging_frame_size_ = 192 + cfg_.mtu_payload;
     staging_.reset(new std::uint8_t[cfg_.tx_burst * staging_frame_size_]);
@@ -678,8 +677,7 @@ bool engine_impl::idle() const {
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (tx_ready_ || !acks_due_.empty() || control_head_ != control_tail_ + control_handed_)
-        return now_;
+    if (tx_ready_ || !acks_due_.empty() || control_.waiting()) return now_;
     const std::uint64_t t = timers_.next_deadline();
     if (t == timer_wheel::never) return t;
     // The wheel gives a lower bound; after advance(now_) nothing is due at or before now_.

@@ -10,6 +10,7 @@
 #include "core/ring_index.hpp"
 #include "core/rng.hpp"
 #include "core/timer_wheel.hpp"
+#include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
@@ -513,8 +514,6 @@ class engine_impl final : public pds::tx_listener {
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
     void build_peer_headers(peer_state& to) const;
-    std::span<std::uint8_t> control_slot();  // room for one control frame, or empty
-    void commit_control(std::size_t length);
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
                     std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
                     bool retx = false);
@@ -608,10 +607,7 @@ class engine_impl final : public pds::tx_listener {
 
     // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
     // the caller by transmit() are reclaimed at the next transmit() call.
-    static constexpr std::size_t control_frame_size = 128;
-    std::unique_ptr<std::uint8_t[]> control_buf_;
-    std::vector<std::uint16_t> control_len_;
-    std::size_t control_head_ = 0, control_tail_ = 0, control_handed_ = 0;
+    control_queue control_;
     std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames

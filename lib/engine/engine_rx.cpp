@@ -464,10 +464,10 @@ void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
         pds::pdc& p = pdcs_[acks_due_[k]];
         if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
         tx_frame& f = out[n];
-        if (f.room.size() < control_frame_size) break;  // the queue's way, copied
+        if (f.room.size() < control_queue::frame_size) break;  // the queue's way, copied
         p.ack_due = false;
-        const std::size_t len =
-            build_ack(p, p.ack_trigger, due_ack_context(p), f.room.first(control_frame_size));
+        const std::size_t len = build_ack(p, p.ack_trigger, due_ack_context(p),
+                                          f.room.first(control_queue::frame_size));
         if (len == 0) continue;  // not built (counted where it failed)
         f.payload = {};
         f.payload_region = no_payload_region;
@@ -481,9 +481,9 @@ void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
 
 void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
     p.ack_due = false;
-    const auto slot = control_slot();
+    const auto slot = control_.slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
-    commit_control(build_ack(p, trigger, rx, slot));
+    control_.commit(build_ack(p, trigger, rx, slot));
 }
 
 std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
@@ -555,7 +555,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != c.spdcid) {
         // Closed already (our ACK of the CLOSE was lost): acknowledge without state so the
         // initiator can finish too.
-        const auto slot = control_slot();
+        const auto slot = control_.slot();
         if (slot.empty()) return count_drop(drop_reason::control_queue_full);
         wire::pds_ack_cc a;
         a.cack_psn = c.psn;
@@ -565,7 +565,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         wire::uet_packet_spec spec;
         spec.pds = a;
         const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
-        commit_control(len);
+        control_.commit(len);
         count_tx(nullptr, len, false);
         return;
     }
@@ -696,7 +696,7 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
     if (!place(rx, delivery_mode::rudi, ses_of(pkt), true, false, placed)) return;
     if (placed == ses::place_result::duplicate) ++connectionless_.duplicates;
     // Every request packet, duplicate or not, gets its response (the first may have been lost).
-    const auto slot = control_slot();
+    const auto slot = control_.slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
     wire::pds_rudi resp;
     resp.type = wire::pds_type::rudi_resp;
@@ -705,7 +705,7 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
     wire::uet_packet_spec spec;
     spec.pds = resp;
     const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
-    commit_control(len);
+    control_.commit(len);
     ++connectionless_.acks_sent;
     count_tx(nullptr, len, false);
 }

@@ -173,7 +173,7 @@ void engine_impl::send_credit(pds::pdc& p, std::uint32_t credit_field) {
 
 bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn,
                             std::uint32_t payload, std::uint16_t entropy) {
-    const auto slot = control_slot();
+    const auto slot = control_.slot();
     if (slot.empty()) {
         count_drop(drop_reason::control_queue_full);
         return false;
@@ -188,7 +188,7 @@ bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn
     wire::uet_packet_spec spec;
     spec.pds = c;
     const std::size_t len = build_frame(p.peer, entropy, false, spec, slot);
-    commit_control(len);
+    control_.commit(len);
     count_tx(&p, len, false);
     return true;
 }

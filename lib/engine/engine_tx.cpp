@@ -10,31 +10,16 @@ namespace uet {
 std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     advance(now);
     // Frames handed out by the previous call are on the wire by now: reclaim their slots.
-    control_tail_ += control_handed_;
-    control_handed_ = 0;
+    control_.reclaim();
     std::size_t n = 0;
     // With no control frame waiting, the due ACKs are built where they leave (in order: any
     // that wait are older than these).
-    if (control_tail_ == control_head_)
+    if (control_.empty())
         flush_due_acks_into(out, n);
     else
         flush_due_acks();
-    while (n < out.size() && control_tail_ + control_handed_ < control_head_) {
-        const std::size_t at = (control_tail_ + control_handed_) % cfg_.control_queue;
-        const std::span<const std::uint8_t> frame(&control_buf_[at * control_frame_size],
-                                                  control_len_[at]);
-        // Control frames were built when their cause arrived; a small copy into the room.
-        tx_frame& f = out[n++];
-        f.payload = {};
-        f.payload_region = no_payload_region;
-        if (f.room.size() >= frame.size()) {
-            std::copy(frame.begin(), frame.end(), f.room.begin());
-            f.data = f.room.first(frame.size());
-        } else {
-            f.data = frame;
-        }
-        ++control_handed_;
-    }
+    // Control frames were built when their cause arrived; a small copy into the room.
+    control_.hand_out(out, n);
     std::size_t built = 0;
     bool exhausted = false;
     // The usual bulk case, one initiator PDC with nothing to resend (nor RUDI resends): its new

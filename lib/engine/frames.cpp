@@ -121,22 +121,10 @@ template std::size_t engine_impl::build_request_frame(std::uint32_t, std::uint16
                                                       std::span<const std::uint8_t>,
                                                       std::span<std::uint8_t>);
 
-std::span<std::uint8_t> engine_impl::control_slot() {
-    if (control_head_ - control_tail_ >= cfg_.control_queue) return {};
-    const std::size_t at = control_head_ % cfg_.control_queue;
-    return {&control_buf_[at * control_frame_size], control_frame_size};
-}
-
-void engine_impl::commit_control(std::size_t length) {
-    if (length == 0) return;
-    control_len_[control_head_ % cfg_.control_queue] = static_cast<std::uint16_t>(length);
-    ++control_head_;
-}
-
 void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
                              std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
                              bool retx) {
-    const auto slot = control_slot();
+    const auto slot = control_.slot();
     if (slot.empty()) return count_drop(drop_reason::control_queue_full);
     wire::pds_nack n;
     n.code = code;
@@ -149,7 +137,7 @@ void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::ui
     wire::uet_packet_spec spec;
     spec.pds = n;
     const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
-    commit_control(len);
+    control_.commit(len);
     auto& c = p ? p->counters : connectionless_;
     ++c.nacks_sent[static_cast<std::size_t>(pds::slot_of(code))];
     count_tx(p, len, false);
