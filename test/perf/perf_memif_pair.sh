@@ -68,6 +68,14 @@ pair() {
     said_goodbye "$name"
 }
 
+# Most runs check uet-perf and the ports, not congestion control: p2p runs them on the
+# point-to-point path (--cc none --lb static), as bench/e2e does. write_bw and uet_write_bw
+# keep the defaults (NSCC with REPS), one on each port.
+p2p() {
+    local name=$1; shift
+    pair "$name" "$@" --cc none --lb static
+}
+
 # memif is shared memory: UDP checksums are off by default there; --udp-checksum sums anyway.
 # memif copies every frame into its ring: by default payloads under 4 KiB are copied into the
 # mbuf there (one segment per frame), larger ones chained; --zero-copy chains from 1 KiB.
@@ -94,7 +102,7 @@ for side in client server; do
         grep -q "^ Load balancing  : static " "$WORK/write_bw_p2p.$side" ||
         bad "write_bw_p2p: the $side's settings block does not name --cc none --lb static"
 done
-pair write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
+p2p write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 for side in client server; do
     grep -q "^ Port: .*; UDP checksum off; zero-copy transmit from 4096 bytes$" \
         "$WORK/write_bw.$side" ||
@@ -110,12 +118,12 @@ grep -q "^ Port: .*(zero-copy 0)" "$WORK/write_bw.client" ||
     bad "write_bw: the client chained 1344-byte payloads on memif by default"
 grep -q "^ Port: .*(zero-copy [1-9]" "$WORK/write_bw_csum.client" ||
     bad "write_bw_csum: no payload left without a copy under --zero-copy"
-pair send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
+p2p send_bw_copy send_bw -s 4000 -n 500 --verify --zero-copy-min 0
 # memif's own zero-copy (the client shares its DPDK memory; EAL --single-file-segments): the
 # port must copy payloads into mbufs rather than chain the application's memory, which the
 # peer cannot see (it crashed in rte_eth_rx_burst, and the sender never heard back), even
 # when asked to chain them (--zero-copy).
-CLIENT_DEVARGS=",zero-copy=yes" pair memif_zc write_bw -s 65536 -n 1000 --verify --stats \
+CLIENT_DEVARGS=",zero-copy=yes" p2p memif_zc write_bw -s 65536 -n 1000 --verify --stats \
     --zero-copy --eal "--single-file-segments"
 grep -q "^ Port: .*(zero-copy 0).*; zero-copy transmit off$" "$WORK/memif_zc.client" ||
     bad "memif_zc: the client chained payloads through memif's zero-copy"
@@ -124,14 +132,14 @@ grep -q "memif zero-copy: payloads are copied" "$WORK/memif_zc.client" ||
 # Jumbo frames over memif (the port sizes memif's buffers to hold a whole frame: DPDK 22.11's
 # memif returns bogus frames and can crash on frames split over several buffers).
 # 8 KiB payloads are chained by default (the copy would cost more than memif's second segment).
-pair write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu --stats
+p2p write_bw_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --trust-link-mtu --stats
 grep -q "^ Port: .*(zero-copy [1-9]" "$WORK/write_bw_jumbo.client" ||
     bad "write_bw_jumbo: the client copied its 8 KiB payloads"
-pair read_bw_jumbo read_bw -s 1000000 -n 50 --verify --port-mtu 9000 --trust-link-mtu -m 8192
-pair send_lat send_lat -s 8 -n 1000 --verify
-pair read_bw read_bw -a -n 16 -t 16 --verify -b
-pair send_bw send_bw -s 4000 -D 0.3 --verify
-pair atomic_lat atomic_lat -n 500 --verify
+p2p read_bw_jumbo read_bw -s 1000000 -n 50 --verify --port-mtu 9000 --trust-link-mtu -m 8192
+p2p send_lat send_lat -s 8 -n 1000 --verify
+p2p read_bw read_bw -a -n 16 -t 16 --verify -b
+p2p send_bw send_bw -s 4000 -D 0.3 --verify
+p2p atomic_lat atomic_lat -n 500 --verify
 
 # uet's own memif port (providers/memif): frames built and read in the shared ring; the
 # client's payloads leave its shared send buffers without a copy (zero-copy transmit), each
@@ -145,7 +153,7 @@ grep -q "^ Port: .*(zero-copy 0),.*tx dropped 0.*; UDP checksum off; zero-copy t
 grep -q "^ Stages (ns per frame): receive driver [0-9.]*[1-9][0-9.]*, stack [0-9.]*[1-9]" \
     "$WORK/uet_write_bw.server" || bad "uet_write_bw: the receiver's stages were not timed"
 # --ack-every reaches the engine (its policy is the PDS tests'): --stats says what each side owes.
-pair uet_ack_every write_bw -s 65536 -n 500 --verify --stats --ack-every 64
+p2p uet_ack_every write_bw -s 65536 -n 500 --verify --stats --ack-every 64
 for side in client server; do
     grep -q "^ Port: .*; ACKs every 16 packets or 16384 bytes; " "$WORK/uet_write_bw.$side" ||
         bad "uet_write_bw: the $side's ACK coalescing is not the engine's default"
@@ -169,19 +177,19 @@ start_server uet_cq_mod send_bw -s 8 -n 3000 --stats && {
 }
 # With UDP checksums the chained payloads are summed where they lie; the receiver checks each
 # frame whole. A server asked for --zero-copy says why it copies.
-pair uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
+p2p uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats
 grep -q "^ Port: .*(zero-copy [1-9][0-9]*),.*; UDP checksum on; zero-copy transmit from 1024 bytes$" \
     "$WORK/uet_write_bw_csum.client" || bad "uet_write_bw_csum: the client's port line"
 grep -q "zero-copy transmit has nothing to chain (only a client" "$WORK/uet_write_bw_csum.server" ||
     bad "uet_write_bw_csum: --zero-copy on a uet_memif server was not explained"
-pair uet_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --stats
-pair uet_read_bw read_bw -a -n 16 -t 16 --verify -b
-pair uet_send_lat send_lat -s 8 -n 1000 --verify
-pair uet_atomic_lat atomic_lat -n 500 --verify
+p2p uet_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --stats
+p2p uet_read_bw read_bw -a -n 16 -t 16 --verify -b
+p2p uet_send_lat send_lat -s 8 -n 1000 --verify
+p2p uet_atomic_lat atomic_lat -n 500 --verify
 # --multi-recv: the receiving sides take the messages in multi-receive buffers (1000-byte
 # messages: 65 to a 64 KiB buffer, released by an entry of length 0), both directions at once.
-pair uet_send_bw_multi_recv send_bw -s 1000 -n 5000 -t 64 --verify --multi-recv -b
-pair uet_send_lat_multi_recv send_lat -s 1000 -n 1000 --verify --multi-recv
+p2p uet_send_bw_multi_recv send_bw -s 1000 -n 5000 -t 64 --verify --multi-recv -b
+p2p uet_send_lat_multi_recv send_lat -s 1000 -n 1000 --verify --multi-recv
 for name in uet_send_bw_multi_recv uet_send_lat_multi_recv; do
     for side in client server; do
         grep -q "^ Multi-receive   : ON, 2 buffers of 65536\[B\]$" "$WORK/$name.$side" ||
