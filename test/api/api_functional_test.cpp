@@ -8,8 +8,8 @@
 #include <random>
 #include <set>
 
-#include "api_helpers.hpp"
 #include "api/api_impl.hpp"
+#include "api_helpers.hpp"
 
 namespace uet::test {
 namespace {
