@@ -1,6 +1,6 @@
 // Index arithmetic for fixed rings whose size is not a power of two: the operands are already
-// in range, so one compare replaces the modulo (a 64-bit division, among the slowest integer
-// instructions, several times per message on the hot path).
+// in range, so one compare replaces the modulo (a 64-bit division, which the hot path would
+// otherwise pay several times per message).
 #pragma once
 
 #include <cstddef>

@@ -65,7 +65,7 @@ class tx_listener {
     // The messages an ACK acknowledged data packets of, in PSN order, one entry per run of one
     // message's packets (a cumulative ACK of a burst of one large message: one entry of ~32
     // packets; of a burst of small sends: ~32 entries of one). One call per ACK, or per
-    // acked_batch entries: a call per message cost a small send ~20 instructions.
+    // acked_batch entries, so that a burst of small sends is not a virtual call per message.
     static constexpr std::size_t acked_batch = 32;
     virtual void on_data_acked(class pdc& p, std::span<const acked_message> runs) noexcept = 0;
 
@@ -209,7 +209,7 @@ class pdc {
     timeout_action on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers,
                             const pdc_params& params) noexcept;
     // Times e out at `deadline`; the PDC's rto_timer fires no later. Inline: once per packet
-    // sent (a call cost ~20 instructions of a small message).
+    // sent.
     void arm(tx_entry& e, std::uint64_t deadline, timer_wheel& timers) noexcept {
         e.deadline = std::max<std::uint64_t>(deadline, 1);  // 0 means none
         arm_timer(e.deadline, timers);

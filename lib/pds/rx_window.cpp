@@ -76,8 +76,7 @@ sack_block rx_window::sack(psn_t epsn) const noexcept {
     const psn_t floor = cack_ + 1;
     s.base = psn_before(epsn - 63, floor) ? floor : epsn - 63;
     // The 64 ring bits from base's, in two word reads (the ring wraps; with one word, the two
-    // reads are the same word and the bits rotate). Bit by bit, this cost ~1,500 instructions
-    // per ACK.
+    // reads are the same word and the bits rotate), rather than 64 reads of one bit each.
     const std::uint32_t mask = capacity_ - 1;
     const std::uint32_t first = s.base & mask;
     const std::uint32_t shift = first & 63;

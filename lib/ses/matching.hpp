@@ -95,8 +95,8 @@ class bounded_fifo {
         std::uint32_t prev = none, next = none;
     };
 
-    // Forced inline: a posted receive is taken per message received, and as a call (GCC kept it
-    // out of line) its register saves and free_'s growth path cost ~18 instructions.
+    // Forced inline: a posted receive is taken per message received, and GCC otherwise keeps it
+    // out of line, with its register saves and free_'s growth path.
     [[gnu::always_inline]] void unlink(std::uint32_t i) noexcept {
         node& n = nodes_[i];
         if (n.prev == none)

@@ -203,7 +203,7 @@ struct message_queue {
 wire::ses_standard_request request_header(const tx_message& m, const segment& s) noexcept;
 // Its 44 fixed bytes alone, which is all of it unless has_extensions(m.fields). Inline: with
 // wire::store_standard_fields inline too, a data packet's header goes from the message into the
-// frame without a header struct in between (built, returned and read back: ~60 instructions).
+// frame without a header struct in between (built, returned and read back).
 inline wire::ses_standard_fields standard_fields(const tx_message& m, const segment& s) noexcept {
     const op_fields& f = m.fields;
     wire::ses_standard_fields h;

@@ -132,10 +132,9 @@ place_result reassembly::complete(const message_key& key, std::uint32_t index,
 }
 
 // The packets of a large message arrive one after another under one key: the slot found last is
-// checked first. The map's slot for that key, found again per packet, had been pushed out of L1
-// by the payload copies in between (a third of place()'s samples under perf on the write_bw
-// receiver). A slot assembling a message of several packets is in the map under its key, and
-// only then.
+// checked first: the map's slot for that key, found again per packet, would have been pushed
+// out of L1 by the payload copies in between. A slot assembling a message of several packets is
+// in the map under its key, and only then.
 std::optional<std::uint32_t> reassembly::find_assembling(const message_key& key) noexcept {
     if (last_found_ != no_index) {
         const slot& s = slots_[last_found_];

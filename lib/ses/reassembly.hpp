@@ -217,8 +217,8 @@ class reassembly {
     // Slot i's one-packet buffer is at i x inline_stride_: the MTU rounded up to 1 KiB, plus
     // 1 KiB where that is a multiple of 4 KiB. At the MTU's stride (4096) every slot's first line
     // fell in one set of the L1 cache, and a burst of 32 small messages evicted each other there;
-    // now they spread over four. Not finer: memif buffers 64 bytes apart (not a KiB multiple)
-    // cost bulk transfers ~10% (docs/results.md), most likely by 4K aliasing: a copy whose
+    // now they spread over four. Not finer: slots 64 bytes apart (not a KiB multiple) slowed
+    // bulk transfers, most likely by 4K aliasing: a copy whose
     // source and destination lie a little under a multiple of 4 KiB apart stalls on false
     // store-to-load dependences, which a 64-byte step makes happen for some buffers.
     static std::size_t inline_stride_for(std::uint32_t mtu) noexcept {

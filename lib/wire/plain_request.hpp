@@ -4,9 +4,9 @@
 //
 // The general path (parse_l2l4, then decode_uet) reads the same frame into a view of every
 // header, with a variant for the PDS header and one for the SES header that the engine then
-// visits and copies again. On the receiver of a bulk transfer that cost ~400 instructions per
-// frame, a fifth of all it spends (docs/results.md). read_plain_request accepts a subset of what
-// those accept, with the same checks, and reads the same values: plain_request_test compares
+// visits and copies again, which is a large share of a bulk receiver's work per frame.
+// read_plain_request accepts a subset of what those accept, with the same checks, and reads the
+// same values: plain_request_test compares
 // the two on generated and mutated frames. false says only "not this shape, or not valid": the
 // caller then takes the general path, which gives the reason.
 #pragma once
@@ -127,7 +127,7 @@ inline void write_next_frame_headers(std::uint8_t* out, const std::uint8_t* firs
     constexpr std::size_t ip_at = eth_header::wire_size, udp_at = ip_at + 20, pds_at = udp_at + 8;
     // Nothing is read back from out: its lines are usually still on their way from the peer
     // that read the frame's slot last, and a load that cannot be forwarded from the stores just
-    // made waits for them (~10% of a small-message sender's time was such a read of the flags).
+    // made waits for them.
     std::memcpy(out, first, plain_request_template::header_bytes);
     store_be16(out + ip_at + 4, ip_id);
     // The sum in native order, as ipv4_sum_rest works it out: one's complement sums do not
