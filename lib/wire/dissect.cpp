@@ -36,7 +36,7 @@ reject_reason dissect_upper(dissection& d) noexcept {
     switch (d.kind) {
         case frame_kind::uet_udp:
         case frame_kind::uet_ip:
-            r = decode_uet(d.l2l4.l4_payload, d.kind == frame_kind::uet_ip, d.uet);
+            r = dissect_uet(d.l2l4.l4_payload, d.kind == frame_kind::uet_ip, d.uet);
             if (r != reject_reason::none) d.failed_layer = "uet";
             break;
         case frame_kind::roce:
@@ -48,6 +48,36 @@ reject_reason dissect_upper(dissection& d) noexcept {
     }
     d.upper_ok = r == reject_reason::none;
     return r;
+}
+
+// After parse_l2l4 refused the frame: decodes its headers one by one, up to the fault, for
+// visit() to show. The reason stays parse_l2l4's.
+void decode_l2l4_prefix(std::span<const std::uint8_t> frame, dissection& d) noexcept {
+    l2l4_view& v = d.l2l4;
+    v = l2l4_view{};
+    if (decode(frame, v.eth) != reject_reason::none) return;
+    d.l2l4_decoded.eth = true;
+    std::size_t off = eth_header::wire_size;
+    std::uint16_t type = v.eth.ethertype;
+    if (type == ethertype_vlan) {
+        if (decode(frame.subspan(off), v.vlan.emplace()) != reject_reason::none) {
+            v.vlan.reset();
+            return;
+        }
+        d.l2l4_decoded.vlan = true;
+        type = v.vlan->ethertype;
+        off += vlan_tag::wire_size;
+    }
+    if (type != ethertype_ipv4) return;
+    const auto l3 = frame.subspan(off);
+    if (decode(l3, v.ip) != reject_reason::none) return;
+    d.l2l4_decoded.ip = true;
+    const std::size_t ihl = std::size_t{v.ip.ihl} * 4;
+    if (v.ip.protocol != ip_proto_udp || l3.size() < ihl) return;
+    udp_header u;
+    if (decode(l3.subspan(ihl), u) != reject_reason::none) return;
+    v.udp = u;
+    d.l2l4_decoded.udp = true;
 }
 
 void summarize_l3(const l2l4_view& v, std::string& out) {
@@ -114,6 +144,7 @@ reject_reason dissect(std::span<const std::uint8_t> frame, dissection& out,
     }
     if (r != reject_reason::none) {
         out.failed_layer = "l2l4";
+        decode_l2l4_prefix(frame, out);
         return r;
     }
     out.l2l4_ok = true;
@@ -122,7 +153,13 @@ reject_reason dissect(std::span<const std::uint8_t> frame, dissection& out,
 }
 
 void visit(const dissection& d, field_visitor& v) {
-    if (!d.l2l4_ok) return;
+    if (!d.l2l4_ok) {
+        if (d.l2l4_decoded.eth) visit(d.l2l4.eth, v);
+        if (d.l2l4_decoded.vlan) visit(*d.l2l4.vlan, v);
+        if (d.l2l4_decoded.ip) visit(d.l2l4.ip, v);
+        if (d.l2l4_decoded.udp) visit(*d.l2l4.udp, v);
+        return;
+    }
     const l2l4_view& l = d.l2l4;
     visit(l.eth, v);
     if (l.vlan) visit(*l.vlan, v);
@@ -132,11 +169,10 @@ void visit(const dissection& d, field_visitor& v) {
     }
     visit(l.ip, v);
     if (l.udp) visit(*l.udp, v);
-    if (!d.upper_ok) return;
-    if (d.kind == frame_kind::roce)
+    if (d.kind == frame_kind::uet_udp || d.kind == frame_kind::uet_ip)
+        visit(d.uet, v);  // what decoded, also before a fault
+    else if (d.kind == frame_kind::roce && d.upper_ok)
         visit(d.roce, v);
-    else if (d.kind == frame_kind::uet_udp || d.kind == frame_kind::uet_ip)
-        visit(d.uet, v);
 }
 
 void summarize(const dissection& d, std::string& out) {
@@ -166,6 +202,13 @@ void summarize(const dissection& d, std::string& out) {
             if (d.upper_ok) {
                 out += ' ';
                 summarize(d.uet, out);
+            }
+            if (d.upper_ok && d.uet.declared_payload) {
+                char buf[80];
+                std::snprintf(buf, sizeof buf, " [truncated payload: %#x declared, %#zx present]",
+                              static_cast<unsigned>(*d.uet.declared_payload),
+                              d.uet.packet.payload.size());
+                out += buf;
             }
             break;
         case frame_kind::roce:

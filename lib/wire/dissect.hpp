@@ -36,9 +36,14 @@ const char* kind_name(frame_kind k) noexcept;
 
 struct dissection {
     frame_kind kind = frame_kind::unknown;
-    bool l2l4_ok = false;  // l2l4 holds a decoded frame (else it is meaningless)
+    bool l2l4_ok = false;  // l2l4 holds a decoded frame (else only the headers below)
+    // When l2l4_ok is false: the headers of l2l4 that decoded before the fault.
+    struct {
+        bool eth = false, vlan = false, ip = false, udp = false;
+    } l2l4_decoded;
     l2l4_view l2l4;
-    uet_packet uet;         // valid when kind is uet_* and the UET layer decoded
+    // When kind is uet_*: what dissect_uet decoded, also of a packet it rejected (upper_ok false).
+    uet_dissection uet;
     roce_packet roce;       // valid when kind is roce and it decoded
     bool upper_ok = false;  // the UET / RoCEv2 layer decoded
     // On a reject: the layer that refused the packet ("l2l4", "uet", "roce"); null when accepted.
@@ -50,10 +55,12 @@ struct dissection {
 reject_reason dissect(std::span<const std::uint8_t> frame, dissection& out,
                       const dissect_options& options = {}) noexcept;
 
-// Every decoded header of every layer, outermost first.
+// Every decoded header of every layer, outermost first; of a rejected frame, every header decoded
+// before the fault.
 void visit(const dissection& d, field_visitor& v);
 
-// One line without a newline: "10.0.0.1.49152 > 10.0.0.2.4793: UET <uet summary>".
+// One line without a newline: "10.0.0.1.49152 > 10.0.0.2.4793: UET <uet summary>", with
+// " [truncated payload: 0x345 declared, 0 present]" when the SES payload_length exceeds the bytes.
 void summarize(const dissection& d, std::string& out);
 
 }  // namespace uet::wire

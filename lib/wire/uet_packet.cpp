@@ -8,15 +8,12 @@
 
 namespace uet::wire {
 
-// Decodes straight into out (a received packet's headers are copied once, into place); on an
-// error out holds what was decoded so far and must not be used.
-reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
-                         uet_packet& out) noexcept {
-    uet_packet& p = out;
-    p.entropy.reset();
-    p.tss.reset();
-    p.payload = {};
-    std::size_t off = 0;
+namespace {
+
+// The headers before PDS: the entropy header (over IP) and TSS; off moves past those decoded,
+// each set in p only once it decoded.
+reject_reason decode_outer(std::span<const std::uint8_t> in, bool has_entropy_header, uet_packet& p,
+                           std::size_t& off) noexcept {
     if (has_entropy_header) {
         entropy_header e;
         if (auto rc = decode(in, e); rc != reject_reason::none) return rc;
@@ -30,6 +27,22 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
         off += encoded_size(t);
         p.tss = t;
     }
+    return reject_reason::none;
+}
+
+}  // namespace
+
+// Decodes straight into out (a received packet's headers are copied once, into place); on an
+// error out holds what was decoded so far and must not be used.
+reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
+                         uet_packet& out) noexcept {
+    uet_packet& p = out;
+    p.entropy.reset();
+    p.tss.reset();
+    p.payload = {};
+    std::size_t off = 0;
+    if (auto rc = decode_outer(in, has_entropy_header, p, off); rc != reject_reason::none)
+        return rc;
     std::size_t used = 0;
     if (auto rc = decode_pds(in.subspan(off), p.pds, used); rc != reject_reason::none) return rc;
     off += used;
@@ -56,6 +69,41 @@ void visit(const uet_packet& p, field_visitor& v) {
     if (p.tss) visit(*p.tss, v);
     visit(p.pds, v);
     if (p.ses) visit(*p.ses, v);
+}
+
+reject_reason dissect_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
+                          uet_dissection& out) noexcept {
+    out = uet_dissection{};
+    uet_packet& p = out.packet;
+    std::size_t off = 0;
+    if (auto rc = decode_outer(in, has_entropy_header, p, off); rc != reject_reason::none)
+        return rc;
+    std::size_t used = 0;
+    if (auto rc = decode_pds(in.subspan(off), p.pds, used); rc != reject_reason::none) return rc;
+    out.pds_decoded = true;
+    off += used;
+    const pds_next_hdr next = p.tss ? pds_next_hdr::none : next_hdr_of(p.pds);
+    if (next == pds_next_hdr::none) {
+        if (p.tss && in.size() - off < tss_icv_size) return reject_reason::truncated;
+    } else {
+        ses_header ses;
+        ses_dissection info;
+        const reject_reason rc = dissect_ses(in.subspan(off), next, ses, used, info);
+        if (info.decoded) {
+            p.ses = ses;
+            off += used;
+        }
+        if (rc != reject_reason::none) return rc;
+        out.declared_payload = info.declared_payload;
+    }
+    p.payload = in.subspan(off);
+    return reject_reason::none;
+}
+
+void visit(const uet_dissection& d, field_visitor& v) {
+    if (d.pds_decoded) return visit(d.packet, v);
+    if (d.packet.entropy) visit(*d.packet.entropy, v);
+    if (d.packet.tss) visit(*d.packet.tss, v);
 }
 
 // --- summarize ---
@@ -168,6 +216,18 @@ void summarize_pds(std::string& out, const pds_header& pds) {
         pds);
 }
 
+void summarize_atomic(std::string& out, const ses_atomic_extensions& h) {
+    if (h.sync) {
+        put(out, "sync_group", h.sync->group);
+        put(out, "count", h.sync->count);
+    }
+    const ses_atomic_extension* a = h.atomic ? &*h.atomic : h.cas ? &h.cas->atomic : nullptr;
+    if (a) {
+        put(out, ses_atomic_opcode_name(a->atomic_opcode));
+        put(out, ses_atomic_datatype_name(a->atomic_datatype));
+    }
+}
+
 void summarize_std(std::string& out, const ses_standard_request& h) {
     put(out, ses_opcode_name(h.opcode));
     put(out, "std");
@@ -179,14 +239,7 @@ void summarize_std(std::string& out, const ses_standard_request& h) {
         put(out, "msg_off", h.message_offset);
         put(out, "plen", h.payload_length);
     }
-    if (h.atomic) {
-        put(out, ses_atomic_opcode_name(h.atomic->atomic_opcode));
-        put(out, ses_atomic_datatype_name(h.atomic->atomic_datatype));
-    }
-    if (h.cas) {
-        put(out, ses_atomic_opcode_name(h.cas->atomic.atomic_opcode));
-        put(out, ses_atomic_datatype_name(h.cas->atomic.atomic_datatype));
-    }
+    summarize_atomic(out, h);
     if (h.rendezvous) put(out, "eager", h.rendezvous->eager_length);
 }
 
@@ -203,6 +256,7 @@ void summarize_ses(std::string& out, const ses_header& ses) {
                 put(out, "off", h.buffer_offset);
                 put(out, "len", h.request_length);
                 put(out, "job", h.job_id);
+                summarize_atomic(out, h);
             } else {
                 put(out, ses_response_opcode_name(h.opcode));
                 put(out, ses_return_code_name(h.return_code));
@@ -246,6 +300,18 @@ void summarize(const uet_packet& p, std::string& out) {
         summarize_ses(line, *p.ses);
     }
     put(line, p.tss ? "encrypted" : "payload", p.payload.size());
+    out += line;
+}
+
+void summarize(const uet_dissection& d, std::string& out) {
+    if (d.pds_decoded) return summarize(d.packet, out);
+    std::string line;
+    if (d.packet.entropy) put_hex(line, "entropy", d.packet.entropy->entropy);
+    if (d.packet.tss) {
+        if (!line.empty()) line += " |";
+        put(line, "TSS");
+        put_hex(line, "sdi", d.packet.tss->sdi);
+    }
     out += line;
 }
 

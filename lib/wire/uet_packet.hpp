@@ -36,6 +36,26 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
 // Every header in order (entropy, tss, pds, ses and its extensions).
 void visit(const uet_packet& p, field_visitor& v);
 
+// What the dissector path (uet-dump, wire::dissect) decoded of a UET packet, malformed or not.
+// The engine uses decode_uet, which refuses what it cannot use; this shows what it can.
+struct uet_dissection {
+    uet_packet packet;         // entropy, tss and ses are set only when they decoded
+    bool pds_decoded = false;  // packet.pds holds the PDS header
+    // The SES payload_length, when it declares more bytes than the packet holds after the headers
+    // (packet.payload): decode_uet rejects that with bad_ses_payload_length.
+    std::optional<std::uint32_t> declared_payload;
+};
+
+// Decodes header after header as decode_uet does and keeps each one that decoded: on an error
+// out holds every header before the fault (and a request whose extension failed, without it).
+// A payload_length beyond the packet is not an error here: out.declared_payload flags it.
+reject_reason dissect_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
+                          uet_dissection& out) noexcept;
+
+// The headers out holds, in order; and a summary line of them (as summarize(uet_packet)).
+void visit(const uet_dissection& d, field_visitor& v);
+void summarize(const uet_dissection& d, std::string& out);
+
 // One tcpdump-style line, e.g.
 //   "RUD SYN AR psn 1000 spdcid 5 dpdcid 0 | SEND std msg 7 off 0 len 4096 job 42 payload 4052"
 void summarize(const uet_packet& p, std::string& out);

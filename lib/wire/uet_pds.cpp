@@ -16,9 +16,10 @@ constexpr std::uint8_t nack_m = 0x20, nack_retx = 0x10, nack_nt = 0x08;
 constexpr std::uint8_t ctrl_is_rod = 0x20, ctrl_retx = 0x10, ctrl_ar = 0x08, ctrl_syn = 0x04;
 constexpr std::uint8_t rudi_m = 0x20, rudi_retx = 0x10;
 
-// SYN form of the dpdcid slot: pdc_info(4) | psn_offset(12). use_rsv_pdc is bit 0 of pdc_info
-// (uet-ref-prov UET_PDS_REQ_PDC_INFO_USE_RSV_PDC; xdp2 puts it in the top bit instead).
-constexpr std::uint16_t syn_use_rsv_pdc = 0x1000, syn_psn_offset_mask = 0x0fff;
+// SYN form of the dpdcid slot: pdc_info(4) | psn_offset(12); use_rsv_pdc is the bit of pdc_info
+// named by pdc_info_use_rsv_pdc (uet_pds.hpp says why that one).
+constexpr unsigned syn_pdc_info_shift = 12;
+constexpr std::uint16_t syn_psn_offset_mask = 0x0fff;
 
 constexpr std::uint8_t max_pds_type = 14;
 constexpr std::uint8_t max_next_hdr = 6;
@@ -75,15 +76,19 @@ std::uint8_t request_flags(const H& h) noexcept {
 template <class H>
 std::uint16_t dpdcid_slot(const H& h) noexcept {
     if (!h.syn) return h.dpdcid;
-    return static_cast<std::uint16_t>((h.use_rsv_pdc ? syn_use_rsv_pdc : 0) |
+    const unsigned info = (h.use_rsv_pdc ? pdc_info_use_rsv_pdc : 0u) |
+                          (h.pdc_info_rsvd & ~unsigned{pdc_info_use_rsv_pdc} & 0x0fu);
+    return static_cast<std::uint16_t>((info << syn_pdc_info_shift) |
                                       (h.psn_offset & syn_psn_offset_mask));
 }
 
 template <class H>
 void set_dpdcid_slot(H& h, std::uint16_t slot) noexcept {
     // All three fields, so that a header decoded in place holds nothing of the one before.
+    const std::uint8_t info = h.syn ? static_cast<std::uint8_t>(slot >> syn_pdc_info_shift) : 0;
     h.dpdcid = h.syn ? 0 : slot;
-    h.use_rsv_pdc = h.syn && (slot & syn_use_rsv_pdc) != 0;
+    h.use_rsv_pdc = (info & pdc_info_use_rsv_pdc) != 0;
+    h.pdc_info_rsvd = info & static_cast<std::uint8_t>(~pdc_info_use_rsv_pdc & 0x0f);
     h.psn_offset = h.syn ? slot & syn_psn_offset_mask : 0;
 }
 
@@ -145,16 +150,22 @@ void read_ack(byte_reader& r, const prologue& p, H& h) noexcept {
 
 // ack_cc_state bit layout (xdp2 pds.h): NSCC service_time(16) restore_cwnd(1) rcv_cwnd_pend(7)
 // rcvd_bytes(24) ooo_count(16); credit: credit(24) rsvd(24) ooo_count(16).
-std::uint64_t pack_cc_state(cc_type t, const ack_cc_nscc_state& n,
-                            const ack_cc_credit_state& c) noexcept {
+std::uint64_t pack_cc_state(cc_type t, const ack_cc_nscc_state& n, const ack_cc_credit_state& c,
+                            std::uint64_t raw) noexcept {
+    if (t != cc_type::nscc && t != cc_type::credit) return raw;
     if (t == cc_type::credit) return (std::uint64_t{c.credit & 0xffffffu} << 40) | c.ooo_count;
     return (std::uint64_t{n.service_time} << 48) | (std::uint64_t{n.restore_cwnd} << 47) |
            (std::uint64_t{n.rcv_cwnd_pend & 0x7fu} << 40) |
            (std::uint64_t{n.rcvd_bytes & 0xffffffu} << 16) | n.ooo_count;
 }
 
-void unpack_cc_state(std::uint64_t v, cc_type t, ack_cc_nscc_state& n,
-                     ack_cc_credit_state& c) noexcept {
+void unpack_cc_state(std::uint64_t v, cc_type t, ack_cc_nscc_state& n, ack_cc_credit_state& c,
+                     std::uint64_t& raw) noexcept {
+    raw = 0;
+    if (t != cc_type::nscc && t != cc_type::credit) {
+        raw = v;
+        return;
+    }
     if (t == cc_type::credit) {
         c.credit = static_cast<std::uint32_t>((v >> 40) & 0xffffff);
         c.ooo_count = static_cast<std::uint16_t>(v);
@@ -173,10 +184,11 @@ void write_cc(byte_writer& w, const H& h) noexcept {
     w.u8(h.mpr);
     w.u16(static_cast<std::uint16_t>(h.sack_psn_offset));
     w.u64(h.sack_bitmap);
-    w.u64(pack_cc_state(h.cc_type, h.nscc, h.credit));
+    w.u64(pack_cc_state(h.cc_type, h.nscc, h.credit, h.cc_state));
 }
 
-// Returns false when the cc_type is not one we know how to read the state of.
+// Returns false when the cc_type is not one we know how to read the state of (the state is then
+// in cc_state, raw).
 template <class H>
 bool read_cc(byte_reader& r, H& h) noexcept {
     const std::uint8_t tf = r.u8();
@@ -186,9 +198,8 @@ bool read_cc(byte_reader& r, H& h) noexcept {
     h.sack_psn_offset = static_cast<std::int16_t>(r.u16());
     h.sack_bitmap = r.u64();
     const std::uint64_t state = r.u64();
-    if ((tf >> 4) > static_cast<std::uint8_t>(cc_type::credit)) return false;
-    unpack_cc_state(state, h.cc_type, h.nscc, h.credit);
-    return true;
+    unpack_cc_state(state, h.cc_type, h.nscc, h.credit, h.cc_state);
+    return (tf >> 4) <= static_cast<std::uint8_t>(cc_type::credit);
 }
 
 // --- NACK body, shared by NACK and NACK_CCX ---
@@ -532,10 +543,11 @@ reject_reason decode(std::span<const std::uint8_t> in, pds_ack_ccx& out) noexcep
     const prologue p = read_prologue(r);
     pds_ack_ccx h;
     read_ack(r, p, h);
-    const bool cc_ok = read_cc(r, h);
+    // Any CC type is legal in an extended ACK: one we do not know keeps its state raw.
+    read_cc(r, h);
     h.ack_ccx_state = r.u64();
-    reject_reason rc = finish(r, check_prologue(p, pds_type::ack_ccx, pds_type::ack_ccx, true));
-    if (rc == reject_reason::none && !cc_ok) rc = reject_reason::bad_pds_cc_type;
+    const reject_reason rc =
+        finish(r, check_prologue(p, pds_type::ack_ccx, pds_type::ack_ccx, true));
     if (rc == reject_reason::none) out = h;
     return rc;
 }
@@ -735,6 +747,7 @@ std::uint64_t bits16(std::int16_t x) noexcept {
 template <class H>
 void visit_dpdcid_slot(const H& h, field_visitor& v) {
     if (h.syn) {
+        v.field("pdc_info", (h.use_rsv_pdc ? pdc_info_use_rsv_pdc : 0u) | h.pdc_info_rsvd);
         v.field("use_rsv_pdc", h.use_rsv_pdc);
         v.field("psn_offset", h.psn_offset);
     } else {
@@ -784,6 +797,10 @@ void visit_fields(const pds_ack_cc_fields& h, field_visitor& v) {
     if (h.cc_type == cc_type::credit) {
         v.field("credit", h.credit.credit);
         v.field("ooo_count", h.credit.ooo_count);
+        return;
+    }
+    if (h.cc_type != cc_type::nscc) {
+        v.field("cc_state", h.cc_state);
         return;
     }
     v.field("service_time", h.nscc.service_time);

@@ -92,8 +92,15 @@ enum class nack_code : std::uint8_t {
     exp_nack_fatal = 0xff,
 };
 
-// Congestion control type of ACK_CC / ACK_CCX.
+// Congestion control type of ACK_CC / ACK_CCX. The field is 4 bits: ACK_CCX may carry any
+// value (its state is then kept raw, see pds_ack_cc_fields::cc_state); ACK_CC only these two.
 enum class cc_type : std::uint8_t { nscc = 0, credit = 1 };
+
+// The SYN form of the dpdcid slot is pdc_info(4) | psn_offset(12). Every source agrees on that
+// split; they disagree on which bit of pdc_info is use_rsv_pdc (docs/wire-format.md lists them).
+// We read and write it here, the bit of the majority (xdp2, Wireshark, suet: 0x8000 of the
+// slot); the other three bits are kept as received (pdc_info_rsvd) and never cause a reject.
+inline constexpr std::uint8_t pdc_info_use_rsv_pdc = 0x8;
 
 // Upper-case symbols as in the spec ("RUD", "REQ_STD", "ACK_REQ", "TRIMMED", "NSCC"); "UNKNOWN"
 // for values outside the enumeration.
@@ -115,9 +122,10 @@ struct pds_request_fields {
     std::int16_t clear_psn_offset = 0;
     std::uint32_t psn = 0;
     std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;      // when syn == false
-    bool use_rsv_pdc = false;      // when syn == true
-    std::uint16_t psn_offset = 0;  // when syn == true, 12 bits
+    std::uint16_t dpdcid = 0;        // when syn == false
+    bool use_rsv_pdc = false;        // when syn == true: pdc_info & pdc_info_use_rsv_pdc
+    std::uint8_t pdc_info_rsvd = 0;  // when syn == true: the other bits of pdc_info (send 0)
+    std::uint16_t psn_offset = 0;    // when syn == true, 12 bits
     bool operator==(const pds_request_fields&) const = default;
 };
 
@@ -176,7 +184,8 @@ struct ack_cc_credit_state {
 };
 
 // The fields of ACK_CC and ACK_CCX: an ACK's plus the 20 bytes of CC state. Only the state
-// selected by cc_type is encoded; decode fills only that one.
+// selected by cc_type is encoded; decode fills only that one. A cc_type that is neither NSCC nor
+// credit (legal in ACK_CCX only) has its state word kept raw in cc_state, and encoded from it.
 struct pds_ack_cc_fields : pds_ack_fields {
     wire::cc_type cc_type = wire::cc_type::nscc;
     std::uint8_t cc_flags = 0;  // 4 bits
@@ -185,6 +194,7 @@ struct pds_ack_cc_fields : pds_ack_fields {
     std::uint64_t sack_bitmap = 0;
     ack_cc_nscc_state nscc;
     ack_cc_credit_state credit;
+    std::uint64_t cc_state = 0;  // the raw state word of any other cc_type
     bool operator==(const pds_ack_cc_fields&) const = default;
 };
 
@@ -248,8 +258,9 @@ struct pds_ctrl {
     std::uint16_t probe_opaque = 0;  // reserved unless ctrl_type == probe
     std::uint32_t psn = 0;
     std::uint16_t spdcid = 0;
-    std::uint16_t dpdcid = 0;  // when syn == false
-    bool use_rsv_pdc = false;  // when syn == true
+    std::uint16_t dpdcid = 0;        // when syn == false
+    bool use_rsv_pdc = false;        // when syn == true, as in pds_request_fields
+    std::uint8_t pdc_info_rsvd = 0;  // when syn == true, as in pds_request_fields
     std::uint16_t psn_offset = 0;
     std::uint32_t payload = 0;  // meaning depends on ctrl_type
     bool operator==(const pds_ctrl&) const = default;

@@ -177,30 +177,60 @@ reject_reason decode_ext(std::span<const std::uint8_t> in, H& out,
     return rc;
 }
 
-// The atomic operand extension of a standard request: which form depends on its first byte.
-reject_reason read_atomic_or_cas(byte_reader& r, ses_standard_request& h) noexcept {
+// The atomic operand extension: which form depends on its first byte. Each extension is read
+// into a local and kept only when it decoded, so a request whose extension fails holds none of it.
+reject_reason read_atomic_or_cas(byte_reader& r, ses_atomic_extensions& h) noexcept {
     const auto rest = r.rest();
     if (rest.empty()) return reject_reason::truncated;
     if (ses_atomic_uses_cas(static_cast<ses_atomic_opcode>(rest[0]))) {
-        h.cas.emplace();
-        return read_cas(r, *h.cas);
+        ses_cas_extension c;
+        const reject_reason rc = read_cas(r, c);
+        if (rc == reject_reason::none) h.cas = c;
+        return rc;
     }
-    h.atomic.emplace();
-    return read_atomic(r, *h.atomic);
+    ses_atomic_extension a;
+    const reject_reason rc = read_atomic(r, a);
+    if (rc == reject_reason::none) h.atomic = a;
+    return rc;
+}
+
+// The extensions of a request of any form, after its fixed bytes; r is left after them.
+reject_reason read_extensions(byte_reader& r, ses_opcode op, ses_atomic_extensions& h) noexcept {
+    h.sync.reset();
+    h.atomic.reset();
+    h.cas.reset();
+    if (ses_opcode_has_sync(op)) {
+        ses_sync_extension s;
+        if (auto rc = read_sync(r, s); rc != reject_reason::none) return rc;
+        h.sync = s;
+    }
+    if (ses_opcode_has_atomic(op)) return read_atomic_or_cas(r, h);
+    return reject_reason::none;
 }
 
 reject_reason read_extensions(byte_reader& r, ses_standard_request& h) noexcept {
-    reject_reason rc = reject_reason::none;
-    if (ses_opcode_has_sync(h.opcode)) {
-        h.sync.emplace();
-        rc = read_sync(r, *h.sync);
+    h.rendezvous.reset();
+    if (auto rc = read_extensions(r, h.opcode, static_cast<ses_atomic_extensions&>(h));
+        rc != reject_reason::none)
+        return rc;
+    if (ses_opcode_has_rendezvous(h.opcode)) {
+        ses_rendezvous_extension x;
+        if (auto rc = read_rendezvous(r, x); rc != reject_reason::none) return rc;
+        h.rendezvous = x;
     }
-    if (rc == reject_reason::none && ses_opcode_has_atomic(h.opcode)) rc = read_atomic_or_cas(r, h);
-    if (rc == reject_reason::none && ses_opcode_has_rendezvous(h.opcode)) {
-        h.rendezvous.emplace();
-        rc = read_rendezvous(r, *h.rendezvous);
-    }
-    return rc;
+    return reject_reason::none;
+}
+
+std::size_t extensions_size(const ses_atomic_extensions& h) noexcept {
+    return (h.sync ? ses_sync_extension::wire_size : 0) +
+           (h.atomic ? ses_atomic_extension::wire_size : 0) +
+           (h.cas ? ses_cas_extension::wire_size : 0);
+}
+
+void write_extensions(byte_writer& w, const ses_atomic_extensions& h) noexcept {
+    if (h.sync) write_sync(w, *h.sync);
+    if (h.atomic) write_atomic(w, *h.atomic);
+    if (h.cas) write_cas(w, *h.cas);
 }
 
 }  // namespace
@@ -350,19 +380,26 @@ bool ses_atomic_uses_cas(ses_atomic_opcode op) noexcept {
 // --- sizes ---
 
 std::size_t encoded_size(const ses_standard_request& h) noexcept {
-    return ses_standard_request::wire_size + (h.sync ? ses_sync_extension::wire_size : 0) +
-           (h.atomic ? ses_atomic_extension::wire_size : 0) +
-           (h.cas ? ses_cas_extension::wire_size : 0) +
+    return ses_standard_request::wire_size + extensions_size(h) +
            (h.rendezvous ? ses_rendezvous_extension::wire_size : 0);
+}
+
+std::size_t encoded_size(const ses_medium_request& h) noexcept {
+    return ses_medium_request::wire_size + extensions_size(h);
+}
+
+std::size_t encoded_size(const ses_small_request& h) noexcept {
+    return ses_small_request::wire_size + extensions_size(h);
 }
 
 std::size_t encoded_size(const ses_header& h) noexcept {
     return std::visit(
         [](const auto& x) -> std::size_t {
-            if constexpr (std::is_same_v<std::decay_t<decltype(x)>, ses_standard_request>)
+            using H = std::decay_t<decltype(x)>;
+            if constexpr (std::is_base_of_v<ses_atomic_extensions, H>)
                 return encoded_size(x);
             else
-                return std::decay_t<decltype(x)>::wire_size;
+                return H::wire_size;
         },
         h);
 }
@@ -399,31 +436,31 @@ std::size_t encode(const ses_standard_request& h, std::span<std::uint8_t> out) n
     store_standard_fields(h, out.data());
     if (need == ses_standard_request::wire_size) return need;
     byte_writer w(out.subspan(ses_standard_request::wire_size));
-    if (h.sync) write_sync(w, *h.sync);
-    if (h.atomic) write_atomic(w, *h.atomic);
-    if (h.cas) write_cas(w, *h.cas);
+    write_extensions(w, h);
     if (h.rendezvous) write_rendezvous(w, *h.rendezvous);
     return ses_standard_request::wire_size + w.result();
 }
 
 std::size_t encode(const ses_medium_request& h, std::span<std::uint8_t> out) noexcept {
     return finish_encode<ses_medium_request>(
-        out, h.wire_size,
+        out, encoded_size(h),
         [](byte_writer& w, const auto& x) {
             write_request_common(w, x, x.request_length & len14_mask);
             w.u64(x.buffer_offset);
             w.u32(x.initiator);
             w.u64(x.memory_key);
+            write_extensions(w, x);
         },
         h);
 }
 
 std::size_t encode(const ses_small_request& h, std::span<std::uint8_t> out) noexcept {
     return finish_encode<ses_small_request>(
-        out, h.wire_size,
+        out, encoded_size(h),
         [](byte_writer& w, const auto& x) {
             write_request_common(w, x, x.request_length & len14_mask);
             w.u64(x.buffer_offset);
+            write_extensions(w, x);
         },
         h);
 }
@@ -487,34 +524,45 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_standard_request& out
     if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
     ses_standard_request& h = out;
     if (auto rc = load_standard_fields(in.data(), h); rc != reject_reason::none) return rc;
-    h.sync.reset();
-    h.atomic.reset();
-    h.cas.reset();
-    h.rendezvous.reset();
     byte_reader r(in.subspan(ses_standard_request::wire_size));
     return read_extensions(r, h);
 }
 
-reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept {
-    byte_reader r(in);
-    ses_medium_request h;
+namespace {
+
+// The fixed bytes of a medium or small request, before any extension.
+reject_reason read_fixed(byte_reader& r, ses_medium_request& h) noexcept {
     h.request_length = read_request_common(r, h) & len14_mask;
     h.buffer_offset = r.u64();
     h.initiator = r.u32();
     h.memory_key = r.u64();
-    const reject_reason rc = check_request(r, h);
+    return check_request(r, h);
+}
+
+reject_reason read_fixed(byte_reader& r, ses_small_request& h) noexcept {
+    h.request_length = read_request_common(r, h) & len14_mask;
+    h.buffer_offset = r.u64();
+    return check_request(r, h);
+}
+
+template <class H>
+reject_reason decode_small_or_medium(std::span<const std::uint8_t> in, H& out) noexcept {
+    byte_reader r(in);
+    H h;
+    reject_reason rc = read_fixed(r, h);
+    if (rc == reject_reason::none) rc = read_extensions(r, h.opcode, h);
     if (rc == reject_reason::none) out = h;
     return rc;
 }
 
+}  // namespace
+
+reject_reason decode(std::span<const std::uint8_t> in, ses_medium_request& out) noexcept {
+    return decode_small_or_medium(in, out);
+}
+
 reject_reason decode(std::span<const std::uint8_t> in, ses_small_request& out) noexcept {
-    byte_reader r(in);
-    ses_small_request h;
-    h.request_length = read_request_common(r, h) & len14_mask;
-    h.buffer_offset = r.u64();
-    const reject_reason rc = check_request(r, h);
-    if (rc == reject_reason::none) out = h;
-    return rc;
+    return decode_small_or_medium(in, out);
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, ses_response& out) noexcept {
@@ -584,7 +632,7 @@ reject_reason decode_as(std::span<const std::uint8_t> in, ses_header& out,
     const reject_reason rc = decode(in, h);
     if (rc != reject_reason::none) return rc;
     std::size_t size = H::wire_size;
-    if constexpr (std::is_same_v<H, ses_standard_request>) size = encoded_size(h);
+    if constexpr (std::is_base_of_v<ses_atomic_extensions, H>) size = encoded_size(h);
     const auto declared = declared_payload(h);
     if (declared && *declared > in.size() - size) return reject_reason::bad_ses_payload_length;
     out.emplace<H>(h);
@@ -614,6 +662,81 @@ reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, s
             break;
     }
     return reject_reason::bad_pds_next_hdr;
+}
+
+// --- dissect (uet-dump's lenient decode) ---
+
+namespace {
+
+// A request whose fixed bytes decoded is kept even when an extension after them fails.
+template <class H>
+reject_reason dissect_request(std::span<const std::uint8_t> in, ses_header& out,
+                              ses_dissection& info) noexcept {
+    H h;
+    reject_reason rc = reject_reason::none;
+    if constexpr (std::is_same_v<H, ses_standard_request>) {
+        if (in.size() < ses_standard_request::wire_size) return reject_reason::truncated;
+        if (rc = load_standard_fields(in.data(), h); rc != reject_reason::none) return rc;
+        byte_reader r(in.subspan(ses_standard_request::wire_size));
+        rc = read_extensions(r, h);
+    } else {
+        byte_reader r(in);
+        if (rc = read_fixed(r, h); rc != reject_reason::none) return rc;
+        rc = read_extensions(r, h.opcode, h);
+    }
+    out.emplace<H>(h);
+    info.decoded = true;
+    return rc;
+}
+
+template <class H>
+reject_reason dissect_response(std::span<const std::uint8_t> in, ses_header& out,
+                               ses_dissection& info) noexcept {
+    H h;
+    const reject_reason rc = decode(in, h);
+    if (rc != reject_reason::none) return rc;
+    out.emplace<H>(h);
+    info.decoded = true;
+    return rc;
+}
+
+}  // namespace
+
+reject_reason dissect_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
+                          std::size_t& consumed, ses_dissection& info) noexcept {
+    consumed = 0;
+    info = {};
+    reject_reason rc = reject_reason::bad_pds_next_hdr;
+    switch (which) {
+        case pds_next_hdr::request_small:
+            rc = dissect_request<ses_small_request>(in, out, info);
+            break;
+        case pds_next_hdr::request_medium:
+            rc = dissect_request<ses_medium_request>(in, out, info);
+            break;
+        case pds_next_hdr::request_std:
+            rc = dissect_request<ses_standard_request>(in, out, info);
+            break;
+        case pds_next_hdr::response:
+            rc = dissect_response<ses_response>(in, out, info);
+            break;
+        case pds_next_hdr::response_data:
+            rc = dissect_response<ses_response_with_data>(in, out, info);
+            break;
+        case pds_next_hdr::response_data_small:
+            rc = dissect_response<ses_small_response_with_data>(in, out, info);
+            break;
+        case pds_next_hdr::none:
+            break;
+    }
+    if (!info.decoded) return rc;
+    consumed = encoded_size(out);
+    if (rc == reject_reason::none) {
+        const auto declared = std::visit([](const auto& h) { return declared_payload(h); }, out);
+        if (declared && *declared > in.size() - consumed)
+            info.declared_payload = static_cast<std::uint32_t>(*declared);
+    }
+    return rc;
 }
 
 // --- visit ---
@@ -772,18 +895,26 @@ void visit(const ses_sync_extension& h, field_visitor& v) {
 void visit(const ses_rendezvous_extension& h, field_visitor& v) {
     visit_header("ses_rndv", h, v);
 }
-void visit(const ses_standard_request& h, field_visitor& v) {
-    visit_header("ses_std", static_cast<const ses_standard_fields&>(h), v);
+namespace {
+void visit_extensions(const ses_atomic_extensions& h, field_visitor& v) {
     if (h.sync) visit(*h.sync, v);
     if (h.atomic) visit(*h.atomic, v);
     if (h.cas) visit(*h.cas, v);
+}
+}  // namespace
+
+void visit(const ses_standard_request& h, field_visitor& v) {
+    visit_header("ses_std", static_cast<const ses_standard_fields&>(h), v);
+    visit_extensions(h, v);
     if (h.rendezvous) visit(*h.rendezvous, v);
 }
 void visit(const ses_medium_request& h, field_visitor& v) {
     visit_header("ses_medium", h, v);
+    visit_extensions(h, v);
 }
 void visit(const ses_small_request& h, field_visitor& v) {
     visit_header("ses_small", h, v);
+    visit_extensions(h, v);
 }
 void visit(const ses_response& h, field_visitor& v) {
     visit_header("ses_rsp", h, v);

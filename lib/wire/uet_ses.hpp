@@ -248,24 +248,31 @@ struct ses_standard_fields : ses_matching_request_fields {
     bool operator==(const ses_standard_fields&) const = default;
 };
 
-struct ses_standard_request : ses_standard_fields {
+// The extension headers a request of any form carries after its fixed bytes, as its opcode calls
+// for: sync (SYNC_*), then the atomic operand extension (atomic opcodes; the CAS form for the
+// compare-and-swap family). Small and medium atomics carry them as standard ones do.
+struct ses_atomic_extensions {
     std::optional<ses_sync_extension> sync;
     std::optional<ses_atomic_extension> atomic;  // atomic opcodes, non-CAS atomic_opcode
     std::optional<ses_cas_extension> cas;        // atomic opcodes, CAS-family atomic_opcode
-    std::optional<ses_rendezvous_extension> rendezvous;
+    bool operator==(const ses_atomic_extensions&) const = default;
+};
+
+struct ses_standard_request : ses_standard_fields, ses_atomic_extensions {
+    std::optional<ses_rendezvous_extension> rendezvous;  // standard requests only
     bool operator==(const ses_standard_request&) const = default;
 };
 
-// Medium request, 32 bytes. request_length(14) replaces message_id; buffer_offset is header data
-// when hd is set.
-struct ses_medium_request : ses_matching_request_fields {
+// Medium request, 32 bytes, then the extensions its opcode calls for (encoded_size() counts
+// them). request_length(14) replaces message_id; buffer_offset is header data when hd is set.
+struct ses_medium_request : ses_matching_request_fields, ses_atomic_extensions {
     static constexpr std::size_t wire_size = 32;
     std::uint16_t request_length = 0;  // 14 bits
     bool operator==(const ses_medium_request&) const = default;
 };
 
-// Small (optimized non-matching) request, 20 bytes.
-struct ses_small_request : ses_request_fields<ses_opcode::write> {
+// Small (optimized non-matching) request, 20 bytes, then the extensions its opcode calls for.
+struct ses_small_request : ses_request_fields<ses_opcode::write>, ses_atomic_extensions {
     static constexpr std::size_t wire_size = 20;
     std::uint16_t request_length = 0;  // 14 bits
     bool operator==(const ses_small_request&) const = default;
@@ -320,6 +327,8 @@ using ses_header = std::variant<ses_standard_request, ses_medium_request, ses_sm
                                 ses_response, ses_response_with_data, ses_small_response_with_data>;
 
 std::size_t encoded_size(const ses_standard_request& h) noexcept;
+std::size_t encoded_size(const ses_medium_request& h) noexcept;
+std::size_t encoded_size(const ses_small_request& h) noexcept;
 std::size_t encoded_size(const ses_header& h) noexcept;
 // The next_hdr value a PDS header must carry for h.
 pds_next_hdr next_hdr_for(const ses_header& h) noexcept;
@@ -444,6 +453,19 @@ reject_reason decode(std::span<const std::uint8_t> in, ses_small_response_with_d
 // may hold part of a header: use it only when none is returned.
 reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
                          std::size_t& consumed) noexcept;
+
+// The dissector's form of decode_ses (uet-dump, never the engine): shows what it can.
+struct ses_dissection {
+    bool decoded = false;  // out holds the header (without any extension that failed)
+    // The payload_length the header declares, when larger than the bytes after it (decode_ses
+    // rejects that; here the header is kept and the length flagged).
+    std::optional<std::uint32_t> declared_payload;
+};
+// As decode_ses, but a payload_length beyond the packet is not an error (info.declared_payload
+// says so), and after an error in an extension header the request itself is kept (info.decoded)
+// with that extension absent. consumed counts the headers kept.
+reject_reason dissect_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
+                          std::size_t& consumed, ses_dissection& info) noexcept;
 
 void visit(const ses_atomic_extension& h, field_visitor& v);
 void visit(const ses_cas_extension& h, field_visitor& v);

@@ -76,4 +76,15 @@ std::vector<named_bytes> uet_frames() {
     return out;
 }
 
+std::vector<named_bytes> uet_dissector_only_frames() {
+    std::vector<named_bytes> out;
+    std::uint16_t entropy = 0xe000;
+    for (const auto& p : uet_dissector_only_payloads()) {
+        auto s = base_spec();
+        s.src_port = entropy++;
+        out.push_back(udp_frame("udp_" + p.name, s, p.bytes));
+    }
+    return out;
+}
+
 }  // namespace uet::golden

@@ -163,6 +163,37 @@ void add_requests(std::vector<named_bytes>& out) {
     small.buffer_offset = 0x8182838485868788;
     out.push_back(build("pds_rod_cc_syn_ses_small_write", cc, small, pattern(24, 7)));
 
+    // Small and medium atomics carry the atomic extension after their fixed bytes too.
+    ses_small_request small_atomic = small;
+    small_atomic.opcode = ses_opcode::atomic;
+    small_atomic.request_length = 8;
+    small_atomic.atomic = ses_atomic_extension{.atomic_opcode = ses_atomic_opcode::bxor,
+                                               .atomic_datatype = ses_atomic_datatype::uint32,
+                                               .cacheable = true,
+                                               .cpu_coherent = false};
+    out.push_back(build("pds_rud_ses_small_atomic", rud(pds_next_hdr::request_small, false),
+                        small_atomic, pattern(8, 14)));
+
+    ses_medium_request medium_cas = medium;
+    medium_cas.opcode = ses_opcode::fetching_atomic;
+    medium_cas.request_length = 16;
+    medium_cas.cas = ses_cas_extension{.atomic = {.atomic_opcode = ses_atomic_opcode::cswap,
+                                                  .atomic_datatype = ses_atomic_datatype::int128,
+                                                  .cacheable = false,
+                                                  .cpu_coherent = true}};
+    for (std::uint8_t i = 0; i < 16; ++i) {
+        medium_cas.cas->compare_value[i] = static_cast<std::uint8_t>(0xc0 + i);
+        medium_cas.cas->swap_value[i] = static_cast<std::uint8_t>(0xe0 + i);
+    }
+    out.push_back(build("pds_rud_ses_medium_fetch_cas", rud(pds_next_hdr::request_medium, false),
+                        medium_cas, {}));
+
+    // The other bits of pdc_info (here uet-ref-prov's use_rsv_pdc, 0x1000) are kept, not refused.
+    auto other_bits = rud(pds_next_hdr::request_small, true);
+    other_bits.use_rsv_pdc = false;
+    other_bits.pdc_info_rsvd = 0x1;
+    out.push_back(build("pds_rud_syn_pdc_info_low_bit", other_bits, small, pattern(24, 15)));
+
     pds_rudi rudi{.type = pds_type::rudi_req,
                   .next_hdr = pds_next_hdr::request_medium,
                   .m = false,
@@ -273,6 +304,13 @@ void add_acks(std::vector<named_bytes>& out) {
     ccx.ack_ccx_state = 0x9192939495969798;
     out.push_back(build("pds_ack_ccx", ccx, std::nullopt, {}));
 
+    // A CC type neither NSCC nor credit: legal in an ACK_CCX, its state word kept raw.
+    auto ccx_other = ack_cc_base<pds_ack_ccx>();
+    ccx_other.cc_type = static_cast<cc_type>(0x7);
+    ccx_other.cc_state = 0xa1a2a3a4a5a6a7a8;
+    ccx_other.ack_ccx_state = 0xb1b2b3b4b5b6b7b8;
+    out.push_back(build("pds_ack_ccx_unknown_cc_type", ccx_other, std::nullopt, {}));
+
     pds_nack nack;
     nack.m = true;
     nack.code = nack_code::trimmed;
@@ -331,6 +369,19 @@ void add_tss(std::vector<named_bytes>& out) {
 }
 
 }  // namespace
+
+std::vector<named_bytes> uet_dissector_only_payloads() {
+    std::vector<named_bytes> out;
+    // Headers only: the payload_length (0x345) declares bytes the packet does not hold.
+    auto write = std_request(ses_opcode::write);
+    write.som = false;
+    write.hd = false;
+    write.payload_length = 0x345;
+    write.message_offset = 0x00004000;
+    out.push_back(build("pds_rud_ses_std_write_truncated_payload",
+                        rud(pds_next_hdr::request_std, false), write, {}));
+    return out;
+}
 
 std::vector<named_bytes> uet_udp_payloads() {
     std::vector<named_bytes> out;

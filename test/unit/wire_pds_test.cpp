@@ -69,7 +69,7 @@ TEST(wire_pds, rod_request_syn_form) {
         0x01, 0x02,              // clear_psn_offset 258
         0xa1, 0xb2, 0xc3, 0xd4,  // psn
         0x0e, 0x0f,              // spdcid
-        0x1a, 0xbc,              // pdc_info use_rsv_pdc (0x1000) | psn_offset 0xabc
+        0x8a, 0xbc,              // pdc_info use_rsv_pdc (0x8000) | psn_offset 0xabc
     };
     pds_rud_rod_request h;
     h.type = pds_type::rod;
@@ -81,6 +81,32 @@ TEST(wire_pds, rod_request_syn_form) {
     h.use_rsv_pdc = true;
     h.psn_offset = 0xabc;
     check_golden(bytes, h);
+}
+
+// The other bits of pdc_info (uet-ref-prov reads use_rsv_pdc at 0x1000) are kept, never refused,
+// and do not mean use_rsv_pdc.
+TEST(wire_pds, syn_pdc_info_other_bits_are_kept) {
+    for (unsigned info = 0; info < 16; ++info) {
+        std::array<std::uint8_t, 12> bytes{0x10, 0x84, 0, 0, 0, 0, 0, 1, 0, 2, 0, 0x05};
+        bytes[10] = static_cast<std::uint8_t>(info << 4);
+        pds_rud_rod_request h;
+        ASSERT_EQ(decode(bytes, h), reject_reason::none) << info;
+        EXPECT_TRUE(h.syn);
+        EXPECT_EQ(h.use_rsv_pdc, (info & 0x8) != 0) << info;
+        EXPECT_EQ(h.pdc_info_rsvd, info & 0x7) << info;
+        EXPECT_EQ(h.psn_offset, 5);
+        std::array<std::uint8_t, 12> again{};
+        ASSERT_EQ(encode(h, again), 12u);
+        EXPECT_EQ(again, bytes) << info;
+    }
+    // Sent as 0 unless a reserved PDC is used.
+    pds_rud_rod_request h;
+    h.syn = true;
+    h.psn_offset = 0x123;
+    std::array<std::uint8_t, 12> out{};
+    ASSERT_EQ(encode(h, out), 12u);
+    EXPECT_EQ(out[10], 0x01);
+    EXPECT_EQ(out[11], 0x23);
 }
 
 TEST(wire_pds, rud_cc_request) {
@@ -397,13 +423,19 @@ TEST(wire_pds, unknown_codes_rejected) {
     }
     for (unsigned ctrl = 10; ctrl < 16; ++ctrl)
         EXPECT_EQ(decode_pds(with_type(11, ctrl, 0), any, used), reject_reason::bad_pds_ctrl_type);
-    // cc_type 2..15 in ACK_CC / ACK_CCX.
+    // cc_type 2..15: refused in ACK_CC (whose state the engine reads), kept raw in ACK_CCX.
     for (unsigned cc = 2; cc < 16; ++cc) {
         with_type(8, 0, 0);
         buf[12] = static_cast<std::uint8_t>(cc << 4);
         EXPECT_EQ(decode_pds(buf, any, used), reject_reason::bad_pds_cc_type);
         with_type(9, 0, 0);
-        EXPECT_EQ(decode_pds(buf, any, used), reject_reason::bad_pds_cc_type);
+        buf[12] = static_cast<std::uint8_t>(cc << 4);
+        buf[31] = 0x5a;
+        EXPECT_EQ(decode_pds(buf, any, used), reject_reason::none);
+        const auto& x = std::get<pds_ack_ccx>(any);
+        EXPECT_EQ(static_cast<unsigned>(x.cc_type), cc);
+        EXPECT_EQ(x.cc_state, 0x5au);
+        buf[31] = 0;
     }
     // A known type handed to the decoder of another struct.
     pds_ack ack;
@@ -430,9 +462,9 @@ TEST(wire_pds, visit_rud_syn) {
     recorder r;
     visit(pds_header{h}, r);
     const std::vector<std::string> want{
-        "pds_rud.type",        "pds_rud.next_hdr",         "pds_rud.retx", "pds_rud.ar",
-        "pds_rud.syn",         "pds_rud.clear_psn_offset", "pds_rud.psn",  "pds_rud.spdcid",
-        "pds_rud.use_rsv_pdc", "pds_rud.psn_offset",
+        "pds_rud.type",     "pds_rud.next_hdr",         "pds_rud.retx",       "pds_rud.ar",
+        "pds_rud.syn",      "pds_rud.clear_psn_offset", "pds_rud.psn",        "pds_rud.spdcid",
+        "pds_rud.pdc_info", "pds_rud.use_rsv_pdc",      "pds_rud.psn_offset",
     };
     EXPECT_EQ(r.names, want);
     EXPECT_EQ(r.symbols, (std::vector<std::string>{"RUD", "REQ_STD"}));

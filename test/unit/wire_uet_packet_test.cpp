@@ -236,3 +236,128 @@ TEST(wire_uet_packet, mutated_samples_never_crash) {
 }
 
 }  // namespace
+
+// Small and medium atomics: the atomic extension after the fixed bytes, decoded field by field.
+TEST(wire_uet_packet, small_and_medium_atomics_carry_their_extension) {
+    uet_packet p;
+    const auto& small = sample("pds_rud_ses_small_atomic");
+    ASSERT_EQ(decode_uet(small.bytes, false, p), reject_reason::none);
+    const auto& s = std::get<ses_small_request>(*p.ses);
+    EXPECT_EQ(s.opcode, ses_opcode::atomic);
+    EXPECT_EQ(s.request_length, 8);
+    EXPECT_EQ(s.buffer_offset, 0x8182838485868788u);
+    ASSERT_TRUE(s.atomic);
+    EXPECT_FALSE(s.cas);
+    EXPECT_EQ(s.atomic->atomic_opcode, ses_atomic_opcode::bxor);
+    EXPECT_EQ(s.atomic->atomic_datatype, ses_atomic_datatype::uint32);
+    EXPECT_TRUE(s.atomic->cacheable);
+    EXPECT_FALSE(s.atomic->cpu_coherent);
+    EXPECT_EQ(p.payload.size(), 8u);  // the operand, not the extension
+    EXPECT_EQ(small.bytes.size(), 12u + 20u + 4u + 8u);
+
+    const auto& medium = sample("pds_rud_ses_medium_fetch_cas");
+    ASSERT_EQ(decode_uet(medium.bytes, false, p), reject_reason::none);
+    const auto& m = std::get<ses_medium_request>(*p.ses);
+    EXPECT_EQ(m.opcode, ses_opcode::fetching_atomic);
+    EXPECT_EQ(m.request_length, 16);
+    EXPECT_EQ(m.initiator, 0x61626364u);
+    EXPECT_EQ(m.memory_key, 0x7172737475767778u);
+    ASSERT_TRUE(m.cas);
+    EXPECT_FALSE(m.atomic);
+    EXPECT_EQ(m.cas->atomic.atomic_opcode, ses_atomic_opcode::cswap);
+    EXPECT_EQ(m.cas->atomic.atomic_datatype, ses_atomic_datatype::int128);
+    EXPECT_FALSE(m.cas->atomic.cacheable);
+    EXPECT_TRUE(m.cas->atomic.cpu_coherent);
+    for (std::uint8_t i = 0; i < 16; ++i) {
+        EXPECT_EQ(m.cas->compare_value[i], 0xc0 + i);
+        EXPECT_EQ(m.cas->swap_value[i], 0xe0 + i);
+    }
+    EXPECT_TRUE(p.payload.empty());
+    std::string line;
+    summarize(p, line);
+    EXPECT_NE(line.find("FETCH_ATOMIC medium"), std::string::npos) << line;
+    EXPECT_NE(line.find("CSWAP INT128"), std::string::npos) << line;
+}
+
+TEST(wire_uet_packet, ack_ccx_of_an_unknown_cc_type_keeps_its_state_raw) {
+    uet_packet p;
+    ASSERT_EQ(decode_uet(sample("pds_ack_ccx_unknown_cc_type").bytes, false, p),
+              reject_reason::none);
+    const auto& a = std::get<pds_ack_ccx>(p.pds);
+    EXPECT_EQ(static_cast<unsigned>(a.cc_type), 7u);
+    EXPECT_EQ(a.cc_flags, 0x5);
+    EXPECT_EQ(a.mpr, 128);
+    EXPECT_EQ(a.sack_bitmap, 0xf0e0d0c0b0a09080u);
+    EXPECT_EQ(a.cc_state, 0xa1a2a3a4a5a6a7a8u);
+    EXPECT_EQ(a.ack_ccx_state, 0xb1b2b3b4b5b6b7b8u);
+    const std::string text = dump(p);
+    EXPECT_NE(text.find("cc_state"), std::string::npos) << text;
+    EXPECT_EQ(text.find("service_time"), std::string::npos) << text;
+}
+
+TEST(wire_uet_packet, pdc_info_other_bits_are_not_use_rsv_pdc) {
+    uet_packet p;
+    ASSERT_EQ(decode_uet(sample("pds_rud_syn_pdc_info_low_bit").bytes, false, p),
+              reject_reason::none);
+    const auto& r = std::get<pds_rud_rod_request>(p.pds);
+    EXPECT_TRUE(r.syn);
+    EXPECT_FALSE(r.use_rsv_pdc);
+    EXPECT_EQ(r.pdc_info_rsvd, 0x1);
+    EXPECT_EQ(r.psn_offset, 0x0abc);
+}
+
+// The engine refuses a payload_length beyond the packet; the dissector keeps every header and
+// flags the length.
+TEST(wire_uet_packet, truncated_payload_rejected_by_decode_shown_by_dissect) {
+    const auto samples = uet::golden::uet_dissector_only_payloads();
+    ASSERT_EQ(samples.size(), 1u);
+    const auto& s = samples.front();
+    uet_packet p;
+    EXPECT_EQ(decode_uet(s.bytes, false, p), reject_reason::bad_ses_payload_length);
+    uet_dissection d;
+    ASSERT_EQ(dissect_uet(s.bytes, false, d), reject_reason::none);
+    ASSERT_TRUE(d.pds_decoded);
+    const auto& pds = std::get<pds_rud_rod_request>(d.packet.pds);
+    EXPECT_EQ(pds.psn, 0x10203040u);
+    EXPECT_EQ(pds.spdcid, 0x0105);
+    EXPECT_EQ(pds.dpdcid, 0x0207);
+    ASSERT_TRUE(d.packet.ses);
+    const auto& w = std::get<ses_standard_request>(*d.packet.ses);
+    EXPECT_EQ(w.opcode, ses_opcode::write);
+    EXPECT_FALSE(w.som);
+    EXPECT_EQ(w.payload_length, 0x345);
+    EXPECT_EQ(w.message_offset, 0x4000u);
+    EXPECT_EQ(w.message_id, 0x0707);
+    EXPECT_EQ(w.job_id, 0x2au);
+    EXPECT_EQ(w.buffer_offset, 0x0001020304050607u);
+    EXPECT_EQ(w.memory_key, 0x1112131415161718u);
+    EXPECT_EQ(w.request_length, 4096u);
+    ASSERT_TRUE(d.declared_payload);
+    EXPECT_EQ(*d.declared_payload, 0x345u);
+    EXPECT_TRUE(d.packet.payload.empty());
+}
+
+// A packet refused after its PDS header (here an unknown SES opcode) still shows that header;
+// a request whose atomic extension is cut keeps the request.
+TEST(wire_uet_packet, dissect_keeps_the_headers_before_the_fault) {
+    auto bytes = sample("pds_rud_syn_ses_std_send").bytes;
+    bytes[12] = 0x3f;  // SES opcode 63
+    uet_dissection d;
+    EXPECT_EQ(dissect_uet(bytes, false, d), reject_reason::bad_ses_opcode);
+    EXPECT_TRUE(d.pds_decoded);
+    EXPECT_FALSE(d.packet.ses);
+    recorder r;
+    visit(d, r);
+    ASSERT_FALSE(r.names.empty());
+    EXPECT_EQ(r.names.front(), "pds_rud.type");
+
+    auto cut = sample("pds_rud_ses_small_atomic").bytes;
+    cut.resize(12 + 20 + 2);  // half an atomic extension
+    EXPECT_EQ(dissect_uet(cut, false, d), reject_reason::truncated);
+    ASSERT_TRUE(d.packet.ses);
+    const auto& s = std::get<ses_small_request>(*d.packet.ses);
+    EXPECT_EQ(s.opcode, ses_opcode::atomic);
+    EXPECT_FALSE(s.atomic);
+    uet_packet p;
+    EXPECT_EQ(decode_uet(cut, false, p), reject_reason::truncated);
+}
