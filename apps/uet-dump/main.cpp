@@ -26,6 +26,8 @@ const char usage_text[] =
     "  -v              print every field of every header, one header per line\n"
     "  --json          one JSON object per packet (fields, reject reason, summary)\n"
     "  -i IFACE        capture live on IFACE (needs root or CAP_NET_RAW)\n"
+    "  -w FILE         also write every packet read to FILE (pcap), e.g. a live capture to\n"
+    "                  attach to a bug report; packets are written as read, malformed or not\n"
     "  -c COUNT        stop after COUNT packets\n"
     "  --uet-port N    UDP destination port of UET (default 4793)\n"
     "  --roce-port N   UDP destination port of RoCEv2 (default 4791)\n"
@@ -37,6 +39,7 @@ struct options {
     uet::dump::output_format format = uet::dump::output_format::summary;
     std::string file;
     std::string iface;
+    std::string write_file;   // -w: pcap to write what was read
     std::uint64_t count = 0;  // 0 = unlimited
     uet::wire::dissect_options dissect;
 };
@@ -75,6 +78,10 @@ std::string parse_args(int argc, char** argv, options& o) {
             const char* v = value("-i");
             if (!v) return "-i needs an interface name";
             o.iface = v;
+        } else if (a == "-w") {
+            const char* v = value("-w");
+            if (!v) return "-w needs a file name";
+            o.write_file = v;
         } else if (a == "-c") {
             const char* v = value("-c");
             auto n = v ? parse_number(v, UINT64_MAX) : std::nullopt;
@@ -100,12 +107,17 @@ std::string parse_args(int argc, char** argv, options& o) {
 
 struct loop_state {
     uet::dump::printer* printer;
+    pcap_dumper_t* dumper = nullptr;  // -w
     std::uint64_t seen = 0;
     std::uint64_t malformed = 0;
 };
 
 void on_packet(u_char* user, const pcap_pkthdr* h, const u_char* bytes) {
     auto* st = reinterpret_cast<loop_state*>(user);
+    if (st->dumper) {
+        pcap_dump(reinterpret_cast<u_char*>(st->dumper), h, bytes);
+        pcap_dump_flush(st->dumper);  // a capture cut short by a signal keeps what it read
+    }
     uet::dump::packet_record rec{
         .number = ++st->seen,
         .timestamp_us = static_cast<std::uint64_t>(h->ts.tv_sec) * 1000000u +
@@ -153,8 +165,17 @@ int main(int argc, char** argv) {
         pcap_close(cap);
         return 2;
     }
+    pcap_dumper_t* dumper = nullptr;
+    if (!o.write_file.empty()) {
+        dumper = pcap_dump_open(cap, o.write_file.c_str());
+        if (!dumper) {
+            std::fprintf(stderr, "uet-dump: %s\n", pcap_geterr(cap));
+            pcap_close(cap);
+            return 2;
+        }
+    }
     uet::dump::printer printer(o.format, o.dissect, stdout);
-    loop_state st{&printer};
+    loop_state st{&printer, dumper};
     active_capture = cap;
     std::signal(SIGINT, stop_capture);
     std::signal(SIGTERM, stop_capture);
@@ -162,6 +183,7 @@ int main(int argc, char** argv) {
         pcap_loop(cap, o.count ? static_cast<int>(std::min<std::uint64_t>(o.count, INT32_MAX)) : -1,
                   on_packet, reinterpret_cast<u_char*>(&st));
     active_capture = nullptr;
+    if (dumper) pcap_dump_close(dumper);
     if (rc == PCAP_ERROR) {
         std::fprintf(stderr, "uet-dump: %s\n", pcap_geterr(cap));
         pcap_close(cap);

@@ -94,6 +94,14 @@ class json_visitor final : public wire::field_visitor {
     int headers_ = 0;
 };
 
+// "malformed: <reason> in <layer>".
+void append_reason(std::string& out, const wire::dissection& d, wire::reject_reason r) {
+    out += "malformed: ";
+    out += wire::to_string(r);
+    out += " in ";
+    out += d.failed_layer ? d.failed_layer : "frame";
+}
+
 std::string format_timestamp(std::uint64_t us) {
     char buf[40];
     std::snprintf(buf, sizeof buf, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
@@ -139,10 +147,8 @@ void printer::print_text(const packet_record& rec, const wire::dissection& d,
     line_ += ' ';
     wire::summarize(d, line_);
     if (r != wire::reject_reason::none) {
-        line_ += " [malformed: ";
-        line_ += wire::to_string(r);
-        line_ += " in ";
-        line_ += d.failed_layer ? d.failed_layer : "frame";
+        line_ += " [";
+        append_reason(line_, d, r);
         line_ += ']';
     }
     if (rec.bytes.size() < rec.wire_length)
@@ -150,8 +156,14 @@ void printer::print_text(const packet_record& rec, const wire::dissection& d,
                  std::to_string(rec.wire_length) + " bytes]";
     line_ += '\n';
     if (format_ == output_format::verbose) {
+        // Every header decoded, of a malformed packet those before the fault, then the reason.
         text_visitor v(line_);
         wire::visit(d, v);
+        if (r != wire::reject_reason::none) {
+            line_ += "    ";
+            append_reason(line_, d, r);
+            line_ += '\n';
+        }
     }
 }
 
@@ -171,6 +183,10 @@ void printer::print_json(const packet_record& rec, const wire::dissection& d,
         line_ += ",\"reject\":" + json_quote(wire::reject_name(r));
         line_ += ",\"reject_text\":" + json_quote(wire::to_string(r));
         line_ += ",\"reject_layer\":" + json_quote(d.failed_layer ? d.failed_layer : "frame");
+    }
+    if (d.upper_ok && d.uet.declared_payload) {
+        line_ += ",\"truncated_payload\":{\"declared\":" + std::to_string(*d.uet.declared_payload);
+        line_ += ",\"present\":" + std::to_string(d.uet.packet.payload.size()) + "}";
     }
     line_ += ",\"summary\":" + json_quote(summary);
     line_ += ",\"headers\":[";

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "golden.hpp"
 #include "wire/dissect.hpp"
+#include "wire/frame.hpp"
 #include "wire/pcap_file.hpp"
 
 namespace uet::wire {
@@ -110,8 +112,21 @@ std::vector<sample> malformed_samples(const std::vector<golden::named_bytes>& ue
     bad_icrc.back() ^= 0x80;
     bad_icrc[40] = bad_icrc[41] = 0;  // UDP checksum "none", so only the ICRC can catch it
     out.push_back({"bad_icrc", bad_icrc, "bad_icrc"});
+    // Refused in SES (opcode 63), with good checksums: the headers before it are still printed.
+    auto payload = golden::uet_udp_payloads().front().bytes;
+    payload[12] = 0x3f;
+    frame_spec spec;
+    spec.src_ip = 0x0a000001;
+    spec.dst_ip = 0x0a000002;
+    spec.src_port = 0xc100;
+    spec.dst_port = uet_udp_port;
+    std::vector<std::uint8_t> frame(payload.size() + 64);
+    frame.resize(build_udp_frame(spec, payload, frame));
+    out.push_back({"bad_ses_opcode", frame, "bad_ses_opcode"});
     return out;
 }
+
+constexpr std::size_t malformed_count = 4;
 
 std::vector<sample> all_samples() {
     auto uet = golden::uet_frames();
@@ -120,6 +135,8 @@ std::vector<sample> all_samples() {
     for (auto& f : uet)
         out.push_back({f.name, f.bytes, {}});
     for (auto& f : roce)
+        out.push_back({f.name, f.bytes, {}});
+    for (auto& f : golden::uet_dissector_only_frames())
         out.push_back({f.name, f.bytes, {}});
     for (auto& s : malformed_samples(uet, roce))
         out.push_back(s);
@@ -193,7 +210,7 @@ TEST_F(uet_dump, json_names_uet_and_roce_layers) {
             bth += n == "bth";
         }
     }
-    EXPECT_EQ(uet + roce + 2 /* ARP */, samples_.size() - 3 /* malformed */);
+    EXPECT_EQ(uet + roce + 2 /* ARP */, samples_.size() - malformed_count);
     EXPECT_GE(pds, 14u);  // every PDS header type at least once
     EXPECT_GE(ses, 8u);   // every SES form at least once
     EXPECT_EQ(bth, golden::roce_frames().size());
@@ -228,8 +245,67 @@ TEST_F(uet_dump, verbose_prints_one_line_per_header_with_every_field) {
                 EXPECT_NE(line.find(want), std::string::npos) << line << " lacks" << want;
             }
         }
+        if (!s.expect_reject.empty()) {
+            // The headers decoded before the fault, then the reason.
+            ASSERT_LT(at, lines.size());
+            EXPECT_EQ(lines[at++].rfind("    malformed: ", 0), 0u);
+        }
     }
     EXPECT_EQ(at, lines.size());
+}
+
+std::vector<std::string> header_names(const json& j) {
+    std::vector<std::string> names;
+    for (const auto& h : j["headers"])
+        names.push_back(h["name"]);
+    return names;
+}
+
+TEST_F(uet_dump, malformed_packets_show_the_headers_before_the_fault) {
+    auto lines = lines_of(run("--json " + pcap_).out);
+    ASSERT_EQ(lines.size(), samples_.size());
+    std::map<std::string, json> by_name;
+    for (std::size_t i = 0; i < samples_.size(); ++i)
+        by_name[samples_[i].name] = json::parse(lines[i]);
+    using names = std::vector<std::string>;
+    EXPECT_EQ(header_names(by_name["bad_udp_checksum"]), (names{"eth", "ipv4", "udp"}));
+    EXPECT_EQ(header_names(by_name["bad_ses_opcode"]), (names{"eth", "ipv4", "udp", "pds_rud"}));
+    EXPECT_EQ(by_name["bad_ses_opcode"]["reject_layer"], "uet");
+    EXPECT_EQ(header_names(by_name["truncated"]), (names{"eth"}));
+}
+
+TEST_F(uet_dump, truncated_payload_shows_the_headers_and_the_flag) {
+    const std::string name = "udp_pds_rud_ses_std_write_truncated_payload";
+    auto json_lines = lines_of(run("--json " + pcap_).out);
+    auto text_lines = lines_of(run(pcap_).out);
+    ASSERT_EQ(json_lines.size(), samples_.size());
+    ASSERT_EQ(text_lines.size(), samples_.size());
+    std::size_t i = 0;
+    while (i < samples_.size() && samples_[i].name != name)
+        ++i;
+    ASSERT_LT(i, samples_.size());
+    json j = json::parse(json_lines[i]);
+    EXPECT_EQ(j["status"], "ok");
+    EXPECT_EQ(j["truncated_payload"]["declared"], 0x345);
+    EXPECT_EQ(j["truncated_payload"]["present"], 0);
+    EXPECT_EQ(header_names(j),
+              (std::vector<std::string>{"eth", "ipv4", "udp", "pds_rud", "ses_std"}));
+    EXPECT_EQ(j["headers"][4]["payload_length"], 0x345);
+    EXPECT_EQ(j["headers"][4]["message_offset"], 0x4000);
+    EXPECT_NE(text_lines[i].find("WRITE std msg 1799"), std::string::npos) << text_lines[i];
+    EXPECT_NE(text_lines[i].find("[truncated payload: 0x345 declared, 0 present]"),
+              std::string::npos)
+        << text_lines[i];
+}
+
+TEST_F(uet_dump, write_option_copies_what_was_read) {
+    const std::string copy = tmpdir() + "/uet_dump_test_copy.pcap";
+    auto r = run("-w " + copy + " --json " + pcap_);
+    EXPECT_EQ(r.exit_code, 1);
+    auto again = run("--json " + copy);
+    EXPECT_EQ(again.out, r.out);
+    EXPECT_EQ(lines_of(again.out).size(), samples_.size());
+    EXPECT_EQ(run("-w /nonexistent-dir/x.pcap " + pcap_).exit_code, 2);
 }
 
 TEST_F(uet_dump, summary_line_names_the_protocol_and_addresses) {
