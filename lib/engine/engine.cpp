@@ -80,25 +80,6 @@ void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexce
 
 namespace {
 
-engine_config sanitized(engine_config c) {
-    c.max_pdcs = std::clamp<std::uint32_t>(c.max_pdcs, 1, 4095);
-    c.mpr = std::clamp<std::uint32_t>(c.mpr, 1, 4095);
-    c.mtu_payload = std::clamp<std::uint32_t>(c.mtu_payload, 64, 16383);
-    c.max_message_size = std::max(c.max_message_size, c.mtu_payload);
-    c.max_peers = std::clamp<std::uint32_t>(c.max_peers, 1, 1u << 24);
-    c.max_pending_messages = std::max<std::size_t>(c.max_pending_messages, 1);
-    c.max_rx_messages = std::max<std::size_t>(c.max_rx_messages, 1);
-    c.rudi_max_in_flight = std::clamp<std::uint32_t>(c.rudi_max_in_flight, 1, 65535);
-    c.control_queue = std::max<std::size_t>(c.control_queue, 16);
-    c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
-    c.parallel_pdcs = std::clamp<std::uint32_t>(c.parallel_pdcs, 1, max_parallel_pdcs);
-    c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
-    if (!(c.link_gbps > 0)) c.link_gbps = 100;
-    c.base_rtt_ns = std::max<std::uint64_t>(c.base_rtt_ns, 1);
-    if (c.window_bytes == 0) c.window_bytes = std::uint64_t{c.mpr} * c.mtu_payload;
-    return c;
-}
-
 ses::rx_config reassembly_config(const engine_config& c) {
     ses::rx_config r;
     r.slots = c.max_rx_messages;
@@ -112,60 +93,38 @@ ses::rx_config reassembly_config(const engine_config& c) {
 }  // namespace
 
 engine_impl::engine_impl(const engine_config& cfg)
-    : cfg_(sanitized(cfg)),
-      rng_(cfg_.seed),
-      timers_(cfg_.timer_tick_ns),
-      peer_by_ip_(cfg_.max_peers),
-      target_by_syn_(cfg_.max_pdcs),
-      messages_(cfg_.max_pending_messages, cfg_.mtu_payload),
-      request_by_id_(cfg_.max_pending_messages),
+    : core_(cfg),
+      peer_by_ip_(core_.cfg.max_peers),
+      target_by_syn_(core_.cfg.max_pdcs),
+      messages_(core_.cfg.max_pending_messages, core_.cfg.mtu_payload),
+      request_by_id_(core_.cfg.max_pending_messages),
       // Each entry holds at least one answer still owed; owed_room() stops requests well before
       // the map is full, with room left for an announce on every PDC.
-      announced_(cfg_.answers_in_acks ? std::size_t{cfg_.max_pending_messages} + cfg_.max_pdcs : 0),
-      reassembly_(reassembly_config(cfg_)),
-      control_(cfg_.control_queue) {
-    if (cfg_.deliver_to != nullptr) {
-        places_writes_ = cfg_.deliver_to->places_writes();
-        takes_single_packet_messages_ = cfg_.deliver_to->takes_single_packet_messages();
-    }
-    params_.mpr = cfg_.mpr;
-    params_.ooo_threshold = cfg_.ooo_threshold;
-    params_.max_retransmits = cfg_.max_retransmits;
-    params_.rto_ns = std::max<std::uint64_t>(cfg_.rto_ns, 1);
-    params_.rto_max_ns = std::max(cfg_.rto_max_ns, params_.rto_ns);
-    params_.window_bytes = cfg_.window_bytes;
-    params_.rto_min_ns = std::min(std::max<std::uint64_t>(cfg_.rto_min_ns, 1), params_.rto_max_ns);
-    nscc_params_ = cc::nscc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload,
-                                              cfg_.trimming);
-    rccc_params_ = cc::rccc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload);
-    params_.cc.algo = cfg_.cc;
-    params_.cc.nscc = &nscc_params_;
-    params_.cc.rccc = &rccc_params_;
-    pacer_ = std::make_unique<cc::rccc_pacer>(rccc_params_);
+      announced_(core_.cfg.answers_in_acks
+                     ? std::size_t{core_.cfg.max_pending_messages} + core_.cfg.max_pdcs
+                     : 0),
+      reassembly_(reassembly_config(core_.cfg)),
+      control_(core_.cfg.control_queue) {
+    pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
-    lb_ctx_.rng = &rng_;
-    lb_ctx_.params.path_bits = cfg_.lb_path_bits;
-    lb_ctx_.params.reps_freeze_ns = cfg_.reps_freeze_ns;
-    params_.lb = cfg_.lb;
-    params_.lb_ctx = &lb_ctx_;
 
-    peers_.reserve(cfg_.max_peers);
-    free_peers_.reserve(cfg_.max_peers);
-    pdcs_.resize(cfg_.max_pdcs);
+    peers_.reserve(core_.cfg.max_peers);
+    free_peers_.reserve(core_.cfg.max_peers);
+    pdcs_.resize(core_.cfg.max_pdcs);
     // Each slot's first generation, and the order slots are handed out in, drawn from the
     // seed: the first PDC ids of a run are not the same in every run.
-    pdc_generation_.resize(cfg_.max_pdcs);
+    pdc_generation_.resize(core_.cfg.max_pdcs);
     for (std::uint16_t& g : pdc_generation_)
-        g = static_cast<std::uint16_t>(rng_.next_u64());
-    pdc_index_bits_ = static_cast<unsigned>(std::bit_width(cfg_.max_pdcs));
-    held_.resize(cfg_.max_pdcs);
-    tx_ring_size_ = std::bit_ceil(cfg_.mpr);
+        g = static_cast<std::uint16_t>(core_.rng.next_u64());
+    pdc_index_bits_ = static_cast<unsigned>(std::bit_width(core_.cfg.max_pdcs));
+    held_.resize(core_.cfg.max_pdcs);
+    tx_ring_size_ = std::bit_ceil(core_.cfg.mpr);
     rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
-    tx_entries_.resize(std::size_t{cfg_.max_pdcs} * tx_ring_size_);
+    tx_entries_.resize(std::size_t{core_.cfg.max_pdcs} * tx_ring_size_);
     due_slots_.resize(tx_ring_size_);
-    rx_bits_.resize(std::size_t{cfg_.max_pdcs} * rx_ring_words_);
-    free_pdcs_.reserve(cfg_.max_pdcs);
-    for (std::uint32_t i = cfg_.max_pdcs; i-- > 0;) {
+    rx_bits_.resize(std::size_t{core_.cfg.max_pdcs} * rx_ring_words_);
+    free_pdcs_.reserve(core_.cfg.max_pdcs);
+    for (std::uint32_t i = core_.cfg.max_pdcs; i-- > 0;) {
         pdcs_[i].index = i;
         pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
         pdcs_[i].ack_timer.cookie = make_cookie(timer_kind::ack, i);
@@ -173,19 +132,19 @@ engine_impl::engine_impl(const engine_config& cfg)
         free_pdcs_.push_back(i);
     }
     for (std::size_t i = free_pdcs_.size(); i > 1; --i)
-        std::swap(free_pdcs_[i - 1], free_pdcs_[rng_.next_u64() % i]);
-    active_initiators_.reserve(cfg_.max_pdcs);
-    acks_due_.reserve(2 * std::size_t{cfg_.max_pdcs});
+        std::swap(free_pdcs_[i - 1], free_pdcs_[core_.rng.next_u64() % i]);
+    active_initiators_.reserve(core_.cfg.max_pdcs);
+    acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
     closed_.resize(1024);
-    waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_slots);
+    waiting_.reserve(std::size_t{core_.cfg.max_peers} * pdc_slots);
 
-    completions_.resize(cfg_.max_pending_messages);
-    rudi_.resize(cfg_.rudi_max_in_flight);
+    completions_.resize(core_.cfg.max_pending_messages);
+    rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
     // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
-    staging_frame_size_ = 192 + cfg_.mtu_payload;
-    staging_.reset(new std::uint8_t[cfg_.tx_burst * staging_frame_size_]);
+    staging_frame_size_ = 192 + core_.cfg.mtu_payload;
+    staging_.reset(new std::uint8_t[core_.cfg.tx_burst * staging_frame_size_]);
 }
 
 std::span<pds::tx_entry> engine_impl::tx_ring_of(std::uint32_t pdc_index) {
@@ -212,7 +171,7 @@ std::uint32_t engine_impl::find_source(std::uint32_t ip) {
 }
 
 std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip) {
-    if (free_peers_.empty() && peers_.size() >= cfg_.max_peers) {
+    if (free_peers_.empty() && peers_.size() >= core_.cfg.max_peers) {
         const std::uint32_t victim = evictable_peer();
         if (victim == none) return none;
         forget_peer(victim);  // its entry goes to the free list
@@ -259,11 +218,11 @@ bool engine_impl::learn_peer(rx_context& rx) {
     }
     const std::uint32_t id = add_peer_entry(transient_.mac, transient_.ip);
     if (id == none) {
-        count_drop(drop_reason::peer_table_full);
+        core_.count_drop(drop_reason::peer_table_full);
         return false;
     }
     peers_[id].learned = true;
-    ++counters_.peers_learned;
+    ++core_.counters.peers_learned;
     rx.peer = id;
     return true;
 }
@@ -299,7 +258,7 @@ void engine_impl::forget_peer(std::uint32_t id) {
     ps.learned = false;
     if (last_peer_ == id) last_peer_ = none;
     free_peers_.push_back(id);
-    ++counters_.peers_forgotten;
+    ++core_.counters.peers_forgotten;
 }
 
 peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
@@ -353,8 +312,8 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
         p.close_heard = false;
         --lingering_;
     }
-    p.cancel_timers(timers_);
-    add_counters(closed_totals_, p.counters);
+    p.cancel_timers(core_.timers);
+    add_counters(core_.closed_totals, p.counters);
     if (p.role == pds::pdc_role::initiator) {
         auto& owner = peers_[p.peer].pdc[p.slot];
         if (owner == p.index) owner = none;
@@ -372,13 +331,13 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     p.ack_due = false;
     free_pdcs_.push_back(p.index);
     // Initiator or target, a freed slot goes to the flows that found the table full.
-    if (kick) kick_waiting(now_);
+    if (kick) kick_waiting(core_.now);
 }
 
 std::size_t engine_impl::slot_for(peer_state& ps, delivery_mode m) const {
     if (m == delivery_mode::rod) return rod_slot;
     const std::uint32_t lane = ps.next_rud_lane;
-    ps.next_rud_lane = lane + 1 == cfg_.parallel_pdcs ? 0 : lane + 1;
+    ps.next_rud_lane = lane + 1 == core_.cfg.parallel_pdcs ? 0 : lane + 1;
     return lane == 0 ? 0 : std::size_t{lane} + 1;
 }
 
@@ -396,14 +355,14 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
     p->peer = peer;
     p->ordered = mode_slot == rod_slot;
     p->slot = static_cast<std::uint8_t>(mode_slot);
-    const auto start = static_cast<pds::psn_t>(rng_.next_u64());
-    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
-    p->open_initiator(tx_ring_of(p->index), start, entropy, params_);
+    const auto start = static_cast<pds::psn_t>(core_.rng.next_u64());
+    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
+    p->open_initiator(tx_ring_of(p->index), start, entropy, core_.params);
     p->last_activity_ns = now;
     ps.pdc[mode_slot] = p->index;
     active_initiators_.push_back(p->index);
-    ++counters_.pdcs_opened;
-    tx_ready_ = true;
+    ++core_.counters.pdcs_opened;
+    core_.tx_ready = true;
 }
 
 void engine_impl::kick_waiting(std::uint64_t now) {
@@ -437,8 +396,8 @@ status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fiel
                                   std::span<const std::uint8_t> data, std::uint64_t context,
                                   std::uint32_t& m) {
     if (to >= peer_count_) return {status_code::unknown_peer};
-    if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
-    if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
+    if (data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
+    if (mode == delivery_mode::uud && data.size() > core_.cfg.mtu_payload)
         return {status_code::message_too_long};
     if (message_room() == 0) return {status_code::too_many_pending};
     peer_state& ps = peers_[to];
@@ -453,7 +412,7 @@ status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fiel
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         messages_[m].request_slot = request_by_id_.insert(key, m).slot;
     }
-    ++counters_.messages_posted;
+    ++core_.counters.messages_posted;
     return {};
 }
 
@@ -472,7 +431,7 @@ void engine_impl::queue_message(std::uint32_t m) {
             uud_queue_.push(messages_, m);
             break;
     }
-    tx_ready_ = true;
+    core_.tx_ready = true;
 }
 
 // Completions not yet polled hold their place in the pool too, so the completion ring never
@@ -491,7 +450,7 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
     ps.queue[slot].push(messages_, m);
     ps.queued_bytes[slot] += bytes;
     // Only the slot's first message opens a PDC (a call per message cost ~24).
-    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
 }
 
 // p's initiator sent a packet without SYN naming our PDC id: its held answers go.
@@ -539,11 +498,11 @@ inline std::uint32_t engine_impl::allocate_unsignaled(peer_state& ps, peer_id to
 status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
                                             const ses_fields& common, const unsignaled_request& r) {
     if (to >= peer_count_) return {status_code::unknown_peer};
-    if (r.data.size() > cfg_.max_message_size) return {status_code::message_too_long};
+    if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
     if (message_room() == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
-    ++counters_.messages_posted;
-    tx_ready_ = true;
+    ++core_.counters.messages_posted;
+    core_.tx_ready = true;
     return {};
 }
 
@@ -556,15 +515,15 @@ std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode
     peer_state& ps = peers_[to];
     const std::size_t n = std::min(list.size(), message_room());
     std::size_t i = 0;
-    if (mode == delivery_mode::rod || cfg_.parallel_pdcs <= 1) {
+    if (mode == delivery_mode::rod || core_.cfg.parallel_pdcs <= 1) {
         i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
     } else {  // each request to the next of the parallel PDCs
-        while (i < n && list[i].data.size() <= cfg_.max_message_size &&
+        while (i < n && list[i].data.size() <= core_.cfg.max_message_size &&
                queue_unsignaled(ps, to, mode, common, list[i]))
             ++i;
     }
-    counters_.messages_posted += i;
-    if (i != 0) tx_ready_ = true;
+    core_.counters.messages_posted += i;
+    if (i != 0) core_.tx_ready = true;
     return i;
 }
 
@@ -581,14 +540,14 @@ inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to
     std::size_t i = 0;
     for (; i < list.size(); ++i) {
         const unsignaled_request& r = list[i];
-        if (r.data.size() > cfg_.max_message_size) break;
+        if (r.data.size() > core_.cfg.max_message_size) break;
         const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, ends_counted);
         if (m == ses::no_index) break;
         q.push(messages_, m);
         bytes += r.data.size();
     }
     ps.queued_bytes[slot] += bytes;
-    if (i != 0 && ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+    if (i != 0 && ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
     return i;
 }
 
@@ -637,7 +596,7 @@ bool engine_impl::poll_received(received_message& out) {
     out.placement_failed = d.failed;
     out.answer_token = d.tag;
     out.request_pdc = d.origin;
-    ++counters_.messages_delivered;
+    ++core_.counters.messages_delivered;
     return true;
 }
 
@@ -646,13 +605,13 @@ void engine_impl::release(std::uint64_t handle) {
 }
 
 const engine_counters& engine_impl::counters() const {
-    pds::pdc_counters total = closed_totals_;
-    add_counters(total, connectionless_);
+    pds::pdc_counters total = core_.closed_totals;
+    add_counters(total, core_.connectionless);
     for (const pds::pdc& p : pdcs_)
         if (p.state != pds::pdc_state::free) add_counters(total, p.counters);
-    counters_.pds = total;
-    counters_.lb = lb_ctx_.stats;
-    return counters_;
+    core_.counters.pds = total;
+    core_.counters.lb = core_.lb_ctx.stats;
+    return core_.counters;
 }
 
 std::vector<pdc_info> engine_impl::pdcs() const {
@@ -677,11 +636,12 @@ bool engine_impl::idle() const {
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (tx_ready_ || !acks_due_.empty() || control_.waiting()) return now_;
-    const std::uint64_t t = timers_.next_deadline();
+    if (core_.tx_ready || !acks_due_.empty() || control_.waiting()) return core_.now;
+    const std::uint64_t t = core_.timers.next_deadline();
     if (t == timer_wheel::never) return t;
-    // The wheel gives a lower bound; after advance(now_) nothing is due at or before now_.
-    return std::max(t, now_ + 1);
+    // The wheel gives a lower bound; after advance(core_.now) nothing is due at or before
+    // core_.now.
+    return std::max(t, core_.now + 1);
 }
 
 // ---- engine: forwarding to the implementation ----
@@ -821,14 +781,14 @@ std::vector<pdc_info> engine::pdcs() const {
     return impl_->pdcs();
 }
 const engine_config& engine::config() const {
-    return impl_->cfg_;
+    return impl_->core_.cfg;
 }
 bool engine::idle() const {
     return impl_->idle();
 }
 
 void engine::stop_data() noexcept {
-    impl_->data_stopped_ = true;
+    impl_->core_.data_stopped = true;
 }
 
 }  // namespace uet

@@ -12,6 +12,7 @@
 #include "core/timer_wheel.hpp"
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_core.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
@@ -128,10 +129,7 @@ class engine_impl final : public pds::tx_listener {
     // engine_timers.cpp
     void advance(std::uint64_t now);
 
-    engine_config cfg_;
-    // What cfg_.deliver_to takes, asked once.
-    bool places_writes_ = false, takes_single_packet_messages_ = false;
-    bool data_stopped_ = false;  // stop_data(): control frames only
+    engine_core core_;
 
   private:
     friend class engine;
@@ -166,8 +164,6 @@ class engine_impl final : public pds::tx_listener {
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
-    void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
-    void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
     std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
     // The slot a new message of this mode goes to (RUD: the next of parallel_pdcs, in turn).
@@ -208,7 +204,7 @@ class engine_impl final : public pds::tx_listener {
                    bool retransmissions_only);
     std::size_t build_rudi_request(pds::rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
     std::uint64_t rudi_rto(std::uint32_t peer, std::uint16_t retries) const noexcept {
-        return peers_[peer].rudi_rtt.rto(params_.rto_ns, params_.rto_max_ns, retries);
+        return peers_[peer].rudi_rtt.rto(core_.params.rto_ns, core_.params.rto_max_ns, retries);
     }
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
@@ -222,7 +218,6 @@ class engine_impl final : public pds::tx_listener {
                                       const ses::segment& seg,
                                       std::span<const std::uint8_t> payload,
                                       std::span<std::uint8_t> buf);
-    void count_tx(pds::pdc* p, std::size_t bytes, bool data);
     void count_tx_call(bool exhausted, std::size_t built);
     // Where the next data frame is built: f's room where any frame fits (zero-copy possible),
     // else staging slot `staged`. Clears what the last frame left in referenced_.
@@ -266,7 +261,8 @@ class engine_impl final : public pds::tx_listener {
     // Whether a data payload of `bytes` may leave by reference (zero-copy): the hook is set and
     // the size is one it is asked about (engine_config::reference_min_bytes). Others are copied.
     bool may_reference(std::size_t bytes) const noexcept {
-        return cfg_.zero_copy != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
+        return core_.cfg.zero_copy != nullptr && bytes != 0 &&
+               bytes >= core_.cfg.reference_min_bytes;
     }
     // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
     bool single_packet_run_message(const ses::tx_message& m) const noexcept {
@@ -296,7 +292,8 @@ class engine_impl final : public pds::tx_listener {
     // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
     // trimmed (a trimmed one goes to the general path, which NACKs it).
     bool takes_plain(const wire::plain_request& f) const noexcept {
-        return f.dst_ip == cfg_.ip && f.dst_port == cfg_.udp_port && f.dscp != cfg_.trim_dscp;
+        return f.dst_ip == core_.cfg.ip && f.dst_port == core_.cfg.udp_port &&
+               f.dscp != core_.cfg.trim_dscp;
     }
     // ---- receive runs (engine_rx_run.cpp) ----
     // A data packet of a run: what differs from the packet before it.
@@ -354,7 +351,7 @@ class engine_impl final : public pds::tx_listener {
     void reopen_if_forged_close(pds::pdc& p, pds::psn_t psn);
     // How long a target PDC lingers after its CLOSE (pdc::close_heard): as long as its
     // initiator may wait to resend, so a forged CLOSE is found out by the next data packet.
-    std::uint64_t close_linger_ns() const noexcept { return params_.rto_max_ns; }
+    std::uint64_t close_linger_ns() const noexcept { return core_.params.rto_max_ns; }
     // A lingering PDC freed for a new one when none is free.
     bool reclaim_lingering();
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
@@ -387,7 +384,7 @@ class engine_impl final : public pds::tx_listener {
         return {rx.peer, key_mode, seg.message_id};
     }
     bool placed_externally(const ses::rx_segment& seg) const noexcept {
-        return places_writes_ && !seg.fields.response &&
+        return core_.places_writes && !seg.fields.response &&
                seg.fields.opcode == wire::ses_opcode::write;
     }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
@@ -418,7 +415,7 @@ class engine_impl final : public pds::tx_listener {
     std::uint64_t owe_answer(pds::pdc& p);
     // Room to announce owed answers (announced_ below): without it, requests wait.
     bool owed_room() const noexcept {
-        return !cfg_.answers_in_acks || announced_.size() < cfg_.max_pending_messages;
+        return !core_.cfg.answers_in_acks || announced_.size() < core_.cfg.max_pending_messages;
     }
     // Held answers. A target PDC opened by a SYN packet may come from a forged source address:
     // until a packet without SYN shows that its initiator received our ACK (pdc::validated), an
@@ -519,17 +516,9 @@ class engine_impl final : public pds::tx_listener {
                     bool retx = false);
 
     // ---- state ----
-    pds::pdc_params params_;
-    rng rng_;
-    // Congestion control and path selection parameters every PDC points at.
-    cc::nscc_params nscc_params_;
-    cc::rccc_params rccc_params_;
-    lb::lb_context lb_ctx_;
     // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
     std::unique_ptr<cc::rccc_pacer> pacer_;
     timer_node pacer_timer_;
-    timer_wheel timers_;
-    std::uint64_t now_ = 0;
     // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;
@@ -553,7 +542,6 @@ class engine_impl final : public pds::tx_listener {
     ses::rx_segment single_packet_run_segment_;
     std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
     bool run_single_packet_ = false;
-    bool tx_ready_ = false;  // something may be sendable right now
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
     tx_stop tx_stop_ = tx_stop::nothing_queued;
@@ -620,10 +608,6 @@ class engine_impl final : public pds::tx_listener {
     bool by_reference_ = false;
     std::span<const std::uint8_t> referenced_;
     std::uint32_t referenced_region_ = no_payload_region;
-
-    pds::pdc_counters connectionless_;  // RUDI / UUD
-    pds::pdc_counters closed_totals_;   // PDCs freed so far
-    mutable engine_counters counters_;
 };
 
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;
@@ -641,10 +625,10 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
         ++completion_count_;
     }
     if (result.ok())
-        ++counters_.messages_completed;
+        ++core_.counters.messages_completed;
     else
-        ++counters_.messages_failed;
-    if (answered) ++counters_.answered_by_ack;
+        ++core_.counters.messages_failed;
+    if (answered) ++core_.counters.answered_by_ack;
     if (m.unsignaled && !counted_only) {
         untrack_message(index);
         m.kept = true;  // for the caller to read (release_unsignaled_message)
@@ -689,7 +673,7 @@ inline void engine_impl::on_message_placed(const rx_context& rx, delivery_mode m
     if (seg.fields.response)
         return on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
     reassembly_.set_origin(slot, origin_of(*target));
-    if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
+    if (core_.cfg.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
         reassembly_.set_tag(slot, owe_answer(*target));
 }
 

@@ -39,16 +39,17 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     if (mi == none) return 0;
     ses::tx_message& m = messages_[mi];
     const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = p.psn_limit(params_);
+    const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are: one deadline (0 means none) and one arming of the RTO timer.
-    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
+    const std::uint64_t deadline =
+        std::max<std::uint64_t>(core_.now + p.current_rto(core_.params), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // Without a UDP checksum to sum, the run's frames after its first are that one's with the
     // changing fields written in (copy_run_frame); where the first one's payload stayed in
     // registered memory (zero-copy transmit) and so does the rest of the message, one lookup
     // stands for the run's other payloads, left where they are too.
-    const bool copy_frames = !cfg_.udp_checksum;
+    const bool copy_frames = !core_.cfg.udp_checksum;
     std::uint32_t run_region = no_payload_region;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0;
@@ -60,7 +61,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
         pds::tx_entry& e =
-            p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(now_), now_, deadline);
+            p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(core_.now), core_.now, deadline);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
         const bool ar = p.run_full_after(mtu, mtu, window, limit);
@@ -82,7 +83,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 if (referenced_region_ != no_payload_region)
-                    run_region = cfg_.zero_copy->find(payload.data(), m.length - offset);
+                    run_region = core_.cfg.zero_copy->find(payload.data(), m.length - offset);
             }
         }
         p.inflight_bytes += mtu;
@@ -90,7 +91,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         bytes += len;
         n += hand_out(f, buf, len);
     }
-    if (sent != 0) p.arm_timer(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, core_.timers);
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
 }
 
@@ -155,9 +156,9 @@ std::size_t engine_impl::end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, st
     p.counters.tx_packets += sent;
     p.counters.tx_data_packets += sent;
     p.counters.tx_bytes += bytes;
-    counters_.frames_tx += sent;
-    counters_.bytes_tx += bytes;
-    counters_.frames_sent_in_runs += n;
+    core_.counters.frames_tx += sent;
+    core_.counters.bytes_tx += bytes;
+    core_.counters.frames_sent_in_runs += n;
     return n;
 }
 
@@ -168,15 +169,16 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         return 0;
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
     const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = p.psn_limit(params_);
+    const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are, as in send_run.
-    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
+    const std::uint64_t deadline =
+        std::max<std::uint64_t>(core_.now + p.current_rto(core_.params), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // As in send_run: the frames after the run's first built by build_pdc_packet are that one's
     // with the changing fields written in, where the messages agree on all the rest (their
     // length among it). A payload that may go by reference (zero-copy) is built frame by frame.
-    const bool copy_frames = !cfg_.udp_checksum;
+    const bool copy_frames = !core_.cfg.udp_checksum;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0, first_message = none;
     std::size_t n = 0, sent = 0, bytes = 0;
@@ -190,7 +192,7 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         const ses::segment seg = messages_.next_segment(m);
         m.owner = p.index;
         pds::tx_entry& e =
-            p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(now_), now_, deadline);
+            p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(core_.now), core_.now, deadline);
         q.pop(messages_);
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
@@ -221,7 +223,7 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         bytes += len;
         payload_bytes += seg.length;
     }
-    if (sent != 0) p.arm_timer(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, core_.timers);
     return end_tx_run(p, payload_bytes, sent, bytes, n);
 }
 
