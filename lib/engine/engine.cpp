@@ -94,7 +94,7 @@ ses::rx_config reassembly_config(const engine_config& c) {
 
 engine_impl::engine_impl(const engine_config& cfg)
     : core_(cfg),
-      peer_by_ip_(core_.cfg.max_peers),
+      peers_(core_.cfg),
       target_by_syn_(core_.cfg.max_pdcs),
       messages_(core_.cfg.max_pending_messages, core_.cfg.mtu_payload),
       request_by_id_(core_.cfg.max_pending_messages),
@@ -108,8 +108,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
 
-    peers_.reserve(core_.cfg.max_peers);
-    free_peers_.reserve(core_.cfg.max_peers);
     pdcs_.resize(core_.cfg.max_pdcs);
     // Each slot's first generation, and the order slots are handed out in, drawn from the
     // seed: the first PDC ids of a run are not the same in every run.
@@ -157,66 +155,29 @@ std::span<std::uint64_t> engine_impl::rx_ring_of(std::uint32_t pdc_index) {
 
 // ---- peers ----
 
-std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
-    const auto found = peer_by_ip_.find(ip);
-    return found ? *found : none;
-}
-
-std::uint32_t engine_impl::find_source(std::uint32_t ip) {
-    // An entry forgotten is set to address 0, which no frame comes from.
-    if (last_peer_ != none && peers_[last_peer_].ip == ip) [[likely]]
-        return last_peer_;
-    if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
-    return none;
-}
-
 std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip) {
-    if (free_peers_.empty() && peers_.size() >= core_.cfg.max_peers) {
-        const std::uint32_t victim = evictable_peer();
+    if (!peers_.has_room()) {
+        const std::uint32_t victim = peers_.evictable(reassembly_);
         if (victim == none) return none;
         forget_peer(victim);  // its entry goes to the free list
     }
-    std::uint32_t id;
-    if (!free_peers_.empty()) {
-        id = free_peers_.back();
-        free_peers_.pop_back();
-    } else {
-        id = peer_count_++;
-        peers_.emplace_back();
-    }
-    peer_state& s = peers_[id];
-    s = peer_state{};
-    s.mac = mac;
-    s.ip = ip;
-    build_peer_headers(s);
-    peer_by_ip_.insert(ip, id);
-    return id;
+    return peers_.add_entry(mac, ip);
 }
 
 std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    const std::uint32_t p = find_source(ip);
+    const std::uint32_t p = peers_.find_source(ip);
     return p != none ? p : add_peer_entry(mac, ip);
-}
-
-std::uint32_t engine_impl::source_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    if (const std::uint32_t p = find_source(ip); p != none) [[likely]]
-        return p;
-    if (transient_.ip != ip || transient_.mac != mac) {
-        transient_.mac = mac;
-        transient_.ip = ip;
-        build_peer_headers(transient_);
-    }
-    return transient_peer;
 }
 
 bool engine_impl::learn_peer(rx_context& rx) {
     if (rx.peer != transient_peer) return true;
     // Added by an earlier packet of the same burst, which carries the scratch entry still.
-    if (const std::uint32_t known = find_peer(transient_.ip); known != none) {
+    const peer_state& source = peers_.transient();
+    if (const std::uint32_t known = peers_.find(source.ip); known != none) {
         rx.peer = known;
         return true;
     }
-    const std::uint32_t id = add_peer_entry(transient_.mac, transient_.ip);
+    const std::uint32_t id = add_peer_entry(source.mac, source.ip);
     if (id == none) {
         core_.count_drop(drop_reason::peer_table_full);
         return false;
@@ -227,37 +188,13 @@ bool engine_impl::learn_peer(rx_context& rx) {
     return true;
 }
 
-// A learned peer that holds nothing here: no PDC, nothing queued or posted to it, no message of
-// its in reassembly. Looked for round the table from where the last search ended, a bounded
-// number of entries per call, so that a flood of new sources costs little per frame.
-std::uint32_t engine_impl::evictable_peer() {
-    constexpr std::uint32_t max_looked_at = 64;
-    for (std::uint32_t n = 0; n < std::min(max_looked_at, peer_count_); ++n) {
-        const std::uint32_t id = evict_cursor_;
-        evict_cursor_ = evict_cursor_ + 1 >= peer_count_ ? 0 : evict_cursor_ + 1;
-        const peer_state& ps = peers_[id];
-        if (!ps.learned || ps.ip == 0 || ps.messages != 0 || ps.target_pdcs != 0) continue;
-        bool busy = false;
-        for (std::size_t slot = 0; slot < pdc_slots && !busy; ++slot)
-            busy = ps.pdc[slot] != none || !ps.queue[slot].empty() || ps.waiting_for_pdc[slot];
-        if (busy || reassembly_.holds_peer(id)) continue;
-        return id;
-    }
-    return none;
-}
-
 // The entry of a learned peer that holds no state is given back: nothing refers to its id
 // but what remembers completed messages (forgotten here) and closed PDCs (likewise).
 void engine_impl::forget_peer(std::uint32_t id) {
-    peer_state& ps = peers_[id];
-    peer_by_ip_.erase(ps.ip);
     reassembly_.forget_peer(id);
     for (closed_pdc& c : closed_)
         if (c.peer == id) c = closed_pdc{};
-    ps.ip = 0;
-    ps.learned = false;
-    if (last_peer_ == id) last_peer_ = none;
-    free_peers_.push_back(id);
+    peers_.forget(id);
     ++core_.counters.peers_forgotten;
 }
 
@@ -265,10 +202,7 @@ peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     const std::uint32_t p = find_or_add_peer(mac, ip);
     if (p == none) return invalid_peer;
     peers_[p].learned = false;  // the caller refers to it from now on
-    if (peers_[p].mac != mac) {
-        peers_[p].mac = mac;
-        build_peer_headers(peers_[p]);
-    }
+    if (peers_[p].mac != mac) peers_.set_mac(p, mac);
     return p;
 }
 
@@ -334,13 +268,6 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     if (kick) kick_waiting(core_.now);
 }
 
-std::size_t engine_impl::slot_for(peer_state& ps, delivery_mode m) const {
-    if (m == delivery_mode::rod) return rod_slot;
-    const std::uint32_t lane = ps.next_rud_lane;
-    ps.next_rud_lane = lane + 1 == core_.cfg.parallel_pdcs ? 0 : lane + 1;
-    return lane == 0 ? 0 : std::size_t{lane} + 1;
-}
-
 void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now) {
     peer_state& ps = peers_[peer];
     if (ps.pdc[mode_slot] != none || ps.queue[mode_slot].empty()) return;
@@ -395,7 +322,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
 status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context,
                                   std::uint32_t& m) {
-    if (to >= peer_count_) return {status_code::unknown_peer};
+    if (to >= peers_.count()) return {status_code::unknown_peer};
     if (data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > core_.cfg.mtu_payload)
         return {status_code::message_too_long};
@@ -446,7 +373,7 @@ std::size_t engine_impl::message_room() const noexcept {
 // A RUD or ROD request's place in its peer's queue: the PDC slot's turn.
 inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode mode,
                                        std::uint32_t m, std::size_t bytes) {
-    const std::size_t slot = slot_for(ps, mode);
+    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
     ps.queue[slot].push(messages_, m);
     ps.queued_bytes[slot] += bytes;
     // Only the slot's first message opens a PDC (a call per message cost ~24).
@@ -497,7 +424,7 @@ inline std::uint32_t engine_impl::allocate_unsignaled(peer_state& ps, peer_id to
 
 status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
                                             const ses_fields& common, const unsignaled_request& r) {
-    if (to >= peer_count_) return {status_code::unknown_peer};
+    if (to >= peers_.count()) return {status_code::unknown_peer};
     if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
     if (message_room() == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
@@ -511,7 +438,7 @@ status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
 std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode,
                                                   const ses_fields& common,
                                                   std::span<const unsignaled_request> list) {
-    if (to >= peer_count_) return 0;
+    if (to >= peers_.count()) return 0;
     peer_state& ps = peers_[to];
     const std::size_t n = std::min(list.size(), message_room());
     std::size_t i = 0;
@@ -533,7 +460,7 @@ std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode
 inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to,
                                                       delivery_mode mode, const ses_fields& common,
                                                       std::span<const unsignaled_request> list) {
-    const std::size_t slot = slot_for(ps, mode);
+    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
     ses::message_queue& q = ps.queue[slot];
     const bool ends_counted = may_end_counted(common);
     std::uint64_t bytes = 0;
@@ -769,10 +696,10 @@ std::uint64_t engine::next_deadline() const {
     impl_->release(handle);
 }
 std::uint32_t engine::peer_ip(peer_id p) const noexcept {
-    return p < impl_->peers_.size() ? impl_->peers_[p].ip : 0;
+    return impl_->peers_.ip_of(p);
 }
 void engine::keep_peer(peer_id p) noexcept {
-    if (p < impl_->peers_.size()) impl_->peers_[p].learned = false;
+    impl_->peers_.keep(p);
 }
 const engine_counters& engine::counters() const {
     return impl_->counters();

@@ -13,6 +13,7 @@
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
@@ -24,47 +25,9 @@
 
 namespace uet {
 
-inline constexpr std::uint32_t none = 0xffffffffu;
-
-// The peer id of a source that is not in the peer table: what is sent back to it without
-// keeping state (a NACK, a RUDI response, the ACK of a stale CLOSE) goes through a scratch entry
-// rebuilt for each such frame, so frames from forged sources never take a table entry.
-inline constexpr std::uint32_t transient_peer = 0xfffffffeu;
-
 // Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
-
-// The initiator PDCs a peer can have, one per slot: slot 0 is RUD's first, slot 1 ROD's, slots
-// 2.. the further RUD PDCs of engine_config::parallel_pdcs. Each slot queues its own messages.
-inline constexpr std::size_t rod_slot = 1;
-inline constexpr std::size_t pdc_slots = 1 + max_parallel_pdcs;
-
-struct peer_state {
-    wire::mac_address mac;
-    std::uint32_t ip = 0;
-    // Ethernet/IPv4/UDP of the frames to this peer: data (ECN-capable) and control (ACK class).
-    wire::udp_header_template data_header, control_header;
-    std::array<std::uint16_t, delivery_mode_count> next_message_id{};
-    std::uint32_t messages = 0;     // posted to it and not released
-    std::uint32_t target_pdcs = 0;  // its target PDCs open here
-    // Added by a packet it sent, not by add_peer() or keep_peer(): such an entry holding no
-    // state may be given to a new source when the table is full.
-    bool learned = false;
-    std::array<ses::message_queue, pdc_slots> queue;  // messages not fully segmented
-    std::array<std::uint32_t, pdc_slots> pdc = filled_with_none();
-    std::array<bool, pdc_slots> waiting_for_pdc{};
-    std::array<std::uint64_t, pdc_slots> queued_bytes{};  // not yet cut into packets
-    std::uint32_t next_rud_lane = 0;                      // round robin over the RUD slots
-    // RUDI has no PDC: its RTT estimator (RFC 6298, as a PDC's) lives with the peer.
-    pds::rtt_estimate rudi_rtt;
-
-    static std::array<std::uint32_t, pdc_slots> filled_with_none() {
-        std::array<std::uint32_t, pdc_slots> a;
-        a.fill(none);
-        return a;
-    }
-};
 
 // A closed target PDC remembered so a late SYN packet of it does not open it again.
 struct closed_pdc {
@@ -135,20 +98,11 @@ class engine_impl final : public pds::tx_listener {
     friend class engine;
 
     // ---- set-up and tables (engine.cpp) ----
-    std::uint32_t find_peer(std::uint32_t ip) const;
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
-    // find_peer() with the last peer found tried first (frames come mostly from the one before).
-    std::uint32_t find_source(std::uint32_t ip);
     // A new entry: a free one, a new one below max_peers, or one an evictable peer gives up.
     std::uint32_t add_peer_entry(const wire::mac_address& mac, std::uint32_t ip);
-    // The table's entry for a received frame's source, or transient_peer (the scratch entry
-    // set to its addresses) when it has none: the receive paths look up, they do not add.
-    std::uint32_t source_peer(const wire::mac_address& mac, std::uint32_t ip);
-    std::uint32_t evictable_peer();
+    // The peer's entry given back, with what remembers it (reassembly, closed PDCs).
     void forget_peer(std::uint32_t id);
-    const peer_state& peer_at(std::uint32_t id) const noexcept {
-        return id == transient_peer ? transient_ : peers_[id];
-    }
     pds::pdc* allocate_pdc();
     pds::pdc* pdc_by_local_id(std::uint16_t id);
     // kick: hand the slot to flows waiting for one (not while allocating).
@@ -166,8 +120,6 @@ class engine_impl final : public pds::tx_listener {
     bool answer_ok_in_ack(const received_message& request);
     std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
     std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
-    // The slot a new message of this mode goes to (RUD: the next of parallel_pdcs, in turn).
-    std::size_t slot_for(peer_state& ps, delivery_mode m) const;
     // New messages the pool takes now (post_message's check).
     std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
@@ -510,7 +462,6 @@ class engine_impl final : public pds::tx_listener {
     std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
-    void build_peer_headers(peer_state& to) const;
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
                     std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
                     bool retx = false);
@@ -547,14 +498,7 @@ class engine_impl final : public pds::tx_listener {
     tx_stop tx_stop_ = tx_stop::nothing_queued;
     std::uint16_t ip_id_ = 0;
 
-    std::vector<peer_state> peers_;
-    // peers_.size(), which divides by sizeof(peer_state): asked at every post.
-    std::uint32_t peer_count_ = 0;
-    peer_state transient_;                   // transient_peer's entry
-    std::vector<std::uint32_t> free_peers_;  // entries given back by forget_peer()
-    std::uint32_t evict_cursor_ = 0;         // where evictable_peer() looks next
-    pds::flat_map peer_by_ip_;
-    std::uint32_t last_peer_ = none;  // the peer find_or_add_peer found last
+    peer_table peers_;
 
     std::vector<pds::pdc> pdcs_;
     std::vector<std::uint32_t> free_pdcs_;

@@ -92,7 +92,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
     if (v.ip.dst != core_.cfg.ip) return core_.count_drop(drop_reason::not_for_us);
     if (v.udp->dport != core_.cfg.udp_port) return core_.count_drop(drop_reason::wrong_port);
     rx_context rx;
-    rx.peer = source_peer(v.eth.src, v.ip.src);
+    rx.peer = peers_.source(v.eth.src, v.ip.src);
     rx.entropy = v.udp->sport;
     rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
@@ -175,7 +175,7 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
             rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
     }
     rx_context rx;
-    rx.peer = source_peer(f.src_mac, f.src_ip);
+    rx.peer = peers_.source(f.src_mac, f.src_ip);
     rx.entropy = f.src_port;
     rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();

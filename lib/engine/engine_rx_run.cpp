@@ -41,7 +41,7 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
     core_.counters.frames_predicted += n;
     const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
     rx_context rx;
-    rx.peer = source_peer(f.src_mac, f.src_ip);
+    rx.peer = peers_.source(f.src_mac, f.src_ip);
     rx.frame_bytes = frame_bytes;
     rx.now = core_.now;
     // A source not yet in the table: each packet decides alone whether it may add it.

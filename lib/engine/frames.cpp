@@ -13,7 +13,7 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
                                           std::span<std::uint8_t> out,
                                           WriteHeaders&& write_headers) {
     constexpr std::size_t header = wire::udp_header_template::size;
-    const peer_state& to = peer_at(peer);
+    const peer_state& to = peers_.at(peer);
     const std::uint16_t ip_id = ip_id_++;
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
@@ -50,22 +50,6 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
                                            wire::udp_header::wire_size + uet_header, sum));
     }
     return header + udp_payload - (referenced ? payload.size() : 0);
-}
-
-// The fixed headers of the peer's frames, rebuilt whenever its address changes.
-void engine_impl::build_peer_headers(peer_state& to) const {
-    wire::frame_spec fs;
-    fs.src_mac = core_.cfg.mac;
-    fs.dst_mac = to.mac;
-    fs.src_ip = core_.cfg.ip;
-    fs.dst_ip = to.ip;
-    fs.dst_port = core_.cfg.udp_port;
-    fs.dscp = core_.cfg.data_dscp;
-    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::ect0);
-    to.data_header.build(fs);
-    fs.dscp = core_.cfg.ack_dscp;
-    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::not_ect);
-    to.control_header.build(fs);
 }
 
 std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
