@@ -95,7 +95,7 @@ ses::rx_config reassembly_config(const engine_config& c) {
 engine_impl::engine_impl(const engine_config& cfg)
     : core_(cfg),
       peers_(core_.cfg),
-      target_by_syn_(core_.cfg.max_pdcs),
+      pdcs_(core_.cfg, core_.rng),
       messages_(core_.cfg.max_pending_messages, core_.cfg.mtu_payload),
       request_by_id_(core_.cfg.max_pending_messages),
       // Each entry holds at least one answer still owed; owed_room() stops requests well before
@@ -108,33 +108,8 @@ engine_impl::engine_impl(const engine_config& cfg)
     pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
 
-    pdcs_.resize(core_.cfg.max_pdcs);
-    // Each slot's first generation, and the order slots are handed out in, drawn from the
-    // seed: the first PDC ids of a run are not the same in every run.
-    pdc_generation_.resize(core_.cfg.max_pdcs);
-    for (std::uint16_t& g : pdc_generation_)
-        g = static_cast<std::uint16_t>(core_.rng.next_u64());
-    pdc_index_bits_ = static_cast<unsigned>(std::bit_width(core_.cfg.max_pdcs));
     held_.resize(core_.cfg.max_pdcs);
-    tx_ring_size_ = std::bit_ceil(core_.cfg.mpr);
-    rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
-    tx_entries_.resize(std::size_t{core_.cfg.max_pdcs} * tx_ring_size_);
-    due_slots_.resize(tx_ring_size_);
-    rx_bits_.resize(std::size_t{core_.cfg.max_pdcs} * rx_ring_words_);
-    free_pdcs_.reserve(core_.cfg.max_pdcs);
-    for (std::uint32_t i = core_.cfg.max_pdcs; i-- > 0;) {
-        pdcs_[i].index = i;
-        pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
-        pdcs_[i].ack_timer.cookie = make_cookie(timer_kind::ack, i);
-        pdcs_[i].rto_timer.cookie = make_cookie(timer_kind::packet, i);
-        free_pdcs_.push_back(i);
-    }
-    for (std::size_t i = free_pdcs_.size(); i > 1; --i)
-        std::swap(free_pdcs_[i - 1], free_pdcs_[core_.rng.next_u64() % i]);
-    active_initiators_.reserve(core_.cfg.max_pdcs);
     acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
-    closed_.resize(1024);
-    waiting_.reserve(std::size_t{core_.cfg.max_peers} * pdc_slots);
 
     completions_.resize(core_.cfg.max_pending_messages);
     rudi_.resize(core_.cfg.rudi_max_in_flight);
@@ -143,14 +118,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
     staging_frame_size_ = 192 + core_.cfg.mtu_payload;
     staging_.reset(new std::uint8_t[core_.cfg.tx_burst * staging_frame_size_]);
-}
-
-std::span<pds::tx_entry> engine_impl::tx_ring_of(std::uint32_t pdc_index) {
-    return {&tx_entries_[std::size_t{pdc_index} * tx_ring_size_], tx_ring_size_};
-}
-
-std::span<std::uint64_t> engine_impl::rx_ring_of(std::uint32_t pdc_index) {
-    return {&rx_bits_[std::size_t{pdc_index} * rx_ring_words_], rx_ring_words_};
 }
 
 // ---- peers ----
@@ -192,8 +159,7 @@ bool engine_impl::learn_peer(rx_context& rx) {
 // but what remembers completed messages (forgotten here) and closed PDCs (likewise).
 void engine_impl::forget_peer(std::uint32_t id) {
     reassembly_.forget_peer(id);
-    for (closed_pdc& c : closed_)
-        if (c.peer == id) c = closed_pdc{};
+    pdcs_.forget_peer(id);
     peers_.forget(id);
     ++core_.counters.peers_forgotten;
 }
@@ -209,61 +175,40 @@ peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
 // ---- PDC table ----
 
 pds::pdc* engine_impl::allocate_pdc() {
-    if (free_pdcs_.empty() && !reclaim_lingering()) return nullptr;
-    const std::uint32_t i = free_pdcs_.back();
-    free_pdcs_.pop_back();
-    pds::pdc& p = pdcs_[i];
-    // PDCIDs carry the slot (never 0) and a generation, so packets of a closed PDC do not
-    // reach the next user of its slot.
-    const std::uint16_t gen_mask = static_cast<std::uint16_t>((1u << (16 - pdc_index_bits_)) - 1);
-    pdc_generation_[i] = static_cast<std::uint16_t>((pdc_generation_[i] + 1) & gen_mask);
-    p.local_id = static_cast<std::uint16_t>((pdc_generation_[i] << pdc_index_bits_) | (i + 1));
-    p.remote_id = 0;
-    return &p;
-}
-
-pds::pdc* engine_impl::pdc_by_local_id(std::uint16_t id) {
-    const std::uint32_t slot = id & ((1u << pdc_index_bits_) - 1);
-    if (slot == 0 || slot > pdcs_.size()) return nullptr;
-    pds::pdc& p = pdcs_[slot - 1];
-    return p.state != pds::pdc_state::free && p.local_id == id ? &p : nullptr;
+    if (!pdcs_.has_free() && !reclaim_lingering()) return nullptr;
+    return pdcs_.allocate();
 }
 
 bool engine_impl::reclaim_lingering() {
-    if (lingering_ == 0) return false;
-    for (pds::pdc& p : pdcs_) {
-        if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target || !p.close_heard)
-            continue;
-        free_pdc(p, false);
-        return true;
-    }
-    return false;
+    pds::pdc* p = pdcs_.first_lingering_target();
+    if (!p) return false;
+    free_pdc(*p, false);
+    return true;
 }
 
 void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     if (tx_template_.pdc == p.index) tx_template_.pdc = none;
     if (p.close_heard) {
         p.close_heard = false;
-        --lingering_;
+        pdcs_.drop_lingering();
     }
     p.cancel_timers(core_.timers);
     add_counters(core_.closed_totals, p.counters);
     if (p.role == pds::pdc_role::initiator) {
         auto& owner = peers_[p.peer].pdc[p.slot];
         if (owner == p.index) owner = none;
-        auto it = std::find(active_initiators_.begin(), active_initiators_.end(), p.index);
-        if (it != active_initiators_.end()) active_initiators_.erase(it);
+        pdcs_.remove_initiator(p.index);
     } else {
         pacer_->forget(p.credit_rx);
         forget_owed(p);
         drop_held_answers(p);
         --peers_[p.peer].target_pdcs;
-        target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
-        remember_closed(p);
+        pdcs_.erase_syn(p.peer, p.remote_id);
+        pdcs_.remember_closed(p);
     }
     p.state = pds::pdc_state::free;
     p.ack_due = false;
-    free_pdcs_.push_back(p.index);
+    pdcs_.release_slot(p);
     // Initiator or target, a freed slot goes to the flows that found the table full.
     if (kick) kick_waiting(core_.now);
 }
@@ -275,7 +220,7 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
     if (!p) {
         if (!ps.waiting_for_pdc[mode_slot]) {
             ps.waiting_for_pdc[mode_slot] = true;
-            waiting_.emplace_back(peer, mode_slot);
+            pdcs_.wait(peer, mode_slot);
         }
         return;
     }
@@ -284,19 +229,18 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
     p->slot = static_cast<std::uint8_t>(mode_slot);
     const auto start = static_cast<pds::psn_t>(core_.rng.next_u64());
     const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
-    p->open_initiator(tx_ring_of(p->index), start, entropy, core_.params);
+    p->open_initiator(pdcs_.tx_ring_of(p->index), start, entropy, core_.params);
     p->last_activity_ns = now;
     ps.pdc[mode_slot] = p->index;
-    active_initiators_.push_back(p->index);
+    pdcs_.add_initiator(p->index);
     ++core_.counters.pdcs_opened;
     core_.tx_ready = true;
 }
 
 void engine_impl::kick_waiting(std::uint64_t now) {
     // Flows that found the table full get the freed slots in the order they asked.
-    while (!waiting_.empty() && !free_pdcs_.empty()) {
-        const auto [peer, slot] = waiting_.front();
-        waiting_.erase(waiting_.begin());
+    while (pdcs_.has_waiting() && pdcs_.has_free()) {
+        const auto [peer, slot] = pdcs_.pop_waiting();
         peers_[peer].waiting_for_pdc[slot] = false;
         open_initiator_pdc(peer, slot, now);
     }
@@ -559,7 +503,7 @@ std::vector<pdc_info> engine_impl::pdcs() const {
 }
 
 bool engine_impl::idle() const {
-    return messages_.in_use() == 0 && active_initiators_.empty() && waiting_.empty();
+    return messages_.in_use() == 0 && pdcs_.initiators().empty() && !pdcs_.has_waiting();
 }
 
 std::uint64_t engine_impl::next_deadline() const {

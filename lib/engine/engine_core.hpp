@@ -15,6 +15,12 @@
 
 namespace uet {
 
+// Timer cookies: kind in the top 4 bits.
+enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3, pacer = 4, ack = 5 };
+constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t b = 0) noexcept {
+    return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
+}
+
 class engine_core {
   public:
     explicit engine_core(const engine_config& c);

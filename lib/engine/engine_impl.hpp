@@ -13,6 +13,7 @@
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
@@ -28,19 +29,6 @@ namespace uet {
 // Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
-
-// A closed target PDC remembered so a late SYN packet of it does not open it again.
-struct closed_pdc {
-    std::uint32_t peer = none;
-    std::uint16_t spdcid = 0;
-    pds::psn_t start_psn = 0;
-};
-
-// Timer cookies: kind in the top 4 bits.
-enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3, pacer = 4, ack = 5 };
-constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t b = 0) noexcept {
-    return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
-}
 
 // The SES header of a plain request (no extensions): segment seg of m, written into the frame
 // by build_request_frame straight from the message.
@@ -104,7 +92,6 @@ class engine_impl final : public pds::tx_listener {
     // The peer's entry given back, with what remembers it (reassembly, closed PDCs).
     void forget_peer(std::uint32_t id);
     pds::pdc* allocate_pdc();
-    pds::pdc* pdc_by_local_id(std::uint16_t id);
     // kick: hand the slot to flows waiting for one (not while allocating).
     void free_pdc(pds::pdc& p, bool kick = true);
     void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
@@ -118,8 +105,6 @@ class engine_impl final : public pds::tx_listener {
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
-    std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
-    std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
     // New messages the pool takes now (post_message's check).
     std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
@@ -357,8 +342,6 @@ class engine_impl final : public pds::tx_listener {
     // from the store buffer: they waited for every older store to reach the cache, those into
     // the memif ring's lines among them (~6% of a small-message receiver's samples).
     void flush_due_acks_into(std::span<tx_frame> out, std::size_t& n);
-    bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
-    void remember_closed(const pds::pdc& p);
     void on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept override;
 
     // ---- answers in ACKs (engine_answers.cpp) ----
@@ -500,21 +483,8 @@ class engine_impl final : public pds::tx_listener {
 
     peer_table peers_;
 
-    std::vector<pds::pdc> pdcs_;
-    std::vector<std::uint32_t> free_pdcs_;
-    std::uint32_t lingering_ = 0;  // target PDCs with close_heard
-    std::vector<std::uint16_t> pdc_generation_;
-    unsigned pdc_index_bits_ = 0;
-    std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
-    std::vector<std::uint64_t> rx_bits_;     // max_pdcs x rx ring words
-    std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;
-    std::vector<std::uint32_t> due_slots_;  // one tx ring: packets due when a PDC's timer fires
-    std::vector<std::uint32_t> active_initiators_;  // round-robin order
+    pdc_table pdcs_;
     std::size_t rr_cursor_ = 0;
-    pds::flat_map target_by_syn_;  // (peer, remote spdcid) -> target PDC
-    std::vector<closed_pdc> closed_;
-    std::size_t closed_head_ = 0;
-    std::vector<std::pair<std::uint32_t, std::size_t>> waiting_;  // (peer, mode slot)
 
     ses::tx_messages messages_;
     // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->

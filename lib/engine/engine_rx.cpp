@@ -206,10 +206,9 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
     }
     pds::pdc* p = nullptr;
     if (h->syn) {
-        if (auto found = target_by_syn_.find((std::uint64_t{rx.peer} << 16) | h->spdcid))
-            p = &pdcs_[*found];
+        if (auto found = pdcs_.find_syn(rx.peer, h->spdcid)) p = &pdcs_[*found];
     } else {
-        p = pdc_by_local_id(h->dpdcid);
+        p = pdcs_.by_local_id(h->dpdcid);
         if (p && (p->role != pds::pdc_role::target || p->peer != rx.peer)) p = nullptr;
     }
     if (p) {
@@ -247,14 +246,13 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
         if (!p) core_.count_drop(drop_reason::unknown_pdc);
         return p;
     }
-    const std::uint64_t key = (std::uint64_t{rx.peer} << 16) | h.spdcid;
-    if (auto found = target_by_syn_.find(key)) {
+    if (auto found = pdcs_.find_syn(rx.peer, h.spdcid)) {
         pds::pdc& p = pdcs_[*found];
         if (p.close_heard) reopen_if_forged_close(p, h.psn);
         return &p;
     }
     const pds::psn_t start = h.psn - h.psn_offset;
-    if (recently_closed(rx.peer, h.spdcid, start)) {
+    if (pdcs_.recently_closed(rx.peer, h.spdcid, start)) {
         core_.count_drop(drop_reason::stale_syn);
         return nullptr;
     }
@@ -266,12 +264,12 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     }
     p->peer = rx.peer;
     ++peers_[rx.peer].target_pdcs;
-    p->open_target(rx_ring_of(p->index), start, h.type == wire::pds_type::rod,
+    p->open_target(pdcs_.rx_ring_of(p->index), start, h.type == wire::pds_type::rod,
                    core_.cfg.ack_every_bytes, core_.cfg.ack_every_packets);
     p->remote_id = h.spdcid;
     p->last_activity_ns = rx.now;
     p->owed_stamp = next_owed_stamp();
-    target_by_syn_.insert(key, p->index);
+    pdcs_.insert_syn(rx.peer, h.spdcid, p->index);
     core_.timers.schedule(p->idle_timer, rx.now + core_.cfg.pdc_target_idle_ns);
     ++core_.counters.target_pdcs_opened;
     created = true;
@@ -280,7 +278,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
 
 pds::pdc* engine_impl::established_target(const rx_context& rx,
                                           const wire::pds_rud_rod_request& h) {
-    pds::pdc* p = pdc_by_local_id(h.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(h.dpdcid);
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != h.spdcid)
         return nullptr;
     if (p->close_heard) [[unlikely]]
@@ -295,7 +293,7 @@ pds::pdc* engine_impl::established_target(const rx_context& rx,
 void engine_impl::reopen_if_forged_close(pds::pdc& p, pds::psn_t psn) {
     if (p.rx.classify(psn) == pds::rx_window::verdict::duplicate) return;
     p.close_heard = false;
-    --lingering_;
+    pdcs_.drop_lingering();
     --core_.counters.target_pdcs_closed;
     core_.count_drop(drop_reason::forged_close);
     core_.timers.cancel(p.idle_timer);
@@ -316,7 +314,7 @@ void engine_impl::on_request_from_new_source(const rx_context& rx,
                                              const wire::pds_rud_rod_request& h, const rx_ses& in,
                                              const std::uint32_t* credit_target) {
     if (!h.syn) return core_.count_drop(drop_reason::unknown_source);
-    if (free_pdcs_.empty())
+    if (!pdcs_.has_free())
         return queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
     rx_context learned = rx;
     if (learn_peer(learned)) on_request(learned, h, in, credit_target);
@@ -523,7 +521,7 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
 
 void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
     if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
-    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (p->state != pds::pdc_state::syn_sent && c.spdcid != p->remote_id))
         return core_.count_drop(drop_reason::unknown_pdc);
@@ -540,7 +538,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     const bool credit_req = c.ctrl_type == wire::ctrl_type::credit_req;
     if ((credit_req || c.ctrl_type == wire::ctrl_type::noop) && !c.syn) {
         if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
-        pds::pdc* p = pdc_by_local_id(c.dpdcid);
+        pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
         if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
             p->remote_id != c.spdcid)
             return core_.count_drop(drop_reason::unknown_pdc);
@@ -553,7 +551,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)
         return core_.count_drop(drop_reason::unsupported_type);
-    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != c.spdcid) {
         // Closed already (our ACK of the CLOSE was lost): acknowledge without state so the
         // initiator can finish too.
@@ -587,7 +585,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         p->rx.retract_last();
         if (!p->close_heard) {
             p->close_heard = true;
-            ++lingering_;
+            pdcs_.add_lingering();
             ++core_.counters.target_pdcs_closed;
             core_.timers.cancel(p->idle_timer);
             core_.timers.schedule(p->idle_timer, rx.now + close_linger_ns());
@@ -600,24 +598,12 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     }
 }
 
-bool engine_impl::recently_closed(std::uint32_t peer, std::uint16_t spdcid,
-                                  pds::psn_t start) const {
-    return std::any_of(closed_.begin(), closed_.end(), [&](const closed_pdc& c) {
-        return c.peer == peer && c.spdcid == spdcid && c.start_psn == start;
-    });
-}
-
-void engine_impl::remember_closed(const pds::pdc& p) {
-    closed_[closed_head_] = closed_pdc{p.peer, p.remote_id, p.start_psn};
-    closed_head_ = (closed_head_ + 1) % closed_.size();
-}
-
 // ---- initiator side of RUD / ROD ----
 
 void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
                          const wire::uet_packet& pkt) {
     if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
-    pds::pdc* p = pdc_by_local_id(a.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(a.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer)
         return core_.count_drop(drop_reason::unknown_pdc);
     ++p->counters.rx_packets;
@@ -673,7 +659,7 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
         }
         return;
     }
-    pds::pdc* p = pdc_by_local_id(n.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(n.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (n.spdcid != 0 && p->state != pds::pdc_state::syn_sent && n.spdcid != p->remote_id))
         return core_.count_drop(drop_reason::unknown_pdc);

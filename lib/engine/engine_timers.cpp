@@ -36,9 +36,9 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
 
 // The PDC's one wheel timer: its packets whose timeouts are due, each as its own timer fired.
 void engine_impl::on_rto_timer(pds::pdc& p, std::uint64_t now) {
-    const std::size_t n = p.collect_due(now, due_slots_);
+    const std::size_t n = p.collect_due(now, pdcs_.due_slots());
     for (std::size_t i = 0; i < n; ++i) {
-        pds::tx_entry& e = p.tx.at_slot(due_slots_[i]);
+        pds::tx_entry& e = p.tx.at_slot(pdcs_.due_slots()[i]);
         // Cancelled by one handled before it (a go-back-N rewind requeues the rest).
         if (e.deadline == pds::no_deadline) continue;
         if (!on_packet_timer(p, e, now)) return;  // the PDC failed and is gone

@@ -26,9 +26,9 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // frames are what next_data_frame would pick, asked for without its scans and call per
     // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
     // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = active_initiators_.size() == 1 && !rudi_.retransmit_pending() &&
-                                   !pdcs_[active_initiators_[0]].tx.has_retransmit()
-                               ? &pdcs_[active_initiators_[0]]
+    pds::pdc* const only = pdcs_.initiators().size() == 1 && !rudi_.retransmit_pending() &&
+                                   !pdcs_[pdcs_.initiators()[0]].tx.has_retransmit()
+                               ? &pdcs_[pdcs_.initiators()[0]]
                                : nullptr;
     bool only_done = false;
     while (!core_.data_stopped && n < out.size() && built < core_.cfg.tx_burst) {
@@ -98,7 +98,7 @@ void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
             ++core_.counters.tx_calls_held_by_window;
             break;
         case tx_stop::nothing_queued:
-            if (built != 0 || !active_initiators_.empty()) ++core_.counters.tx_calls_nothing_queued;
+            if (built != 0 || !pdcs_.initiators().empty()) ++core_.counters.tx_calls_nothing_queued;
             break;
         case tx_stop::other:
             break;
@@ -109,15 +109,15 @@ void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
 bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf,
                                   std::size_t& len) {
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
-    for (const std::uint32_t i : active_initiators_)
+    for (const std::uint32_t i : pdcs_.initiators())
         if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
     if (rudi_.retransmit_pending() && send_rudi(now, buf, len, true)) return true;
-    const std::size_t count = active_initiators_.size();
+    const std::size_t count = pdcs_.initiators().size();
     std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
-        if (send_new_from(pdcs_[active_initiators_[at]], now, buf, len)) {
+        if (send_new_from(pdcs_[pdcs_.initiators()[at]], now, buf, len)) {
             rr_cursor_ = at + 1;
             return true;
         }
