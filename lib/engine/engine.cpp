@@ -96,8 +96,7 @@ engine_impl::engine_impl(const engine_config& cfg)
     : core_(cfg),
       peers_(core_.cfg),
       pdcs_(core_.cfg, core_.rng),
-      messages_(core_.cfg.max_pending_messages, core_.cfg.mtu_payload),
-      request_by_id_(core_.cfg.max_pending_messages),
+      msgs_(core_.cfg),
       // Each entry holds at least one answer still owed; owed_room() stops requests well before
       // the map is full, with room left for an announce on every PDC.
       announced_(core_.cfg.answers_in_acks
@@ -111,7 +110,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     held_.resize(core_.cfg.max_pdcs);
     acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
 
-    completions_.resize(core_.cfg.max_pending_messages);
     rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
@@ -258,7 +256,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
                                  std::uint16_t* message_id) {
     std::uint32_t m = ses::no_index;
     if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
-    if (message_id) *message_id = messages_[m].message_id;
+    if (message_id) *message_id = msgs_[m].message_id;
     queue_message(m);
     return {};
 }
@@ -270,25 +268,15 @@ status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fiel
     if (data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > core_.cfg.mtu_payload)
         return {status_code::message_too_long};
-    if (message_room() == 0) return {status_code::too_many_pending};
-    peer_state& ps = peers_[to];
-    // A response goes out under the id of the request it answers (its own key space).
-    const std::uint16_t id =
-        ses.response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
-    m = messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
+    if (msgs_.room(announced_unposted_) == 0) return {status_code::too_many_pending};
+    m = msgs_.admit(peers_[to], to, mode, ses, data, context);
     if (m == ses::no_index) return {status_code::too_many_pending};
-    ++ps.messages;
-    if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
-        const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
-        messages_[m].request_slot = request_by_id_.insert(key, m).slot;
-    }
     ++core_.counters.messages_posted;
     return {};
 }
 
 void engine_impl::queue_message(std::uint32_t m) {
-    const ses::tx_message& msg = messages_[m];
+    const ses::tx_message& msg = msgs_[m];
     const auto mode = static_cast<delivery_mode>(msg.mode);
     switch (mode) {
         case delivery_mode::rud:
@@ -296,29 +284,20 @@ void engine_impl::queue_message(std::uint32_t m) {
             queue_request(peers_[msg.peer], msg.peer, mode, m, msg.length);
             break;
         case delivery_mode::rudi:
-            rudi_queue_.push(messages_, m);
+            rudi_queue_.push(msgs_.pool(), m);
             break;
         case delivery_mode::uud:
-            uud_queue_.push(messages_, m);
+            uud_queue_.push(msgs_.pool(), m);
             break;
     }
     core_.tx_ready = true;
-}
-
-// Completions not yet polled hold their place in the pool too, so the completion ring never
-// overflows; so do the response messages ACKs announced (answers in ACKs), which must not fail.
-// (The pool and the ring both have max_pending_messages entries: in_use + held >= size.)
-std::size_t engine_impl::message_room() const noexcept {
-    const std::size_t held = completion_count_ + announced_unposted_;
-    const std::size_t free = messages_.available();
-    return free > held ? free - held : 0;
 }
 
 // A RUD or ROD request's place in its peer's queue: the PDC slot's turn.
 inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode mode,
                                        std::uint32_t m, std::size_t bytes) {
     const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
-    ps.queue[slot].push(messages_, m);
+    ps.queue[slot].push(msgs_.pool(), m);
     ps.queued_bytes[slot] += bytes;
     // Only the slot's first message opens a PDC (a call per message cost ~24).
     if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
@@ -329,7 +308,7 @@ void engine_impl::validate(pds::pdc& p) {
     p.validated = true;
     held_answers& held = held_[p.index];
     while (!held.queue.empty())
-        queue_message(held.queue.pop(messages_));
+        queue_message(held.queue.pop(msgs_.pool()));
     held_answers_ -= held.count;
     held.count = 0;
 }
@@ -339,38 +318,18 @@ void engine_impl::validate(pds::pdc& p) {
 // the pool had no entry after all.
 inline bool engine_impl::queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
                                           const ses_fields& common, const unsignaled_request& r) {
-    const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, may_end_counted(common));
+    const std::uint32_t m =
+        msgs_.allocate_unsignaled(ps, to, mode, common, r, message_pool::may_end_counted(common));
     if (m == ses::no_index) return false;
     queue_request(ps, to, mode, m, r.data.size());
     return true;
-}
-
-// An unsignaled request's message, not yet queued: allocated under the peer's next id with its own
-// fields and tracked by id; ses::no_index when the pool had no entry after all.
-inline std::uint32_t engine_impl::allocate_unsignaled(peer_state& ps, peer_id to,
-                                                      delivery_mode mode, const ses_fields& common,
-                                                      const unsignaled_request& r,
-                                                      bool ends_counted) {
-    const auto mode_code = static_cast<std::uint8_t>(mode);
-    const std::uint16_t id = ps.next_message_id[mode_code];
-    const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
-    if (m == ses::no_index) return m;
-    ++ps.next_message_id[mode_code];
-    ++ps.messages;
-    ses::tx_message& msg = messages_[m];
-    msg.unsignaled = true;
-    msg.ends_counted = ends_counted;
-    msg.fields.memory_key = r.own.memory_key;
-    msg.fields.buffer_offset = r.own.buffer_offset;
-    msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
-    return m;
 }
 
 status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
                                             const ses_fields& common, const unsignaled_request& r) {
     if (to >= peers_.count()) return {status_code::unknown_peer};
     if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
-    if (message_room() == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
+    if (msgs_.room(announced_unposted_) == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
     ++core_.counters.messages_posted;
     core_.tx_ready = true;
@@ -384,7 +343,7 @@ std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode
                                                   std::span<const unsignaled_request> list) {
     if (to >= peers_.count()) return 0;
     peer_state& ps = peers_[to];
-    const std::size_t n = std::min(list.size(), message_room());
+    const std::size_t n = std::min(list.size(), msgs_.room(announced_unposted_));
     std::size_t i = 0;
     if (mode == delivery_mode::rod || core_.cfg.parallel_pdcs <= 1) {
         i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
@@ -406,15 +365,15 @@ inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to
                                                       std::span<const unsignaled_request> list) {
     const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
     ses::message_queue& q = ps.queue[slot];
-    const bool ends_counted = may_end_counted(common);
+    const bool ends_counted = message_pool::may_end_counted(common);
     std::uint64_t bytes = 0;
     std::size_t i = 0;
     for (; i < list.size(); ++i) {
         const unsignaled_request& r = list[i];
         if (r.data.size() > core_.cfg.max_message_size) break;
-        const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, ends_counted);
+        const std::uint32_t m = msgs_.allocate_unsignaled(ps, to, mode, common, r, ends_counted);
         if (m == ses::no_index) break;
-        q.push(messages_, m);
+        q.push(msgs_.pool(), m);
         bytes += r.data.size();
     }
     ps.queued_bytes[slot] += bytes;
@@ -422,36 +381,8 @@ inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to
     return i;
 }
 
-std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_mode mode,
-                                                          std::uint16_t id) const {
-    // Only tracked requests (RUD/ROD, not responses) are in the map, under a key with the mode.
-    const auto found =
-        request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id});
-    if (!found || !messages_[*found].in_use) return std::nullopt;
-    return *found;
-}
-
-std::uint32_t engine_impl::next_unsignaled_message(std::uint32_t from) const noexcept {
-    for (std::uint32_t i = from; i < messages_.capacity(); ++i)
-        if (messages_[i].in_use && messages_[i].unsignaled) return i;
-    return none;
-}
-
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
     end_message(index, result, answered);
-}
-
-std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {
-    std::size_t n = 0;
-    while (n < out.size() && completion_count_ > 0) {
-        out[n++] = completions_[completion_head_];
-        completion_head_ = ring_next(completion_head_, completions_.size());
-        --completion_count_;
-    }
-    // Emptied, the ring starts again at its first entry: the next completions go to lines just
-    // read (still cached) rather than on around a ring much larger than what is ever in it.
-    if (completion_count_ == 0) completion_head_ = 0;
-    return n;
 }
 
 bool engine_impl::poll_received(received_message& out) {
@@ -503,7 +434,7 @@ std::vector<pdc_info> engine_impl::pdcs() const {
 }
 
 bool engine_impl::idle() const {
-    return messages_.in_use() == 0 && pdcs_.initiators().empty() && !pdcs_.has_waiting();
+    return msgs_.in_use() == 0 && pdcs_.initiators().empty() && !pdcs_.has_waiting();
 }
 
 std::uint64_t engine_impl::next_deadline() const {
@@ -539,7 +470,7 @@ status engine::post_response(const received_message& request, const ses_fields& 
 
 std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode mode,
                                                      std::uint16_t id) const {
-    return impl_->pending_request(to, mode, id);
+    return impl_->msgs_.pending_request(to, mode, id);
 }
 
 // Flattened: the post of nearly every send of a stream asked no completion of, one call from the
@@ -562,29 +493,26 @@ std::size_t engine::post_unsignaled_messages(peer_id to, delivery_mode mode,
 }
 
 std::uint64_t engine::take_unsignaled_ended() noexcept {
-    return std::exchange(impl_->unsignaled_ended_, 0);
+    return impl_->msgs_.take_unsignaled_ended();
 }
 
 const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
-    return impl_->messages_[index];
+    return impl_->msgs_[index];
 }
 
 void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
-    ses::tx_message& m = impl_->messages_[index];
-    m.unsignaled = false;
-    m.ends_counted = false;
-    m.context = context;
+    impl_->msgs_.make_loud(index, context);
 }
 
 void engine::release_unsignaled_message(std::uint32_t index) noexcept {
-    ses::tx_message& m = impl_->messages_[index];
+    ses::tx_message& m = impl_->msgs_[index];
     if (!m.in_use || !m.kept) return;
     --impl_->peers_[m.peer].messages;
-    impl_->messages_.release(index);
+    impl_->msgs_.release(index);
 }
 
 std::uint32_t engine::next_unsignaled_message(std::uint32_t from) const noexcept {
-    return impl_->next_unsignaled_message(from);
+    return impl_->msgs_.next_unsignaled(from);
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
@@ -620,7 +548,7 @@ std::uint64_t engine::next_deadline() const {
     return impl_->next_deadline();
 }
 [[gnu::flatten]] std::size_t engine::poll_send_completions(std::span<send_completion> out) {
-    return impl_->poll_send_completions(out);
+    return impl_->msgs_.poll_completions(out);
 }
 [[gnu::flatten]] bool engine::poll_received(received_message& out) {
     return impl_->poll_received(out);

@@ -137,7 +137,7 @@ status engine_impl::hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode
     }
     std::uint32_t m = ses::no_index;
     if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
-    held.queue.push(messages_, m);
+    held.queue.push(msgs_.pool(), m);
     ++held.count;
     ++held_answers_;
     return {};
@@ -147,7 +147,7 @@ void engine_impl::drop_held_answers(pds::pdc& p) {
     held_answers& held = held_[p.index];
     while (!held.queue.empty()) {
         core_.count_drop(drop_reason::unvalidated_reply);
-        complete_message(held.queue.pop(messages_), status{status_code::peer_unreachable});
+        complete_message(held.queue.pop(msgs_.pool()), status{status_code::peer_unreachable});
     }
     held_answers_ -= held.count;
     held.count = 0;
@@ -171,8 +171,7 @@ void engine_impl::count_answer_message(pds::pdc& p) {
 
 // The wait restarts while announced messages keep arriving.
 std::uint64_t engine_impl::undecided_deadline(const pds::pdc& p) const noexcept {
-    return std::max(messages_[p.undecided_head].undecided_since, p.last_answer_ns) +
-           answer_wait_ns();
+    return std::max(msgs_[p.undecided_head].undecided_since, p.last_answer_ns) + answer_wait_ns();
 }
 
 std::uint64_t engine_impl::answer_wait_ns() const noexcept {
@@ -194,7 +193,7 @@ void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
 }
 
 inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (m.fields.response || ses::answer_needs_message(m.fields.opcode))
         return complete_message(index, status{});  // its answer is a message, not counted
     if (m.answered_by_message) {
@@ -209,7 +208,7 @@ inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     if (p.undecided_tail == none)
         p.undecided_head = index;
     else
-        messages_[p.undecided_tail].next_undecided = index;
+        msgs_[p.undecided_tail].next_undecided = index;
     p.undecided_tail = index;
 }
 
@@ -222,7 +221,7 @@ void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message>
     bool settled = ack_has_answers_ && answers_settled(p);
     std::uint64_t answered = 0;
     for (const pds::acked_message& r : runs) {
-        ses::tx_message& m = messages_[r.message];
+        ses::tx_message& m = msgs_[r.message];
         if (!m.in_use) continue;
         m.packets_done += r.packets;
         if (m.packets_done < m.packets_total) continue;
@@ -234,31 +233,31 @@ void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message>
         on_request_acked(p, r.message);
         settled = ack_has_answers_ && answers_settled(p);
     }
-    unsignaled_ended_ += answered;
+    msgs_.add_unsignaled_ended(answered);
     core_.counters.messages_completed += answered;
     core_.counters.answered_by_ack += answered;
 }
 
 void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {
     std::uint32_t prev = none;
-    for (std::uint32_t i = p.undecided_head; i != none; prev = i, i = messages_[i].next_undecided) {
+    for (std::uint32_t i = p.undecided_head; i != none; prev = i, i = msgs_[i].next_undecided) {
         if (i != index) continue;
-        const std::uint32_t next = messages_[i].next_undecided;
+        const std::uint32_t next = msgs_[i].next_undecided;
         if (prev == none)
             p.undecided_head = next;
         else
-            messages_[prev].next_undecided = next;
+            msgs_[prev].next_undecided = next;
         if (p.undecided_tail == i) p.undecided_tail = prev;
-        messages_[i].undecided = false;
+        msgs_[i].undecided = false;
         return;
     }
 }
 
 void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    const auto found = request_by_id_.find(ses::message_key{peer, mode, id});
+    const auto found = msgs_.find_request(ses::message_key{peer, mode, id});
     if (!found) return;
     const std::uint32_t index = *found;
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (!m.in_use || m.answered_by_message || ses::answer_needs_message(m.fields.opcode)) return;
     m.answered_by_message = true;
     m.ends_counted = false;
@@ -276,7 +275,7 @@ void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
         const bool settled = answers_settled(p);
         if (!settled && now < undecided_deadline(p)) return;
         const std::uint32_t index = p.undecided_head;
-        ses::tx_message& m = messages_[index];
+        ses::tx_message& m = msgs_[index];
         p.undecided_head = m.next_undecided;
         if (p.undecided_head == none) p.undecided_tail = none;
         m.undecided = false;

@@ -13,6 +13,7 @@
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/message_pool.hpp"
 #include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
@@ -59,10 +60,6 @@ class engine_impl final : public pds::tx_listener {
                          std::uint32_t& m);
     // An admitted message into the queue its mode sends from.
     void queue_message(std::uint32_t m);
-    std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
-                                                 std::uint16_t id) const;
-    std::uint32_t next_unsignaled_message(std::uint32_t from) const noexcept;
-    std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
     const engine_counters& counters() const;
@@ -105,8 +102,6 @@ class engine_impl final : public pds::tx_listener {
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
-    // New messages the pool takes now (post_message's check).
-    std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
     // Forced inline into its two callers: once per unsignaled request.
@@ -116,15 +111,6 @@ class engine_impl final : public pds::tx_listener {
     std::size_t queue_unsignaled_list(peer_state& ps, peer_id to, delivery_mode mode,
                                       const ses_fields& common,
                                       std::span<const unsignaled_request> list);
-    [[gnu::always_inline]] std::uint32_t allocate_unsignaled(peer_state& ps, peer_id to,
-                                                             delivery_mode mode,
-                                                             const ses_fields& common,
-                                                             const unsignaled_request& r,
-                                                             bool ends_counted);
-    // Whether unsignaled requests with these fields may end counted (tx_message::ends_counted).
-    static bool may_end_counted(const ses_fields& common) noexcept {
-        return !common.response && !ses::answer_needs_message(common.opcode);
-    }
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
@@ -203,7 +189,7 @@ class engine_impl final : public pds::tx_listener {
     }
     // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
     bool single_packet_run_message(const ses::tx_message& m) const noexcept {
-        return m.next_offset == 0 && m.length <= messages_.mtu() && !m.fields.response &&
+        return m.next_offset == 0 && m.length <= msgs_.mtu() && !m.fields.response &&
                !ses::has_extensions(m.fields);
     }
 
@@ -397,11 +383,6 @@ class engine_impl final : public pds::tx_listener {
     void count_answer_message(pds::pdc& p);
     // The oldest undecided request of p gives up waiting at this time.
     std::uint64_t undecided_deadline(const pds::pdc& p) const noexcept;
-    // RUD/ROD requests are tracked in request_by_id_ from post to completion.
-    static bool tracked_request(std::uint8_t mode, const ses::op_fields& f) noexcept {
-        const auto m = static_cast<delivery_mode>(mode);
-        return !f.response && (m == delivery_mode::rud || m == delivery_mode::rod);
-    }
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
@@ -486,10 +467,7 @@ class engine_impl final : public pds::tx_listener {
     pdc_table pdcs_;
     std::size_t rr_cursor_ = 0;
 
-    ses::tx_messages messages_;
-    // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->
-    // message, so a response message finds the request it answers.
-    request_index request_by_id_;
+    message_pool msgs_;
     // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
     // answers; pool room kept for the response messages ACKs announced and not yet posted.
     bool ack_has_answers_ = false;
@@ -501,9 +479,6 @@ class engine_impl final : public pds::tx_listener {
     std::uint32_t announced_unposted_ = 0;
     ses::message_queue rudi_queue_, uud_queue_;
     ses::reassembly reassembly_;
-    std::vector<send_completion> completions_;  // ring
-    std::size_t completion_head_ = 0, completion_count_ = 0;
-    std::uint64_t unsignaled_ended_ = 0;  // unsignaled requests ended well, not yet taken
 
     pds::rudi_window rudi_;
 
@@ -527,16 +502,13 @@ class engine_impl final : public pds::tx_listener {
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;
 
 inline void engine_impl::end_message(std::uint32_t index, status result, bool answered) {
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (!m.in_use || m.kept) return;
     const bool counted_only = m.unsignaled && answered && result.ok();
     if (counted_only) [[likely]] {
-        ++unsignaled_ended_;
+        msgs_.add_unsignaled_ended(1);
     } else {
-        // The ring has max_pending_messages entries, one per message that can be outstanding.
-        const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
-        completions_[at] = send_completion{m.context, result, answered, m.unsignaled, index};
-        ++completion_count_;
+        msgs_.push_completion(send_completion{m.context, result, answered, m.unsignaled, index});
     }
     if (result.ok())
         ++core_.counters.messages_completed;
@@ -554,21 +526,15 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
 
 // An ended message no longer found by its id, nor the transmit template's.
 inline void engine_impl::untrack_message(std::uint32_t index) noexcept {
-    const ses::tx_message& m = messages_[index];
-    // Tracked and inserted: it has an entry (the overflow map is tried only when the entry
-    // holds another request now).
-    if (m.request_slot != ses::no_index) {
-        const ses::message_key key{m.peer, m.mode, m.message_id};
-        request_by_id_.erase(key, index, m.request_slot);
-    }
+    msgs_.untrack(index);
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
 }
 
 // An ended message untracked and back in the pool.
 inline void engine_impl::release_message(std::uint32_t index) noexcept {
     untrack_message(index);
-    --peers_[messages_[index].peer].messages;
-    messages_.release(index);
+    --peers_[msgs_[index].peer].messages;
+    msgs_.release(index);
 }
 
 // An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and

@@ -645,7 +645,7 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
     if (n.nt) {
         const std::uint32_t index = rudi_.find(n.nack_psn, true);
-        if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
+        if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
             return core_.count_drop(drop_reason::stale_response);
         ++core_.connectionless.nacks_received[slot];
         pds::rudi_packet& r = rudi_[index];
@@ -701,7 +701,7 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
 
 void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
     const std::uint32_t index = rudi_.find(h.pkt_id, false);
-    if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
+    if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
         return core_.count_drop(drop_reason::stale_response);
     ++core_.connectionless.rx_packets;
     core_.connectionless.rx_bytes += rx.frame_bytes;
@@ -713,7 +713,7 @@ void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h
     const std::uint32_t message = r.message;
     rudi_.release(index);
     core_.tx_ready = true;
-    ses::tx_message& m = messages_[message];
+    ses::tx_message& m = msgs_[message];
     if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(message, status{});
 }
 

@@ -126,15 +126,15 @@ void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) 
     const std::size_t slot = p.slot;
     ses::message_queue& q = peers_[peer].queue[slot];
     // The message being cut into packets leaves the queue with the others this PDC carried.
-    if (!q.empty() && messages_[q.head].owner == p.index) {
-        const ses::tx_message& m = messages_[q.head];
+    if (!q.empty() && msgs_[q.head].owner == p.index) {
+        const ses::tx_message& m = msgs_[q.head];
         peers_[peer].queued_bytes[slot] -=
             std::min<std::uint64_t>(peers_[peer].queued_bytes[slot], m.length - m.next_offset);
-        q.pop(messages_);
+        q.pop(msgs_.pool());
     }
     // Rare path: a scan of the message pool for everything this PDC carried.
-    for (std::uint32_t i = 0; i < messages_.capacity(); ++i) {
-        const ses::tx_message& m = messages_[i];
+    for (std::uint32_t i = 0; i < msgs_.capacity(); ++i) {
+        const ses::tx_message& m = msgs_[i];
         if (m.in_use && m.owner == p.index && m.peer == peer &&
             (m.mode == static_cast<std::uint8_t>(delivery_mode::rud) ||
              m.mode == static_cast<std::uint8_t>(delivery_mode::rod)))
@@ -206,7 +206,7 @@ void engine_impl::on_rudi_timer(std::uint32_t index) {
 
 void engine_impl::fail_rudi_message(std::uint32_t message, status result) {
     rudi_.release_message(message, [this](timer_node& t) { core_.timers.cancel(t); });
-    if (rudi_queue_.head == message) rudi_queue_.pop(messages_);
+    if (rudi_queue_.head == message) rudi_queue_.pop(msgs_.pool());
     complete_message(message, result);
 }
 

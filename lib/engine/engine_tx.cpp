@@ -135,11 +135,11 @@ bool engine_impl::next_connectionless_frame(std::uint64_t now, std::span<std::ui
 std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
                                           std::span<std::uint8_t> buf) {
     if (e.kind == pds::tx_kind::close) return build_close(p, e, retx, buf);
-    const ses::tx_message& m = messages_[e.message];
+    const ses::tx_message& m = msgs_[e.message];
     // The segment is built where the header writer reads it: a copy of it into a temporary
     // loaded som and eom, just written as single bytes, as one word (a store-forwarding stall
     // perf put at a third of this function's samples).
-    const standard_header_of standard{m, messages_.segment_at(m, e.offset)};
+    const standard_header_of standard{m, msgs_.segment_at(m, e.offset)};
     const ses::segment& seg = standard.seg;
     const auto payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
     // The common packet (a request, no credit) is written from its two headers; the others go
@@ -293,14 +293,14 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         return false;
     }
     const std::uint32_t mi = q.head;
-    ses::tx_message& m = messages_[mi];
-    const std::uint32_t next_len = std::min(messages_.mtu(), m.length - m.next_offset);
+    ses::tx_message& m = msgs_[mi];
+    const std::uint32_t next_len = std::min(msgs_.mtu(), m.length - m.next_offset);
     if (!p.can_send_new(next_len, core_.params)) {
         tx_stop_ = tx_stop::window;
         maybe_request_credit(p);
         return false;
     }
-    const ses::segment seg = messages_.next_segment(m);
+    const ses::segment seg = msgs_.next_segment(m);
     auto& queued = peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
@@ -309,7 +309,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     e.offset = seg.offset;
     e.length = seg.length;
     e.entropy = p.lb.next_entropy(now);
-    if (messages_.fully_segmented(m)) q.pop(messages_);
+    if (msgs_.fully_segmented(m)) q.pop(msgs_.pool());
     // Ask for an ACK at once when nothing follows for now and this packet ends a message of
     // several packets or is the only one in flight, or when the window is full: the receiver
     // would otherwise wait for 16 KiB that may never come. A stream of single-packet messages
@@ -317,7 +317,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     // the receiver's ack_delay_ns, not one per message.
     const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
     const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(core_.params) ||
-                    p.cc_full_after(seg.length, messages_.mtu());
+                    p.cc_full_after(seg.length, msgs_.mtu());
     len = build_pdc_packet(p, e, false, ar, buf);
     p.on_sent(e, now, core_.timers, core_.params);
     core_.count_tx(&p, len, true);
@@ -328,8 +328,8 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
 
 std::size_t engine_impl::build_rudi_request(pds::rudi_packet& r, bool retx,
                                             std::span<std::uint8_t> buf) {
-    const ses::tx_message& m = messages_[r.message];
-    const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, r.offset));
+    const ses::tx_message& m = msgs_[r.message];
+    const wire::ses_header ses = ses::packet_header(m, msgs_.segment_at(m, r.offset));
     wire::pds_rudi h;
     h.type = wire::pds_type::rudi_req;
     h.next_hdr = wire::next_hdr_for(ses);
@@ -353,9 +353,9 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     } else {
         if (retransmissions_only || rudi_queue_.empty() || !rudi_.has_room()) return false;
         const std::uint32_t mi = rudi_queue_.head;
-        ses::tx_message& m = messages_[mi];
-        const ses::segment seg = messages_.next_segment(m);
-        if (messages_.fully_segmented(m)) rudi_queue_.pop(messages_);
+        ses::tx_message& m = msgs_[mi];
+        const ses::segment seg = msgs_.next_segment(m);
+        if (msgs_.fully_segmented(m)) rudi_queue_.pop(msgs_.pool());
         index = rudi_.take(mi, seg.offset, seg.length);
     }
     pds::rudi_packet& r = rudi_[index];
@@ -363,7 +363,7 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     r.sent_ns = now;
     r.resent = retx;
     len = build_rudi_request(r, retx, buf);
-    core_.timers.schedule(r.timer, now + rudi_rto(messages_[r.message].peer, r.retries));
+    core_.timers.schedule(r.timer, now + rudi_rto(msgs_[r.message].peer, r.retries));
     ++core_.counters.rudi_requests_tx;
     core_.count_tx(nullptr, len, true);
     return true;
@@ -371,9 +371,9 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
 
 bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size_t& len) {
     if (uud_queue_.empty()) return false;
-    const std::uint32_t mi = uud_queue_.pop(messages_);
-    ses::tx_message& m = messages_[mi];
-    const ses::segment seg = messages_.next_segment(m);
+    const std::uint32_t mi = uud_queue_.pop(msgs_.pool());
+    ses::tx_message& m = msgs_[mi];
+    const ses::segment seg = msgs_.next_segment(m);
     const wire::ses_header ses = ses::packet_header(m, seg);
     wire::pds_uud h;
     h.next_hdr = wire::next_hdr_for(ses);

@@ -25,9 +25,9 @@ std::uint32_t engine_impl::run_message(const pds::pdc& p) const {
     // The template is set by a message's first packet inside it (build_pdc_packet) and dropped
     // when the message or PDC is freed: it names this message only if its packets take it.
     const tx_headers_template& t = tx_template_;
-    const std::uint32_t mtu = messages_.mtu();
+    const std::uint32_t mtu = msgs_.mtu();
     if (t.pdc != p.index || t.message != q.head || t.length != mtu) return none;
-    const ses::tx_message& m = messages_[q.head];
+    const ses::tx_message& m = msgs_[q.head];
     // Inside: not the first packet, and a full packet follows this one's (not the last).
     if (m.next_offset == 0 || m.length - m.next_offset <= mtu) return none;
     return q.head;
@@ -37,8 +37,8 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     if (out.size() < 2) return 0;  // a run of one is the packet-by-packet path
     const std::uint32_t mi = run_message(p);
     if (mi == none) return 0;
-    ses::tx_message& m = messages_[mi];
-    const std::uint32_t mtu = messages_.mtu();
+    ses::tx_message& m = msgs_[mi];
+    const std::uint32_t mtu = msgs_.mtu();
     const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are: one deadline (0 means none) and one arming of the RTO timer.
@@ -168,7 +168,7 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         p.tx.has_retransmit())
         return 0;
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
-    const std::uint32_t mtu = messages_.mtu();
+    const std::uint32_t mtu = msgs_.mtu();
     const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are, as in send_run.
@@ -185,20 +185,20 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
     std::uint64_t payload_bytes = 0;
     while (n < out.size() && !q.empty()) {
         const std::uint32_t mi = q.head;
-        ses::tx_message& m = messages_[mi];
+        ses::tx_message& m = msgs_[mi];
         // Anything else, and a full window, are send_new_from's to decide (and count).
         if (!single_packet_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
         tx_frame& f = out[n];
-        const ses::segment seg = messages_.next_segment(m);
+        const ses::segment seg = msgs_.next_segment(m);
         m.owner = p.index;
         pds::tx_entry& e =
             p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(core_.now), core_.now, deadline);
-        q.pop(messages_);
+        q.pop(msgs_.pool());
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         std::size_t len;
-        if (first != nullptr && same_single_packet_headers(messages_[first_message], m)) {
+        if (first != nullptr && same_single_packet_headers(msgs_[first_message], m)) {
             // Its payload is copied (the first is built only where it may not go by reference).
             const std::span<std::uint8_t> buf = copied_frame_buffer(f, staged + n);
             len = copy_single_packet_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
