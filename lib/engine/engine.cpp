@@ -80,25 +80,6 @@ void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexce
 
 namespace {
 
-engine_config sanitized(engine_config c) {
-    c.max_pdcs = std::clamp<std::uint32_t>(c.max_pdcs, 1, 4095);
-    c.mpr = std::clamp<std::uint32_t>(c.mpr, 1, 4095);
-    c.mtu_payload = std::clamp<std::uint32_t>(c.mtu_payload, 64, 16383);
-    c.max_message_size = std::max(c.max_message_size, c.mtu_payload);
-    c.max_peers = std::clamp<std::uint32_t>(c.max_peers, 1, 1u << 24);
-    c.max_pending_messages = std::max<std::size_t>(c.max_pending_messages, 1);
-    c.max_rx_messages = std::max<std::size_t>(c.max_rx_messages, 1);
-    c.rudi_max_in_flight = std::clamp<std::uint32_t>(c.rudi_max_in_flight, 1, 65535);
-    c.control_queue = std::max<std::size_t>(c.control_queue, 16);
-    c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
-    c.parallel_pdcs = std::clamp<std::uint32_t>(c.parallel_pdcs, 1, max_parallel_pdcs);
-    c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
-    if (!(c.link_gbps > 0)) c.link_gbps = 100;
-    c.base_rtt_ns = std::max<std::uint64_t>(c.base_rtt_ns, 1);
-    if (c.window_bytes == 0) c.window_bytes = std::uint64_t{c.mpr} * c.mtu_payload;
-    return c;
-}
-
 ses::rx_config reassembly_config(const engine_config& c) {
     ses::rx_config r;
     r.slots = c.max_rx_messages;
@@ -112,274 +93,122 @@ ses::rx_config reassembly_config(const engine_config& c) {
 }  // namespace
 
 engine_impl::engine_impl(const engine_config& cfg)
-    : cfg_(sanitized(cfg)),
-      rng_(cfg_.seed),
-      timers_(cfg_.timer_tick_ns),
-      peer_by_ip_(cfg_.max_peers),
-      target_by_syn_(cfg_.max_pdcs),
-      messages_(cfg_.max_pending_messages, cfg_.mtu_payload),
-      request_by_id_(cfg_.max_pending_messages),
+    : core_(cfg),
+      peers_(core_.cfg),
+      pdcs_(core_.cfg, core_.rng),
+      msgs_(core_.cfg),
       // Each entry holds at least one answer still owed; owed_room() stops requests well before
       // the map is full, with room left for an announce on every PDC.
-      announced_(cfg_.answers_in_acks ? std::size_t{cfg_.max_pending_messages} + cfg_.max_pdcs : 0),
-      reassembly_(reassembly_config(cfg_)),
-      control_(cfg_.control_queue) {
-    if (cfg_.deliver_to != nullptr) {
-        places_writes_ = cfg_.deliver_to->places_writes();
-        takes_single_packet_messages_ = cfg_.deliver_to->takes_single_packet_messages();
-    }
-    params_.mpr = cfg_.mpr;
-    params_.ooo_threshold = cfg_.ooo_threshold;
-    params_.max_retransmits = cfg_.max_retransmits;
-    params_.rto_ns = std::max<std::uint64_t>(cfg_.rto_ns, 1);
-    params_.rto_max_ns = std::max(cfg_.rto_max_ns, params_.rto_ns);
-    params_.window_bytes = cfg_.window_bytes;
-    params_.rto_min_ns = std::min(std::max<std::uint64_t>(cfg_.rto_min_ns, 1), params_.rto_max_ns);
-    nscc_params_ = cc::nscc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload,
-                                              cfg_.trimming);
-    rccc_params_ = cc::rccc_params::from_link(cfg_.link_gbps, cfg_.base_rtt_ns, cfg_.mtu_payload);
-    params_.cc.algo = cfg_.cc;
-    params_.cc.nscc = &nscc_params_;
-    params_.cc.rccc = &rccc_params_;
-    pacer_ = std::make_unique<cc::rccc_pacer>(rccc_params_);
+      announced_(core_.cfg.answers_in_acks
+                     ? std::size_t{core_.cfg.max_pending_messages} + core_.cfg.max_pdcs
+                     : 0),
+      reassembly_(reassembly_config(core_.cfg)),
+      control_(core_.cfg.control_queue) {
+    pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
-    lb_ctx_.rng = &rng_;
-    lb_ctx_.params.path_bits = cfg_.lb_path_bits;
-    lb_ctx_.params.reps_freeze_ns = cfg_.reps_freeze_ns;
-    params_.lb = cfg_.lb;
-    params_.lb_ctx = &lb_ctx_;
 
-    peers_.reserve(cfg_.max_peers);
-    free_peers_.reserve(cfg_.max_peers);
-    pdcs_.resize(cfg_.max_pdcs);
-    // Each slot's first generation, and the order slots are handed out in, drawn from the
-    // seed: the first PDC ids of a run are not the same in every run.
-    pdc_generation_.resize(cfg_.max_pdcs);
-    for (std::uint16_t& g : pdc_generation_)
-        g = static_cast<std::uint16_t>(rng_.next_u64());
-    pdc_index_bits_ = static_cast<unsigned>(std::bit_width(cfg_.max_pdcs));
-    held_.resize(cfg_.max_pdcs);
-    tx_ring_size_ = std::bit_ceil(cfg_.mpr);
-    rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
-    tx_entries_.resize(std::size_t{cfg_.max_pdcs} * tx_ring_size_);
-    due_slots_.resize(tx_ring_size_);
-    rx_bits_.resize(std::size_t{cfg_.max_pdcs} * rx_ring_words_);
-    free_pdcs_.reserve(cfg_.max_pdcs);
-    for (std::uint32_t i = cfg_.max_pdcs; i-- > 0;) {
-        pdcs_[i].index = i;
-        pdcs_[i].idle_timer.cookie = make_cookie(timer_kind::pdc_idle, i);
-        pdcs_[i].ack_timer.cookie = make_cookie(timer_kind::ack, i);
-        pdcs_[i].rto_timer.cookie = make_cookie(timer_kind::packet, i);
-        free_pdcs_.push_back(i);
-    }
-    for (std::size_t i = free_pdcs_.size(); i > 1; --i)
-        std::swap(free_pdcs_[i - 1], free_pdcs_[rng_.next_u64() % i]);
-    active_initiators_.reserve(cfg_.max_pdcs);
-    acks_due_.reserve(2 * std::size_t{cfg_.max_pdcs});
-    closed_.resize(1024);
-    waiting_.reserve(std::size_t{cfg_.max_peers} * pdc_slots);
+    held_.resize(core_.cfg.max_pdcs);
+    acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
 
-    completions_.resize(cfg_.max_pending_messages);
-    rudi_.resize(cfg_.rudi_max_in_flight);
+    rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
     // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
-    staging_frame_size_ = 192 + cfg_.mtu_payload;
-    staging_.reset(new std::uint8_t[cfg_.tx_burst * staging_frame_size_]);
-}
-
-std::span<pds::tx_entry> engine_impl::tx_ring_of(std::uint32_t pdc_index) {
-    return {&tx_entries_[std::size_t{pdc_index} * tx_ring_size_], tx_ring_size_};
-}
-
-std::span<std::uint64_t> engine_impl::rx_ring_of(std::uint32_t pdc_index) {
-    return {&rx_bits_[std::size_t{pdc_index} * rx_ring_words_], rx_ring_words_};
+    staging_frame_size_ = 192 + core_.cfg.mtu_payload;
+    staging_.reset(new std::uint8_t[core_.cfg.tx_burst * staging_frame_size_]);
 }
 
 // ---- peers ----
 
-std::uint32_t engine_impl::find_peer(std::uint32_t ip) const {
-    const auto found = peer_by_ip_.find(ip);
-    return found ? *found : none;
-}
-
-std::uint32_t engine_impl::find_source(std::uint32_t ip) {
-    // An entry forgotten is set to address 0, which no frame comes from.
-    if (last_peer_ != none && peers_[last_peer_].ip == ip) [[likely]]
-        return last_peer_;
-    if (const std::uint32_t p = find_peer(ip); p != none) return last_peer_ = p;
-    return none;
-}
-
 std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip) {
-    if (free_peers_.empty() && peers_.size() >= cfg_.max_peers) {
-        const std::uint32_t victim = evictable_peer();
+    if (!peers_.has_room()) {
+        const std::uint32_t victim = peers_.evictable(reassembly_);
         if (victim == none) return none;
         forget_peer(victim);  // its entry goes to the free list
     }
-    std::uint32_t id;
-    if (!free_peers_.empty()) {
-        id = free_peers_.back();
-        free_peers_.pop_back();
-    } else {
-        id = peer_count_++;
-        peers_.emplace_back();
-    }
-    peer_state& s = peers_[id];
-    s = peer_state{};
-    s.mac = mac;
-    s.ip = ip;
-    build_peer_headers(s);
-    peer_by_ip_.insert(ip, id);
-    return id;
+    return peers_.add_entry(mac, ip);
 }
 
 std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    const std::uint32_t p = find_source(ip);
+    const std::uint32_t p = peers_.find_source(ip);
     return p != none ? p : add_peer_entry(mac, ip);
-}
-
-std::uint32_t engine_impl::source_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    if (const std::uint32_t p = find_source(ip); p != none) [[likely]]
-        return p;
-    if (transient_.ip != ip || transient_.mac != mac) {
-        transient_.mac = mac;
-        transient_.ip = ip;
-        build_peer_headers(transient_);
-    }
-    return transient_peer;
 }
 
 bool engine_impl::learn_peer(rx_context& rx) {
     if (rx.peer != transient_peer) return true;
     // Added by an earlier packet of the same burst, which carries the scratch entry still.
-    if (const std::uint32_t known = find_peer(transient_.ip); known != none) {
+    const peer_state& source = peers_.transient();
+    if (const std::uint32_t known = peers_.find(source.ip); known != none) {
         rx.peer = known;
         return true;
     }
-    const std::uint32_t id = add_peer_entry(transient_.mac, transient_.ip);
+    const std::uint32_t id = add_peer_entry(source.mac, source.ip);
     if (id == none) {
-        count_drop(drop_reason::peer_table_full);
+        core_.count_drop(drop_reason::peer_table_full);
         return false;
     }
     peers_[id].learned = true;
-    ++counters_.peers_learned;
+    ++core_.counters.peers_learned;
     rx.peer = id;
     return true;
-}
-
-// A learned peer that holds nothing here: no PDC, nothing queued or posted to it, no message of
-// its in reassembly. Looked for round the table from where the last search ended, a bounded
-// number of entries per call, so that a flood of new sources costs little per frame.
-std::uint32_t engine_impl::evictable_peer() {
-    constexpr std::uint32_t max_looked_at = 64;
-    for (std::uint32_t n = 0; n < std::min(max_looked_at, peer_count_); ++n) {
-        const std::uint32_t id = evict_cursor_;
-        evict_cursor_ = evict_cursor_ + 1 >= peer_count_ ? 0 : evict_cursor_ + 1;
-        const peer_state& ps = peers_[id];
-        if (!ps.learned || ps.ip == 0 || ps.messages != 0 || ps.target_pdcs != 0) continue;
-        bool busy = false;
-        for (std::size_t slot = 0; slot < pdc_slots && !busy; ++slot)
-            busy = ps.pdc[slot] != none || !ps.queue[slot].empty() || ps.waiting_for_pdc[slot];
-        if (busy || reassembly_.holds_peer(id)) continue;
-        return id;
-    }
-    return none;
 }
 
 // The entry of a learned peer that holds no state is given back: nothing refers to its id
 // but what remembers completed messages (forgotten here) and closed PDCs (likewise).
 void engine_impl::forget_peer(std::uint32_t id) {
-    peer_state& ps = peers_[id];
-    peer_by_ip_.erase(ps.ip);
     reassembly_.forget_peer(id);
-    for (closed_pdc& c : closed_)
-        if (c.peer == id) c = closed_pdc{};
-    ps.ip = 0;
-    ps.learned = false;
-    if (last_peer_ == id) last_peer_ = none;
-    free_peers_.push_back(id);
-    ++counters_.peers_forgotten;
+    pdcs_.forget_peer(id);
+    peers_.forget(id);
+    ++core_.counters.peers_forgotten;
 }
 
 peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
     const std::uint32_t p = find_or_add_peer(mac, ip);
     if (p == none) return invalid_peer;
     peers_[p].learned = false;  // the caller refers to it from now on
-    if (peers_[p].mac != mac) {
-        peers_[p].mac = mac;
-        build_peer_headers(peers_[p]);
-    }
+    if (peers_[p].mac != mac) peers_.set_mac(p, mac);
     return p;
 }
 
 // ---- PDC table ----
 
 pds::pdc* engine_impl::allocate_pdc() {
-    if (free_pdcs_.empty() && !reclaim_lingering()) return nullptr;
-    const std::uint32_t i = free_pdcs_.back();
-    free_pdcs_.pop_back();
-    pds::pdc& p = pdcs_[i];
-    // PDCIDs carry the slot (never 0) and a generation, so packets of a closed PDC do not
-    // reach the next user of its slot.
-    const std::uint16_t gen_mask = static_cast<std::uint16_t>((1u << (16 - pdc_index_bits_)) - 1);
-    pdc_generation_[i] = static_cast<std::uint16_t>((pdc_generation_[i] + 1) & gen_mask);
-    p.local_id = static_cast<std::uint16_t>((pdc_generation_[i] << pdc_index_bits_) | (i + 1));
-    p.remote_id = 0;
-    return &p;
-}
-
-pds::pdc* engine_impl::pdc_by_local_id(std::uint16_t id) {
-    const std::uint32_t slot = id & ((1u << pdc_index_bits_) - 1);
-    if (slot == 0 || slot > pdcs_.size()) return nullptr;
-    pds::pdc& p = pdcs_[slot - 1];
-    return p.state != pds::pdc_state::free && p.local_id == id ? &p : nullptr;
+    if (!pdcs_.has_free() && !reclaim_lingering()) return nullptr;
+    return pdcs_.allocate();
 }
 
 bool engine_impl::reclaim_lingering() {
-    if (lingering_ == 0) return false;
-    for (pds::pdc& p : pdcs_) {
-        if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target || !p.close_heard)
-            continue;
-        free_pdc(p, false);
-        return true;
-    }
-    return false;
+    pds::pdc* p = pdcs_.first_lingering_target();
+    if (!p) return false;
+    free_pdc(*p, false);
+    return true;
 }
 
 void engine_impl::free_pdc(pds::pdc& p, bool kick) {
     if (tx_template_.pdc == p.index) tx_template_.pdc = none;
     if (p.close_heard) {
         p.close_heard = false;
-        --lingering_;
+        pdcs_.drop_lingering();
     }
-    p.cancel_timers(timers_);
-    add_counters(closed_totals_, p.counters);
+    p.cancel_timers(core_.timers);
+    add_counters(core_.closed_totals, p.counters);
     if (p.role == pds::pdc_role::initiator) {
         auto& owner = peers_[p.peer].pdc[p.slot];
         if (owner == p.index) owner = none;
-        auto it = std::find(active_initiators_.begin(), active_initiators_.end(), p.index);
-        if (it != active_initiators_.end()) active_initiators_.erase(it);
+        pdcs_.remove_initiator(p.index);
     } else {
         pacer_->forget(p.credit_rx);
         forget_owed(p);
         drop_held_answers(p);
         --peers_[p.peer].target_pdcs;
-        target_by_syn_.erase((std::uint64_t{p.peer} << 16) | p.remote_id);
-        remember_closed(p);
+        pdcs_.erase_syn(p.peer, p.remote_id);
+        pdcs_.remember_closed(p);
     }
     p.state = pds::pdc_state::free;
     p.ack_due = false;
-    free_pdcs_.push_back(p.index);
+    pdcs_.release_slot(p);
     // Initiator or target, a freed slot goes to the flows that found the table full.
-    if (kick) kick_waiting(now_);
-}
-
-std::size_t engine_impl::slot_for(peer_state& ps, delivery_mode m) const {
-    if (m == delivery_mode::rod) return rod_slot;
-    const std::uint32_t lane = ps.next_rud_lane;
-    ps.next_rud_lane = lane + 1 == cfg_.parallel_pdcs ? 0 : lane + 1;
-    return lane == 0 ? 0 : std::size_t{lane} + 1;
+    if (kick) kick_waiting(core_.now);
 }
 
 void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now) {
@@ -389,28 +218,27 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
     if (!p) {
         if (!ps.waiting_for_pdc[mode_slot]) {
             ps.waiting_for_pdc[mode_slot] = true;
-            waiting_.emplace_back(peer, mode_slot);
+            pdcs_.wait(peer, mode_slot);
         }
         return;
     }
     p->peer = peer;
     p->ordered = mode_slot == rod_slot;
     p->slot = static_cast<std::uint8_t>(mode_slot);
-    const auto start = static_cast<pds::psn_t>(rng_.next_u64());
-    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
-    p->open_initiator(tx_ring_of(p->index), start, entropy, params_);
+    const auto start = static_cast<pds::psn_t>(core_.rng.next_u64());
+    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
+    p->open_initiator(pdcs_.tx_ring_of(p->index), start, entropy, core_.params);
     p->last_activity_ns = now;
     ps.pdc[mode_slot] = p->index;
-    active_initiators_.push_back(p->index);
-    ++counters_.pdcs_opened;
-    tx_ready_ = true;
+    pdcs_.add_initiator(p->index);
+    ++core_.counters.pdcs_opened;
+    core_.tx_ready = true;
 }
 
 void engine_impl::kick_waiting(std::uint64_t now) {
     // Flows that found the table full get the freed slots in the order they asked.
-    while (!waiting_.empty() && !free_pdcs_.empty()) {
-        const auto [peer, slot] = waiting_.front();
-        waiting_.erase(waiting_.begin());
+    while (pdcs_.has_waiting() && pdcs_.has_free()) {
+        const auto [peer, slot] = pdcs_.pop_waiting();
         peers_[peer].waiting_for_pdc[slot] = false;
         open_initiator_pdc(peer, slot, now);
     }
@@ -428,7 +256,7 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
                                  std::uint16_t* message_id) {
     std::uint32_t m = ses::no_index;
     if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
-    if (message_id) *message_id = messages_[m].message_id;
+    if (message_id) *message_id = msgs_[m].message_id;
     queue_message(m);
     return {};
 }
@@ -436,29 +264,19 @@ status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_field
 status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context,
                                   std::uint32_t& m) {
-    if (to >= peer_count_) return {status_code::unknown_peer};
-    if (data.size() > cfg_.max_message_size) return {status_code::message_too_long};
-    if (mode == delivery_mode::uud && data.size() > cfg_.mtu_payload)
+    if (to >= peers_.count()) return {status_code::unknown_peer};
+    if (data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
+    if (mode == delivery_mode::uud && data.size() > core_.cfg.mtu_payload)
         return {status_code::message_too_long};
-    if (message_room() == 0) return {status_code::too_many_pending};
-    peer_state& ps = peers_[to];
-    // A response goes out under the id of the request it answers (its own key space).
-    const std::uint16_t id =
-        ses.response ? ses.message_id : ps.next_message_id[static_cast<std::size_t>(mode)];
-    m = messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
+    if (msgs_.room(announced_unposted_) == 0) return {status_code::too_many_pending};
+    m = msgs_.admit(peers_[to], to, mode, ses, data, context);
     if (m == ses::no_index) return {status_code::too_many_pending};
-    ++ps.messages;
-    if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
-    if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
-        const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
-        messages_[m].request_slot = request_by_id_.insert(key, m).slot;
-    }
-    ++counters_.messages_posted;
+    ++core_.counters.messages_posted;
     return {};
 }
 
 void engine_impl::queue_message(std::uint32_t m) {
-    const ses::tx_message& msg = messages_[m];
+    const ses::tx_message& msg = msgs_[m];
     const auto mode = static_cast<delivery_mode>(msg.mode);
     switch (mode) {
         case delivery_mode::rud:
@@ -466,32 +284,23 @@ void engine_impl::queue_message(std::uint32_t m) {
             queue_request(peers_[msg.peer], msg.peer, mode, m, msg.length);
             break;
         case delivery_mode::rudi:
-            rudi_queue_.push(messages_, m);
+            rudi_queue_.push(msgs_.pool(), m);
             break;
         case delivery_mode::uud:
-            uud_queue_.push(messages_, m);
+            uud_queue_.push(msgs_.pool(), m);
             break;
     }
-    tx_ready_ = true;
-}
-
-// Completions not yet polled hold their place in the pool too, so the completion ring never
-// overflows; so do the response messages ACKs announced (answers in ACKs), which must not fail.
-// (The pool and the ring both have max_pending_messages entries: in_use + held >= size.)
-std::size_t engine_impl::message_room() const noexcept {
-    const std::size_t held = completion_count_ + announced_unposted_;
-    const std::size_t free = messages_.available();
-    return free > held ? free - held : 0;
+    core_.tx_ready = true;
 }
 
 // A RUD or ROD request's place in its peer's queue: the PDC slot's turn.
 inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode mode,
                                        std::uint32_t m, std::size_t bytes) {
-    const std::size_t slot = slot_for(ps, mode);
-    ps.queue[slot].push(messages_, m);
+    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
+    ps.queue[slot].push(msgs_.pool(), m);
     ps.queued_bytes[slot] += bytes;
     // Only the slot's first message opens a PDC (a call per message cost ~24).
-    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
 }
 
 // p's initiator sent a packet without SYN naming our PDC id: its held answers go.
@@ -499,7 +308,7 @@ void engine_impl::validate(pds::pdc& p) {
     p.validated = true;
     held_answers& held = held_[p.index];
     while (!held.queue.empty())
-        queue_message(held.queue.pop(messages_));
+        queue_message(held.queue.pop(msgs_.pool()));
     held_answers_ -= held.count;
     held.count = 0;
 }
@@ -509,41 +318,21 @@ void engine_impl::validate(pds::pdc& p) {
 // the pool had no entry after all.
 inline bool engine_impl::queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
                                           const ses_fields& common, const unsignaled_request& r) {
-    const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, may_end_counted(common));
+    const std::uint32_t m =
+        msgs_.allocate_unsignaled(ps, to, mode, common, r, message_pool::may_end_counted(common));
     if (m == ses::no_index) return false;
     queue_request(ps, to, mode, m, r.data.size());
     return true;
 }
 
-// An unsignaled request's message, not yet queued: allocated under the peer's next id with its own
-// fields and tracked by id; ses::no_index when the pool had no entry after all.
-inline std::uint32_t engine_impl::allocate_unsignaled(peer_state& ps, peer_id to,
-                                                      delivery_mode mode, const ses_fields& common,
-                                                      const unsignaled_request& r,
-                                                      bool ends_counted) {
-    const auto mode_code = static_cast<std::uint8_t>(mode);
-    const std::uint16_t id = ps.next_message_id[mode_code];
-    const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
-    if (m == ses::no_index) return m;
-    ++ps.next_message_id[mode_code];
-    ++ps.messages;
-    ses::tx_message& msg = messages_[m];
-    msg.unsignaled = true;
-    msg.ends_counted = ends_counted;
-    msg.fields.memory_key = r.own.memory_key;
-    msg.fields.buffer_offset = r.own.buffer_offset;
-    msg.request_slot = request_by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
-    return m;
-}
-
 status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
                                             const ses_fields& common, const unsignaled_request& r) {
-    if (to >= peer_count_) return {status_code::unknown_peer};
-    if (r.data.size() > cfg_.max_message_size) return {status_code::message_too_long};
-    if (message_room() == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
+    if (to >= peers_.count()) return {status_code::unknown_peer};
+    if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
+    if (msgs_.room(announced_unposted_) == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
-    ++counters_.messages_posted;
-    tx_ready_ = true;
+    ++core_.counters.messages_posted;
+    core_.tx_ready = true;
     return {};
 }
 
@@ -552,19 +341,19 @@ status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
 std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode,
                                                   const ses_fields& common,
                                                   std::span<const unsignaled_request> list) {
-    if (to >= peer_count_) return 0;
+    if (to >= peers_.count()) return 0;
     peer_state& ps = peers_[to];
-    const std::size_t n = std::min(list.size(), message_room());
+    const std::size_t n = std::min(list.size(), msgs_.room(announced_unposted_));
     std::size_t i = 0;
-    if (mode == delivery_mode::rod || cfg_.parallel_pdcs <= 1) {
+    if (mode == delivery_mode::rod || core_.cfg.parallel_pdcs <= 1) {
         i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
     } else {  // each request to the next of the parallel PDCs
-        while (i < n && list[i].data.size() <= cfg_.max_message_size &&
+        while (i < n && list[i].data.size() <= core_.cfg.max_message_size &&
                queue_unsignaled(ps, to, mode, common, list[i]))
             ++i;
     }
-    counters_.messages_posted += i;
-    if (i != 0) tx_ready_ = true;
+    core_.counters.messages_posted += i;
+    if (i != 0) core_.tx_ready = true;
     return i;
 }
 
@@ -574,54 +363,26 @@ std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode
 inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to,
                                                       delivery_mode mode, const ses_fields& common,
                                                       std::span<const unsignaled_request> list) {
-    const std::size_t slot = slot_for(ps, mode);
+    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
     ses::message_queue& q = ps.queue[slot];
-    const bool ends_counted = may_end_counted(common);
+    const bool ends_counted = message_pool::may_end_counted(common);
     std::uint64_t bytes = 0;
     std::size_t i = 0;
     for (; i < list.size(); ++i) {
         const unsignaled_request& r = list[i];
-        if (r.data.size() > cfg_.max_message_size) break;
-        const std::uint32_t m = allocate_unsignaled(ps, to, mode, common, r, ends_counted);
+        if (r.data.size() > core_.cfg.max_message_size) break;
+        const std::uint32_t m = msgs_.allocate_unsignaled(ps, to, mode, common, r, ends_counted);
         if (m == ses::no_index) break;
-        q.push(messages_, m);
+        q.push(msgs_.pool(), m);
         bytes += r.data.size();
     }
     ps.queued_bytes[slot] += bytes;
-    if (i != 0 && ps.pdc[slot] == none) open_initiator_pdc(to, slot, now_);
+    if (i != 0 && ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
     return i;
-}
-
-std::optional<std::uint32_t> engine_impl::pending_request(peer_id to, delivery_mode mode,
-                                                          std::uint16_t id) const {
-    // Only tracked requests (RUD/ROD, not responses) are in the map, under a key with the mode.
-    const auto found =
-        request_by_id_.find(ses::message_key{to, static_cast<std::uint8_t>(mode), id});
-    if (!found || !messages_[*found].in_use) return std::nullopt;
-    return *found;
-}
-
-std::uint32_t engine_impl::next_unsignaled_message(std::uint32_t from) const noexcept {
-    for (std::uint32_t i = from; i < messages_.capacity(); ++i)
-        if (messages_[i].in_use && messages_[i].unsignaled) return i;
-    return none;
 }
 
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
     end_message(index, result, answered);
-}
-
-std::size_t engine_impl::poll_send_completions(std::span<send_completion> out) {
-    std::size_t n = 0;
-    while (n < out.size() && completion_count_ > 0) {
-        out[n++] = completions_[completion_head_];
-        completion_head_ = ring_next(completion_head_, completions_.size());
-        --completion_count_;
-    }
-    // Emptied, the ring starts again at its first entry: the next completions go to lines just
-    // read (still cached) rather than on around a ring much larger than what is ever in it.
-    if (completion_count_ == 0) completion_head_ = 0;
-    return n;
 }
 
 bool engine_impl::poll_received(received_message& out) {
@@ -637,7 +398,7 @@ bool engine_impl::poll_received(received_message& out) {
     out.placement_failed = d.failed;
     out.answer_token = d.tag;
     out.request_pdc = d.origin;
-    ++counters_.messages_delivered;
+    ++core_.counters.messages_delivered;
     return true;
 }
 
@@ -646,13 +407,13 @@ void engine_impl::release(std::uint64_t handle) {
 }
 
 const engine_counters& engine_impl::counters() const {
-    pds::pdc_counters total = closed_totals_;
-    add_counters(total, connectionless_);
+    pds::pdc_counters total = core_.closed_totals;
+    add_counters(total, core_.connectionless);
     for (const pds::pdc& p : pdcs_)
         if (p.state != pds::pdc_state::free) add_counters(total, p.counters);
-    counters_.pds = total;
-    counters_.lb = lb_ctx_.stats;
-    return counters_;
+    core_.counters.pds = total;
+    core_.counters.lb = core_.lb_ctx.stats;
+    return core_.counters;
 }
 
 std::vector<pdc_info> engine_impl::pdcs() const {
@@ -673,15 +434,16 @@ std::vector<pdc_info> engine_impl::pdcs() const {
 }
 
 bool engine_impl::idle() const {
-    return messages_.in_use() == 0 && active_initiators_.empty() && waiting_.empty();
+    return msgs_.in_use() == 0 && pdcs_.initiators().empty() && !pdcs_.has_waiting();
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (tx_ready_ || !acks_due_.empty() || control_.waiting()) return now_;
-    const std::uint64_t t = timers_.next_deadline();
+    if (core_.tx_ready || !acks_due_.empty() || control_.waiting()) return core_.now;
+    const std::uint64_t t = core_.timers.next_deadline();
     if (t == timer_wheel::never) return t;
-    // The wheel gives a lower bound; after advance(now_) nothing is due at or before now_.
-    return std::max(t, now_ + 1);
+    // The wheel gives a lower bound; after advance(core_.now) nothing is due at or before
+    // core_.now.
+    return std::max(t, core_.now + 1);
 }
 
 // ---- engine: forwarding to the implementation ----
@@ -708,7 +470,7 @@ status engine::post_response(const received_message& request, const ses_fields& 
 
 std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode mode,
                                                      std::uint16_t id) const {
-    return impl_->pending_request(to, mode, id);
+    return impl_->msgs_.pending_request(to, mode, id);
 }
 
 // Flattened: the post of nearly every send of a stream asked no completion of, one call from the
@@ -731,29 +493,26 @@ std::size_t engine::post_unsignaled_messages(peer_id to, delivery_mode mode,
 }
 
 std::uint64_t engine::take_unsignaled_ended() noexcept {
-    return std::exchange(impl_->unsignaled_ended_, 0);
+    return impl_->msgs_.take_unsignaled_ended();
 }
 
 const ses::tx_message& engine::message(std::uint32_t index) const noexcept {
-    return impl_->messages_[index];
+    return impl_->msgs_[index];
 }
 
 void engine::make_loud(std::uint32_t index, std::uint64_t context) noexcept {
-    ses::tx_message& m = impl_->messages_[index];
-    m.unsignaled = false;
-    m.ends_counted = false;
-    m.context = context;
+    impl_->msgs_.make_loud(index, context);
 }
 
 void engine::release_unsignaled_message(std::uint32_t index) noexcept {
-    ses::tx_message& m = impl_->messages_[index];
+    ses::tx_message& m = impl_->msgs_[index];
     if (!m.in_use || !m.kept) return;
     --impl_->peers_[m.peer].messages;
-    impl_->messages_.release(index);
+    impl_->msgs_.release(index);
 }
 
 std::uint32_t engine::next_unsignaled_message(std::uint32_t from) const noexcept {
-    return impl_->next_unsignaled_message(from);
+    return impl_->msgs_.next_unsignaled(from);
 }
 
 status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
@@ -789,7 +548,7 @@ std::uint64_t engine::next_deadline() const {
     return impl_->next_deadline();
 }
 [[gnu::flatten]] std::size_t engine::poll_send_completions(std::span<send_completion> out) {
-    return impl_->poll_send_completions(out);
+    return impl_->msgs_.poll_completions(out);
 }
 [[gnu::flatten]] bool engine::poll_received(received_message& out) {
     return impl_->poll_received(out);
@@ -809,10 +568,10 @@ std::uint64_t engine::next_deadline() const {
     impl_->release(handle);
 }
 std::uint32_t engine::peer_ip(peer_id p) const noexcept {
-    return p < impl_->peers_.size() ? impl_->peers_[p].ip : 0;
+    return impl_->peers_.ip_of(p);
 }
 void engine::keep_peer(peer_id p) noexcept {
-    if (p < impl_->peers_.size()) impl_->peers_[p].learned = false;
+    impl_->peers_.keep(p);
 }
 const engine_counters& engine::counters() const {
     return impl_->counters();
@@ -821,14 +580,14 @@ std::vector<pdc_info> engine::pdcs() const {
     return impl_->pdcs();
 }
 const engine_config& engine::config() const {
-    return impl_->cfg_;
+    return impl_->core_.cfg;
 }
 bool engine::idle() const {
     return impl_->idle();
 }
 
 void engine::stop_data() noexcept {
-    impl_->data_stopped_ = true;
+    impl_->core_.data_stopped = true;
 }
 
 }  // namespace uet

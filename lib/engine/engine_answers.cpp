@@ -105,7 +105,7 @@ status engine_impl::post_response(const received_message& request, const ses_fie
                           ? hold_answer(*origin, request.from, request.mode, ses, data, context)
                           : post_message(request.from, request.mode, ses, data, context, nullptr);
     if (st.ok()) {
-        ++counters_.answers_as_messages;
+        ++core_.counters.answers_as_messages;
         if (counted_on) ++counted_on->answers_as_messages;
     }
     return st;
@@ -131,13 +131,13 @@ status engine_impl::hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode
     // so more requests than that on an unvalidated PDC are forged. And answers held in all
     // stop at a quarter of the pool, which only a flood of forged requests reaches. Beyond
     // either, the answer is not kept: counted as if its PDC had gone unvalidated.
-    if (held.count >= cfg_.mpr || held_answers_ >= cfg_.max_pending_messages / 4) {
-        count_drop(drop_reason::unvalidated_reply);
+    if (held.count >= core_.cfg.mpr || held_answers_ >= core_.cfg.max_pending_messages / 4) {
+        core_.count_drop(drop_reason::unvalidated_reply);
         return {};
     }
     std::uint32_t m = ses::no_index;
     if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
-    held.queue.push(messages_, m);
+    held.queue.push(msgs_.pool(), m);
     ++held.count;
     ++held_answers_;
     return {};
@@ -146,8 +146,8 @@ status engine_impl::hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode
 void engine_impl::drop_held_answers(pds::pdc& p) {
     held_answers& held = held_[p.index];
     while (!held.queue.empty()) {
-        count_drop(drop_reason::unvalidated_reply);
-        complete_message(held.queue.pop(messages_), status{status_code::peer_unreachable});
+        core_.count_drop(drop_reason::unvalidated_reply);
+        complete_message(held.queue.pop(msgs_.pool()), status{status_code::peer_unreachable});
     }
     held_answers_ -= held.count;
     held.count = 0;
@@ -158,7 +158,7 @@ bool engine_impl::answer_ok_in_ack(const received_message& request) {
     pds::pdc* p = owed_on(request.answer_token);
     if (p == nullptr) return false;
     --p->answers_owed;
-    ++counters_.answers_in_acks;
+    ++core_.counters.answers_in_acks;
     return true;
 }
 
@@ -166,19 +166,18 @@ bool engine_impl::answer_ok_in_ack(const received_message& request) {
 
 void engine_impl::count_answer_message(pds::pdc& p) {
     ++p.answers_received;
-    p.last_answer_ns = now_;
+    p.last_answer_ns = core_.now;
 }
 
 // The wait restarts while announced messages keep arriving.
 std::uint64_t engine_impl::undecided_deadline(const pds::pdc& p) const noexcept {
-    return std::max(messages_[p.undecided_head].undecided_since, p.last_answer_ns) +
-           answer_wait_ns();
+    return std::max(msgs_[p.undecided_head].undecided_since, p.last_answer_ns) + answer_wait_ns();
 }
 
 std::uint64_t engine_impl::answer_wait_ns() const noexcept {
-    return cfg_.answer_wait_ns != 0
-               ? cfg_.answer_wait_ns
-               : params_.rto_max_ns * (std::uint64_t{cfg_.max_retransmits} + 1);
+    return core_.cfg.answer_wait_ns != 0
+               ? core_.cfg.answer_wait_ns
+               : core_.params.rto_max_ns * (std::uint64_t{core_.cfg.max_retransmits} + 1);
 }
 
 void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
@@ -194,7 +193,7 @@ void engine_impl::on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt) {
 }
 
 inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (m.fields.response || ses::answer_needs_message(m.fields.opcode))
         return complete_message(index, status{});  // its answer is a message, not counted
     if (m.answered_by_message) {
@@ -204,12 +203,12 @@ inline void engine_impl::on_request_acked(pds::pdc& p, std::uint32_t index) {
     if (!ack_has_answers_) return end_message(index, status{}, false);
     if (answers_settled(p)) return end_message(index, status{}, true);
     m.undecided = true;
-    m.undecided_since = now_;
+    m.undecided_since = core_.now;
     m.next_undecided = none;
     if (p.undecided_tail == none)
         p.undecided_head = index;
     else
-        messages_[p.undecided_tail].next_undecided = index;
+        msgs_[p.undecided_tail].next_undecided = index;
     p.undecided_tail = index;
 }
 
@@ -222,7 +221,7 @@ void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message>
     bool settled = ack_has_answers_ && answers_settled(p);
     std::uint64_t answered = 0;
     for (const pds::acked_message& r : runs) {
-        ses::tx_message& m = messages_[r.message];
+        ses::tx_message& m = msgs_[r.message];
         if (!m.in_use) continue;
         m.packets_done += r.packets;
         if (m.packets_done < m.packets_total) continue;
@@ -234,31 +233,31 @@ void engine_impl::on_data_acked(pds::pdc& p, std::span<const pds::acked_message>
         on_request_acked(p, r.message);
         settled = ack_has_answers_ && answers_settled(p);
     }
-    unsignaled_ended_ += answered;
-    counters_.messages_completed += answered;
-    counters_.answered_by_ack += answered;
+    msgs_.add_unsignaled_ended(answered);
+    core_.counters.messages_completed += answered;
+    core_.counters.answered_by_ack += answered;
 }
 
 void engine_impl::unlink_undecided(pds::pdc& p, std::uint32_t index) {
     std::uint32_t prev = none;
-    for (std::uint32_t i = p.undecided_head; i != none; prev = i, i = messages_[i].next_undecided) {
+    for (std::uint32_t i = p.undecided_head; i != none; prev = i, i = msgs_[i].next_undecided) {
         if (i != index) continue;
-        const std::uint32_t next = messages_[i].next_undecided;
+        const std::uint32_t next = msgs_[i].next_undecided;
         if (prev == none)
             p.undecided_head = next;
         else
-            messages_[prev].next_undecided = next;
+            msgs_[prev].next_undecided = next;
         if (p.undecided_tail == i) p.undecided_tail = prev;
-        messages_[i].undecided = false;
+        msgs_[i].undecided = false;
         return;
     }
 }
 
 void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    const auto found = request_by_id_.find(ses::message_key{peer, mode, id});
+    const auto found = msgs_.find_request(ses::message_key{peer, mode, id});
     if (!found) return;
     const std::uint32_t index = *found;
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (!m.in_use || m.answered_by_message || ses::answer_needs_message(m.fields.opcode)) return;
     m.answered_by_message = true;
     m.ends_counted = false;
@@ -268,7 +267,7 @@ void engine_impl::on_answer_message(std::uint32_t peer, std::uint8_t mode, std::
     unlink_undecided(p, index);
     count_answer_message(p);
     complete_message(index, status{});
-    settle_answers(p, now_);
+    settle_answers(p, core_.now);
 }
 
 void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
@@ -276,13 +275,13 @@ void engine_impl::settle_answers(pds::pdc& p, std::uint64_t now) {
         const bool settled = answers_settled(p);
         if (!settled && now < undecided_deadline(p)) return;
         const std::uint32_t index = p.undecided_head;
-        ses::tx_message& m = messages_[index];
+        ses::tx_message& m = msgs_[index];
         p.undecided_head = m.next_undecided;
         if (p.undecided_head == none) p.undecided_tail = none;
         m.undecided = false;
         // Waited too long for the announced messages: the caller waits for this request's
         // own response message (and gives up on it in its own time).
-        if (!settled) ++counters_.answer_waits_expired;
+        if (!settled) ++core_.counters.answer_waits_expired;
         complete_message(index, status{}, settled);
     }
 }

@@ -12,6 +12,10 @@
 #include "core/timer_wheel.hpp"
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
+#include "engine/engine_core.hpp"
+#include "engine/message_pool.hpp"
+#include "engine/pdc_table.hpp"
+#include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
@@ -23,60 +27,9 @@
 
 namespace uet {
 
-inline constexpr std::uint32_t none = 0xffffffffu;
-
-// The peer id of a source that is not in the peer table: what is sent back to it without
-// keeping state (a NACK, a RUDI response, the ACK of a stale CLOSE) goes through a scratch entry
-// rebuilt for each such frame, so frames from forged sources never take a table entry.
-inline constexpr std::uint32_t transient_peer = 0xfffffffeu;
-
 // Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
-
-// The initiator PDCs a peer can have, one per slot: slot 0 is RUD's first, slot 1 ROD's, slots
-// 2.. the further RUD PDCs of engine_config::parallel_pdcs. Each slot queues its own messages.
-inline constexpr std::size_t rod_slot = 1;
-inline constexpr std::size_t pdc_slots = 1 + max_parallel_pdcs;
-
-struct peer_state {
-    wire::mac_address mac;
-    std::uint32_t ip = 0;
-    // Ethernet/IPv4/UDP of the frames to this peer: data (ECN-capable) and control (ACK class).
-    wire::udp_header_template data_header, control_header;
-    std::array<std::uint16_t, delivery_mode_count> next_message_id{};
-    std::uint32_t messages = 0;     // posted to it and not released
-    std::uint32_t target_pdcs = 0;  // its target PDCs open here
-    // Added by a packet it sent, not by add_peer() or keep_peer(): such an entry holding no
-    // state may be given to a new source when the table is full.
-    bool learned = false;
-    std::array<ses::message_queue, pdc_slots> queue;  // messages not fully segmented
-    std::array<std::uint32_t, pdc_slots> pdc = filled_with_none();
-    std::array<bool, pdc_slots> waiting_for_pdc{};
-    std::array<std::uint64_t, pdc_slots> queued_bytes{};  // not yet cut into packets
-    std::uint32_t next_rud_lane = 0;                      // round robin over the RUD slots
-    // RUDI has no PDC: its RTT estimator (RFC 6298, as a PDC's) lives with the peer.
-    pds::rtt_estimate rudi_rtt;
-
-    static std::array<std::uint32_t, pdc_slots> filled_with_none() {
-        std::array<std::uint32_t, pdc_slots> a;
-        a.fill(none);
-        return a;
-    }
-};
-
-// A closed target PDC remembered so a late SYN packet of it does not open it again.
-struct closed_pdc {
-    std::uint32_t peer = none;
-    std::uint16_t spdcid = 0;
-    pds::psn_t start_psn = 0;
-};
-
-// Timer cookies: kind in the top 4 bits.
-enum class timer_kind : std::uint64_t { packet = 1, pdc_idle = 2, rudi = 3, pacer = 4, ack = 5 };
-constexpr std::uint64_t make_cookie(timer_kind k, std::uint64_t a, std::uint64_t b = 0) noexcept {
-    return (static_cast<std::uint64_t>(k) << 60) | (a << 32) | b;
-}
 
 // The SES header of a plain request (no extensions): segment seg of m, written into the frame
 // by build_request_frame straight from the message.
@@ -107,10 +60,6 @@ class engine_impl final : public pds::tx_listener {
                          std::uint32_t& m);
     // An admitted message into the queue its mode sends from.
     void queue_message(std::uint32_t m);
-    std::optional<std::uint32_t> pending_request(peer_id to, delivery_mode mode,
-                                                 std::uint16_t id) const;
-    std::uint32_t next_unsignaled_message(std::uint32_t from) const noexcept;
-    std::size_t poll_send_completions(std::span<send_completion> out);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
     const engine_counters& counters() const;
@@ -128,31 +77,18 @@ class engine_impl final : public pds::tx_listener {
     // engine_timers.cpp
     void advance(std::uint64_t now);
 
-    engine_config cfg_;
-    // What cfg_.deliver_to takes, asked once.
-    bool places_writes_ = false, takes_single_packet_messages_ = false;
-    bool data_stopped_ = false;  // stop_data(): control frames only
+    engine_core core_;
 
   private:
     friend class engine;
 
     // ---- set-up and tables (engine.cpp) ----
-    std::uint32_t find_peer(std::uint32_t ip) const;
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
-    // find_peer() with the last peer found tried first (frames come mostly from the one before).
-    std::uint32_t find_source(std::uint32_t ip);
     // A new entry: a free one, a new one below max_peers, or one an evictable peer gives up.
     std::uint32_t add_peer_entry(const wire::mac_address& mac, std::uint32_t ip);
-    // The table's entry for a received frame's source, or transient_peer (the scratch entry
-    // set to its addresses) when it has none: the receive paths look up, they do not add.
-    std::uint32_t source_peer(const wire::mac_address& mac, std::uint32_t ip);
-    std::uint32_t evictable_peer();
+    // The peer's entry given back, with what remembers it (reassembly, closed PDCs).
     void forget_peer(std::uint32_t id);
-    const peer_state& peer_at(std::uint32_t id) const noexcept {
-        return id == transient_peer ? transient_ : peers_[id];
-    }
     pds::pdc* allocate_pdc();
-    pds::pdc* pdc_by_local_id(std::uint16_t id);
     // kick: hand the slot to flows waiting for one (not while allocating).
     void free_pdc(pds::pdc& p, bool kick = true);
     void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
@@ -166,14 +102,6 @@ class engine_impl final : public pds::tx_listener {
     status post_response(const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     bool answer_ok_in_ack(const received_message& request);
-    void count_drop(drop_reason r) { ++counters_.drops[static_cast<std::size_t>(r)]; }
-    void count_reject(wire::reject_reason r) { ++counters_.rejects[static_cast<std::size_t>(r)]; }
-    std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index);
-    std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index);
-    // The slot a new message of this mode goes to (RUD: the next of parallel_pdcs, in turn).
-    std::size_t slot_for(peer_state& ps, delivery_mode m) const;
-    // New messages the pool takes now (post_message's check).
-    std::size_t message_room() const noexcept;
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
     // Forced inline into its two callers: once per unsignaled request.
@@ -183,15 +111,6 @@ class engine_impl final : public pds::tx_listener {
     std::size_t queue_unsignaled_list(peer_state& ps, peer_id to, delivery_mode mode,
                                       const ses_fields& common,
                                       std::span<const unsignaled_request> list);
-    [[gnu::always_inline]] std::uint32_t allocate_unsignaled(peer_state& ps, peer_id to,
-                                                             delivery_mode mode,
-                                                             const ses_fields& common,
-                                                             const unsignaled_request& r,
-                                                             bool ends_counted);
-    // Whether unsignaled requests with these fields may end counted (tx_message::ends_counted).
-    static bool may_end_counted(const ses_fields& common) noexcept {
-        return !common.response && !ses::answer_needs_message(common.opcode);
-    }
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
@@ -208,7 +127,7 @@ class engine_impl final : public pds::tx_listener {
                    bool retransmissions_only);
     std::size_t build_rudi_request(pds::rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
     std::uint64_t rudi_rto(std::uint32_t peer, std::uint16_t retries) const noexcept {
-        return peers_[peer].rudi_rtt.rto(params_.rto_ns, params_.rto_max_ns, retries);
+        return peers_[peer].rudi_rtt.rto(core_.params.rto_ns, core_.params.rto_max_ns, retries);
     }
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
@@ -222,7 +141,6 @@ class engine_impl final : public pds::tx_listener {
                                       const ses::segment& seg,
                                       std::span<const std::uint8_t> payload,
                                       std::span<std::uint8_t> buf);
-    void count_tx(pds::pdc* p, std::size_t bytes, bool data);
     void count_tx_call(bool exhausted, std::size_t built);
     // Where the next data frame is built: f's room where any frame fits (zero-copy possible),
     // else staging slot `staged`. Clears what the last frame left in referenced_.
@@ -266,11 +184,12 @@ class engine_impl final : public pds::tx_listener {
     // Whether a data payload of `bytes` may leave by reference (zero-copy): the hook is set and
     // the size is one it is asked about (engine_config::reference_min_bytes). Others are copied.
     bool may_reference(std::size_t bytes) const noexcept {
-        return cfg_.zero_copy != nullptr && bytes != 0 && bytes >= cfg_.reference_min_bytes;
+        return core_.cfg.zero_copy != nullptr && bytes != 0 &&
+               bytes >= core_.cfg.reference_min_bytes;
     }
     // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
     bool single_packet_run_message(const ses::tx_message& m) const noexcept {
-        return m.next_offset == 0 && m.length <= messages_.mtu() && !m.fields.response &&
+        return m.next_offset == 0 && m.length <= msgs_.mtu() && !m.fields.response &&
                !ses::has_extensions(m.fields);
     }
 
@@ -296,7 +215,8 @@ class engine_impl final : public pds::tx_listener {
     // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
     // trimmed (a trimmed one goes to the general path, which NACKs it).
     bool takes_plain(const wire::plain_request& f) const noexcept {
-        return f.dst_ip == cfg_.ip && f.dst_port == cfg_.udp_port && f.dscp != cfg_.trim_dscp;
+        return f.dst_ip == core_.cfg.ip && f.dst_port == core_.cfg.udp_port &&
+               f.dscp != core_.cfg.trim_dscp;
     }
     // ---- receive runs (engine_rx_run.cpp) ----
     // A data packet of a run: what differs from the packet before it.
@@ -354,7 +274,7 @@ class engine_impl final : public pds::tx_listener {
     void reopen_if_forged_close(pds::pdc& p, pds::psn_t psn);
     // How long a target PDC lingers after its CLOSE (pdc::close_heard): as long as its
     // initiator may wait to resend, so a forged CLOSE is found out by the next data packet.
-    std::uint64_t close_linger_ns() const noexcept { return params_.rto_max_ns; }
+    std::uint64_t close_linger_ns() const noexcept { return core_.params.rto_max_ns; }
     // A lingering PDC freed for a new one when none is free.
     bool reclaim_lingering();
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
@@ -387,7 +307,7 @@ class engine_impl final : public pds::tx_listener {
         return {rx.peer, key_mode, seg.message_id};
     }
     bool placed_externally(const ses::rx_segment& seg) const noexcept {
-        return places_writes_ && !seg.fields.response &&
+        return core_.places_writes && !seg.fields.response &&
                seg.fields.opcode == wire::ses_opcode::write;
     }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
@@ -408,8 +328,6 @@ class engine_impl final : public pds::tx_listener {
     // from the store buffer: they waited for every older store to reach the cache, those into
     // the memif ring's lines among them (~6% of a small-message receiver's samples).
     void flush_due_acks_into(std::span<tx_frame> out, std::size_t& n);
-    bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
-    void remember_closed(const pds::pdc& p);
     void on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept override;
 
     // ---- answers in ACKs (engine_answers.cpp) ----
@@ -418,7 +336,7 @@ class engine_impl final : public pds::tx_listener {
     std::uint64_t owe_answer(pds::pdc& p);
     // Room to announce owed answers (announced_ below): without it, requests wait.
     bool owed_room() const noexcept {
-        return !cfg_.answers_in_acks || announced_.size() < cfg_.max_pending_messages;
+        return !core_.cfg.answers_in_acks || announced_.size() < core_.cfg.max_pending_messages;
     }
     // Held answers. A target PDC opened by a SYN packet may come from a forged source address:
     // until a packet without SYN shows that its initiator received our ACK (pdc::validated), an
@@ -465,11 +383,6 @@ class engine_impl final : public pds::tx_listener {
     void count_answer_message(pds::pdc& p);
     // The oldest undecided request of p gives up waiting at this time.
     std::uint64_t undecided_deadline(const pds::pdc& p) const noexcept;
-    // RUD/ROD requests are tracked in request_by_id_ from post to completion.
-    static bool tracked_request(std::uint8_t mode, const ses::op_fields& f) noexcept {
-        const auto m = static_cast<delivery_mode>(mode);
-        return !f.response && (m == delivery_mode::rud || m == delivery_mode::rod);
-    }
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
@@ -513,23 +426,14 @@ class engine_impl final : public pds::tx_listener {
     std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
-    void build_peer_headers(peer_state& to) const;
     void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
                     std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
                     bool retx = false);
 
     // ---- state ----
-    pds::pdc_params params_;
-    rng rng_;
-    // Congestion control and path selection parameters every PDC points at.
-    cc::nscc_params nscc_params_;
-    cc::rccc_params rccc_params_;
-    lb::lb_context lb_ctx_;
     // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
     std::unique_ptr<cc::rccc_pacer> pacer_;
     timer_node pacer_timer_;
-    timer_wheel timers_;
-    std::uint64_t now_ = 0;
     // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;
@@ -553,41 +457,17 @@ class engine_impl final : public pds::tx_listener {
     ses::rx_segment single_packet_run_segment_;
     std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
     bool run_single_packet_ = false;
-    bool tx_ready_ = false;  // something may be sendable right now
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
     tx_stop tx_stop_ = tx_stop::nothing_queued;
     std::uint16_t ip_id_ = 0;
 
-    std::vector<peer_state> peers_;
-    // peers_.size(), which divides by sizeof(peer_state): asked at every post.
-    std::uint32_t peer_count_ = 0;
-    peer_state transient_;                   // transient_peer's entry
-    std::vector<std::uint32_t> free_peers_;  // entries given back by forget_peer()
-    std::uint32_t evict_cursor_ = 0;         // where evictable_peer() looks next
-    pds::flat_map peer_by_ip_;
-    std::uint32_t last_peer_ = none;  // the peer find_or_add_peer found last
+    peer_table peers_;
 
-    std::vector<pds::pdc> pdcs_;
-    std::vector<std::uint32_t> free_pdcs_;
-    std::uint32_t lingering_ = 0;  // target PDCs with close_heard
-    std::vector<std::uint16_t> pdc_generation_;
-    unsigned pdc_index_bits_ = 0;
-    std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
-    std::vector<std::uint64_t> rx_bits_;     // max_pdcs x rx ring words
-    std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;
-    std::vector<std::uint32_t> due_slots_;  // one tx ring: packets due when a PDC's timer fires
-    std::vector<std::uint32_t> active_initiators_;  // round-robin order
+    pdc_table pdcs_;
     std::size_t rr_cursor_ = 0;
-    pds::flat_map target_by_syn_;  // (peer, remote spdcid) -> target PDC
-    std::vector<closed_pdc> closed_;
-    std::size_t closed_head_ = 0;
-    std::vector<std::pair<std::uint32_t, std::size_t>> waiting_;  // (peer, mode slot)
 
-    ses::tx_messages messages_;
-    // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->
-    // message, so a response message finds the request it answers.
-    request_index request_by_id_;
+    message_pool msgs_;
     // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
     // answers; pool room kept for the response messages ACKs announced and not yet posted.
     bool ack_has_answers_ = false;
@@ -599,9 +479,6 @@ class engine_impl final : public pds::tx_listener {
     std::uint32_t announced_unposted_ = 0;
     ses::message_queue rudi_queue_, uud_queue_;
     ses::reassembly reassembly_;
-    std::vector<send_completion> completions_;  // ring
-    std::size_t completion_head_ = 0, completion_count_ = 0;
-    std::uint64_t unsignaled_ended_ = 0;  // unsignaled requests ended well, not yet taken
 
     pds::rudi_window rudi_;
 
@@ -620,31 +497,24 @@ class engine_impl final : public pds::tx_listener {
     bool by_reference_ = false;
     std::span<const std::uint8_t> referenced_;
     std::uint32_t referenced_region_ = no_payload_region;
-
-    pds::pdc_counters connectionless_;  // RUDI / UUD
-    pds::pdc_counters closed_totals_;   // PDCs freed so far
-    mutable engine_counters counters_;
 };
 
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;
 
 inline void engine_impl::end_message(std::uint32_t index, status result, bool answered) {
-    ses::tx_message& m = messages_[index];
+    ses::tx_message& m = msgs_[index];
     if (!m.in_use || m.kept) return;
     const bool counted_only = m.unsignaled && answered && result.ok();
     if (counted_only) [[likely]] {
-        ++unsignaled_ended_;
+        msgs_.add_unsignaled_ended(1);
     } else {
-        // The ring has max_pending_messages entries, one per message that can be outstanding.
-        const std::size_t at = ring_add(completion_head_, completion_count_, completions_.size());
-        completions_[at] = send_completion{m.context, result, answered, m.unsignaled, index};
-        ++completion_count_;
+        msgs_.push_completion(send_completion{m.context, result, answered, m.unsignaled, index});
     }
     if (result.ok())
-        ++counters_.messages_completed;
+        ++core_.counters.messages_completed;
     else
-        ++counters_.messages_failed;
-    if (answered) ++counters_.answered_by_ack;
+        ++core_.counters.messages_failed;
+    if (answered) ++core_.counters.answered_by_ack;
     if (m.unsignaled && !counted_only) {
         untrack_message(index);
         m.kept = true;  // for the caller to read (release_unsignaled_message)
@@ -656,21 +526,15 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
 
 // An ended message no longer found by its id, nor the transmit template's.
 inline void engine_impl::untrack_message(std::uint32_t index) noexcept {
-    const ses::tx_message& m = messages_[index];
-    // Tracked and inserted: it has an entry (the overflow map is tried only when the entry
-    // holds another request now).
-    if (m.request_slot != ses::no_index) {
-        const ses::message_key key{m.peer, m.mode, m.message_id};
-        request_by_id_.erase(key, index, m.request_slot);
-    }
+    msgs_.untrack(index);
     if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
 }
 
 // An ended message untracked and back in the pool.
 inline void engine_impl::release_message(std::uint32_t index) noexcept {
     untrack_message(index);
-    --peers_[messages_[index].peer].messages;
-    messages_.release(index);
+    --peers_[msgs_[index].peer].messages;
+    msgs_.release(index);
 }
 
 // An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and
@@ -689,7 +553,7 @@ inline void engine_impl::on_message_placed(const rx_context& rx, delivery_mode m
     if (seg.fields.response)
         return on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
     reassembly_.set_origin(slot, origin_of(*target));
-    if (cfg_.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
+    if (core_.cfg.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
         reassembly_.set_tag(slot, owe_answer(*target));
 }
 

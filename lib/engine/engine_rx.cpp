@@ -80,32 +80,33 @@ std::int16_t clamp_offset(std::int64_t d) {
 }  // namespace
 
 void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
-    now_ = std::max(now_, now);
-    ++counters_.frames_rx;
-    counters_.bytes_rx += frame.size();
+    core_.tick(now);
+    ++core_.counters.frames_rx;
+    core_.counters.bytes_rx += frame.size();
     if (receive_plain(frame)) return;
     wire::l2l4_view& v = rx_l2_;
     if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
-        return count_reject(rc);
-    if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp) return count_drop(drop_reason::not_udp);
-    if (v.ip.dst != cfg_.ip) return count_drop(drop_reason::not_for_us);
-    if (v.udp->dport != cfg_.udp_port) return count_drop(drop_reason::wrong_port);
+        return core_.count_reject(rc);
+    if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp)
+        return core_.count_drop(drop_reason::not_udp);
+    if (v.ip.dst != core_.cfg.ip) return core_.count_drop(drop_reason::not_for_us);
+    if (v.udp->dport != core_.cfg.udp_port) return core_.count_drop(drop_reason::wrong_port);
     rx_context rx;
-    rx.peer = source_peer(v.eth.src, v.ip.src);
+    rx.peer = peers_.source(v.eth.src, v.ip.src);
     rx.entropy = v.udp->sport;
     rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
-    rx.now = now_;
+    rx.now = core_.now;
     // A trimmed request lost its payload (and with it maybe the SES header's consistency):
     // only its PDS header is read, to NACK it.
-    if (v.ip.dscp == cfg_.trim_dscp && !v.l4_payload.empty() &&
+    if (v.ip.dscp == core_.cfg.trim_dscp && !v.l4_payload.empty() &&
         is_request_type(v.l4_payload[0] >> 3))
         return on_trimmed(rx, v.l4_payload);
 
     wire::uet_packet& pkt = rx_pkt_;
     if (auto rc = wire::decode_uet(v.l4_payload, false, pkt); rc != wire::reject_reason::none)
-        return count_reject(rc);
-    if (pkt.tss) return count_drop(drop_reason::unsupported_type);
+        return core_.count_reject(rc);
+    if (pkt.tss) return core_.count_drop(drop_reason::unsupported_type);
     std::visit(
         [&](const auto& h) {
             using H = std::decay_t<decltype(h)>;
@@ -132,7 +133,7 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
             } else if constexpr (std::is_same_v<H, wire::pds_uud>) {
                 on_uud(rx, pkt);
             } else {
-                count_drop(drop_reason::unsupported_type);
+                core_.count_drop(drop_reason::unsupported_type);
             }
         },
         pkt.pds);
@@ -148,7 +149,7 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
     const wire::plain_request* next = wire::read_next_plain_request(frame, rx_template_);
     const bool predicted = next != nullptr;
     if (predicted) {
-        ++counters_.frames_predicted;
+        ++core_.counters.frames_predicted;
     } else {
         if (!wire::read_plain_request(frame, rx_plain_)) return false;
         wire::remember_plain_request(frame, rx_plain_, rx_template_);
@@ -160,13 +161,13 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
     // A predicted packet's segment is checked against the one of the packet it was compared with.
     ses::rx_segment& seg = rx_segment_;
     if (predicted && rx_segment_of_template_) {
-        if (!ses::check_next_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
-                                           cfg_.max_message_size, seg))
+        if (!ses::check_next_plain_request(f.ses, f.payload.size(), core_.cfg.mtu_payload,
+                                           core_.cfg.max_message_size, seg))
             return false;
     } else {
         seg = {};
-        if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload,
-                                      cfg_.max_message_size, seg))
+        if (!ses::check_plain_request(f.ses, f.payload.size(), core_.cfg.mtu_payload,
+                                      core_.cfg.max_message_size, seg))
             return false;
         // One-packet messages are predicted too, but each is a new message: its segment is
         // checked in full, and they make no runs.
@@ -174,11 +175,11 @@ bool engine_impl::receive_plain(std::span<const std::uint8_t> frame) {
             rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
     }
     rx_context rx;
-    rx.peer = source_peer(f.src_mac, f.src_ip);
+    rx.peer = peers_.source(f.src_mac, f.src_ip);
     rx.entropy = f.src_port;
     rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
-    rx.now = now_;
+    rx.now = core_.now;
     on_request(rx, f.pds, rx_ses{nullptr, &seg, f.payload});
     return true;
 }
@@ -189,9 +190,9 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
     wire::pds_header header;
     std::size_t used = 0;
     if (auto rc = wire::decode_pds(l4, header, used); rc != wire::reject_reason::none)
-        return count_reject(rc);
+        return core_.count_reject(rc);
     if (const auto* rudi = std::get_if<wire::pds_rudi>(&header)) {
-        ++connectionless_.trimmed_received;
+        ++core_.connectionless.trimmed_received;
         return queue_nack(rx, wire::nack_code::trimmed, rudi->pkt_id, 0, 0, true, nullptr);
     }
     const auto* cc_req = std::get_if<wire::pds_rud_rod_cc_request>(&header);
@@ -199,15 +200,15 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
     if (cc_req) from_cc = as_request(*cc_req);
     const auto* h = cc_req ? &from_cc : std::get_if<wire::pds_rud_rod_request>(&header);
     if (!h) {
-        ++connectionless_.trimmed_received;
-        return count_drop(drop_reason::trimmed_dropped);  // UUD: best effort, nobody asks again
+        ++core_.connectionless.trimmed_received;
+        return core_.count_drop(
+            drop_reason::trimmed_dropped);  // UUD: best effort, nobody asks again
     }
     pds::pdc* p = nullptr;
     if (h->syn) {
-        if (auto found = target_by_syn_.find((std::uint64_t{rx.peer} << 16) | h->spdcid))
-            p = &pdcs_[*found];
+        if (auto found = pdcs_.find_syn(rx.peer, h->spdcid)) p = &pdcs_[*found];
     } else {
-        p = pdc_by_local_id(h->dpdcid);
+        p = pdcs_.by_local_id(h->dpdcid);
         if (p && (p->role != pds::pdc_role::target || p->peer != rx.peer)) p = nullptr;
     }
     if (p) {
@@ -222,12 +223,12 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
                 return send_ack(*p, h->psn, rx);
             case pds::pdc::rx_verdict::out_of_order:
                 // ROD would drop it even whole: the go-back-N for the hole before it resends it.
-                return count_drop(drop_reason::out_of_order);
+                return core_.count_drop(drop_reason::out_of_order);
             default:
                 break;
         }
     } else {
-        ++connectionless_.trimmed_received;
+        ++core_.connectionless.trimmed_received;
     }
     // The PDC may not exist yet (a trimmed SYN packet): the NACK needs only the sender's PDCID.
     queue_nack(rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid, false, p,
@@ -242,18 +243,17 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     created = false;
     if (!h.syn) {
         pds::pdc* p = established_target(rx, h);
-        if (!p) count_drop(drop_reason::unknown_pdc);
+        if (!p) core_.count_drop(drop_reason::unknown_pdc);
         return p;
     }
-    const std::uint64_t key = (std::uint64_t{rx.peer} << 16) | h.spdcid;
-    if (auto found = target_by_syn_.find(key)) {
+    if (auto found = pdcs_.find_syn(rx.peer, h.spdcid)) {
         pds::pdc& p = pdcs_[*found];
         if (p.close_heard) reopen_if_forged_close(p, h.psn);
         return &p;
     }
     const pds::psn_t start = h.psn - h.psn_offset;
-    if (recently_closed(rx.peer, h.spdcid, start)) {
-        count_drop(drop_reason::stale_syn);
+    if (pdcs_.recently_closed(rx.peer, h.spdcid, start)) {
+        core_.count_drop(drop_reason::stale_syn);
         return nullptr;
     }
     pds::pdc* p = allocate_pdc();
@@ -264,21 +264,21 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     }
     p->peer = rx.peer;
     ++peers_[rx.peer].target_pdcs;
-    p->open_target(rx_ring_of(p->index), start, h.type == wire::pds_type::rod, cfg_.ack_every_bytes,
-                   cfg_.ack_every_packets);
+    p->open_target(pdcs_.rx_ring_of(p->index), start, h.type == wire::pds_type::rod,
+                   core_.cfg.ack_every_bytes, core_.cfg.ack_every_packets);
     p->remote_id = h.spdcid;
     p->last_activity_ns = rx.now;
     p->owed_stamp = next_owed_stamp();
-    target_by_syn_.insert(key, p->index);
-    timers_.schedule(p->idle_timer, rx.now + cfg_.pdc_target_idle_ns);
-    ++counters_.target_pdcs_opened;
+    pdcs_.insert_syn(rx.peer, h.spdcid, p->index);
+    core_.timers.schedule(p->idle_timer, rx.now + core_.cfg.pdc_target_idle_ns);
+    ++core_.counters.target_pdcs_opened;
     created = true;
     return p;
 }
 
 pds::pdc* engine_impl::established_target(const rx_context& rx,
                                           const wire::pds_rud_rod_request& h) {
-    pds::pdc* p = pdc_by_local_id(h.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(h.dpdcid);
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != h.spdcid)
         return nullptr;
     if (p->close_heard) [[unlikely]]
@@ -293,11 +293,11 @@ pds::pdc* engine_impl::established_target(const rx_context& rx,
 void engine_impl::reopen_if_forged_close(pds::pdc& p, pds::psn_t psn) {
     if (p.rx.classify(psn) == pds::rx_window::verdict::duplicate) return;
     p.close_heard = false;
-    --lingering_;
-    --counters_.target_pdcs_closed;
-    count_drop(drop_reason::forged_close);
-    timers_.cancel(p.idle_timer);
-    timers_.schedule(p.idle_timer, now_ + cfg_.pdc_target_idle_ns);
+    pdcs_.drop_lingering();
+    --core_.counters.target_pdcs_closed;
+    core_.count_drop(drop_reason::forged_close);
+    core_.timers.cancel(p.idle_timer);
+    core_.timers.schedule(p.idle_timer, core_.now + core_.cfg.pdc_target_idle_ns);
 }
 
 // RCCC receiver: the sender wants credit up to `target` (cumulative): queue it at the pacer.
@@ -313,8 +313,8 @@ void engine_impl::on_credit_target(pds::pdc& p, std::uint32_t target, std::uint6
 void engine_impl::on_request_from_new_source(const rx_context& rx,
                                              const wire::pds_rud_rod_request& h, const rx_ses& in,
                                              const std::uint32_t* credit_target) {
-    if (!h.syn) return count_drop(drop_reason::unknown_source);
-    if (free_pdcs_.empty())
+    if (!h.syn) return core_.count_drop(drop_reason::unknown_source);
+    if (!pdcs_.has_free())
         return queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
     rx_context learned = rx;
     if (learn_peer(learned)) on_request(learned, h, in, credit_target);
@@ -328,7 +328,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     pds::pdc* p = target_for(rx, h, created);
     if (!p) return;
     const bool rod = h.type == wire::pds_type::rod;
-    if (p->ordered != rod) return count_drop(drop_reason::unknown_pdc);
+    if (p->ordered != rod) return core_.count_drop(drop_reason::unknown_pdc);
     if (credit_target) on_credit_target(*p, *credit_target, rx.now);
     p->last_activity_ns = rx.now;
     ++p->counters.rx_packets;
@@ -340,9 +340,9 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
             p->acks.on_packet(false, h.ar, rx.ce, true, 0);
             return defer_ack(*p, h.psn, rx);
         case pds::pdc::rx_verdict::beyond_window:
-            return count_drop(drop_reason::beyond_window);
+            return core_.count_drop(drop_reason::beyond_window);
         case pds::pdc::rx_verdict::out_of_order:
-            count_drop(drop_reason::out_of_order);
+            core_.count_drop(drop_reason::out_of_order);
             if (p->should_nack_out_of_order())
                 queue_nack(rx, wire::nack_code::rod_ooo, p->rx.expected(), p->local_id,
                            p->remote_id, false, p);
@@ -351,7 +351,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
             break;
     }
     // A request completed here is owed an answer: without room to note it, it waits.
-    if (!owed_room()) return count_drop(drop_reason::no_rx_buffer);
+    if (!owed_room()) return core_.count_drop(drop_reason::no_rx_buffer);
     ses::place_result placed;
     if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
@@ -368,16 +368,16 @@ void engine_impl::on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, s
     if (p.acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
         defer_ack(p, h.psn, rx);
     else if (!p.ack_timer.scheduled())
-        timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
+        core_.timers.schedule(p.ack_timer, rx.now + core_.cfg.ack_delay_ns);
 }
 
 bool engine_impl::place_unchecked(const rx_context& rx, delivery_mode mode, const rx_ses& in,
                                   bool remember, bool single_packet, ses::place_result& result,
                                   pds::pdc* target) {
     ses::rx_segment checked;
-    if (!in.header || !ses::check_packet(*in.header, in.payload.size(), cfg_.mtu_payload,
-                                         cfg_.max_message_size, checked)) {
-        count_drop(drop_reason::malformed_ses);
+    if (!in.header || !ses::check_packet(*in.header, in.payload.size(), core_.cfg.mtu_payload,
+                                         core_.cfg.max_message_size, checked)) {
+        core_.count_drop(drop_reason::malformed_ses);
         return false;
     }
     return place_checked(rx, mode, checked, in.payload, remember, single_packet, result, target);
@@ -390,7 +390,7 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
                                 bool remember, bool single_packet, ses::place_result& result,
                                 pds::pdc* target) {
     if (single_packet && !(seg.seg.som && seg.seg.eom)) {
-        count_drop(drop_reason::malformed_ses);
+        core_.count_drop(drop_reason::malformed_ses);
         return false;
     }
     const ses::message_key key = message_key_of(rx, mode, seg);
@@ -400,10 +400,10 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
                                external, &slot);
     switch (result) {
         case ses::place_result::no_resources:
-            count_drop(drop_reason::no_rx_buffer);
+            core_.count_drop(drop_reason::no_rx_buffer);
             return false;
         case ses::place_result::inconsistent:
-            count_drop(drop_reason::malformed_ses);
+            core_.count_drop(drop_reason::malformed_ses);
             return false;
         case ses::place_result::placed:
         case ses::place_result::completed:
@@ -423,7 +423,7 @@ void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
                               std::span<const std::uint8_t> payload, std::uint32_t slot) {
     if (seg.seg.length == 0) return;  // nothing to copy: the target checks the range anyway
     std::uint8_t* where =
-        cfg_.deliver_to->place_write(rx.peer, seg.fields, seg.seg.offset, seg.seg.length);
+        core_.cfg.deliver_to->place_write(rx.peer, seg.fields, seg.seg.offset, seg.seg.length);
     if (where)
         std::memcpy(where, payload.data(), seg.seg.length);
     else
@@ -445,7 +445,7 @@ engine_impl::rx_context engine_impl::due_ack_context(const pds::pdc& p) const no
     rx_context rx;
     rx.peer = p.peer;
     rx.entropy = p.ack_entropy;
-    rx.now = now_;
+    rx.now = core_.now;
     return rx;
 }
 
@@ -482,7 +482,7 @@ void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
 void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
     p.ack_due = false;
     const auto slot = control_.slot();
-    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
     control_.commit(build_ack(p, trigger, rx, slot));
 }
 
@@ -504,7 +504,7 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
     a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
     a.sack_bitmap = sack.bitmap;
     wire::uet_packet_spec spec;
-    if (cfg_.answers_in_acks) {
+    if (core_.cfg.answers_in_acks) {
         announce_owed(p);
         spec.ses = ack_answer(p);
         a.next_hdr = wire::next_hdr_for(*spec.ses);
@@ -513,22 +513,22 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
     const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
     p.ce_since_ack = false;
     p.acks.on_ack_sent();
-    timers_.cancel(p.ack_timer);
+    core_.timers.cancel(p.ack_timer);
     ++p.counters.acks_sent;
-    count_tx(&p, len, false);
+    core_.count_tx(&p, len, false);
     return len;
 }
 
 void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
-    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
-    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+    if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
+    pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (p->state != pds::pdc_state::syn_sent && c.spdcid != p->remote_id))
-        return count_drop(drop_reason::unknown_pdc);
+        return core_.count_drop(drop_reason::unknown_pdc);
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
     p->cc->on_credit(c.payload & cc::credit::field_mask, rx.now);
-    tx_ready_ = true;
+    core_.tx_ready = true;
 }
 
 void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
@@ -537,11 +537,11 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     // ACK announced sends to show it has our PDC id (pdc::validated: answers held for it go).
     const bool credit_req = c.ctrl_type == wire::ctrl_type::credit_req;
     if ((credit_req || c.ctrl_type == wire::ctrl_type::noop) && !c.syn) {
-        if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
-        pds::pdc* p = pdc_by_local_id(c.dpdcid);
+        if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
+        pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
         if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer ||
             p->remote_id != c.spdcid)
-            return count_drop(drop_reason::unknown_pdc);
+            return core_.count_drop(drop_reason::unknown_pdc);
         ++p->counters.rx_packets;
         p->counters.rx_bytes += rx.frame_bytes;
         p->last_activity_ns = rx.now;
@@ -550,13 +550,13 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         return;
     }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)
-        return count_drop(drop_reason::unsupported_type);
-    pds::pdc* p = pdc_by_local_id(c.dpdcid);
+        return core_.count_drop(drop_reason::unsupported_type);
+    pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != c.spdcid) {
         // Closed already (our ACK of the CLOSE was lost): acknowledge without state so the
         // initiator can finish too.
         const auto slot = control_.slot();
-        if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+        if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
         wire::pds_ack_cc a;
         a.cack_psn = c.psn;
         a.spdcid = c.dpdcid;
@@ -566,7 +566,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         spec.pds = a;
         const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
         control_.commit(len);
-        count_tx(nullptr, len, false);
+        core_.count_tx(nullptr, len, false);
         return;
     }
     ++p->counters.rx_packets;
@@ -577,7 +577,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         // Its initiator closes only once every packet it sent is acknowledged: with a packet
         // received beyond a hole, or one not yet acknowledged, the CLOSE is not its.
         if (p->rx.highest() != p->rx.cack() || p->ack_due || p->acks.pending())
-            return count_drop(drop_reason::forged_close);
+            return core_.count_drop(drop_reason::forged_close);
         // Acknowledged, and the PDC lingers (pdc::close_heard): the PSN is not kept as
         // received, so that data at it, should the CLOSE be forged, is taken as new.
         p->rx.accept(c.psn);
@@ -585,39 +585,27 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         p->rx.retract_last();
         if (!p->close_heard) {
             p->close_heard = true;
-            ++lingering_;
-            ++counters_.target_pdcs_closed;
-            timers_.cancel(p->idle_timer);
-            timers_.schedule(p->idle_timer, rx.now + close_linger_ns());
+            pdcs_.add_lingering();
+            ++core_.counters.target_pdcs_closed;
+            core_.timers.cancel(p->idle_timer);
+            core_.timers.schedule(p->idle_timer, rx.now + close_linger_ns());
         }
     } else if (p->classify(c.psn) == pds::pdc::rx_verdict::duplicate) {
         send_ack(*p, c.psn, rx);
     } else {
         // Data before it is still missing; its retransmission comes first.
-        count_drop(drop_reason::out_of_order);
+        core_.count_drop(drop_reason::out_of_order);
     }
-}
-
-bool engine_impl::recently_closed(std::uint32_t peer, std::uint16_t spdcid,
-                                  pds::psn_t start) const {
-    return std::any_of(closed_.begin(), closed_.end(), [&](const closed_pdc& c) {
-        return c.peer == peer && c.spdcid == spdcid && c.start_psn == start;
-    });
-}
-
-void engine_impl::remember_closed(const pds::pdc& p) {
-    closed_[closed_head_] = closed_pdc{p.peer, p.remote_id, p.start_psn};
-    closed_head_ = (closed_head_ + 1) % closed_.size();
 }
 
 // ---- initiator side of RUD / ROD ----
 
 void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
                          const wire::uet_packet& pkt) {
-    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
-    pds::pdc* p = pdc_by_local_id(a.dpdcid);
+    if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
+    pds::pdc* p = pdcs_.by_local_id(a.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer)
-        return count_drop(drop_reason::unknown_pdc);
+        return core_.count_drop(drop_reason::unknown_pdc);
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
     ++p->counters.acks_received;
@@ -628,9 +616,9 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
     on_ack_answer(*p, pkt);
-    const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, timers_, *this, params_);
+    const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, core_.timers, *this, core_.params);
     ack_has_answers_ = false;
-    if (!out.valid) return count_drop(drop_reason::bad_ack);
+    if (!out.valid) return core_.count_drop(drop_reason::bad_ack);
     settle_answers(*p, rx.now);
     // The selector heard about every packet this ACK covers (pdc::on_ack); the controller hears
     // about the ACK, and may judge that the trigger's path, not the network, is congested.
@@ -638,11 +626,11 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     p->cc->on_ack(static_cast<std::uint32_t>(out.acked_bytes), out.rtt_ns, a.m, rx.now);
     if (p->cc->take_path_switch() && out.trigger_known) p->lb->on_path_switch(out.trigger_entropy);
     p->last_activity_ns = rx.now;
-    tx_ready_ = true;
+    core_.tx_ready = true;
     if (out.close_acked) {
         const std::uint32_t peer = p->peer;
         const std::size_t slot = p->slot;
-        ++counters_.pdcs_closed;
+        ++core_.counters.pdcs_closed;
         free_pdc(*p);
         // Messages posted while it was closing get a fresh PDC.
         open_initiator_pdc(peer, slot, rx.now);
@@ -653,34 +641,35 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
 }
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
-    if (rx.peer == transient_peer) return count_drop(drop_reason::unknown_source);
+    if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
     if (n.nt) {
         const std::uint32_t index = rudi_.find(n.nack_psn, true);
-        if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
-            return count_drop(drop_reason::stale_response);
-        ++connectionless_.nacks_received[slot];
+        if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
+            return core_.count_drop(drop_reason::stale_response);
+        ++core_.connectionless.nacks_received[slot];
         pds::rudi_packet& r = rudi_[index];
-        timers_.cancel(r.timer);
+        core_.timers.cancel(r.timer);
         if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
             pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop) {
             rudi_.queue_retransmit(index, pds::retx_cause::nack);
-            tx_ready_ = true;
+            core_.tx_ready = true;
         } else {
-            timers_.schedule(r.timer, rx.now + rudi_rto(rx.peer, r.retries));
+            core_.timers.schedule(r.timer, rx.now + rudi_rto(rx.peer, r.retries));
         }
         return;
     }
-    pds::pdc* p = pdc_by_local_id(n.dpdcid);
+    pds::pdc* p = pdcs_.by_local_id(n.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (n.spdcid != 0 && p->state != pds::pdc_state::syn_sent && n.spdcid != p->remote_id))
-        return count_drop(drop_reason::unknown_pdc);
+        return core_.count_drop(drop_reason::unknown_pdc);
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
     ++p->counters.nacks_received[slot];
     const pds::nack_action act =
-        p->on_nack(n.code, n.nack_psn, rx.now, timers_, params_, n.retx ? 1 : 0);
-    if (act == pds::nack_action::retransmit || act == pds::nack_action::rewind) tx_ready_ = true;
+        p->on_nack(n.code, n.nack_psn, rx.now, core_.timers, core_.params, n.retx ? 1 : 0);
+    if (act == pds::nack_action::retransmit || act == pds::nack_action::rewind)
+        core_.tx_ready = true;
 }
 
 // ---- RUDI and UUD ----
@@ -689,15 +678,15 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
                                   const wire::uet_packet& pkt) {
     rx_context rx = rx_in;
     if (!learn_peer(rx)) return;  // its message is remembered under its peer (duplicates)
-    ++connectionless_.rx_packets;
-    ++connectionless_.rx_data_packets;
-    connectionless_.rx_bytes += rx.frame_bytes;
+    ++core_.connectionless.rx_packets;
+    ++core_.connectionless.rx_data_packets;
+    core_.connectionless.rx_bytes += rx.frame_bytes;
     ses::place_result placed;
     if (!place(rx, delivery_mode::rudi, ses_of(pkt), true, false, placed)) return;
-    if (placed == ses::place_result::duplicate) ++connectionless_.duplicates;
+    if (placed == ses::place_result::duplicate) ++core_.connectionless.duplicates;
     // Every request packet, duplicate or not, gets its response (the first may have been lost).
     const auto slot = control_.slot();
-    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
     wire::pds_rudi resp;
     resp.type = wire::pds_type::rudi_resp;
     resp.m = rx.ce;
@@ -706,39 +695,39 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
     spec.pds = resp;
     const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
     control_.commit(len);
-    ++connectionless_.acks_sent;
-    count_tx(nullptr, len, false);
+    ++core_.connectionless.acks_sent;
+    core_.count_tx(nullptr, len, false);
 }
 
 void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
     const std::uint32_t index = rudi_.find(h.pkt_id, false);
-    if (index == pds::rudi_window::no_packet || messages_[rudi_[index].message].peer != rx.peer)
-        return count_drop(drop_reason::stale_response);
-    ++connectionless_.rx_packets;
-    connectionless_.rx_bytes += rx.frame_bytes;
-    ++connectionless_.acks_received;
-    ++counters_.rudi_responses_rx;
+    if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
+        return core_.count_drop(drop_reason::stale_response);
+    ++core_.connectionless.rx_packets;
+    core_.connectionless.rx_bytes += rx.frame_bytes;
+    ++core_.connectionless.acks_received;
+    ++core_.counters.rudi_responses_rx;
     pds::rudi_packet& r = rudi_[index];
-    timers_.cancel(r.timer);
+    core_.timers.cancel(r.timer);
     if (!r.resent && rx.now >= r.sent_ns) peers_[rx.peer].rudi_rtt.sample(rx.now - r.sent_ns);
     const std::uint32_t message = r.message;
     rudi_.release(index);
-    tx_ready_ = true;
-    ses::tx_message& m = messages_[message];
+    core_.tx_ready = true;
+    ses::tx_message& m = msgs_[message];
     if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(message, status{});
 }
 
 void engine_impl::on_uud(const rx_context& rx_in, const wire::uet_packet& pkt) {
     rx_context rx = rx_in;
     if (!learn_peer(rx)) return;
-    ++connectionless_.rx_packets;
-    ++connectionless_.rx_data_packets;
-    connectionless_.rx_bytes += rx.frame_bytes;
-    ++counters_.uud_rx;
+    ++core_.connectionless.rx_packets;
+    ++core_.connectionless.rx_data_packets;
+    core_.connectionless.rx_bytes += rx.frame_bytes;
+    ++core_.counters.uud_rx;
     ses::place_result placed;
     if (place(rx, delivery_mode::uud, ses_of(pkt), true, true, placed) &&
         placed == ses::place_result::duplicate)
-        ++connectionless_.duplicates;
+        ++core_.connectionless.duplicates;
 }
 
 }  // namespace uet

@@ -17,7 +17,7 @@ namespace uet {
 
 void engine_impl::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                                 const wire::frame_rest* rests, std::uint64_t now) {
-    now_ = std::max(now_, now);
+    core_.tick(now);
     for (std::size_t i = 0; i < frames.size();) {
         const std::size_t taken = receive_run(frames.subspan(i), rests ? rests + i : nullptr);
         if (taken != 0) {
@@ -25,7 +25,7 @@ void engine_impl::receive_burst(std::span<const std::span<const std::uint8_t>> f
             continue;
         }
         // Outside a run a frame is read whole: one in two pieces is joined first.
-        receive(rests ? rests[i].join(frames[i], joined_) : frames[i], now_);
+        receive(rests ? rests[i].join(frames[i], joined_) : frames[i], core_.now);
         ++i;
     }
 }
@@ -36,18 +36,18 @@ std::size_t engine_impl::receive_run(std::span<const std::span<const std::uint8_
     const std::size_t n = read_run(frames, rests);
     if (n == 0) return 0;
     const std::size_t frame_bytes = frames[0].size();  // prediction: all of one length
-    counters_.frames_rx += n;
-    counters_.bytes_rx += n * frame_bytes;
-    counters_.frames_predicted += n;
+    core_.counters.frames_rx += n;
+    core_.counters.bytes_rx += n * frame_bytes;
+    core_.counters.frames_predicted += n;
     const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
     rx_context rx;
-    rx.peer = source_peer(f.src_mac, f.src_ip);
+    rx.peer = peers_.source(f.src_mac, f.src_ip);
     rx.frame_bytes = frame_bytes;
-    rx.now = now_;
+    rx.now = core_.now;
     // A source not yet in the table: each packet decides alone whether it may add it.
     if (rx.peer != transient_peer &&
         (run_single_packet_ ? take_single_packet_run(rx, n) : take_run(rx, n)))
-        counters_.frames_in_runs += n;
+        core_.counters.frames_in_runs += n;
     else
         receive_run_one_by_one(rx, n);
     return n;
@@ -79,8 +79,8 @@ std::size_t engine_impl::read_run(std::span<const std::span<const std::uint8_t>>
         // where it lies (it must follow the one before).
         if (n == 0) {
             f.ses.message_offset = x.message_offset;
-            if (!ses::check_next_plain_request(f.ses, bytes, cfg_.mtu_payload,
-                                               cfg_.max_message_size, rx_segment_))
+            if (!ses::check_next_plain_request(f.ses, bytes, core_.cfg.mtu_payload,
+                                               core_.cfg.max_message_size, rx_segment_))
                 break;
             r.seg = rx_segment_.seg;
         } else if (!ses::check_following_segment(run_[n - 1].seg, x.message_offset,
@@ -110,8 +110,8 @@ std::size_t engine_impl::read_single_packet_run(
         return 0;
     ses::rx_segment& common = single_packet_run_segment_;
     common = {};
-    if (!ses::check_plain_request(f.ses, f.payload.size(), cfg_.mtu_payload, cfg_.max_message_size,
-                                  common))
+    if (!ses::check_plain_request(f.ses, f.payload.size(), core_.cfg.mtu_payload,
+                                  core_.cfg.max_message_size, common))
         return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
     const std::size_t predicted = wire::read_next_plain_requests(
@@ -195,18 +195,18 @@ bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
     const bool external = placed_externally(single_packet_run_segment_);
     // Direct delivery (delivery_target::take_single_packet_messages): only while nothing earlier
     // waits to be polled, so that no message overtakes another.
-    const bool offer = takes_single_packet_messages_ && cfg_.answers_in_acks && !external &&
-                       !single_packet_run_segment_.fields.response &&
+    const bool offer = core_.takes_single_packet_messages && core_.cfg.answers_in_acks &&
+                       !external && !single_packet_run_segment_.fields.response &&
                        !ses::answer_needs_message(single_packet_run_segment_.fields.opcode);
     for (std::size_t i = 0; i < n; ++i) {
         if (offer && reassembly_.nothing_delivered()) {
-            const std::size_t taken = cfg_.deliver_to->take_single_packet_messages(
+            const std::size_t taken = core_.cfg.deliver_to->take_single_packet_messages(
                 rx.peer, single_packet_run_segment_.fields, run_[0].bytes,
                 std::span(single_packet_run_fields_.data() + i, n - i));
             // Answered RC_OK at once: the ACK counts them as answered, nothing is owed.
-            counters_.messages_delivered += taken;
-            counters_.answers_in_acks += taken;
-            counters_.taken_single_packet += taken;
+            core_.counters.messages_delivered += taken;
+            core_.counters.answers_in_acks += taken;
+            core_.counters.taken_single_packet += taken;
             i += taken;
             if (i == n) break;
         }
@@ -256,7 +256,7 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
             ack_unasked = true;
     }
     if (ack_unasked && !p.ack_timer.scheduled())
-        timers_.schedule(p.ack_timer, rx.now + cfg_.ack_delay_ns);
+        core_.timers.schedule(p.ack_timer, rx.now + core_.cfg.ack_delay_ns);
     if (trigger == n) return;
     defer_ack(p, run_[trigger].pds.psn, run_context(rx, trigger));
 }
@@ -266,7 +266,7 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
 void engine_impl::write_run(const rx_context& rx, std::uint32_t slot, std::size_t n) {
     const std::uint32_t length = run_[0].seg.length;
     if (length == 0) return;
-    std::uint8_t* where = cfg_.deliver_to->place_write(
+    std::uint8_t* where = core_.cfg.deliver_to->place_write(
         rx.peer, rx_segment_.fields, run_[0].seg.offset, static_cast<std::uint32_t>(n) * length);
     if (!where) return reassembly_.mark_failed(slot);
     copy_payload_run(where, run_payloads_.data(), n, length);

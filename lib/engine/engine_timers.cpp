@@ -6,8 +6,8 @@
 namespace uet {
 
 void engine_impl::advance(std::uint64_t now) {
-    now_ = std::max(now_, now);
-    timers_.advance(now_, [this](timer_node& n) { on_timer(n, now_); });
+    core_.tick(now);
+    core_.timers.advance(core_.now, [this](timer_node& n) { on_timer(n, core_.now); });
 }
 
 void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
@@ -36,23 +36,23 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
 
 // The PDC's one wheel timer: its packets whose timeouts are due, each as its own timer fired.
 void engine_impl::on_rto_timer(pds::pdc& p, std::uint64_t now) {
-    const std::size_t n = p.collect_due(now, due_slots_);
+    const std::size_t n = p.collect_due(now, pdcs_.due_slots());
     for (std::size_t i = 0; i < n; ++i) {
-        pds::tx_entry& e = p.tx.at_slot(due_slots_[i]);
+        pds::tx_entry& e = p.tx.at_slot(pdcs_.due_slots()[i]);
         // Cancelled by one handled before it (a go-back-N rewind requeues the rest).
         if (e.deadline == pds::no_deadline) continue;
         if (!on_packet_timer(p, e, now)) return;  // the PDC failed and is gone
     }
-    p.rearm(timers_);
+    p.rearm(core_.timers);
 }
 
 bool engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now) {
-    switch (p.on_timer(e, now, timers_, params_)) {
+    switch (p.on_timer(e, now, core_.timers, core_.params)) {
         case pds::timeout_action::none:
             break;
         case pds::timeout_action::retransmit:
         case pds::timeout_action::rewind:
-            tx_ready_ = true;
+            core_.tx_ready = true;
             break;
         case pds::timeout_action::failed:
             fail_initiator(
@@ -78,7 +78,7 @@ void engine_impl::on_ack_timer(pds::pdc& p, std::uint64_t now) {
 void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
     if (p.state == pds::pdc_state::established && p.drained() &&
         peers_[p.peer].queue[p.slot].empty())
-        timers_.schedule(p.idle_timer, now + cfg_.pdc_idle_close_ns);
+        core_.timers.schedule(p.idle_timer, now + core_.cfg.pdc_idle_close_ns);
 }
 
 void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
@@ -88,16 +88,16 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
             if (now - p.last_activity_ns >= close_linger_ns())
                 free_pdc(p);
             else
-                timers_.schedule(p.idle_timer, p.last_activity_ns + close_linger_ns());
+                core_.timers.schedule(p.idle_timer, p.last_activity_ns + close_linger_ns());
             return;
         }
         // A target cannot know that its initiator gave up (retry limit): it forgets a PDC
         // that stayed silent for pdc_target_idle_ns.
-        if (now - p.last_activity_ns >= cfg_.pdc_target_idle_ns) {
-            ++counters_.target_pdcs_expired;
+        if (now - p.last_activity_ns >= core_.cfg.pdc_target_idle_ns) {
+            ++core_.counters.target_pdcs_expired;
             free_pdc(p);
         } else {
-            timers_.schedule(p.idle_timer, p.last_activity_ns + cfg_.pdc_target_idle_ns);
+            core_.timers.schedule(p.idle_timer, p.last_activity_ns + core_.cfg.pdc_target_idle_ns);
         }
         return;
     }
@@ -111,30 +111,30 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
             // (engine_answers.cpp, held answers): with nothing else to send, a NOOP does.
             // Unacknowledged, it is sent again every RTO while the wait lasts.
             send_ctrl(p, wire::ctrl_type::noop, p.tx.next(), 0, p.lb.next_entropy(now));
-            timers_.schedule(p.idle_timer,
-                             std::min(undecided_deadline(p), now + p.current_rto(params_)));
+            core_.timers.schedule(
+                p.idle_timer, std::min(undecided_deadline(p), now + p.current_rto(core_.params)));
             return;
         }
         p.state = pds::pdc_state::closing;
-        tx_ready_ = true;
+        core_.tx_ready = true;
     }
 }
 
 void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) {
-    ++counters_.pdcs_failed;
+    ++core_.counters.pdcs_failed;
     const std::uint32_t peer = p.peer;
     const std::size_t slot = p.slot;
     ses::message_queue& q = peers_[peer].queue[slot];
     // The message being cut into packets leaves the queue with the others this PDC carried.
-    if (!q.empty() && messages_[q.head].owner == p.index) {
-        const ses::tx_message& m = messages_[q.head];
+    if (!q.empty() && msgs_[q.head].owner == p.index) {
+        const ses::tx_message& m = msgs_[q.head];
         peers_[peer].queued_bytes[slot] -=
             std::min<std::uint64_t>(peers_[peer].queued_bytes[slot], m.length - m.next_offset);
-        q.pop(messages_);
+        q.pop(msgs_.pool());
     }
     // Rare path: a scan of the message pool for everything this PDC carried.
-    for (std::uint32_t i = 0; i < messages_.capacity(); ++i) {
-        const ses::tx_message& m = messages_[i];
+    for (std::uint32_t i = 0; i < msgs_.capacity(); ++i) {
+        const ses::tx_message& m = msgs_[i];
         if (m.in_use && m.owner == p.index && m.peer == peer &&
             (m.mode == static_cast<std::uint8_t>(delivery_mode::rud) ||
              m.mode == static_cast<std::uint8_t>(delivery_mode::rod)))
@@ -151,7 +151,7 @@ void engine_impl::arm_pacer() {
     const std::uint64_t due = pacer_->next_deadline();
     if (due == cc::rccc_pacer::idle) return;
     if (!pacer_timer_.scheduled() || pacer_timer_.deadline() > due)
-        timers_.schedule(pacer_timer_, std::max(due, now_));
+        core_.timers.schedule(pacer_timer_, std::max(due, core_.now));
 }
 
 // Grants are due: one pull each, round robin over the PDCs that want credit, sent in CTRL
@@ -175,7 +175,7 @@ bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn
                             std::uint32_t payload, std::uint16_t entropy) {
     const auto slot = control_.slot();
     if (slot.empty()) {
-        count_drop(drop_reason::control_queue_full);
+        core_.count_drop(drop_reason::control_queue_full);
         return false;
     }
     wire::pds_ctrl c;
@@ -189,7 +189,7 @@ bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn
     spec.pds = c;
     const std::size_t len = build_frame(p.peer, entropy, false, spec, slot);
     control_.commit(len);
-    count_tx(&p, len, false);
+    core_.count_tx(&p, len, false);
     return true;
 }
 
@@ -197,16 +197,16 @@ void engine_impl::on_rudi_timer(std::uint32_t index) {
     if (index >= rudi_.size()) return;
     pds::rudi_packet& r = rudi_[index];
     if (r.st != pds::rudi_packet::state::in_flight) return;
-    ++connectionless_.timeouts;
-    if (++r.retries > params_.max_retransmits)
+    ++core_.connectionless.timeouts;
+    if (++r.retries > core_.params.max_retransmits)
         return fail_rudi_message(r.message, status{status_code::retry_limit});
     rudi_.queue_retransmit(index, pds::retx_cause::timeout);
-    tx_ready_ = true;
+    core_.tx_ready = true;
 }
 
 void engine_impl::fail_rudi_message(std::uint32_t message, status result) {
-    rudi_.release_message(message, [this](timer_node& t) { timers_.cancel(t); });
-    if (rudi_queue_.head == message) rudi_queue_.pop(messages_);
+    rudi_.release_message(message, [this](timer_node& t) { core_.timers.cancel(t); });
+    if (rudi_queue_.head == message) rudi_queue_.pop(msgs_.pool());
     complete_message(message, result);
 }
 

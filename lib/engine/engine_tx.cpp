@@ -26,17 +26,17 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // frames are what next_data_frame would pick, asked for without its scans and call per
     // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
     // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = active_initiators_.size() == 1 && !rudi_.retransmit_pending() &&
-                                   !pdcs_[active_initiators_[0]].tx.has_retransmit()
-                               ? &pdcs_[active_initiators_[0]]
+    pds::pdc* const only = pdcs_.initiators().size() == 1 && !rudi_.retransmit_pending() &&
+                                   !pdcs_[pdcs_.initiators()[0]].tx.has_retransmit()
+                               ? &pdcs_[pdcs_.initiators()[0]]
                                : nullptr;
     bool only_done = false;
-    while (!data_stopped_ && n < out.size() && built < cfg_.tx_burst) {
+    while (!core_.data_stopped && n < out.size() && built < core_.cfg.tx_burst) {
         if (only != nullptr && !only_done) {
             // A run inside a message needs the template of a message of this PDC: most calls
             // with none (a stream of one-packet messages never sets it) skip the call. A stream
             // of one-packet messages makes runs of its own.
-            const auto room = out.subspan(n, std::min(out.size() - n, cfg_.tx_burst - built));
+            const auto room = out.subspan(n, std::min(out.size() - n, core_.cfg.tx_burst - built));
             std::size_t k = tx_template_.message != none && tx_template_.pdc == only->index
                                 ? send_run(*only, room, built)
                                 : 0;
@@ -52,15 +52,15 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
         std::size_t len = 0;
         bool got = false;
         if (only != nullptr && !only_done) {
-            got = send_new_from(*only, now_, buf, len);
+            got = send_new_from(*only, core_.now, buf, len);
             if (got)
                 rr_cursor_ = 1;  // as next_data_frame leaves it
             else
                 only_done = true;
         }
         if (!got)
-            got = only != nullptr ? next_connectionless_frame(now_, buf, len)
-                                  : next_data_frame(now_, buf, len);
+            got = only != nullptr ? next_connectionless_frame(core_.now, buf, len)
+                                  : next_data_frame(core_.now, buf, len);
         if (!got) {
             exhausted = true;
             break;
@@ -72,7 +72,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
         ++built;
     }
     by_reference_ = false;
-    tx_ready_ = !exhausted;
+    core_.tx_ready = !exhausted;
     count_tx_call(exhausted, built);
     return n;
 }
@@ -80,7 +80,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
 std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::size_t staged) {
     // Into the caller's room where any frame fits there: no copy of the frame after this.
     const bool in_room = f.room.size() >= staging_frame_size_;
-    by_reference_ = in_room && cfg_.zero_copy != nullptr;
+    by_reference_ = in_room && core_.cfg.zero_copy != nullptr;
     referenced_ = {};
     referenced_region_ = no_payload_region;
     return copied_frame_buffer(f, staged);
@@ -90,15 +90,15 @@ std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::s
 // idle polls of a sender; one with only control frames and no data pending does not).
 void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
     if (!exhausted) {
-        if (built != 0) ++counters_.tx_calls_full;
+        if (built != 0) ++core_.counters.tx_calls_full;
         return;
     }
     switch (tx_stop_) {
         case tx_stop::window:
-            ++counters_.tx_calls_held_by_window;
+            ++core_.counters.tx_calls_held_by_window;
             break;
         case tx_stop::nothing_queued:
-            if (built != 0 || !active_initiators_.empty()) ++counters_.tx_calls_nothing_queued;
+            if (built != 0 || !pdcs_.initiators().empty()) ++core_.counters.tx_calls_nothing_queued;
             break;
         case tx_stop::other:
             break;
@@ -109,15 +109,15 @@ void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
 bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf,
                                   std::size_t& len) {
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
-    for (const std::uint32_t i : active_initiators_)
+    for (const std::uint32_t i : pdcs_.initiators())
         if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
     if (rudi_.retransmit_pending() && send_rudi(now, buf, len, true)) return true;
-    const std::size_t count = active_initiators_.size();
+    const std::size_t count = pdcs_.initiators().size();
     std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
-        if (send_new_from(pdcs_[active_initiators_[at]], now, buf, len)) {
+        if (send_new_from(pdcs_[pdcs_.initiators()[at]], now, buf, len)) {
             rr_cursor_ = at + 1;
             return true;
         }
@@ -135,11 +135,11 @@ bool engine_impl::next_connectionless_frame(std::uint64_t now, std::span<std::ui
 std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
                                           std::span<std::uint8_t> buf) {
     if (e.kind == pds::tx_kind::close) return build_close(p, e, retx, buf);
-    const ses::tx_message& m = messages_[e.message];
+    const ses::tx_message& m = msgs_[e.message];
     // The segment is built where the header writer reads it: a copy of it into a temporary
     // loaded som and eom, just written as single bytes, as one word (a store-forwarding stall
     // perf put at a third of this function's samples).
-    const standard_header_of standard{m, messages_.segment_at(m, e.offset)};
+    const standard_header_of standard{m, msgs_.segment_at(m, e.offset)};
     const ses::segment& seg = standard.seg;
     const auto payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
     // The common packet (a request, no credit) is written from its two headers; the others go
@@ -245,7 +245,8 @@ void engine_impl::maybe_request_credit(pds::pdc& p) {
     if (!p.credit_cc || p.state != pds::pdc_state::established) return;
     const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
     if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
-    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target, p.lb.next_entropy(now_)))
+    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target,
+                   p.lb.next_entropy(core_.now)))
         return;
     p.credit_target_sent = target;
 }
@@ -265,8 +266,8 @@ bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std:
     // A fresh path for the resend: the one the packet took may be the reason it was lost.
     e->entropy = p.lb.next_entropy(now);
     len = build_pdc_packet(p, *e, true, true, buf);
-    p.on_sent(*e, now, timers_, params_);
-    count_tx(&p, len, e->kind == pds::tx_kind::data);
+    p.on_sent(*e, now, core_.timers, core_.params);
+    core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
     return true;
 }
 
@@ -278,8 +279,8 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
         e.entropy = p.lb.next_entropy(now);
         len = build_pdc_packet(p, e, false, true, buf);
-        p.on_sent(e, now, timers_, params_);
-        count_tx(&p, len, false);
+        p.on_sent(e, now, core_.timers, core_.params);
+        core_.count_tx(&p, len, false);
         return true;
     }
     tx_stop_ = tx_stop::other;
@@ -292,14 +293,14 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         return false;
     }
     const std::uint32_t mi = q.head;
-    ses::tx_message& m = messages_[mi];
-    const std::uint32_t next_len = std::min(messages_.mtu(), m.length - m.next_offset);
-    if (!p.can_send_new(next_len, params_)) {
+    ses::tx_message& m = msgs_[mi];
+    const std::uint32_t next_len = std::min(msgs_.mtu(), m.length - m.next_offset);
+    if (!p.can_send_new(next_len, core_.params)) {
         tx_stop_ = tx_stop::window;
         maybe_request_credit(p);
         return false;
     }
-    const ses::segment seg = messages_.next_segment(m);
+    const ses::segment seg = msgs_.next_segment(m);
     auto& queued = peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
@@ -308,18 +309,18 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     e.offset = seg.offset;
     e.length = seg.length;
     e.entropy = p.lb.next_entropy(now);
-    if (messages_.fully_segmented(m)) q.pop(messages_);
+    if (msgs_.fully_segmented(m)) q.pop(msgs_.pool());
     // Ask for an ACK at once when nothing follows for now and this packet ends a message of
     // several packets or is the only one in flight, or when the window is full: the receiver
     // would otherwise wait for 16 KiB that may never come. A stream of single-packet messages
     // that each empty the queue does not ask: its ACKs come every ack_every_packets or after
     // the receiver's ack_delay_ns, not one per message.
     const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
-    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(params_) ||
-                    p.cc_full_after(seg.length, messages_.mtu());
+    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(core_.params) ||
+                    p.cc_full_after(seg.length, msgs_.mtu());
     len = build_pdc_packet(p, e, false, ar, buf);
-    p.on_sent(e, now, timers_, params_);
-    count_tx(&p, len, true);
+    p.on_sent(e, now, core_.timers, core_.params);
+    core_.count_tx(&p, len, true);
     return true;
 }
 
@@ -327,8 +328,8 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
 
 std::size_t engine_impl::build_rudi_request(pds::rudi_packet& r, bool retx,
                                             std::span<std::uint8_t> buf) {
-    const ses::tx_message& m = messages_[r.message];
-    const wire::ses_header ses = ses::packet_header(m, messages_.segment_at(m, r.offset));
+    const ses::tx_message& m = msgs_[r.message];
+    const wire::ses_header ses = ses::packet_header(m, msgs_.segment_at(m, r.offset));
     wire::pds_rudi h;
     h.type = wire::pds_type::rudi_req;
     h.next_hdr = wire::next_hdr_for(ses);
@@ -339,7 +340,7 @@ std::size_t engine_impl::build_rudi_request(pds::rudi_packet& r, bool retx,
     spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data + r.offset, r.length);
     // No PDC, so no path state: spray each packet.
-    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
+    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
     return build_frame(m.peer, entropy, true, spec, buf);
 }
 
@@ -348,13 +349,13 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     std::uint32_t index = rudi_.pop_retransmit();
     const bool retx = index != pds::rudi_window::no_packet;
     if (retx) {
-        ++connectionless_.retransmits[static_cast<std::size_t>(rudi_[index].cause)];
+        ++core_.connectionless.retransmits[static_cast<std::size_t>(rudi_[index].cause)];
     } else {
         if (retransmissions_only || rudi_queue_.empty() || !rudi_.has_room()) return false;
         const std::uint32_t mi = rudi_queue_.head;
-        ses::tx_message& m = messages_[mi];
-        const ses::segment seg = messages_.next_segment(m);
-        if (messages_.fully_segmented(m)) rudi_queue_.pop(messages_);
+        ses::tx_message& m = msgs_[mi];
+        const ses::segment seg = msgs_.next_segment(m);
+        if (msgs_.fully_segmented(m)) rudi_queue_.pop(msgs_.pool());
         index = rudi_.take(mi, seg.offset, seg.length);
     }
     pds::rudi_packet& r = rudi_[index];
@@ -362,17 +363,17 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     r.sent_ns = now;
     r.resent = retx;
     len = build_rudi_request(r, retx, buf);
-    timers_.schedule(r.timer, now + rudi_rto(messages_[r.message].peer, r.retries));
-    ++counters_.rudi_requests_tx;
-    count_tx(nullptr, len, true);
+    core_.timers.schedule(r.timer, now + rudi_rto(msgs_[r.message].peer, r.retries));
+    ++core_.counters.rudi_requests_tx;
+    core_.count_tx(nullptr, len, true);
     return true;
 }
 
 bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size_t& len) {
     if (uud_queue_.empty()) return false;
-    const std::uint32_t mi = uud_queue_.pop(messages_);
-    ses::tx_message& m = messages_[mi];
-    const ses::segment seg = messages_.next_segment(m);
+    const std::uint32_t mi = uud_queue_.pop(msgs_.pool());
+    ses::tx_message& m = msgs_[mi];
+    const ses::segment seg = msgs_.next_segment(m);
     const wire::ses_header ses = ses::packet_header(m, seg);
     wire::pds_uud h;
     h.next_hdr = wire::next_hdr_for(ses);
@@ -380,10 +381,10 @@ bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size
     spec.pds = h;
     spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data, seg.length);
-    const auto entropy = static_cast<std::uint16_t>(rng_.next_u64() | 0xc000);
+    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
     len = build_frame(m.peer, entropy, true, spec, buf);
-    ++counters_.uud_tx;
-    count_tx(nullptr, len, true);
+    ++core_.counters.uud_tx;
+    core_.count_tx(nullptr, len, true);
     // Best effort: done once it is on its way.
     complete_message(mi, status{});
     return true;

@@ -25,9 +25,9 @@ std::uint32_t engine_impl::run_message(const pds::pdc& p) const {
     // The template is set by a message's first packet inside it (build_pdc_packet) and dropped
     // when the message or PDC is freed: it names this message only if its packets take it.
     const tx_headers_template& t = tx_template_;
-    const std::uint32_t mtu = messages_.mtu();
+    const std::uint32_t mtu = msgs_.mtu();
     if (t.pdc != p.index || t.message != q.head || t.length != mtu) return none;
-    const ses::tx_message& m = messages_[q.head];
+    const ses::tx_message& m = msgs_[q.head];
     // Inside: not the first packet, and a full packet follows this one's (not the last).
     if (m.next_offset == 0 || m.length - m.next_offset <= mtu) return none;
     return q.head;
@@ -37,18 +37,19 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     if (out.size() < 2) return 0;  // a run of one is the packet-by-packet path
     const std::uint32_t mi = run_message(p);
     if (mi == none) return 0;
-    ses::tx_message& m = messages_[mi];
-    const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = p.psn_limit(params_);
+    ses::tx_message& m = msgs_[mi];
+    const std::uint32_t mtu = msgs_.mtu();
+    const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are: one deadline (0 means none) and one arming of the RTO timer.
-    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
+    const std::uint64_t deadline =
+        std::max<std::uint64_t>(core_.now + p.current_rto(core_.params), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // Without a UDP checksum to sum, the run's frames after its first are that one's with the
     // changing fields written in (copy_run_frame); where the first one's payload stayed in
     // registered memory (zero-copy transmit) and so does the rest of the message, one lookup
     // stands for the run's other payloads, left where they are too.
-    const bool copy_frames = !cfg_.udp_checksum;
+    const bool copy_frames = !core_.cfg.udp_checksum;
     std::uint32_t run_region = no_payload_region;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0;
@@ -60,7 +61,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
         pds::tx_entry& e =
-            p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(now_), now_, deadline);
+            p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(core_.now), core_.now, deadline);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
         const bool ar = p.run_full_after(mtu, mtu, window, limit);
@@ -82,7 +83,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 if (referenced_region_ != no_payload_region)
-                    run_region = cfg_.zero_copy->find(payload.data(), m.length - offset);
+                    run_region = core_.cfg.zero_copy->find(payload.data(), m.length - offset);
             }
         }
         p.inflight_bytes += mtu;
@@ -90,7 +91,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         bytes += len;
         n += hand_out(f, buf, len);
     }
-    if (sent != 0) p.arm_timer(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, core_.timers);
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
 }
 
@@ -155,9 +156,9 @@ std::size_t engine_impl::end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, st
     p.counters.tx_packets += sent;
     p.counters.tx_data_packets += sent;
     p.counters.tx_bytes += bytes;
-    counters_.frames_tx += sent;
-    counters_.bytes_tx += bytes;
-    counters_.frames_sent_in_runs += n;
+    core_.counters.frames_tx += sent;
+    core_.counters.bytes_tx += bytes;
+    core_.counters.frames_sent_in_runs += n;
     return n;
 }
 
@@ -167,36 +168,37 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         p.tx.has_retransmit())
         return 0;
     ses::message_queue& q = peers_[p.peer].queue[p.slot];
-    const std::uint32_t mtu = messages_.mtu();
-    const std::uint32_t limit = p.psn_limit(params_);
+    const std::uint32_t mtu = msgs_.mtu();
+    const std::uint32_t limit = p.psn_limit(core_.params);
     // No ACK is handled within the run, so the RTO (back-off included) and the controller's
     // window stay what they are, as in send_run.
-    const std::uint64_t deadline = std::max<std::uint64_t>(now_ + p.current_rto(params_), 1);
+    const std::uint64_t deadline =
+        std::max<std::uint64_t>(core_.now + p.current_rto(core_.params), 1);
     const std::uint64_t window = p.cc->window_bytes();
     // As in send_run: the frames after the run's first built by build_pdc_packet are that one's
     // with the changing fields written in, where the messages agree on all the rest (their
     // length among it). A payload that may go by reference (zero-copy) is built frame by frame.
-    const bool copy_frames = !cfg_.udp_checksum;
+    const bool copy_frames = !core_.cfg.udp_checksum;
     const std::uint8_t* first = nullptr;
     std::uint32_t first_ip_sum = 0, first_message = none;
     std::size_t n = 0, sent = 0, bytes = 0;
     std::uint64_t payload_bytes = 0;
     while (n < out.size() && !q.empty()) {
         const std::uint32_t mi = q.head;
-        ses::tx_message& m = messages_[mi];
+        ses::tx_message& m = msgs_[mi];
         // Anything else, and a full window, are send_new_from's to decide (and count).
         if (!single_packet_run_message(m) || !p.run_may_send(m.length, window, limit)) break;
         tx_frame& f = out[n];
-        const ses::segment seg = messages_.next_segment(m);
+        const ses::segment seg = msgs_.next_segment(m);
         m.owner = p.index;
         pds::tx_entry& e =
-            p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(now_), now_, deadline);
-        q.pop(messages_);
+            p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(core_.now), core_.now, deadline);
+        q.pop(msgs_.pool());
         // As send_new_from asks for an ACK of a one-packet message (see there).
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         std::size_t len;
-        if (first != nullptr && same_single_packet_headers(messages_[first_message], m)) {
+        if (first != nullptr && same_single_packet_headers(msgs_[first_message], m)) {
             // Its payload is copied (the first is built only where it may not go by reference).
             const std::span<std::uint8_t> buf = copied_frame_buffer(f, staged + n);
             len = copy_single_packet_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
@@ -221,7 +223,7 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         bytes += len;
         payload_bytes += seg.length;
     }
-    if (sent != 0) p.arm_timer(deadline, timers_);
+    if (sent != 0) p.arm_timer(deadline, core_.timers);
     return end_tx_run(p, payload_bytes, sent, bytes, n);
 }
 

@@ -13,7 +13,7 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
                                           std::span<std::uint8_t> out,
                                           WriteHeaders&& write_headers) {
     constexpr std::size_t header = wire::udp_header_template::size;
-    const peer_state& to = peer_at(peer);
+    const peer_state& to = peers_.at(peer);
     const std::uint16_t ip_id = ip_id_++;
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
@@ -24,11 +24,11 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
     std::uint32_t sum = 0;
     bool referenced = false;
     if (data && by_reference_ && may_reference(payload.size())) {
-        const std::uint32_t region = cfg_.zero_copy->find(payload.data(), payload.size());
+        const std::uint32_t region = core_.cfg.zero_copy->find(payload.data(), payload.size());
         if (region != no_payload_region) {
             // The payload stays where it is; summing it is its only touch by the engine (and
             // without the UDP checksum, the engine never touches it).
-            if (cfg_.udp_checksum) sum = wire::checksum_partial(payload);
+            if (core_.cfg.udp_checksum) sum = wire::checksum_partial(payload);
             referenced_ = payload;
             referenced_region_ = region;
             referenced = true;
@@ -36,36 +36,20 @@ std::size_t engine_impl::build_frame_with(std::uint32_t peer, std::uint16_t entr
     }
     // Otherwise the payload's only copy on the way out (from the sender's memory into the
     // frame) also sums it, so the UDP checksum reads just the headers.
-    if (!referenced && cfg_.udp_checksum)
+    if (!referenced && core_.cfg.udp_checksum)
         sum = wire::checksum_copy(l4.data() + uet_header, payload);
     else if (!referenced && !payload.empty())
         std::memcpy(l4.data() + uet_header, payload.data(), payload.size());
     // Data is ECN-capable (the CC will read the echoes); ACKs and NACKs ride a priority class.
     (data ? to.data_header : to.control_header).write(out.data(), ip_id, entropy, udp_payload);
-    if (cfg_.udp_checksum) {
+    if (core_.cfg.udp_checksum) {
         const auto datagram = out.subspan(header - wire::udp_header::wire_size,
                                           wire::udp_header::wire_size + udp_payload);
         wire::store_be16(&datagram[6], wire::udp_checksum_presummed(
-                                           cfg_.ip, to.ip, datagram,
+                                           core_.cfg.ip, to.ip, datagram,
                                            wire::udp_header::wire_size + uet_header, sum));
     }
     return header + udp_payload - (referenced ? payload.size() : 0);
-}
-
-// The fixed headers of the peer's frames, rebuilt whenever its address changes.
-void engine_impl::build_peer_headers(peer_state& to) const {
-    wire::frame_spec fs;
-    fs.src_mac = cfg_.mac;
-    fs.dst_mac = to.mac;
-    fs.src_ip = cfg_.ip;
-    fs.dst_ip = to.ip;
-    fs.dst_port = cfg_.udp_port;
-    fs.dscp = cfg_.data_dscp;
-    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::ect0);
-    to.data_header.build(fs);
-    fs.dscp = cfg_.ack_dscp;
-    fs.ecn = static_cast<std::uint8_t>(wire::ecn_codepoint::not_ect);
-    to.control_header.build(fs);
 }
 
 std::size_t engine_impl::build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
@@ -125,7 +109,7 @@ void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::ui
                              std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
                              bool retx) {
     const auto slot = control_.slot();
-    if (slot.empty()) return count_drop(drop_reason::control_queue_full);
+    if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
     wire::pds_nack n;
     n.code = code;
     n.nt = rudi;
@@ -138,18 +122,9 @@ void engine_impl::queue_nack(const rx_context& rx, wire::nack_code code, std::ui
     spec.pds = n;
     const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
     control_.commit(len);
-    auto& c = p ? p->counters : connectionless_;
+    auto& c = p ? p->counters : core_.connectionless;
     ++c.nacks_sent[static_cast<std::size_t>(pds::slot_of(code))];
-    count_tx(p, len, false);
-}
-
-void engine_impl::count_tx(pds::pdc* p, std::size_t bytes, bool data) {
-    auto& c = p ? p->counters : connectionless_;
-    ++c.tx_packets;
-    c.tx_bytes += bytes;
-    if (data) ++c.tx_data_packets;
-    ++counters_.frames_tx;
-    counters_.bytes_tx += bytes;
+    core_.count_tx(p, len, false);
 }
 
 }  // namespace uet
