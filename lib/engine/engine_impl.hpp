@@ -1,6 +1,8 @@
-// Inside the engine: the tables and pools it owns and the functions that work on them, split
-// by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp (what
-// comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the wire).
+// Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
+// their state and do not point at one another: engine_core (configuration, time, timers,
+// counters), peer_table, pdc_table, message_pool and control_queue. What is not yet a part is
+// split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp
+// (what comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the wire).
 #pragma once
 
 #include <memory>
