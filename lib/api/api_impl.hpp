@@ -17,12 +17,11 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "api/op_pool.hpp"
 #include "api/provider.hpp"
-#include "core/flat_map.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
 #include "ses/matching.hpp"
@@ -30,8 +29,6 @@
 #include "uet/uet.hpp"
 
 namespace uet::detail {
-
-inline constexpr std::uint32_t none = 0xffffffffu;
 
 // Engine contexts: a record's index; op_context | an operation's index (a send's message without a
 // record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
@@ -42,8 +39,6 @@ inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 // Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of unsignaled sends have
 // this bit; an operation's never do (its generation stays below 0x8000).
 inline constexpr std::uint32_t unsignaled_token_bit = 0x80000000u;
-
-std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
 
 // The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
 // ones into every frame).
@@ -120,113 +115,6 @@ struct domain_impl {
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
-// One operation the application posted (or a receive), from the endpoint's pool.
-enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
-
-// Its fields in two parts. op_hot holds what the paths of every kind read (posting, matching a
-// receive, progress, the completion): cleared when an entry is taken, in the entry's first three
-// cache lines. op_cold holds what only some operations use, each group set whole where its
-// guard is (an error; kind atomic; reserved; pulling) and read only behind it, so taking an entry
-// does not touch it. A receive's entry is taken, matched and completed ~rx_depth messages apart: at
-// 320 bytes cleared whole, each of those was five or six cache misses (send_bw -s 8,
-// docs/results.md).
-struct op_hot {
-    void* context = nullptr;
-    const std::byte* src = nullptr;  // send, write, atomic operands
-    std::byte* dst = nullptr;        // recv, read, fetched values
-    std::size_t len = 0;             // bytes of the operation (a receive: its buffer)
-    std::uint64_t offset = 0, key = 0, tag = 0, data = 0;
-    peer_addr peer = any_peer;
-    // progress
-    std::size_t next_offset = 0;
-    // sends
-    std::uint64_t rendezvous_key = 0;
-    // A send's one engine message goes without a record (post_send_message): its id, and its
-    // record once the answer turned out to come as a message (none until then).
-    std::uint32_t record = none;
-    std::uint16_t message_id = 0;
-    // receives
-    std::size_t msg_len = 0;  // the matched message's length
-    peer_addr msg_from = any_peer;
-    std::uint64_t msg_tag = 0;
-    ses::match_rule rule;
-    std::uint32_t engine_peer = none;
-    std::uint32_t in_flight = 0;         // engine messages not finished
-    std::uint32_t target_token = 0;      // from the RTR, sent back in the restart token
-    std::uint32_t unsignaled_token = 0;  // a send posted unsignaled: the restart token it went with
-    errc error{};
-    completion_flags flags = completion_flags::none;
-    std::uint16_t generation = 0;
-    op_kind kind = op_kind::send;
-    bool in_use = false;
-    bool inject = false;  // no completion (but for an error)
-    bool silent = false;  // op_flags::no_completion: an entry only for an error
-    bool tagged = false;
-    bool hd = false;
-    bool issued = false;  // at least one message went (zero-length operations)
-    wire::ses_opcode opcode = wire::ses_opcode::send;
-    bool deferred = false;  // the target answered NO_MATCH: waiting for its RTR
-    bool rtr_seen = false;  // the RTR came before the NO_MATCH response
-    bool reserved = false;  // a receive promised to a deferred send by an RTR
-    bool pulling = false;   // a receive of a rendezvous, pulling the rest
-    bool multi = false;     // a multi-receive buffer: next_offset is its first free byte
-};
-
-struct op_cold {
-    // error (fail() sets them with it)
-    std::size_t olen = 0;
-    int prov_errno = 0;
-    // atomics (kind atomic: post_atomic sets them; compare and swap only with cas)
-    wire::ses_atomic_extension atomic{};
-    std::array<std::uint8_t, 16> compare{}, swap{};
-    bool cas = false, fetching = false;
-    // reserved: for whom
-    std::uint32_t reserved_peer = none, reserved_token = 0;
-    // pulling: what to pull, and whom to answer when done
-    std::uint64_t pull_key = 0, pull_offset = 0;
-    std::uint32_t origin_peer = none, origin_job = 0;
-    delivery_mode origin_mode = delivery_mode::rud;
-    std::uint16_t origin_message_id = 0;
-    std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
-    std::uint32_t origin_request_pdc = 0;   // the engine's, to answer it (held answers)
-};
-
-// A cleared hot part, copied from here: `= op_hot{}` built the value on the stack and copied it
-// over (~40 instructions, each line stored twice and read back once).
-inline constexpr op_hot cleared_op_hot{};
-
-struct alignas(64) op : op_hot, op_cold {
-    // A new operation: the hot part cleared, the cold part left to its groups' setters. Copied
-    // whole: the assignment went member by member (~24 instructions), the block copy is a few
-    // 32-byte moves.
-    void clear_hot() noexcept {
-        std::memcpy(static_cast<op_hot*>(this), &cleared_op_hot, sizeof(op_hot));
-    }
-};
-static_assert(std::is_trivially_copyable_v<op_hot>, "op::clear_hot copies it as bytes");
-static_assert(sizeof(op_hot) <= 192, "the hot part of an operation fits three cache lines");
-
-// One engine message of an operation, in flight until both its PDS completion and (for modes
-// that answer) its SES response are in.
-struct message_record {
-    bool in_use = false;
-    errc error{};  // RTRs: how the initiator answered
-    bool pds_done = false, response_done = false, expects_response = true;
-    std::uint32_t op = none;  // none: an RTR whose receive is rtr_recv
-    std::uint32_t rtr_recv = none;
-    std::size_t offset = 0;  // where in the operation its bytes are
-    std::uint32_t length = 0;
-    std::uint32_t peer = none;
-    std::uint8_t mode = 0;
-    std::uint16_t message_id = 0;
-    // In record_by_id. A RUD/ROD request goes in only once its PDS completion came without the
-    // answer (the engine finds it by id until then); a RUDI request at once.
-    bool indexed = false;
-    // Acknowledged, the answer still missing: when to give up on it (0: not waiting, or a
-    // rendezvous request, which the target answers only once it has pulled the data).
-    std::uint64_t answer_by = 0;
-};
-
 // A message that arrived before its receive, or a send deferred until one is posted.
 struct held_message {
     received_message msg;   // its engine buffer is held until it is matched
@@ -291,10 +179,6 @@ struct endpoint_impl final : delivery_target {
     // cost a prologue and an epilogue saving the registers the post holds (~10 instructions).
     [[gnu::always_inline]] errc start_op(op_kind kind, peer_addr peer, bool reserve_cq,
                                          void* context, bool silent, std::uint32_t& index);
-    [[gnu::always_inline]] std::uint32_t allocate_op() noexcept;
-    void release_op(std::uint32_t index) noexcept;
-    std::uint32_t token_of(std::uint32_t index) const noexcept;
-    std::uint32_t op_of_token(std::uint32_t token) const noexcept;
     enum class post_result : std::uint8_t { posted, no_room, failed };
     void pump(std::uint32_t index);
     post_result issue_next(std::uint32_t index);
@@ -308,24 +192,11 @@ struct endpoint_impl final : delivery_target {
     post_result refused(const status& st, std::uint32_t index);
     post_result post_rtr(std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f);
     // A send's one engine message, without a record: the engine's context names the operation
-    // (op_context) and a record is only promised (records_promised), taken if the answer comes
-    // as a message (record_for_op). Nearly every answer comes in the ACK: a record taken,
-    // filled, found and freed per message cost ~45 instructions and a cache line.
+    // (op_context) and a record is only promised (record_pool::promise), taken if the answer
+    // comes as a message (record_for_op). Nearly every answer comes in the ACK: a record taken,
+    // filled, found and freed per message would cost a cache line.
     [[gnu::always_inline]] post_result post_send_message(std::uint32_t index, const ses_fields& f,
                                                          std::span<const std::uint8_t> data);
-    // A record free beyond those promised.
-    bool spare_record() const noexcept { return free_records.size() > records_promised; }
-    // Records free beyond the promised ones; op slots free beyond those kept for unsignaled sends.
-    std::size_t record_room() const noexcept {
-        return spare_record() ? free_records.size() - records_promised : 0;
-    }
-    std::size_t op_room() const noexcept {
-        return free_ops.size() > unsignaled_in_flight ? free_ops.size() - unsignaled_in_flight : 0;
-    }
-    // Takes a record for operation index (the fields post_message would give it) or, with
-    // index none, for the RTR of receive rtr_recv.
-    std::uint32_t take_record(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
-                              std::size_t offset, std::uint32_t length, std::uint16_t id) noexcept;
     // The promised record of send index's message, taken now.
     std::uint32_t record_for_op(std::uint32_t index) noexcept;
     void progress_op(std::uint32_t index);
@@ -343,7 +214,7 @@ struct endpoint_impl final : delivery_target {
     // ---- unsignaled sends (endpoint.cpp): no operation entry unless the end needs one ----
     // A send asked no completion of, posted as an unsignaled engine request when it can go so
     // (shorter than unsignaled_limit, nothing stalled before it): true if posted. An op
-    // slot and a record are kept for it (unsignaled_in_flight, records_promised) and a CQ entry
+    // slot and a record are kept for it (op_pool::keep, record_pool::promise) and a CQ entry
     // reserved, as an operation would have them, so the rare end that needs its operation
     // (adopt_unsignaled) always finds one.
     [[gnu::always_inline]] bool post_unsignaled(peer_addr to, std::span<const std::byte> buf,
@@ -368,7 +239,6 @@ struct endpoint_impl final : delivery_target {
     [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
     void on_record_done(std::uint32_t rec, const send_completion& c);
     [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
-    void index_record(std::uint32_t rec);
     std::optional<std::uint32_t> record_answered_by(const received_message& response);
     std::optional<std::uint32_t> record_of_send(std::uint64_t context,
                                                 const received_message& response);
@@ -460,17 +330,11 @@ struct endpoint_impl final : delivery_target {
     std::size_t unsignaled_limit = 0;      // sends of fewer bytes may go unsignaled
     // An unsignaled SEND's and TSEND's fields but for their own (engine::post_unsignaled_message).
     std::array<ses_fields, 2> unsignaled_common{};
-    std::size_t unsignaled_in_flight = 0;  // unsignaled sends posted and not yet ended or adopted
     std::uint32_t next_unsignaled_token = 0;
 
-    std::vector<op> ops;
-    std::vector<std::uint32_t> free_ops;
-    std::vector<std::byte> inject_buffers;  // one inject_size slot per op
-    std::vector<message_record> records;
-    std::vector<std::uint32_t> free_records;  // never fewer than records_promised
-    std::size_t records_promised = 0;         // sends' messages in flight without one
-    pds::flat_map record_by_id;               // (peer, mode, message id) -> record
-    std::vector<std::uint32_t> stalled;       // operations waiting for a free record
+    op_pool ops;
+    record_pool records;
+    std::vector<std::uint32_t> stalled;  // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
     ses::receive_queues<std::uint32_t> posted;             // receive ops, by kind
     std::uint32_t multi_recvs = 0;                         // multi-receive buffers among them
@@ -536,11 +400,6 @@ inline bool has_more(const op& o) {
     }
 }
 
-inline void endpoint_impl::release_op(std::uint32_t index) noexcept {
-    ops[index].in_use = false;
-    free_ops.push_back(index);
-}
-
 // An operation's completion, written straight into its entry of the completion queue, which is
 // reused as it was left: built in one expression, so every field is written once (clearing the
 // entry and then filling it cost ~25 instructions), and a field added to `completion` later and
@@ -586,7 +445,7 @@ inline void endpoint_impl::finish(std::uint32_t index) {
         fill_completion(o, cq->push_reserved());
     }
     if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
-    release_op(index);
+    ops.release(index);
 }
 
 inline void endpoint_impl::progress_op(std::uint32_t index) {

@@ -76,7 +76,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
         for (std::size_t i = 0; i < n && eng; ++i)
             on_send_completion(completions[i]);
     }
-    if (unsignaled_in_flight != 0 && eng) count_unsignaled_ended();
+    if (ops.kept() != 0 && eng) count_unsignaled_ended();
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     // Taken a batch at a time: one engine call per batch rather than per message.
@@ -112,7 +112,7 @@ void endpoint_impl::expire_answers(std::uint64_t t) {
 }
 
 void endpoint_impl::retry_stalled() {
-    if (stalled.empty() || !spare_record()) return;
+    if (stalled.empty() || !records.spare()) return;
     // pump() may stall an operation again: it then goes back on the list.
     stalled_retry.swap(stalled);
     for (std::uint32_t index : stalled_retry)
@@ -169,7 +169,7 @@ inline void endpoint_impl::on_send_message_done(const send_completion& c) {
     // Its answer came first, as a message: it has its record.
     if (o.record != none) return on_record_done(o.record, c);
     if (c.result.ok() && (c.answered || mode == delivery_mode::uud)) [[likely]] {
-        --records_promised;
+        records.unpromise(1);
         --o.in_flight;
         advance_op(index);
         return;
@@ -198,16 +198,10 @@ void endpoint_impl::on_record_done(std::uint32_t rec, const send_completion& c) 
         return;
     }
     // The answer comes as a message: from now on only our index finds its record.
-    if (!r.indexed) index_record(rec);
+    if (!r.indexed) records.index(rec);
     const bool rendezvous =
         r.op != none && ops[r.op].kind == op_kind::send && ops[r.op].rendezvous_key != 0;
     if (!rendezvous) r.answer_by = now + answer_timeout(eng->config());
-}
-
-void endpoint_impl::index_record(std::uint32_t rec) {
-    message_record& r = records[rec];
-    record_by_id.insert(record_key_of(r.peer, r.mode, r.message_id), rec);
-    r.indexed = true;
 }
 
 // Without this, an operation whose requests were all acknowledged would wait forever for the
@@ -237,9 +231,7 @@ void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
 
 inline void endpoint_impl::finish_record(std::uint32_t rec) {
     message_record& r = records[rec];
-    if (r.indexed) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
-    r.in_use = false;
-    free_records.push_back(rec);
+    records.release(rec);
     if (r.op != none) {
         // A send's next message (after an RTR) starts without one again.
         if (ops[r.op].record == rec) ops[r.op].record = none;
@@ -260,8 +252,7 @@ inline void endpoint_impl::finish_record(std::uint32_t rec) {
 // come) the context of the engine's message.
 std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_message& response) {
     const auto mode = static_cast<std::uint8_t>(response.mode);
-    if (auto found = record_by_id.find(record_key_of(response.from, mode, response.message_id)))
-        return found;
+    if (auto found = records.find(response.from, mode, response.message_id)) return found;
     const auto pending = eng->pending_request(response.from, response.mode, response.message_id);
     if (!pending) return std::nullopt;
     // An unsignaled send's answer came before its PDS completion: it needs its operation now.
@@ -403,7 +394,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     if (target_token != 0) {
         // Sent again after our RTR: it goes to the receive the RTR promised it. One that names
         // no receive kept for it (a multi-receive buffer asked for it) matches as any message.
-        const std::uint32_t index = op_of_token(target_token);
+        const std::uint32_t index = ops.op_of_token(target_token);
         if (index != none && ops[index].reserved && ops[index].reserved_peer == m.from &&
             ops[index].reserved_token == m.ses->buffer_offset >> 32) {
             ops[index].reserved = false;
@@ -620,8 +611,8 @@ void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
     };
     while (auto d = deferred_sends.take_first(asked_for)) {
         ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | token_of(index);
-        if (!spare_record() || post_rtr(none, d->peer, f) != post_result::posted) {
+        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | ops.token_of(index);
+        if (!records.spare() || post_rtr(none, d->peer, f) != post_result::posted) {
             deferred_sends.push(*d);  // asked again by the next buffer posted
             return;
         }
@@ -681,7 +672,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
     o.reserved_peer = d.peer;
     o.reserved_token = d.initiator_token;
     ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | token_of(index);
+    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | ops.token_of(index);
     ++counters.ready_to_receive;
     if (post_rtr(index, d.peer, f) != post_result::posted) {
         // post_recv kept a record free, so only the engine can refuse: wait for another send.
@@ -696,7 +687,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
 void endpoint_impl::on_rtr(received_message& m) {
     const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
     const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
-    std::uint32_t index = op_of_token(token);
+    std::uint32_t index = ops.op_of_token(token);
     if (index == none && (token & unsignaled_token_bit) != 0)
         index = op_of_unsignaled_token(token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
