@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/op_pool.hpp"
+#include "api/peer_map.hpp"
 #include "api/provider.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
@@ -172,7 +173,6 @@ struct endpoint_impl final : delivery_target {
     // system_category() (two per posted operation).
     [[gnu::always_inline]] errc check_post(peer_addr peer, bool reserve_cq,
                                            std::uint32_t& engine_peer);
-    errc add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
     // The steps of a post, always inlined into it: as calls (GCC kept them out of line) each
@@ -305,13 +305,6 @@ struct endpoint_impl final : delivery_target {
     // Fails operations whose acknowledged requests were not answered by answer_by.
     void expire_answers(std::uint64_t now);
     void retry_stalled();
-    // Inline: a message's sender is nearly always a peer seen before (a hash lookup otherwise).
-    peer_addr peer_of(std::uint32_t engine_peer) {
-        if (engine_peer < av_peer_of.size() && av_peer_of[engine_peer] != any_peer) [[likely]]
-            return av_peer_of[engine_peer];
-        return find_peer_of(engine_peer);
-    }
-    peer_addr find_peer_of(std::uint32_t engine_peer);
     // Whether a deferred send's peer id still names the host that sent it.
     bool still_there(const deferred_send& d) const noexcept {
         return eng && eng->peer_ip(d.peer) == d.ip;
@@ -344,9 +337,8 @@ struct endpoint_impl final : delivery_target {
     ses::bounded_fifo<deferred_send> deferred_sends;
     std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
     std::vector<std::uint32_t> free_response_buffers;
-    std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
-    std::vector<peer_addr> av_peer_of;          // engine peer id -> av index (peer_of)
-    std::vector<send_completion> completions;   // scratch for poll_send_completions
+    peer_map peers;
+    std::vector<send_completion> completions;  // scratch for poll_send_completions
     // Scratch for poll_received: a member, as a local array its 16 entries were constructed
     // on every process() call (~80 stores a poll).
     std::vector<received_message> received;

@@ -96,27 +96,11 @@ inline errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint
     const auto index = static_cast<std::uint64_t>(peer);
     // The common post: to a peer posted to before (address-vector entries and engine peers are
     // never removed or renumbered, so an entry once filled stands).
-    if (index < engine_peer_of.size() && engine_peer_of[index] != none)
-        engine_peer = engine_peer_of[index];
-    else if (const errc e = add_engine_peer(index, engine_peer); e != errc{})
+    if (const std::uint32_t known = peers.engine_peer(index); known != none)
+        engine_peer = known;
+    else if (const errc e = peers.add(*this, index, engine_peer); e != errc{})
         return e;
     if (reserve_cq && !cq->reserve()) return errc::cq_full;
-    return {};
-}
-
-// The engine's peer for address-vector entry `index`, added at its first post.
-errc endpoint_impl::add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer) {
-    if (index >= av->addresses.size()) return errc::unknown_peer;
-    if (engine_peer_of.size() < av->addresses.size())
-        engine_peer_of.resize(av->addresses.size(), none);
-    if (engine_peer_of[index] == none) {
-        const std::uint32_t ip = av->addresses[index].ip;
-        const peer_id p = eng->add_peer(mac_of(ip), ip);
-        if (p == invalid_peer) return errc::again;
-        domain->fabric->net->on_new_peer(ip);
-        engine_peer_of[index] = p;
-    }
-    engine_peer = engine_peer_of[index];
     return {};
 }
 
@@ -492,7 +476,7 @@ std::uint32_t endpoint_impl::adopt_unsignaled(std::uint32_t message) {
     o.kind = op_kind::send;
     o.context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.context));
     o.engine_peer = m.peer;
-    o.peer = peer_of(m.peer);
+    o.peer = peers.peer_of(*this, m.peer);
     o.silent = true;
     o.opcode = m.fields.opcode;
     o.tagged = m.fields.opcode == wire::ses_opcode::tagged_send;

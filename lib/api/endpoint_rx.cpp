@@ -120,19 +120,6 @@ void endpoint_impl::retry_stalled() {
     stalled_retry.clear();
 }
 
-// Address-vector entries are never removed or renumbered, and an engine peer found in the
-// vector is kept by the engine from then on (engine::keep_peer), so an answer found once holds:
-// it is cached by engine peer (peer_of), looked up here the first time.
-peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
-    const auto it = av->by_ip.find(eng ? eng->peer_ip(engine_peer) : 0);
-    if (it == av->by_ip.end()) return any_peer;  // may be inserted later: not cached
-    eng->keep_peer(engine_peer);
-    const auto found = static_cast<peer_addr>(it->second);
-    if (engine_peer >= av_peer_of.size()) av_peer_of.resize(std::size_t{engine_peer} + 1, any_peer);
-    av_peer_of[engine_peer] = found;
-    return found;
-}
-
 // ---- our requests: their PDS completion and their response ----
 
 inline void endpoint_impl::on_send_completion(const send_completion& c) {
@@ -463,7 +450,7 @@ std::size_t endpoint_impl::take_single_packet_messages(
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
         !ep.waiting_for_room.empty())
         return 0;
-    const peer_addr peer = ep.peer_of(from);
+    const peer_addr peer = ep.peers.peer_of(ep, from);
     std::size_t k = 0;
     for (; k < own.size(); ++k) {
         const wire::next_request_fields& x = own[k];
@@ -491,7 +478,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     const bool tagged = is_tagged(m.ses->opcode);
     const std::size_t total = m.ses->rendezvous ? m.ses->request_length : m.data.size();
     o.msg_len = total;
-    o.msg_from = peer_of(m.from);
+    o.msg_from = peers.peer_of(*this, m.from);
     o.msg_tag = tagged ? m.ses->memory_key : 0;
     if (total > o.len) {
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
@@ -541,7 +528,7 @@ inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t nod
     std::byte* at = o.dst + o.next_offset;
     copy_payload(at, m.data.data(), len);
     o.next_offset += len;
-    const peer_addr from = peer_of(m.from);
+    const peer_addr from = peers.peer_of(*this, m.from);
     if (answered)
         eng->release(m.handle);
     else
@@ -746,7 +733,7 @@ void endpoint_impl::on_write(received_message& m) {
                       completion_flags::remote_cq_data;
             c.len = length;
             c.data = m.ses->header_data;
-            c.from = peer_of(m.from);
+            c.from = peers.peer_of(*this, m.from);
             cq->push_unreserved(c);
         }
     } else {
