@@ -23,6 +23,7 @@
 #include "api/op_pool.hpp"
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
+#include "api/unsignaled_sends.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
 #include "ses/matching.hpp"
@@ -36,10 +37,6 @@ namespace uet::detail {
 // response message of ours).
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
-
-// Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of unsignaled sends have
-// this bit; an operation's never do (its generation stays below 0x8000).
-inline constexpr std::uint32_t unsignaled_token_bit = 0x80000000u;
 
 // The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
 // ones into every frame).
@@ -211,29 +208,9 @@ struct endpoint_impl final : delivery_target {
     bool process();                   // engine completions and messages; true if anything happened
     bool process(std::uint64_t now);  // process() at `now`, the network's time read by the caller
 
-    // ---- unsignaled sends (endpoint.cpp): no operation entry unless the end needs one ----
-    // A send asked no completion of, posted as an unsignaled engine request when it can go so
-    // (shorter than unsignaled_limit, nothing stalled before it): true if posted. An op
-    // slot and a record are kept for it (op_pool::keep, record_pool::promise) and a CQ entry
-    // reserved, as an operation would have them, so the rare end that needs its operation
-    // (adopt_unsignaled) always finds one.
-    [[gnu::always_inline]] bool post_unsignaled(peer_addr to, std::span<const std::byte> buf,
-                                                bool tagged, std::uint64_t tag, void* context);
-    // The leading sends of `list` that go unsignaled as post_unsignaled() would post them one by
-    // one, posted to the engine together (engine::post_unsignaled_messages): how many.
-    std::size_t post_unsignaled_list(peer_addr to, std::span<const send_work> list, bool tagged);
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
                                    std::size_t& posted);
-    std::uint64_t unsignaled_token_field(std::uint32_t k) const noexcept;
-    void took_unsignaled(std::size_t n) noexcept;
-    // The operation of the unsignaled engine message `message`, made now from what was posted.
-    std::uint32_t adopt_unsignaled(std::uint32_t message);
-    // The same, and the engine message an ordinary one of that operation from now on.
-    std::uint32_t adopt_unsignaled_in_flight(std::uint32_t message);
-    void count_unsignaled_ended();
-    void on_unsignaled_completion(const send_completion& c);
-    std::uint32_t op_of_unsignaled_token(std::uint32_t token, std::uint32_t engine_peer);
     // Forced inline into process(), its one caller: a call per sent message otherwise.
     [[gnu::always_inline]] void on_send_completion(const send_completion& c);
     [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
@@ -320,10 +297,7 @@ struct endpoint_impl final : delivery_target {
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
-    std::size_t unsignaled_limit = 0;      // sends of fewer bytes may go unsignaled
-    // An unsignaled SEND's and TSEND's fields but for their own (engine::post_unsignaled_message).
-    std::array<ses_fields, 2> unsignaled_common{};
-    std::uint32_t next_unsignaled_token = 0;
+    unsignaled_sends unsignaled;
 
     op_pool ops;
     record_pool records;

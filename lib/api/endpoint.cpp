@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/unsignaled_inline.hpp"
 
 namespace uet {
 namespace detail {
@@ -75,13 +76,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       response_buffers(1024 * max_atomic_bytes),
       completions(64),
       received(16) {
-    // Unsignaled sends: RUD/ROD with answers in ACKs (0: none). post_send() has refused what
-    // exceeds max_message_size before it asks post_unsignaled().
-    if (ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod))
-        unsignaled_limit = std::min(
-            {at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
-    unsignaled_common = {request_fields(wire::ses_opcode::send),
-                         request_fields(wire::ses_opcode::tagged_send)};
+    unsignaled.configure(*this, at, ec);
     free_response_buffers.reserve(1024);
     for (std::uint32_t i = 1024; i-- > 0;)
         free_response_buffers.push_back(i);
@@ -140,7 +135,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
-    if (silent && !inject && post_unsignaled(to, buf, tagged, tag, context)) return no_error;
+    if (silent && !inject && unsignaled.post(*this, to, buf, tagged, tag, context)) return no_error;
     if (const errc e = start_op(op_kind::send, to, !inject, context, silent, index); e != errc{})
         return e;
     op& o = ops[index];
@@ -192,7 +187,7 @@ std::error_code endpoint_impl::post_send_list(peer_addr to, std::span<const send
     };
     posted = 0;
     while (posted < list.size()) {
-        posted += post_unsignaled_list(to, list.subspan(posted), tagged);
+        posted += unsignaled.post_list(*this, to, list.subspan(posted), tagged);
         if (posted == list.size()) break;
         const send_work& w = list[posted];
         if (flag(w.flags, op_flags::multi_recv)) return errc::invalid_argument;
@@ -396,134 +391,6 @@ std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
     return o.record;
 }
 
-// ---- unsignaled sends ----
-
-inline bool endpoint_impl::post_unsignaled(peer_addr to, std::span<const std::byte> buf,
-                                           bool tagged, std::uint64_t tag, void* context) {
-    // Behind a stalled operation it would overtake it.
-    if (buf.size() >= unsignaled_limit || !stalled.empty() || ops.room() == 0 || !records.spare())
-        return false;
-    std::uint32_t engine_peer = none;
-    // Refused here (unknown peer, full queue), the ordinary post says why.
-    if (check_post(to, true, engine_peer) != errc{}) return false;
-    const own_request_fields own{tagged ? tag : 0, unsignaled_token_field(0)};
-    const auto data = std::span<const std::uint8_t>(
-        reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
-    const status st =
-        eng->post_unsignaled_message(engine_peer, mode, unsignaled_common[tagged], own, data,
-                                     reinterpret_cast<std::uintptr_t>(context));
-    if (!st.ok()) {  // the engine is full: the ordinary post waits for room
-        cq->unreserve();
-        return false;
-    }
-    took_unsignaled(1);
-    return true;
-}
-
-// The buffer offset of the k-th unsignaled send from now: its restart token, which never has a
-// token of an operation's (unsignaled_token_bit set).
-inline std::uint64_t endpoint_impl::unsignaled_token_field(std::uint32_t k) const noexcept {
-    const std::uint32_t token =
-        unsignaled_token_bit | ((next_unsignaled_token + k) & ~unsignaled_token_bit);
-    return std::uint64_t{token} << 32;
-}
-
-// n unsignaled sends went to the engine: their tokens used, an op slot and a record kept for each.
-inline void endpoint_impl::took_unsignaled(std::size_t n) noexcept {
-    next_unsignaled_token += static_cast<std::uint32_t>(n);
-    ops.keep(n);
-    records.promise(n);
-    counters.unsignaled_sends += n;
-}
-
-std::size_t endpoint_impl::post_unsignaled_list(peer_addr to, std::span<const send_work> list,
-                                                bool tagged) {
-    // Sends go unsignaled in lists of up to this many (the requests are built on the stack).
-    constexpr std::size_t chunk = 32;
-    if (!eng || !stalled.empty()) return 0;
-    std::size_t n = 0;
-    const std::size_t most = std::min(list.size(), chunk);
-    while (n < most && list[n].flags == op_flags::no_completion &&
-           list[n].buf.size() < unsignaled_limit)
-        ++n;
-    if (n == 0) return 0;
-    std::uint32_t engine_peer = none;
-    // Refused here (unknown peer), the ordinary post says why.
-    if (check_post(to, false, engine_peer) != errc{}) return 0;
-    // What post_unsignaled keeps for each: an op slot, a record and a queue entry.
-    n = cq->reserve_up_to(std::min({n, ops.room(), records.room()}));
-    if (n == 0) return 0;
-    std::array<unsignaled_request, chunk> requests;
-    for (std::size_t k = 0; k < n; ++k) {
-        const send_work& w = list[k];
-        requests[k] = {{tagged ? w.tag : 0, unsignaled_token_field(static_cast<std::uint32_t>(k))},
-                       {reinterpret_cast<const std::uint8_t*>(w.buf.data()), w.buf.size()},
-                       reinterpret_cast<std::uintptr_t>(w.context)};
-    }
-    const std::size_t got = eng->post_unsignaled_messages(
-        engine_peer, mode, unsignaled_common[tagged], std::span(requests).first(n));
-    cq->unreserve(n - got);  // the engine is full: the ordinary post waits for room
-    took_unsignaled(got);
-    return got;
-}
-
-std::uint32_t endpoint_impl::adopt_unsignaled(std::uint32_t message) {
-    const ses::tx_message& m = eng->message(message);
-    ops.unkeep(1);  // the slot kept for it is the one taken
-    ++counters.unsignaled_sends_adopted;
-    const std::uint32_t index = ops.allocate();
-    op& o = ops[index];
-    o.kind = op_kind::send;
-    o.context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.context));
-    o.engine_peer = m.peer;
-    o.peer = peers.peer_of(*this, m.peer);
-    o.silent = true;
-    o.opcode = m.fields.opcode;
-    o.tagged = m.fields.opcode == wire::ses_opcode::tagged_send;
-    o.tag = o.tagged ? m.fields.memory_key : 0;
-    o.flags = o.tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
-    o.src = reinterpret_cast<const std::byte*>(m.data);
-    o.len = m.length;
-    o.message_id = m.message_id;
-    o.unsignaled_token = static_cast<std::uint32_t>(m.fields.buffer_offset >> 32);
-    // Its message is in flight (or its end is being told), holding the record promised for it
-    // and the CQ entry reserved, as post_send_message's would.
-    o.in_flight = 1;
-    o.issued = true;
-    return index;
-}
-
-std::uint32_t endpoint_impl::adopt_unsignaled_in_flight(std::uint32_t message) {
-    const std::uint32_t index = adopt_unsignaled(message);
-    eng->make_loud(message, op_context | index);
-    return index;
-}
-
-void endpoint_impl::count_unsignaled_ended() {
-    const std::uint64_t n = eng->take_unsignaled_ended();
-    ops.unkeep(n);
-    records.unpromise(n);
-    cq->unreserve(n);
-    silent_completions += n;
-}
-
-// The send an unsignaled restart token names (a target's RTR for a deferred unsignaled send): its
-// operation, adopted now if the engine still has the send unsignaled. Rare: a scan of both.
-std::uint32_t endpoint_impl::op_of_unsignaled_token(std::uint32_t token,
-                                                    std::uint32_t engine_peer) {
-    if (const std::uint32_t index = ops.find_send_by_unsignaled_token(token, engine_peer);
-        index != none)
-        return index;
-    for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
-         q = eng->next_unsignaled_message(q + 1)) {
-        const ses::tx_message& m = eng->message(q);
-        if (m.peer == engine_peer &&
-            static_cast<std::uint32_t>(m.fields.buffer_offset >> 32) == token)
-            return adopt_unsignaled_in_flight(q);
-    }
-    return none;
-}
-
 // An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
 // decides).
 endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {
@@ -665,12 +532,7 @@ void endpoint_impl::close() noexcept {
     if (!eng) return;
     domain->fabric->net->detach(*this);
     // Unsignaled sends still in the engine become operations, cancelled below with the others.
-    if (ops.kept() != 0) {
-        count_unsignaled_ended();
-        for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
-             q = eng->next_unsignaled_message(q + 1))
-            adopt_unsignaled(q);
-    }
+    if (ops.kept() != 0) unsignaled.adopt_all(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
     posted.drain([](std::uint32_t) {});

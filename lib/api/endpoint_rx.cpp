@@ -76,7 +76,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
         for (std::size_t i = 0; i < n && eng; ++i)
             on_send_completion(completions[i]);
     }
-    if (ops.kept() != 0 && eng) count_unsignaled_ended();
+    if (ops.kept() != 0 && eng) unsignaled.count_ended(*this);
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     // Taken a batch at a time: one engine call per batch rather than per message.
@@ -124,7 +124,7 @@ void endpoint_impl::retry_stalled() {
 
 inline void endpoint_impl::on_send_completion(const send_completion& c) {
     if (c.unsignaled) [[unlikely]]
-        return on_unsignaled_completion(c);
+        return unsignaled.on_completion(*this, c);
     if (c.context & response_context) {
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) free_response_buffers.push_back(buffer);
@@ -139,12 +139,12 @@ inline void endpoint_impl::on_send_completion(const send_completion& c) {
 // An unsignaled send whose end needs its operation after all (it failed, or its answer comes as a
 // message): adopted now from what the engine kept (unless a response or an RTR adopted it
 // first), then ended as any send's message.
-void endpoint_impl::on_unsignaled_completion(const send_completion& c) {
-    const ses::tx_message& m = eng->message(c.message);
-    const std::uint64_t context =
-        m.unsignaled ? op_context | adopt_unsignaled(c.message) : m.context;
-    eng->release_unsignaled_message(c.message);
-    on_send_message_done(send_completion{context, c.result, c.answered});
+// Here rather than in unsignaled.cpp: it ends as on_send_message_done, forced inline.
+void unsignaled_sends::on_completion(endpoint_impl& ep, const send_completion& c) {
+    const ses::tx_message& m = ep.eng->message(c.message);
+    const std::uint64_t context = m.unsignaled ? op_context | adopt(ep, c.message) : m.context;
+    ep.eng->release_unsignaled_message(c.message);
+    ep.on_send_message_done(send_completion{context, c.result, c.answered});
 }
 
 // A send's message without a record: done with it when the ACK answered it (or nothing will),
@@ -244,7 +244,7 @@ std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_me
     if (!pending) return std::nullopt;
     // An unsignaled send's answer came before its PDS completion: it needs its operation now.
     const std::uint64_t context = eng->message(*pending).unsignaled
-                                      ? op_context | adopt_unsignaled_in_flight(*pending)
+                                      ? op_context | unsignaled.adopt_in_flight(*this, *pending)
                                       : eng->message(*pending).context;
     if (context & op_context) return record_of_send(context, response);
     if (context >= records.size()) return std::nullopt;
@@ -676,7 +676,7 @@ void endpoint_impl::on_rtr(received_message& m) {
     const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
     std::uint32_t index = ops.op_of_token(token);
     if (index == none && (token & unsignaled_token_bit) != 0)
-        index = op_of_unsignaled_token(token, m.from);
+        index = unsignaled.op_of_token(*this, token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
         respond(m, ses_return_code::cancelled);
