@@ -23,6 +23,7 @@
 #include "api/op_pool.hpp"
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
+#include "api/request_tracker.hpp"
 #include "api/unsignaled_sends.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
@@ -190,15 +191,14 @@ struct endpoint_impl final : delivery_target {
     post_result post_rtr(std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f);
     // A send's one engine message, without a record: the engine's context names the operation
     // (op_context) and a record is only promised (record_pool::promise), taken if the answer
-    // comes as a message (record_for_op). Nearly every answer comes in the ACK: a record taken,
-    // filled, found and freed per message would cost a cache line.
+    // comes as a message (request_tracker::record_for_op). Nearly every answer comes in the ACK:
+    // a record taken, filled, found and freed per message would cost a cache line.
     [[gnu::always_inline]] post_result post_send_message(std::uint32_t index, const ses_fields& f,
                                                          std::span<const std::uint8_t> data);
-    // The promised record of send index's message, taken now.
-    std::uint32_t record_for_op(std::uint32_t index) noexcept;
     void progress_op(std::uint32_t index);
     // progress_op's body, forced inline where a sent message's end ends its operation
-    // (finish_record, for every send): there the call cost ~20 instructions a message.
+    // (request_tracker::finish_record, for every send): a call there would save and restore
+    // registers once per message.
     [[gnu::always_inline]] void advance_op(std::uint32_t index);
     [[gnu::always_inline]] void finish(std::uint32_t index);
     void fail(op& o, errc e, int prov_errno = 0);
@@ -211,17 +211,8 @@ struct endpoint_impl final : delivery_target {
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
                                    std::size_t& posted);
-    // Forced inline into process(), its one caller: a call per sent message otherwise.
-    [[gnu::always_inline]] void on_send_completion(const send_completion& c);
-    [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
-    void on_record_done(std::uint32_t rec, const send_completion& c);
-    [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
-    std::optional<std::uint32_t> record_answered_by(const received_message& response);
-    std::optional<std::uint32_t> record_of_send(std::uint64_t context,
-                                                const received_message& response);
     // Forced inline into process(), its one caller: once per message received.
     [[gnu::always_inline]] void on_message(received_message& m);
-    void on_response(received_message& m);
     // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
@@ -277,10 +268,6 @@ struct endpoint_impl final : delivery_target {
     [[gnu::always_inline]] void answer_ok_and_release(const received_message& m,
                                                       std::uint32_t modified);
     void end_pull(op& o);
-    // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
-    void fail_peer(std::uint32_t engine_peer, errc e);
-    // Fails operations whose acknowledged requests were not answered by answer_by.
-    void expire_answers(std::uint64_t now);
     void retry_stalled();
     // Whether a deferred send's peer id still names the host that sent it.
     bool still_there(const deferred_send& d) const noexcept {
@@ -317,7 +304,7 @@ struct endpoint_impl final : delivery_target {
     // on every process() call (~80 stores a poll).
     std::vector<received_message> received;
     std::uint64_t now = 0;  // the network's clock, read once per process()
-    std::uint64_t next_answer_scan = 0;
+    request_tracker requests;
 };
 
 // How long an acknowledged request may wait for its answer: well past the time the target's

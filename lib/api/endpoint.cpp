@@ -383,14 +383,6 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
 
 // ---- cutting operations into messages ----
 
-std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
-    records.unpromise(1);
-    op& o = ops[index];
-    o.record = records.take(index, none, o.engine_peer, mode, 0, static_cast<std::uint32_t>(o.len),
-                            o.message_id);
-    return o.record;
-}
-
 // An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
 // decides).
 endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {

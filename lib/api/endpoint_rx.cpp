@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/requests_inline.hpp"
 #include "core/small_copy.hpp"
 
 namespace uet::detail {
@@ -74,7 +75,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
     while ((n = eng->poll_send_completions(completions)) > 0) {
         any = true;
         for (std::size_t i = 0; i < n && eng; ++i)
-            on_send_completion(completions[i]);
+            requests.on_send_completion(*this, completions[i]);
     }
     if (ops.kept() != 0 && eng) unsignaled.count_ended(*this);
     // Messages that waited for room in the queue go first: they are older.
@@ -87,28 +88,12 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
             on_message(received[i]);
     }
     retry_stalled();
-    if (eng && now >= next_answer_scan) {
-        // A scan of every record, a few times per answer timeout: cheap, and nothing per packet.
-        expire_answers(now);
-        next_answer_scan = now + answer_timeout(eng->config()) / 8;
-    }
+    if (eng) requests.due_scan(*this, now);
     return any;
 }
 
 std::uint64_t answer_timeout(const engine_config& c) noexcept {
     return std::max<std::uint64_t>(c.rto_max_ns, c.rto_ns) * (c.max_retransmits + 1) * 4;
-}
-
-void endpoint_impl::expire_answers(std::uint64_t t) {
-    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
-        message_record& r = records[rec];
-        if (!r.in_use || !r.pds_done || r.response_done || r.answer_by == 0 || t < r.answer_by)
-            continue;
-        if (r.op != none) fail(ops[r.op], errc::retry_limit);
-        r.error = errc::retry_limit;
-        r.response_done = true;
-        finish_record(rec);
-    }
 }
 
 void endpoint_impl::retry_stalled() {
@@ -120,199 +105,22 @@ void endpoint_impl::retry_stalled() {
     stalled_retry.clear();
 }
 
-// ---- our requests: their PDS completion and their response ----
-
-inline void endpoint_impl::on_send_completion(const send_completion& c) {
-    if (c.unsignaled) [[unlikely]]
-        return unsignaled.on_completion(*this, c);
-    if (c.context & response_context) {
-        const auto buffer = static_cast<std::uint32_t>(c.context);
-        if (buffer != none) free_response_buffers.push_back(buffer);
-        return;
-    }
-    if (c.context & op_context) return on_send_message_done(c);
-    const auto rec = static_cast<std::uint32_t>(c.context);
-    if (rec >= records.size() || !records[rec].in_use) return;
-    on_record_done(rec, c);
-}
-
 // An unsignaled send whose end needs its operation after all (it failed, or its answer comes as a
 // message): adopted now from what the engine kept (unless a response or an RTR adopted it
 // first), then ended as any send's message.
-// Here rather than in unsignaled.cpp: it ends as on_send_message_done, forced inline.
+// Here rather than in unsignaled.cpp: it ends as request_tracker::on_send_message_done, forced
+// inline into process().
 void unsignaled_sends::on_completion(endpoint_impl& ep, const send_completion& c) {
     const ses::tx_message& m = ep.eng->message(c.message);
     const std::uint64_t context = m.unsignaled ? op_context | adopt(ep, c.message) : m.context;
     ep.eng->release_unsignaled_message(c.message);
-    ep.on_send_message_done(send_completion{context, c.result, c.answered});
-}
-
-// A send's message without a record: done with it when the ACK answered it (or nothing will),
-// else as a record's from here on.
-inline void endpoint_impl::on_send_message_done(const send_completion& c) {
-    const auto index = static_cast<std::uint32_t>(c.context);
-    if (index >= ops.size() || !ops[index].in_use) return;
-    op& o = ops[index];
-    // Its answer came first, as a message: it has its record.
-    if (o.record != none) return on_record_done(o.record, c);
-    if (c.result.ok() && (c.answered || mode == delivery_mode::uud)) [[likely]] {
-        records.unpromise(1);
-        --o.in_flight;
-        advance_op(index);
-        return;
-    }
-    on_record_done(record_for_op(index), c);
-}
-
-void endpoint_impl::on_record_done(std::uint32_t rec, const send_completion& c) {
-    message_record& r = records[rec];
-    r.pds_done = true;
-    if (!c.result.ok()) {
-        const errc e = c.result.code == status_code::peer_unreachable ? errc::peer_unreachable
-                                                                      : errc::retry_limit;
-        if (r.op != none) fail(ops[r.op], e);
-        r.error = e;
-        r.response_done = true;  // none will come
-        const std::uint32_t peer = r.peer;
-        finish_record(rec);
-        fail_peer(peer, e);
-        return;
-    }
-    // The target answered RC_OK in its ACK: no response message comes.
-    if (c.answered) r.response_done = true;
-    if (r.response_done || !r.expects_response) {
-        finish_record(rec);
-        return;
-    }
-    // The answer comes as a message: from now on only our index finds its record.
-    if (!r.indexed) records.index(rec);
-    const bool rendezvous =
-        r.op != none && ops[r.op].kind == op_kind::send && ops[r.op].rendezvous_key != 0;
-    if (!rendezvous) r.answer_by = now + answer_timeout(eng->config());
-}
-
-// Without this, an operation whose requests were all acknowledged would wait forever for the
-// response (or the RTR of a deferred send) of a peer that died: its PDS has nothing left to
-// retransmit, so no timer would ever fire for it.
-void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
-    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
-        message_record& r = records[rec];
-        if (!r.in_use || r.peer != engine_peer || !r.pds_done || r.response_done ||
-            !r.expects_response)
-            continue;
-        if (r.op != none) fail(ops[r.op], e);
-        r.error = e;
-        r.response_done = true;
-        finish_record(rec);
-    }
-    for (std::uint32_t i = 0; i < ops.size(); ++i) {
-        op& o = ops[i];
-        if (!o.in_use || o.kind != op_kind::send || !o.deferred || o.engine_peer != engine_peer ||
-            o.in_flight != 0)
-            continue;
-        fail(o, e);
-        o.deferred = false;
-        progress_op(i);
-    }
-}
-
-inline void endpoint_impl::finish_record(std::uint32_t rec) {
-    message_record& r = records[rec];
-    records.release(rec);
-    if (r.op != none) {
-        // A send's next message (after an RTR) starts without one again.
-        if (ops[r.op].record == rec) ops[r.op].record = none;
-        --ops[r.op].in_flight;
-        advance_op(r.op);
-    } else if (r.rtr_recv != none && r.error != errc{}) {
-        // The initiator no longer has the send: the receive waits for another message.
-        op& o = ops[r.rtr_recv];
-        o.reserved = false;
-        if (!posted.push(o.tagged, r.rtr_recv)) {
-            fail(o, errc::canceled);
-            finish(r.rtr_recv);
-        }
-    }
-}
-
-// The record of the request a response answers: in our index, or (its PDS completion still to
-// come) the context of the engine's message.
-std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_message& response) {
-    const auto mode = static_cast<std::uint8_t>(response.mode);
-    if (auto found = records.find(response.from, mode, response.message_id)) return found;
-    const auto pending = eng->pending_request(response.from, response.mode, response.message_id);
-    if (!pending) return std::nullopt;
-    // An unsignaled send's answer came before its PDS completion: it needs its operation now.
-    const std::uint64_t context = eng->message(*pending).unsignaled
-                                      ? op_context | unsignaled.adopt_in_flight(*this, *pending)
-                                      : eng->message(*pending).context;
-    if (context & op_context) return record_of_send(context, response);
-    if (context >= records.size()) return std::nullopt;
-    const auto rec = static_cast<std::uint32_t>(context);
-    const message_record& r = records[rec];
-    if (!r.in_use || r.peer != response.from || r.mode != mode ||
-        r.message_id != response.message_id)
-        return std::nullopt;
-    return rec;
-}
-
-// The same for a send's message without a record (op_context): its record, taken now if it has
-// none yet (the answer came before the PDS completion).
-std::optional<std::uint32_t> endpoint_impl::record_of_send(std::uint64_t context,
-                                                           const received_message& response) {
-    const auto index = static_cast<std::uint32_t>(context);
-    if (index >= ops.size()) return std::nullopt;
-    const op& o = ops[index];
-    if (!o.in_use || o.in_flight == 0 || o.engine_peer != response.from || response.mode != mode ||
-        o.message_id != response.message_id)
-        return std::nullopt;
-    if (o.record != none) return o.record;
-    return record_for_op(index);
-}
-
-void endpoint_impl::on_response(received_message& m) {
-    // Our requests all carry our job; a target echoes the request's in its answer.
-    if (m.ses->job_id != attr.job_id) [[unlikely]] {
-        ++counters.foreign_responses;
-        eng->release(m.handle);
-        return;
-    }
-    const auto found = record_answered_by(m);
-    if (!found || records[*found].response_done) {
-        ++counters.stale_responses;
-        eng->release(m.handle);
-        return;
-    }
-    const std::uint32_t rec = *found;
-    message_record& r = records[rec];
-    r.response_done = true;
-    const ses_return_code rc = m.ses->return_code;
-    if (r.op == none) {
-        if (rc != ses_return_code::ok) r.error = errc_of(rc);
-    } else {
-        op& o = ops[r.op];
-        if (rc == ses_return_code::ok) {
-            const bool reads = o.kind == op_kind::read || o.kind == op_kind::recv;
-            if (reads && (m.data.size() != r.length || r.offset + r.length > o.len))
-                fail(o, errc::remote_error);
-            else if (reads && !m.data.empty())
-                std::memcpy(o.dst + r.offset, m.data.data(), m.data.size());
-            else if (o.kind == op_kind::atomic && o.fetching)
-                std::memcpy(o.dst, m.data.data(), std::min(m.data.size(), o.len));
-        } else if (rc == ses_return_code::no_match && o.kind == op_kind::send) {
-            o.deferred = true;
-        } else {
-            fail(o, errc_of(rc), static_cast<int>(rc));
-        }
-    }
-    eng->release(m.handle);
-    if (r.pds_done) finish_record(rec);
+    ep.requests.on_send_message_done(ep, send_completion{context, c.result, c.answered});
 }
 
 // ---- requests for us ----
 
 inline void endpoint_impl::on_message(received_message& m) {
-    if (m.ses->response) return on_response(m);
+    if (m.ses->response) return requests.on_response(*this, m);
     if (m.ses->job_id != attr.job_id) {
         ++counters.rejected_job;
         respond(m, ses_return_code::bad_job_id);
