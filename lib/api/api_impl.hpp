@@ -17,12 +17,14 @@
 #include <cstring>
 #include <memory>
 #include <string_view>
-#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
+#include "api/op_pool.hpp"
+#include "api/peer_map.hpp"
 #include "api/provider.hpp"
-#include "core/flat_map.hpp"
+#include "api/request_tracker.hpp"
+#include "api/unsignaled_sends.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
 #include "ses/matching.hpp"
@@ -31,19 +33,11 @@
 
 namespace uet::detail {
 
-inline constexpr std::uint32_t none = 0xffffffffu;
-
 // Engine contexts: a record's index; op_context | an operation's index (a send's message without a
 // record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
 // response message of ours).
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
-
-// Restart tokens (a send's, in its buffer_offset; a target's RTR names it) of unsignaled sends have
-// this bit; an operation's never do (its generation stays below 0x8000).
-inline constexpr std::uint32_t unsignaled_token_bit = 0x80000000u;
-
-std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
 
 // The MAC the pipe provider gives the endpoint at ip (the dpdk provider's host stack fills real
 // ones into every frame).
@@ -120,113 +114,6 @@ struct domain_impl {
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
-// One operation the application posted (or a receive), from the endpoint's pool.
-enum class op_kind : std::uint8_t { send, recv, write, read, atomic };
-
-// Its fields in two parts. op_hot holds what the paths of every kind read (posting, matching a
-// receive, progress, the completion): cleared when an entry is taken, in the entry's first three
-// cache lines. op_cold holds what only some operations use, each group set whole where its
-// guard is (an error; kind atomic; reserved; pulling) and read only behind it, so taking an entry
-// does not touch it. A receive's entry is taken, matched and completed ~rx_depth messages apart: at
-// 320 bytes cleared whole, each of those was five or six cache misses (send_bw -s 8,
-// docs/results.md).
-struct op_hot {
-    void* context = nullptr;
-    const std::byte* src = nullptr;  // send, write, atomic operands
-    std::byte* dst = nullptr;        // recv, read, fetched values
-    std::size_t len = 0;             // bytes of the operation (a receive: its buffer)
-    std::uint64_t offset = 0, key = 0, tag = 0, data = 0;
-    peer_addr peer = any_peer;
-    // progress
-    std::size_t next_offset = 0;
-    // sends
-    std::uint64_t rendezvous_key = 0;
-    // A send's one engine message goes without a record (post_send_message): its id, and its
-    // record once the answer turned out to come as a message (none until then).
-    std::uint32_t record = none;
-    std::uint16_t message_id = 0;
-    // receives
-    std::size_t msg_len = 0;  // the matched message's length
-    peer_addr msg_from = any_peer;
-    std::uint64_t msg_tag = 0;
-    ses::match_rule rule;
-    std::uint32_t engine_peer = none;
-    std::uint32_t in_flight = 0;         // engine messages not finished
-    std::uint32_t target_token = 0;      // from the RTR, sent back in the restart token
-    std::uint32_t unsignaled_token = 0;  // a send posted unsignaled: the restart token it went with
-    errc error{};
-    completion_flags flags = completion_flags::none;
-    std::uint16_t generation = 0;
-    op_kind kind = op_kind::send;
-    bool in_use = false;
-    bool inject = false;  // no completion (but for an error)
-    bool silent = false;  // op_flags::no_completion: an entry only for an error
-    bool tagged = false;
-    bool hd = false;
-    bool issued = false;  // at least one message went (zero-length operations)
-    wire::ses_opcode opcode = wire::ses_opcode::send;
-    bool deferred = false;  // the target answered NO_MATCH: waiting for its RTR
-    bool rtr_seen = false;  // the RTR came before the NO_MATCH response
-    bool reserved = false;  // a receive promised to a deferred send by an RTR
-    bool pulling = false;   // a receive of a rendezvous, pulling the rest
-    bool multi = false;     // a multi-receive buffer: next_offset is its first free byte
-};
-
-struct op_cold {
-    // error (fail() sets them with it)
-    std::size_t olen = 0;
-    int prov_errno = 0;
-    // atomics (kind atomic: post_atomic sets them; compare and swap only with cas)
-    wire::ses_atomic_extension atomic{};
-    std::array<std::uint8_t, 16> compare{}, swap{};
-    bool cas = false, fetching = false;
-    // reserved: for whom
-    std::uint32_t reserved_peer = none, reserved_token = 0;
-    // pulling: what to pull, and whom to answer when done
-    std::uint64_t pull_key = 0, pull_offset = 0;
-    std::uint32_t origin_peer = none, origin_job = 0;
-    delivery_mode origin_mode = delivery_mode::rud;
-    std::uint16_t origin_message_id = 0;
-    std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
-    std::uint32_t origin_request_pdc = 0;   // the engine's, to answer it (held answers)
-};
-
-// A cleared hot part, copied from here: `= op_hot{}` built the value on the stack and copied it
-// over (~40 instructions, each line stored twice and read back once).
-inline constexpr op_hot cleared_op_hot{};
-
-struct alignas(64) op : op_hot, op_cold {
-    // A new operation: the hot part cleared, the cold part left to its groups' setters. Copied
-    // whole: the assignment went member by member (~24 instructions), the block copy is a few
-    // 32-byte moves.
-    void clear_hot() noexcept {
-        std::memcpy(static_cast<op_hot*>(this), &cleared_op_hot, sizeof(op_hot));
-    }
-};
-static_assert(std::is_trivially_copyable_v<op_hot>, "op::clear_hot copies it as bytes");
-static_assert(sizeof(op_hot) <= 192, "the hot part of an operation fits three cache lines");
-
-// One engine message of an operation, in flight until both its PDS completion and (for modes
-// that answer) its SES response are in.
-struct message_record {
-    bool in_use = false;
-    errc error{};  // RTRs: how the initiator answered
-    bool pds_done = false, response_done = false, expects_response = true;
-    std::uint32_t op = none;  // none: an RTR whose receive is rtr_recv
-    std::uint32_t rtr_recv = none;
-    std::size_t offset = 0;  // where in the operation its bytes are
-    std::uint32_t length = 0;
-    std::uint32_t peer = none;
-    std::uint8_t mode = 0;
-    std::uint16_t message_id = 0;
-    // In record_by_id. A RUD/ROD request goes in only once its PDS completion came without the
-    // answer (the engine finds it by id until then); a RUDI request at once.
-    bool indexed = false;
-    // Acknowledged, the answer still missing: when to give up on it (0: not waiting, or a
-    // rendezvous request, which the target answers only once it has pulled the data).
-    std::uint64_t answer_by = 0;
-};
-
 // A message that arrived before its receive, or a send deferred until one is posted.
 struct held_message {
     received_message msg;   // its engine buffer is held until it is matched
@@ -284,17 +171,12 @@ struct endpoint_impl final : delivery_target {
     // system_category() (two per posted operation).
     [[gnu::always_inline]] errc check_post(peer_addr peer, bool reserve_cq,
                                            std::uint32_t& engine_peer);
-    errc add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer);
     // check_post + an op slot with kind, context and peers filled in; undoes the CQ reservation
     // when no slot is free. `index` is the new op on success.
     // The steps of a post, always inlined into it: as calls (GCC kept them out of line) each
     // cost a prologue and an epilogue saving the registers the post holds (~10 instructions).
     [[gnu::always_inline]] errc start_op(op_kind kind, peer_addr peer, bool reserve_cq,
                                          void* context, bool silent, std::uint32_t& index);
-    [[gnu::always_inline]] std::uint32_t allocate_op() noexcept;
-    void release_op(std::uint32_t index) noexcept;
-    std::uint32_t token_of(std::uint32_t index) const noexcept;
-    std::uint32_t op_of_token(std::uint32_t token) const noexcept;
     enum class post_result : std::uint8_t { posted, no_room, failed };
     void pump(std::uint32_t index);
     post_result issue_next(std::uint32_t index);
@@ -308,29 +190,15 @@ struct endpoint_impl final : delivery_target {
     post_result refused(const status& st, std::uint32_t index);
     post_result post_rtr(std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f);
     // A send's one engine message, without a record: the engine's context names the operation
-    // (op_context) and a record is only promised (records_promised), taken if the answer comes
-    // as a message (record_for_op). Nearly every answer comes in the ACK: a record taken,
-    // filled, found and freed per message cost ~45 instructions and a cache line.
+    // (op_context) and a record is only promised (record_pool::promise), taken if the answer
+    // comes as a message (request_tracker::record_for_op). Nearly every answer comes in the ACK:
+    // a record taken, filled, found and freed per message would cost a cache line.
     [[gnu::always_inline]] post_result post_send_message(std::uint32_t index, const ses_fields& f,
                                                          std::span<const std::uint8_t> data);
-    // A record free beyond those promised.
-    bool spare_record() const noexcept { return free_records.size() > records_promised; }
-    // Records free beyond the promised ones; op slots free beyond those kept for unsignaled sends.
-    std::size_t record_room() const noexcept {
-        return spare_record() ? free_records.size() - records_promised : 0;
-    }
-    std::size_t op_room() const noexcept {
-        return free_ops.size() > unsignaled_in_flight ? free_ops.size() - unsignaled_in_flight : 0;
-    }
-    // Takes a record for operation index (the fields post_message would give it) or, with
-    // index none, for the RTR of receive rtr_recv.
-    std::uint32_t take_record(std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer,
-                              std::size_t offset, std::uint32_t length, std::uint16_t id) noexcept;
-    // The promised record of send index's message, taken now.
-    std::uint32_t record_for_op(std::uint32_t index) noexcept;
     void progress_op(std::uint32_t index);
     // progress_op's body, forced inline where a sent message's end ends its operation
-    // (finish_record, for every send): there the call cost ~20 instructions a message.
+    // (request_tracker::finish_record, for every send): a call there would save and restore
+    // registers once per message.
     [[gnu::always_inline]] void advance_op(std::uint32_t index);
     [[gnu::always_inline]] void finish(std::uint32_t index);
     void fail(op& o, errc e, int prov_errno = 0);
@@ -340,41 +208,11 @@ struct endpoint_impl final : delivery_target {
     bool process();                   // engine completions and messages; true if anything happened
     bool process(std::uint64_t now);  // process() at `now`, the network's time read by the caller
 
-    // ---- unsignaled sends (endpoint.cpp): no operation entry unless the end needs one ----
-    // A send asked no completion of, posted as an unsignaled engine request when it can go so
-    // (shorter than unsignaled_limit, nothing stalled before it): true if posted. An op
-    // slot and a record are kept for it (unsignaled_in_flight, records_promised) and a CQ entry
-    // reserved, as an operation would have them, so the rare end that needs its operation
-    // (adopt_unsignaled) always finds one.
-    [[gnu::always_inline]] bool post_unsignaled(peer_addr to, std::span<const std::byte> buf,
-                                                bool tagged, std::uint64_t tag, void* context);
-    // The leading sends of `list` that go unsignaled as post_unsignaled() would post them one by
-    // one, posted to the engine together (engine::post_unsignaled_messages): how many.
-    std::size_t post_unsignaled_list(peer_addr to, std::span<const send_work> list, bool tagged);
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
                                    std::size_t& posted);
-    std::uint64_t unsignaled_token_field(std::uint32_t k) const noexcept;
-    void took_unsignaled(std::size_t n) noexcept;
-    // The operation of the unsignaled engine message `message`, made now from what was posted.
-    std::uint32_t adopt_unsignaled(std::uint32_t message);
-    // The same, and the engine message an ordinary one of that operation from now on.
-    std::uint32_t adopt_unsignaled_in_flight(std::uint32_t message);
-    void count_unsignaled_ended();
-    void on_unsignaled_completion(const send_completion& c);
-    std::uint32_t op_of_unsignaled_token(std::uint32_t token, std::uint32_t engine_peer);
-    // Forced inline into process(), its one caller: a call per sent message otherwise.
-    [[gnu::always_inline]] void on_send_completion(const send_completion& c);
-    [[gnu::always_inline]] void on_send_message_done(const send_completion& c);  // op_context
-    void on_record_done(std::uint32_t rec, const send_completion& c);
-    [[gnu::always_inline]] void finish_record(std::uint32_t rec);  // endpoint_rx.cpp only
-    void index_record(std::uint32_t rec);
-    std::optional<std::uint32_t> record_answered_by(const received_message& response);
-    std::optional<std::uint32_t> record_of_send(std::uint64_t context,
-                                                const received_message& response);
     // Forced inline into process(), its one caller: once per message received.
     [[gnu::always_inline]] void on_message(received_message& m);
-    void on_response(received_message& m);
     // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
@@ -430,18 +268,7 @@ struct endpoint_impl final : delivery_target {
     [[gnu::always_inline]] void answer_ok_and_release(const received_message& m,
                                                       std::uint32_t modified);
     void end_pull(op& o);
-    // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
-    void fail_peer(std::uint32_t engine_peer, errc e);
-    // Fails operations whose acknowledged requests were not answered by answer_by.
-    void expire_answers(std::uint64_t now);
     void retry_stalled();
-    // Inline: a message's sender is nearly always a peer seen before (a hash lookup otherwise).
-    peer_addr peer_of(std::uint32_t engine_peer) {
-        if (engine_peer < av_peer_of.size() && av_peer_of[engine_peer] != any_peer) [[likely]]
-            return av_peer_of[engine_peer];
-        return find_peer_of(engine_peer);
-    }
-    peer_addr find_peer_of(std::uint32_t engine_peer);
     // Whether a deferred send's peer id still names the host that sent it.
     bool still_there(const deferred_send& d) const noexcept {
         return eng && eng->peer_ip(d.peer) == d.ip;
@@ -457,20 +284,11 @@ struct endpoint_impl final : delivery_target {
     std::unique_ptr<engine> eng;  // null once closed
     endpoint_counters counters{};
     std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
-    std::size_t unsignaled_limit = 0;      // sends of fewer bytes may go unsignaled
-    // An unsignaled SEND's and TSEND's fields but for their own (engine::post_unsignaled_message).
-    std::array<ses_fields, 2> unsignaled_common{};
-    std::size_t unsignaled_in_flight = 0;  // unsignaled sends posted and not yet ended or adopted
-    std::uint32_t next_unsignaled_token = 0;
+    unsignaled_sends unsignaled;
 
-    std::vector<op> ops;
-    std::vector<std::uint32_t> free_ops;
-    std::vector<std::byte> inject_buffers;  // one inject_size slot per op
-    std::vector<message_record> records;
-    std::vector<std::uint32_t> free_records;  // never fewer than records_promised
-    std::size_t records_promised = 0;         // sends' messages in flight without one
-    pds::flat_map record_by_id;               // (peer, mode, message id) -> record
-    std::vector<std::uint32_t> stalled;       // operations waiting for a free record
+    op_pool ops;
+    record_pool records;
+    std::vector<std::uint32_t> stalled;  // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
     ses::receive_queues<std::uint32_t> posted;             // receive ops, by kind
     std::uint32_t multi_recvs = 0;                         // multi-receive buffers among them
@@ -480,14 +298,13 @@ struct endpoint_impl final : delivery_target {
     ses::bounded_fifo<deferred_send> deferred_sends;
     std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
     std::vector<std::uint32_t> free_response_buffers;
-    std::vector<std::uint32_t> engine_peer_of;  // av index -> engine peer id
-    std::vector<peer_addr> av_peer_of;          // engine peer id -> av index (peer_of)
-    std::vector<send_completion> completions;   // scratch for poll_send_completions
+    peer_map peers;
+    std::vector<send_completion> completions;  // scratch for poll_send_completions
     // Scratch for poll_received: a member, as a local array its 16 entries were constructed
     // on every process() call (~80 stores a poll).
     std::vector<received_message> received;
     std::uint64_t now = 0;  // the network's clock, read once per process()
-    std::uint64_t next_answer_scan = 0;
+    request_tracker requests;
 };
 
 // How long an acknowledged request may wait for its answer: well past the time the target's
@@ -536,11 +353,6 @@ inline bool has_more(const op& o) {
     }
 }
 
-inline void endpoint_impl::release_op(std::uint32_t index) noexcept {
-    ops[index].in_use = false;
-    free_ops.push_back(index);
-}
-
 // An operation's completion, written straight into its entry of the completion queue, which is
 // reused as it was left: built in one expression, so every field is written once (clearing the
 // entry and then filling it cost ~25 instructions), and a field added to `completion` later and
@@ -586,7 +398,7 @@ inline void endpoint_impl::finish(std::uint32_t index) {
         fill_completion(o, cq->push_reserved());
     }
     if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
-    release_op(index);
+    ops.release(index);
 }
 
 inline void endpoint_impl::progress_op(std::uint32_t index) {

@@ -5,15 +5,12 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/unsignaled_inline.hpp"
 
 namespace uet {
 namespace detail {
 
 namespace {
-
-constexpr std::uint64_t record_key(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    return (std::uint64_t{peer} << 24) | (std::uint64_t{mode} << 16) | id;
-}
 
 delivery_mode engine_mode(delivery d) {
     return static_cast<delivery_mode>(d);
@@ -59,10 +56,6 @@ engine_config with_placement(engine_config c, endpoint_impl* ep) {
 
 }  // namespace
 
-std::uint64_t record_key_of(std::uint32_t peer, std::uint8_t mode, std::uint16_t id) {
-    return record_key(peer, mode, id);
-}
-
 endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                              std::shared_ptr<av_impl> a, const endpoint_attr& at,
                              const engine_config& ec)
@@ -74,10 +67,8 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       address{ec.ip, ec.udp_port},
       mtu(ec.mtu_payload),
       eng(std::make_unique<engine>(with_placement(ec, this))),
-      ops(at.tx_depth + at.rx_depth),
-      inject_buffers(ops.size() * at.inject_size),
+      ops(at.tx_depth + at.rx_depth, at.inject_size),
       records(4096),
-      record_by_id(4096),
       posted(at.rx_depth),
       waiting_for_room(ec.max_rx_messages),
       unexpected(at.max_unexpected),
@@ -85,52 +76,12 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       response_buffers(1024 * max_atomic_bytes),
       completions(64),
       received(16) {
-    // Unsignaled sends: RUD/ROD with answers in ACKs (0: none). post_send() has refused what
-    // exceeds max_message_size before it asks post_unsignaled().
-    if (ec.answers_in_acks && (mode == delivery_mode::rud || mode == delivery_mode::rod))
-        unsignaled_limit = std::min(
-            {at.deferrable_threshold, at.rendezvous_threshold, std::size_t{chunk_bytes} + 1});
-    unsignaled_common = {request_fields(wire::ses_opcode::send),
-                         request_fields(wire::ses_opcode::tagged_send)};
-    free_ops.reserve(ops.size());
-    for (std::size_t i = ops.size(); i-- > 0;)
-        free_ops.push_back(static_cast<std::uint32_t>(i));
-    free_records.reserve(records.size());
-    for (std::size_t i = records.size(); i-- > 0;)
-        free_records.push_back(static_cast<std::uint32_t>(i));
+    unsignaled.configure(*this, at, ec);
     free_response_buffers.reserve(1024);
     for (std::uint32_t i = 1024; i-- > 0;)
         free_response_buffers.push_back(i);
     stalled.reserve(ops.size());
     stalled_retry.reserve(ops.size());
-}
-
-// ---- pools ----
-
-// The slots kept for unsignaled sends (unsignaled_in_flight) are not for others.
-inline std::uint32_t endpoint_impl::allocate_op() noexcept {
-    if (op_room() == 0) return none;
-    const std::uint32_t index = free_ops.back();
-    free_ops.pop_back();
-    op& o = ops[index];
-    // 15 bits, never 0: a token (generation and index) never has unsignaled_token_bit.
-    const auto generation = static_cast<std::uint16_t>((o.generation + 1) & 0x7fff);
-    o.clear_hot();
-    o.generation = generation == 0 ? 1 : generation;
-    o.in_use = true;
-    return index;
-}
-
-// Tokens name an operation on the wire (restart tokens, RTR): generation and index, never 0.
-std::uint32_t endpoint_impl::token_of(std::uint32_t index) const noexcept {
-    return (std::uint32_t{ops[index].generation} << 16) | index;
-}
-
-std::uint32_t endpoint_impl::op_of_token(std::uint32_t token) const noexcept {
-    const std::uint32_t index = token & 0xffff;
-    if (index >= ops.size() || !ops[index].in_use || ops[index].generation != token >> 16)
-        return none;
-    return index;
 }
 
 // ---- checks common to every post ----
@@ -140,27 +91,11 @@ inline errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint
     const auto index = static_cast<std::uint64_t>(peer);
     // The common post: to a peer posted to before (address-vector entries and engine peers are
     // never removed or renumbered, so an entry once filled stands).
-    if (index < engine_peer_of.size() && engine_peer_of[index] != none)
-        engine_peer = engine_peer_of[index];
-    else if (const errc e = add_engine_peer(index, engine_peer); e != errc{})
+    if (const std::uint32_t known = peers.engine_peer(index); known != none)
+        engine_peer = known;
+    else if (const errc e = peers.add(*this, index, engine_peer); e != errc{})
         return e;
     if (reserve_cq && !cq->reserve()) return errc::cq_full;
-    return {};
-}
-
-// The engine's peer for address-vector entry `index`, added at its first post.
-errc endpoint_impl::add_engine_peer(std::uint64_t index, std::uint32_t& engine_peer) {
-    if (index >= av->addresses.size()) return errc::unknown_peer;
-    if (engine_peer_of.size() < av->addresses.size())
-        engine_peer_of.resize(av->addresses.size(), none);
-    if (engine_peer_of[index] == none) {
-        const std::uint32_t ip = av->addresses[index].ip;
-        const peer_id p = eng->add_peer(mac_of(ip), ip);
-        if (p == invalid_peer) return errc::again;
-        domain->fabric->net->on_new_peer(ip);
-        engine_peer_of[index] = p;
-    }
-    engine_peer = engine_peer_of[index];
     return {};
 }
 
@@ -178,7 +113,7 @@ inline errc endpoint_impl::start_op(op_kind kind, peer_addr peer, bool reserve_c
                                     bool silent, std::uint32_t& index) {
     std::uint32_t engine_peer = none;
     if (const errc e = check_post(peer, reserve_cq, engine_peer); e != errc{}) return e;
-    index = allocate_op();
+    index = ops.allocate();
     if (index == none) {
         if (reserve_cq) cq->unreserve();
         return errc::again;
@@ -200,7 +135,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     if (buf.size() > attr.max_message_size) return errc::message_too_long;
     if (mode == delivery_mode::uud && buf.size() > mtu) return errc::message_too_long;
     std::uint32_t index = none;
-    if (silent && !inject && post_unsignaled(to, buf, tagged, tag, context)) return no_error;
+    if (silent && !inject && unsignaled.post(*this, to, buf, tagged, tag, context)) return no_error;
     if (const errc e = start_op(op_kind::send, to, !inject, context, silent, index); e != errc{})
         return e;
     op& o = ops[index];
@@ -211,7 +146,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     o.src = buf.data();
     o.flags = tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
     if (inject) {
-        std::byte* copy = &inject_buffers[std::size_t{index} * attr.inject_size];
+        std::byte* copy = ops.inject_buffer(index);
         if (!buf.empty()) std::memcpy(copy, buf.data(), buf.size());
         o.src = copy;
     }
@@ -224,7 +159,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
             domain->regions.add(reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(o.src)),
                                 o.len, ses::mr_remote_read, attr.job_id);
         if (o.rendezvous_key == 0) {
-            release_op(index);
+            ops.release(index);
             if (!inject) cq->unreserve();
             return errc::again;
         }
@@ -252,7 +187,7 @@ std::error_code endpoint_impl::post_send_list(peer_addr to, std::span<const send
     };
     posted = 0;
     while (posted < list.size()) {
-        posted += post_unsignaled_list(to, list.subspan(posted), tagged);
+        posted += unsignaled.post_list(*this, to, list.subspan(posted), tagged);
         if (posted == list.size()) break;
         const send_work& w = list[posted];
         if (flag(w.flags, op_flags::multi_recv)) return errc::invalid_argument;
@@ -278,10 +213,10 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
         if (cq->spare_room() <= unexpected.size()) return errc::cq_full;
     }
     if (!cq->reserve()) return errc::cq_full;
-    const std::uint32_t index = allocate_op();
+    const std::uint32_t index = ops.allocate();
     // An RTR may be needed: keep a record for it so that nothing has to be undone later.
-    if (index == none || !spare_record()) {
-        if (index != none) release_op(index);
+    if (index == none || !records.spare()) {
+        if (index != none) ops.release(index);
         cq->unreserve();
         return errc::again;
     }
@@ -297,7 +232,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     o.multi = true;
     o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
     if (!posted.push(false, index)) {
-        release_op(index);
+        ops.release(index);
         cq->unreserve();
         return errc::again;
     }
@@ -339,7 +274,7 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
         }
     }
     if (!posted.push(tagged, index)) {
-        release_op(index);
+        ops.release(index);
         cq->unreserve();
         return errc::again;
     }
@@ -359,15 +294,15 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
     }
     while (posted < list.size()) {
         const std::span<const recv_work> rest = list.subspan(posted);
-        std::size_t n = op_room();
+        std::size_t n = ops.room();
         // A receive that meets a deferred send takes a record for its RTR: while any wait, one
         // at a time, each after recv()'s check that a record is free.
         if (!deferred_sends.empty()) n = std::min<std::size_t>(n, 1);
-        n = spare_record() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
+        n = records.spare() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
         for (std::size_t k = 0; k < n; ++k) {
             const recv_work& w = rest[k];
             const ses::match_rule rule{tagged, w.tag, w.ignore, source};
-            if (const errc e = place_recv(allocate_op(), w.buf, tagged, rule, w.context);
+            if (const errc e = place_recv(ops.allocate(), w.buf, tagged, rule, w.context);
                 e != errc{}) {
                 cq->unreserve(n - k - 1);
                 return e;
@@ -448,164 +383,6 @@ std::error_code endpoint_impl::post_atomic(peer_addr to, atomic_op aop, atomic_t
 
 // ---- cutting operations into messages ----
 
-std::uint32_t endpoint_impl::take_record(std::uint32_t index, std::uint32_t rtr_recv,
-                                         std::uint32_t peer, std::size_t offset,
-                                         std::uint32_t length, std::uint16_t id) noexcept {
-    const std::uint32_t rec = free_records.back();
-    free_records.pop_back();
-    message_record& r = records[rec];
-    r = message_record{};
-    r.in_use = true;
-    r.expects_response = mode != delivery_mode::uud;
-    r.op = index;
-    r.rtr_recv = rtr_recv;
-    r.offset = offset;
-    r.length = length;
-    r.peer = peer;
-    r.mode = static_cast<std::uint8_t>(mode);
-    r.message_id = id;
-    return rec;
-}
-
-std::uint32_t endpoint_impl::record_for_op(std::uint32_t index) noexcept {
-    --records_promised;
-    op& o = ops[index];
-    o.record =
-        take_record(index, none, o.engine_peer, 0, static_cast<std::uint32_t>(o.len), o.message_id);
-    return o.record;
-}
-
-// ---- unsignaled sends ----
-
-inline bool endpoint_impl::post_unsignaled(peer_addr to, std::span<const std::byte> buf,
-                                           bool tagged, std::uint64_t tag, void* context) {
-    // Behind a stalled operation it would overtake it.
-    if (buf.size() >= unsignaled_limit || !stalled.empty() || op_room() == 0 || !spare_record())
-        return false;
-    std::uint32_t engine_peer = none;
-    // Refused here (unknown peer, full queue), the ordinary post says why.
-    if (check_post(to, true, engine_peer) != errc{}) return false;
-    const own_request_fields own{tagged ? tag : 0, unsignaled_token_field(0)};
-    const auto data = std::span<const std::uint8_t>(
-        reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size());
-    const status st =
-        eng->post_unsignaled_message(engine_peer, mode, unsignaled_common[tagged], own, data,
-                                     reinterpret_cast<std::uintptr_t>(context));
-    if (!st.ok()) {  // the engine is full: the ordinary post waits for room
-        cq->unreserve();
-        return false;
-    }
-    took_unsignaled(1);
-    return true;
-}
-
-// The buffer offset of the k-th unsignaled send from now: its restart token, which never has a
-// token of an operation's (unsignaled_token_bit set).
-inline std::uint64_t endpoint_impl::unsignaled_token_field(std::uint32_t k) const noexcept {
-    const std::uint32_t token =
-        unsignaled_token_bit | ((next_unsignaled_token + k) & ~unsignaled_token_bit);
-    return std::uint64_t{token} << 32;
-}
-
-// n unsignaled sends went to the engine: their tokens used, an op slot and a record kept for each.
-inline void endpoint_impl::took_unsignaled(std::size_t n) noexcept {
-    next_unsignaled_token += static_cast<std::uint32_t>(n);
-    unsignaled_in_flight += n;
-    records_promised += n;
-    counters.unsignaled_sends += n;
-}
-
-std::size_t endpoint_impl::post_unsignaled_list(peer_addr to, std::span<const send_work> list,
-                                                bool tagged) {
-    // Sends go unsignaled in lists of up to this many (the requests are built on the stack).
-    constexpr std::size_t chunk = 32;
-    if (!eng || !stalled.empty()) return 0;
-    std::size_t n = 0;
-    const std::size_t most = std::min(list.size(), chunk);
-    while (n < most && list[n].flags == op_flags::no_completion &&
-           list[n].buf.size() < unsignaled_limit)
-        ++n;
-    if (n == 0) return 0;
-    std::uint32_t engine_peer = none;
-    // Refused here (unknown peer), the ordinary post says why.
-    if (check_post(to, false, engine_peer) != errc{}) return 0;
-    // What post_unsignaled keeps for each: an op slot, a record and a queue entry.
-    n = cq->reserve_up_to(std::min({n, op_room(), record_room()}));
-    if (n == 0) return 0;
-    std::array<unsignaled_request, chunk> requests;
-    for (std::size_t k = 0; k < n; ++k) {
-        const send_work& w = list[k];
-        requests[k] = {{tagged ? w.tag : 0, unsignaled_token_field(static_cast<std::uint32_t>(k))},
-                       {reinterpret_cast<const std::uint8_t*>(w.buf.data()), w.buf.size()},
-                       reinterpret_cast<std::uintptr_t>(w.context)};
-    }
-    const std::size_t got = eng->post_unsignaled_messages(
-        engine_peer, mode, unsignaled_common[tagged], std::span(requests).first(n));
-    cq->unreserve(n - got);  // the engine is full: the ordinary post waits for room
-    took_unsignaled(got);
-    return got;
-}
-
-std::uint32_t endpoint_impl::adopt_unsignaled(std::uint32_t message) {
-    const ses::tx_message& m = eng->message(message);
-    --unsignaled_in_flight;  // the slot kept for it is the one taken
-    ++counters.unsignaled_sends_adopted;
-    const std::uint32_t index = allocate_op();
-    op& o = ops[index];
-    o.kind = op_kind::send;
-    o.context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.context));
-    o.engine_peer = m.peer;
-    o.peer = peer_of(m.peer);
-    o.silent = true;
-    o.opcode = m.fields.opcode;
-    o.tagged = m.fields.opcode == wire::ses_opcode::tagged_send;
-    o.tag = o.tagged ? m.fields.memory_key : 0;
-    o.flags = o.tagged ? completion_flags::send | completion_flags::tagged : completion_flags::send;
-    o.src = reinterpret_cast<const std::byte*>(m.data);
-    o.len = m.length;
-    o.message_id = m.message_id;
-    o.unsignaled_token = static_cast<std::uint32_t>(m.fields.buffer_offset >> 32);
-    // Its message is in flight (or its end is being told), holding the record promised for it
-    // and the CQ entry reserved, as post_send_message's would.
-    o.in_flight = 1;
-    o.issued = true;
-    return index;
-}
-
-std::uint32_t endpoint_impl::adopt_unsignaled_in_flight(std::uint32_t message) {
-    const std::uint32_t index = adopt_unsignaled(message);
-    eng->make_loud(message, op_context | index);
-    return index;
-}
-
-void endpoint_impl::count_unsignaled_ended() {
-    const std::uint64_t n = eng->take_unsignaled_ended();
-    unsignaled_in_flight -= n;
-    records_promised -= n;
-    cq->unreserve(n);
-    silent_completions += n;
-}
-
-// The send an unsignaled restart token names (a target's RTR for a deferred unsignaled send): its
-// operation, adopted now if the engine still has the send unsignaled. Rare: a scan of both.
-std::uint32_t endpoint_impl::op_of_unsignaled_token(std::uint32_t token,
-                                                    std::uint32_t engine_peer) {
-    for (std::uint32_t i = 0; i < ops.size(); ++i) {
-        const op& o = ops[i];
-        if (o.in_use && o.kind == op_kind::send && o.unsignaled_token == token &&
-            o.engine_peer == engine_peer)
-            return i;
-    }
-    for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
-         q = eng->next_unsignaled_message(q + 1)) {
-        const ses::tx_message& m = eng->message(q);
-        if (m.peer == engine_peer &&
-            static_cast<std::uint32_t>(m.fields.buffer_offset >> 32) == token)
-            return adopt_unsignaled_in_flight(q);
-    }
-    return none;
-}
-
 // An engine post refused: wait for room, or fail operation index (none: an RTR; its caller
 // decides).
 endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_t index) {
@@ -617,15 +394,15 @@ endpoint_impl::post_result endpoint_impl::refused(const status& st, std::uint32_
 inline endpoint_impl::post_result endpoint_impl::post_message(
     std::uint32_t index, std::uint32_t rtr_recv, std::uint32_t peer, const ses_fields& f,
     std::span<const std::uint8_t> data, std::size_t offset, std::uint32_t length) {
-    if (!spare_record()) return post_result::no_room;
+    if (!records.spare()) return post_result::no_room;
     std::uint16_t id = 0;
     // The record's index is the engine's context: the record taken below is the one on top.
-    const status st = eng->post_message(peer, mode, f, data, free_records.back(), &id);
+    const status st = eng->post_message(peer, mode, f, data, records.next_index(), &id);
     if (!st.ok()) return refused(st, index);
-    const std::uint32_t rec = take_record(index, rtr_recv, peer, offset, length, id);
+    const std::uint32_t rec = records.take(index, rtr_recv, peer, mode, offset, length, id);
     // The engine tracks RUD/ROD requests by id until their PDS completion: most (answered in
     // the ACK) never need an index of ours, which cost an insert and an erase per message.
-    if (mode == delivery_mode::rudi) index_record(rec);
+    if (mode == delivery_mode::rudi) records.index(rec);
     if (index != none) {
         ++ops[index].in_flight;
         ops[index].issued = true;
@@ -635,12 +412,12 @@ inline endpoint_impl::post_result endpoint_impl::post_message(
 
 inline endpoint_impl::post_result endpoint_impl::post_send_message(
     std::uint32_t index, const ses_fields& f, std::span<const std::uint8_t> data) {
-    if (!spare_record()) return post_result::no_room;
+    if (!records.spare()) return post_result::no_room;
     op& o = ops[index];
     const status st =
         eng->post_message(o.engine_peer, mode, f, data, op_context | index, &o.message_id);
     if (!st.ok()) return refused(st, index);
-    ++records_promised;
+    records.promise(1);
     ++o.in_flight;
     o.issued = true;
     return post_result::posted;
@@ -655,7 +432,7 @@ inline endpoint_impl::post_result endpoint_impl::issue_send(op& o, std::uint32_t
     ses_fields f = request_fields(o.opcode);
     f.memory_key = o.tagged ? o.tag : 0;
     // The restart token: ours, and the target's receive once its RTR named one.
-    const std::uint32_t token = o.unsignaled_token != 0 ? o.unsignaled_token : token_of(index);
+    const std::uint32_t token = o.unsignaled_token != 0 ? o.unsignaled_token : ops.token_of(index);
     f.buffer_offset = (std::uint64_t{token} << 32) | o.target_token;
     auto data = std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(o.src), o.len);
     if (o.rendezvous_key != 0) {
@@ -747,12 +524,7 @@ void endpoint_impl::close() noexcept {
     if (!eng) return;
     domain->fabric->net->detach(*this);
     // Unsignaled sends still in the engine become operations, cancelled below with the others.
-    if (unsignaled_in_flight != 0) {
-        count_unsignaled_ended();
-        for (std::uint32_t q = eng->next_unsignaled_message(0); q != none;
-             q = eng->next_unsignaled_message(q + 1))
-            adopt_unsignaled(q);
-    }
+    if (ops.kept() != 0) unsignaled.adopt_all(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
     posted.drain([](std::uint32_t) {});

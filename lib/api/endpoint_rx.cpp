@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/requests_inline.hpp"
 #include "core/small_copy.hpp"
 
 namespace uet::detail {
@@ -74,9 +75,9 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
     while ((n = eng->poll_send_completions(completions)) > 0) {
         any = true;
         for (std::size_t i = 0; i < n && eng; ++i)
-            on_send_completion(completions[i]);
+            requests.on_send_completion(*this, completions[i]);
     }
-    if (unsignaled_in_flight != 0 && eng) count_unsignaled_ended();
+    if (ops.kept() != 0 && eng) unsignaled.count_ended(*this);
     // Messages that waited for room in the queue go first: they are older.
     if (!waiting_for_room.empty()) any |= place_waiting();
     // Taken a batch at a time: one engine call per batch rather than per message.
@@ -87,11 +88,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
             on_message(received[i]);
     }
     retry_stalled();
-    if (eng && now >= next_answer_scan) {
-        // A scan of every record, a few times per answer timeout: cheap, and nothing per packet.
-        expire_answers(now);
-        next_answer_scan = now + answer_timeout(eng->config()) / 8;
-    }
+    if (eng) requests.due_scan(*this, now);
     return any;
 }
 
@@ -99,20 +96,8 @@ std::uint64_t answer_timeout(const engine_config& c) noexcept {
     return std::max<std::uint64_t>(c.rto_max_ns, c.rto_ns) * (c.max_retransmits + 1) * 4;
 }
 
-void endpoint_impl::expire_answers(std::uint64_t t) {
-    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
-        message_record& r = records[rec];
-        if (!r.in_use || !r.pds_done || r.response_done || r.answer_by == 0 || t < r.answer_by)
-            continue;
-        if (r.op != none) fail(ops[r.op], errc::retry_limit);
-        r.error = errc::retry_limit;
-        r.response_done = true;
-        finish_record(rec);
-    }
-}
-
 void endpoint_impl::retry_stalled() {
-    if (stalled.empty() || !spare_record()) return;
+    if (stalled.empty() || !records.spare()) return;
     // pump() may stall an operation again: it then goes back on the list.
     stalled_retry.swap(stalled);
     for (std::uint32_t index : stalled_retry)
@@ -120,221 +105,22 @@ void endpoint_impl::retry_stalled() {
     stalled_retry.clear();
 }
 
-// Address-vector entries are never removed or renumbered, and an engine peer found in the
-// vector is kept by the engine from then on (engine::keep_peer), so an answer found once holds:
-// it is cached by engine peer (peer_of), looked up here the first time.
-peer_addr endpoint_impl::find_peer_of(std::uint32_t engine_peer) {
-    const auto it = av->by_ip.find(eng ? eng->peer_ip(engine_peer) : 0);
-    if (it == av->by_ip.end()) return any_peer;  // may be inserted later: not cached
-    eng->keep_peer(engine_peer);
-    const auto found = static_cast<peer_addr>(it->second);
-    if (engine_peer >= av_peer_of.size()) av_peer_of.resize(std::size_t{engine_peer} + 1, any_peer);
-    av_peer_of[engine_peer] = found;
-    return found;
-}
-
-// ---- our requests: their PDS completion and their response ----
-
-inline void endpoint_impl::on_send_completion(const send_completion& c) {
-    if (c.unsignaled) [[unlikely]]
-        return on_unsignaled_completion(c);
-    if (c.context & response_context) {
-        const auto buffer = static_cast<std::uint32_t>(c.context);
-        if (buffer != none) free_response_buffers.push_back(buffer);
-        return;
-    }
-    if (c.context & op_context) return on_send_message_done(c);
-    const auto rec = static_cast<std::uint32_t>(c.context);
-    if (rec >= records.size() || !records[rec].in_use) return;
-    on_record_done(rec, c);
-}
-
 // An unsignaled send whose end needs its operation after all (it failed, or its answer comes as a
 // message): adopted now from what the engine kept (unless a response or an RTR adopted it
 // first), then ended as any send's message.
-void endpoint_impl::on_unsignaled_completion(const send_completion& c) {
-    const ses::tx_message& m = eng->message(c.message);
-    const std::uint64_t context =
-        m.unsignaled ? op_context | adopt_unsignaled(c.message) : m.context;
-    eng->release_unsignaled_message(c.message);
-    on_send_message_done(send_completion{context, c.result, c.answered});
-}
-
-// A send's message without a record: done with it when the ACK answered it (or nothing will),
-// else as a record's from here on.
-inline void endpoint_impl::on_send_message_done(const send_completion& c) {
-    const auto index = static_cast<std::uint32_t>(c.context);
-    if (index >= ops.size() || !ops[index].in_use) return;
-    op& o = ops[index];
-    // Its answer came first, as a message: it has its record.
-    if (o.record != none) return on_record_done(o.record, c);
-    if (c.result.ok() && (c.answered || mode == delivery_mode::uud)) [[likely]] {
-        --records_promised;
-        --o.in_flight;
-        advance_op(index);
-        return;
-    }
-    on_record_done(record_for_op(index), c);
-}
-
-void endpoint_impl::on_record_done(std::uint32_t rec, const send_completion& c) {
-    message_record& r = records[rec];
-    r.pds_done = true;
-    if (!c.result.ok()) {
-        const errc e = c.result.code == status_code::peer_unreachable ? errc::peer_unreachable
-                                                                      : errc::retry_limit;
-        if (r.op != none) fail(ops[r.op], e);
-        r.error = e;
-        r.response_done = true;  // none will come
-        const std::uint32_t peer = r.peer;
-        finish_record(rec);
-        fail_peer(peer, e);
-        return;
-    }
-    // The target answered RC_OK in its ACK: no response message comes.
-    if (c.answered) r.response_done = true;
-    if (r.response_done || !r.expects_response) {
-        finish_record(rec);
-        return;
-    }
-    // The answer comes as a message: from now on only our index finds its record.
-    if (!r.indexed) index_record(rec);
-    const bool rendezvous =
-        r.op != none && ops[r.op].kind == op_kind::send && ops[r.op].rendezvous_key != 0;
-    if (!rendezvous) r.answer_by = now + answer_timeout(eng->config());
-}
-
-void endpoint_impl::index_record(std::uint32_t rec) {
-    message_record& r = records[rec];
-    record_by_id.insert(record_key_of(r.peer, r.mode, r.message_id), rec);
-    r.indexed = true;
-}
-
-// Without this, an operation whose requests were all acknowledged would wait forever for the
-// response (or the RTR of a deferred send) of a peer that died: its PDS has nothing left to
-// retransmit, so no timer would ever fire for it.
-void endpoint_impl::fail_peer(std::uint32_t engine_peer, errc e) {
-    for (std::uint32_t rec = 0; rec < records.size(); ++rec) {
-        message_record& r = records[rec];
-        if (!r.in_use || r.peer != engine_peer || !r.pds_done || r.response_done ||
-            !r.expects_response)
-            continue;
-        if (r.op != none) fail(ops[r.op], e);
-        r.error = e;
-        r.response_done = true;
-        finish_record(rec);
-    }
-    for (std::uint32_t i = 0; i < ops.size(); ++i) {
-        op& o = ops[i];
-        if (!o.in_use || o.kind != op_kind::send || !o.deferred || o.engine_peer != engine_peer ||
-            o.in_flight != 0)
-            continue;
-        fail(o, e);
-        o.deferred = false;
-        progress_op(i);
-    }
-}
-
-inline void endpoint_impl::finish_record(std::uint32_t rec) {
-    message_record& r = records[rec];
-    if (r.indexed) record_by_id.erase(record_key_of(r.peer, r.mode, r.message_id));
-    r.in_use = false;
-    free_records.push_back(rec);
-    if (r.op != none) {
-        // A send's next message (after an RTR) starts without one again.
-        if (ops[r.op].record == rec) ops[r.op].record = none;
-        --ops[r.op].in_flight;
-        advance_op(r.op);
-    } else if (r.rtr_recv != none && r.error != errc{}) {
-        // The initiator no longer has the send: the receive waits for another message.
-        op& o = ops[r.rtr_recv];
-        o.reserved = false;
-        if (!posted.push(o.tagged, r.rtr_recv)) {
-            fail(o, errc::canceled);
-            finish(r.rtr_recv);
-        }
-    }
-}
-
-// The record of the request a response answers: in our index, or (its PDS completion still to
-// come) the context of the engine's message.
-std::optional<std::uint32_t> endpoint_impl::record_answered_by(const received_message& response) {
-    const auto mode = static_cast<std::uint8_t>(response.mode);
-    if (auto found = record_by_id.find(record_key_of(response.from, mode, response.message_id)))
-        return found;
-    const auto pending = eng->pending_request(response.from, response.mode, response.message_id);
-    if (!pending) return std::nullopt;
-    // An unsignaled send's answer came before its PDS completion: it needs its operation now.
-    const std::uint64_t context = eng->message(*pending).unsignaled
-                                      ? op_context | adopt_unsignaled_in_flight(*pending)
-                                      : eng->message(*pending).context;
-    if (context & op_context) return record_of_send(context, response);
-    if (context >= records.size()) return std::nullopt;
-    const auto rec = static_cast<std::uint32_t>(context);
-    const message_record& r = records[rec];
-    if (!r.in_use || r.peer != response.from || r.mode != mode ||
-        r.message_id != response.message_id)
-        return std::nullopt;
-    return rec;
-}
-
-// The same for a send's message without a record (op_context): its record, taken now if it has
-// none yet (the answer came before the PDS completion).
-std::optional<std::uint32_t> endpoint_impl::record_of_send(std::uint64_t context,
-                                                           const received_message& response) {
-    const auto index = static_cast<std::uint32_t>(context);
-    if (index >= ops.size()) return std::nullopt;
-    const op& o = ops[index];
-    if (!o.in_use || o.in_flight == 0 || o.engine_peer != response.from || response.mode != mode ||
-        o.message_id != response.message_id)
-        return std::nullopt;
-    if (o.record != none) return o.record;
-    return record_for_op(index);
-}
-
-void endpoint_impl::on_response(received_message& m) {
-    // Our requests all carry our job; a target echoes the request's in its answer.
-    if (m.ses->job_id != attr.job_id) [[unlikely]] {
-        ++counters.foreign_responses;
-        eng->release(m.handle);
-        return;
-    }
-    const auto found = record_answered_by(m);
-    if (!found || records[*found].response_done) {
-        ++counters.stale_responses;
-        eng->release(m.handle);
-        return;
-    }
-    const std::uint32_t rec = *found;
-    message_record& r = records[rec];
-    r.response_done = true;
-    const ses_return_code rc = m.ses->return_code;
-    if (r.op == none) {
-        if (rc != ses_return_code::ok) r.error = errc_of(rc);
-    } else {
-        op& o = ops[r.op];
-        if (rc == ses_return_code::ok) {
-            const bool reads = o.kind == op_kind::read || o.kind == op_kind::recv;
-            if (reads && (m.data.size() != r.length || r.offset + r.length > o.len))
-                fail(o, errc::remote_error);
-            else if (reads && !m.data.empty())
-                std::memcpy(o.dst + r.offset, m.data.data(), m.data.size());
-            else if (o.kind == op_kind::atomic && o.fetching)
-                std::memcpy(o.dst, m.data.data(), std::min(m.data.size(), o.len));
-        } else if (rc == ses_return_code::no_match && o.kind == op_kind::send) {
-            o.deferred = true;
-        } else {
-            fail(o, errc_of(rc), static_cast<int>(rc));
-        }
-    }
-    eng->release(m.handle);
-    if (r.pds_done) finish_record(rec);
+// Here rather than in unsignaled.cpp: it ends as request_tracker::on_send_message_done, forced
+// inline into process().
+void unsignaled_sends::on_completion(endpoint_impl& ep, const send_completion& c) {
+    const ses::tx_message& m = ep.eng->message(c.message);
+    const std::uint64_t context = m.unsignaled ? op_context | adopt(ep, c.message) : m.context;
+    ep.eng->release_unsignaled_message(c.message);
+    ep.requests.on_send_message_done(ep, send_completion{context, c.result, c.answered});
 }
 
 // ---- requests for us ----
 
 inline void endpoint_impl::on_message(received_message& m) {
-    if (m.ses->response) return on_response(m);
+    if (m.ses->response) return requests.on_response(*this, m);
     if (m.ses->job_id != attr.job_id) {
         ++counters.rejected_job;
         respond(m, ses_return_code::bad_job_id);
@@ -403,7 +189,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     if (target_token != 0) {
         // Sent again after our RTR: it goes to the receive the RTR promised it. One that names
         // no receive kept for it (a multi-receive buffer asked for it) matches as any message.
-        const std::uint32_t index = op_of_token(target_token);
+        const std::uint32_t index = ops.op_of_token(target_token);
         if (index != none && ops[index].reserved && ops[index].reserved_peer == m.from &&
             ops[index].reserved_token == m.ses->buffer_offset >> 32) {
             ops[index].reserved = false;
@@ -472,7 +258,7 @@ std::size_t endpoint_impl::take_single_packet_messages(
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
         !ep.waiting_for_room.empty())
         return 0;
-    const peer_addr peer = ep.peer_of(from);
+    const peer_addr peer = ep.peers.peer_of(ep, from);
     std::size_t k = 0;
     for (; k < own.size(); ++k) {
         const wire::next_request_fields& x = own[k];
@@ -500,7 +286,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     const bool tagged = is_tagged(m.ses->opcode);
     const std::size_t total = m.ses->rendezvous ? m.ses->request_length : m.data.size();
     o.msg_len = total;
-    o.msg_from = peer_of(m.from);
+    o.msg_from = peers.peer_of(*this, m.from);
     o.msg_tag = tagged ? m.ses->memory_key : 0;
     if (total > o.len) {
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
@@ -550,7 +336,7 @@ inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t nod
     std::byte* at = o.dst + o.next_offset;
     copy_payload(at, m.data.data(), len);
     o.next_offset += len;
-    const peer_addr from = peer_of(m.from);
+    const peer_addr from = peers.peer_of(*this, m.from);
     if (answered)
         eng->release(m.handle);
     else
@@ -620,8 +406,8 @@ void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
     };
     while (auto d = deferred_sends.take_first(asked_for)) {
         ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | token_of(index);
-        if (!spare_record() || post_rtr(none, d->peer, f) != post_result::posted) {
+        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | ops.token_of(index);
+        if (!records.spare() || post_rtr(none, d->peer, f) != post_result::posted) {
             deferred_sends.push(*d);  // asked again by the next buffer posted
             return;
         }
@@ -681,7 +467,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
     o.reserved_peer = d.peer;
     o.reserved_token = d.initiator_token;
     ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | token_of(index);
+    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | ops.token_of(index);
     ++counters.ready_to_receive;
     if (post_rtr(index, d.peer, f) != post_result::posted) {
         // post_recv kept a record free, so only the engine can refuse: wait for another send.
@@ -696,9 +482,9 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
 void endpoint_impl::on_rtr(received_message& m) {
     const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
     const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
-    std::uint32_t index = op_of_token(token);
+    std::uint32_t index = ops.op_of_token(token);
     if (index == none && (token & unsignaled_token_bit) != 0)
-        index = op_of_unsignaled_token(token, m.from);
+        index = unsignaled.op_of_token(*this, token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
         respond(m, ses_return_code::cancelled);
@@ -755,7 +541,7 @@ void endpoint_impl::on_write(received_message& m) {
                       completion_flags::remote_cq_data;
             c.len = length;
             c.data = m.ses->header_data;
-            c.from = peer_of(m.from);
+            c.from = peers.peer_of(*this, m.from);
             cq->push_unreserved(c);
         }
     } else {

@@ -1,0 +1,41 @@
+// The endpoint's own requests once posted: their PDS completions, their answers, and the end of
+// the operations they belong to (requests.cpp; the per-message ends in requests_inline.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "engine/engine.hpp"
+#include "uet/uet.hpp"
+
+namespace uet::detail {
+
+struct endpoint_impl;
+
+class request_tracker {
+  public:
+    // Forced inline into process(), its one caller: a call per sent message otherwise.
+    [[gnu::always_inline]] void on_send_completion(endpoint_impl& ep, const send_completion& c);
+    [[gnu::always_inline]] void on_send_message_done(endpoint_impl& ep,
+                                                     const send_completion& c);  // op_context
+    void on_record_done(endpoint_impl& ep, std::uint32_t rec, const send_completion& c);
+    [[gnu::always_inline]] void finish_record(endpoint_impl& ep, std::uint32_t rec);
+    std::optional<std::uint32_t> record_answered_by(endpoint_impl& ep,
+                                                    const received_message& response);
+    std::optional<std::uint32_t> record_of_send(endpoint_impl& ep, std::uint64_t context,
+                                                const received_message& response);
+    // The promised record of send index's message, taken now.
+    std::uint32_t record_for_op(endpoint_impl& ep, std::uint32_t index) noexcept;
+    void on_response(endpoint_impl& ep, received_message& m);
+    // The PDS gave up on an engine peer: nothing it still owes us (responses, RTRs) will come.
+    void fail_peer(endpoint_impl& ep, std::uint32_t engine_peer, errc e);
+    // Fails operations whose acknowledged requests were not answered by answer_by.
+    void expire_answers(endpoint_impl& ep, std::uint64_t now);
+    // expire_answers() when its time has come (process()).
+    [[gnu::always_inline]] void due_scan(endpoint_impl& ep, std::uint64_t now);
+
+  private:
+    std::uint64_t next_answer_scan_ = 0;
+};
+
+}  // namespace uet::detail
