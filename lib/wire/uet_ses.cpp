@@ -640,28 +640,41 @@ reject_reason decode_as(std::span<const std::uint8_t> in, ses_header& out,
     return rc;
 }
 
+template <class H>
+struct ses_type {
+    using type = H;
+};
+
+// Calls fn(ses_type<H>{}) with the SES header type that `which` announces; none has no SES
+// header and is bad_pds_next_hdr, fn not called.
+template <class Fn>
+reject_reason with_ses_type(pds_next_hdr which, Fn&& fn) noexcept {
+    switch (which) {
+        case pds_next_hdr::request_small:
+            return fn(ses_type<ses_small_request>{});
+        case pds_next_hdr::request_medium:
+            return fn(ses_type<ses_medium_request>{});
+        case pds_next_hdr::request_std:
+            return fn(ses_type<ses_standard_request>{});
+        case pds_next_hdr::response:
+            return fn(ses_type<ses_response>{});
+        case pds_next_hdr::response_data:
+            return fn(ses_type<ses_response_with_data>{});
+        case pds_next_hdr::response_data_small:
+            return fn(ses_type<ses_small_response_with_data>{});
+        case pds_next_hdr::none:
+            break;
+    }
+    return reject_reason::bad_pds_next_hdr;
+}
+
 }  // namespace
 
 reject_reason decode_ses(std::span<const std::uint8_t> in, pds_next_hdr which, ses_header& out,
                          std::size_t& consumed) noexcept {
     consumed = 0;
-    switch (which) {
-        case pds_next_hdr::request_small:
-            return decode_as<ses_small_request>(in, out, consumed);
-        case pds_next_hdr::request_medium:
-            return decode_as<ses_medium_request>(in, out, consumed);
-        case pds_next_hdr::request_std:
-            return decode_as<ses_standard_request>(in, out, consumed);
-        case pds_next_hdr::response:
-            return decode_as<ses_response>(in, out, consumed);
-        case pds_next_hdr::response_data:
-            return decode_as<ses_response_with_data>(in, out, consumed);
-        case pds_next_hdr::response_data_small:
-            return decode_as<ses_small_response_with_data>(in, out, consumed);
-        case pds_next_hdr::none:
-            break;
-    }
-    return reject_reason::bad_pds_next_hdr;
+    return with_ses_type(
+        which, [&]<class T>(T) { return decode_as<typename T::type>(in, out, consumed); });
 }
 
 // --- dissect (uet-dump's lenient decode) ---
@@ -706,29 +719,15 @@ reject_reason dissect_ses(std::span<const std::uint8_t> in, pds_next_hdr which, 
                           std::size_t& consumed, ses_dissection& info) noexcept {
     consumed = 0;
     info = {};
-    reject_reason rc = reject_reason::bad_pds_next_hdr;
-    switch (which) {
-        case pds_next_hdr::request_small:
-            rc = dissect_request<ses_small_request>(in, out, info);
-            break;
-        case pds_next_hdr::request_medium:
-            rc = dissect_request<ses_medium_request>(in, out, info);
-            break;
-        case pds_next_hdr::request_std:
-            rc = dissect_request<ses_standard_request>(in, out, info);
-            break;
-        case pds_next_hdr::response:
-            rc = dissect_response<ses_response>(in, out, info);
-            break;
-        case pds_next_hdr::response_data:
-            rc = dissect_response<ses_response_with_data>(in, out, info);
-            break;
-        case pds_next_hdr::response_data_small:
-            rc = dissect_response<ses_small_response_with_data>(in, out, info);
-            break;
-        case pds_next_hdr::none:
-            break;
-    }
+    const reject_reason rc = with_ses_type(which, [&]<class T>(T) {
+        using H = typename T::type;
+        if constexpr (std::is_same_v<H, ses_response> ||
+                      std::is_same_v<H, ses_response_with_data> ||
+                      std::is_same_v<H, ses_small_response_with_data>)
+            return dissect_response<H>(in, out, info);
+        else
+            return dissect_request<H>(in, out, info);
+    });
     if (!info.decoded) return rc;
     consumed = encoded_size(out);
     if (rc == reject_reason::none) {
