@@ -236,6 +236,8 @@ bool parser::uet_option(std::string_view opt, std::string_view v) {
     } else if (opt == "--out_json_file") {
         s.out_json_file = v;
         s.out_json = true;
+    } else if (opt == "--pcap") {
+        s.pcap_file = v;
     } else {
         return false;
     }
@@ -290,7 +292,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 32> valued{"-s",          "--size",
+        static constexpr std::array<std::string_view, 33> valued{"-s",          "--size",
                                                                  "-n",          "--iters",
                                                                  "-D",          "--duration",
                                                                  "-t",          "--tx-depth",
@@ -305,7 +307,8 @@ bool parser::option(std::string_view arg) {
                                                                  "--port-mtu",  "--zero-copy-min",
                                                                  "--ack-every", "-Q",
                                                                  "--cq-mod",    "-l",
-                                                                 "--post_list", "--recv_post_list"};
+                                                                 "--post_list", "--recv_post_list",
+                                                                 "--pcap"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -509,6 +512,8 @@ std::string usage() {
            "  --report_gbits     BW in Gb/sec instead of MiB/sec\n"
            "  --out_json         print the results as JSON too\n"
            "  --out_json_file F  write them to F\n"
+           "  --pcap F           record every frame of the run in pcap file F (this side's;\n"
+           "                     pipe: both sides'), to read with uet-dump or Wireshark\n"
            "UET:\n"
            "  --provider P       dpdk (default) or pipe (in-process, virtual network)\n"
            "  --dev DEV          DPDK vdev string, interface name (af_packet), xdp:IFACE\n"

@@ -105,6 +105,7 @@ struct settings {
     bool report_gbits = false;
     bool out_json = false;
     std::string out_json_file;
+    std::string pcap_file;  // --pcap: record this side's frames (fabric_attr::capture_file)
     bool stats = false;
     // --time-stages: the port times its bursts by stage (fabric_attr::dpdk.time_stages), shown in
     // --stats. Its own option: its TSC reads slow a small-message run down.

@@ -193,6 +193,7 @@ fabric_attr pipe_fabric_attr(const settings& s) {
     fabric_attr fa;
     fa.provider = "pipe";
     fa.mtu = s.mtu;
+    fa.capture_file = s.pcap_file;
     return fa;
 }
 
@@ -281,6 +282,11 @@ int finish(const role_base& role, const endpoint& ep, const fabric* fab, std::st
     // A failed run says so here too: "not completed", never an OK for the checks it got to.
     if (s.verify) out += " Verify: " + role.verify_summary() + "\n";
     if (s.stats) out += stats_text(ep, role.control_counters(), fab);
+    if (!s.pcap_file.empty() && fab) {
+        const fabric_stats st = fab->stats();
+        out += " Capture: " + std::to_string(st.captured_frames) + " frames in " + s.pcap_file +
+               (st.capture_failed ? " (a write failed: the file ends there)\n" : "\n");
+    }
     if (s.out_json) {
         const std::string json =
             to_json(s, role.info(), role.bw_rows(), role.lat_rows(), role.verify_summary());
@@ -304,7 +310,9 @@ namespace {
 int run_pipe(const settings& s) {
     auto fab = fabric::open(pipe_fabric_attr(s));
     if (!fab) {
-        std::fprintf(stderr, "uet-perf: pipe provider: %s\n", fab.error().message().c_str());
+        const std::string why = fabric::last_error();
+        std::fprintf(stderr, "uet-perf: pipe provider: %s%s%s\n", fab.error().message().c_str(),
+                     why.empty() ? "" : ": ", why.c_str());
         return 1;
     }
     auto srv = open_station(*fab, s, steady_ns);
@@ -359,6 +367,7 @@ int run_dpdk(const settings& s) {
     fa.dpdk.udp_checksum = s.udp_checksum;
     fa.dpdk.trust_link_mtu = s.trust_link_mtu;
     fa.dpdk.time_stages = s.time_stages;  // the Stages line of --stats
+    fa.capture_file = s.pcap_file;
     auto fab = fabric::open(fa);
     if (!fab) {
         const std::string why = fabric::last_error();

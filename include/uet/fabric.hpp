@@ -117,6 +117,14 @@ struct fabric_attr {
     // on the pipe; the dpdk provider adds the system's entropy, so keys are not guessable.
     std::uint64_t seed = 1;
     dpdk_attr dpdk;  // provider "dpdk"
+    // Record every frame in this pcap file (Ethernet, microsecond stamps), to read with uet-dump
+    // or Wireshark (tools/wireshark/uet.lua); empty: none. pipe: each frame once, as its sender
+    // hands it to the network (before the link's impairments), stamped in virtual time. dpdk:
+    // the frames the port received and those handed to it to send, stamped by the wall clock;
+    // checksums the port computes (offloads) are not yet in them. Every frame costs a copy: for
+    // debugging and bug reports, not for benchmarks. A file that cannot be created fails the
+    // fabric's open; a write that fails (a full disk) ends the file (fabric_stats).
+    std::string capture_file;
 };
 
 // What the pipe provider's links did to the frames they carried, or (dpdk) what the port and
@@ -149,6 +157,9 @@ struct fabric_stats {
     std::uint32_t zero_copy_from = 0;
     // dpdk: this side's ACK coalescing as a receiver (dpdk.ack_every, or the engine's default)
     std::uint32_t ack_every_packets = 0, ack_every_bytes = 0;
+    // fabric_attr::capture_file: frames written, and whether a write failed (the file ends there)
+    std::uint64_t captured_frames = 0;
+    bool capture_failed = false;
 };
 
 struct domain_attr {

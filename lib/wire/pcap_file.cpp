@@ -22,6 +22,8 @@ void put_le32(std::array<std::uint8_t, N>& b, std::size_t off, std::uint32_t v) 
 
 bool pcap_writer::open(const std::string& path) {
     close();
+    frames_ = 0;
+    failed_ = false;
     file_ = std::fopen(path.c_str(), "wb");
     if (!file_) return false;
     std::array<std::uint8_t, 24> h{};
@@ -38,16 +40,29 @@ bool pcap_writer::open(const std::string& path) {
     return true;
 }
 
-bool pcap_writer::write(std::span<const std::uint8_t> frame, std::uint64_t timestamp_ns) {
+bool pcap_writer::write(std::span<const std::uint8_t> head, std::span<const std::uint8_t> tail,
+                        std::uint64_t timestamp_ns) {
     if (!file_) return false;
-    auto caplen = static_cast<std::uint32_t>(std::min<std::size_t>(frame.size(), snaplen));
+    const std::size_t length = head.size() + tail.size();
+    const auto caplen = static_cast<std::uint32_t>(std::min<std::size_t>(length, snaplen));
+    const std::size_t from_head = std::min<std::size_t>(head.size(), caplen);
+    const std::size_t from_tail = caplen - from_head;
     std::array<std::uint8_t, 16> r{};
     put_le32(r, 0, static_cast<std::uint32_t>(timestamp_ns / 1'000'000'000));
     put_le32(r, 4, static_cast<std::uint32_t>(timestamp_ns % 1'000'000'000 / 1000));
     put_le32(r, 8, caplen);
-    put_le32(r, 12, static_cast<std::uint32_t>(frame.size()));
-    if (std::fwrite(r.data(), 1, r.size(), file_) != r.size()) return false;
-    return caplen == 0 || std::fwrite(frame.data(), 1, caplen, file_) == caplen;
+    put_le32(r, 12, static_cast<std::uint32_t>(length));
+    const bool ok =
+        std::fwrite(r.data(), 1, r.size(), file_) == r.size() &&
+        (from_head == 0 || std::fwrite(head.data(), 1, from_head, file_) == from_head) &&
+        (from_tail == 0 || std::fwrite(tail.data(), 1, from_tail, file_) == from_tail);
+    if (!ok) {
+        failed_ = true;
+        close();
+        return false;
+    }
+    ++frames_;
+    return true;
 }
 
 void pcap_writer::close() {

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 
@@ -20,9 +23,11 @@
 #include "dpdk/eal.hpp"
 #include "dpdk/poll_loop.hpp"
 #include "dpdk/port.hpp"
+#include "host/capture_handler.hpp"
 #include "host/engine_handler.hpp"
 #include "host/host_stack.hpp"
 #include "memif/memif_port.hpp"
+#include "wire/pcap_file.hpp"
 
 namespace uet::detail {
 
@@ -54,6 +59,9 @@ class dpdk_network final : public network {
         port_->close();
     }
 
+    // fabric_attr::capture_file: false (errno set) when the file cannot be created.
+    bool open_capture() { return attr_.capture_file.empty() || capture_.open(attr_.capture_file); }
+
     std::error_code prepare(engine_config& c) override;
     void attach(endpoint_impl& ep) override;
     void detach(endpoint_impl& ep) noexcept override;
@@ -82,6 +90,8 @@ class dpdk_network final : public network {
     endpoint_impl* ep_ = nullptr;
     std::unique_ptr<host::engine_handler> handler_;
     std::unique_ptr<host::host_stack> host_;
+    wire::pcap_writer capture_;
+    std::unique_ptr<host::capture_handler> capturing_;  // in front of host_ when capturing
     std::unique_ptr<dpdk::poll_loop> loop_;
     fabric_stats closed_;  // host-stack counters of endpoints that closed
     tx_memory tx_memory_;
@@ -200,7 +210,17 @@ void dpdk_network::attach(endpoint_impl& ep) {
         host_->neighbors().add_static(ip, mac);
     host::backoff_config bc;
     bc.enabled = !s_.busy_poll;
-    loop_ = std::make_unique<dpdk::poll_loop>(port_->queue(0), *host_, bc);
+    host::frame_handler* top = host_.get();
+    if (capture_.is_open()) {
+        const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+        capturing_ = std::make_unique<host::capture_handler>(
+            *host_, capture_,
+            static_cast<std::int64_t>(wall) - static_cast<std::int64_t>(dpdk::now_ns()));
+        top = capturing_.get();
+    }
+    loop_ = std::make_unique<dpdk::poll_loop>(port_->queue(0), *top, bc);
     // The endpoint answers what a receive burst brought before the transmit burst, so its
     // answers ride in the ACKs that burst sends (answers in ACKs) and leave without a wait.
     loop_->set_between_bursts(&process_endpoint, &ep);
@@ -224,6 +244,7 @@ void dpdk_network::stop_endpoint() noexcept {
     add_host_counters(closed_);
     add_loop_counters(closed_);
     loop_.reset();
+    capturing_.reset();
     host_.reset();
     handler_.reset();
     ep_ = nullptr;
@@ -293,6 +314,8 @@ fabric_stats dpdk_network::stats() const noexcept {
     coalesce_acks(acks);
     s.ack_every_packets = acks.ack_every_packets;
     s.ack_every_bytes = acks.ack_every_bytes;
+    s.captured_frames = capture_.frames();
+    s.capture_failed = capture_.failed();
     return s;
 }
 
@@ -356,8 +379,14 @@ std::unique_ptr<network> open_dpdk_network(const fabric_attr& attr, std::error_c
         port->close();
         return nullptr;
     }
+    auto net = std::make_unique<dpdk_network>(attr, std::move(s), std::move(port));
+    if (!net->open_capture()) {
+        set_last_error("fabric_attr.capture_file '" + attr.capture_file +
+                       "' cannot be created: " + std::strerror(errno));
+        return nullptr;
+    }
     ec = {};
-    return std::make_unique<dpdk_network>(attr, std::move(s), std::move(port));
+    return net;
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 // progress step runs everything due now and, when nothing is, jumps the clock to the next engine
 // deadline or link arrival, so runs are deterministic and need no sleeps.
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "api/api_impl.hpp"
 #include "pipe/pipe.hpp"
+#include "wire/pcap_file.hpp"
 
 namespace uet::detail {
 
@@ -29,6 +32,9 @@ constexpr std::size_t ipv4_dst_at = 14 + 16;
 class pipe_network final : public network {
   public:
     explicit pipe_network(const fabric_attr& a) : attr_(a), frames_(64) {}
+
+    // fabric_attr::capture_file: false (errno set) when the file cannot be created.
+    bool open_capture() { return attr_.capture_file.empty() || capture_.open(attr_.capture_file); }
 
     std::error_code prepare(engine_config& c) override {
         c.ip = base_ip + static_cast<std::uint32_t>(nodes_.size());
@@ -70,6 +76,7 @@ class pipe_network final : public network {
     void receive_due(node& n);
 
     fabric_attr attr_;
+    wire::pcap_writer capture_;
     std::vector<std::unique_ptr<node>> nodes_;  // index = ip - base_ip
     std::uint64_t now_ = 0;
     std::uint64_t unroutable_ = 0;  // frames to no (open) endpoint
@@ -97,6 +104,7 @@ void pipe_network::receive_due(node& n) {
 }
 
 void pipe_network::route(std::span<const std::uint8_t> frame) {
+    if (capture_.is_open()) capture_.write(frame, now_);
     if (frame.size() < ipv4_dst_at + 4) {
         ++unroutable_;
         return;
@@ -164,6 +172,8 @@ fabric_stats pipe_network::stats() const noexcept {
         s.duplicated += l.duplicated;
     }
     s.unroutable = unroutable_;
+    s.captured_frames = capture_.frames();
+    s.capture_failed = capture_.failed();
     return s;
 }
 
@@ -173,7 +183,14 @@ std::unique_ptr<network> open_pipe_network(const fabric_attr& attr, std::error_c
         ec = make_error_code(errc::invalid_argument);
         return nullptr;
     }
-    return std::make_unique<pipe_network>(attr);
+    auto net = std::make_unique<pipe_network>(attr);
+    if (!net->open_capture()) {
+        set_last_error("fabric_attr.capture_file '" + attr.capture_file +
+                       "' cannot be created: " + std::strerror(errno));
+        ec = make_error_code(errc::invalid_argument);
+        return nullptr;
+    }
+    return net;
 }
 
 }  // namespace

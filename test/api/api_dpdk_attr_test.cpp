@@ -3,6 +3,7 @@
 // providers are unsupported. And a peer that dies does not leave operations waiting for its
 // answers (both providers share this endpoint code; the pipe shows it in virtual time).
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "api_helpers.hpp"
@@ -91,6 +92,32 @@ TEST(dpdk_attr, unknown_providers_are_unsupported_and_pipe_mtu_is_checked) {
     EXPECT_NE(fabric::last_error().find("fabric_attr.mtu"), std::string::npos);
     ASSERT_TRUE(fabric::open(fabric_attr{}));
     EXPECT_TRUE(fabric::last_error().empty());
+}
+
+// A capture file that cannot be created fails the open and names the field and the path; one
+// that can be gets every frame of the fabric (each once on the pipe).
+TEST(capture_file, is_checked_and_counts_every_frame) {
+    fabric_attr a;
+    a.capture_file = "/nonexistent-dir/run.pcap";
+    EXPECT_EQ(fabric::open(a).error(), errc::invalid_argument);
+    EXPECT_NE(fabric::last_error().find("fabric_attr.capture_file '/nonexistent-dir/run.pcap'"),
+              std::string::npos);
+    a.capture_file = ::testing::TempDir() + "api_capture_file.pcap";
+    {
+        world w(a, 2, endpoint_attr{.job_id = 3});
+        const auto data = pattern(20000, 1);
+        std::vector<std::byte> in(data.size());
+        ASSERT_FALSE(w.eps[1].recv(in, nullptr));
+        ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr));
+        wait_ok(w.cqs[1]);
+        wait_ok(w.cqs[0]);
+        EXPECT_EQ(in, data);
+        const fabric_stats st = w.fab.stats();
+        EXPECT_EQ(st.captured_frames, st.frames);
+        EXPECT_GE(st.captured_frames, 3u);
+        EXPECT_FALSE(st.capture_failed);
+    }
+    std::remove(a.capture_file.c_str());
 }
 
 // A send deferred by the target (no receive posted: NO_MATCH, waiting for its RTR) when the

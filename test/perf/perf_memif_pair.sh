@@ -175,6 +175,20 @@ start_server uet_cq_mod send_bw -s 8 -n 3000 --stats && {
     grep -q "; completed without an entry 0; unsignaled sends 0 (adopted 0); delivered directly " "$WORK/uet_cq_mod.server" ||
         bad "uet_cq_mod: the server counted operations of its own"
 }
+# --pcap: each side records the frames its port received and those handed to it to send
+# (fabric_attr::capture_file): 200 round trips are 400 messages at least on either side. The
+# counts differ a little: frames handed to the port before the peer connected never arrive.
+start_server uet_pcap send_lat -s 8 -n 200 --verify --pcap "$WORK/server.pcap" && {
+    run_client uet_pcap send_lat -s 8 -n 200 --verify --pcap "$WORK/client.pcap"
+    echo "== uet-perf send_lat -s 8 -n 200 --verify --pcap F (client | server exit $CRC | $SRC)"
+    [ "$CRC" = 0 ] && [ "$SRC" = 0 ] || bad "uet_pcap: exits $CRC | $SRC"
+    captured() { sed -n "s|^ Capture: \([0-9]*\) frames in $WORK/$1.pcap\$|\1|p" "$WORK/uet_pcap.$1"; }
+    c=$(captured client) s=$(captured server)
+    [ -n "$c" ] && [ "$c" -ge 400 ] || bad "uet_pcap: the client captured '$c' frames, not 400 or more"
+    [ -n "$s" ] && [ "$s" -ge 400 ] || bad "uet_pcap: the server captured '$s' frames, not 400 or more"
+    [ "$(stat -c %s "$WORK/client.pcap")" -gt $((24 + 400 * 16)) ] ||
+        bad "uet_pcap: the client's pcap file is too short"
+}
 # With UDP checksums the chained payloads are summed where they lie; the receiver checks each
 # frame whole. A server asked for --zero-copy says why it copies.
 p2p uet_write_bw_csum write_bw -s 65536 -n 500 --verify --udp-checksum --zero-copy --stats

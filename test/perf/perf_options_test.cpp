@@ -37,7 +37,7 @@ TEST(perf_options, server_address_makes_a_client_and_uet_options_parse) {
     const auto r = parse({"send_lat", "--dev", "net_memif0,role=client,socket=/tmp/x.sock", "--ip",
                           "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "rccc", "--lb",
                           "bitmap", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
-                          "/tmp/r.json", "10.9.0.1"});
+                          "/tmp/r.json", "--pcap", "/tmp/c.pcap", "10.9.0.1"});
     ASSERT_EQ(r.error, "");
     EXPECT_TRUE(r.s.is_client());
     EXPECT_EQ(r.s.server, "10.9.0.1");
@@ -47,6 +47,7 @@ TEST(perf_options, server_address_makes_a_client_and_uet_options_parse) {
     EXPECT_EQ(r.s.eal, "-l 1");
     EXPECT_TRUE(r.s.out_json);
     EXPECT_EQ(r.s.out_json_file, "/tmp/r.json");
+    EXPECT_EQ(r.s.pcap_file, "/tmp/c.pcap");
     // Latency tests: perftest's 1000 iterations and one operation in flight.
     EXPECT_EQ(r.s.iterations, 1000u);
     EXPECT_EQ(r.s.tx_depth, 1u);

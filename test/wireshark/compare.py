@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """wireshark_dissector: tools/wireshark/uet.lua under tshark and `uet-dump --json` must agree.
 
-For every packet of the pcaps written by wireshark_write_pcaps, the UET headers each decoder shows
+For every packet of the pcaps written by wireshark_write_pcaps (every header form, built by the
+golden tests' frame builders, and malformed samples) and of the pcaps that `uet-perf --pcap`
+records of real transfers over the pipe provider (TRANSFERS: RUD, ROD and RUDI; writes, reads,
+sends of one and many packets, atomics; NSCC and credit-based CC), the UET headers each decoder shows
 are compared in order, header by header (uet-dump's header name against the Lua dissector's
 uet.header) and field by field: uet-dump's field NAME of header H is the tshark field
 uet.<group>.NAME, where the group is entropy, tss, pds, ses, or ses.sync / ses.atomic / ses.cas /
@@ -21,6 +24,33 @@ import sys
 
 EXTENSION_GROUPS = {"ses_sync": "ses.sync", "ses_atomic": "ses.atomic", "ses_cas": "ses.cas",
                     "ses_rndv": "ses.rndv"}
+
+
+# uet-perf runs whose captures are compared too: (name, arguments). Short, so the test stays quick.
+TRANSFERS = [
+    ("write_bw", "write_bw -s 65536 -n 8"),
+    ("read_bw", "read_bw -s 16384 -n 8"),
+    ("send_bw_small", "send_bw -s 8 -n 40"),
+    ("send_bw_large", "send_bw -s 100000 -n 3"),
+    ("atomic_bw", "atomic_bw -n 20"),
+    ("atomic_lat", "atomic_lat -n 5"),
+    ("send_lat_rod", "send_lat -s 8 -n 10 --mode rod"),
+    ("send_bw_rudi", "send_bw -s 8 -n 20 --mode rudi"),
+    ("write_bw_rccc", "write_bw -s 16384 -n 8 --cc rccc"),
+]
+
+
+def capture_transfers(uet_perf, directory):
+    """Runs TRANSFERS over the pipe provider with --pcap; returns the pcaps they wrote."""
+    pcaps = []
+    for name, args in TRANSFERS:
+        pcap = f"{directory}/transfer_{name}.pcap"
+        out = subprocess.run([uet_perf, *args.split(), "--provider", "pipe", "--pcap", pcap],
+                             capture_output=True, text=True)
+        if out.returncode != 0 or "Capture:" not in out.stdout:
+            sys.exit(f"uet-perf {args} --pcap failed: {out.stdout}{out.stderr}")
+        pcaps.append(pcap)
+    return pcaps
 
 
 def group_of(header):
@@ -192,6 +222,7 @@ def main():
     ap.add_argument("--uet-dump", required=True)
     ap.add_argument("--write-pcaps", required=True)
     ap.add_argument("--dir", required=True)
+    ap.add_argument("--uet-perf", help="also compare the captures of TRANSFERS (uet-perf --pcap)")
     ap.add_argument("--tshark", default="tshark")
     ap.add_argument("pcaps", nargs="*", help="compare these pcaps instead of the generated ones")
     a = ap.parse_args()
@@ -203,6 +234,8 @@ def main():
     if not pcaps:
         subprocess.run([a.write_pcaps, a.dir], check=True)
         pcaps = [f"{a.dir}/uet_golden.pcap", f"{a.dir}/uet_malformed.pcap"]
+        if a.uet_perf:
+            pcaps += capture_transfers(a.uet_perf, a.dir)
     errors = []
     total = 0
     for pcap in pcaps:
