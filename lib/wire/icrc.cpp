@@ -4,6 +4,10 @@
 #include <array>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace uet::wire {
 
 namespace {
@@ -34,9 +38,82 @@ constexpr std::size_t bth_size = 12;
 constexpr std::size_t udp_size = 8;
 constexpr std::size_t max_masked = 60 + udp_size + bth_size;  // IHL 15 is the largest header
 
+#if defined(__x86_64__)
+// CRC-32 by folding (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", for
+// the reflected IEEE polynomial, as Linux's crc32-pclmul): four 128-bit lanes are each multiplied
+// by x^(512+64) and x^512 mod P and added to the next 64 bytes, then folded into one lane, reduced
+// to 64 and 32 bits, and Barrett-reduced to the CRC. n >= 64 and a multiple of 16.
+constexpr std::uint64_t fold_512_lo = 0x154442bd4, fold_512_hi = 0x1c6e41596;
+constexpr std::uint64_t fold_128_lo = 0x1751997d0, fold_128_hi = 0x0ccaa009e;
+constexpr std::uint64_t fold_64_to_32 = 0x163cd6124;
+constexpr std::uint64_t barrett_poly = 0x1db710641, barrett_mu = 0x1f7011641;
+
+[[gnu::target("pclmul,sse4.1"), gnu::always_inline]] inline __m128i fold_into(__m128i x, __m128i k,
+                                                                              __m128i next) {
+    return _mm_xor_si128(
+        _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11)), next);
+}
+
+[[gnu::target("pclmul,sse4.1"), gnu::always_inline]] inline __m128i load16(const std::uint8_t* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+[[gnu::target("pclmul,sse4.1")]] std::uint32_t crc32_fold(std::uint32_t state,
+                                                          const std::uint8_t* p, std::size_t n) {
+    __m128i x1 = _mm_xor_si128(load16(p), _mm_cvtsi32_si128(static_cast<int>(state)));
+    __m128i x2 = load16(p + 16), x3 = load16(p + 32), x4 = load16(p + 48);
+    p += 64;
+    n -= 64;
+    const __m128i k512 = _mm_set_epi64x(fold_512_hi, fold_512_lo);
+    for (; n >= 64; p += 64, n -= 64) {
+        x1 = fold_into(x1, k512, load16(p));
+        x2 = fold_into(x2, k512, load16(p + 16));
+        x3 = fold_into(x3, k512, load16(p + 32));
+        x4 = fold_into(x4, k512, load16(p + 48));
+    }
+    const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
+    x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
+    for (; n >= 16; p += 16, n -= 16)
+        x1 = fold_into(x1, k128, load16(p));
+    // 128 to 64 bits (appending the 32 zero bits a CRC's register implies), then 64 to 32.
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k128, 0x10));
+    const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
+    x1 = _mm_xor_si128(
+        _mm_clmulepi64_si128(_mm_and_si128(x1, low32), _mm_set_epi64x(0, fold_64_to_32), 0x00),
+        _mm_srli_si128(x1, 4));
+    const __m128i barrett = _mm_set_epi64x(barrett_mu, barrett_poly);
+    __m128i q = _mm_clmulepi64_si128(_mm_and_si128(x1, low32), barrett, 0x10);
+    q = _mm_clmulepi64_si128(_mm_and_si128(q, low32), barrett, 0x00);
+    return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(q, x1), 1));
+}
+
+// Before this is set (another TU's static initializer), crc32_update takes the table path.
+const bool cpu_folds = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}();
+#else
+constexpr bool cpu_folds = false;
+#endif
+
 }  // namespace
 
+bool crc32_folds() noexcept {
+    return cpu_folds;
+}
+
 std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept {
+#if defined(__x86_64__)
+    if (data.size() >= 64 && cpu_folds) {
+        const std::size_t folded = data.size() & ~std::size_t{15};
+        state = crc32_fold(state, data.data(), folded);
+        data = data.subspan(folded);
+    }
+#endif
+    return crc32_update_table(state, data);
+}
+
+std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8_t> data) noexcept {
     const std::uint8_t* p = data.data();
     std::size_t n = data.size();
     while (n >= 8) {

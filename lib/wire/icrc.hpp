@@ -19,8 +19,15 @@ namespace uet::wire {
 inline constexpr std::size_t icrc_size = 4;
 
 // Standard CRC-32 (zlib/Ethernet): crc32(data) == crc32_finish(crc32_update(crc32_init, data)).
+// On x86 CPUs with carry-less multiplication (PCLMULQDQ) runs of 64 bytes and more are folded 64
+// bytes at a time; elsewhere, and for short runs and tails, eight table lookups per 8 bytes.
 inline constexpr std::uint32_t crc32_init = 0xffffffffu;
 std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
+// The table path alone (slice-by-8), whatever the CPU: the reference the folding is tested
+// against, and the baseline of its benchmark.
+std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
+// Whether crc32_update folds with PCLMULQDQ on this CPU.
+bool crc32_folds() noexcept;
 inline std::uint32_t crc32_finish(std::uint32_t state) noexcept {
     return ~state;
 }
