@@ -8,7 +8,8 @@
 // Split by concern: fabric.cpp (fabric, domain, address vector, completion queue, memory
 // regions), provider_pipe.cpp and provider_dpdk.cpp (the networks), dpdk_settings.cpp (checking
 // the dpdk provider's attributes), endpoint.cpp (what the application posts: the initiator side),
-// endpoint_rx.cpp (what arrives: the target side and responses), atomics.cpp (atomic arithmetic).
+// endpoint_rx.cpp (what arrives: the target side and responses), responder.cpp (answers, RMA and
+// atomics on our regions), atomics.cpp (atomic arithmetic).
 #pragma once
 
 #include <array>
@@ -24,6 +25,7 @@
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
 #include "api/request_tracker.hpp"
+#include "api/responder.hpp"
 #include "api/unsignaled_sends.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
@@ -216,12 +218,12 @@ struct endpoint_impl final : delivery_target {
     // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
-    void on_write(received_message& m);
     // delivery_target (the engine's calls up, from receive()): where one packet of a WRITE goes
     // (nullptr: refused); and the single-packet sends of a receive run, as they arrive, each
     // straight into the first posted receive it matches when that is an ordinary one it fits in
     // (what on_send_request and deliver() would do, with no engine call: the engine answers
-    // RC_OK in its ACK), up to the first that cannot go so.
+    // RC_OK in its ACK), up to the first that cannot go so. place_write is responder's
+    // (responder.cpp).
     bool places_writes() const noexcept override { return true; }
     std::uint8_t* place_write(std::uint32_t from, const ses_fields& f, std::uint32_t offset,
                               std::uint32_t length) noexcept override;
@@ -229,8 +231,6 @@ struct endpoint_impl final : delivery_target {
     std::size_t take_single_packet_messages(
         std::uint32_t from, const ses_fields& common, std::uint32_t length,
         std::span<const wire::next_request_fields> own) noexcept override;
-    void on_read(received_message& m);
-    void on_atomic(received_message& m);
     void on_rtr(received_message& m);
     [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
     void deliver_held(std::uint32_t recv, received_message& m, bool answered);  // post_recv's
@@ -252,21 +252,6 @@ struct endpoint_impl final : delivery_target {
     void release_multi(std::uint32_t recv, std::uint32_t node);
     void defer(received_message& m, bool tagged);
     void start_rtr(std::uint32_t recv, const deferred_send& d);
-    void respond(const received_message& m, wire::ses_return_code rc,
-                 std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
-                 std::uint32_t buffer = none);
-    // respond() once the answer is known to need a message of its own.
-    void respond_as_message(const received_message& m, wire::ses_return_code rc,
-                            std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer);
-    // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
-    // delivery (endpoint_rx.cpp only): through respond() it cost a call whose frame held six
-    // arguments, per message.
-    [[gnu::always_inline]] void answer_ok(const received_message& m, std::uint32_t modified);
-    // answer_ok() and the message's release, in one engine call where the answer goes in the
-    // ACK (nearly always): the end of a delivery.
-    [[gnu::always_inline]] void answer_ok_and_release(const received_message& m,
-                                                      std::uint32_t modified);
     void end_pull(op& o);
     void retry_stalled();
     // Whether a deferred send's peer id still names the host that sent it.
@@ -296,8 +281,7 @@ struct endpoint_impl final : delivery_target {
     ses::bounded_fifo<held_message> unexpected;
     std::size_t unexpected_bytes = 0;
     ses::bounded_fifo<deferred_send> deferred_sends;
-    std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
-    std::vector<std::uint32_t> free_response_buffers;
+    responder responses;
     peer_map peers;
     std::vector<send_completion> completions;  // scratch for poll_send_completions
     // Scratch for poll_received: a member, as a local array its 16 entries were constructed

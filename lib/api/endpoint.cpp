@@ -73,13 +73,9 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       waiting_for_room(ec.max_rx_messages),
       unexpected(at.max_unexpected),
       deferred_sends(at.max_deferred),
-      response_buffers(1024 * max_atomic_bytes),
       completions(64),
       received(16) {
     unsignaled.configure(*this, at, ec);
-    free_response_buffers.reserve(1024);
-    for (std::uint32_t i = 1024; i-- > 0;)
-        free_response_buffers.push_back(i);
     stalled.reserve(ops.size());
     stalled_retry.reserve(ops.size());
 }

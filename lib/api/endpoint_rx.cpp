@@ -1,14 +1,13 @@
-// The endpoint's target side and the answers to its own requests. Every request is answered
-// exactly once (engine::post_response): RC_OK without data in the PDS ACK (answers in ACKs),
-// anything else by a SES response message (RESPONSE, or RESPONSE_WITH_DATA for reads and
-// fetching atomics) carrying a return code; on UUD nothing is answered. A request of
-// another job is answered BAD_JOB_ID and counted before anything else is looked at; keys, access
-// and bounds are checked before a byte of a region is touched.
+// The endpoint's target side and the answers to its own requests: received sends matched with
+// their receives (or held, deferred, placed in multi-receive buffers), RTRs, and the completions
+// and responses of our requests (requests.cpp). Every request for us is answered exactly once, by
+// responder.cpp, which also serves RMA and atomics on our regions.
 #include <algorithm>
 #include <cstring>
 
 #include "api/api_impl.hpp"
 #include "api/requests_inline.hpp"
+#include "api/responder_inline.hpp"
 #include "core/small_copy.hpp"
 
 namespace uet::detail {
@@ -37,28 +36,6 @@ bool is_send(ses_opcode op) {
 bool is_tagged(ses_opcode op) {
     return op == ses_opcode::tagged_send || op == ses_opcode::deferrable_tsend ||
            op == ses_opcode::rendezvous_tsend;
-}
-
-std::size_t element_size(wire::ses_atomic_datatype t) {
-    using wire::ses_atomic_datatype;
-    switch (t) {
-        case ses_atomic_datatype::int8:
-        case ses_atomic_datatype::uint8:
-            return 1;
-        case ses_atomic_datatype::int16:
-        case ses_atomic_datatype::uint16:
-            return 2;
-        case ses_atomic_datatype::int32:
-        case ses_atomic_datatype::uint32:
-        case ses_atomic_datatype::float_:
-            return 4;
-        case ses_atomic_datatype::int64:
-        case ses_atomic_datatype::uint64:
-        case ses_atomic_datatype::double_:
-            return 8;
-        default:
-            return 0;
-    }
 }
 
 }  // namespace
@@ -123,7 +100,7 @@ inline void endpoint_impl::on_message(received_message& m) {
     if (m.ses->response) return requests.on_response(*this, m);
     if (m.ses->job_id != attr.job_id) {
         ++counters.rejected_job;
-        respond(m, ses_return_code::bad_job_id);
+        responses.respond(*this, m, ses_return_code::bad_job_id);
         eng->release(m.handle);
         return;
     }
@@ -131,54 +108,17 @@ inline void endpoint_impl::on_message(received_message& m) {
     if (is_send(op)) return on_send_request(m);
     switch (op) {
         case ses_opcode::write:
-            return on_write(m);
+            return responses.on_write(*this, m);
         case ses_opcode::read:
-            return on_read(m);
+            return responses.on_read(*this, m);
         case ses_opcode::atomic:
         case ses_opcode::fetching_atomic:
-            return on_atomic(m);
+            return responses.on_atomic(*this, m);
         case ses_opcode::deferrable_rtr:
             return on_rtr(m);
         default:
-            respond(m, ses_return_code::unsupported_op);
+            responses.respond(*this, m, ses_return_code::unsupported_op);
             eng->release(m.handle);
-    }
-}
-
-// Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
-inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t modified) {
-    if (m.mode == delivery_mode::uud || eng->answer_ok_in_ack(m)) return;  // datagrams: none
-    respond_as_message(m, ses_return_code::ok, {}, modified, none);
-}
-
-inline void endpoint_impl::answer_ok_and_release(const received_message& m,
-                                                 std::uint32_t modified) {
-    if (m.mode != delivery_mode::uud && eng->release_answering_ok(m)) return;
-    answer_ok(m, modified);  // as a message (its fields are read before the release)
-    eng->release(m.handle);
-}
-
-void endpoint_impl::respond(const received_message& m, ses_return_code rc,
-                            std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer) {
-    if (rc == ses_return_code::ok && data.empty() && buffer == none) return answer_ok(m, modified);
-    if (m.mode == delivery_mode::uud) return;  // datagrams are not answered
-    respond_as_message(m, rc, data, modified, buffer);
-}
-
-void endpoint_impl::respond_as_message(const received_message& m, ses_return_code rc,
-                                       std::span<const std::uint8_t> data, std::uint32_t modified,
-                                       std::uint32_t buffer) {
-    ses_fields f;
-    f.response = true;
-    f.return_code = rc;
-    f.job_id = m.ses->job_id;
-    f.message_id = m.message_id;
-    f.request_length = modified;
-    const status st = eng->post_response(m, f, data, response_context | buffer);
-    if (!st.ok()) {
-        ++counters.unanswerable;
-        if (buffer != none) free_response_buffers.push_back(buffer);
     }
 }
 
@@ -221,7 +161,9 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     if (!deferrable && room) {
         // A rendezvous is answered once its data has been pulled.
         const bool answer = !m.ses->rendezvous.has_value();
-        if (answer) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(m.data.size()));
+        if (answer)
+            responses.respond(*this, m, ses_return_code::ok, {},
+                              static_cast<std::uint32_t>(m.data.size()));
         unexpected.push(held_message{m, answer, tagged, tag});
         unexpected_bytes += m.data.size();
         ++counters.unexpected;
@@ -243,9 +185,9 @@ void endpoint_impl::defer(received_message& m, bool tagged) {
                           m.ses->opcode == ses_opcode::send};
     if (deferred_sends.push(d)) {
         ++counters.deferred;
-        respond(m, ses_return_code::no_match);
+        responses.respond(*this, m, ses_return_code::no_match);
     } else {
-        respond(m, ses_return_code::dropped);
+        responses.respond(*this, m, ses_return_code::dropped);
     }
     eng->release(m.handle);
 }
@@ -292,7 +234,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
         fail(o, errc::truncated);
         o.olen = total - o.len;
-        if (!answered) respond(m, ses_return_code::too_long);
+        if (!answered) responses.respond(*this, m, ses_return_code::too_long);
         eng->release(m.handle);
         return finish(index);
     }
@@ -315,7 +257,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     if (answered)
         eng->release(m.handle);
     else
-        answer_ok_and_release(m, static_cast<std::uint32_t>(total));
+        responses.answer_ok_and_release(*this, m, static_cast<std::uint32_t>(total));
     finish(index);
 }
 
@@ -340,7 +282,7 @@ inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t nod
     if (answered)
         eng->release(m.handle);
     else
-        answer_ok_and_release(m, static_cast<std::uint32_t>(len));
+        responses.answer_ok_and_release(*this, m, static_cast<std::uint32_t>(len));
     if (o.len - o.next_offset >= attr.min_multi_recv) {
         completion& c = cq->push_spare();  // process() saw room for it
         c = completion{.context = o.context,
@@ -370,7 +312,7 @@ void endpoint_impl::wait_for_room(received_message& m) {
     if (!waiting_for_room.push(m)) return defer(m, false);
     ++counters.kept_for_queue_room;
     // Answered now, as a message held unexpected is: the answer does not wait for the reader.
-    answer_ok(m, static_cast<std::uint32_t>(m.data.size()));
+    responses.answer_ok(*this, m, static_cast<std::uint32_t>(m.data.size()));
 }
 
 bool endpoint_impl::place_waiting() {
@@ -458,7 +400,7 @@ void endpoint_impl::end_pull(op& o) {
     origin.answer_token = o.origin_answer_token;
     origin.request_pdc = o.origin_request_pdc;
     const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
-    respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
+    responses.respond(*this, origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
 }
 
 void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
@@ -487,133 +429,16 @@ void endpoint_impl::on_rtr(received_message& m) {
         index = unsignaled.op_of_token(*this, token, m.from);
     if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
         target_token == 0) {
-        respond(m, ses_return_code::cancelled);
+        responses.respond(*this, m, ses_return_code::cancelled);
         eng->release(m.handle);
         return;
     }
     op& o = ops[index];
     o.target_token = target_token;
     o.rtr_seen = true;  // the NO_MATCH answer may still be on its way
-    respond(m, ses_return_code::ok);
+    responses.respond(*this, m, ses_return_code::ok);
     eng->release(m.handle);
     if (o.deferred && o.in_flight == 0) progress_op(index);
-}
-
-// ---- RMA and atomics on our regions ----
-
-std::uint8_t* endpoint_impl::place_write(std::uint32_t, const ses_fields& f, std::uint32_t offset,
-                                         std::uint32_t length) noexcept {
-    endpoint_impl& ep = *this;
-    std::uint8_t* where = nullptr;
-    // on_write's checks, of the whole message's range (every packet carries it: a write that
-    // does not fit writes nothing, as before), against the table as it is now. A request of
-    // another job writes nothing either (on_message answers it BAD_JOB_ID).
-    if (f.job_id == ep.attr.job_id && offset <= f.request_length &&
-        length <= f.request_length - offset &&
-        ep.domain->regions.check(f.memory_key, ep.attr.job_id, f.buffer_offset, f.request_length,
-                                 ses::mr_remote_write, where) == ses_return_code::ok)
-        return where + offset;
-    ++ep.counters.write_packets_refused;
-    return nullptr;
-}
-
-void endpoint_impl::on_write(received_message& m) {
-    const std::size_t length = m.placed ? m.ses->request_length : m.data.size();
-    std::uint8_t* where = nullptr;
-    ses_return_code rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
-                                               length, ses::mr_remote_write, where);
-    if (m.placed && m.placement_failed && rc == ses_return_code::ok) {
-        // Some packet was refused, yet the message's range checks now. Keys are never reused
-        // (a random salt per registration), so this is not a region deregistered mid-message
-        // (that fails the check above): some packet named another job, key or offset than
-        // the one whose fields the message carries (hostile or corrupt). Its bytes are not
-        // all in place: answer as for a key that does not name the region.
-        rc = ses_return_code::bad_mkey;
-    }
-    if (rc == ses_return_code::ok) {
-        if (m.placed)
-            ++counters.writes_placed_directly;  // already in the region
-        else if (!m.data.empty())
-            std::memcpy(where, m.data.data(), m.data.size());
-        if (m.ses->hd) {
-            completion c;
-            c.flags = completion_flags::rma | completion_flags::remote_write |
-                      completion_flags::remote_cq_data;
-            c.len = length;
-            c.data = m.ses->header_data;
-            c.from = peers.peer_of(*this, m.from);
-            cq->push_unreserved(c);
-        }
-    } else {
-        ++counters.rejected_key;
-    }
-    respond(m, rc, {}, rc == ses_return_code::ok ? static_cast<std::uint32_t>(length) : 0);
-    eng->release(m.handle);
-}
-
-void endpoint_impl::on_read(received_message& m) {
-    const std::uint32_t length = m.ses->request_length;
-    std::uint8_t* where = nullptr;
-    ses_return_code rc =
-        length > chunk_bytes
-            ? ses_return_code::too_long
-            : domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset, length,
-                                    ses::mr_remote_read, where);
-    eng->release(m.handle);
-    if (rc != ses_return_code::ok) {
-        ++counters.rejected_key;
-        return respond(m, rc);
-    }
-    // Zero copy: the response's packets are cut straight from the region.
-    respond(m, rc, {where, length}, length);
-}
-
-void endpoint_impl::on_atomic(received_message& m) {
-    const bool cas = m.ses->cas.has_value();
-    const bool fetching = m.ses->opcode == ses_opcode::fetching_atomic;
-    if (!cas && !m.ses->atomic) {
-        respond(m, ses_return_code::amo_unsupported_op);
-        return eng->release(m.handle);
-    }
-    const wire::ses_atomic_extension ext = cas ? m.ses->cas->atomic : *m.ses->atomic;
-    const std::size_t size = element_size(ext.atomic_datatype);
-    const auto operand =
-        cas ? std::span<const std::uint8_t>(m.ses->cas->swap_value.data(), size) : m.data;
-    ses_return_code rc = ses_return_code::ok;
-    if (size == 0)
-        rc = ses_return_code::amo_unsupported_dt;
-    else if (operand.empty() || operand.size() % size != 0 || operand.size() > max_atomic_bytes)
-        rc = ses_return_code::amo_unsupported_size;
-    std::uint8_t* where = nullptr;
-    if (rc == ses_return_code::ok) {
-        rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
-                                   operand.size(), ses::mr_remote_atomic, where);
-        if (rc != ses_return_code::ok) ++counters.rejected_key;
-    }
-    std::uint32_t buffer = none;
-    if (rc == ses_return_code::ok && fetching) {
-        if (free_response_buffers.empty()) {
-            rc = ses_return_code::dropped;
-        } else {
-            buffer = free_response_buffers.back();
-            free_response_buffers.pop_back();
-        }
-    }
-    std::uint8_t* fetched =
-        buffer == none ? nullptr : &response_buffers[std::size_t{buffer} * max_atomic_bytes];
-    if (rc == ses_return_code::ok)
-        rc = apply_atomic(ext, cas ? m.ses->cas->compare_value.data() : nullptr, where, operand,
-                          fetched);
-    if (rc != ses_return_code::ok && buffer != none) {
-        free_response_buffers.push_back(buffer);
-        buffer = none;
-    }
-    const auto length = static_cast<std::uint32_t>(operand.size());
-    if (buffer != none)
-        respond(m, rc, {fetched, length}, length, buffer);
-    else
-        respond(m, rc, {}, rc == ses_return_code::ok ? length : 0);
-    eng->release(m.handle);
 }
 
 }  // namespace uet::detail
