@@ -21,9 +21,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/multi_recv.hpp"
 #include "api/op_pool.hpp"
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
+#include "api/recv_queues.hpp"
 #include "api/request_tracker.hpp"
 #include "api/responder.hpp"
 #include "api/unsignaled_sends.hpp"
@@ -116,13 +118,7 @@ struct domain_impl {
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
-// A message that arrived before its receive, or a send deferred until one is posted.
-struct held_message {
-    received_message msg;   // its engine buffer is held until it is matched
-    bool answered = false;  // an eager send is answered OK when buffered
-    bool tagged = false;
-    std::uint64_t tag = 0;
-};
+// A send deferred until a receive is posted for it.
 struct deferred_send {
     std::uint32_t peer = none;
     // The sender's address when it was deferred: a learned engine peer holding no state may be
@@ -156,8 +152,6 @@ struct endpoint_impl final : delivery_target {
     // endpoint::recv_list / trecv_list.
     std::error_code post_recv_list(std::span<const recv_work> list, bool tagged, peer_addr from,
                                    std::size_t& posted);
-    // A multi-receive buffer just posted takes the held messages it matches, oldest first.
-    void fill_multi_from_held(std::uint32_t index);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
                              std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
                              std::uint64_t data, void* context, bool silent);
@@ -233,23 +227,8 @@ struct endpoint_impl final : delivery_target {
         std::span<const wire::next_request_fields> own) noexcept override;
     void on_rtr(received_message& m);
     [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
-    void deliver_held(std::uint32_t recv, received_message& m, bool answered);  // post_recv's
-    // A message for the multi-receive buffer `recv` (posted as `node` of the untagged receives):
-    // placed, or failed as too long for a fresh buffer (true); or the buffer released for want of
-    // room, the message still to match (false).
-    // Forced inline (endpoint_rx.cpp only): once per message of such a buffer, whose call cost
-    // ~20 instructions of register saves.
-    [[gnu::always_inline]] bool place_in_multi(std::uint32_t recv, std::uint32_t node,
-                                               received_message& m, bool answered);
-    // A message for a multi-receive buffer while the queue has no room for its entry: answered,
-    // and kept (its engine buffer held) until place_waiting() finds room.
-    void wait_for_room(received_message& m);
-    // A multi-receive buffer just posted asks the eager sends deferred for want of room to come
-    // again (an RTR each, tied to no receive: they match as any message when they come).
-    void ask_deferred_for_multi(std::uint32_t index);
-    bool place_waiting();  // true if any went
-    // The multi-receive buffer is done: its entry (the releasing one) and its op given back.
-    void release_multi(std::uint32_t recv, std::uint32_t node);
+    // deliver() out of line: for a held message (post_recv) and for multi_recv.
+    void deliver_held(std::uint32_t recv, received_message& m, bool answered);
     void defer(received_message& m, bool tagged);
     void start_rtr(std::uint32_t recv, const deferred_send& d);
     void end_pull(op& o);
@@ -275,11 +254,8 @@ struct endpoint_impl final : delivery_target {
     record_pool records;
     std::vector<std::uint32_t> stalled;  // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
-    ses::receive_queues<std::uint32_t> posted;             // receive ops, by kind
-    std::uint32_t multi_recvs = 0;                         // multi-receive buffers among them
-    ses::bounded_fifo<received_message> waiting_for_room;  // wait_for_room()
-    ses::bounded_fifo<held_message> unexpected;
-    std::size_t unexpected_bytes = 0;
+    recv_queues queues;
+    multi_recv multi_recvs;
     ses::bounded_fifo<deferred_send> deferred_sends;
     responder responses;
     peer_map peers;

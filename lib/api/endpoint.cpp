@@ -69,9 +69,8 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       eng(std::make_unique<engine>(with_placement(ec, this))),
       ops(at.tx_depth + at.rx_depth, at.inject_size),
       records(4096),
-      posted(at.rx_depth),
-      waiting_for_room(ec.max_rx_messages),
-      unexpected(at.max_unexpected),
+      queues(at.rx_depth, at.max_unexpected),
+      multi_recvs(ec.max_rx_messages),
       deferred_sends(at.max_deferred),
       completions(64),
       received(16) {
@@ -206,7 +205,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     if (multi) {
         if (buf.empty() || buf.size() < attr.min_multi_recv) return errc::invalid_argument;
         // Room for an entry per held message it may take, besides its own reservation.
-        if (cq->spare_room() <= unexpected.size()) return errc::cq_full;
+        if (cq->spare_room() <= queues.held_count()) return errc::cq_full;
     }
     if (!cq->reserve()) return errc::cq_full;
     const std::uint32_t index = ops.allocate();
@@ -219,22 +218,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     if (!multi)
         return place_recv(index, buf, tagged, ses::match_rule{tagged, tag, ignore, source},
                           context);
-    op& o = ops[index];
-    o.kind = op_kind::recv;
-    o.context = context;
-    o.dst = buf.data();
-    o.len = buf.size();
-    o.rule = ses::match_rule{false, 0, 0, source};
-    o.multi = true;
-    o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
-    if (!posted.push(false, index)) {
-        ops.release(index);
-        cq->unreserve();
-        return errc::again;
-    }
-    ++multi_recvs;
-    fill_multi_from_held(index);
-    if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
+    if (const errc e = multi_recvs.post(*this, index, buf, source, context); e != errc{}) return e;
     return no_error;
 }
 
@@ -251,11 +235,10 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
     o.rule = rule;
     o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
     // Nearly always both are empty: a look at each, no search.
-    if (!unexpected.empty()) {
-        auto held = unexpected.take_first(
+    if (!queues.held_empty()) {
+        auto held = queues.take_held(
             [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
         if (held) {
-            unexpected_bytes -= held->msg.data.size();
             deliver_held(index, held->msg, held->answered);
             return {};
         }
@@ -269,7 +252,7 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
             return {};
         }
     }
-    if (!posted.push(tagged, index)) {
+    if (!queues.post(tagged, index)) {
         ops.release(index);
         cq->unreserve();
         return errc::again;
@@ -523,10 +506,8 @@ void endpoint_impl::close() noexcept {
     if (ops.kept() != 0) unsignaled.adopt_all(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
-    posted.drain([](std::uint32_t) {});
-    multi_recvs = 0;
-    waiting_for_room.drain([](const received_message&) {});
-    unexpected.drain([](const held_message&) {});
+    queues.drain();
+    multi_recvs.drain();
     deferred_sends.drain([](const deferred_send&) {});
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         if (!ops[i].in_use) continue;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/multi_recv_inline.hpp"
 #include "api/requests_inline.hpp"
 #include "api/responder_inline.hpp"
 #include "core/small_copy.hpp"
@@ -16,7 +17,7 @@ namespace {
 
 using wire::ses_opcode;
 using wire::ses_return_code;
-constexpr std::uint32_t posted_none = ses::bounded_fifo<std::uint32_t>::none;
+constexpr std::uint32_t posted_none = recv_queues::none;
 
 bool is_send(ses_opcode op) {
     switch (op) {
@@ -56,7 +57,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
     }
     if (ops.kept() != 0 && eng) unsignaled.count_ended(*this);
     // Messages that waited for room in the queue go first: they are older.
-    if (!waiting_for_room.empty()) any |= place_waiting();
+    if (multi_recvs.waiting()) any |= multi_recvs.place_waiting(*this);
     // Taken a batch at a time: one engine call per batch rather than per message.
     std::size_t got;
     while (eng && (got = eng->poll_received(received)) > 0) {
@@ -138,34 +139,33 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     }
     const bool eager = m.ses->opcode == ses_opcode::send;  // what a multi-receive buffer takes
     for (;;) {
-        const std::uint32_t node = posted.find_first(tagged, [&](std::uint32_t i) {
+        const std::uint32_t node = queues.find_first(tagged, [&](std::uint32_t i) {
             return ops[i].rule.matches(tagged, tag, m.from) && (eager || !ops[i].multi);
         });
         if (node == posted_none) break;
-        const std::uint32_t recv = posted.at(tagged, node);
+        const std::uint32_t recv = queues.at(tagged, node);
         if (!ops[recv].multi) [[likely]] {
-            posted.take_at(tagged, node);
+            queues.take_at(tagged, node);
             return deliver(recv, m, false);
         }
         // Each message of a multi-receive buffer needs an entry beyond the reserved ones; while
         // the queue has none (the application has at least its capacity to read), or older
         // messages wait for one, it waits too.
-        if (!cq->has_spare_room() || !waiting_for_room.empty()) return wait_for_room(m);
-        if (place_in_multi(recv, node, m, false)) return;
+        if (!cq->has_spare_room() || multi_recvs.waiting())
+            return multi_recvs.wait_for_room(*this, m);
+        if (multi_recvs.place(*this, recv, node, m, false)) return;
         // The buffer was released for want of room: the next receive may take the message.
     }
     const bool deferrable = m.ses->opcode == ses_opcode::deferrable_send ||
                             m.ses->opcode == ses_opcode::deferrable_tsend;
-    const bool room =
-        !unexpected.full() && unexpected_bytes + m.data.size() <= attr.max_unexpected_bytes;
+    const bool room = queues.room_for(m.data.size(), attr);
     if (!deferrable && room) {
         // A rendezvous is answered once its data has been pulled.
         const bool answer = !m.ses->rendezvous.has_value();
         if (answer)
             responses.respond(*this, m, ses_return_code::ok, {},
                               static_cast<std::uint32_t>(m.data.size()));
-        unexpected.push(held_message{m, answer, tagged, tag});
-        unexpected_bytes += m.data.size();
+        queues.hold(m, answer, tagged, tag);
         ++counters.unexpected;
         return;
     }
@@ -198,7 +198,7 @@ std::size_t endpoint_impl::take_single_packet_messages(
     endpoint_impl& ep = *this;
     const bool tagged = common.opcode == ses_opcode::tagged_send;
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
-        !ep.waiting_for_room.empty())
+        ep.multi_recvs.waiting())
         return 0;
     const peer_addr peer = ep.peers.peer_of(ep, from);
     std::size_t k = 0;
@@ -207,13 +207,13 @@ std::size_t endpoint_impl::take_single_packet_messages(
         // A resend after an RTR (a target token) goes to its reserved receive: on_send_request.
         if (static_cast<std::uint32_t>(x.buffer_offset) != 0) break;
         const std::uint64_t tag = tagged ? x.memory_key : 0;
-        const std::uint32_t node = ep.posted.find_first(
+        const std::uint32_t node = ep.queues.find_first(
             tagged, [&](std::uint32_t i) { return ep.ops[i].rule.matches(tagged, tag, from); });
         if (node == posted_none) break;
-        const std::uint32_t index = ep.posted.at(tagged, node);
+        const std::uint32_t index = ep.queues.at(tagged, node);
         op& o = ep.ops[index];
         if (o.multi || length > o.len) break;
-        ep.posted.take_at(tagged, node);
+        ep.queues.take_at(tagged, node);
         o.msg_len = length;
         o.msg_from = peer;
         o.msg_tag = tag;
@@ -261,129 +261,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
     finish(index);
 }
 
-inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t node,
-                                          received_message& m, bool answered) {
-    op& o = ops[index];
-    const std::size_t len = m.data.size();
-    if (len > o.len - o.next_offset) {
-        if (o.next_offset != 0) {
-            release_multi(index, node);  // an entry of length 0
-            return false;
-        }
-        posted.take_at(false, node);
-        --multi_recvs;
-        deliver(index, m, answered);  // too long for the whole buffer: fails it, truncated
-        return true;
-    }
-    std::byte* at = o.dst + o.next_offset;
-    copy_payload(at, m.data.data(), len);
-    o.next_offset += len;
-    const peer_addr from = peers.peer_of(*this, m.from);
-    if (answered)
-        eng->release(m.handle);
-    else
-        responses.answer_ok_and_release(*this, m, static_cast<std::uint32_t>(len));
-    if (o.len - o.next_offset >= attr.min_multi_recv) {
-        completion& c = cq->push_spare();  // process() saw room for it
-        c = completion{.context = o.context,
-                       .flags = completion_flags::recv,
-                       .len = len,
-                       .buf = at,
-                       .data = 0,
-                       .tag = 0,
-                       .from = from,
-                       .error = no_error,
-                       .olen = 0,
-                       .prov_errno = 0,
-                       .detail = {}};
-        return true;
-    }
-    // Too little left for another message: this one's entry releases the buffer.
-    o.msg_len = len;
-    o.msg_from = from;
-    o.dst = at;
-    release_multi(index, node);
-    return true;
-}
-
-void endpoint_impl::wait_for_room(received_message& m) {
-    // Never full: the engine hands over at most max_rx_messages at once (each holds its buffer
-    // until released), and this holds as many.
-    if (!waiting_for_room.push(m)) return defer(m, false);
-    ++counters.kept_for_queue_room;
-    // Answered now, as a message held unexpected is: the answer does not wait for the reader.
-    responses.answer_ok(*this, m, static_cast<std::uint32_t>(m.data.size()));
-}
-
-bool endpoint_impl::place_waiting() {
-    bool any = false;
-    while (eng && !waiting_for_room.empty() && cq->has_spare_room()) {
-        const std::uint32_t w = waiting_for_room.first();
-        received_message m = waiting_for_room.at(w);
-        const std::uint32_t node = posted.find_first(
-            false, [&](std::uint32_t i) { return ops[i].rule.matches(false, 0, m.from); });
-        if (node == posted_none) {
-            // Its buffer went and no receive is posted: it is held as any other, if it may be.
-            if (unexpected.full() || unexpected_bytes + m.data.size() > attr.max_unexpected_bytes)
-                break;
-            unexpected.push(held_message{m, true, false, 0});
-            unexpected_bytes += m.data.size();
-            ++counters.unexpected;
-        } else if (const std::uint32_t recv = posted.at(false, node); !ops[recv].multi) {
-            posted.take_at(false, node);
-            deliver(recv, m, true);
-        } else if (!place_in_multi(recv, node, m, true)) {
-            continue;  // that buffer was released for want of room: the next may take it
-        }
-        waiting_for_room.take_at(w);
-        any = true;
-    }
-    return any;
-}
-
-void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
-    const ses::match_rule rule = ops[index].rule;
-    const auto asked_for = [&](const deferred_send& d) {
-        return d.eager && rule.matches(d.tagged, d.tag, d.peer) && still_there(d);
-    };
-    while (auto d = deferred_sends.take_first(asked_for)) {
-        ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | ops.token_of(index);
-        if (!records.spare() || post_rtr(none, d->peer, f) != post_result::posted) {
-            deferred_sends.push(*d);  // asked again by the next buffer posted
-            return;
-        }
-        ++counters.ready_to_receive;
-    }
-}
-
-void endpoint_impl::release_multi(std::uint32_t index, std::uint32_t node) {
-    posted.take_at(false, node);
-    --multi_recvs;
-    op& o = ops[index];
-    if (o.msg_len == 0) o.dst = nullptr;  // no message of its own: an entry of length 0
-    finish(index);
-}
-
-void endpoint_impl::fill_multi_from_held(std::uint32_t index) {
-    if (unexpected.empty()) return;
-    const std::uint32_t node =
-        posted.find_first(false, [&](std::uint32_t i) { return i == index; });
-    const ses::match_rule rule = ops[index].rule;
-    while (ops[index].in_use) {
-        const std::uint32_t h = unexpected.find_first([&](const held_message& held) {
-            return held.msg.ses->opcode == ses_opcode::send &&
-                   rule.matches(held.tagged, held.tag, held.msg.from);
-        });
-        if (h == unexpected.none) return;
-        held_message held = unexpected.at(h);
-        if (!place_in_multi(index, node, held.msg, held.answered)) return;  // it stays held
-        unexpected.take_at(h);
-        unexpected_bytes -= held.msg.data.size();
-    }
-}
-
-// A message held as unexpected, for the receive just posted (endpoint.cpp).
+// A message held as unexpected, for the receive just posted (endpoint.cpp), and multi_recv's.
 void endpoint_impl::deliver_held(std::uint32_t index, received_message& m, bool answered) {
     deliver(index, m, answered);
 }
@@ -414,7 +292,7 @@ void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
     if (post_rtr(index, d.peer, f) != post_result::posted) {
         // post_recv kept a record free, so only the engine can refuse: wait for another send.
         o.reserved = false;
-        if (!posted.push(o.tagged, index)) {
+        if (!queues.post(o.tagged, index)) {
             fail(o, errc::again);
             finish(index);
         }

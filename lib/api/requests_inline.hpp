@@ -48,7 +48,7 @@ inline void request_tracker::finish_record(endpoint_impl& ep, std::uint32_t rec)
         // The initiator no longer has the send: the receive waits for another message.
         op& o = ep.ops[r.rtr_recv];
         o.reserved = false;
-        if (!ep.posted.push(o.tagged, r.rtr_recv)) {
+        if (!ep.queues.post(o.tagged, r.rtr_recv)) {
             ep.fail(o, errc::canceled);
             ep.finish(r.rtr_recv);
         }
