@@ -26,6 +26,7 @@
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
 #include "api/recv_queues.hpp"
+#include "api/rendezvous.hpp"
 #include "api/request_tracker.hpp"
 #include "api/responder.hpp"
 #include "api/unsignaled_sends.hpp"
@@ -116,19 +117,6 @@ struct domain_impl {
     ses::mr_table regions;
     // key -> the network's handle of the region (zero-copy transmit), where it took one.
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
-};
-
-// A send deferred until a receive is posted for it.
-struct deferred_send {
-    std::uint32_t peer = none;
-    // The sender's address when it was deferred: a learned engine peer holding no state may be
-    // forgotten and its id given to another source (engine::keep_peer), so the id alone may
-    // name someone else by the time a receive asks for it.
-    std::uint32_t ip = 0;
-    bool tagged = false;
-    std::uint64_t tag = 0;
-    std::uint32_t initiator_token = 0;
-    bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
 };
 
 struct endpoint_impl final : delivery_target {
@@ -225,18 +213,10 @@ struct endpoint_impl final : delivery_target {
     std::size_t take_single_packet_messages(
         std::uint32_t from, const ses_fields& common, std::uint32_t length,
         std::span<const wire::next_request_fields> own) noexcept override;
-    void on_rtr(received_message& m);
     [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
     // deliver() out of line: for a held message (post_recv) and for multi_recv.
     void deliver_held(std::uint32_t recv, received_message& m, bool answered);
-    void defer(received_message& m, bool tagged);
-    void start_rtr(std::uint32_t recv, const deferred_send& d);
-    void end_pull(op& o);
     void retry_stalled();
-    // Whether a deferred send's peer id still names the host that sent it.
-    bool still_there(const deferred_send& d) const noexcept {
-        return eng && eng->peer_ip(d.peer) == d.ip;
-    }
 
     std::shared_ptr<domain_impl> domain;
     std::shared_ptr<cq_impl> cq;
@@ -256,7 +236,7 @@ struct endpoint_impl final : delivery_target {
     std::vector<std::uint32_t> stalled_retry;
     recv_queues queues;
     multi_recv multi_recvs;
-    ses::bounded_fifo<deferred_send> deferred_sends;
+    rendezvous rdv;
     responder responses;
     peer_map peers;
     std::vector<send_completion> completions;  // scratch for poll_send_completions
@@ -384,7 +364,7 @@ inline void endpoint_impl::advance_op(std::uint32_t index) {
         pump(index);
         return;
     }
-    if (o.kind == op_kind::recv && o.pulling) end_pull(o);
+    if (o.kind == op_kind::recv && o.pulling) rdv.end_pull(*this, o);
     finish(index);
 }
 

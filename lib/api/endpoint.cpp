@@ -71,7 +71,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       records(4096),
       queues(at.rx_depth, at.max_unexpected),
       multi_recvs(ec.max_rx_messages),
-      deferred_sends(at.max_deferred),
+      rdv(at.max_deferred),
       completions(64),
       received(16) {
     unsignaled.configure(*this, at, ec);
@@ -148,12 +148,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     using wire::ses_opcode;
     if (mode != delivery_mode::uud && buf.size() >= attr.rendezvous_threshold) {
         o.opcode = tagged ? ses_opcode::rendezvous_tsend : ses_opcode::rendezvous_send;
-        // The target pulls the bytes with reads of a region registered for the send's duration;
-        // it grants remote reads only, so nothing writes through the pointer.
-        o.rendezvous_key =
-            domain->regions.add(reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(o.src)),
-                                o.len, ses::mr_remote_read, attr.job_id);
-        if (o.rendezvous_key == 0) {
+        if (!rdv.register_send(*this, o)) {
             ops.release(index);
             if (!inject) cq->unreserve();
             return errc::again;
@@ -243,15 +238,7 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
             return {};
         }
     }
-    if (!deferred_sends.empty()) {
-        const auto matches = [&](const deferred_send& m) {
-            return o.rule.matches(m.tagged, m.tag, m.peer) && still_there(m);
-        };
-        if (auto d = deferred_sends.take_first(matches)) {
-            start_rtr(index, *d);
-            return {};
-        }
-    }
+    if (!rdv.empty() && rdv.match_deferred(*this, index, o.rule)) return {};
     if (!queues.post(tagged, index)) {
         ops.release(index);
         cq->unreserve();
@@ -276,7 +263,7 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
         std::size_t n = ops.room();
         // A receive that meets a deferred send takes a record for its RTR: while any wait, one
         // at a time, each after recv()'s check that a record is free.
-        if (!deferred_sends.empty()) n = std::min<std::size_t>(n, 1);
+        if (!rdv.empty()) n = std::min<std::size_t>(n, 1);
         n = records.spare() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
         for (std::size_t k = 0; k < n; ++k) {
             const recv_work& w = rest[k];
@@ -508,7 +495,7 @@ void endpoint_impl::close() noexcept {
     eng.reset();
     queues.drain();
     multi_recvs.drain();
-    deferred_sends.drain([](const deferred_send&) {});
+    rdv.drain();
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         if (!ops[i].in_use) continue;
         ops[i].error = errc::canceled;

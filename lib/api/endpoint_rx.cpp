@@ -116,7 +116,7 @@ inline void endpoint_impl::on_message(received_message& m) {
         case ses_opcode::fetching_atomic:
             return responses.on_atomic(*this, m);
         case ses_opcode::deferrable_rtr:
-            return on_rtr(m);
+            return rdv.on_rtr(*this, m);
         default:
             responses.respond(*this, m, ses_return_code::unsupported_op);
             eng->release(m.handle);
@@ -173,23 +173,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
         eng->release(m.handle);  // a datagram with nowhere to go
         return;
     }
-    defer(m, tagged);
-}
-
-void endpoint_impl::defer(received_message& m, bool tagged) {
-    const deferred_send d{m.from,
-                          eng->peer_ip(m.from),
-                          tagged,
-                          tagged ? m.ses->memory_key : 0,
-                          static_cast<std::uint32_t>(m.ses->buffer_offset >> 32),
-                          m.ses->opcode == ses_opcode::send};
-    if (deferred_sends.push(d)) {
-        ++counters.deferred;
-        responses.respond(*this, m, ses_return_code::no_match);
-    } else {
-        responses.respond(*this, m, ses_return_code::dropped);
-    }
-    eng->release(m.handle);
+    rdv.defer(*this, m, tagged);
 }
 
 std::size_t endpoint_impl::take_single_packet_messages(
@@ -239,21 +223,7 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         return finish(index);
     }
     copy_payload(o.dst, m.data.data(), m.data.size());
-    if (m.ses->rendezvous && total > m.data.size()) {
-        ++counters.rendezvous;
-        o.pulling = true;
-        o.pull_key = m.ses->rendezvous->rd_memory_key;
-        o.pull_offset = m.ses->rendezvous->rd_offset;
-        o.origin_peer = m.from;
-        o.origin_mode = m.mode;
-        o.origin_message_id = m.message_id;
-        o.origin_job = m.ses->job_id;
-        o.origin_answer_token = m.answer_token;
-        o.origin_request_pdc = m.request_pdc;
-        o.next_offset = m.data.size();
-        eng->release(m.handle);
-        return pump(index);
-    }
+    if (m.ses->rendezvous && total > m.data.size()) return rdv.start_pull(*this, index, m);
     if (answered)
         eng->release(m.handle);
     else
@@ -264,59 +234,6 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
 // A message held as unexpected, for the receive just posted (endpoint.cpp), and multi_recv's.
 void endpoint_impl::deliver_held(std::uint32_t index, received_message& m, bool answered) {
     deliver(index, m, answered);
-}
-
-// The rendezvous data is all here (or could not be pulled): answer the send.
-void endpoint_impl::end_pull(op& o) {
-    ses_fields origin_fields;
-    origin_fields.job_id = o.origin_job;
-    received_message origin;
-    origin.from = o.origin_peer;
-    origin.mode = o.origin_mode;
-    origin.message_id = o.origin_message_id;
-    origin.ses = &origin_fields;
-    origin.answer_token = o.origin_answer_token;
-    origin.request_pdc = o.origin_request_pdc;
-    const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
-    responses.respond(*this, origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
-}
-
-void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
-    op& o = ops[index];
-    o.reserved = true;
-    o.reserved_peer = d.peer;
-    o.reserved_token = d.initiator_token;
-    ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | ops.token_of(index);
-    ++counters.ready_to_receive;
-    if (post_rtr(index, d.peer, f) != post_result::posted) {
-        // post_recv kept a record free, so only the engine can refuse: wait for another send.
-        o.reserved = false;
-        if (!queues.post(o.tagged, index)) {
-            fail(o, errc::again);
-            finish(index);
-        }
-    }
-}
-
-void endpoint_impl::on_rtr(received_message& m) {
-    const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
-    const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
-    std::uint32_t index = ops.op_of_token(token);
-    if (index == none && (token & unsignaled_token_bit) != 0)
-        index = unsignaled.op_of_token(*this, token, m.from);
-    if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
-        target_token == 0) {
-        responses.respond(*this, m, ses_return_code::cancelled);
-        eng->release(m.handle);
-        return;
-    }
-    op& o = ops[index];
-    o.target_token = target_token;
-    o.rtr_seen = true;  // the NO_MATCH answer may still be on its way
-    responses.respond(*this, m, ses_return_code::ok);
-    eng->release(m.handle);
-    if (o.deferred && o.in_flight == 0) progress_op(index);
 }
 
 }  // namespace uet::detail

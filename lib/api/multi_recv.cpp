@@ -28,14 +28,14 @@ errc multi_recv::post(endpoint_impl& ep, std::uint32_t index, std::span<std::byt
     }
     ++count_;
     fill_from_held(ep, index);
-    if (ep.ops[index].in_use && !ep.deferred_sends.empty()) ask_deferred(ep, index);
+    if (ep.ops[index].in_use && !ep.rdv.empty()) ask_deferred(ep, index);
     return {};
 }
 
 void multi_recv::wait_for_room(endpoint_impl& ep, received_message& m) {
     // Never full: the engine hands over at most max_rx_messages at once (each holds its buffer
     // until released), and this holds as many.
-    if (!waiting_for_room_.push(m)) return ep.defer(m, false);
+    if (!waiting_for_room_.push(m)) return ep.rdv.defer(ep, m, false);
     ++ep.counters.kept_for_queue_room;
     // Answered now, as a message held unexpected is: the answer does not wait for the reader.
     ep.responses.answer_ok(ep, m, static_cast<std::uint32_t>(m.data.size()));
@@ -67,15 +67,12 @@ bool multi_recv::place_waiting(endpoint_impl& ep) {
 
 void multi_recv::ask_deferred(endpoint_impl& ep, std::uint32_t index) {
     const ses::match_rule rule = ep.ops[index].rule;
-    const auto asked_for = [&](const deferred_send& d) {
-        return d.eager && rule.matches(d.tagged, d.tag, d.peer) && ep.still_there(d);
-    };
-    while (auto d = ep.deferred_sends.take_first(asked_for)) {
+    while (auto d = ep.rdv.take_for_multi(ep, rule)) {
         ses_fields f = ep.request_fields(ses_opcode::deferrable_rtr);
         f.memory_key = (std::uint64_t{d->initiator_token} << 32) | ep.ops.token_of(index);
         if (!ep.records.spare() ||
             ep.post_rtr(none, d->peer, f) != endpoint_impl::post_result::posted) {
-            ep.deferred_sends.push(*d);  // asked again by the next buffer posted
+            ep.rdv.put_back(*d);  // asked again by the next buffer posted
             return;
         }
         ++ep.counters.ready_to_receive;
