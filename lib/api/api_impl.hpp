@@ -8,7 +8,8 @@
 // Split by concern: fabric.cpp (fabric, domain, address vector, completion queue, memory
 // regions), provider_pipe.cpp and provider_dpdk.cpp (the networks), dpdk_settings.cpp (checking
 // the dpdk provider's attributes), endpoint.cpp (what the application posts: the initiator side),
-// endpoint_rx.cpp (what arrives: the target side and responses), atomics.cpp (atomic arithmetic).
+// endpoint_rx.cpp (what arrives: the target side and responses), responder.cpp (answers, RMA and
+// atomics on our regions), atomics.cpp (atomic arithmetic).
 #pragma once
 
 #include <array>
@@ -20,10 +21,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/multi_recv.hpp"
 #include "api/op_pool.hpp"
 #include "api/peer_map.hpp"
 #include "api/provider.hpp"
+#include "api/recv_queues.hpp"
+#include "api/rendezvous.hpp"
 #include "api/request_tracker.hpp"
+#include "api/responder.hpp"
 #include "api/unsignaled_sends.hpp"
 #include "core/ring_index.hpp"
 #include "engine/engine.hpp"
@@ -114,25 +119,6 @@ struct domain_impl {
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
-// A message that arrived before its receive, or a send deferred until one is posted.
-struct held_message {
-    received_message msg;   // its engine buffer is held until it is matched
-    bool answered = false;  // an eager send is answered OK when buffered
-    bool tagged = false;
-    std::uint64_t tag = 0;
-};
-struct deferred_send {
-    std::uint32_t peer = none;
-    // The sender's address when it was deferred: a learned engine peer holding no state may be
-    // forgotten and its id given to another source (engine::keep_peer), so the id alone may
-    // name someone else by the time a receive asks for it.
-    std::uint32_t ip = 0;
-    bool tagged = false;
-    std::uint64_t tag = 0;
-    std::uint32_t initiator_token = 0;
-    bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
-};
-
 struct endpoint_impl final : delivery_target {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
@@ -154,8 +140,6 @@ struct endpoint_impl final : delivery_target {
     // endpoint::recv_list / trecv_list.
     std::error_code post_recv_list(std::span<const recv_work> list, bool tagged, peer_addr from,
                                    std::size_t& posted);
-    // A multi-receive buffer just posted takes the held messages it matches, oldest first.
-    void fill_multi_from_held(std::uint32_t index);
     std::error_code post_rma(op_kind kind, peer_addr peer, const std::byte* src, std::byte* dst,
                              std::size_t len, std::uint64_t offset, std::uint64_t key, bool hd,
                              std::uint64_t data, void* context, bool silent);
@@ -216,12 +200,12 @@ struct endpoint_impl final : delivery_target {
     // A received send's way to its receive, inlined into on_message (endpoint_rx.cpp only):
     // as calls, each cost a prologue and an epilogue per message.
     [[gnu::always_inline]] void on_send_request(received_message& m);
-    void on_write(received_message& m);
     // delivery_target (the engine's calls up, from receive()): where one packet of a WRITE goes
     // (nullptr: refused); and the single-packet sends of a receive run, as they arrive, each
     // straight into the first posted receive it matches when that is an ordinary one it fits in
     // (what on_send_request and deliver() would do, with no engine call: the engine answers
-    // RC_OK in its ACK), up to the first that cannot go so.
+    // RC_OK in its ACK), up to the first that cannot go so. place_write is responder's
+    // (responder.cpp).
     bool places_writes() const noexcept override { return true; }
     std::uint8_t* place_write(std::uint32_t from, const ses_fields& f, std::uint32_t offset,
                               std::uint32_t length) noexcept override;
@@ -229,50 +213,10 @@ struct endpoint_impl final : delivery_target {
     std::size_t take_single_packet_messages(
         std::uint32_t from, const ses_fields& common, std::uint32_t length,
         std::span<const wire::next_request_fields> own) noexcept override;
-    void on_read(received_message& m);
-    void on_atomic(received_message& m);
-    void on_rtr(received_message& m);
     [[gnu::always_inline]] void deliver(std::uint32_t recv, received_message& m, bool answered);
-    void deliver_held(std::uint32_t recv, received_message& m, bool answered);  // post_recv's
-    // A message for the multi-receive buffer `recv` (posted as `node` of the untagged receives):
-    // placed, or failed as too long for a fresh buffer (true); or the buffer released for want of
-    // room, the message still to match (false).
-    // Forced inline (endpoint_rx.cpp only): once per message of such a buffer, whose call cost
-    // ~20 instructions of register saves.
-    [[gnu::always_inline]] bool place_in_multi(std::uint32_t recv, std::uint32_t node,
-                                               received_message& m, bool answered);
-    // A message for a multi-receive buffer while the queue has no room for its entry: answered,
-    // and kept (its engine buffer held) until place_waiting() finds room.
-    void wait_for_room(received_message& m);
-    // A multi-receive buffer just posted asks the eager sends deferred for want of room to come
-    // again (an RTR each, tied to no receive: they match as any message when they come).
-    void ask_deferred_for_multi(std::uint32_t index);
-    bool place_waiting();  // true if any went
-    // The multi-receive buffer is done: its entry (the releasing one) and its op given back.
-    void release_multi(std::uint32_t recv, std::uint32_t node);
-    void defer(received_message& m, bool tagged);
-    void start_rtr(std::uint32_t recv, const deferred_send& d);
-    void respond(const received_message& m, wire::ses_return_code rc,
-                 std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
-                 std::uint32_t buffer = none);
-    // respond() once the answer is known to need a message of its own.
-    void respond_as_message(const received_message& m, wire::ses_return_code rc,
-                            std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer);
-    // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
-    // delivery (endpoint_rx.cpp only): through respond() it cost a call whose frame held six
-    // arguments, per message.
-    [[gnu::always_inline]] void answer_ok(const received_message& m, std::uint32_t modified);
-    // answer_ok() and the message's release, in one engine call where the answer goes in the
-    // ACK (nearly always): the end of a delivery.
-    [[gnu::always_inline]] void answer_ok_and_release(const received_message& m,
-                                                      std::uint32_t modified);
-    void end_pull(op& o);
+    // deliver() out of line: for a held message (post_recv) and for multi_recv.
+    void deliver_held(std::uint32_t recv, received_message& m, bool answered);
     void retry_stalled();
-    // Whether a deferred send's peer id still names the host that sent it.
-    bool still_there(const deferred_send& d) const noexcept {
-        return eng && eng->peer_ip(d.peer) == d.ip;
-    }
 
     std::shared_ptr<domain_impl> domain;
     std::shared_ptr<cq_impl> cq;
@@ -290,14 +234,10 @@ struct endpoint_impl final : delivery_target {
     record_pool records;
     std::vector<std::uint32_t> stalled;  // operations waiting for a free record
     std::vector<std::uint32_t> stalled_retry;
-    ses::receive_queues<std::uint32_t> posted;             // receive ops, by kind
-    std::uint32_t multi_recvs = 0;                         // multi-receive buffers among them
-    ses::bounded_fifo<received_message> waiting_for_room;  // wait_for_room()
-    ses::bounded_fifo<held_message> unexpected;
-    std::size_t unexpected_bytes = 0;
-    ses::bounded_fifo<deferred_send> deferred_sends;
-    std::vector<std::uint8_t> response_buffers;  // fetched atomic values in flight
-    std::vector<std::uint32_t> free_response_buffers;
+    recv_queues queues;
+    multi_recv multi_recvs;
+    rendezvous rdv;
+    responder responses;
     peer_map peers;
     std::vector<send_completion> completions;  // scratch for poll_send_completions
     // Scratch for poll_received: a member, as a local array its 16 entries were constructed
@@ -424,7 +364,7 @@ inline void endpoint_impl::advance_op(std::uint32_t index) {
         pump(index);
         return;
     }
-    if (o.kind == op_kind::recv && o.pulling) end_pull(o);
+    if (o.kind == op_kind::recv && o.pulling) rdv.end_pull(*this, o);
     finish(index);
 }
 

@@ -69,17 +69,12 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       eng(std::make_unique<engine>(with_placement(ec, this))),
       ops(at.tx_depth + at.rx_depth, at.inject_size),
       records(4096),
-      posted(at.rx_depth),
-      waiting_for_room(ec.max_rx_messages),
-      unexpected(at.max_unexpected),
-      deferred_sends(at.max_deferred),
-      response_buffers(1024 * max_atomic_bytes),
+      queues(at.rx_depth, at.max_unexpected),
+      multi_recvs(ec.max_rx_messages),
+      rdv(at.max_deferred),
       completions(64),
       received(16) {
     unsignaled.configure(*this, at, ec);
-    free_response_buffers.reserve(1024);
-    for (std::uint32_t i = 1024; i-- > 0;)
-        free_response_buffers.push_back(i);
     stalled.reserve(ops.size());
     stalled_retry.reserve(ops.size());
 }
@@ -153,12 +148,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     using wire::ses_opcode;
     if (mode != delivery_mode::uud && buf.size() >= attr.rendezvous_threshold) {
         o.opcode = tagged ? ses_opcode::rendezvous_tsend : ses_opcode::rendezvous_send;
-        // The target pulls the bytes with reads of a region registered for the send's duration;
-        // it grants remote reads only, so nothing writes through the pointer.
-        o.rendezvous_key =
-            domain->regions.add(reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(o.src)),
-                                o.len, ses::mr_remote_read, attr.job_id);
-        if (o.rendezvous_key == 0) {
+        if (!rdv.register_send(*this, o)) {
             ops.release(index);
             if (!inject) cq->unreserve();
             return errc::again;
@@ -210,7 +200,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     if (multi) {
         if (buf.empty() || buf.size() < attr.min_multi_recv) return errc::invalid_argument;
         // Room for an entry per held message it may take, besides its own reservation.
-        if (cq->spare_room() <= unexpected.size()) return errc::cq_full;
+        if (cq->spare_room() <= queues.held_count()) return errc::cq_full;
     }
     if (!cq->reserve()) return errc::cq_full;
     const std::uint32_t index = ops.allocate();
@@ -223,22 +213,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
     if (!multi)
         return place_recv(index, buf, tagged, ses::match_rule{tagged, tag, ignore, source},
                           context);
-    op& o = ops[index];
-    o.kind = op_kind::recv;
-    o.context = context;
-    o.dst = buf.data();
-    o.len = buf.size();
-    o.rule = ses::match_rule{false, 0, 0, source};
-    o.multi = true;
-    o.flags = completion_flags::recv | completion_flags::multi_recv;  // its releasing entry's
-    if (!posted.push(false, index)) {
-        ops.release(index);
-        cq->unreserve();
-        return errc::again;
-    }
-    ++multi_recvs;
-    fill_multi_from_held(index);
-    if (ops[index].in_use && !deferred_sends.empty()) ask_deferred_for_multi(index);
+    if (const errc e = multi_recvs.post(*this, index, buf, source, context); e != errc{}) return e;
     return no_error;
 }
 
@@ -255,25 +230,16 @@ inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> 
     o.rule = rule;
     o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
     // Nearly always both are empty: a look at each, no search.
-    if (!unexpected.empty()) {
-        auto held = unexpected.take_first(
+    if (!queues.held_empty()) {
+        auto held = queues.take_held(
             [&](const held_message& h) { return o.rule.matches(h.tagged, h.tag, h.msg.from); });
         if (held) {
-            unexpected_bytes -= held->msg.data.size();
             deliver_held(index, held->msg, held->answered);
             return {};
         }
     }
-    if (!deferred_sends.empty()) {
-        const auto matches = [&](const deferred_send& m) {
-            return o.rule.matches(m.tagged, m.tag, m.peer) && still_there(m);
-        };
-        if (auto d = deferred_sends.take_first(matches)) {
-            start_rtr(index, *d);
-            return {};
-        }
-    }
-    if (!posted.push(tagged, index)) {
+    if (!rdv.empty() && rdv.match_deferred(*this, index, o.rule)) return {};
+    if (!queues.post(tagged, index)) {
         ops.release(index);
         cq->unreserve();
         return errc::again;
@@ -297,7 +263,7 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
         std::size_t n = ops.room();
         // A receive that meets a deferred send takes a record for its RTR: while any wait, one
         // at a time, each after recv()'s check that a record is free.
-        if (!deferred_sends.empty()) n = std::min<std::size_t>(n, 1);
+        if (!rdv.empty()) n = std::min<std::size_t>(n, 1);
         n = records.spare() ? cq->reserve_up_to(std::min(rest.size(), n)) : 0;
         for (std::size_t k = 0; k < n; ++k) {
             const recv_work& w = rest[k];
@@ -527,11 +493,9 @@ void endpoint_impl::close() noexcept {
     if (ops.kept() != 0) unsignaled.adopt_all(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
     eng.reset();
-    posted.drain([](std::uint32_t) {});
-    multi_recvs = 0;
-    waiting_for_room.drain([](const received_message&) {});
-    unexpected.drain([](const held_message&) {});
-    deferred_sends.drain([](const deferred_send&) {});
+    queues.drain();
+    multi_recvs.drain();
+    rdv.drain();
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         if (!ops[i].in_use) continue;
         ops[i].error = errc::canceled;

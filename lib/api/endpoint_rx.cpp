@@ -1,14 +1,14 @@
-// The endpoint's target side and the answers to its own requests. Every request is answered
-// exactly once (engine::post_response): RC_OK without data in the PDS ACK (answers in ACKs),
-// anything else by a SES response message (RESPONSE, or RESPONSE_WITH_DATA for reads and
-// fetching atomics) carrying a return code; on UUD nothing is answered. A request of
-// another job is answered BAD_JOB_ID and counted before anything else is looked at; keys, access
-// and bounds are checked before a byte of a region is touched.
+// The endpoint's target side and the answers to its own requests: received sends matched with
+// their receives (or held, deferred, placed in multi-receive buffers), RTRs, and the completions
+// and responses of our requests (requests.cpp). Every request for us is answered exactly once, by
+// responder.cpp, which also serves RMA and atomics on our regions.
 #include <algorithm>
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/multi_recv_inline.hpp"
 #include "api/requests_inline.hpp"
+#include "api/responder_inline.hpp"
 #include "core/small_copy.hpp"
 
 namespace uet::detail {
@@ -17,7 +17,7 @@ namespace {
 
 using wire::ses_opcode;
 using wire::ses_return_code;
-constexpr std::uint32_t posted_none = ses::bounded_fifo<std::uint32_t>::none;
+constexpr std::uint32_t posted_none = recv_queues::none;
 
 bool is_send(ses_opcode op) {
     switch (op) {
@@ -39,28 +39,6 @@ bool is_tagged(ses_opcode op) {
            op == ses_opcode::rendezvous_tsend;
 }
 
-std::size_t element_size(wire::ses_atomic_datatype t) {
-    using wire::ses_atomic_datatype;
-    switch (t) {
-        case ses_atomic_datatype::int8:
-        case ses_atomic_datatype::uint8:
-            return 1;
-        case ses_atomic_datatype::int16:
-        case ses_atomic_datatype::uint16:
-            return 2;
-        case ses_atomic_datatype::int32:
-        case ses_atomic_datatype::uint32:
-        case ses_atomic_datatype::float_:
-            return 4;
-        case ses_atomic_datatype::int64:
-        case ses_atomic_datatype::uint64:
-        case ses_atomic_datatype::double_:
-            return 8;
-        default:
-            return 0;
-    }
-}
-
 }  // namespace
 
 bool endpoint_impl::process() {
@@ -79,7 +57,7 @@ bool endpoint_impl::process(std::uint64_t poll_now) {
     }
     if (ops.kept() != 0 && eng) unsignaled.count_ended(*this);
     // Messages that waited for room in the queue go first: they are older.
-    if (!waiting_for_room.empty()) any |= place_waiting();
+    if (multi_recvs.waiting()) any |= multi_recvs.place_waiting(*this);
     // Taken a batch at a time: one engine call per batch rather than per message.
     std::size_t got;
     while (eng && (got = eng->poll_received(received)) > 0) {
@@ -123,7 +101,7 @@ inline void endpoint_impl::on_message(received_message& m) {
     if (m.ses->response) return requests.on_response(*this, m);
     if (m.ses->job_id != attr.job_id) {
         ++counters.rejected_job;
-        respond(m, ses_return_code::bad_job_id);
+        responses.respond(*this, m, ses_return_code::bad_job_id);
         eng->release(m.handle);
         return;
     }
@@ -131,54 +109,17 @@ inline void endpoint_impl::on_message(received_message& m) {
     if (is_send(op)) return on_send_request(m);
     switch (op) {
         case ses_opcode::write:
-            return on_write(m);
+            return responses.on_write(*this, m);
         case ses_opcode::read:
-            return on_read(m);
+            return responses.on_read(*this, m);
         case ses_opcode::atomic:
         case ses_opcode::fetching_atomic:
-            return on_atomic(m);
+            return responses.on_atomic(*this, m);
         case ses_opcode::deferrable_rtr:
-            return on_rtr(m);
+            return rdv.on_rtr(*this, m);
         default:
-            respond(m, ses_return_code::unsupported_op);
+            responses.respond(*this, m, ses_return_code::unsupported_op);
             eng->release(m.handle);
-    }
-}
-
-// Nearly every answer: OK, no data, in the ACK (no response fields to build for it).
-inline void endpoint_impl::answer_ok(const received_message& m, std::uint32_t modified) {
-    if (m.mode == delivery_mode::uud || eng->answer_ok_in_ack(m)) return;  // datagrams: none
-    respond_as_message(m, ses_return_code::ok, {}, modified, none);
-}
-
-inline void endpoint_impl::answer_ok_and_release(const received_message& m,
-                                                 std::uint32_t modified) {
-    if (m.mode != delivery_mode::uud && eng->release_answering_ok(m)) return;
-    answer_ok(m, modified);  // as a message (its fields are read before the release)
-    eng->release(m.handle);
-}
-
-void endpoint_impl::respond(const received_message& m, ses_return_code rc,
-                            std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer) {
-    if (rc == ses_return_code::ok && data.empty() && buffer == none) return answer_ok(m, modified);
-    if (m.mode == delivery_mode::uud) return;  // datagrams are not answered
-    respond_as_message(m, rc, data, modified, buffer);
-}
-
-void endpoint_impl::respond_as_message(const received_message& m, ses_return_code rc,
-                                       std::span<const std::uint8_t> data, std::uint32_t modified,
-                                       std::uint32_t buffer) {
-    ses_fields f;
-    f.response = true;
-    f.return_code = rc;
-    f.job_id = m.ses->job_id;
-    f.message_id = m.message_id;
-    f.request_length = modified;
-    const status st = eng->post_response(m, f, data, response_context | buffer);
-    if (!st.ok()) {
-        ++counters.unanswerable;
-        if (buffer != none) free_response_buffers.push_back(buffer);
     }
 }
 
@@ -198,32 +139,33 @@ inline void endpoint_impl::on_send_request(received_message& m) {
     }
     const bool eager = m.ses->opcode == ses_opcode::send;  // what a multi-receive buffer takes
     for (;;) {
-        const std::uint32_t node = posted.find_first(tagged, [&](std::uint32_t i) {
+        const std::uint32_t node = queues.find_first(tagged, [&](std::uint32_t i) {
             return ops[i].rule.matches(tagged, tag, m.from) && (eager || !ops[i].multi);
         });
         if (node == posted_none) break;
-        const std::uint32_t recv = posted.at(tagged, node);
+        const std::uint32_t recv = queues.at(tagged, node);
         if (!ops[recv].multi) [[likely]] {
-            posted.take_at(tagged, node);
+            queues.take_at(tagged, node);
             return deliver(recv, m, false);
         }
         // Each message of a multi-receive buffer needs an entry beyond the reserved ones; while
         // the queue has none (the application has at least its capacity to read), or older
         // messages wait for one, it waits too.
-        if (!cq->has_spare_room() || !waiting_for_room.empty()) return wait_for_room(m);
-        if (place_in_multi(recv, node, m, false)) return;
+        if (!cq->has_spare_room() || multi_recvs.waiting())
+            return multi_recvs.wait_for_room(*this, m);
+        if (multi_recvs.place(*this, recv, node, m, false)) return;
         // The buffer was released for want of room: the next receive may take the message.
     }
     const bool deferrable = m.ses->opcode == ses_opcode::deferrable_send ||
                             m.ses->opcode == ses_opcode::deferrable_tsend;
-    const bool room =
-        !unexpected.full() && unexpected_bytes + m.data.size() <= attr.max_unexpected_bytes;
+    const bool room = queues.room_for(m.data.size(), attr);
     if (!deferrable && room) {
         // A rendezvous is answered once its data has been pulled.
         const bool answer = !m.ses->rendezvous.has_value();
-        if (answer) respond(m, ses_return_code::ok, {}, static_cast<std::uint32_t>(m.data.size()));
-        unexpected.push(held_message{m, answer, tagged, tag});
-        unexpected_bytes += m.data.size();
+        if (answer)
+            responses.respond(*this, m, ses_return_code::ok, {},
+                              static_cast<std::uint32_t>(m.data.size()));
+        queues.hold(m, answer, tagged, tag);
         ++counters.unexpected;
         return;
     }
@@ -231,23 +173,7 @@ inline void endpoint_impl::on_send_request(received_message& m) {
         eng->release(m.handle);  // a datagram with nowhere to go
         return;
     }
-    defer(m, tagged);
-}
-
-void endpoint_impl::defer(received_message& m, bool tagged) {
-    const deferred_send d{m.from,
-                          eng->peer_ip(m.from),
-                          tagged,
-                          tagged ? m.ses->memory_key : 0,
-                          static_cast<std::uint32_t>(m.ses->buffer_offset >> 32),
-                          m.ses->opcode == ses_opcode::send};
-    if (deferred_sends.push(d)) {
-        ++counters.deferred;
-        respond(m, ses_return_code::no_match);
-    } else {
-        respond(m, ses_return_code::dropped);
-    }
-    eng->release(m.handle);
+    rdv.defer(*this, m, tagged);
 }
 
 std::size_t endpoint_impl::take_single_packet_messages(
@@ -256,7 +182,7 @@ std::size_t endpoint_impl::take_single_packet_messages(
     endpoint_impl& ep = *this;
     const bool tagged = common.opcode == ses_opcode::tagged_send;
     if ((common.opcode != ses_opcode::send && !tagged) || common.job_id != ep.attr.job_id ||
-        !ep.waiting_for_room.empty())
+        ep.multi_recvs.waiting())
         return 0;
     const peer_addr peer = ep.peers.peer_of(ep, from);
     std::size_t k = 0;
@@ -265,13 +191,13 @@ std::size_t endpoint_impl::take_single_packet_messages(
         // A resend after an RTR (a target token) goes to its reserved receive: on_send_request.
         if (static_cast<std::uint32_t>(x.buffer_offset) != 0) break;
         const std::uint64_t tag = tagged ? x.memory_key : 0;
-        const std::uint32_t node = ep.posted.find_first(
+        const std::uint32_t node = ep.queues.find_first(
             tagged, [&](std::uint32_t i) { return ep.ops[i].rule.matches(tagged, tag, from); });
         if (node == posted_none) break;
-        const std::uint32_t index = ep.posted.at(tagged, node);
+        const std::uint32_t index = ep.queues.at(tagged, node);
         op& o = ep.ops[index];
         if (o.multi || length > o.len) break;
-        ep.posted.take_at(tagged, node);
+        ep.queues.take_at(tagged, node);
         o.msg_len = length;
         o.msg_from = peer;
         o.msg_tag = tag;
@@ -292,328 +218,22 @@ inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, boo
         // Nothing is placed: the receive fails with the overflow, the sender with TOO_LONG.
         fail(o, errc::truncated);
         o.olen = total - o.len;
-        if (!answered) respond(m, ses_return_code::too_long);
+        if (!answered) responses.respond(*this, m, ses_return_code::too_long);
         eng->release(m.handle);
         return finish(index);
     }
     copy_payload(o.dst, m.data.data(), m.data.size());
-    if (m.ses->rendezvous && total > m.data.size()) {
-        ++counters.rendezvous;
-        o.pulling = true;
-        o.pull_key = m.ses->rendezvous->rd_memory_key;
-        o.pull_offset = m.ses->rendezvous->rd_offset;
-        o.origin_peer = m.from;
-        o.origin_mode = m.mode;
-        o.origin_message_id = m.message_id;
-        o.origin_job = m.ses->job_id;
-        o.origin_answer_token = m.answer_token;
-        o.origin_request_pdc = m.request_pdc;
-        o.next_offset = m.data.size();
-        eng->release(m.handle);
-        return pump(index);
-    }
+    if (m.ses->rendezvous && total > m.data.size()) return rdv.start_pull(*this, index, m);
     if (answered)
         eng->release(m.handle);
     else
-        answer_ok_and_release(m, static_cast<std::uint32_t>(total));
+        responses.answer_ok_and_release(*this, m, static_cast<std::uint32_t>(total));
     finish(index);
 }
 
-inline bool endpoint_impl::place_in_multi(std::uint32_t index, std::uint32_t node,
-                                          received_message& m, bool answered) {
-    op& o = ops[index];
-    const std::size_t len = m.data.size();
-    if (len > o.len - o.next_offset) {
-        if (o.next_offset != 0) {
-            release_multi(index, node);  // an entry of length 0
-            return false;
-        }
-        posted.take_at(false, node);
-        --multi_recvs;
-        deliver(index, m, answered);  // too long for the whole buffer: fails it, truncated
-        return true;
-    }
-    std::byte* at = o.dst + o.next_offset;
-    copy_payload(at, m.data.data(), len);
-    o.next_offset += len;
-    const peer_addr from = peers.peer_of(*this, m.from);
-    if (answered)
-        eng->release(m.handle);
-    else
-        answer_ok_and_release(m, static_cast<std::uint32_t>(len));
-    if (o.len - o.next_offset >= attr.min_multi_recv) {
-        completion& c = cq->push_spare();  // process() saw room for it
-        c = completion{.context = o.context,
-                       .flags = completion_flags::recv,
-                       .len = len,
-                       .buf = at,
-                       .data = 0,
-                       .tag = 0,
-                       .from = from,
-                       .error = no_error,
-                       .olen = 0,
-                       .prov_errno = 0,
-                       .detail = {}};
-        return true;
-    }
-    // Too little left for another message: this one's entry releases the buffer.
-    o.msg_len = len;
-    o.msg_from = from;
-    o.dst = at;
-    release_multi(index, node);
-    return true;
-}
-
-void endpoint_impl::wait_for_room(received_message& m) {
-    // Never full: the engine hands over at most max_rx_messages at once (each holds its buffer
-    // until released), and this holds as many.
-    if (!waiting_for_room.push(m)) return defer(m, false);
-    ++counters.kept_for_queue_room;
-    // Answered now, as a message held unexpected is: the answer does not wait for the reader.
-    answer_ok(m, static_cast<std::uint32_t>(m.data.size()));
-}
-
-bool endpoint_impl::place_waiting() {
-    bool any = false;
-    while (eng && !waiting_for_room.empty() && cq->has_spare_room()) {
-        const std::uint32_t w = waiting_for_room.first();
-        received_message m = waiting_for_room.at(w);
-        const std::uint32_t node = posted.find_first(
-            false, [&](std::uint32_t i) { return ops[i].rule.matches(false, 0, m.from); });
-        if (node == posted_none) {
-            // Its buffer went and no receive is posted: it is held as any other, if it may be.
-            if (unexpected.full() || unexpected_bytes + m.data.size() > attr.max_unexpected_bytes)
-                break;
-            unexpected.push(held_message{m, true, false, 0});
-            unexpected_bytes += m.data.size();
-            ++counters.unexpected;
-        } else if (const std::uint32_t recv = posted.at(false, node); !ops[recv].multi) {
-            posted.take_at(false, node);
-            deliver(recv, m, true);
-        } else if (!place_in_multi(recv, node, m, true)) {
-            continue;  // that buffer was released for want of room: the next may take it
-        }
-        waiting_for_room.take_at(w);
-        any = true;
-    }
-    return any;
-}
-
-void endpoint_impl::ask_deferred_for_multi(std::uint32_t index) {
-    const ses::match_rule rule = ops[index].rule;
-    const auto asked_for = [&](const deferred_send& d) {
-        return d.eager && rule.matches(d.tagged, d.tag, d.peer) && still_there(d);
-    };
-    while (auto d = deferred_sends.take_first(asked_for)) {
-        ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-        f.memory_key = (std::uint64_t{d->initiator_token} << 32) | ops.token_of(index);
-        if (!records.spare() || post_rtr(none, d->peer, f) != post_result::posted) {
-            deferred_sends.push(*d);  // asked again by the next buffer posted
-            return;
-        }
-        ++counters.ready_to_receive;
-    }
-}
-
-void endpoint_impl::release_multi(std::uint32_t index, std::uint32_t node) {
-    posted.take_at(false, node);
-    --multi_recvs;
-    op& o = ops[index];
-    if (o.msg_len == 0) o.dst = nullptr;  // no message of its own: an entry of length 0
-    finish(index);
-}
-
-void endpoint_impl::fill_multi_from_held(std::uint32_t index) {
-    if (unexpected.empty()) return;
-    const std::uint32_t node =
-        posted.find_first(false, [&](std::uint32_t i) { return i == index; });
-    const ses::match_rule rule = ops[index].rule;
-    while (ops[index].in_use) {
-        const std::uint32_t h = unexpected.find_first([&](const held_message& held) {
-            return held.msg.ses->opcode == ses_opcode::send &&
-                   rule.matches(held.tagged, held.tag, held.msg.from);
-        });
-        if (h == unexpected.none) return;
-        held_message held = unexpected.at(h);
-        if (!place_in_multi(index, node, held.msg, held.answered)) return;  // it stays held
-        unexpected.take_at(h);
-        unexpected_bytes -= held.msg.data.size();
-    }
-}
-
-// A message held as unexpected, for the receive just posted (endpoint.cpp).
+// A message held as unexpected, for the receive just posted (endpoint.cpp), and multi_recv's.
 void endpoint_impl::deliver_held(std::uint32_t index, received_message& m, bool answered) {
     deliver(index, m, answered);
-}
-
-// The rendezvous data is all here (or could not be pulled): answer the send.
-void endpoint_impl::end_pull(op& o) {
-    ses_fields origin_fields;
-    origin_fields.job_id = o.origin_job;
-    received_message origin;
-    origin.from = o.origin_peer;
-    origin.mode = o.origin_mode;
-    origin.message_id = o.origin_message_id;
-    origin.ses = &origin_fields;
-    origin.answer_token = o.origin_answer_token;
-    origin.request_pdc = o.origin_request_pdc;
-    const auto rc = o.error == errc{} ? ses_return_code::ok : ses_return_code::undeliverable;
-    respond(origin, rc, {}, static_cast<std::uint32_t>(o.msg_len));
-}
-
-void endpoint_impl::start_rtr(std::uint32_t index, const deferred_send& d) {
-    op& o = ops[index];
-    o.reserved = true;
-    o.reserved_peer = d.peer;
-    o.reserved_token = d.initiator_token;
-    ses_fields f = request_fields(ses_opcode::deferrable_rtr);
-    f.memory_key = (std::uint64_t{d.initiator_token} << 32) | ops.token_of(index);
-    ++counters.ready_to_receive;
-    if (post_rtr(index, d.peer, f) != post_result::posted) {
-        // post_recv kept a record free, so only the engine can refuse: wait for another send.
-        o.reserved = false;
-        if (!posted.push(o.tagged, index)) {
-            fail(o, errc::again);
-            finish(index);
-        }
-    }
-}
-
-void endpoint_impl::on_rtr(received_message& m) {
-    const auto token = static_cast<std::uint32_t>(m.ses->memory_key >> 32);
-    const auto target_token = static_cast<std::uint32_t>(m.ses->memory_key);
-    std::uint32_t index = ops.op_of_token(token);
-    if (index == none && (token & unsignaled_token_bit) != 0)
-        index = unsignaled.op_of_token(*this, token, m.from);
-    if (index == none || ops[index].kind != op_kind::send || ops[index].engine_peer != m.from ||
-        target_token == 0) {
-        respond(m, ses_return_code::cancelled);
-        eng->release(m.handle);
-        return;
-    }
-    op& o = ops[index];
-    o.target_token = target_token;
-    o.rtr_seen = true;  // the NO_MATCH answer may still be on its way
-    respond(m, ses_return_code::ok);
-    eng->release(m.handle);
-    if (o.deferred && o.in_flight == 0) progress_op(index);
-}
-
-// ---- RMA and atomics on our regions ----
-
-std::uint8_t* endpoint_impl::place_write(std::uint32_t, const ses_fields& f, std::uint32_t offset,
-                                         std::uint32_t length) noexcept {
-    endpoint_impl& ep = *this;
-    std::uint8_t* where = nullptr;
-    // on_write's checks, of the whole message's range (every packet carries it: a write that
-    // does not fit writes nothing, as before), against the table as it is now. A request of
-    // another job writes nothing either (on_message answers it BAD_JOB_ID).
-    if (f.job_id == ep.attr.job_id && offset <= f.request_length &&
-        length <= f.request_length - offset &&
-        ep.domain->regions.check(f.memory_key, ep.attr.job_id, f.buffer_offset, f.request_length,
-                                 ses::mr_remote_write, where) == ses_return_code::ok)
-        return where + offset;
-    ++ep.counters.write_packets_refused;
-    return nullptr;
-}
-
-void endpoint_impl::on_write(received_message& m) {
-    const std::size_t length = m.placed ? m.ses->request_length : m.data.size();
-    std::uint8_t* where = nullptr;
-    ses_return_code rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
-                                               length, ses::mr_remote_write, where);
-    if (m.placed && m.placement_failed && rc == ses_return_code::ok) {
-        // Some packet was refused, yet the message's range checks now. Keys are never reused
-        // (a random salt per registration), so this is not a region deregistered mid-message
-        // (that fails the check above): some packet named another job, key or offset than
-        // the one whose fields the message carries (hostile or corrupt). Its bytes are not
-        // all in place: answer as for a key that does not name the region.
-        rc = ses_return_code::bad_mkey;
-    }
-    if (rc == ses_return_code::ok) {
-        if (m.placed)
-            ++counters.writes_placed_directly;  // already in the region
-        else if (!m.data.empty())
-            std::memcpy(where, m.data.data(), m.data.size());
-        if (m.ses->hd) {
-            completion c;
-            c.flags = completion_flags::rma | completion_flags::remote_write |
-                      completion_flags::remote_cq_data;
-            c.len = length;
-            c.data = m.ses->header_data;
-            c.from = peers.peer_of(*this, m.from);
-            cq->push_unreserved(c);
-        }
-    } else {
-        ++counters.rejected_key;
-    }
-    respond(m, rc, {}, rc == ses_return_code::ok ? static_cast<std::uint32_t>(length) : 0);
-    eng->release(m.handle);
-}
-
-void endpoint_impl::on_read(received_message& m) {
-    const std::uint32_t length = m.ses->request_length;
-    std::uint8_t* where = nullptr;
-    ses_return_code rc =
-        length > chunk_bytes
-            ? ses_return_code::too_long
-            : domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset, length,
-                                    ses::mr_remote_read, where);
-    eng->release(m.handle);
-    if (rc != ses_return_code::ok) {
-        ++counters.rejected_key;
-        return respond(m, rc);
-    }
-    // Zero copy: the response's packets are cut straight from the region.
-    respond(m, rc, {where, length}, length);
-}
-
-void endpoint_impl::on_atomic(received_message& m) {
-    const bool cas = m.ses->cas.has_value();
-    const bool fetching = m.ses->opcode == ses_opcode::fetching_atomic;
-    if (!cas && !m.ses->atomic) {
-        respond(m, ses_return_code::amo_unsupported_op);
-        return eng->release(m.handle);
-    }
-    const wire::ses_atomic_extension ext = cas ? m.ses->cas->atomic : *m.ses->atomic;
-    const std::size_t size = element_size(ext.atomic_datatype);
-    const auto operand =
-        cas ? std::span<const std::uint8_t>(m.ses->cas->swap_value.data(), size) : m.data;
-    ses_return_code rc = ses_return_code::ok;
-    if (size == 0)
-        rc = ses_return_code::amo_unsupported_dt;
-    else if (operand.empty() || operand.size() % size != 0 || operand.size() > max_atomic_bytes)
-        rc = ses_return_code::amo_unsupported_size;
-    std::uint8_t* where = nullptr;
-    if (rc == ses_return_code::ok) {
-        rc = domain->regions.check(m.ses->memory_key, attr.job_id, m.ses->buffer_offset,
-                                   operand.size(), ses::mr_remote_atomic, where);
-        if (rc != ses_return_code::ok) ++counters.rejected_key;
-    }
-    std::uint32_t buffer = none;
-    if (rc == ses_return_code::ok && fetching) {
-        if (free_response_buffers.empty()) {
-            rc = ses_return_code::dropped;
-        } else {
-            buffer = free_response_buffers.back();
-            free_response_buffers.pop_back();
-        }
-    }
-    std::uint8_t* fetched =
-        buffer == none ? nullptr : &response_buffers[std::size_t{buffer} * max_atomic_bytes];
-    if (rc == ses_return_code::ok)
-        rc = apply_atomic(ext, cas ? m.ses->cas->compare_value.data() : nullptr, where, operand,
-                          fetched);
-    if (rc != ses_return_code::ok && buffer != none) {
-        free_response_buffers.push_back(buffer);
-        buffer = none;
-    }
-    const auto length = static_cast<std::uint32_t>(operand.size());
-    if (buffer != none)
-        respond(m, rc, {fetched, length}, length, buffer);
-    else
-        respond(m, rc, {}, rc == ses_return_code::ok ? length : 0);
-    eng->release(m.handle);
 }
 
 }  // namespace uet::detail

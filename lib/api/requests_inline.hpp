@@ -10,7 +10,7 @@ inline void request_tracker::on_send_completion(endpoint_impl& ep, const send_co
         return ep.unsignaled.on_completion(ep, c);
     if (c.context & response_context) {
         const auto buffer = static_cast<std::uint32_t>(c.context);
-        if (buffer != none) ep.free_response_buffers.push_back(buffer);
+        if (buffer != none) ep.responses.free_buffer(buffer);
         return;
     }
     if (c.context & op_context) return on_send_message_done(ep, c);
@@ -48,7 +48,7 @@ inline void request_tracker::finish_record(endpoint_impl& ep, std::uint32_t rec)
         // The initiator no longer has the send: the receive waits for another message.
         op& o = ep.ops[r.rtr_recv];
         o.reserved = false;
-        if (!ep.posted.push(o.tagged, r.rtr_recv)) {
+        if (!ep.queues.post(o.tagged, r.rtr_recv)) {
             ep.fail(o, errc::canceled);
             ep.finish(r.rtr_recv);
         }

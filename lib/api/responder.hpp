@@ -1,0 +1,56 @@
+// The endpoint's answers to requests for it, and the RMA and atomic requests it serves: every
+// request is answered exactly once (engine::post_response): RC_OK without data in the PDS ACK
+// (answers in ACKs), anything else by a SES response message carrying a return code; on UUD
+// nothing is answered. Keys, access and bounds are checked before a byte of a region is touched
+// (responder.cpp; the answer of nearly every received send in responder_inline.hpp).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "api/op_pool.hpp"
+#include "engine/engine.hpp"
+#include "uet/uet.hpp"
+
+namespace uet::detail {
+
+struct endpoint_impl;
+
+class responder {
+  public:
+    responder();
+
+    void respond(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
+                 std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
+                 std::uint32_t buffer = none);
+    // respond() once the answer is known to need a message of its own.
+    void respond_as_message(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
+                            std::span<const std::uint8_t> data, std::uint32_t modified,
+                            std::uint32_t buffer);
+    // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
+    // delivery (responder_inline.hpp): through respond() it cost a call whose frame held six
+    // arguments, per message.
+    [[gnu::always_inline]] void answer_ok(endpoint_impl& ep, const received_message& m,
+                                          std::uint32_t modified);
+    // answer_ok() and the message's release, in one engine call where the answer goes in the
+    // ACK (nearly always): the end of a delivery.
+    [[gnu::always_inline]] void answer_ok_and_release(endpoint_impl& ep, const received_message& m,
+                                                      std::uint32_t modified);
+    // Where one packet of a WRITE goes (nullptr: refused): the body of
+    // endpoint_impl::place_write, inlined into it (responder.cpp only).
+    [[gnu::always_inline]] std::uint8_t* place_write(endpoint_impl& ep, const ses_fields& f,
+                                                     std::uint32_t offset,
+                                                     std::uint32_t length) noexcept;
+    void on_write(endpoint_impl& ep, received_message& m);
+    void on_read(endpoint_impl& ep, received_message& m);
+    void on_atomic(endpoint_impl& ep, received_message& m);
+    // A fetched-values buffer whose response message is done with.
+    void free_buffer(std::uint32_t b) { free_buffers_.push_back(b); }
+
+  private:
+    std::vector<std::uint8_t> buffers_;  // fetched atomic values in flight
+    std::vector<std::uint32_t> free_buffers_;
+};
+
+}  // namespace uet::detail
