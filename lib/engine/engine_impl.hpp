@@ -1,8 +1,9 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
-// counters), peer_table, pdc_table, message_pool and control_queue. What is not yet a part is
-// split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp
-// (what comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the wire).
+// counters), peer_table, pdc_table, message_pool, answer_tracker and control_queue. What is not yet
+// a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out),
+// engine_rx.cpp (what comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the
+// wire).
 #pragma once
 
 #include <memory>
@@ -12,6 +13,7 @@
 #include "core/ring_index.hpp"
 #include "core/rng.hpp"
 #include "core/timer_wheel.hpp"
+#include "engine/answer_tracker.hpp"
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
@@ -40,7 +42,7 @@ struct standard_header_of {
     ses::segment seg;
 };
 
-class engine_impl final : public pds::tx_listener {
+class engine_impl final {
   public:
     explicit engine_impl(const engine_config& cfg);
 
@@ -83,6 +85,8 @@ class engine_impl final : public pds::tx_listener {
 
   private:
     friend class engine;
+    friend class answer_tracker;
+    friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
@@ -101,9 +105,6 @@ class engine_impl final : public pds::tx_listener {
     [[gnu::always_inline]] void end_message(std::uint32_t index, status result, bool answered);
     [[gnu::always_inline]] void untrack_message(std::uint32_t index) noexcept;
     [[gnu::always_inline]] void release_message(std::uint32_t index) noexcept;
-    status post_response(const received_message& request, const ses_fields& ses,
-                         std::span<const std::uint8_t> data, std::uint64_t context);
-    bool answer_ok_in_ack(const received_message& request);
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
     // Forced inline into its two callers: once per unsignaled request.
@@ -251,10 +252,6 @@ class engine_impl final : public pds::tx_listener {
         at.ce = run_[i].ce;
         return at;
     }
-    // Forced inline (engine_impl.hpp): once per message received, ~20 instructions a call.
-    [[gnu::always_inline]] void on_message_placed(const rx_context& rx, delivery_mode mode,
-                                                  const ses::rx_segment& seg, std::uint32_t slot,
-                                                  pds::pdc* target);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
     // A source about to get state here (a target PDC, a message in reassembly): its own entry,
     // taking the place of a learned peer that holds none when the table is full. False (and a
@@ -330,61 +327,9 @@ class engine_impl final : public pds::tx_listener {
     // from the store buffer: they waited for every older store to reach the cache, those into
     // the memif ring's lines among them (~6% of a small-message receiver's samples).
     void flush_due_acks_into(std::span<tx_frame> out, std::size_t& n);
-    void on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept override;
 
-    // ---- answers in ACKs (engine_answers.cpp) ----
-    // Target: a request delivered on p is owed an answer; its token for post_response (0 when
-    // answers_in_acks is off or the request is a response).
-    std::uint64_t owe_answer(pds::pdc& p);
-    // Room to announce owed answers (announced_ below): without it, requests wait.
-    bool owed_room() const noexcept {
-        return !core_.cfg.answers_in_acks || announced_.size() < core_.cfg.max_pending_messages;
-    }
-    // Held answers. A target PDC opened by a SYN packet may come from a forged source address:
-    // until a packet without SYN shows that its initiator received our ACK (pdc::validated), an
-    // error answer to one of its requests waits on the PDC (linked through tx_message::next)
-    // rather than going to whoever the address names; a PDC freed unvalidated drops them
-    // (unvalidated_reply). Bounded per PDC and in all, so that forged requests cannot fill the
-    // message pool.
-    static std::uint32_t origin_of(const pds::pdc& p) noexcept {
-        return (std::uint32_t{p.local_id} << 16) | (p.index + 1);
-    }
-    pds::pdc* target_of_origin(std::uint32_t origin) noexcept;
-    status hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode, const ses_fields& ses,
-                       std::span<const std::uint8_t> data, std::uint64_t context);
+    // The answers held on p (answer_tracker) go, its initiator known (engine.cpp).
     void validate(pds::pdc& p);
-    void drop_held_answers(pds::pdc& p);
-    struct held_answers {
-        ses::message_queue queue;
-        std::uint32_t count = 0;
-    };
-    std::vector<held_answers> held_;  // by PDC index
-    std::uint32_t held_answers_ = 0;  // in all
-    // The PDC whose ACK may still answer the request of token, or nullptr (announced already,
-    // or the PDC is gone).
-    pds::pdc* owed_on(std::uint64_t token) noexcept;
-    // An announced answer of token goes now: the pool room kept for it is given back.
-    void post_announced(std::uint64_t token);
-    std::uint32_t next_owed_stamp() noexcept;
-    // Before an ACK of p leaves: answers still owed will come as response messages.
-    void announce_owed(pds::pdc& p);
-    // A target PDC goes: answers still owed for it will go as messages nobody counts.
-    void forget_owed(pds::pdc& p);
-    // The RESPONSE header an ACK of p carries (answers_in_acks).
-    wire::ses_response ack_answer(const pds::pdc& p) const;
-    // Initiator: an ACK's RESPONSE header; a whole request acknowledged; a response message
-    // for one of our requests arrived; undecided requests whose answers are settled.
-    void on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt);
-    // Forced inline into on_data_acked (engine_answers.cpp): once per message sent.
-    [[gnu::always_inline]] void on_request_acked(pds::pdc& p, std::uint32_t index);
-    void on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
-    void settle_answers(pds::pdc& p, std::uint64_t now);
-    void unlink_undecided(pds::pdc& p, std::uint32_t index);
-    std::uint64_t answer_wait_ns() const noexcept;
-    // A response message for one of p's acknowledged requests is counted.
-    void count_answer_message(pds::pdc& p);
-    // The oldest undecided request of p gives up waiting at this time.
-    std::uint64_t undecided_deadline(const pds::pdc& p) const noexcept;
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
@@ -470,15 +415,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t rr_cursor_ = 0;
 
     message_pool msgs_;
-    // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
-    // answers; pool room kept for the response messages ACKs announced and not yet posted.
-    bool ack_has_answers_ = false;
-    // An owed answer is a count on its PDC, not an entry: its token is the PDC's stamp and index.
-    // Each ACK that announces a PDC's owed answers gives the PDC a new stamp and notes the old
-    // one here (stamp -> its answers not yet posted), so a late answer knows it was announced.
-    pds::flat_map announced_;
-    std::uint32_t owed_stamp_ = 0;
-    std::uint32_t announced_unposted_ = 0;
+    answer_tracker answers_;
     ses::message_queue rudi_queue_, uud_queue_;
     ses::reassembly reassembly_;
 
@@ -537,26 +474,6 @@ inline void engine_impl::release_message(std::uint32_t index) noexcept {
     untrack_message(index);
     --peers_[msgs_[index].peer].messages;
     msgs_.release(index);
-}
-
-// An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and
-// index (an entry per request, taken here and freed at the answer, cost ~25 instructions and a
-// cache line per message).
-inline std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
-    ++p.answers_owed;
-    return (std::uint64_t{p.owed_stamp} << 32) | p.index;
-}
-
-// The last packet of a RUD/ROD message is in: a response answers one of ours; a request is owed
-// an answer (in an ACK, when it needs no message).
-inline void engine_impl::on_message_placed(const rx_context& rx, delivery_mode mode,
-                                           const ses::rx_segment& seg, std::uint32_t slot,
-                                           pds::pdc* target) {
-    if (seg.fields.response)
-        return on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
-    reassembly_.set_origin(slot, origin_of(*target));
-    if (core_.cfg.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
-        reassembly_.set_tag(slot, owe_answer(*target));
 }
 
 }  // namespace uet

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "engine/answer_tracker_inline.hpp"
 #include "engine/engine_impl.hpp"
 
 namespace uet {
@@ -268,7 +269,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
                    core_.cfg.ack_every_bytes, core_.cfg.ack_every_packets);
     p->remote_id = h.spdcid;
     p->last_activity_ns = rx.now;
-    p->owed_stamp = next_owed_stamp();
+    p->owed_stamp = answers_.next_stamp();
     pdcs_.insert_syn(rx.peer, h.spdcid, p->index);
     core_.timers.schedule(p->idle_timer, rx.now + core_.cfg.pdc_target_idle_ns);
     ++core_.counters.target_pdcs_opened;
@@ -351,7 +352,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
             break;
     }
     // A request completed here is owed an answer: without room to note it, it waits.
-    if (!owed_room()) return core_.count_drop(drop_reason::no_rx_buffer);
+    if (!answers_.owed_room()) return core_.count_drop(drop_reason::no_rx_buffer);
     ses::place_result placed;
     if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
@@ -410,7 +411,7 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
             // New to reassembly, so never copied before (duplicates are not copied again).
             if (external) place_write(rx, seg, payload, slot);
             if (result == ses::place_result::completed && target)
-                on_message_placed(rx, mode, seg, slot, target);
+                answers_.on_message_placed(*this, rx.peer, mode, seg, slot, target);
             return true;
         default:
             return true;
@@ -505,8 +506,8 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
     a.sack_bitmap = sack.bitmap;
     wire::uet_packet_spec spec;
     if (core_.cfg.answers_in_acks) {
-        announce_owed(p);
-        spec.ses = ack_answer(p);
+        answers_.announce(p);
+        spec.ses = answers_.ack_header(p);
         a.next_hdr = wire::next_hdr_for(*spec.ses);
     }
     spec.pds = a;
@@ -615,11 +616,13 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
-    on_ack_answer(*p, pkt);
-    const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, core_.timers, *this, core_.params);
-    ack_has_answers_ = false;
+    answers_.on_ack_header(*p, pkt);
+    ack_listener listener(*this);
+    const pds::ack_outcome out =
+        p->on_ack(ev, a.spdcid, rx.now, core_.timers, listener, core_.params);
+    answers_.ack_done();
     if (!out.valid) return core_.count_drop(drop_reason::bad_ack);
-    settle_answers(*p, rx.now);
+    answers_.settle(*this, *p, rx.now);
     // The selector heard about every packet this ACK covers (pdc::on_ack); the controller hears
     // about the ACK, and may judge that the trigger's path, not the network, is congested.
     if (a.cc_type == wire::cc_type::credit) p->cc->on_credit(a.credit.credit, rx.now);

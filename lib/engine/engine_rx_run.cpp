@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/small_copy.hpp"
+#include "engine/answer_tracker_inline.hpp"
 #include "engine/engine_impl.hpp"
 
 namespace uet {
@@ -161,7 +162,7 @@ pds::pdc* engine_impl::run_target(const rx_context& rx, std::size_t n) {
 // The run accepted and placed as a whole; false, with nothing changed, when any packet of it
 // would not simply be accepted and placed.
 bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
-    pds::pdc* p = owed_room() ? run_target(rx, n) : nullptr;
+    pds::pdc* p = answers_.owed_room() ? run_target(rx, n) : nullptr;
     if (!p) return false;
     const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
@@ -174,7 +175,8 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
                                result, slot))
         return false;
     if (external) write_run(rx, slot, n);
-    if (result == ses::place_result::completed) on_message_placed(rx, mode, seg, slot, p);
+    if (result == ses::place_result::completed)
+        answers_.on_message_placed(*this, rx.peer, mode, seg, slot, p);
     accept_run(*p, rx, n);
     return true;
 }
@@ -219,7 +221,7 @@ bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
         }
         const std::uint32_t slot = reassembly_.place_new_single_packet(
             message_key_of(rx, mode, seg), seg.seg, payload, rx.now, seg.fields);
-        on_message_placed(rx, mode, seg, slot, p);
+        answers_.on_message_placed(*this, rx.peer, mode, seg, slot, p);
     }
     accept_run(*p, rx, n);
     return true;

@@ -105,14 +105,14 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
         peers_[p.peer].queue[p.slot].empty()) {
         // Requests acknowledged but not yet known to be answered keep the PDC (its count of
         // announced answers) open until they are, or until they waited too long.
-        settle_answers(p, now);
+        answers_.settle(*this, p, now);
         if (p.undecided_head != none) {
             // The target may hold an error answer until we show it our packets come from us
-            // (engine_answers.cpp, held answers): with nothing else to send, a NOOP does.
+            // (answer_tracker.cpp, held answers): with nothing else to send, a NOOP does.
             // Unacknowledged, it is sent again every RTO while the wait lasts.
             send_ctrl(p, wire::ctrl_type::noop, p.tx.next(), 0, p.lb.next_entropy(now));
-            core_.timers.schedule(
-                p.idle_timer, std::min(undecided_deadline(p), now + p.current_rto(core_.params)));
+            core_.timers.schedule(p.idle_timer, std::min(answers_.undecided_deadline(msgs_, p),
+                                                         now + p.current_rto(core_.params)));
             return;
         }
         p.state = pds::pdc_state::closing;
