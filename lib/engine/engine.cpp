@@ -99,11 +99,10 @@ engine_impl::engine_impl(const engine_config& cfg)
       msgs_(core_.cfg),
       answers_(core_.cfg, core_.params),
       reassembly_(reassembly_config(core_.cfg)),
-      control_(core_.cfg.control_queue) {
+      control_(core_.cfg.control_queue),
+      acks_(core_.cfg) {
     pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
-
-    acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
 
     rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
@@ -432,7 +431,7 @@ bool engine_impl::idle() const {
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (core_.tx_ready || !acks_due_.empty() || control_.waiting()) return core_.now;
+    if (core_.tx_ready || !acks_.empty() || control_.waiting()) return core_.now;
     const std::uint64_t t = core_.timers.next_deadline();
     if (t == timer_wheel::never) return t;
     // The wheel gives a lower bound; after advance(core_.now) nothing is due at or before

@@ -1,9 +1,9 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
-// counters), peer_table, pdc_table, message_pool, answer_tracker and control_queue. What is not yet
-// a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out),
-// engine_rx.cpp (what comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the
-// wire).
+// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer and control_queue.
+// What is not yet a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what
+// goes out), engine_rx.cpp (what comes in), engine_timers.cpp (what time does) and frames.cpp
+// (bytes on the wire).
 #pragma once
 
 #include <memory>
@@ -13,6 +13,7 @@
 #include "core/ring_index.hpp"
 #include "core/rng.hpp"
 #include "core/timer_wheel.hpp"
+#include "engine/ack_coalescer.hpp"
 #include "engine/answer_tracker.hpp"
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
@@ -21,6 +22,7 @@
 #include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
+#include "engine/rx_context.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
 #include "ses/message.hpp"
@@ -86,6 +88,7 @@ class engine_impl final {
   private:
     friend class engine;
     friend class answer_tracker;
+    friend class ack_coalescer;
     friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
@@ -197,13 +200,7 @@ class engine_impl final {
     }
 
     // ---- receive (engine_rx.cpp) ----
-    struct rx_context {
-        std::uint32_t peer = none;
-        std::uint16_t entropy = 0;
-        bool ce = false;
-        std::size_t frame_bytes = 0;
-        std::uint64_t now = 0;
-    };
+    using rx_context = ::uet::rx_context;
     // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
     // path) the segment checked already.
     struct rx_ses {
@@ -311,22 +308,6 @@ class engine_impl final {
     }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
-    void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
-    // The ACK p owes, built in `slot` and counted as sent (send_ack queues it; transmit's
-    // flush_due_acks_into builds it in a room): its length, 0 when it could not be built.
-    std::size_t build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
-                          std::span<std::uint8_t> slot);
-    rx_context due_ack_context(const pds::pdc& p) const noexcept;
-    // An ACK for p at the next transmit(): control frames leave only then anyway, so waiting
-    // costs no latency and folds the ACKs one receive burst asks for into one.
-    void defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
-    void flush_due_acks();
-    // transmit()'s flush of the due ACKs while no control frame waits: each built straight into
-    // the next room of out (from n on, advancing n) rather than in the control queue and then
-    // copied. The copy's wide loads of the frame just written by narrow stores cannot be served
-    // from the store buffer: they waited for every older store to reach the cache, those into
-    // the memif ring's lines among them (~6% of a small-message receiver's samples).
-    void flush_due_acks_into(std::span<tx_frame> out, std::size_t& n);
 
     // The answers held on p (answer_tracker) go, its initiator known (engine.cpp).
     void validate(pds::pdc& p);
@@ -337,14 +318,9 @@ class engine_impl final {
     // False when the PDC failed (and was freed) on it.
     bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
-    void on_ack_timer(pds::pdc& p, std::uint64_t now);
     void on_rudi_timer(std::uint32_t index);
     void arm_pacer();
     void on_pacer_timer(std::uint64_t now);
-    void send_credit(pds::pdc& p, std::uint32_t credit_field);
-    // One CTRL packet on p; false (and a counted drop) when the control queue is full.
-    bool send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn, std::uint32_t payload,
-                   std::uint16_t entropy);
     void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
     void fail_rudi_message(std::uint32_t message, status result);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
@@ -373,9 +349,6 @@ class engine_impl final {
     std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
-    void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
-                    std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
-                    bool retx = false);
 
     // ---- state ----
     // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
@@ -424,7 +397,7 @@ class engine_impl final {
     // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
     // the caller by transmit() are reclaimed at the next transmit() call.
     control_queue control_;
-    std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
+    ack_coalescer acks_;
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     // A frame in two pieces read outside a run, joined (receive_burst with rests).
