@@ -97,18 +97,12 @@ engine_impl::engine_impl(const engine_config& cfg)
       peers_(core_.cfg),
       pdcs_(core_.cfg, core_.rng),
       msgs_(core_.cfg),
-      // Each entry holds at least one answer still owed; owed_room() stops requests well before
-      // the map is full, with room left for an announce on every PDC.
-      announced_(core_.cfg.answers_in_acks
-                     ? std::size_t{core_.cfg.max_pending_messages} + core_.cfg.max_pdcs
-                     : 0),
+      answers_(core_.cfg, core_.params),
       reassembly_(reassembly_config(core_.cfg)),
-      control_(core_.cfg.control_queue) {
+      control_(core_.cfg.control_queue),
+      acks_(core_.cfg) {
     pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
     pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
-
-    held_.resize(core_.cfg.max_pdcs);
-    acks_due_.reserve(2 * std::size_t{core_.cfg.max_pdcs});
 
     rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
@@ -198,8 +192,8 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
         pdcs_.remove_initiator(p.index);
     } else {
         pacer_->forget(p.credit_rx);
-        forget_owed(p);
-        drop_held_answers(p);
+        answers_.forget(p);
+        answers_.drop_held(*this, p);
         --peers_[p.peer].target_pdcs;
         pdcs_.erase_syn(p.peer, p.remote_id);
         pdcs_.remember_closed(p);
@@ -268,7 +262,7 @@ status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fiel
     if (data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
     if (mode == delivery_mode::uud && data.size() > core_.cfg.mtu_payload)
         return {status_code::message_too_long};
-    if (msgs_.room(announced_unposted_) == 0) return {status_code::too_many_pending};
+    if (msgs_.room(answers_.unposted()) == 0) return {status_code::too_many_pending};
     m = msgs_.admit(peers_[to], to, mode, ses, data, context);
     if (m == ses::no_index) return {status_code::too_many_pending};
     ++core_.counters.messages_posted;
@@ -306,11 +300,10 @@ inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode
 // p's initiator sent a packet without SYN naming our PDC id: its held answers go.
 void engine_impl::validate(pds::pdc& p) {
     p.validated = true;
-    held_answers& held = held_[p.index];
-    while (!held.queue.empty())
-        queue_message(held.queue.pop(msgs_.pool()));
-    held_answers_ -= held.count;
-    held.count = 0;
+    ses::message_queue& held = answers_.held(p);
+    while (!held.empty())
+        queue_message(held.pop(msgs_.pool()));
+    answers_.clear_held(p);
 }
 
 // An unsignaled request (RUD or ROD, checked, with room in the pool) as post_message() would post
@@ -329,7 +322,7 @@ status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
                                             const ses_fields& common, const unsignaled_request& r) {
     if (to >= peers_.count()) return {status_code::unknown_peer};
     if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
-    if (msgs_.room(announced_unposted_) == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
+    if (msgs_.room(answers_.unposted()) == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
         return {status_code::too_many_pending};
     ++core_.counters.messages_posted;
     core_.tx_ready = true;
@@ -343,7 +336,7 @@ std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode
                                                   std::span<const unsignaled_request> list) {
     if (to >= peers_.count()) return 0;
     peer_state& ps = peers_[to];
-    const std::size_t n = std::min(list.size(), msgs_.room(announced_unposted_));
+    const std::size_t n = std::min(list.size(), msgs_.room(answers_.unposted()));
     std::size_t i = 0;
     if (mode == delivery_mode::rod || core_.cfg.parallel_pdcs <= 1) {
         i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
@@ -438,7 +431,7 @@ bool engine_impl::idle() const {
 }
 
 std::uint64_t engine_impl::next_deadline() const {
-    if (core_.tx_ready || !acks_due_.empty() || control_.waiting()) return core_.now;
+    if (core_.tx_ready || !acks_.empty() || control_.waiting()) return core_.now;
     const std::uint64_t t = core_.timers.next_deadline();
     if (t == timer_wheel::never) return t;
     // The wheel gives a lower bound; after advance(core_.now) nothing is due at or before
@@ -458,14 +451,7 @@ peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
 }
 status engine::post_response(const received_message& request, const ses_fields& ses,
                              std::span<const std::uint8_t> data, std::uint64_t context) {
-    return impl_->post_response(request, ses, data, context);
-}
-
-// This and the three wrappers below it (poll_send_completions, poll_received, release) run for
-// every message the API delivers or completes: flattened, each is one call from the API rather
-// than three (the wrapper, the implementation, its helpers).
-[[gnu::flatten]] bool engine::answer_ok_in_ack(const received_message& request) {
-    return impl_->answer_ok_in_ack(request);
+    return impl_->answers_.post_response(*impl_, request, ses, data, context);
 }
 
 std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode mode,
@@ -547,6 +533,9 @@ void engine::advance(std::uint64_t now) {
 std::uint64_t engine::next_deadline() const {
     return impl_->next_deadline();
 }
+// These wrappers (and answer_ok_in_ack, release_answering_ok in answer_tracker.cpp) run for
+// every message the API delivers or completes: flattened, each is one call from the API rather
+// than three (the wrapper, the implementation, its helpers).
 [[gnu::flatten]] std::size_t engine::poll_send_completions(std::span<send_completion> out) {
     return impl_->msgs_.poll_completions(out);
 }
@@ -558,11 +547,6 @@ std::uint64_t engine::next_deadline() const {
     while (n < out.size() && impl_->poll_received(out[n]))
         ++n;
     return n;
-}
-[[gnu::flatten]] bool engine::release_answering_ok(const received_message& request) {
-    if (!impl_->answer_ok_in_ack(request)) return false;
-    impl_->release(request.handle);
-    return true;
 }
 [[gnu::flatten]] void engine::release(std::uint64_t handle) {
     impl_->release(handle);

@@ -1,8 +1,9 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
-// counters), peer_table, pdc_table, message_pool and control_queue. What is not yet a part is
-// split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp
-// (what comes in), engine_timers.cpp (what time does) and frames.cpp (bytes on the wire).
+// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer and control_queue.
+// What is not yet a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what
+// goes out), engine_rx.cpp (what comes in), engine_timers.cpp (what time does) and frames.cpp
+// (bytes on the wire).
 #pragma once
 
 #include <memory>
@@ -12,6 +13,8 @@
 #include "core/ring_index.hpp"
 #include "core/rng.hpp"
 #include "core/timer_wheel.hpp"
+#include "engine/ack_coalescer.hpp"
+#include "engine/answer_tracker.hpp"
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
@@ -19,6 +22,7 @@
 #include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
+#include "engine/rx_context.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
 #include "ses/message.hpp"
@@ -40,7 +44,7 @@ struct standard_header_of {
     ses::segment seg;
 };
 
-class engine_impl final : public pds::tx_listener {
+class engine_impl final {
   public:
     explicit engine_impl(const engine_config& cfg);
 
@@ -83,6 +87,9 @@ class engine_impl final : public pds::tx_listener {
 
   private:
     friend class engine;
+    friend class answer_tracker;
+    friend class ack_coalescer;
+    friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
     std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
@@ -101,9 +108,6 @@ class engine_impl final : public pds::tx_listener {
     [[gnu::always_inline]] void end_message(std::uint32_t index, status result, bool answered);
     [[gnu::always_inline]] void untrack_message(std::uint32_t index) noexcept;
     [[gnu::always_inline]] void release_message(std::uint32_t index) noexcept;
-    status post_response(const received_message& request, const ses_fields& ses,
-                         std::span<const std::uint8_t> data, std::uint64_t context);
-    bool answer_ok_in_ack(const received_message& request);
     void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
                        std::size_t bytes);
     // Forced inline into its two callers: once per unsignaled request.
@@ -196,13 +200,7 @@ class engine_impl final : public pds::tx_listener {
     }
 
     // ---- receive (engine_rx.cpp) ----
-    struct rx_context {
-        std::uint32_t peer = none;
-        std::uint16_t entropy = 0;
-        bool ce = false;
-        std::size_t frame_bytes = 0;
-        std::uint64_t now = 0;
-    };
+    using rx_context = ::uet::rx_context;
     // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
     // path) the segment checked already.
     struct rx_ses {
@@ -251,10 +249,6 @@ class engine_impl final : public pds::tx_listener {
         at.ce = run_[i].ce;
         return at;
     }
-    // Forced inline (engine_impl.hpp): once per message received, ~20 instructions a call.
-    [[gnu::always_inline]] void on_message_placed(const rx_context& rx, delivery_mode mode,
-                                                  const ses::rx_segment& seg, std::uint32_t slot,
-                                                  pds::pdc* target);
     void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
     // A source about to get state here (a target PDC, a message in reassembly): its own entry,
     // taking the place of a learned peer that holds none when the table is full. False (and a
@@ -314,77 +308,9 @@ class engine_impl final : public pds::tx_listener {
     }
     void place_write(const rx_context& rx, const ses::rx_segment& seg,
                      std::span<const std::uint8_t> payload, std::uint32_t slot);
-    void send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
-    // The ACK p owes, built in `slot` and counted as sent (send_ack queues it; transmit's
-    // flush_due_acks_into builds it in a room): its length, 0 when it could not be built.
-    std::size_t build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
-                          std::span<std::uint8_t> slot);
-    rx_context due_ack_context(const pds::pdc& p) const noexcept;
-    // An ACK for p at the next transmit(): control frames leave only then anyway, so waiting
-    // costs no latency and folds the ACKs one receive burst asks for into one.
-    void defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
-    void flush_due_acks();
-    // transmit()'s flush of the due ACKs while no control frame waits: each built straight into
-    // the next room of out (from n on, advancing n) rather than in the control queue and then
-    // copied. The copy's wide loads of the frame just written by narrow stores cannot be served
-    // from the store buffer: they waited for every older store to reach the cache, those into
-    // the memif ring's lines among them (~6% of a small-message receiver's samples).
-    void flush_due_acks_into(std::span<tx_frame> out, std::size_t& n);
-    void on_data_acked(pds::pdc& p, std::span<const pds::acked_message> runs) noexcept override;
 
-    // ---- answers in ACKs (engine_answers.cpp) ----
-    // Target: a request delivered on p is owed an answer; its token for post_response (0 when
-    // answers_in_acks is off or the request is a response).
-    std::uint64_t owe_answer(pds::pdc& p);
-    // Room to announce owed answers (announced_ below): without it, requests wait.
-    bool owed_room() const noexcept {
-        return !core_.cfg.answers_in_acks || announced_.size() < core_.cfg.max_pending_messages;
-    }
-    // Held answers. A target PDC opened by a SYN packet may come from a forged source address:
-    // until a packet without SYN shows that its initiator received our ACK (pdc::validated), an
-    // error answer to one of its requests waits on the PDC (linked through tx_message::next)
-    // rather than going to whoever the address names; a PDC freed unvalidated drops them
-    // (unvalidated_reply). Bounded per PDC and in all, so that forged requests cannot fill the
-    // message pool.
-    static std::uint32_t origin_of(const pds::pdc& p) noexcept {
-        return (std::uint32_t{p.local_id} << 16) | (p.index + 1);
-    }
-    pds::pdc* target_of_origin(std::uint32_t origin) noexcept;
-    status hold_answer(pds::pdc& origin, peer_id to, delivery_mode mode, const ses_fields& ses,
-                       std::span<const std::uint8_t> data, std::uint64_t context);
+    // The answers held on p (answer_tracker) go, its initiator known (engine.cpp).
     void validate(pds::pdc& p);
-    void drop_held_answers(pds::pdc& p);
-    struct held_answers {
-        ses::message_queue queue;
-        std::uint32_t count = 0;
-    };
-    std::vector<held_answers> held_;  // by PDC index
-    std::uint32_t held_answers_ = 0;  // in all
-    // The PDC whose ACK may still answer the request of token, or nullptr (announced already,
-    // or the PDC is gone).
-    pds::pdc* owed_on(std::uint64_t token) noexcept;
-    // An announced answer of token goes now: the pool room kept for it is given back.
-    void post_announced(std::uint64_t token);
-    std::uint32_t next_owed_stamp() noexcept;
-    // Before an ACK of p leaves: answers still owed will come as response messages.
-    void announce_owed(pds::pdc& p);
-    // A target PDC goes: answers still owed for it will go as messages nobody counts.
-    void forget_owed(pds::pdc& p);
-    // The RESPONSE header an ACK of p carries (answers_in_acks).
-    wire::ses_response ack_answer(const pds::pdc& p) const;
-    // Initiator: an ACK's RESPONSE header; a whole request acknowledged; a response message
-    // for one of our requests arrived; undecided requests whose answers are settled.
-    void on_ack_answer(pds::pdc& p, const wire::uet_packet& pkt);
-    // Forced inline into on_data_acked (engine_answers.cpp): once per message sent.
-    [[gnu::always_inline]] void on_request_acked(pds::pdc& p, std::uint32_t index);
-    void on_answer_message(std::uint32_t peer, std::uint8_t mode, std::uint16_t id);
-    void settle_answers(pds::pdc& p, std::uint64_t now);
-    void unlink_undecided(pds::pdc& p, std::uint32_t index);
-    std::uint64_t answer_wait_ns() const noexcept;
-    // A response message for one of p's acknowledged requests is counted.
-    void count_answer_message(pds::pdc& p);
-    // The oldest undecided request of p gives up waiting at this time.
-    std::uint64_t undecided_deadline(const pds::pdc& p) const noexcept;
 
     // ---- timers (engine_timers.cpp) ----
     void on_timer(timer_node& n, std::uint64_t now);
@@ -392,14 +318,9 @@ class engine_impl final : public pds::tx_listener {
     // False when the PDC failed (and was freed) on it.
     bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
-    void on_ack_timer(pds::pdc& p, std::uint64_t now);
     void on_rudi_timer(std::uint32_t index);
     void arm_pacer();
     void on_pacer_timer(std::uint64_t now);
-    void send_credit(pds::pdc& p, std::uint32_t credit_field);
-    // One CTRL packet on p; false (and a counted drop) when the control queue is full.
-    bool send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn, std::uint32_t payload,
-                   std::uint16_t entropy);
     void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
     void fail_rudi_message(std::uint32_t message, status result);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
@@ -428,9 +349,6 @@ class engine_impl final : public pds::tx_listener {
     std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
                                  std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
                                  WriteHeaders&& write_headers);
-    void queue_nack(const rx_context& rx, wire::nack_code code, std::uint32_t psn,
-                    std::uint16_t spdcid, std::uint16_t dpdcid, bool rudi, pds::pdc* p,
-                    bool retx = false);
 
     // ---- state ----
     // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
@@ -470,15 +388,7 @@ class engine_impl final : public pds::tx_listener {
     std::size_t rr_cursor_ = 0;
 
     message_pool msgs_;
-    // Answers in ACKs: whether the ACK being processed carries answers; the target's owed
-    // answers; pool room kept for the response messages ACKs announced and not yet posted.
-    bool ack_has_answers_ = false;
-    // An owed answer is a count on its PDC, not an entry: its token is the PDC's stamp and index.
-    // Each ACK that announces a PDC's owed answers gives the PDC a new stamp and notes the old
-    // one here (stamp -> its answers not yet posted), so a late answer knows it was announced.
-    pds::flat_map announced_;
-    std::uint32_t owed_stamp_ = 0;
-    std::uint32_t announced_unposted_ = 0;
+    answer_tracker answers_;
     ses::message_queue rudi_queue_, uud_queue_;
     ses::reassembly reassembly_;
 
@@ -487,7 +397,7 @@ class engine_impl final : public pds::tx_listener {
     // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
     // the caller by transmit() are reclaimed at the next transmit() call.
     control_queue control_;
-    std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
+    ack_coalescer acks_;
 
     std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     // A frame in two pieces read outside a run, joined (receive_burst with rests).
@@ -537,26 +447,6 @@ inline void engine_impl::release_message(std::uint32_t index) noexcept {
     untrack_message(index);
     --peers_[msgs_[index].peer].messages;
     msgs_.release(index);
-}
-
-// An answer owed for a request just placed (answers in ACKs): its token, the PDC's stamp and
-// index (an entry per request, taken here and freed at the answer, cost ~25 instructions and a
-// cache line per message).
-inline std::uint64_t engine_impl::owe_answer(pds::pdc& p) {
-    ++p.answers_owed;
-    return (std::uint64_t{p.owed_stamp} << 32) | p.index;
-}
-
-// The last packet of a RUD/ROD message is in: a response answers one of ours; a request is owed
-// an answer (in an ACK, when it needs no message).
-inline void engine_impl::on_message_placed(const rx_context& rx, delivery_mode mode,
-                                           const ses::rx_segment& seg, std::uint32_t slot,
-                                           pds::pdc* target) {
-    if (seg.fields.response)
-        return on_answer_message(rx.peer, static_cast<std::uint8_t>(mode), seg.message_id);
-    reassembly_.set_origin(slot, origin_of(*target));
-    if (core_.cfg.answers_in_acks && !ses::answer_needs_message(seg.fields.opcode))
-        reassembly_.set_tag(slot, owe_answer(*target));
 }
 
 }  // namespace uet

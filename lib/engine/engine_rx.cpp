@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "engine/answer_tracker_inline.hpp"
 #include "engine/engine_impl.hpp"
 
 namespace uet {
@@ -71,10 +72,6 @@ wire::pds_rud_rod_request as_request(const wire::pds_rud_rod_cc_request& c) {
     h.use_rsv_pdc = c.use_rsv_pdc;
     h.psn_offset = c.psn_offset;
     return h;
-}
-
-std::int16_t clamp_offset(std::int64_t d) {
-    return d < INT16_MIN || d > INT16_MAX ? 0 : static_cast<std::int16_t>(d);
 }
 
 }  // namespace
@@ -193,7 +190,8 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         return core_.count_reject(rc);
     if (const auto* rudi = std::get_if<wire::pds_rudi>(&header)) {
         ++core_.connectionless.trimmed_received;
-        return queue_nack(rx, wire::nack_code::trimmed, rudi->pkt_id, 0, 0, true, nullptr);
+        return acks_.queue_nack(*this, rx, wire::nack_code::trimmed, rudi->pkt_id, 0, 0, true,
+                                nullptr);
     }
     const auto* cc_req = std::get_if<wire::pds_rud_rod_cc_request>(&header);
     wire::pds_rud_rod_request from_cc;
@@ -220,7 +218,7 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         switch (p->classify(h->psn)) {
             case pds::pdc::rx_verdict::duplicate:
                 ++p->counters.duplicates;
-                return send_ack(*p, h->psn, rx);
+                return acks_.send_ack(*this, *p, h->psn, rx);
             case pds::pdc::rx_verdict::out_of_order:
                 // ROD would drop it even whole: the go-back-N for the hole before it resends it.
                 return core_.count_drop(drop_reason::out_of_order);
@@ -231,11 +229,11 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         ++core_.connectionless.trimmed_received;
     }
     // The PDC may not exist yet (a trimmed SYN packet): the NACK needs only the sender's PDCID.
-    queue_nack(rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid, false, p,
-               h->retx);
+    acks_.queue_nack(*this, rx, wire::nack_code::trimmed, h->psn, p ? p->local_id : 0, h->spdcid,
+                     false, p, h->retx);
     // The sender's window now holds the trimmed packet's bytes until it resends: packets held
     // back for ACK coalescing are acknowledged at once, or a small window waits for a timeout.
-    if (p && p->acks.pending()) send_ack(*p, p->rx.highest(), rx);
+    if (p && p->acks.pending()) acks_.send_ack(*this, *p, p->rx.highest(), rx);
 }
 
 pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_request& h,
@@ -259,7 +257,8 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
     pds::pdc* p = allocate_pdc();
     if (!p) {
         // Nothing is lost: the sender backs off and sends the packet again.
-        queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
+        acks_.queue_nack(*this, rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false,
+                         nullptr);
         return nullptr;
     }
     p->peer = rx.peer;
@@ -268,7 +267,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
                    core_.cfg.ack_every_bytes, core_.cfg.ack_every_packets);
     p->remote_id = h.spdcid;
     p->last_activity_ns = rx.now;
-    p->owed_stamp = next_owed_stamp();
+    p->owed_stamp = answers_.next_stamp();
     pdcs_.insert_syn(rx.peer, h.spdcid, p->index);
     core_.timers.schedule(p->idle_timer, rx.now + core_.cfg.pdc_target_idle_ns);
     ++core_.counters.target_pdcs_opened;
@@ -315,7 +314,8 @@ void engine_impl::on_request_from_new_source(const rx_context& rx,
                                              const std::uint32_t* credit_target) {
     if (!h.syn) return core_.count_drop(drop_reason::unknown_source);
     if (!pdcs_.has_free())
-        return queue_nack(rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false, nullptr);
+        return acks_.queue_nack(*this, rx, wire::nack_code::no_pdc_avail, h.psn, 0, h.spdcid, false,
+                                nullptr);
     rx_context learned = rx;
     if (learn_peer(learned)) on_request(learned, h, in, credit_target);
 }
@@ -338,20 +338,20 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
         case pds::pdc::rx_verdict::duplicate:
             ++p->counters.duplicates;
             p->acks.on_packet(false, h.ar, rx.ce, true, 0);
-            return defer_ack(*p, h.psn, rx);
+            return acks_.defer(*this, *p, h.psn, rx);
         case pds::pdc::rx_verdict::beyond_window:
             return core_.count_drop(drop_reason::beyond_window);
         case pds::pdc::rx_verdict::out_of_order:
             core_.count_drop(drop_reason::out_of_order);
             if (p->should_nack_out_of_order())
-                queue_nack(rx, wire::nack_code::rod_ooo, p->rx.expected(), p->local_id,
-                           p->remote_id, false, p);
+                acks_.queue_nack(*this, rx, wire::nack_code::rod_ooo, p->rx.expected(), p->local_id,
+                                 p->remote_id, false, p);
             return;
         case pds::pdc::rx_verdict::accept:
             break;
     }
     // A request completed here is owed an answer: without room to note it, it waits.
-    if (!owed_room()) return core_.count_drop(drop_reason::no_rx_buffer);
+    if (!answers_.owed_room()) return core_.count_drop(drop_reason::no_rx_buffer);
     ses::place_result placed;
     if (!place(rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
@@ -366,7 +366,7 @@ void engine_impl::on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, s
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
     const bool first = created || p.counters.acks_sent == 0;
     if (p.acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
-        defer_ack(p, h.psn, rx);
+        acks_.defer(*this, p, h.psn, rx);
     else if (!p.ack_timer.scheduled())
         core_.timers.schedule(p.ack_timer, rx.now + core_.cfg.ack_delay_ns);
 }
@@ -410,7 +410,7 @@ bool engine_impl::place_checked(const rx_context& rx, delivery_mode mode,
             // New to reassembly, so never copied before (duplicates are not copied again).
             if (external) place_write(rx, seg, payload, slot);
             if (result == ses::place_result::completed && target)
-                on_message_placed(rx, mode, seg, slot, target);
+                answers_.on_message_placed(*this, rx.peer, mode, seg, slot, target);
             return true;
         default:
             return true;
@@ -428,95 +428,6 @@ void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
         std::memcpy(where, payload.data(), seg.seg.length);
     else
         reassembly_.mark_failed(slot);
-}
-
-void engine_impl::defer_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
-    if (rx.ce) p.ce_since_ack = true;
-    p.ack_trigger = trigger;
-    p.ack_entropy = rx.entropy;
-    if (p.ack_due) return;
-    if (acks_due_.size() == acks_due_.capacity()) return send_ack(p, trigger, rx);
-    p.ack_due = true;
-    acks_due_.push_back(p.index);
-}
-
-// What a deferred ACK is sent as: to the peer, on the entropy of the packet that made it due.
-engine_impl::rx_context engine_impl::due_ack_context(const pds::pdc& p) const noexcept {
-    rx_context rx;
-    rx.peer = p.peer;
-    rx.entropy = p.ack_entropy;
-    rx.now = core_.now;
-    return rx;
-}
-
-void engine_impl::flush_due_acks() {
-    for (const std::uint32_t i : acks_due_) {
-        pds::pdc& p = pdcs_[i];
-        if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
-        send_ack(p, p.ack_trigger, due_ack_context(p));
-    }
-    acks_due_.clear();
-}
-
-void engine_impl::flush_due_acks_into(std::span<tx_frame> out, std::size_t& n) {
-    std::size_t k = 0;
-    for (; k < acks_due_.size() && n < out.size(); ++k) {
-        pds::pdc& p = pdcs_[acks_due_[k]];
-        if (!p.ack_due) continue;  // sent already (a timer, a CLOSE) or the PDC was freed
-        tx_frame& f = out[n];
-        if (f.room.size() < control_queue::frame_size) break;  // the queue's way, copied
-        p.ack_due = false;
-        const std::size_t len = build_ack(p, p.ack_trigger, due_ack_context(p),
-                                          f.room.first(control_queue::frame_size));
-        if (len == 0) continue;  // not built (counted where it failed)
-        f.payload = {};
-        f.payload_region = no_payload_region;
-        f.data = f.room.first(len);
-        ++n;
-    }
-    // The rest (no room left in out, or a room too small) as flush_due_acks does.
-    acks_due_.erase(acks_due_.begin(), acks_due_.begin() + static_cast<std::ptrdiff_t>(k));
-    flush_due_acks();
-}
-
-void engine_impl::send_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
-    p.ack_due = false;
-    const auto slot = control_.slot();
-    if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
-    control_.commit(build_ack(p, trigger, rx, slot));
-}
-
-std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
-                                   std::span<std::uint8_t> slot) {
-    const pds::psn_t cack = p.rx.cack();
-    const pds::sack_block sack = p.rx.sack(p.rx.highest());
-    wire::pds_ack_cc a;
-    a.m = p.ce_since_ack || rx.ce;
-    a.cack_psn = cack;
-    a.ack_psn_offset = clamp_offset(pds::psn_distance(cack, trigger));
-    a.spdcid = p.local_id;
-    a.dpdcid = p.remote_id;
-    a.cc_type = wire::cc_type::nscc;
-    if (p.credit_mode) {
-        a.cc_type = wire::cc_type::credit;
-        a.credit.credit = p.credit_rx.credit_field();
-    }
-    a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
-    a.sack_bitmap = sack.bitmap;
-    wire::uet_packet_spec spec;
-    if (core_.cfg.answers_in_acks) {
-        announce_owed(p);
-        spec.ses = ack_answer(p);
-        a.next_hdr = wire::next_hdr_for(*spec.ses);
-    }
-    spec.pds = a;
-    const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
-    p.ce_since_ack = false;
-    p.acks.on_ack_sent();
-    core_.timers.cancel(p.ack_timer);
-    ++p.counters.acks_sent;
-    core_.count_tx(&p, len, false);
-    return len;
 }
 
 void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
@@ -555,19 +466,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
     if (!p || p->role != pds::pdc_role::target || p->peer != rx.peer || p->remote_id != c.spdcid) {
         // Closed already (our ACK of the CLOSE was lost): acknowledge without state so the
         // initiator can finish too.
-        const auto slot = control_.slot();
-        if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
-        wire::pds_ack_cc a;
-        a.cack_psn = c.psn;
-        a.spdcid = c.dpdcid;
-        a.dpdcid = c.spdcid;
-        a.sack_psn_offset = 1;
-        wire::uet_packet_spec spec;
-        spec.pds = a;
-        const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
-        control_.commit(len);
-        core_.count_tx(nullptr, len, false);
-        return;
+        return acks_.ack_stale_close(*this, rx, c);
     }
     ++p->counters.rx_packets;
     p->counters.rx_bytes += rx.frame_bytes;
@@ -581,7 +480,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         // Acknowledged, and the PDC lingers (pdc::close_heard): the PSN is not kept as
         // received, so that data at it, should the CLOSE be forged, is taken as new.
         p->rx.accept(c.psn);
-        send_ack(*p, c.psn, rx);
+        acks_.send_ack(*this, *p, c.psn, rx);
         p->rx.retract_last();
         if (!p->close_heard) {
             p->close_heard = true;
@@ -591,7 +490,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
             core_.timers.schedule(p->idle_timer, rx.now + close_linger_ns());
         }
     } else if (p->classify(c.psn) == pds::pdc::rx_verdict::duplicate) {
-        send_ack(*p, c.psn, rx);
+        acks_.send_ack(*this, *p, c.psn, rx);
     } else {
         // Data before it is still missing; its retransmission comes first.
         core_.count_drop(drop_reason::out_of_order);
@@ -615,11 +514,13 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
-    on_ack_answer(*p, pkt);
-    const pds::ack_outcome out = p->on_ack(ev, a.spdcid, rx.now, core_.timers, *this, core_.params);
-    ack_has_answers_ = false;
+    answers_.on_ack_header(*p, pkt);
+    ack_listener listener(*this);
+    const pds::ack_outcome out =
+        p->on_ack(ev, a.spdcid, rx.now, core_.timers, listener, core_.params);
+    answers_.ack_done();
     if (!out.valid) return core_.count_drop(drop_reason::bad_ack);
-    settle_answers(*p, rx.now);
+    answers_.settle(*this, *p, rx.now);
     // The selector heard about every packet this ACK covers (pdc::on_ack); the controller hears
     // about the ACK, and may judge that the trigger's path, not the network, is congested.
     if (a.cc_type == wire::cc_type::credit) p->cc->on_credit(a.credit.credit, rx.now);
@@ -685,18 +586,7 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
     if (!place(rx, delivery_mode::rudi, ses_of(pkt), true, false, placed)) return;
     if (placed == ses::place_result::duplicate) ++core_.connectionless.duplicates;
     // Every request packet, duplicate or not, gets its response (the first may have been lost).
-    const auto slot = control_.slot();
-    if (slot.empty()) return core_.count_drop(drop_reason::control_queue_full);
-    wire::pds_rudi resp;
-    resp.type = wire::pds_type::rudi_resp;
-    resp.m = rx.ce;
-    resp.pkt_id = h.pkt_id;
-    wire::uet_packet_spec spec;
-    spec.pds = resp;
-    const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
-    control_.commit(len);
-    ++core_.connectionless.acks_sent;
-    core_.count_tx(nullptr, len, false);
+    acks_.answer_rudi(*this, rx, h);
 }
 
 void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/small_copy.hpp"
+#include "engine/answer_tracker_inline.hpp"
 #include "engine/engine_impl.hpp"
 
 namespace uet {
@@ -161,7 +162,7 @@ pds::pdc* engine_impl::run_target(const rx_context& rx, std::size_t n) {
 // The run accepted and placed as a whole; false, with nothing changed, when any packet of it
 // would not simply be accepted and placed.
 bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
-    pds::pdc* p = owed_room() ? run_target(rx, n) : nullptr;
+    pds::pdc* p = answers_.owed_room() ? run_target(rx, n) : nullptr;
     if (!p) return false;
     const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
@@ -174,7 +175,8 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
                                result, slot))
         return false;
     if (external) write_run(rx, slot, n);
-    if (result == ses::place_result::completed) on_message_placed(rx, mode, seg, slot, p);
+    if (result == ses::place_result::completed)
+        answers_.on_message_placed(*this, rx.peer, mode, seg, slot, p);
     accept_run(*p, rx, n);
     return true;
 }
@@ -186,9 +188,7 @@ bool engine_impl::take_run(const rx_context& rx, std::size_t n) {
 // carry what they would: they are built at the next transmit()).
 bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
     pds::pdc* p = run_target(rx, n);
-    if (!p || !reassembly_.can_place_single_packet(n) ||
-        (!p->ack_due && acks_due_.size() == acks_due_.capacity()))
-        return false;
+    if (!p || !reassembly_.can_place_single_packet(n) || !acks_.has_room_for(*p)) return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
     // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
     // other message into its slot, each completed as place() would complete it.
@@ -219,7 +219,7 @@ bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
         }
         const std::uint32_t slot = reassembly_.place_new_single_packet(
             message_key_of(rx, mode, seg), seg.seg, payload, rx.now, seg.fields);
-        on_message_placed(rx, mode, seg, slot, p);
+        answers_.on_message_placed(*this, rx.peer, mode, seg, slot, p);
     }
     accept_run(*p, rx, n);
     return true;
@@ -229,16 +229,16 @@ bool engine_impl::take_single_packet_run(const rx_context& rx, std::size_t n) {
 // once for the run. Its packets share the CE mark (the
 // template's); the ACK policy is asked packet by packet, and the ACK is deferred at the last
 // packet that asked for one, as each deferral by the one before it would leave it. No ACK can go
-// out within the run (defer_ack sends at once only when its list is full: then the packets go
-// one by one), so whether an ACK was ever sent, and the ACK timer, stay as they were; the
-// packets may be accepted after the message is placed, which involves no PDS state.
+// out within the run (ack_coalescer::defer sends at once only when its list is full: then the
+// packets go one by one), so whether an ACK was ever sent, and the ACK timer, stay as they were;
+// the packets may be accepted after the message is placed, which involves no PDS state.
 void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
     p.last_activity_ns = rx.now;
     p.counters.rx_packets += n;
     p.counters.rx_data_packets += n;
     p.counters.rx_bytes += n * rx.frame_bytes;
     const bool ce = run_[0].ce;
-    if (!p.ack_due && acks_due_.size() == acks_due_.capacity()) {
+    if (!acks_.has_room_for(p)) {
         for (std::size_t i = 0; i < n; ++i)
             on_accepted(p, run_[i].pds, run_[i].bytes, false, run_context(rx, i));
         return;
@@ -258,7 +258,7 @@ void engine_impl::accept_run(pds::pdc& p, const rx_context& rx, std::size_t n) {
     if (ack_unasked && !p.ack_timer.scheduled())
         core_.timers.schedule(p.ack_timer, rx.now + core_.cfg.ack_delay_ns);
     if (trigger == n) return;
-    defer_ack(p, run_[trigger].pds.psn, run_context(rx, trigger));
+    acks_.defer(*this, p, run_[trigger].pds.psn, run_context(rx, trigger));
 }
 
 // A run of a WRITE into the target region: one check of its whole range. Refused, nothing of it

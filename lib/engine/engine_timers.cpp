@@ -29,7 +29,7 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
             on_pacer_timer(now);
             break;
         case timer_kind::ack:
-            on_ack_timer(pdcs_[a], now);
+            acks_.on_ack_timer(*this, pdcs_[a], now);
             break;
     }
 }
@@ -65,16 +65,6 @@ bool engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t n
     return true;
 }
 
-void engine_impl::on_ack_timer(pds::pdc& p, std::uint64_t now) {
-    if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target || !p.acks.pending())
-        return;
-    rx_context rx;
-    rx.peer = p.peer;
-    rx.entropy = static_cast<std::uint16_t>(0xc000 | p.local_id);
-    rx.now = now;
-    send_ack(p, p.rx.highest(), rx);
-}
-
 void engine_impl::maybe_schedule_close(pds::pdc& p, std::uint64_t now) {
     if (p.state == pds::pdc_state::established && p.drained() &&
         peers_[p.peer].queue[p.slot].empty())
@@ -105,14 +95,15 @@ void engine_impl::on_idle_timer(pds::pdc& p, std::uint64_t now) {
         peers_[p.peer].queue[p.slot].empty()) {
         // Requests acknowledged but not yet known to be answered keep the PDC (its count of
         // announced answers) open until they are, or until they waited too long.
-        settle_answers(p, now);
+        answers_.settle(*this, p, now);
         if (p.undecided_head != none) {
             // The target may hold an error answer until we show it our packets come from us
-            // (engine_answers.cpp, held answers): with nothing else to send, a NOOP does.
+            // (answer_tracker.cpp, held answers): with nothing else to send, a NOOP does.
             // Unacknowledged, it is sent again every RTO while the wait lasts.
-            send_ctrl(p, wire::ctrl_type::noop, p.tx.next(), 0, p.lb.next_entropy(now));
-            core_.timers.schedule(
-                p.idle_timer, std::min(undecided_deadline(p), now + p.current_rto(core_.params)));
+            acks_.send_ctrl(*this, p, wire::ctrl_type::noop, p.tx.next(), 0,
+                            p.lb.next_entropy(now));
+            core_.timers.schedule(p.idle_timer, std::min(answers_.undecided_deadline(msgs_, p),
+                                                         now + p.current_rto(core_.params)));
             return;
         }
         p.state = pds::pdc_state::closing;
@@ -160,37 +151,9 @@ void engine_impl::on_pacer_timer(std::uint64_t now) {
     while (auto grant = pacer_->poll(now)) {
         pds::pdc& p = pdcs_[grant->receiver->cookie()];
         if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target) continue;
-        send_credit(p, grant->credit_field);
+        acks_.send_credit(*this, p, grant->credit_field);
     }
     arm_pacer();
-}
-
-void engine_impl::send_credit(pds::pdc& p, std::uint32_t credit_field) {
-    // Grants ride on the target's control entropy (0xc000 | pdc id), not the sender's spray.
-    send_ctrl(p, wire::ctrl_type::credit, p.rx.cack(), credit_field & cc::credit::field_mask,
-              static_cast<std::uint16_t>(0xc000 | p.local_id));
-}
-
-bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn,
-                            std::uint32_t payload, std::uint16_t entropy) {
-    const auto slot = control_.slot();
-    if (slot.empty()) {
-        core_.count_drop(drop_reason::control_queue_full);
-        return false;
-    }
-    wire::pds_ctrl c;
-    c.ctrl_type = type;
-    c.is_rod = p.ordered;
-    c.psn = psn;
-    c.spdcid = p.local_id;
-    c.dpdcid = p.remote_id;
-    c.payload = payload;
-    wire::uet_packet_spec spec;
-    spec.pds = c;
-    const std::size_t len = build_frame(p.peer, entropy, false, spec, slot);
-    control_.commit(len);
-    core_.count_tx(&p, len, false);
-    return true;
 }
 
 void engine_impl::on_rudi_timer(std::uint32_t index) {

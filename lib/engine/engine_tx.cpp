@@ -15,9 +15,9 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // With no control frame waiting, the due ACKs are built where they leave (in order: any
     // that wait are older than these).
     if (control_.empty())
-        flush_due_acks_into(out, n);
+        acks_.flush_into(*this, out, n);
     else
-        flush_due_acks();
+        acks_.flush(*this);
     // Control frames were built when their cause arrived; a small copy into the room.
     control_.hand_out(out, n);
     std::size_t built = 0;
@@ -245,8 +245,8 @@ void engine_impl::maybe_request_credit(pds::pdc& p) {
     if (!p.credit_cc || p.state != pds::pdc_state::established) return;
     const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
     if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
-    if (!send_ctrl(p, wire::ctrl_type::credit_req, p.tx.next(), target,
-                   p.lb.next_entropy(core_.now)))
+    if (!acks_.send_ctrl(*this, p, wire::ctrl_type::credit_req, p.tx.next(), target,
+                         p.lb.next_entropy(core_.now)))
         return;
     p.credit_target_sent = target;
 }

@@ -272,7 +272,7 @@ class pdc {
     // this PDC's requests were (or will be) answered by a response message (what ACKs announce).
     std::uint32_t answers_owed = 0, answers_as_messages = 0;
     // The stamp of the requests owed now (in their answer tokens): a new one at each ACK that
-    // announces them, 0 once the PDC is gone (engine::owe_answer).
+    // announces them, 0 once the PDC is gone (answer_tracker::owe).
     std::uint32_t owed_stamp = 0;
     psn_t rod_nacked_epsn = 0;  // ROD: the expected PSN last NACKed as out of order
     bool rod_nack_armed = false;

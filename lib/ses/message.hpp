@@ -74,8 +74,8 @@ struct tx_message {
     bool kept = false;
     // An unsignaled request whose good end, answered in an ACK, is only counted, at once:
     // unsignaled, not kept, not answered by a message, not a response and not an opcode whose
-    // answer is a message (engine_impl::on_data_acked's one test, in the byte these leave spare).
-    // Whatever makes one of those false clears it.
+    // answer is a message (answer_tracker::on_data_acked's one test, in the byte these leave
+    // spare). Whatever makes one of those false clears it.
     bool ends_counted = false;
     std::uint32_t next_undecided = no_index;
     std::uint64_t undecided_since = 0;
