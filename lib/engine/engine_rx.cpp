@@ -510,7 +510,7 @@ std::size_t engine_impl::build_ack(pds::pdc& p, pds::psn_t trigger, const rx_con
         a.next_hdr = wire::next_hdr_for(*spec.ses);
     }
     spec.pds = a;
-    const std::size_t len = build_frame(p.peer, rx.entropy, false, spec, slot);
+    const std::size_t len = frames_.build_frame(peers_.at(p.peer), rx.entropy, false, spec, slot);
     p.ce_since_ack = false;
     p.acks.on_ack_sent();
     core_.timers.cancel(p.ack_timer);
@@ -564,7 +564,8 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         a.sack_psn_offset = 1;
         wire::uet_packet_spec spec;
         spec.pds = a;
-        const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
+        const std::size_t len =
+            frames_.build_frame(peers_.at(rx.peer), rx.entropy, false, spec, slot);
         control_.commit(len);
         core_.count_tx(nullptr, len, false);
         return;
@@ -693,7 +694,7 @@ void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi&
     resp.pkt_id = h.pkt_id;
     wire::uet_packet_spec spec;
     spec.pds = resp;
-    const std::size_t len = build_frame(rx.peer, rx.entropy, false, spec, slot);
+    const std::size_t len = frames_.build_frame(peers_.at(rx.peer), rx.entropy, false, spec, slot);
     control_.commit(len);
     ++core_.connectionless.acks_sent;
     core_.count_tx(nullptr, len, false);

@@ -187,7 +187,7 @@ bool engine_impl::send_ctrl(pds::pdc& p, wire::ctrl_type type, std::uint32_t psn
     c.payload = payload;
     wire::uet_packet_spec spec;
     spec.pds = c;
-    const std::size_t len = build_frame(p.peer, entropy, false, spec, slot);
+    const std::size_t len = frames_.build_frame(peers_.at(p.peer), entropy, false, spec, slot);
     control_.commit(len);
     core_.count_tx(&p, len, false);
     return true;
