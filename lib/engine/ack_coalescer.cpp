@@ -90,7 +90,8 @@ std::size_t ack_coalescer::build_ack(engine_impl& e, pds::pdc& p, pds::psn_t tri
         a.next_hdr = wire::next_hdr_for(*spec.ses);
     }
     spec.pds = a;
-    const std::size_t len = e.build_frame(p.peer, rx.entropy, false, spec, slot);
+    const std::size_t len =
+        e.frames_.build_frame(e.peers_.at(p.peer), rx.entropy, false, spec, slot);
     p.ce_since_ack = false;
     p.acks.on_ack_sent();
     e.core_.timers.cancel(p.ack_timer);
@@ -114,7 +115,8 @@ void ack_coalescer::queue_nack(engine_impl& e, const rx_context& rx, wire::nack_
     n.m = rx.ce;
     wire::uet_packet_spec spec;
     spec.pds = n;
-    const std::size_t len = e.build_frame(rx.peer, rx.entropy, false, spec, slot);
+    const std::size_t len =
+        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
     e.control_.commit(len);
     auto& c = p ? p->counters : e.core_.connectionless;
     ++c.nacks_sent[static_cast<std::size_t>(pds::slot_of(code))];
@@ -143,7 +145,7 @@ bool ack_coalescer::send_ctrl(engine_impl& e, pds::pdc& p, wire::ctrl_type type,
     c.payload = payload;
     wire::uet_packet_spec spec;
     spec.pds = c;
-    const std::size_t len = e.build_frame(p.peer, entropy, false, spec, slot);
+    const std::size_t len = e.frames_.build_frame(e.peers_.at(p.peer), entropy, false, spec, slot);
     e.control_.commit(len);
     e.core_.count_tx(&p, len, false);
     return true;
@@ -159,7 +161,8 @@ void ack_coalescer::ack_stale_close(engine_impl& e, const rx_context& rx, const 
     a.sack_psn_offset = 1;
     wire::uet_packet_spec spec;
     spec.pds = a;
-    const std::size_t len = e.build_frame(rx.peer, rx.entropy, false, spec, slot);
+    const std::size_t len =
+        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
     e.control_.commit(len);
     e.core_.count_tx(nullptr, len, false);
 }
@@ -173,7 +176,8 @@ void ack_coalescer::answer_rudi(engine_impl& e, const rx_context& rx, const wire
     resp.pkt_id = h.pkt_id;
     wire::uet_packet_spec spec;
     spec.pds = resp;
-    const std::size_t len = e.build_frame(rx.peer, rx.entropy, false, spec, slot);
+    const std::size_t len =
+        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
     e.control_.commit(len);
     ++e.core_.connectionless.acks_sent;
     e.core_.count_tx(nullptr, len, false);

@@ -94,6 +94,7 @@ ses::rx_config reassembly_config(const engine_config& c) {
 
 engine_impl::engine_impl(const engine_config& cfg)
     : core_(cfg),
+      frames_(core_.cfg),
       peers_(core_.cfg),
       pdcs_(core_.cfg, core_.rng),
       msgs_(core_.cfg),
@@ -107,9 +108,6 @@ engine_impl::engine_impl(const engine_config& cfg)
     rudi_.resize(core_.cfg.rudi_max_in_flight);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
-    // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
-    staging_frame_size_ = 192 + core_.cfg.mtu_payload;
-    staging_.reset(new std::uint8_t[core_.cfg.tx_burst * staging_frame_size_]);
 }
 
 // ---- peers ----
@@ -179,7 +177,7 @@ bool engine_impl::reclaim_lingering() {
 }
 
 void engine_impl::free_pdc(pds::pdc& p, bool kick) {
-    if (tx_template_.pdc == p.index) tx_template_.pdc = none;
+    frames_.forget_pdc(p.index);
     if (p.close_heard) {
         p.close_heard = false;
         pdcs_.drop_lingering();

@@ -1,9 +1,9 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
-// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer and control_queue.
-// What is not yet a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what
-// goes out), engine_rx.cpp (what comes in), engine_timers.cpp (what time does) and frames.cpp
-// (bytes on the wire).
+// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer, control_queue
+// and frame_builder (bytes on the wire). What is not yet a part is split by concern over
+// engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp (what comes in) and
+// engine_timers.cpp (what time does).
 #pragma once
 
 #include <memory>
@@ -18,6 +18,7 @@
 #include "engine/control_queue.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
+#include "engine/frame_builder.hpp"
 #include "engine/message_pool.hpp"
 #include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
@@ -36,13 +37,6 @@ namespace uet {
 // Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
 // requests a peer sends us and of the responses to ours are separate spaces.
 inline constexpr std::uint8_t response_key_bit = 4;
-
-// The SES header of a plain request (no extensions): segment seg of m, written into the frame
-// by build_request_frame straight from the message.
-struct standard_header_of {
-    const ses::tx_message& m;
-    ses::segment seg;
-};
 
 class engine_impl final {
   public:
@@ -131,34 +125,11 @@ class engine_impl final {
     void maybe_request_credit(pds::pdc& p);
     bool send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
                    bool retransmissions_only);
-    std::size_t build_rudi_request(pds::rudi_packet& r, bool retx, std::span<std::uint8_t> buf);
     std::uint64_t rudi_rto(std::uint32_t peer, std::uint16_t retries) const noexcept {
         return peers_[peer].rudi_rtt.rto(core_.params.rto_ns, core_.params.rto_max_ns, retries);
     }
     bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
-    std::size_t build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
-                                 std::span<std::uint8_t> buf);
-    // The PDS request header of a data packet (next_hdr left to the caller).
-    wire::pds_rud_rod_request request_pds_header(const pds::pdc& p, const pds::tx_entry& e,
-                                                 bool retx, bool ar) const;
-    std::size_t build_close(pds::pdc& p, pds::tx_entry& e, bool retx, std::span<std::uint8_t> buf);
-    std::size_t build_general_request(pds::pdc& p, const pds::tx_entry& e,
-                                      wire::pds_rud_rod_request h, const ses::tx_message& m,
-                                      const ses::segment& seg,
-                                      std::span<const std::uint8_t> payload,
-                                      std::span<std::uint8_t> buf);
     void count_tx_call(bool exhausted, std::size_t built);
-    // Where the next data frame is built: f's room where any frame fits (zero-copy possible),
-    // else staging slot `staged`. Clears what the last frame left in referenced_.
-    std::span<std::uint8_t> data_frame_buffer(const tx_frame& f, std::size_t staged);
-    // data_frame_buffer's place for a frame that takes no payload by reference (a run's copied
-    // frame), without its by-reference state: nothing to clear or to read back after the copy.
-    std::span<std::uint8_t> copied_frame_buffer(const tx_frame& f, std::size_t staged) noexcept {
-        return f.room.size() >= staging_frame_size_
-                   ? f.room.first(staging_frame_size_)
-                   : std::span<std::uint8_t>(&staging_[staged * staging_frame_size_],
-                                             staging_frame_size_);
-    }
 
     // ---- transmit runs (engine_tx_run.cpp) ----
     // The packets inside the message at the head of p's queue that may leave now, built into
@@ -173,26 +144,8 @@ class engine_impl final {
     // sends), built into out as send_new_from() would build them one by one, with the PDC's
     // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
     std::size_t send_single_packet_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
-    static bool same_single_packet_headers(const ses::tx_message& a,
-                                           const ses::tx_message& b) noexcept;
-    // One frame of a run each, forced inline into their run (a call per frame cost ~15).
-    [[gnu::always_inline]] std::size_t copy_single_packet_run_frame(
-        const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, pds::psn_t psn,
-        bool ar, const ses::tx_message& m, std::span<std::uint8_t> buf);
-    [[gnu::always_inline]] std::size_t copy_run_frame(const std::uint8_t* first,
-                                                      std::uint32_t ip_sum, std::uint16_t entropy,
-                                                      pds::psn_t psn, bool ar, std::uint32_t offset,
-                                                      std::span<const std::uint8_t> payload,
-                                                      std::span<std::uint8_t> buf);
-    std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
     std::size_t end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
                            std::size_t bytes, std::size_t n);
-    // Whether a data payload of `bytes` may leave by reference (zero-copy): the hook is set and
-    // the size is one it is asked about (engine_config::reference_min_bytes). Others are copied.
-    bool may_reference(std::size_t bytes) const noexcept {
-        return core_.cfg.zero_copy != nullptr && bytes != 0 &&
-               bytes >= core_.cfg.reference_min_bytes;
-    }
     // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
     bool single_packet_run_message(const ses::tx_message& m) const noexcept {
         return m.next_offset == 0 && m.length <= msgs_.mtu() && !m.fields.response &&
@@ -325,31 +278,6 @@ class engine_impl final {
     void fail_rudi_message(std::uint32_t message, status result);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
 
-    // ---- frames (frames.cpp) ----
-    std::size_t build_frame(std::uint32_t peer, std::uint16_t entropy, bool data,
-                            const wire::uet_packet_spec& spec, std::span<std::uint8_t> out);
-    // A request inside a message from tx_template_ (build_pdc_packet checks that it applies).
-    std::size_t build_next_request_frame(std::uint32_t peer, std::uint16_t entropy,
-                                         const wire::pds_rud_rod_request& pds,
-                                         std::uint32_t message_offset,
-                                         std::span<const std::uint8_t> payload,
-                                         std::span<std::uint8_t> out);
-    // The common data packet (a RUD/ROD request and a SES standard request) written straight
-    // from its two headers: the same bytes as build_frame, without the header variants. A
-    // request without extensions needs only the 44 fixed bytes (standard_header_of).
-    template <class SesHeader>
-    std::size_t build_request_frame(std::uint32_t peer, std::uint16_t entropy,
-                                    const wire::pds_rud_rod_request& pds, const SesHeader& ses,
-                                    std::span<const std::uint8_t> payload,
-                                    std::span<std::uint8_t> out);
-    // Both: L2-L4 around the UET headers write_headers puts at the start of the span it is
-    // given (returning their size, 0 if they do not fit), then the payload (defined and
-    // instantiated in frames.cpp only).
-    template <class WriteHeaders>
-    std::size_t build_frame_with(std::uint32_t peer, std::uint16_t entropy, bool data,
-                                 std::span<const std::uint8_t> payload, std::span<std::uint8_t> out,
-                                 WriteHeaders&& write_headers);
-
     // ---- state ----
     // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
     std::unique_ptr<cc::rccc_pacer> pacer_;
@@ -359,13 +287,7 @@ class engine_impl final {
     wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;
     wire::plain_request rx_plain_;
-    // The UET headers of the last packet sent from inside a message (neither its first nor its
-    // last), for the next one of the same message on the same PDC.
-    struct tx_headers_template {
-        wire::request_headers_template headers;
-        std::uint32_t pdc = none, message = none, length = 0;
-    };
-    tx_headers_template tx_template_;
+    frame_builder frames_;
     wire::plain_request_template rx_template_;  // the last data frame, for the next
     ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
@@ -380,7 +302,6 @@ class engine_impl final {
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
     tx_stop tx_stop_ = tx_stop::nothing_queued;
-    std::uint16_t ip_id_ = 0;
 
     peer_table peers_;
 
@@ -399,16 +320,8 @@ class engine_impl final {
     control_queue control_;
     ack_coalescer acks_;
 
-    std::unique_ptr<std::uint8_t[]> staging_;  // tx_burst data frames
     // A frame in two pieces read outside a run, joined (receive_burst with rests).
     std::array<std::uint8_t, 16384> joined_;
-
-    std::size_t staging_frame_size_ = 0;
-    // Zero-copy: set by transmit() while it builds a data frame into the caller's room;
-    // build_frame leaves a referenced payload in referenced_ (and its region) for that frame.
-    bool by_reference_ = false;
-    std::span<const std::uint8_t> referenced_;
-    std::uint32_t referenced_region_ = no_payload_region;
 };
 
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;
@@ -439,7 +352,7 @@ inline void engine_impl::end_message(std::uint32_t index, status result, bool an
 // An ended message no longer found by its id, nor the transmit template's.
 inline void engine_impl::untrack_message(std::uint32_t index) noexcept {
     msgs_.untrack(index);
-    if (tx_template_.message == index) tx_template_.message = none;  // the slot's next message
+    frames_.forget_message(index);  // the slot's next message
 }
 
 // An ended message untracked and back in the pool.

@@ -1,9 +1,9 @@
 // What goes out: control frames first (ACK, NACK, RUDI responses), then retransmissions, then
 // new data round-robin over the PDCs, then RUDI and UUD requests.
 #include <algorithm>
-#include <cstring>
 
 #include "engine/engine_impl.hpp"
+#include "engine/frame_builder_inline.hpp"
 
 namespace uet {
 
@@ -37,9 +37,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
             // with none (a stream of one-packet messages never sets it) skip the call. A stream
             // of one-packet messages makes runs of its own.
             const auto room = out.subspan(n, std::min(out.size() - n, core_.cfg.tx_burst - built));
-            std::size_t k = tx_template_.message != none && tx_template_.pdc == only->index
-                                ? send_run(*only, room, built)
-                                : 0;
+            std::size_t k = frames_.template_on(only->index) ? send_run(*only, room, built) : 0;
             if (k == 0) k = send_single_packet_run(*only, room, built);
             if (k != 0) {
                 n += k;
@@ -48,7 +46,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                 continue;
             }
         }
-        const std::span<std::uint8_t> buf = data_frame_buffer(out[n], built);
+        const std::span<std::uint8_t> buf = frames_.data_frame_buffer(out[n], built);
         std::size_t len = 0;
         bool got = false;
         if (only != nullptr && !only_done) {
@@ -66,24 +64,15 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
             break;
         }
         if (len == 0) continue;
-        out[n].payload = referenced_;
-        out[n].payload_region = referenced_region_;
+        out[n].payload = frames_.referenced();
+        out[n].payload_region = frames_.referenced_region();
         out[n++].data = buf.first(len);
         ++built;
     }
-    by_reference_ = false;
+    frames_.end_call();
     core_.tx_ready = !exhausted;
     count_tx_call(exhausted, built);
     return n;
-}
-
-std::span<std::uint8_t> engine_impl::data_frame_buffer(const tx_frame& f, std::size_t staged) {
-    // Into the caller's room where any frame fits there: no copy of the frame after this.
-    const bool in_room = f.room.size() >= staging_frame_size_;
-    by_reference_ = in_room && core_.cfg.zero_copy != nullptr;
-    referenced_ = {};
-    referenced_region_ = no_payload_region;
-    return copied_frame_buffer(f, staged);
 }
 
 // Why this call's data frames ended (a call that found no data frame to build counts too, the
@@ -132,108 +121,6 @@ bool engine_impl::next_connectionless_frame(std::uint64_t now, std::span<std::ui
            (!uud_queue_.empty() && send_uud(now, buf, len));
 }
 
-std::size_t engine_impl::build_pdc_packet(pds::pdc& p, pds::tx_entry& e, bool retx, bool ar,
-                                          std::span<std::uint8_t> buf) {
-    if (e.kind == pds::tx_kind::close) return build_close(p, e, retx, buf);
-    const ses::tx_message& m = msgs_[e.message];
-    // The segment is built where the header writer reads it: a copy of it into a temporary
-    // loaded som and eom, just written as single bytes, as one word (a store-forwarding stall
-    // perf put at a third of this function's samples).
-    const standard_header_of standard{m, msgs_.segment_at(m, e.offset)};
-    const ses::segment& seg = standard.seg;
-    const auto payload = std::span<const std::uint8_t>(m.data + e.offset, e.length);
-    // The common packet (a request, no credit) is written from its two headers; the others go
-    // through the header variants, in a function of their own: the 300-byte uet_packet_spec
-    // they need was zeroed for every packet while it was declared here (~3% of the sender).
-    wire::pds_rud_rod_request h = request_pds_header(p, e, retx, ar);
-    if (m.fields.response || p.credit_cc)
-        return build_general_request(p, e, h, m, seg, payload, buf);
-    h.next_hdr = wire::pds_next_hdr::request_std;
-    if (ses::has_extensions(m.fields))
-        return build_request_frame(p.peer, e.entropy, h, ses::request_header(m, seg), payload, buf);
-    // Inside a message, on an established PDC, the next packet's headers are the last one's with
-    // a few fields changed (the receiver predicts them the same way).
-    const bool inside = !h.syn && !seg.som && !seg.eom;
-    tx_headers_template& t = tx_template_;
-    if (inside && t.pdc == p.index && t.message == e.message && t.length == seg.length)
-        return build_next_request_frame(p.peer, e.entropy, h, seg.offset, payload, buf);
-    const std::size_t len = build_request_frame(p.peer, e.entropy, h, standard, payload, buf);
-    if (inside && len != 0) {
-        std::memcpy(t.headers.bytes.data(), buf.data() + wire::udp_header_template::size,
-                    t.headers.bytes.size());
-        t.pdc = p.index;
-        t.message = e.message;
-        t.length = seg.length;
-    }
-    return len;
-}
-
-wire::pds_rud_rod_request engine_impl::request_pds_header(const pds::pdc& p, const pds::tx_entry& e,
-                                                          bool retx, bool ar) const {
-    wire::pds_rud_rod_request h;
-    h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
-    h.retx = retx;
-    h.ar = ar;
-    h.syn = p.syn();
-    h.psn = e.psn;
-    h.spdcid = p.local_id;
-    // Until the first ACK the target does not know our start PSN: each SYN packet says how far
-    // it is from it (the window is below 4096, so it fits the 12 bits).
-    if (h.syn)
-        h.psn_offset = static_cast<std::uint16_t>((e.psn - p.start_psn) & 0xfff);
-    else
-        h.dpdcid = p.remote_id;
-    return h;
-}
-
-std::size_t engine_impl::build_close(pds::pdc& p, pds::tx_entry& e, bool retx,
-                                     std::span<std::uint8_t> buf) {
-    wire::pds_ctrl c;
-    c.ctrl_type = wire::ctrl_type::close;
-    c.is_rod = p.ordered;
-    c.retx = retx;
-    c.ar = true;
-    c.psn = e.psn;
-    c.spdcid = p.local_id;
-    c.dpdcid = p.remote_id;
-    wire::uet_packet_spec spec;
-    spec.pds = c;
-    return build_frame(p.peer, e.entropy, false, spec, buf);
-}
-
-// A response, or a request on a credit PDC: the SES header in the form packet_header() picks.
-std::size_t engine_impl::build_general_request(pds::pdc& p, const pds::tx_entry& e,
-                                               wire::pds_rud_rod_request h,
-                                               const ses::tx_message& m, const ses::segment& seg,
-                                               std::span<const std::uint8_t> payload,
-                                               std::span<std::uint8_t> buf) {
-    wire::uet_packet_spec spec;
-    spec.ses = ses::packet_header(m, seg);
-    h.next_hdr = wire::next_hdr_for(*spec.ses);
-    if (p.credit_cc) {
-        // RUD_CC / ROD_CC: the same fields plus the cumulative credit this sender wants for
-        // what it still has to send, this packet included (its credit is not spent yet).
-        wire::pds_rud_rod_cc_request c;
-        c.type = p.ordered ? wire::pds_type::rod_cc : wire::pds_type::rud_cc;
-        c.next_hdr = h.next_hdr;
-        c.retx = h.retx;
-        c.ar = h.ar;
-        c.syn = h.syn;
-        c.psn = h.psn;
-        c.spdcid = h.spdcid;
-        c.dpdcid = h.dpdcid;
-        c.psn_offset = h.psn_offset;
-        c.credit_target =
-            p.cc->credit_target(credit_backlog(p) + e.length) & cc::credit::field_mask;
-        p.credit_target_sent = c.credit_target;
-        spec.pds = c;
-    } else {
-        spec.pds = h;
-    }
-    spec.payload = payload;
-    return build_frame(p.peer, e.entropy, true, spec, buf);
-}
-
 std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
     return peers_[p.peer].queued_bytes[p.slot] + p.retx_bytes;
 }
@@ -265,7 +152,7 @@ bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std:
     ++p.counters.retransmits[static_cast<std::size_t>(e->cause)];
     // A fresh path for the resend: the one the packet took may be the reason it was lost.
     e->entropy = p.lb.next_entropy(now);
-    len = build_pdc_packet(p, *e, true, true, buf);
+    len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, *e, true, true, buf);
     p.on_sent(*e, now, core_.timers, core_.params);
     core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
     return true;
@@ -278,7 +165,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
         pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
         e.entropy = p.lb.next_entropy(now);
-        len = build_pdc_packet(p, e, false, true, buf);
+        len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, true, buf);
         p.on_sent(e, now, core_.timers, core_.params);
         core_.count_tx(&p, len, false);
         return true;
@@ -318,31 +205,13 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
     const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(core_.params) ||
                     p.cc_full_after(seg.length, msgs_.mtu());
-    len = build_pdc_packet(p, e, false, ar, buf);
+    len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, ar, buf);
     p.on_sent(e, now, core_.timers, core_.params);
     core_.count_tx(&p, len, true);
     return true;
 }
 
 // ---- RUDI: no PDC; every request packet has its own id, timer and response ----
-
-std::size_t engine_impl::build_rudi_request(pds::rudi_packet& r, bool retx,
-                                            std::span<std::uint8_t> buf) {
-    const ses::tx_message& m = msgs_[r.message];
-    const wire::ses_header ses = ses::packet_header(m, msgs_.segment_at(m, r.offset));
-    wire::pds_rudi h;
-    h.type = wire::pds_type::rudi_req;
-    h.next_hdr = wire::next_hdr_for(ses);
-    h.retx = retx;
-    h.pkt_id = r.pkt_id;
-    wire::uet_packet_spec spec;
-    spec.pds = h;
-    spec.ses = ses;
-    spec.payload = std::span<const std::uint8_t>(m.data + r.offset, r.length);
-    // No PDC, so no path state: spray each packet.
-    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
-    return build_frame(m.peer, entropy, true, spec, buf);
-}
 
 bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
                             bool retransmissions_only) {
@@ -362,7 +231,7 @@ bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std:
     r.st = pds::rudi_packet::state::in_flight;
     r.sent_ns = now;
     r.resent = retx;
-    len = build_rudi_request(r, retx, buf);
+    len = frames_.build_rudi_request(peers_, msgs_, core_.rng, r, retx, buf);
     core_.timers.schedule(r.timer, now + rudi_rto(msgs_[r.message].peer, r.retries));
     ++core_.counters.rudi_requests_tx;
     core_.count_tx(nullptr, len, true);
@@ -382,7 +251,7 @@ bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size
     spec.ses = ses;
     spec.payload = std::span<const std::uint8_t>(m.data, seg.length);
     const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
-    len = build_frame(m.peer, entropy, true, spec, buf);
+    len = frames_.build_frame(peers_.at(m.peer), entropy, true, spec, buf);
     ++core_.counters.uud_tx;
     core_.count_tx(nullptr, len, true);
     // Best effort: done once it is on its way.

@@ -4,17 +4,16 @@
 // the PDC's state and queue, the message and its template, the RTO deadline, the controller's
 // window (asked once: runs are never a credit PDC's, see cc::controller::on_send), the PSN
 // span's limit and the counters. Per packet there remain the window check, its slot in the
-// window, its entropy, its headers (from tx_template_, or without a UDP checksum the run's first
-// frame's with the changing fields written in), its payload and its timer. The first packet of a
-// message, its last, retransmissions and anything unusual go packet by packet.
-// A stream of one-packet messages (small sends) is built as a run too (send_single_packet_run): per
-// message there remain taking it from the queue, the window check, its slot, its entropy and
-// ACK request, its headers and payload, and its timer.
+// window, its entropy, its headers (from the frame template, or without a UDP checksum the run's
+// first frame's with the changing fields written in), its payload and its timer. The first packet
+// of a message, its last, retransmissions and anything unusual go packet by packet. A stream of
+// one-packet messages (small sends) is built as a run too (send_single_packet_run): per message
+// there remain taking it from the queue, the window check, its slot, its entropy and ACK request,
+// its headers and payload, and its timer.
 #include <algorithm>
-#include <cstring>
 
-#include "core/small_copy.hpp"
 #include "engine/engine_impl.hpp"
+#include "engine/frame_builder_inline.hpp"
 
 namespace uet {
 
@@ -24,9 +23,8 @@ std::uint32_t engine_impl::run_message(const pds::pdc& p) const {
     if (q.empty()) return none;
     // The template is set by a message's first packet inside it (build_pdc_packet) and dropped
     // when the message or PDC is freed: it names this message only if its packets take it.
-    const tx_headers_template& t = tx_template_;
     const std::uint32_t mtu = msgs_.mtu();
-    if (t.pdc != p.index || t.message != q.head || t.length != mtu) return none;
+    if (!frames_.template_names(p.index, q.head, mtu)) return none;
     const ses::tx_message& m = msgs_[q.head];
     // Inside: not the first packet, and a full packet follows this one's (not the last).
     if (m.next_offset == 0 || m.length - m.next_offset <= mtu) return none;
@@ -57,7 +55,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
     while (n < out.size() && m.length - m.next_offset > mtu) {
         if (!p.run_may_send(mtu, window, limit)) break;  // send_new_from says why
         tx_frame& f = out[n];
-        const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
+        const std::span<std::uint8_t> buf = frames_.data_frame_buffer(f, staged + n);
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
         pds::tx_entry& e =
@@ -68,83 +66,30 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::span<const std::uint8_t> payload{m.data + offset, mtu};
         std::size_t len;
         if (first != nullptr) {
-            const bool by_reference = run_region != no_payload_region && by_reference_;
-            len = copy_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, offset,
-                                 by_reference ? std::span<const std::uint8_t>{} : payload, buf);
-            if (by_reference) {
-                referenced_ = payload;
-                referenced_region_ = run_region;
-            }
+            const bool by_reference = run_region != no_payload_region && frames_.by_reference();
+            len = frames_.copy_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, offset,
+                                         by_reference ? std::span<const std::uint8_t>{} : payload,
+                                         buf);
+            if (by_reference) frames_.set_referenced(payload, run_region);
         } else {
-            wire::pds_rud_rod_request h = request_pds_header(p, e, false, ar);
+            wire::pds_rud_rod_request h = frame_builder::request_pds_header(p, e, false, ar);
             h.next_hdr = wire::pds_next_hdr::request_std;
-            len = build_next_request_frame(p.peer, e.entropy, h, offset, payload, buf);
+            len = frames_.build_next_request_frame(peers_.at(p.peer), e.entropy, h, offset, payload,
+                                                   buf);
             if (copy_frames && len != 0) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
-                if (referenced_region_ != no_payload_region)
+                if (frames_.referenced_region() != no_payload_region)
                     run_region = core_.cfg.zero_copy->find(payload.data(), m.length - offset);
             }
         }
         p.inflight_bytes += mtu;
         ++sent;
         bytes += len;
-        n += hand_out(f, buf, len);
+        n += frames_.hand_out(f, buf, len);
     }
     if (sent != 0) p.arm_timer(deadline, core_.timers);
     return end_tx_run(p, std::uint64_t{sent} * mtu, sent, bytes, n);
-}
-
-// A frame of a run after its first (at `first`, ip_sum its wire::ipv4_sum_rest): build_frame_with
-// and build_next_request_frame's bytes for it, without a UDP checksum; payload empty where it
-// stays in registered memory (the headers, copied from the first's, count it all the same).
-inline std::size_t engine_impl::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                                               std::uint16_t entropy, pds::psn_t psn, bool ar,
-                                               std::uint32_t offset,
-                                               std::span<const std::uint8_t> payload,
-                                               std::span<std::uint8_t> buf) {
-    constexpr std::size_t header = wire::plain_request_template::header_bytes;
-    if (buf.size() < header + payload.size()) return 0;
-    wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar, offset);
-    if (!payload.empty()) std::memcpy(buf.data() + header, payload.data(), payload.size());
-    return header + payload.size();
-}
-
-// Whether one-packet messages a and b (single_packet_run_message) have the same headers on one PDC
-// but for their own fields (wire::single_packet_request_fields).
-bool engine_impl::same_single_packet_headers(const ses::tx_message& a,
-                                             const ses::tx_message& b) noexcept {
-    const ses::op_fields &x = a.fields, &y = b.fields;
-    return a.length == b.length && x.opcode == y.opcode && x.hd == y.hd && x.job_id == y.job_id &&
-           x.resource_index == y.resource_index && x.initiator == y.initiator &&
-           x.request_length == y.request_length;
-}
-
-// A one-packet message's frame after the run's first (at `first`, ip_sum its
-// wire::ipv4_sum_rest, a message with the same headers): build_pdc_packet's bytes for it.
-inline std::size_t engine_impl::copy_single_packet_run_frame(const std::uint8_t* first,
-                                                             std::uint32_t ip_sum,
-                                                             std::uint16_t entropy, pds::psn_t psn,
-                                                             bool ar, const ses::tx_message& m,
-                                                             std::span<std::uint8_t> buf) {
-    constexpr std::size_t header = wire::plain_request_template::header_bytes;
-    if (buf.size() < header + m.length) return 0;
-    const wire::single_packet_request_fields own{m.message_id, m.fields.buffer_offset,
-                                                 m.fields.memory_key, m.fields.header_data};
-    wire::write_next_single_packet_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn,
-                                                 ar, own);
-    copy_payload(buf.data() + header, m.data, m.length);
-    return header + m.length;
-}
-
-// A run's frame built (len bytes in buf) goes out in f: 1, or 0 for a frame that could not be
-// built (counted, not handed out, as transmit() does).
-std::size_t engine_impl::hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len) {
-    if (len == 0) return 0;
-    f.payload = referenced_;
-    f.payload_region = referenced_region_;
-    f.data = buf.first(len);
-    return 1;
 }
 
 // What a run of `sent` packets (`n` handed out, `bytes` on the wire, `payload_bytes` of the
@@ -198,10 +143,12 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;
         const bool ar = ends_burst || p.run_full_after(seg.length, mtu, window, limit);
         std::size_t len;
-        if (first != nullptr && same_single_packet_headers(msgs_[first_message], m)) {
+        if (first != nullptr &&
+            frame_builder::same_single_packet_headers(msgs_[first_message], m)) {
             // Its payload is copied (the first is built only where it may not go by reference).
-            const std::span<std::uint8_t> buf = copied_frame_buffer(f, staged + n);
-            len = copy_single_packet_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m, buf);
+            const std::span<std::uint8_t> buf = frames_.copied_frame_buffer(f, staged + n);
+            len = frames_.copy_single_packet_run_frame(first, first_ip_sum, e.entropy, e.psn, ar, m,
+                                                       buf);
             if (len != 0) {
                 f.payload = {};
                 f.payload_region = no_payload_region;
@@ -209,14 +156,14 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
                 ++n;
             }
         } else {
-            const std::span<std::uint8_t> buf = data_frame_buffer(f, staged + n);
-            len = build_pdc_packet(p, e, false, ar, buf);
-            if (copy_frames && len != 0 && !may_reference(m.length)) {
+            const std::span<std::uint8_t> buf = frames_.data_frame_buffer(f, staged + n);
+            len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, ar, buf);
+            if (copy_frames && len != 0 && !frames_.may_reference(m.length)) {
                 first = buf.data();
                 first_ip_sum = wire::ipv4_sum_rest(first);
                 first_message = mi;
             }
-            n += hand_out(f, buf, len);
+            n += frames_.hand_out(f, buf, len);
         }
         p.inflight_bytes += seg.length;
         ++sent;
