@@ -7,8 +7,9 @@
 //
 // Split by concern: fabric.cpp (fabric, domain, address vector, completion queue, memory
 // regions), provider_pipe.cpp and provider_dpdk.cpp (the networks), dpdk_settings.cpp (checking
-// the dpdk provider's attributes), endpoint.cpp (what the application posts: the initiator side),
-// endpoint_rx.cpp (what arrives: the target side and responses), responder.cpp (answers, RMA and
+// the dpdk provider's attributes), endpoint.cpp (set-up, close, counters), endpoint_post.cpp
+// (what the application posts: the initiator side), endpoint_rx.cpp (what arrives: the target
+// side and responses), responder.cpp (answers, RMA and
 // atomics on our regions), atomics.cpp (atomic arithmetic).
 #pragma once
 
@@ -123,7 +124,7 @@ struct endpoint_impl final : delivery_target {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
-    // ---- posting (endpoint.cpp) ----
+    // ---- posting (endpoint_post.cpp) ----
     // Forced inline into the public calls (endpoint::send, inject, tsend, tinject; recv,
     // trecv), their only callers: a second call per message otherwise.
     [[gnu::always_inline]] std::error_code post_send(peer_addr to, std::span<const std::byte> buf,
@@ -150,7 +151,7 @@ struct endpoint_impl final : delivery_target {
                                 bool silent);
     void close() noexcept;
 
-    // ---- initiator machinery (endpoint.cpp) ----
+    // ---- initiator machinery (endpoint_post.cpp; fail in endpoint.cpp) ----
     // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
     // system_category() (two per posted operation).
     [[gnu::always_inline]] errc check_post(peer_addr peer, bool reserve_cq,
@@ -166,7 +167,7 @@ struct endpoint_impl final : delivery_target {
     post_result issue_next(std::uint32_t index);
     [[gnu::always_inline]] post_result issue_send(op& o, std::uint32_t index);
     // One engine message of operation index (none: the RTR of receive rtr_recv). Inlined into
-    // the posts of endpoint.cpp; post_rtr is the RTR's, for endpoint_rx.cpp.
+    // the posts of endpoint_post.cpp; post_rtr is the RTR's, for endpoint_rx.cpp.
     [[gnu::always_inline]] post_result post_message(std::uint32_t index, std::uint32_t rtr_recv,
                                                     std::uint32_t peer, const ses_fields& f,
                                                     std::span<const std::uint8_t> data,

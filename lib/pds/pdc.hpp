@@ -262,7 +262,7 @@ class pdc {
     // credit_mode once the sender asked for credit (RUD_CC/ROD_CC), then ACKs carry the grant.
     cc::rccc_receiver credit_rx;
     bool credit_mode = false;
-    // An ACK is owed and goes out with the next transmit() (engine::flush_due_acks): every
+    // An ACK is owed and goes out with the next transmit() (the engine's ack_coalescer): every
     // packet of one receive burst that asks for an ACK gets the same one.
     bool ack_due = false;
     psn_t ack_trigger = 0;
