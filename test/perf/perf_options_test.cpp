@@ -34,10 +34,27 @@ TEST(perf_options, perftest_habits_on_a_client) {
 }
 
 TEST(perf_options, server_address_makes_a_client_and_uet_options_parse) {
-    const auto r = parse({"send_lat", "--dev", "net_memif0,role=client,socket=/tmp/x.sock", "--ip",
-                          "10.9.0.2/24", "--gw", "10.9.0.254", "--mode=rod", "--cc", "rccc", "--lb",
-                          "bitmap", "--eal", "-l 1", "--verify", "--stats", "--out_json_file",
-                          "/tmp/r.json", "--pcap", "/tmp/c.pcap", "10.9.0.1"});
+    const auto r = parse({"send_lat",
+                          "--dev",
+                          "net_memif0,role=client,socket=/tmp/x.sock",
+                          "--ip",
+                          "10.9.0.2/24",
+                          "--gw",
+                          "10.9.0.254",
+                          "--mode=rod",
+                          "--cc",
+                          "rccc",
+                          "--lb",
+                          "bitmap",
+                          "--eal",
+                          "-l 1",
+                          "--verify",
+                          "--stats",
+                          "--out_json_file",
+                          "/tmp/r.json",
+                          "--pcap",
+                          "/tmp/c.pcap",
+                          "10.9.0.1"});
     ASSERT_EQ(r.error, "");
     EXPECT_TRUE(r.s.is_client());
     EXPECT_EQ(r.s.server, "10.9.0.1");
