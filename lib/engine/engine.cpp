@@ -94,21 +94,16 @@ ses::rx_config reassembly_config(const engine_config& c) {
 
 engine_impl::engine_impl(const engine_config& cfg)
     : core_(cfg),
+      pacer_(core_.rccc_params),
       frames_(core_.cfg),
       peers_(core_.cfg),
       pdcs_(core_.cfg, core_.rng),
       msgs_(core_.cfg),
       answers_(core_.cfg, core_.params),
+      connectionless_(core_.cfg),
       reassembly_(reassembly_config(core_.cfg)),
       control_(core_.cfg.control_queue),
-      acks_(core_.cfg) {
-    pacer_ = std::make_unique<cc::rccc_pacer>(core_.rccc_params);
-    pacer_timer_.cookie = make_cookie(timer_kind::pacer, 0);
-
-    rudi_.resize(core_.cfg.rudi_max_in_flight);
-    for (std::uint32_t i = 0; i < rudi_.size(); ++i)
-        rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
-}
+      acks_(core_.cfg) {}
 
 // ---- peers ----
 
@@ -189,7 +184,7 @@ void engine_impl::free_pdc(pds::pdc& p, bool kick) {
         if (owner == p.index) owner = none;
         pdcs_.remove_initiator(p.index);
     } else {
-        pacer_->forget(p.credit_rx);
+        pacer_.forget(p);
         answers_.forget(p);
         answers_.drop_held(*this, p);
         --peers_[p.peer].target_pdcs;
@@ -276,10 +271,8 @@ void engine_impl::queue_message(std::uint32_t m) {
             queue_request(peers_[msg.peer], msg.peer, mode, m, msg.length);
             break;
         case delivery_mode::rudi:
-            rudi_queue_.push(msgs_.pool(), m);
-            break;
         case delivery_mode::uud:
-            uud_queue_.push(msgs_.pool(), m);
+            connectionless_.queue(mode, m, msgs_);
             break;
     }
     core_.tx_ready = true;

@@ -1,9 +1,9 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
-// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer, control_queue
-// and frame_builder (bytes on the wire). What is not yet a part is split by concern over
-// engine.cpp (set-up, API), engine_tx.cpp (what goes out), engine_rx.cpp (what comes in) and
-// engine_timers.cpp (what time does).
+// counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer, control_queue,
+// frame_builder (bytes on the wire), credit_pacer (RCCC) and connectionless (RUDI, UUD). What is
+// not yet a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out),
+// engine_rx.cpp (what comes in) and engine_timers.cpp (what time does).
 #pragma once
 
 #include <memory>
@@ -15,7 +15,9 @@
 #include "core/timer_wheel.hpp"
 #include "engine/ack_coalescer.hpp"
 #include "engine/answer_tracker.hpp"
+#include "engine/connectionless.hpp"
 #include "engine/control_queue.hpp"
+#include "engine/credit_pacer.hpp"
 #include "engine/engine.hpp"
 #include "engine/engine_core.hpp"
 #include "engine/frame_builder.hpp"
@@ -83,6 +85,8 @@ class engine_impl final {
     friend class engine;
     friend class answer_tracker;
     friend class ack_coalescer;
+    friend class connectionless;
+    friend class credit_pacer;
     friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
@@ -114,21 +118,12 @@ class engine_impl final {
 
     // ---- transmit (engine_tx.cpp) ----
     bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
-    // New RUDI and UUD requests: what goes once no PDC has anything to send.
-    bool next_connectionless_frame(std::uint64_t now, std::span<std::uint8_t> buf,
-                                   std::size_t& len);
     bool retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                          std::size_t& len);
     bool send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                        std::size_t& len);
     std::uint64_t credit_backlog(const pds::pdc& p) const;
     void maybe_request_credit(pds::pdc& p);
-    bool send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
-                   bool retransmissions_only);
-    std::uint64_t rudi_rto(std::uint32_t peer, std::uint16_t retries) const noexcept {
-        return peers_[peer].rudi_rtt.rto(core_.params.rto_ns, core_.params.rto_max_ns, retries);
-    }
-    bool send_uud(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
     void count_tx_call(bool exhausted, std::size_t built);
 
     // ---- transmit runs (engine_tx_run.cpp) ----
@@ -215,8 +210,6 @@ class engine_impl final {
     // later by the ACK policy.
     void on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, std::uint32_t bytes,
                      bool created, const rx_context& rx);
-    void on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now);
-    void on_credit(const rx_context& rx, const wire::pds_ctrl& c);
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
     // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
     pds::pdc* established_target(const rx_context& rx, const wire::pds_rud_rod_request& h);
@@ -229,10 +222,6 @@ class engine_impl final {
     void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
     void on_ack(const rx_context& rx, const wire::pds_ack_cc& h, const wire::uet_packet& pkt);
     void on_nack(const rx_context& rx, const wire::pds_nack& h);
-    void on_rudi_request(const rx_context& rx, const wire::pds_rudi& h,
-                         const wire::uet_packet& pkt);
-    void on_rudi_response(const rx_context& rx, const wire::pds_rudi& h);
-    void on_uud(const rx_context& rx, const wire::uet_packet& pkt);
     // target: the PDC a RUD/ROD packet came on (answers in ACKs).
     // Into reassembly (and, for a WRITE, the region): the SES header checked here unless it
     // comes checked (the common data packet does, and then no segment is built and cleared).
@@ -271,17 +260,11 @@ class engine_impl final {
     // False when the PDC failed (and was freed) on it.
     bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
-    void on_rudi_timer(std::uint32_t index);
-    void arm_pacer();
-    void on_pacer_timer(std::uint64_t now);
     void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
-    void fail_rudi_message(std::uint32_t message, status result);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);
 
     // ---- state ----
-    // RCCC receiver: one pull pacer for this engine's port, on the timer wheel.
-    std::unique_ptr<cc::rccc_pacer> pacer_;
-    timer_node pacer_timer_;
+    credit_pacer pacer_;
     // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;
@@ -310,10 +293,8 @@ class engine_impl final {
 
     message_pool msgs_;
     answer_tracker answers_;
-    ses::message_queue rudi_queue_, uud_queue_;
+    connectionless connectionless_;
     ses::reassembly reassembly_;
-
-    pds::rudi_window rudi_;
 
     // Control frames (ACK, NACK, RUDI responses): a ring of fixed-size slots. Slots handed to
     // the caller by transmit() are reclaimed at the next transmit() call.

@@ -124,11 +124,11 @@ void engine_impl::receive(std::span<const std::uint8_t> frame, std::uint64_t now
                 on_ctrl(rx, h);
             } else if constexpr (std::is_same_v<H, wire::pds_rudi>) {
                 if (h.type == wire::pds_type::rudi_req)
-                    on_rudi_request(rx, h, pkt);
+                    connectionless_.on_request(*this, rx, h, pkt);
                 else
-                    on_rudi_response(rx, h);
+                    connectionless_.on_response(*this, rx, h);
             } else if constexpr (std::is_same_v<H, wire::pds_uud>) {
-                on_uud(rx, pkt);
+                connectionless_.on_uud(*this, rx, pkt);
             } else {
                 core_.count_drop(drop_reason::unsupported_type);
             }
@@ -214,7 +214,7 @@ void engine_impl::on_trimmed(const rx_context& rx, std::span<const std::uint8_t>
         p->counters.rx_bytes += rx.frame_bytes;
         ++p->counters.trimmed_received;
         // The header survived the trim: the sender's credit target still counts.
-        if (cc_req) on_credit_target(*p, cc_req->credit_target, rx.now);
+        if (cc_req) pacer_.on_credit_target(*this, *p, cc_req->credit_target, rx.now);
         switch (p->classify(h->psn)) {
             case pds::pdc::rx_verdict::duplicate:
                 ++p->counters.duplicates;
@@ -299,14 +299,6 @@ void engine_impl::reopen_if_forged_close(pds::pdc& p, pds::psn_t psn) {
     core_.timers.schedule(p.idle_timer, core_.now + core_.cfg.pdc_target_idle_ns);
 }
 
-// RCCC receiver: the sender wants credit up to `target` (cumulative): queue it at the pacer.
-void engine_impl::on_credit_target(pds::pdc& p, std::uint32_t target, std::uint64_t now) {
-    p.credit_mode = true;
-    p.credit_rx.on_credit_target(target);
-    pacer_->on_demand(p.credit_rx, now);
-    arm_pacer();
-}
-
 // A request from a source not in the table: only a SYN, which opens a PDC, may add it, and only
 // while a PDC is free (else the NACK that asks it to come back later is sent without state).
 void engine_impl::on_request_from_new_source(const rx_context& rx,
@@ -329,7 +321,7 @@ void engine_impl::on_request(const rx_context& rx, const wire::pds_rud_rod_reque
     if (!p) return;
     const bool rod = h.type == wire::pds_type::rod;
     if (p->ordered != rod) return core_.count_drop(drop_reason::unknown_pdc);
-    if (credit_target) on_credit_target(*p, *credit_target, rx.now);
+    if (credit_target) pacer_.on_credit_target(*this, *p, *credit_target, rx.now);
     p->last_activity_ns = rx.now;
     ++p->counters.rx_packets;
     ++p->counters.rx_data_packets;
@@ -430,20 +422,8 @@ void engine_impl::place_write(const rx_context& rx, const ses::rx_segment& seg,
         reassembly_.mark_failed(slot);
 }
 
-void engine_impl::on_credit(const rx_context& rx, const wire::pds_ctrl& c) {
-    if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
-    pds::pdc* p = pdcs_.by_local_id(c.dpdcid);
-    if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
-        (p->state != pds::pdc_state::syn_sent && c.spdcid != p->remote_id))
-        return core_.count_drop(drop_reason::unknown_pdc);
-    ++p->counters.rx_packets;
-    p->counters.rx_bytes += rx.frame_bytes;
-    p->cc->on_credit(c.payload & cc::credit::field_mask, rx.now);
-    core_.tx_ready = true;
-}
-
 void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
-    if (c.ctrl_type == wire::ctrl_type::credit && !c.syn) return on_credit(rx, c);
+    if (c.ctrl_type == wire::ctrl_type::credit && !c.syn) return pacer_.on_credit(*this, rx, c);
     // CREDIT_REQUEST asks for credit; NOOP is what an initiator waiting only for answers its
     // ACK announced sends to show it has our PDC id (pdc::validated: answers held for it go).
     const bool credit_req = c.ctrl_type == wire::ctrl_type::credit_req;
@@ -457,7 +437,7 @@ void engine_impl::on_ctrl(const rx_context& rx, const wire::pds_ctrl& c) {
         p->counters.rx_bytes += rx.frame_bytes;
         p->last_activity_ns = rx.now;
         if (!p->validated) validate(*p);
-        if (credit_req) on_credit_target(*p, c.payload, rx.now);
+        if (credit_req) pacer_.on_credit_target(*this, *p, c.payload, rx.now);
         return;
     }
     if (c.ctrl_type != wire::ctrl_type::close || c.syn)
@@ -543,23 +523,8 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
 
 void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
     if (rx.peer == transient_peer) return core_.count_drop(drop_reason::unknown_source);
+    if (n.nt) return connectionless_.on_nack(*this, rx, n);
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
-    if (n.nt) {
-        const std::uint32_t index = rudi_.find(n.nack_psn, true);
-        if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
-            return core_.count_drop(drop_reason::stale_response);
-        ++core_.connectionless.nacks_received[slot];
-        pds::rudi_packet& r = rudi_[index];
-        core_.timers.cancel(r.timer);
-        if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
-            pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop) {
-            rudi_.queue_retransmit(index, pds::retx_cause::nack);
-            core_.tx_ready = true;
-        } else {
-            core_.timers.schedule(r.timer, rx.now + rudi_rto(rx.peer, r.retries));
-        }
-        return;
-    }
     pds::pdc* p = pdcs_.by_local_id(n.dpdcid);
     if (!p || p->role != pds::pdc_role::initiator || p->peer != rx.peer ||
         (n.spdcid != 0 && p->state != pds::pdc_state::syn_sent && n.spdcid != p->remote_id))
@@ -571,53 +536,6 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
         p->on_nack(n.code, n.nack_psn, rx.now, core_.timers, core_.params, n.retx ? 1 : 0);
     if (act == pds::nack_action::retransmit || act == pds::nack_action::rewind)
         core_.tx_ready = true;
-}
-
-// ---- RUDI and UUD ----
-
-void engine_impl::on_rudi_request(const rx_context& rx_in, const wire::pds_rudi& h,
-                                  const wire::uet_packet& pkt) {
-    rx_context rx = rx_in;
-    if (!learn_peer(rx)) return;  // its message is remembered under its peer (duplicates)
-    ++core_.connectionless.rx_packets;
-    ++core_.connectionless.rx_data_packets;
-    core_.connectionless.rx_bytes += rx.frame_bytes;
-    ses::place_result placed;
-    if (!place(rx, delivery_mode::rudi, ses_of(pkt), true, false, placed)) return;
-    if (placed == ses::place_result::duplicate) ++core_.connectionless.duplicates;
-    // Every request packet, duplicate or not, gets its response (the first may have been lost).
-    acks_.answer_rudi(*this, rx, h);
-}
-
-void engine_impl::on_rudi_response(const rx_context& rx, const wire::pds_rudi& h) {
-    const std::uint32_t index = rudi_.find(h.pkt_id, false);
-    if (index == pds::rudi_window::no_packet || msgs_[rudi_[index].message].peer != rx.peer)
-        return core_.count_drop(drop_reason::stale_response);
-    ++core_.connectionless.rx_packets;
-    core_.connectionless.rx_bytes += rx.frame_bytes;
-    ++core_.connectionless.acks_received;
-    ++core_.counters.rudi_responses_rx;
-    pds::rudi_packet& r = rudi_[index];
-    core_.timers.cancel(r.timer);
-    if (!r.resent && rx.now >= r.sent_ns) peers_[rx.peer].rudi_rtt.sample(rx.now - r.sent_ns);
-    const std::uint32_t message = r.message;
-    rudi_.release(index);
-    core_.tx_ready = true;
-    ses::tx_message& m = msgs_[message];
-    if (m.in_use && ++m.packets_done >= m.packets_total) complete_message(message, status{});
-}
-
-void engine_impl::on_uud(const rx_context& rx_in, const wire::uet_packet& pkt) {
-    rx_context rx = rx_in;
-    if (!learn_peer(rx)) return;
-    ++core_.connectionless.rx_packets;
-    ++core_.connectionless.rx_data_packets;
-    core_.connectionless.rx_bytes += rx.frame_bytes;
-    ++core_.counters.uud_rx;
-    ses::place_result placed;
-    if (place(rx, delivery_mode::uud, ses_of(pkt), true, true, placed) &&
-        placed == ses::place_result::duplicate)
-        ++core_.connectionless.duplicates;
 }
 
 }  // namespace uet

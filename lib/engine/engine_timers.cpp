@@ -23,10 +23,10 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
             on_idle_timer(pdcs_[a], now);
             break;
         case timer_kind::rudi:
-            on_rudi_timer(static_cast<std::uint32_t>(a));
+            connectionless_.on_timer(*this, static_cast<std::uint32_t>(a));
             break;
         case timer_kind::pacer:
-            on_pacer_timer(now);
+            pacer_.on_timer(*this, now);
             break;
         case timer_kind::ack:
             acks_.on_ack_timer(*this, pdcs_[a], now);
@@ -134,43 +134,6 @@ void engine_impl::fail_initiator(pds::pdc& p, status result, std::uint64_t now) 
     free_pdc(p);
     open_initiator_pdc(peer, slot, now);
     kick_waiting(now);
-}
-
-// ---- RCCC pull pacer ----
-
-void engine_impl::arm_pacer() {
-    const std::uint64_t due = pacer_->next_deadline();
-    if (due == cc::rccc_pacer::idle) return;
-    if (!pacer_timer_.scheduled() || pacer_timer_.deadline() > due)
-        core_.timers.schedule(pacer_timer_, std::max(due, core_.now));
-}
-
-// Grants are due: one pull each, round robin over the PDCs that want credit, sent in CTRL
-// CREDIT packets (ACKs carry the same cumulative value when they go out anyway).
-void engine_impl::on_pacer_timer(std::uint64_t now) {
-    while (auto grant = pacer_->poll(now)) {
-        pds::pdc& p = pdcs_[grant->receiver->cookie()];
-        if (p.state == pds::pdc_state::free || p.role != pds::pdc_role::target) continue;
-        acks_.send_credit(*this, p, grant->credit_field);
-    }
-    arm_pacer();
-}
-
-void engine_impl::on_rudi_timer(std::uint32_t index) {
-    if (index >= rudi_.size()) return;
-    pds::rudi_packet& r = rudi_[index];
-    if (r.st != pds::rudi_packet::state::in_flight) return;
-    ++core_.connectionless.timeouts;
-    if (++r.retries > core_.params.max_retransmits)
-        return fail_rudi_message(r.message, status{status_code::retry_limit});
-    rudi_.queue_retransmit(index, pds::retx_cause::timeout);
-    core_.tx_ready = true;
-}
-
-void engine_impl::fail_rudi_message(std::uint32_t message, status result) {
-    rudi_.release_message(message, [this](timer_node& t) { core_.timers.cancel(t); });
-    if (rudi_queue_.head == message) rudi_queue_.pop(msgs_.pool());
-    complete_message(message, result);
 }
 
 }  // namespace uet

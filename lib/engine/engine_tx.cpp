@@ -26,7 +26,8 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
     // frames are what next_data_frame would pick, asked for without its scans and call per
     // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
     // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = pdcs_.initiators().size() == 1 && !rudi_.retransmit_pending() &&
+    pds::pdc* const only = pdcs_.initiators().size() == 1 &&
+                                   !connectionless_.retransmit_pending() &&
                                    !pdcs_[pdcs_.initiators()[0]].tx.has_retransmit()
                                ? &pdcs_[pdcs_.initiators()[0]]
                                : nullptr;
@@ -57,7 +58,7 @@ std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
                 only_done = true;
         }
         if (!got)
-            got = only != nullptr ? next_connectionless_frame(core_.now, buf, len)
+            got = only != nullptr ? connectionless_.next_frame(*this, core_.now, buf, len)
                                   : next_data_frame(core_.now, buf, len);
         if (!got) {
             exhausted = true;
@@ -102,7 +103,9 @@ bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf
         if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
-    if (rudi_.retransmit_pending() && send_rudi(now, buf, len, true)) return true;
+    if (connectionless_.retransmit_pending() &&
+        connectionless_.send_rudi(*this, now, buf, len, true))
+        return true;
     const std::size_t count = pdcs_.initiators().size();
     std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
@@ -112,13 +115,7 @@ bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf
         }
         if (++at == count) at = 0;  // round robin without a division per frame
     }
-    return next_connectionless_frame(now, buf, len);
-}
-
-bool engine_impl::next_connectionless_frame(std::uint64_t now, std::span<std::uint8_t> buf,
-                                            std::size_t& len) {
-    return (!rudi_queue_.empty() && send_rudi(now, buf, len, false)) ||
-           (!uud_queue_.empty() && send_uud(now, buf, len));
+    return connectionless_.next_frame(*this, now, buf, len);
 }
 
 std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
@@ -208,54 +205,6 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, ar, buf);
     p.on_sent(e, now, core_.timers, core_.params);
     core_.count_tx(&p, len, true);
-    return true;
-}
-
-// ---- RUDI: no PDC; every request packet has its own id, timer and response ----
-
-bool engine_impl::send_rudi(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len,
-                            bool retransmissions_only) {
-    std::uint32_t index = rudi_.pop_retransmit();
-    const bool retx = index != pds::rudi_window::no_packet;
-    if (retx) {
-        ++core_.connectionless.retransmits[static_cast<std::size_t>(rudi_[index].cause)];
-    } else {
-        if (retransmissions_only || rudi_queue_.empty() || !rudi_.has_room()) return false;
-        const std::uint32_t mi = rudi_queue_.head;
-        ses::tx_message& m = msgs_[mi];
-        const ses::segment seg = msgs_.next_segment(m);
-        if (msgs_.fully_segmented(m)) rudi_queue_.pop(msgs_.pool());
-        index = rudi_.take(mi, seg.offset, seg.length);
-    }
-    pds::rudi_packet& r = rudi_[index];
-    r.st = pds::rudi_packet::state::in_flight;
-    r.sent_ns = now;
-    r.resent = retx;
-    len = frames_.build_rudi_request(peers_, msgs_, core_.rng, r, retx, buf);
-    core_.timers.schedule(r.timer, now + rudi_rto(msgs_[r.message].peer, r.retries));
-    ++core_.counters.rudi_requests_tx;
-    core_.count_tx(nullptr, len, true);
-    return true;
-}
-
-bool engine_impl::send_uud(std::uint64_t, std::span<std::uint8_t> buf, std::size_t& len) {
-    if (uud_queue_.empty()) return false;
-    const std::uint32_t mi = uud_queue_.pop(msgs_.pool());
-    ses::tx_message& m = msgs_[mi];
-    const ses::segment seg = msgs_.next_segment(m);
-    const wire::ses_header ses = ses::packet_header(m, seg);
-    wire::pds_uud h;
-    h.next_hdr = wire::next_hdr_for(ses);
-    wire::uet_packet_spec spec;
-    spec.pds = h;
-    spec.ses = ses;
-    spec.payload = std::span<const std::uint8_t>(m.data, seg.length);
-    const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
-    len = frames_.build_frame(peers_.at(m.peer), entropy, true, spec, buf);
-    ++core_.counters.uud_tx;
-    core_.count_tx(nullptr, len, true);
-    // Best effort: done once it is on its way.
-    complete_message(mi, status{});
     return true;
 }
 
