@@ -72,7 +72,8 @@ void connectionless::on_request(engine_impl& e, const rx_context& rx_in, const w
     ++e.core_.connectionless.rx_data_packets;
     e.core_.connectionless.rx_bytes += rx.frame_bytes;
     ses::place_result placed;
-    if (!e.place(rx, delivery_mode::rudi, engine_impl::ses_of(pkt), true, false, placed)) return;
+    if (!e.rx_.place(e, rx, delivery_mode::rudi, rx_pipeline::ses_of(pkt), true, false, placed))
+        return;
     if (placed == ses::place_result::duplicate) ++e.core_.connectionless.duplicates;
     // Every request packet, duplicate or not, gets its response (the first may have been lost).
     e.acks_.answer_rudi(e, rx, h);
@@ -122,7 +123,7 @@ void connectionless::on_uud(engine_impl& e, const rx_context& rx_in, const wire:
     e.core_.connectionless.rx_bytes += rx.frame_bytes;
     ++e.core_.counters.uud_rx;
     ses::place_result placed;
-    if (e.place(rx, delivery_mode::uud, engine_impl::ses_of(pkt), true, true, placed) &&
+    if (e.rx_.place(e, rx, delivery_mode::uud, rx_pipeline::ses_of(pkt), true, true, placed) &&
         placed == ses::place_result::duplicate)
         ++e.core_.connectionless.duplicates;
 }

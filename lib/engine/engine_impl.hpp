@@ -1,9 +1,10 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
 // counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer, control_queue,
-// frame_builder (bytes on the wire), credit_pacer (RCCC) and connectionless (RUDI, UUD). What is
-// not yet a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out),
-// engine_rx.cpp (what comes in) and engine_timers.cpp (what time does).
+// frame_builder (bytes on the wire), credit_pacer (RCCC), connectionless (RUDI, UUD), and what
+// comes in: rx_pipeline (rx_read.cpp, rx_take.cpp, rx_target.cpp) and rx_control. What is not yet
+// a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out) and
+// engine_timers.cpp (what time does).
 #pragma once
 
 #include <memory>
@@ -26,6 +27,7 @@
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
 #include "engine/rx_context.hpp"
+#include "engine/rx_pipeline.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
 #include "ses/message.hpp"
@@ -35,10 +37,6 @@
 #include "wire/uet_packet.hpp"
 
 namespace uet {
-
-// Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
-// requests a peer sends us and of the responses to ours are separate spaces.
-inline constexpr std::uint8_t response_key_bit = 4;
 
 class engine_impl final {
   public:
@@ -71,11 +69,14 @@ class engine_impl final {
 
     // engine_tx.cpp
     std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
-    // engine_rx.cpp
-    void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
-    // engine_rx_run.cpp
+    // rx_pipeline (rx_read.cpp)
+    void receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
+        rx_.receive(*this, frame, now);
+    }
     void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
-                       const wire::frame_rest* rests, std::uint64_t now);
+                       const wire::frame_rest* rests, std::uint64_t now) {
+        rx_.receive_burst(*this, frames, rests, now);
+    }
     // engine_timers.cpp
     void advance(std::uint64_t now);
 
@@ -87,6 +88,8 @@ class engine_impl final {
     friend class ack_coalescer;
     friend class connectionless;
     friend class credit_pacer;
+    friend class rx_pipeline;
+    friend class rx_control;
     friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
@@ -147,109 +150,17 @@ class engine_impl final {
                !ses::has_extensions(m.fields);
     }
 
-    // ---- receive (engine_rx.cpp) ----
+    // ---- receive: rx_pipeline, rx_control ----
     using rx_context = ::uet::rx_context;
-    // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
-    // path) the segment checked already.
-    struct rx_ses {
-        const wire::ses_header* header = nullptr;
-        const ses::rx_segment* checked = nullptr;
-        std::span<const std::uint8_t> payload;
-    };
-    static rx_ses ses_of(const wire::uet_packet& pkt) noexcept {
-        return {pkt.ses ? &*pkt.ses : nullptr, nullptr, pkt.payload};
-    }
-    bool receive_plain(std::span<const std::uint8_t> frame);
-    // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
-    // trimmed (a trimmed one goes to the general path, which NACKs it).
-    bool takes_plain(const wire::plain_request& f) const noexcept {
-        return f.dst_ip == core_.cfg.ip && f.dst_port == core_.cfg.udp_port &&
-               f.dscp != core_.cfg.trim_dscp;
-    }
-    // ---- receive runs (engine_rx_run.cpp) ----
-    // A data packet of a run: what differs from the packet before it.
-    struct run_packet {
-        wire::pds_rud_rod_request pds;
-        ses::segment seg;
-        std::uint32_t bytes = 0;  // the frame's payload (seg.length and any padding)
-        std::uint16_t entropy = 0;
-        bool ce = false;
-    };
-    static constexpr std::size_t max_run = 32;
-    // rests: nullptr, or one per frame (frames in two pieces).
-    std::size_t receive_run(std::span<const std::span<const std::uint8_t>> frames,
-                            const wire::frame_rest* rests);
-    std::size_t read_run(std::span<const std::span<const std::uint8_t>> frames,
-                         const wire::frame_rest* rests);
-    std::size_t read_single_packet_run(std::span<const std::span<const std::uint8_t>> frames,
-                                       const wire::frame_rest* rests);
-    const ses::rx_segment& single_packet_run_segment(std::size_t i) noexcept;
-    pds::pdc* run_target(const rx_context& rx, std::size_t n);
-    bool take_run(const rx_context& rx, std::size_t n);
-    bool take_single_packet_run(const rx_context& rx, std::size_t n);
-    void write_run(const rx_context& rx, std::uint32_t slot, std::size_t n);
-    void accept_run(pds::pdc& p, const rx_context& rx, std::size_t n);
-    void receive_run_one_by_one(const rx_context& rx, std::size_t n);
-    // The run's context with packet i's entropy and CE mark.
-    rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {
-        rx_context at = rx;
-        at.entropy = run_[i].entropy;
-        at.ce = run_[i].ce;
-        return at;
-    }
-    void on_trimmed(const rx_context& rx, std::span<const std::uint8_t> l4);
     // A source about to get state here (a target PDC, a message in reassembly): its own entry,
     // taking the place of a learned peer that holds none when the table is full. False (and a
     // counted drop) when there is no room.
     bool learn_peer(rx_context& rx);
-    void on_request(const rx_context& rx, const wire::pds_rud_rod_request& h, const rx_ses& in,
-                    const std::uint32_t* credit_target = nullptr);
-    void on_request_from_new_source(const rx_context& rx, const wire::pds_rud_rod_request& h,
-                                    const rx_ses& in, const std::uint32_t* credit_target);
-    // A request packet the PDC accepted and placed: into its window, and acknowledged now or
-    // later by the ACK policy.
-    void on_accepted(pds::pdc& p, const wire::pds_rud_rod_request& h, std::uint32_t bytes,
-                     bool created, const rx_context& rx);
-    pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
-    // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
-    pds::pdc* established_target(const rx_context& rx, const wire::pds_rud_rod_request& h);
-    void reopen_if_forged_close(pds::pdc& p, pds::psn_t psn);
     // How long a target PDC lingers after its CLOSE (pdc::close_heard): as long as its
     // initiator may wait to resend, so a forged CLOSE is found out by the next data packet.
     std::uint64_t close_linger_ns() const noexcept { return core_.params.rto_max_ns; }
     // A lingering PDC freed for a new one when none is free.
     bool reclaim_lingering();
-    void on_ctrl(const rx_context& rx, const wire::pds_ctrl& h);
-    void on_ack(const rx_context& rx, const wire::pds_ack_cc& h, const wire::uet_packet& pkt);
-    void on_nack(const rx_context& rx, const wire::pds_nack& h);
-    // target: the PDC a RUD/ROD packet came on (answers in ACKs).
-    // Into reassembly (and, for a WRITE, the region): the SES header checked here unless it
-    // comes checked (the common data packet does, and then no segment is built and cleared).
-    bool place(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
-               bool single_packet, ses::place_result& result, pds::pdc* target = nullptr) {
-        return in.checked ? place_checked(rx, mode, *in.checked, in.payload, remember,
-                                          single_packet, result, target)
-                          : place_unchecked(rx, mode, in, remember, single_packet, result, target);
-    }
-    bool place_unchecked(const rx_context& rx, delivery_mode mode, const rx_ses& in, bool remember,
-                         bool single_packet, ses::place_result& result, pds::pdc* target);
-    bool place_checked(const rx_context& rx, delivery_mode mode, const ses::rx_segment& seg,
-                       std::span<const std::uint8_t> payload, bool remember, bool single_packet,
-                       ses::place_result& result, pds::pdc* target);
-    // The reassembly key of a data packet's message, and whether its payload goes to the region
-    // the placement hook names rather than into a reassembly buffer.
-    static ses::message_key message_key_of(const rx_context& rx, delivery_mode mode,
-                                           const ses::rx_segment& seg) noexcept {
-        auto key_mode = static_cast<std::uint8_t>(mode);
-        if (seg.fields.response) key_mode |= response_key_bit;
-        return {rx.peer, key_mode, seg.message_id};
-    }
-    bool placed_externally(const ses::rx_segment& seg) const noexcept {
-        return core_.places_writes && !seg.fields.response &&
-               seg.fields.opcode == wire::ses_opcode::write;
-    }
-    void place_write(const rx_context& rx, const ses::rx_segment& seg,
-                     std::span<const std::uint8_t> payload, std::uint32_t slot);
 
     // The answers held on p (answer_tracker) go, its initiator known (engine.cpp).
     void validate(pds::pdc& p);
@@ -265,23 +176,8 @@ class engine_impl final {
 
     // ---- state ----
     credit_pacer pacer_;
-    // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
-    // are zeroed on every frame (432 bytes); the decoders reset what they use.
-    wire::l2l4_view rx_l2_;
-    wire::uet_packet rx_pkt_;
-    wire::plain_request rx_plain_;
+    rx_pipeline rx_;
     frame_builder frames_;
-    wire::plain_request_template rx_template_;  // the last data frame, for the next
-    ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
-    bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
-    std::array<run_packet, max_run> run_;       // the run receive_run() is taking
-    std::array<const std::uint8_t*, max_run> run_payloads_{};
-    // A run of one-packet messages (run_single_packet_): the segment their template's reading
-    // checked, which all of them share but for each message's own fields
-    // (single_packet_run_segment()), and those fields as read.
-    ses::rx_segment single_packet_run_segment_;
-    std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
-    bool run_single_packet_ = false;
     // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
     tx_stop tx_stop_ = tx_stop::nothing_queued;
@@ -300,9 +196,6 @@ class engine_impl final {
     // the caller by transmit() are reclaimed at the next transmit() call.
     control_queue control_;
     ack_coalescer acks_;
-
-    // A frame in two pieces read outside a run, joined (receive_burst with rests).
-    std::array<std::uint8_t, 16384> joined_;
 };
 
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;

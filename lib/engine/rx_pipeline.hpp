@@ -1,0 +1,188 @@
+// The receive pipeline: frames read (header prediction, runs of one message or of one-packet
+// messages), taken as a run where one can be, else packet by packet to the target side (the PDC,
+// reassembly, the ACK policy). Its state is the decoded headers of the frame being read and the
+// run being taken. rx_read.cpp reads, rx_take.cpp takes runs, rx_target.cpp takes one packet;
+// what is not a data packet for a target PDC goes to rx_control.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "engine/engine.hpp"
+#include "engine/engine_core.hpp"
+#include "engine/rx_context.hpp"
+#include "pds/pdc.hpp"
+#include "ses/reassembly.hpp"
+#include "wire/frame.hpp"
+#include "wire/plain_request.hpp"
+#include "wire/uet_packet.hpp"
+
+namespace uet {
+
+class engine_impl;
+
+// Responses are reassembled under (peer, mode | response_key_bit, request id): the ids of the
+// requests a peer sends us and of the responses to ours are separate spaces.
+inline constexpr std::uint8_t response_key_bit = 4;
+
+// A RUD_CC / ROD_CC request is a request plus a credit target.
+wire::pds_rud_rod_request as_request(const wire::pds_rud_rod_cc_request& c);
+
+class rx_pipeline {
+  public:
+    // ---- read (rx_read.cpp) ----
+    // rests: nullptr, or one per frame (frames in two pieces).
+    void receive_burst(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
+                       const wire::frame_rest* rests, std::uint64_t now);
+    void receive(engine_impl& e, std::span<const std::uint8_t> frame, std::uint64_t now);
+
+    // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
+    // path) the segment checked already.
+    struct rx_ses {
+        const wire::ses_header* header = nullptr;
+        const ses::rx_segment* checked = nullptr;
+        std::span<const std::uint8_t> payload;
+    };
+    static rx_ses ses_of(const wire::uet_packet& pkt) noexcept {
+        return {pkt.ses ? &*pkt.ses : nullptr, nullptr, pkt.payload};
+    }
+
+    // ---- one packet at the target (rx_target.cpp) ----
+    void on_trimmed(engine_impl& e, const rx_context& rx, std::span<const std::uint8_t> l4);
+    void on_request(engine_impl& e, const rx_context& rx, const wire::pds_rud_rod_request& h,
+                    const rx_ses& in, const std::uint32_t* credit_target = nullptr);
+    // target: the PDC a RUD/ROD packet came on (answers in ACKs).
+    // Into reassembly (and, for a WRITE, the region): the SES header checked here unless it
+    // comes checked (the common data packet does, and then no segment is built and cleared).
+    bool place(engine_impl& e, const rx_context& rx, delivery_mode mode, const rx_ses& in,
+               bool remember, bool single_packet, ses::place_result& result,
+               pds::pdc* target = nullptr) {
+        return in.checked
+                   ? place_checked(e, rx, mode, *in.checked, in.payload, remember, single_packet,
+                                   result, target)
+                   : place_unchecked(e, rx, mode, in, remember, single_packet, result, target);
+    }
+
+  private:
+    // ---- read (rx_read.cpp) ----
+    bool receive_plain(engine_impl& e, std::span<const std::uint8_t> frame);
+    // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
+    // trimmed (a trimmed one goes to the general path, which NACKs it).
+    static bool takes_plain(const engine_core& core, const wire::plain_request& f) noexcept {
+        return f.dst_ip == core.cfg.ip && f.dst_port == core.cfg.udp_port &&
+               f.dscp != core.cfg.trim_dscp;
+    }
+    // A data packet of a run: what differs from the packet before it.
+    struct run_packet {
+        wire::pds_rud_rod_request pds;
+        ses::segment seg;
+        std::uint32_t bytes = 0;  // the frame's payload (seg.length and any padding)
+        std::uint16_t entropy = 0;
+        bool ce = false;
+    };
+    static constexpr std::size_t max_run = 32;
+    std::size_t receive_run(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
+                            const wire::frame_rest* rests);
+    std::size_t read_run(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
+                         const wire::frame_rest* rests);
+    std::size_t read_single_packet_run(engine_impl& e,
+                                       std::span<const std::span<const std::uint8_t>> frames,
+                                       const wire::frame_rest* rests);
+    // Packet i's checked segment in a run of one-packet messages: the run's, with the message's
+    // own fields. Valid until the next call.
+    const ses::rx_segment& single_packet_run_segment(std::size_t i) noexcept {
+        const wire::next_request_fields& x = single_packet_run_fields_[i];
+        ses::rx_segment& s = single_packet_run_segment_;
+        s.message_id = x.message_id;
+        s.fields.buffer_offset = x.buffer_offset;
+        s.fields.memory_key = x.memory_key;
+        s.fields.header_data = x.header_data;  // a one-packet message is its first packet
+        return s;
+    }
+
+    // ---- runs taken (rx_take.cpp) ----
+    pds::pdc* run_target(engine_impl& e, const rx_context& rx, std::size_t n);
+    bool take_run(engine_impl& e, const rx_context& rx, std::size_t n);
+    bool take_single_packet_run(engine_impl& e, const rx_context& rx, std::size_t n);
+    void write_run(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
+    void accept_run(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
+    void receive_run_one_by_one(engine_impl& e, const rx_context& rx, std::size_t n);
+    // The run's context with packet i's entropy and CE mark.
+    rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {
+        rx_context at = rx;
+        at.entropy = run_[i].entropy;
+        at.ce = run_[i].ce;
+        return at;
+    }
+
+    // ---- one packet at the target (rx_target.cpp) ----
+    void on_request_from_new_source(engine_impl& e, const rx_context& rx,
+                                    const wire::pds_rud_rod_request& h, const rx_ses& in,
+                                    const std::uint32_t* credit_target);
+    // A request packet the PDC accepted and placed: into its window, and acknowledged now or
+    // later by the ACK policy.
+    void on_accepted(engine_impl& e, pds::pdc& p, const wire::pds_rud_rod_request& h,
+                     std::uint32_t bytes, bool created, const rx_context& rx);
+    pds::pdc* target_for(engine_impl& e, const rx_context& rx, const wire::pds_rud_rod_request& h,
+                         bool& created);
+    // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
+    pds::pdc* established_target(engine_impl& e, const rx_context& rx,
+                                 const wire::pds_rud_rod_request& h);
+    void reopen_if_forged_close(engine_impl& e, pds::pdc& p, pds::psn_t psn);
+    bool place_unchecked(engine_impl& e, const rx_context& rx, delivery_mode mode, const rx_ses& in,
+                         bool remember, bool single_packet, ses::place_result& result,
+                         pds::pdc* target);
+    bool place_checked(engine_impl& e, const rx_context& rx, delivery_mode mode,
+                       const ses::rx_segment& seg, std::span<const std::uint8_t> payload,
+                       bool remember, bool single_packet, ses::place_result& result,
+                       pds::pdc* target);
+    // The reassembly key of a data packet's message, and whether its payload goes to the region
+    // the placement hook names rather than into a reassembly buffer.
+    static ses::message_key message_key_of(const rx_context& rx, delivery_mode mode,
+                                           const ses::rx_segment& seg) noexcept {
+        auto key_mode = static_cast<std::uint8_t>(mode);
+        if (seg.fields.response) key_mode |= response_key_bit;
+        return {rx.peer, key_mode, seg.message_id};
+    }
+    static bool placed_externally(const engine_core& core, const ses::rx_segment& seg) noexcept {
+        return core.places_writes && !seg.fields.response &&
+               seg.fields.opcode == wire::ses_opcode::write;
+    }
+    void place_write(engine_impl& e, const rx_context& rx, const ses::rx_segment& seg,
+                     std::span<const std::uint8_t> payload, std::uint32_t slot);
+
+    // ---- state ----
+    wire::plain_request_template rx_template_;  // the last data frame, for the next
+    ses::rx_segment rx_segment_;                // the segment of the data frame being received ...
+    bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
+    std::array<run_packet, max_run> run_;       // the run receive_run() is taking
+    std::array<const std::uint8_t*, max_run> run_payloads_{};
+    // A run of one-packet messages (run_single_packet_): the segment their template's reading
+    // checked, which all of them share but for each message's own fields
+    // (single_packet_run_segment()), and those fields as read.
+    ses::rx_segment single_packet_run_segment_;
+    std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
+    bool run_single_packet_ = false;
+    // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
+    // are zeroed on every frame (432 bytes); the decoders reset what they use.
+    wire::l2l4_view rx_l2_;
+    wire::uet_packet rx_pkt_;
+    wire::plain_request rx_plain_;
+    // A frame in two pieces read outside a run, joined (receive_burst with rests).
+    std::array<std::uint8_t, 16384> joined_;
+};
+
+// What is not a data packet for a target PDC: ACKs, NACKs and CTRL packets, and the dispatch of
+// a decoded packet by its PDS header. No state of its own.
+class rx_control {
+  public:
+    static void dispatch(engine_impl& e, const rx_context& rx, const wire::uet_packet& pkt);
+    static void on_ctrl(engine_impl& e, const rx_context& rx, const wire::pds_ctrl& h);
+    static void on_ack(engine_impl& e, const rx_context& rx, const wire::pds_ack_cc& h,
+                       const wire::uet_packet& pkt);
+    static void on_nack(engine_impl& e, const rx_context& rx, const wire::pds_nack& h);
+};
+
+}  // namespace uet

@@ -1,0 +1,223 @@
+// The read stage of the receive pipeline: a burst's frames read as runs where header prediction
+// finds them (rx_take.cpp takes them), else one by one: the common data packet in one pass, any
+// other parsed and checked in full (remote input is hostile: bounds-checked by the wire
+// decoders, counted and dropped here, never asserted), then handed to the role it is for.
+#include <algorithm>
+#include <cstdint>
+
+#include "engine/engine_impl.hpp"
+
+namespace uet {
+
+namespace {
+
+bool is_request_type(std::uint8_t type) {
+    using wire::pds_type;
+    const auto t = static_cast<pds_type>(type);
+    return t == pds_type::rud || t == pds_type::rod || t == pds_type::rud_cc ||
+           t == pds_type::rod_cc || t == pds_type::rudi_req || t == pds_type::uud;
+}
+
+}  // namespace
+
+void rx_pipeline::receive_burst(engine_impl& e,
+                                std::span<const std::span<const std::uint8_t>> frames,
+                                const wire::frame_rest* rests, std::uint64_t now) {
+    e.core_.tick(now);
+    for (std::size_t i = 0; i < frames.size();) {
+        const std::size_t taken = receive_run(e, frames.subspan(i), rests ? rests + i : nullptr);
+        if (taken != 0) {
+            i += taken;
+            continue;
+        }
+        // Outside a run a frame is read whole: one in two pieces is joined first.
+        receive(e, rests ? rests[i].join(frames[i], joined_) : frames[i], e.core_.now);
+        ++i;
+    }
+}
+
+// The run at the front of frames: how many frames it took (0: the first is no part of one).
+std::size_t rx_pipeline::receive_run(engine_impl& e,
+                                     std::span<const std::span<const std::uint8_t>> frames,
+                                     const wire::frame_rest* rests) {
+    const std::size_t n = read_run(e, frames, rests);
+    if (n == 0) return 0;
+    const std::size_t frame_bytes = frames[0].size();  // prediction: all of one length
+    e.core_.counters.frames_rx += n;
+    e.core_.counters.bytes_rx += n * frame_bytes;
+    e.core_.counters.frames_predicted += n;
+    const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
+    rx_context rx;
+    rx.peer = e.peers_.source(f.src_mac, f.src_ip);
+    rx.frame_bytes = frame_bytes;
+    rx.now = e.core_.now;
+    // A source not yet in the table: each packet decides alone whether it may add it.
+    if (rx.peer != transient_peer &&
+        (run_single_packet_ ? take_single_packet_run(e, rx, n) : take_run(e, rx, n)))
+        e.core_.counters.frames_in_runs += n;
+    else
+        receive_run_one_by_one(e, rx, n);
+    return n;
+}
+
+// Reads the predicted data packets at the front of frames into run_ while each follows the one
+// before it (the next PSN, the next message offset). What receive_plain() would refuse ends the
+// run; receive() then takes that frame as it would alone.
+std::size_t rx_pipeline::read_run(engine_impl& e,
+                                  std::span<const std::span<const std::uint8_t>> frames,
+                                  const wire::frame_rest* rests) {
+    run_single_packet_ = !rx_segment_of_template_;
+    if (run_single_packet_) return read_single_packet_run(e, frames, rests);
+    if (rx_template_.single_packet_messages) return 0;
+    const std::size_t limit = std::min(frames.size(), max_run);
+    std::array<wire::next_request_fields, max_run> next;
+    const std::size_t predicted =
+        wire::read_next_plain_requests(frames.first(limit), rx_template_, next.data(), rests);
+    // Whether the packets are ours: fields that prediction found the same in all of them.
+    wire::plain_request& f = rx_template_.reading;
+    if (predicted == 0 || !takes_plain(e.core_, f)) return 0;
+    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
+    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    std::size_t n = 0;
+    for (; n < predicted; ++n) {
+        const wire::next_request_fields& x = next[n];
+        run_packet& r = run_[n];
+        // The SES header differs from the one checked before only in its message_offset: the
+        // first packet's segment is checked as receive_plain() checks it, each next one only
+        // where it lies (it must follow the one before).
+        if (n == 0) {
+            f.ses.message_offset = x.message_offset;
+            if (!ses::check_next_plain_request(f.ses, bytes, e.core_.cfg.mtu_payload,
+                                               e.core_.cfg.max_message_size, rx_segment_))
+                break;
+            r.seg = rx_segment_.seg;
+        } else if (!ses::check_following_segment(run_[n - 1].seg, x.message_offset,
+                                                 f.ses.request_length, r.seg)) {
+            break;
+        }
+        r.pds = f.pds;
+        wire::load_request_changes(x.pds_at, r.pds);
+        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
+        r.bytes = bytes;
+        r.entropy = x.src_port;
+        r.ce = ce;
+        run_payloads_[n] = x.payload;
+    }
+    return n;
+}
+
+// read_run() for a stream of one-packet messages: each packet is a new message. Every frame
+// predicted from the template has the template's SES header but for the message's own fields
+// (id, buffer_offset, memory_key, header data), none of which check_plain_request looks at: its
+// verdict on the template's reading, made once, is each frame's, and each frame's segment is that
+// one with its own fields put in (single_packet_run_segment()).
+std::size_t rx_pipeline::read_single_packet_run(
+    engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
+    const wire::frame_rest* rests) {
+    const wire::plain_request& f = rx_template_.reading;
+    if (rx_template_.frame_size == 0 || !rx_template_.single_packet_messages ||
+        !takes_plain(e.core_, f))
+        return 0;
+    ses::rx_segment& common = single_packet_run_segment_;
+    common = {};
+    if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
+                                  e.core_.cfg.max_message_size, common))
+        return 0;
+    const std::size_t limit = std::min(frames.size(), max_run);
+    const std::size_t predicted = wire::read_next_plain_requests(
+        frames.first(limit), rx_template_, single_packet_run_fields_.data(), rests);
+    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
+    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    std::size_t n = 0;
+    for (; n < predicted; ++n) {
+        const wire::next_request_fields& x = single_packet_run_fields_[n];
+        run_packet& r = run_[n];
+        r.pds = f.pds;
+        wire::load_request_changes(x.pds_at, r.pds);
+        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
+        r.seg = common.seg;
+        r.bytes = bytes;
+        r.entropy = x.src_port;
+        r.ce = ce;
+        run_payloads_[n] = x.payload;
+    }
+    return n;
+}
+
+void rx_pipeline::receive(engine_impl& e, std::span<const std::uint8_t> frame, std::uint64_t now) {
+    e.core_.tick(now);
+    ++e.core_.counters.frames_rx;
+    e.core_.counters.bytes_rx += frame.size();
+    if (receive_plain(e, frame)) return;
+    wire::l2l4_view& v = rx_l2_;
+    if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
+        return e.core_.count_reject(rc);
+    if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp)
+        return e.core_.count_drop(drop_reason::not_udp);
+    if (v.ip.dst != e.core_.cfg.ip) return e.core_.count_drop(drop_reason::not_for_us);
+    if (v.udp->dport != e.core_.cfg.udp_port) return e.core_.count_drop(drop_reason::wrong_port);
+    rx_context rx;
+    rx.peer = e.peers_.source(v.eth.src, v.ip.src);
+    rx.entropy = v.udp->sport;
+    rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    rx.frame_bytes = frame.size();
+    rx.now = e.core_.now;
+    // A trimmed request lost its payload (and with it maybe the SES header's consistency):
+    // only its PDS header is read, to NACK it.
+    if (v.ip.dscp == e.core_.cfg.trim_dscp && !v.l4_payload.empty() &&
+        is_request_type(v.l4_payload[0] >> 3))
+        return on_trimmed(e, rx, v.l4_payload);
+
+    wire::uet_packet& pkt = rx_pkt_;
+    if (auto rc = wire::decode_uet(v.l4_payload, false, pkt); rc != wire::reject_reason::none)
+        return e.core_.count_reject(rc);
+    if (pkt.tss) return e.core_.count_drop(drop_reason::unsupported_type);
+    rx_control::dispatch(e, rx, pkt);
+}
+
+// The common data packet (wire::read_plain_request) in one pass, to on_request as the general
+// path below would hand it; false when it takes the general path instead, which then decides
+// on the frame and counts any drop.
+bool rx_pipeline::receive_plain(engine_impl& e, std::span<const std::uint8_t> frame) {
+    // The next packet of the last frame's message (or the next one-packet message after a
+    // one-packet message) is compared with it; any other is read in full and then stands for the
+    // packets after it.
+    const wire::plain_request* next = wire::read_next_plain_request(frame, rx_template_);
+    const bool predicted = next != nullptr;
+    if (predicted) {
+        ++e.core_.counters.frames_predicted;
+    } else {
+        if (!wire::read_plain_request(frame, rx_plain_)) return false;
+        wire::remember_plain_request(frame, rx_plain_, rx_template_);
+        rx_segment_of_template_ = false;  // until this frame's segment is checked below
+        next = &rx_plain_;
+    }
+    const wire::plain_request& f = *next;
+    if (!takes_plain(e.core_, f)) return false;
+    // A predicted packet's segment is checked against the one of the packet it was compared with.
+    ses::rx_segment& seg = rx_segment_;
+    if (predicted && rx_segment_of_template_) {
+        if (!ses::check_next_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
+                                           e.core_.cfg.max_message_size, seg))
+            return false;
+    } else {
+        seg = {};
+        if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
+                                      e.core_.cfg.max_message_size, seg))
+            return false;
+        // One-packet messages are predicted too, but each is a new message: its segment is
+        // checked in full, and they make no runs.
+        rx_segment_of_template_ =
+            rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
+    }
+    rx_context rx;
+    rx.peer = e.peers_.source(f.src_mac, f.src_ip);
+    rx.entropy = f.src_port;
+    rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    rx.frame_bytes = frame.size();
+    rx.now = e.core_.now;
+    on_request(e, rx, f.pds, rx_ses{nullptr, &seg, f.payload});
+    return true;
+}
+
+}  // namespace uet
