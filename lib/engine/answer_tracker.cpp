@@ -119,9 +119,10 @@ status answer_tracker::post_response(engine_impl& e, const received_message& req
     pds::pdc* origin = ses.return_code == wire::ses_return_code::ok
                            ? nullptr
                            : target_of_origin(request.request_pdc, e.pdcs_);
-    const status st = origin && !origin->validated
-                          ? hold(e, *origin, request.from, request.mode, ses, data, context)
-                          : e.post_message(request.from, request.mode, ses, data, context, nullptr);
+    const status st =
+        origin && !origin->validated
+            ? hold(e, *origin, request.from, request.mode, ses, data, context)
+            : send_queue::post_message(e, request.from, request.mode, ses, data, context, nullptr);
     if (st.ok()) {
         ++e.core_.counters.answers_as_messages;
         if (counted_on) ++counted_on->answers_as_messages;

@@ -233,21 +233,6 @@ void engine_impl::kick_waiting(std::uint64_t now) {
 
 // ---- application calls ----
 
-status engine_impl::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
-                              std::uint64_t context) {
-    return post_message(to, mode, ses_fields{}, data, context, nullptr);
-}
-
-status engine_impl::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
-                                 std::span<const std::uint8_t> data, std::uint64_t context,
-                                 std::uint16_t* message_id) {
-    std::uint32_t m = ses::no_index;
-    if (const status st = admit_message(to, mode, ses, data, context, m); !st) return st;
-    if (message_id) *message_id = msgs_[m].message_id;
-    queue_message(m);
-    return {};
-}
-
 status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                                   std::span<const std::uint8_t> data, std::uint64_t context,
                                   std::uint32_t& m) {
@@ -262,107 +247,13 @@ status engine_impl::admit_message(peer_id to, delivery_mode mode, const ses_fiel
     return {};
 }
 
-void engine_impl::queue_message(std::uint32_t m) {
-    const ses::tx_message& msg = msgs_[m];
-    const auto mode = static_cast<delivery_mode>(msg.mode);
-    switch (mode) {
-        case delivery_mode::rud:
-        case delivery_mode::rod:
-            queue_request(peers_[msg.peer], msg.peer, mode, m, msg.length);
-            break;
-        case delivery_mode::rudi:
-        case delivery_mode::uud:
-            connectionless_.queue(mode, m, msgs_);
-            break;
-    }
-    core_.tx_ready = true;
-}
-
-// A RUD or ROD request's place in its peer's queue: the PDC slot's turn.
-inline void engine_impl::queue_request(peer_state& ps, peer_id to, delivery_mode mode,
-                                       std::uint32_t m, std::size_t bytes) {
-    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
-    ps.queue[slot].push(msgs_.pool(), m);
-    ps.queued_bytes[slot] += bytes;
-    // Only the slot's first message opens a PDC (a call per message cost ~24).
-    if (ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
-}
-
 // p's initiator sent a packet without SYN naming our PDC id: its held answers go.
 void engine_impl::validate(pds::pdc& p) {
     p.validated = true;
     ses::message_queue& held = answers_.held(p);
     while (!held.empty())
-        queue_message(held.pop(msgs_.pool()));
+        send_queue::queue_message(*this, held.pop(msgs_.pool()));
     answers_.clear_held(p);
-}
-
-// An unsignaled request (RUD or ROD, checked, with room in the pool) as post_message() would post
-// it: allocated under the peer's next id with its own fields, tracked by id and queued. False when
-// the pool had no entry after all.
-inline bool engine_impl::queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
-                                          const ses_fields& common, const unsignaled_request& r) {
-    const std::uint32_t m =
-        msgs_.allocate_unsignaled(ps, to, mode, common, r, message_pool::may_end_counted(common));
-    if (m == ses::no_index) return false;
-    queue_request(ps, to, mode, m, r.data.size());
-    return true;
-}
-
-status engine_impl::post_unsignaled_message(peer_id to, delivery_mode mode,
-                                            const ses_fields& common, const unsignaled_request& r) {
-    if (to >= peers_.count()) return {status_code::unknown_peer};
-    if (r.data.size() > core_.cfg.max_message_size) return {status_code::message_too_long};
-    if (msgs_.room(answers_.unposted()) == 0 || !queue_unsignaled(peers_[to], to, mode, common, r))
-        return {status_code::too_many_pending};
-    ++core_.counters.messages_posted;
-    core_.tx_ready = true;
-    return {};
-}
-
-// post_unsignaled_message() of each request in turn, with what they share looked at once: the peer,
-// the room in the pool (for all of them), the counters and the transmit flag.
-std::size_t engine_impl::post_unsignaled_messages(peer_id to, delivery_mode mode,
-                                                  const ses_fields& common,
-                                                  std::span<const unsignaled_request> list) {
-    if (to >= peers_.count()) return 0;
-    peer_state& ps = peers_[to];
-    const std::size_t n = std::min(list.size(), msgs_.room(answers_.unposted()));
-    std::size_t i = 0;
-    if (mode == delivery_mode::rod || core_.cfg.parallel_pdcs <= 1) {
-        i = queue_unsignaled_list(ps, to, mode, common, list.first(n));
-    } else {  // each request to the next of the parallel PDCs
-        while (i < n && list[i].data.size() <= core_.cfg.max_message_size &&
-               queue_unsignaled(ps, to, mode, common, list[i]))
-            ++i;
-    }
-    core_.counters.messages_posted += i;
-    if (i != 0) core_.tx_ready = true;
-    return i;
-}
-
-// queue_unsignaled() of each request of a list whose requests all go to one PDC slot (ROD, or RUD
-// over one PDC): the slot picked, its bytes counted and its PDC opened once for the list
-// (per request they cost ~17 instructions).
-inline std::size_t engine_impl::queue_unsignaled_list(peer_state& ps, peer_id to,
-                                                      delivery_mode mode, const ses_fields& common,
-                                                      std::span<const unsignaled_request> list) {
-    const std::size_t slot = ps.slot_for(mode, core_.cfg.parallel_pdcs);
-    ses::message_queue& q = ps.queue[slot];
-    const bool ends_counted = message_pool::may_end_counted(common);
-    std::uint64_t bytes = 0;
-    std::size_t i = 0;
-    for (; i < list.size(); ++i) {
-        const unsignaled_request& r = list[i];
-        if (r.data.size() > core_.cfg.max_message_size) break;
-        const std::uint32_t m = msgs_.allocate_unsignaled(ps, to, mode, common, r, ends_counted);
-        if (m == ses::no_index) break;
-        q.push(msgs_.pool(), m);
-        bytes += r.data.size();
-    }
-    ps.queued_bytes[slot] += bytes;
-    if (i != 0 && ps.pdc[slot] == none) open_initiator_pdc(to, slot, core_.now);
-    return i;
 }
 
 void engine_impl::complete_message(std::uint32_t index, status result, bool answered) {
@@ -450,25 +341,6 @@ std::optional<std::uint32_t> engine::pending_request(peer_id to, delivery_mode m
     return impl_->msgs_.pending_request(to, mode, id);
 }
 
-// Flattened: the post of nearly every send of a stream asked no completion of, one call from the
-// API rather than two (the second cost ~20 instructions of register saves and arguments).
-[[gnu::flatten]] status engine::post_unsignaled_message(peer_id to, delivery_mode mode,
-                                                        const ses_fields& common,
-                                                        own_request_fields own,
-                                                        std::span<const std::uint8_t> data,
-                                                        std::uint64_t context) {
-    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response)
-        return {status_code::not_unsignaled};
-    return impl_->post_unsignaled_message(to, mode, common, unsignaled_request{own, data, context});
-}
-
-std::size_t engine::post_unsignaled_messages(peer_id to, delivery_mode mode,
-                                             const ses_fields& common,
-                                             std::span<const unsignaled_request> list) {
-    if ((mode != delivery_mode::rud && mode != delivery_mode::rod) || common.response) return 0;
-    return impl_->post_unsignaled_messages(to, mode, common, list);
-}
-
 std::uint64_t engine::take_unsignaled_ended() noexcept {
     return impl_->msgs_.take_unsignaled_ended();
 }
@@ -492,16 +364,6 @@ std::uint32_t engine::next_unsignaled_message(std::uint32_t from) const noexcept
     return impl_->msgs_.next_unsignaled(from);
 }
 
-status engine::post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
-                            std::span<const std::uint8_t> data, std::uint64_t context,
-                            std::uint16_t* message_id) {
-    return impl_->post_message(to, mode, ses, data, context, message_id);
-}
-
-status engine::post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
-                         std::uint64_t context) {
-    return impl_->post_send(to, mode, data, context);
-}
 void engine::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
     impl_->receive(frame, now);
 }
@@ -514,9 +376,6 @@ void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames
 void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                            const wire::frame_rest* rests, std::uint64_t now) {
     impl_->receive_burst(frames, rests, now);
-}
-std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
-    return impl_->transmit(now, out);
 }
 void engine::advance(std::uint64_t now) {
     impl_->advance(now);

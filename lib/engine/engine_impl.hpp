@@ -1,10 +1,10 @@
 // Inside the engine: engine_impl holds its parts by value and coordinates them. The parts own
 // their state and do not point at one another: engine_core (configuration, time, timers,
 // counters), peer_table, pdc_table, message_pool, answer_tracker, ack_coalescer, control_queue,
-// frame_builder (bytes on the wire), credit_pacer (RCCC), connectionless (RUDI, UUD), and what
-// comes in: rx_pipeline (rx_read.cpp, rx_take.cpp, rx_target.cpp) and rx_control. What is not yet
-// a part is split by concern over engine.cpp (set-up, API), engine_tx.cpp (what goes out) and
-// engine_timers.cpp (what time does).
+// frame_builder (bytes on the wire), credit_pacer (RCCC), connectionless (RUDI, UUD), what goes
+// out: tx_pipeline (tx_pipeline.cpp, tx_batch.cpp) and send_queue (posting), and what comes in:
+// rx_pipeline (rx_read.cpp, rx_take.cpp, rx_target.cpp) and rx_control. What is not yet a part
+// is split by concern over engine.cpp (set-up, API) and engine_timers.cpp (what time does).
 #pragma once
 
 #include <memory>
@@ -28,6 +28,8 @@
 #include "engine/request_index.hpp"
 #include "engine/rx_context.hpp"
 #include "engine/rx_pipeline.hpp"
+#include "engine/send_queue.hpp"
+#include "engine/tx_pipeline.hpp"
 #include "pds/pdc.hpp"
 #include "pds/rudi.hpp"
 #include "ses/message.hpp"
@@ -44,22 +46,11 @@ class engine_impl final {
 
     // engine.cpp
     peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
-    status post_send(peer_id to, delivery_mode mode, std::span<const std::uint8_t> data,
-                     std::uint64_t context);
-    status post_message(peer_id to, delivery_mode mode, const ses_fields& ses,
-                        std::span<const std::uint8_t> data, std::uint64_t context,
-                        std::uint16_t* message_id);
-    status post_unsignaled_message(peer_id to, delivery_mode mode, const ses_fields& common,
-                                   const unsignaled_request& r);
-    std::size_t post_unsignaled_messages(peer_id to, delivery_mode mode, const ses_fields& common,
-                                         std::span<const unsignaled_request> list);
     // post_message()'s checks and its message, taken from the pool, given its id and tracked,
     // not yet queued (index in m).
     status admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context,
                          std::uint32_t& m);
-    // An admitted message into the queue its mode sends from.
-    void queue_message(std::uint32_t m);
     bool poll_received(received_message& out);
     void release(std::uint64_t handle);
     const engine_counters& counters() const;
@@ -67,8 +58,6 @@ class engine_impl final {
     bool idle() const;
     std::uint64_t next_deadline() const;
 
-    // engine_tx.cpp
-    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
     // rx_pipeline (rx_read.cpp)
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
         rx_.receive(*this, frame, now);
@@ -90,6 +79,8 @@ class engine_impl final {
     friend class credit_pacer;
     friend class rx_pipeline;
     friend class rx_control;
+    friend class tx_pipeline;
+    friend class send_queue;
     friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
@@ -109,46 +100,6 @@ class engine_impl final {
     [[gnu::always_inline]] void end_message(std::uint32_t index, status result, bool answered);
     [[gnu::always_inline]] void untrack_message(std::uint32_t index) noexcept;
     [[gnu::always_inline]] void release_message(std::uint32_t index) noexcept;
-    void queue_request(peer_state& ps, peer_id to, delivery_mode mode, std::uint32_t m,
-                       std::size_t bytes);
-    // Forced inline into its two callers: once per unsignaled request.
-    [[gnu::always_inline]] bool queue_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
-                                                 const ses_fields& common,
-                                                 const unsignaled_request& r);
-    std::size_t queue_unsignaled_list(peer_state& ps, peer_id to, delivery_mode mode,
-                                      const ses_fields& common,
-                                      std::span<const unsignaled_request> list);
-
-    // ---- transmit (engine_tx.cpp) ----
-    bool next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf, std::size_t& len);
-    bool retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
-                         std::size_t& len);
-    bool send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
-                       std::size_t& len);
-    std::uint64_t credit_backlog(const pds::pdc& p) const;
-    void maybe_request_credit(pds::pdc& p);
-    void count_tx_call(bool exhausted, std::size_t built);
-
-    // ---- transmit runs (engine_tx_run.cpp) ----
-    // The packets inside the message at the head of p's queue that may leave now, built into
-    // out (each in its room, or in staging slot staged + its index) from tx_template_ with the
-    // work they share done once: how many (0 when the next packet is not one of them, or out
-    // has fewer than two frames).
-    std::size_t send_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
-    // The head message of p's queue when its next packet is inside it and built from
-    // tx_template_ (what build_pdc_packet would pick), else none.
-    std::uint32_t run_message(const pds::pdc& p) const;
-    // The one-packet messages at the head of p's queue that may leave now (a stream of small
-    // sends), built into out as send_new_from() would build them one by one, with the PDC's
-    // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
-    std::size_t send_single_packet_run(pds::pdc& p, std::span<tx_frame> out, std::size_t staged);
-    std::size_t end_tx_run(pds::pdc& p, std::uint64_t payload_bytes, std::size_t sent,
-                           std::size_t bytes, std::size_t n);
-    // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
-    bool single_packet_run_message(const ses::tx_message& m) const noexcept {
-        return m.next_offset == 0 && m.length <= msgs_.mtu() && !m.fields.response &&
-               !ses::has_extensions(m.fields);
-    }
 
     // ---- receive: rx_pipeline, rx_control ----
     using rx_context = ::uet::rx_context;
@@ -178,14 +129,11 @@ class engine_impl final {
     credit_pacer pacer_;
     rx_pipeline rx_;
     frame_builder frames_;
-    // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
-    enum class tx_stop : std::uint8_t { nothing_queued, window, other };
-    tx_stop tx_stop_ = tx_stop::nothing_queued;
+    tx_pipeline tx_;
 
     peer_table peers_;
 
     pdc_table pdcs_;
-    std::size_t rr_cursor_ = 0;
 
     message_pool msgs_;
     answer_tracker answers_;

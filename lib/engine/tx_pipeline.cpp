@@ -1,5 +1,7 @@
 // What goes out: control frames first (ACK, NACK, RUDI responses), then retransmissions, then
 // new data round-robin over the PDCs, then RUDI and UUD requests.
+#include "engine/tx_pipeline.hpp"
+
 #include <algorithm>
 
 #include "engine/engine_impl.hpp"
@@ -7,141 +9,146 @@
 
 namespace uet {
 
-std::size_t engine_impl::transmit(std::uint64_t now, std::span<tx_frame> out) {
-    advance(now);
+std::size_t tx_pipeline::transmit(engine_impl& eng, std::uint64_t now, std::span<tx_frame> out) {
+    eng.advance(now);
     // Frames handed out by the previous call are on the wire by now: reclaim their slots.
-    control_.reclaim();
+    eng.control_.reclaim();
     std::size_t n = 0;
     // With no control frame waiting, the due ACKs are built where they leave (in order: any
     // that wait are older than these).
-    if (control_.empty())
-        acks_.flush_into(*this, out, n);
+    if (eng.control_.empty())
+        eng.acks_.flush_into(eng, out, n);
     else
-        acks_.flush(*this);
+        eng.acks_.flush(eng);
     // Control frames were built when their cause arrived; a small copy into the room.
-    control_.hand_out(out, n);
+    eng.control_.hand_out(out, n);
     std::size_t built = 0;
     bool exhausted = false;
     // The usual bulk case, one initiator PDC with nothing to resend (nor RUDI resends): its new
     // frames are what next_data_frame would pick, asked for without its scans and call per
     // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
     // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = pdcs_.initiators().size() == 1 &&
-                                   !connectionless_.retransmit_pending() &&
-                                   !pdcs_[pdcs_.initiators()[0]].tx.has_retransmit()
-                               ? &pdcs_[pdcs_.initiators()[0]]
+    pds::pdc* const only = eng.pdcs_.initiators().size() == 1 &&
+                                   !eng.connectionless_.retransmit_pending() &&
+                                   !eng.pdcs_[eng.pdcs_.initiators()[0]].tx.has_retransmit()
+                               ? &eng.pdcs_[eng.pdcs_.initiators()[0]]
                                : nullptr;
     bool only_done = false;
-    while (!core_.data_stopped && n < out.size() && built < core_.cfg.tx_burst) {
+    while (!eng.core_.data_stopped && n < out.size() && built < eng.core_.cfg.tx_burst) {
         if (only != nullptr && !only_done) {
             // A run inside a message needs the template of a message of this PDC: most calls
             // with none (a stream of one-packet messages never sets it) skip the call. A stream
             // of one-packet messages makes runs of its own.
-            const auto room = out.subspan(n, std::min(out.size() - n, core_.cfg.tx_burst - built));
-            std::size_t k = frames_.template_on(only->index) ? send_run(*only, room, built) : 0;
-            if (k == 0) k = send_single_packet_run(*only, room, built);
+            const auto room =
+                out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
+            std::size_t k =
+                eng.frames_.template_on(only->index) ? send_run(eng, *only, room, built) : 0;
+            if (k == 0) k = send_single_packet_run(eng, *only, room, built);
             if (k != 0) {
                 n += k;
                 built += k;
-                rr_cursor_ = 1;
+                eng.tx_.rr_cursor_ = 1;
                 continue;
             }
         }
-        const std::span<std::uint8_t> buf = frames_.data_frame_buffer(out[n], built);
+        const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(out[n], built);
         std::size_t len = 0;
         bool got = false;
         if (only != nullptr && !only_done) {
-            got = send_new_from(*only, core_.now, buf, len);
+            got = send_new_from(eng, *only, eng.core_.now, buf, len);
             if (got)
-                rr_cursor_ = 1;  // as next_data_frame leaves it
+                eng.tx_.rr_cursor_ = 1;  // as next_data_frame leaves it
             else
                 only_done = true;
         }
         if (!got)
-            got = only != nullptr ? connectionless_.next_frame(*this, core_.now, buf, len)
-                                  : next_data_frame(core_.now, buf, len);
+            got = only != nullptr ? eng.connectionless_.next_frame(eng, eng.core_.now, buf, len)
+                                  : next_data_frame(eng, eng.core_.now, buf, len);
         if (!got) {
             exhausted = true;
             break;
         }
         if (len == 0) continue;
-        out[n].payload = frames_.referenced();
-        out[n].payload_region = frames_.referenced_region();
+        out[n].payload = eng.frames_.referenced();
+        out[n].payload_region = eng.frames_.referenced_region();
         out[n++].data = buf.first(len);
         ++built;
     }
-    frames_.end_call();
-    core_.tx_ready = !exhausted;
-    count_tx_call(exhausted, built);
+    eng.frames_.end_call();
+    eng.core_.tx_ready = !exhausted;
+    count_tx_call(eng, exhausted, built);
     return n;
 }
 
 // Why this call's data frames ended (a call that found no data frame to build counts too, the
 // idle polls of a sender; one with only control frames and no data pending does not).
-void engine_impl::count_tx_call(bool exhausted, std::size_t built) {
+void tx_pipeline::count_tx_call(engine_impl& eng, bool exhausted, std::size_t built) {
     if (!exhausted) {
-        if (built != 0) ++core_.counters.tx_calls_full;
+        if (built != 0) ++eng.core_.counters.tx_calls_full;
         return;
     }
-    switch (tx_stop_) {
+    switch (eng.tx_.tx_stop_) {
         case tx_stop::window:
-            ++core_.counters.tx_calls_held_by_window;
+            ++eng.core_.counters.tx_calls_held_by_window;
             break;
         case tx_stop::nothing_queued:
-            if (built != 0 || !pdcs_.initiators().empty()) ++core_.counters.tx_calls_nothing_queued;
+            if (built != 0 || !eng.pdcs_.initiators().empty())
+                ++eng.core_.counters.tx_calls_nothing_queued;
             break;
         case tx_stop::other:
             break;
     }
-    tx_stop_ = tx_stop::nothing_queued;
+    eng.tx_.tx_stop_ = tx_stop::nothing_queued;
 }
 
-bool engine_impl::next_data_frame(std::uint64_t now, std::span<std::uint8_t> buf,
+bool tx_pipeline::next_data_frame(engine_impl& eng, std::uint64_t now, std::span<std::uint8_t> buf,
                                   std::size_t& len) {
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
-    for (const std::uint32_t i : pdcs_.initiators())
-        if (pdcs_[i].tx.has_retransmit() && retransmit_from(pdcs_[i], now, buf, len)) return true;
+    for (const std::uint32_t i : eng.pdcs_.initiators())
+        if (eng.pdcs_[i].tx.has_retransmit() && retransmit_from(eng, eng.pdcs_[i], now, buf, len))
+            return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
-    if (connectionless_.retransmit_pending() &&
-        connectionless_.send_rudi(*this, now, buf, len, true))
+    if (eng.connectionless_.retransmit_pending() &&
+        eng.connectionless_.send_rudi(eng, now, buf, len, true))
         return true;
-    const std::size_t count = pdcs_.initiators().size();
-    std::size_t at = rr_cursor_ < count ? rr_cursor_ : 0;
+    const std::size_t count = eng.pdcs_.initiators().size();
+    std::size_t at = eng.tx_.rr_cursor_ < count ? eng.tx_.rr_cursor_ : 0;
     for (std::size_t k = 0; k < count; ++k) {
-        if (send_new_from(pdcs_[pdcs_.initiators()[at]], now, buf, len)) {
-            rr_cursor_ = at + 1;
+        if (send_new_from(eng, eng.pdcs_[eng.pdcs_.initiators()[at]], now, buf, len)) {
+            eng.tx_.rr_cursor_ = at + 1;
             return true;
         }
         if (++at == count) at = 0;  // round robin without a division per frame
     }
-    return connectionless_.next_frame(*this, now, buf, len);
+    return eng.connectionless_.next_frame(eng, now, buf, len);
 }
 
-std::uint64_t engine_impl::credit_backlog(const pds::pdc& p) const {
-    return peers_[p.peer].queued_bytes[p.slot] + p.retx_bytes;
+std::uint64_t tx_pipeline::credit_backlog(const engine_impl& eng, const pds::pdc& p) {
+    return eng.peers_[p.peer].queued_bytes[p.slot] + p.retx_bytes;
 }
 
 // A credit sender that cannot send has no data packet to carry its credit target; when what it
 // wants grew since it last said (a retransmission queued after its last packet left), it says so
 // in a CTRL CREDIT_REQ, once per new target.
-void engine_impl::maybe_request_credit(pds::pdc& p) {
+void tx_pipeline::maybe_request_credit(engine_impl& eng, pds::pdc& p) {
     if (!p.credit_cc || p.state != pds::pdc_state::established) return;
-    const std::uint32_t target = p.cc->credit_target(credit_backlog(p)) & cc::credit::field_mask;
+    const std::uint32_t target =
+        p.cc->credit_target(credit_backlog(eng, p)) & cc::credit::field_mask;
     if (cc::credit::distance(target, p.credit_target_sent) <= 0) return;
-    if (!acks_.send_ctrl(*this, p, wire::ctrl_type::credit_req, p.tx.next(), target,
-                         p.lb.next_entropy(core_.now)))
+    if (!eng.acks_.send_ctrl(eng, p, wire::ctrl_type::credit_req, p.tx.next(), target,
+                             p.lb.next_entropy(eng.core_.now)))
         return;
     p.credit_target_sent = target;
 }
 
-bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
-                                  std::size_t& len) {
+bool tx_pipeline::retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
+                                  std::span<std::uint8_t> buf, std::size_t& len) {
     pds::tx_entry* e = p.tx.peek_retransmit();
     if (!e) return false;
     // Retransmissions spend window (or credit) like new data; a CLOSE is never held back.
     if (e->kind == pds::tx_kind::data && !p.cc_allows(e->length)) {
-        maybe_request_credit(p);
+        maybe_request_credit(eng, p);
         return false;
     }
     p.tx.pop_retransmit();
@@ -149,43 +156,44 @@ bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std:
     ++p.counters.retransmits[static_cast<std::size_t>(e->cause)];
     // A fresh path for the resend: the one the packet took may be the reason it was lost.
     e->entropy = p.lb.next_entropy(now);
-    len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, *e, true, true, buf);
-    p.on_sent(*e, now, core_.timers, core_.params);
-    core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
+    len = eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, *e, true, true, buf);
+    p.on_sent(*e, now, eng.core_.timers, eng.core_.params);
+    eng.core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
     return true;
 }
 
-bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
-                                std::size_t& len) {
+bool tx_pipeline::send_new_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
+                                std::span<std::uint8_t> buf, std::size_t& len) {
     if (p.state == pds::pdc_state::closing) {
         if (!p.tx.empty()) return false;
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
         pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
         e.entropy = p.lb.next_entropy(now);
-        len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, true, buf);
-        p.on_sent(e, now, core_.timers, core_.params);
-        core_.count_tx(&p, len, false);
+        len =
+            eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, e, false, true, buf);
+        p.on_sent(e, now, eng.core_.timers, eng.core_.params);
+        eng.core_.count_tx(&p, len, false);
         return true;
     }
-    tx_stop_ = tx_stop::other;
+    eng.tx_.tx_stop_ = tx_stop::other;
     if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
-    ses::message_queue& q = peers_[p.peer].queue[p.slot];
+    ses::message_queue& q = eng.peers_[p.peer].queue[p.slot];
     // Lost packets go first; new data waits while the controller holds them back.
     if (p.tx.peek_retransmit()) return false;
     if (q.empty()) {
-        tx_stop_ = tx_stop::nothing_queued;
+        eng.tx_.tx_stop_ = tx_stop::nothing_queued;
         return false;
     }
     const std::uint32_t mi = q.head;
-    ses::tx_message& m = msgs_[mi];
-    const std::uint32_t next_len = std::min(msgs_.mtu(), m.length - m.next_offset);
-    if (!p.can_send_new(next_len, core_.params)) {
-        tx_stop_ = tx_stop::window;
-        maybe_request_credit(p);
+    ses::tx_message& m = eng.msgs_[mi];
+    const std::uint32_t next_len = std::min(eng.msgs_.mtu(), m.length - m.next_offset);
+    if (!p.can_send_new(next_len, eng.core_.params)) {
+        eng.tx_.tx_stop_ = tx_stop::window;
+        maybe_request_credit(eng, p);
         return false;
     }
-    const ses::segment seg = msgs_.next_segment(m);
-    auto& queued = peers_[p.peer].queued_bytes[p.slot];
+    const ses::segment seg = eng.msgs_.next_segment(m);
+    auto& queued = eng.peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
     pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
@@ -193,19 +201,23 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     e.offset = seg.offset;
     e.length = seg.length;
     e.entropy = p.lb.next_entropy(now);
-    if (msgs_.fully_segmented(m)) q.pop(msgs_.pool());
+    if (eng.msgs_.fully_segmented(m)) q.pop(eng.msgs_.pool());
     // Ask for an ACK at once when nothing follows for now and this packet ends a message of
     // several packets or is the only one in flight, or when the window is full: the receiver
     // would otherwise wait for 16 KiB that may never come. A stream of single-packet messages
     // that each empty the queue does not ask: its ACKs come every ack_every_packets or after
     // the receiver's ack_delay_ns, not one per message.
     const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
-    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(core_.params) ||
-                    p.cc_full_after(seg.length, msgs_.mtu());
-    len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, ar, buf);
-    p.on_sent(e, now, core_.timers, core_.params);
-    core_.count_tx(&p, len, true);
+    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(eng.core_.params) ||
+                    p.cc_full_after(seg.length, eng.msgs_.mtu());
+    len = eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, e, false, ar, buf);
+    p.on_sent(e, now, eng.core_.timers, eng.core_.params);
+    eng.core_.count_tx(&p, len, true);
     return true;
+}
+
+std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
+    return tx_pipeline::transmit(*impl_, now, out);
 }
 
 }  // namespace uet

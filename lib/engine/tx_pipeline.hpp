@@ -1,0 +1,67 @@
+// What goes out at each transmit() call: control frames first (ACKs, NACKs, RUDI responses),
+// then retransmissions, then new data round-robin over the initiator PDCs, then RUDI and UUD
+// requests (tx_pipeline.cpp). New data of one PDC leaves in runs where it can: the packets
+// inside a message, or a stream of one-packet messages, built with the work they share done
+// once (tx_batch.cpp).
+//
+// The functions are static and take the engine they work for: the hot loops reach this part's
+// state and the other parts (frames, PDCs, messages, counters) from the one register that holds
+// the engine, as they did when they were its members.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "engine/engine.hpp"
+#include "pds/pdc.hpp"
+#include "ses/message.hpp"
+
+namespace uet {
+
+class engine_impl;
+
+class tx_pipeline {
+  public:
+    static std::size_t transmit(engine_impl& eng, std::uint64_t now, std::span<tx_frame> out);
+
+  private:
+    // ---- one frame at a time (tx_pipeline.cpp) ----
+    static bool next_data_frame(engine_impl& eng, std::uint64_t now, std::span<std::uint8_t> buf,
+                                std::size_t& len);
+    static bool retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
+                                std::span<std::uint8_t> buf, std::size_t& len);
+    static bool send_new_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
+                              std::span<std::uint8_t> buf, std::size_t& len);
+    static std::uint64_t credit_backlog(const engine_impl& eng, const pds::pdc& p);
+    static void maybe_request_credit(engine_impl& eng, pds::pdc& p);
+    static void count_tx_call(engine_impl& eng, bool exhausted, std::size_t built);
+
+    // ---- transmit runs (tx_batch.cpp) ----
+    // The packets inside the message at the head of p's queue that may leave now, built into
+    // out (each in its room, or in staging slot staged + its index) from the frame template
+    // with the work they share done once: how many (0 when the next packet is not one of them,
+    // or out has fewer than two frames).
+    static std::size_t send_run(engine_impl& eng, pds::pdc& p, std::span<tx_frame> out,
+                                std::size_t staged);
+    // The head message of p's queue when its next packet is inside it and built from the frame
+    // template (what build_pdc_packet would pick), else none.
+    static std::uint32_t run_message(const engine_impl& eng, const pds::pdc& p);
+    // The one-packet messages at the head of p's queue that may leave now (a stream of small
+    // sends), built into out as send_new_from() would build them one by one, with the PDC's
+    // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
+    static std::size_t send_single_packet_run(engine_impl& eng, pds::pdc& p,
+                                              std::span<tx_frame> out, std::size_t staged);
+    static std::size_t end_tx_run(engine_impl& eng, pds::pdc& p, std::uint64_t payload_bytes,
+                                  std::size_t sent, std::size_t bytes, std::size_t n);
+    // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
+    static bool single_packet_run_message(const engine_impl& eng,
+                                          const ses::tx_message& m) noexcept;
+
+    // Why send_new_from() last found nothing to send (engine_counters::tx_calls_*).
+    enum class tx_stop : std::uint8_t { nothing_queued, window, other };
+    tx_stop tx_stop_ = tx_stop::nothing_queued;
+    std::size_t rr_cursor_ = 0;  // the initiator next_data_frame() asks first
+};
+
+}  // namespace uet
