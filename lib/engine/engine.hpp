@@ -146,6 +146,9 @@ struct engine_config {
     std::uint32_t rudi_max_in_flight = 512;  // RUDI request packets awaiting a response
     std::size_t control_queue = 8192;        // ACK/NACK/response frames waiting to go out
     std::size_t tx_burst = 64;               // data frames built per transmit() call
+    // false: the runs a receive burst reads are taken packet by packet, as frames that arrive
+    // one at a time are (a test knob: the differential tests compare the two).
+    bool rx_batches = true;
     std::uint64_t timer_tick_ns = 1000;
     // Congestion control and path selection of every PDC this engine opens. NSCC/RCCC take
     // their parameters from the link rate and base RTT (nscc_params::from_link).

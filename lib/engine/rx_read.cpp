@@ -52,7 +52,7 @@ std::size_t rx_pipeline::receive_run(engine_impl& e,
     rx.frame_bytes = frame_bytes;
     rx.now = e.core_.now;
     // A source not yet in the table: each packet decides alone whether it may add it.
-    if (rx.peer != transient_peer &&
+    if (rx.peer != transient_peer && e.core_.cfg.rx_batches &&
         (run_single_packet_ ? take_single_packet_run(e, rx, n) : take_run(e, rx, n)))
         e.core_.counters.frames_in_runs += n;
     else

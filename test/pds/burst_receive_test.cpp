@@ -282,7 +282,9 @@ std::size_t compare_receivers(Alter&& alter, std::size_t burst, shape s = shape:
     // ACKs by count rarely, so that the ACK timer has its part
     cb.ack_every_packets = 24;
     cb.ack_every_bytes = 1 << 20;
-    engine sender(ca), one(cb), many(cb);
+    engine_config cb_one = cb;
+    cb_one.rx_batches = false;  // frame by frame: no run taken whole
+    engine sender(ca), one(cb_one), many(cb);
     const peer_id to = sender.add_peer(cb.mac, cb.ip);
     post_messages(sender, to, s);
     std::uint64_t now = 10;

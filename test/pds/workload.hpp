@@ -128,14 +128,16 @@ inline outcome run(const workload& w) {
     const auto start = std::chrono::steady_clock::now();
     write_target target;
     std::vector<std::uint64_t> write_at(w.sizes.size() + 1, 0);
-    engine_config b_cfg = w.b_cfg;
+    engine_config a_cfg = w.a_cfg, b_cfg = w.b_cfg;
+    // Frame by frame: no run taken whole, should receive() ever read bursts of one.
+    a_cfg.rx_batches = b_cfg.rx_batches = w.burst != 0;
     if (w.writes) {
         for (std::size_t i = 0; i < w.sizes.size(); ++i)
             write_at[i + 1] = write_at[i] + w.sizes[i];
         target.memory.assign(write_at.back(), 0);
         b_cfg.deliver_to = &target;
     }
-    engine a(w.a_cfg), b(b_cfg);
+    engine a(a_cfg), b(b_cfg);
     // Enough slots for a full window plus go-back-N resends and ACKs; frames up to mtu + headers.
     pipe::duplex net(w.imp, w.seed, 8192, w.a_cfg.mtu_payload + 256);
     harness h(a, b, net);
