@@ -102,10 +102,6 @@ class frame_builder {
     std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
 
     // ---- the template and the by-reference state ----
-    // Whether the template names a message of PDC pdc (a run inside a message may follow).
-    bool template_on(std::uint32_t pdc) const noexcept {
-        return tx_template_.message != none && tx_template_.pdc == pdc;
-    }
     // Whether the template is that of message `message` on PDC pdc, with packets of `length`.
     bool template_names(std::uint32_t pdc, std::uint32_t message,
                         std::uint32_t length) const noexcept {

@@ -36,14 +36,9 @@ std::size_t tx_pipeline::transmit(engine_impl& eng, std::uint64_t now, std::span
     bool only_done = false;
     while (!eng.core_.data_stopped && n < out.size() && built < eng.core_.cfg.tx_burst) {
         if (only != nullptr && !only_done) {
-            // A run inside a message needs the template of a message of this PDC: most calls
-            // with none (a stream of one-packet messages never sets it) skip the call. A stream
-            // of one-packet messages makes runs of its own.
             const auto room =
                 out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
-            std::size_t k =
-                eng.frames_.template_on(only->index) ? send_run(eng, *only, room, built) : 0;
-            if (k == 0) k = send_single_packet_run(eng, *only, room, built);
+            const std::size_t k = send_batch(eng, *only, room, built);
             if (k != 0) {
                 n += k;
                 built += k;

@@ -1,6 +1,6 @@
 // What goes out at each transmit() call: control frames first (ACKs, NACKs, RUDI responses),
 // then retransmissions, then new data round-robin over the initiator PDCs, then RUDI and UUD
-// requests (tx_pipeline.cpp). New data of one PDC leaves in runs where it can: the packets
+// requests (tx_pipeline.cpp). New data of one PDC leaves in batches where it can: the packets
 // inside a message, or a stream of one-packet messages, built with the work they share done
 // once (tx_batch.cpp).
 //
@@ -37,24 +37,18 @@ class tx_pipeline {
     static void maybe_request_credit(engine_impl& eng, pds::pdc& p);
     static void count_tx_call(engine_impl& eng, bool exhausted, std::size_t built);
 
-    // ---- transmit runs (tx_batch.cpp) ----
-    // The packets inside the message at the head of p's queue that may leave now, built into
-    // out (each in its room, or in staging slot staged + its index) from the frame template
-    // with the work they share done once: how many (0 when the next packet is not one of them,
-    // or out has fewer than two frames).
-    static std::size_t send_run(engine_impl& eng, pds::pdc& p, std::span<tx_frame> out,
-                                std::size_t staged);
-    // The head message of p's queue when its next packet is inside it and built from the frame
-    // template (what build_pdc_packet would pick), else none.
-    static std::uint32_t run_message(const engine_impl& eng, const pds::pdc& p);
-    // The one-packet messages at the head of p's queue that may leave now (a stream of small
-    // sends), built into out as send_new_from() would build them one by one, with the PDC's
-    // checks, the RTO deadline and the counters done once: how many (0 as send_run() says).
-    static std::size_t send_single_packet_run(engine_impl& eng, pds::pdc& p,
-                                              std::span<tx_frame> out, std::size_t staged);
+    // ---- transmit batches (tx_batch.cpp) ----
+    // The packets of p that may leave now, built into out (each in its room, or in staging slot
+    // staged + its index) with the work they share done once, when they are the packets inside
+    // the message at the head of p's queue (built from the frame template) or one-packet
+    // messages (a stream of small sends): how many (0 when the next packet is neither, or out
+    // has fewer than two frames).
+    static std::size_t send_batch(engine_impl& eng, pds::pdc& p, std::span<tx_frame> out,
+                                  std::size_t staged);
     static std::size_t end_tx_run(engine_impl& eng, pds::pdc& p, std::uint64_t payload_bytes,
                                   std::size_t sent, std::size_t bytes, std::size_t n);
-    // Whether the message is one send_single_packet_run() takes: a plain request in one packet.
+    // Whether the message is one a batch of one-packet messages takes: a plain request in one
+    // packet.
     static bool single_packet_run_message(const engine_impl& eng,
                                           const ses::tx_message& m) noexcept;
 
