@@ -220,7 +220,7 @@ class engine_impl final {
     pds::pdc* target_for(const rx_context& rx, const wire::pds_rud_rod_request& h, bool& created);
     // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
     pds::pdc* established_target(const rx_context& rx, const wire::pds_rud_rod_request& h);
-    void reopen_if_forged_close(pds::pdc& p, pds::psn_t psn);
+    void reopen_if_forged_close(pds::pdc& p, psn_t psn);
     // How long a target PDC lingers after its CLOSE (pdc::close_heard): as long as its
     // initiator may wait to resend, so a forged CLOSE is found out by the next data packet.
     std::uint64_t close_linger_ns() const noexcept { return core_.params.rto_max_ns; }
@@ -269,7 +269,7 @@ class engine_impl final {
     void on_timer(timer_node& n, std::uint64_t now);
     void on_rto_timer(pds::pdc& p, std::uint64_t now);
     // False when the PDC failed (and was freed) on it.
-    bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
+    bool on_packet_timer(pds::pdc& p, tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
     void on_rudi_timer(std::uint32_t index);
     void arm_pacer();

@@ -249,7 +249,7 @@ pds::pdc* engine_impl::target_for(const rx_context& rx, const wire::pds_rud_rod_
         if (p.close_heard) reopen_if_forged_close(p, h.psn);
         return &p;
     }
-    const pds::psn_t start = h.psn - h.psn_offset;
+    const psn_t start = h.psn - h.psn_offset;
     if (pdcs_.recently_closed(rx.peer, h.spdcid, start)) {
         core_.count_drop(drop_reason::stale_syn);
         return nullptr;
@@ -289,8 +289,8 @@ pds::pdc* engine_impl::established_target(const rx_context& rx,
 
 // A packet on a PDC whose CLOSE was acknowledged: new data (at or after the CLOSE's PSN, not a
 // late copy of something before it) shows that its initiator never sent that CLOSE.
-void engine_impl::reopen_if_forged_close(pds::pdc& p, pds::psn_t psn) {
-    if (p.rx.classify(psn) == pds::rx_window::verdict::duplicate) return;
+void engine_impl::reopen_if_forged_close(pds::pdc& p, psn_t psn) {
+    if (p.rx.classify(psn) == rx_window::verdict::duplicate) return;
     p.close_heard = false;
     pdcs_.drop_lingering();
     --core_.counters.target_pdcs_closed;
@@ -510,8 +510,8 @@ void engine_impl::on_ack(const rx_context& rx, const wire::pds_ack_cc& a,
     ++p->counters.acks_received;
     pds::ack_event ev;
     ev.cack = a.cack_psn;
-    ev.ack_psn = a.cack_psn + static_cast<pds::psn_t>(a.ack_psn_offset);
-    ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
+    ev.ack_psn = a.cack_psn + static_cast<psn_t>(a.ack_psn_offset);
+    ev.sack.base = a.cack_psn + static_cast<psn_t>(a.sack_psn_offset);
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
     answers_.on_ack_header(*p, pkt);
@@ -553,7 +553,7 @@ void engine_impl::on_nack(const rx_context& rx, const wire::pds_nack& n) {
         core_.timers.cancel(r.timer);
         if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
             pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop) {
-            rudi_.queue_retransmit(index, pds::retx_cause::nack);
+            rudi_.queue_retransmit(index, retx_cause::nack);
             core_.tx_ready = true;
         } else {
             core_.timers.schedule(r.timer, rx.now + rudi_rto(rx.peer, r.retries));

@@ -140,10 +140,10 @@ void engine_impl::maybe_request_credit(pds::pdc& p) {
 
 bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std::uint8_t> buf,
                                   std::size_t& len) {
-    pds::tx_entry* e = p.tx.peek_retransmit();
+    tx_entry* e = p.tx.peek_retransmit();
     if (!e) return false;
     // Retransmissions spend window (or credit) like new data; a CLOSE is never held back.
-    if (e->kind == pds::tx_kind::data && !p.cc_allows(e->length)) {
+    if (e->kind == tx_kind::data && !p.cc_allows(e->length)) {
         maybe_request_credit(p);
         return false;
     }
@@ -154,7 +154,7 @@ bool engine_impl::retransmit_from(pds::pdc& p, std::uint64_t now, std::span<std:
     e->entropy = p.lb.next_entropy(now);
     len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, *e, true, true, buf);
     p.on_sent(*e, now, core_.timers, core_.params);
-    core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
+    core_.count_tx(&p, len, e->kind == tx_kind::data);
     return true;
 }
 
@@ -163,7 +163,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     if (p.state == pds::pdc_state::closing) {
         if (!p.tx.empty()) return false;
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
-        pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
+        tx_entry& e = p.tx.push(tx_kind::close);
         e.entropy = p.lb.next_entropy(now);
         len = frames_.build_pdc_packet(peers_.at(p.peer), p, msgs_, e, false, true, buf);
         p.on_sent(e, now, core_.timers, core_.params);
@@ -191,7 +191,7 @@ bool engine_impl::send_new_from(pds::pdc& p, std::uint64_t now, std::span<std::u
     auto& queued = peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
-    pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+    tx_entry& e = p.tx.push(tx_kind::data);
     e.message = mi;
     e.offset = seg.offset;
     e.length = seg.length;

@@ -58,7 +58,7 @@ std::size_t engine_impl::send_run(pds::pdc& p, std::span<tx_frame> out, std::siz
         const std::span<std::uint8_t> buf = frames_.data_frame_buffer(f, staged + n);
         const std::uint32_t offset = m.next_offset;
         m.next_offset += mtu;
-        pds::tx_entry& e =
+        tx_entry& e =
             p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(core_.now), core_.now, deadline);
         // As send_new_from asks: the queue still holds this message, so only a full window
         // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
@@ -136,7 +136,7 @@ std::size_t engine_impl::send_single_packet_run(pds::pdc& p, std::span<tx_frame>
         tx_frame& f = out[n];
         const ses::segment seg = msgs_.next_segment(m);
         m.owner = p.index;
-        pds::tx_entry& e =
+        tx_entry& e =
             p.push_run_packet(mi, 0, seg.length, p.lb.next_entropy(core_.now), core_.now, deadline);
         q.pop(msgs_.pool());
         // As send_new_from asks for an ACK of a one-packet message (see there).
