@@ -129,7 +129,6 @@ const endpoint_attr& endpoint::attr() const noexcept {
 
 namespace {
 void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept {
-    using pds::retx_cause;
     c.retransmits_sack = e.pds.retransmitted(retx_cause::sack);
     c.retransmits_timeout = e.pds.retransmitted(retx_cause::timeout);
     c.retransmits_nack = e.pds.retransmitted(retx_cause::nack);

@@ -58,22 +58,21 @@ void ack_coalescer::flush_into(engine_impl& e, std::span<tx_frame> out, std::siz
     flush(e);
 }
 
-void ack_coalescer::send_ack(engine_impl& e, pds::pdc& p, pds::psn_t trigger,
-                             const rx_context& rx) {
+void ack_coalescer::send_ack(engine_impl& e, pds::pdc& p, psn_t trigger, const rx_context& rx) {
     p.ack_due = false;
     const auto slot = e.control_.slot();
     if (slot.empty()) return e.core_.count_drop(drop_reason::control_queue_full);
     e.control_.commit(build_ack(e, p, trigger, rx, slot));
 }
 
-std::size_t ack_coalescer::build_ack(engine_impl& e, pds::pdc& p, pds::psn_t trigger,
+std::size_t ack_coalescer::build_ack(engine_impl& e, pds::pdc& p, psn_t trigger,
                                      const rx_context& rx, std::span<std::uint8_t> slot) {
-    const pds::psn_t cack = p.rx.cack();
-    const pds::sack_block sack = p.rx.sack(p.rx.highest());
+    const psn_t cack = p.rx.cack();
+    const sack_block sack = p.rx.sack(p.rx.highest());
     wire::pds_ack_cc a;
     a.m = p.ce_since_ack || rx.ce;
     a.cack_psn = cack;
-    a.ack_psn_offset = clamp_offset(pds::psn_distance(cack, trigger));
+    a.ack_psn_offset = clamp_offset(psn_distance(cack, trigger));
     a.spdcid = p.local_id;
     a.dpdcid = p.remote_id;
     a.cc_type = wire::cc_type::nscc;
@@ -81,7 +80,7 @@ std::size_t ack_coalescer::build_ack(engine_impl& e, pds::pdc& p, pds::psn_t tri
         a.cc_type = wire::cc_type::credit;
         a.credit.credit = p.credit_rx.credit_field();
     }
-    a.sack_psn_offset = clamp_offset(pds::psn_distance(cack, sack.base));
+    a.sack_psn_offset = clamp_offset(psn_distance(cack, sack.base));
     a.sack_bitmap = sack.bitmap;
     wire::uet_packet_spec spec;
     if (e.core_.cfg.answers_in_acks) {

@@ -24,7 +24,7 @@ class ack_coalescer {
 
     // An ACK for p at the next transmit(): control frames leave only then anyway, so waiting
     // costs no latency and folds the ACKs one receive burst asks for into one.
-    void defer(engine_impl& e, pds::pdc& p, pds::psn_t trigger, const rx_context& rx) {
+    void defer(engine_impl& e, pds::pdc& p, psn_t trigger, const rx_context& rx) {
         if (rx.ce) p.ce_since_ack = true;
         p.ack_trigger = trigger;
         p.ack_entropy = rx.entropy;
@@ -40,10 +40,10 @@ class ack_coalescer {
     bool empty() const noexcept { return acks_due_.empty(); }
     // What a deferred ACK is sent as: to the peer, on the entropy of the packet that made it due.
     static rx_context due_context(const pds::pdc& p, std::uint64_t now) noexcept;
-    void send_ack(engine_impl& e, pds::pdc& p, pds::psn_t trigger, const rx_context& rx);
+    void send_ack(engine_impl& e, pds::pdc& p, psn_t trigger, const rx_context& rx);
     // The ACK p owes, built in `slot` and counted as sent (send_ack queues it; transmit's
     // flush_into builds it in a room): its length, 0 when it could not be built.
-    std::size_t build_ack(engine_impl& e, pds::pdc& p, pds::psn_t trigger, const rx_context& rx,
+    std::size_t build_ack(engine_impl& e, pds::pdc& p, psn_t trigger, const rx_context& rx,
                           std::span<std::uint8_t> slot);
     void flush(engine_impl& e);
     // transmit()'s flush of the due ACKs while no control frame waits: each built straight into

@@ -107,7 +107,7 @@ void connectionless::on_nack(engine_impl& e, const rx_context& rx, const wire::p
     e.core_.timers.cancel(r.timer);
     if (pds::slot_of(n.code) == pds::nack_slot::trimmed ||
         pds::slot_of(n.code) == pds::nack_slot::trimmed_lasthop) {
-        rudi_.queue_retransmit(index, pds::retx_cause::nack);
+        rudi_.queue_retransmit(index, retx_cause::nack);
         e.core_.tx_ready = true;
     } else {
         e.core_.timers.schedule(r.timer,
@@ -137,7 +137,7 @@ void connectionless::on_timer(engine_impl& e, std::uint32_t index) {
     ++e.core_.connectionless.timeouts;
     if (++r.retries > e.core_.params.max_retransmits)
         return fail_message(e, r.message, status{status_code::retry_limit});
-    rudi_.queue_retransmit(index, pds::retx_cause::timeout);
+    rudi_.queue_retransmit(index, retx_cause::timeout);
     e.core_.tx_ready = true;
 }
 

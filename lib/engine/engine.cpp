@@ -212,7 +212,7 @@ void engine_impl::open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, 
     p->peer = peer;
     p->ordered = mode_slot == rod_slot;
     p->slot = static_cast<std::uint8_t>(mode_slot);
-    const auto start = static_cast<pds::psn_t>(core_.rng.next_u64());
+    const auto start = static_cast<psn_t>(core_.rng.next_u64());
     const auto entropy = static_cast<std::uint16_t>(core_.rng.next_u64() | 0xc000);
     p->open_initiator(pdcs_.tx_ring_of(p->index), start, entropy, core_.params);
     p->last_activity_ns = now;

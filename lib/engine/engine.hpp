@@ -21,6 +21,7 @@
 #include "pds/counters.hpp"
 #include "ses/message.hpp"
 #include "wire/eth.hpp"
+#include "wire/frame_engine.hpp"
 #include "wire/ipv4.hpp"
 #include "wire/plain_request.hpp"
 #include "wire/reject.hpp"
@@ -54,20 +55,6 @@ struct status {
 };
 
 inline constexpr std::uint32_t max_parallel_pdcs = 16;
-
-// Zero-copy transmit: for a data packet built into a caller's room the engine asks whether its
-// payload (length bytes of the sender's memory at data) may go out by reference. A handle other
-// than no_payload_region (the caller's name for the registered memory holding it) leaves the
-// payload out of the room: tx_frame::payload points at it and the caller chains it after the
-// headers. The engine still sums it for the UDP checksum (a read, not a copy). Called from
-// transmit(); it must not call the engine.
-class payload_memory {
-  public:
-    virtual std::uint32_t find(const std::uint8_t* data, std::size_t length) noexcept = 0;
-
-  protected:
-    ~payload_memory() = default;
-};
 
 // What the engine hands the layer above as packets arrive, instead of through poll_received():
 // the one interface by which the engine calls up. Each part is optional: the engine asks once,
@@ -187,23 +174,6 @@ struct engine_config {
     // announced before it completes without its answer (the caller then waits for a response
     // message). 0: rto_max_ns x (max_retransmits + 1).
     std::uint64_t answer_wait_ns = 0;
-};
-
-inline constexpr std::uint32_t no_payload_region = 0xffffffffu;
-
-// A frame to send. The caller may offer room (memory it owns: a DPDK mbuf's data room) for
-// each slot; the engine then builds the frame there, headers and payload in one pass, and data
-// points into room. Without room, or where the room is too small for any frame, data is a view
-// into engine memory, valid until the next transmit() call (the caller copies it).
-struct tx_frame {
-    std::span<const std::uint8_t> data;
-    std::span<std::uint8_t> room;  // set by the caller, never changed by the engine
-    // Zero-copy (engine_config::zero_copy): bytes of the sender's memory that follow
-    // data on the wire, in the caller's region payload_region. They stay valid until the
-    // message completes; a caller that keeps the frame longer (a NIC's TX ring) must hold the
-    // memory registered until it lets go. Empty for every other frame.
-    std::span<const std::uint8_t> payload;
-    std::uint32_t payload_region = no_payload_region;
 };
 
 struct send_completion {
@@ -339,7 +309,7 @@ struct pdc_info {
 
 class engine_impl;
 
-class engine {
+class engine final : public frame_engine {
   public:
     explicit engine(const engine_config& cfg);
     ~engine();
@@ -411,14 +381,14 @@ class engine {
     // The same, some frames in two pieces (rests[i] for frames[i]; see wire::frame_rest): a run
     // reads their payloads where they are; any other reading joins the frame first (a copy).
     void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
-                       const wire::frame_rest* rests, std::uint64_t now);
+                       const wire::frame_rest* rests, std::uint64_t now) override;
     // Fires due timers, then fills out with up to out.size() frames to send now.
-    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out);
+    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out) override;
     // Fires due timers only (transmit() does this too).
     void advance(std::uint64_t now);
     // When the engine next needs a call: the current time if it has frames ready, else its
     // earliest timer; UINT64_MAX when idle.
-    std::uint64_t next_deadline() const;
+    std::uint64_t next_deadline() const override;
 
     // Answers a request poll_received() gave (ses.response set, ses.message_id its id): in the
     // PDS ACK when answers_in_acks and the answer is RC_OK without data, else as a response
@@ -447,7 +417,7 @@ class engine {
     bool idle() const;
     // From now on transmit() sends control frames only (ACKs, NACKs, RUDI responses): for a
     // last flush before the engine goes, when the memory of posted messages may be gone.
-    void stop_data() noexcept;
+    void stop_data() noexcept override;
 
   private:
     std::unique_ptr<engine_impl> impl_;

@@ -120,7 +120,7 @@ class engine_impl final {
     void on_timer(timer_node& n, std::uint64_t now);
     void on_rto_timer(pds::pdc& p, std::uint64_t now);
     // False when the PDC failed (and was freed) on it.
-    bool on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now);
+    bool on_packet_timer(pds::pdc& p, tx_entry& e, std::uint64_t now);
     void on_idle_timer(pds::pdc& p, std::uint64_t now);
     void fail_initiator(pds::pdc& p, status result, std::uint64_t now);
     void maybe_schedule_close(pds::pdc& p, std::uint64_t now);

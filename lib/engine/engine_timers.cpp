@@ -38,15 +38,15 @@ void engine_impl::on_timer(timer_node& n, std::uint64_t now) {
 void engine_impl::on_rto_timer(pds::pdc& p, std::uint64_t now) {
     const std::size_t n = p.collect_due(now, pdcs_.due_slots());
     for (std::size_t i = 0; i < n; ++i) {
-        pds::tx_entry& e = p.tx.at_slot(pdcs_.due_slots()[i]);
+        tx_entry& e = p.tx.at_slot(pdcs_.due_slots()[i]);
         // Cancelled by one handled before it (a go-back-N rewind requeues the rest).
-        if (e.deadline == pds::no_deadline) continue;
+        if (e.deadline == no_deadline) continue;
         if (!on_packet_timer(p, e, now)) return;  // the PDC failed and is gone
     }
     p.rearm(core_.timers);
 }
 
-bool engine_impl::on_packet_timer(pds::pdc& p, pds::tx_entry& e, std::uint64_t now) {
+bool engine_impl::on_packet_timer(pds::pdc& p, tx_entry& e, std::uint64_t now) {
     switch (p.on_timer(e, now, core_.timers, core_.params)) {
         case pds::timeout_action::none:
             break;

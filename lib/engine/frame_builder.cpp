@@ -117,9 +117,9 @@ template std::size_t frame_builder::build_request_frame(const peer_state&, std::
                                                         std::span<std::uint8_t>);
 
 std::size_t frame_builder::build_pdc_packet(const peer_state& to, pds::pdc& p,
-                                            const message_pool& msgs, pds::tx_entry& e, bool retx,
+                                            const message_pool& msgs, tx_entry& e, bool retx,
                                             bool ar, std::span<std::uint8_t> buf) {
-    if (e.kind == pds::tx_kind::close) return build_close(to, p, e, retx, buf);
+    if (e.kind == tx_kind::close) return build_close(to, p, e, retx, buf);
     const ses::tx_message& m = msgs[e.message];
     // The segment is built where the header writer reads it: a copy of it into a temporary
     // loaded som and eom, just written as single bytes, as one word (a store-forwarding stall
@@ -153,8 +153,8 @@ std::size_t frame_builder::build_pdc_packet(const peer_state& to, pds::pdc& p,
     return len;
 }
 
-std::size_t frame_builder::build_close(const peer_state& to, pds::pdc& p, pds::tx_entry& e,
-                                       bool retx, std::span<std::uint8_t> buf) {
+std::size_t frame_builder::build_close(const peer_state& to, pds::pdc& p, tx_entry& e, bool retx,
+                                       std::span<std::uint8_t> buf) {
     wire::pds_ctrl c;
     c.ctrl_type = wire::ctrl_type::close;
     c.is_rod = p.ordered;
@@ -170,8 +170,7 @@ std::size_t frame_builder::build_close(const peer_state& to, pds::pdc& p, pds::t
 
 // A response, or a request on a credit PDC: the SES header in the form packet_header() picks.
 std::size_t frame_builder::build_general_request(const peer_state& to, pds::pdc& p,
-                                                 const pds::tx_entry& e,
-                                                 wire::pds_rud_rod_request h,
+                                                 const tx_entry& e, wire::pds_rud_rod_request h,
                                                  const ses::tx_message& m, const ses::segment& seg,
                                                  std::span<const std::uint8_t> payload,
                                                  std::span<std::uint8_t> buf) {

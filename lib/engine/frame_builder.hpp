@@ -53,13 +53,13 @@ class frame_builder {
 
     // A packet of p (to is its peer), data from msgs or a CLOSE.
     std::size_t build_pdc_packet(const peer_state& to, pds::pdc& p, const message_pool& msgs,
-                                 pds::tx_entry& e, bool retx, bool ar, std::span<std::uint8_t> buf);
+                                 tx_entry& e, bool retx, bool ar, std::span<std::uint8_t> buf);
     // The PDS request header of a data packet (next_hdr left to the caller).
-    static wire::pds_rud_rod_request request_pds_header(const pds::pdc& p, const pds::tx_entry& e,
+    static wire::pds_rud_rod_request request_pds_header(const pds::pdc& p, const tx_entry& e,
                                                         bool retx, bool ar);
-    std::size_t build_close(const peer_state& to, pds::pdc& p, pds::tx_entry& e, bool retx,
+    std::size_t build_close(const peer_state& to, pds::pdc& p, tx_entry& e, bool retx,
                             std::span<std::uint8_t> buf);
-    std::size_t build_general_request(const peer_state& to, pds::pdc& p, const pds::tx_entry& e,
+    std::size_t build_general_request(const peer_state& to, pds::pdc& p, const tx_entry& e,
                                       wire::pds_rud_rod_request h, const ses::tx_message& m,
                                       const ses::segment& seg,
                                       std::span<const std::uint8_t> payload,
@@ -92,11 +92,11 @@ class frame_builder {
                                            const ses::tx_message& b) noexcept;
     // One frame of a run each, forced inline into their run (a call per frame cost ~15).
     [[gnu::always_inline]] std::size_t copy_single_packet_run_frame(
-        const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, pds::psn_t psn,
-        bool ar, const ses::tx_message& m, std::span<std::uint8_t> buf);
+        const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, psn_t psn, bool ar,
+        const ses::tx_message& m, std::span<std::uint8_t> buf);
     [[gnu::always_inline]] std::size_t copy_run_frame(const std::uint8_t* first,
                                                       std::uint32_t ip_sum, std::uint16_t entropy,
-                                                      pds::psn_t psn, bool ar, std::uint32_t offset,
+                                                      psn_t psn, bool ar, std::uint32_t offset,
                                                       std::span<const std::uint8_t> payload,
                                                       std::span<std::uint8_t> buf);
     std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);

@@ -20,8 +20,8 @@ inline std::span<std::uint8_t> frame_builder::data_frame_buffer(const tx_frame& 
 }
 
 inline wire::pds_rud_rod_request frame_builder::request_pds_header(const pds::pdc& p,
-                                                                   const pds::tx_entry& e,
-                                                                   bool retx, bool ar) {
+                                                                   const tx_entry& e, bool retx,
+                                                                   bool ar) {
     wire::pds_rud_rod_request h;
     h.type = p.ordered ? wire::pds_type::rod : wire::pds_type::rud;
     h.retx = retx;
@@ -42,7 +42,7 @@ inline wire::pds_rud_rod_request frame_builder::request_pds_header(const pds::pd
 // and build_next_request_frame's bytes for it, without a UDP checksum; payload empty where it
 // stays in registered memory (the headers, copied from the first's, count it all the same).
 inline std::size_t frame_builder::copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
-                                                 std::uint16_t entropy, pds::psn_t psn, bool ar,
+                                                 std::uint16_t entropy, psn_t psn, bool ar,
                                                  std::uint32_t offset,
                                                  std::span<const std::uint8_t> payload,
                                                  std::span<std::uint8_t> buf) {
@@ -63,9 +63,11 @@ inline bool frame_builder::same_single_packet_headers(const ses::tx_message& a,
 
 // A one-packet message's frame after the run's first (at `first`, ip_sum its
 // wire::ipv4_sum_rest, a message with the same headers): build_pdc_packet's bytes for it.
-inline std::size_t frame_builder::copy_single_packet_run_frame(
-    const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, pds::psn_t psn, bool ar,
-    const ses::tx_message& m, std::span<std::uint8_t> buf) {
+inline std::size_t frame_builder::copy_single_packet_run_frame(const std::uint8_t* first,
+                                                               std::uint32_t ip_sum,
+                                                               std::uint16_t entropy, psn_t psn,
+                                                               bool ar, const ses::tx_message& m,
+                                                               std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + m.length) return 0;
     const wire::single_packet_request_fields own{m.message_id, m.fields.buffer_offset,

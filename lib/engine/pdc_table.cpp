@@ -65,7 +65,7 @@ void pdc_table::remove_initiator(std::uint32_t index) {
     if (it != initiators_.end()) initiators_.erase(it);
 }
 
-bool pdc_table::recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const {
+bool pdc_table::recently_closed(std::uint32_t peer, std::uint16_t spdcid, psn_t start) const {
     return std::any_of(closed_.begin(), closed_.end(), [&](const closed_pdc& c) {
         return c.peer == peer && c.spdcid == spdcid && c.start_psn == start;
     });

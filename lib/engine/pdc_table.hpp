@@ -22,7 +22,7 @@ namespace uet {
 struct closed_pdc {
     std::uint32_t peer = none;
     std::uint16_t spdcid = 0;
-    pds::psn_t start_psn = 0;
+    psn_t start_psn = 0;
 };
 
 class pdc_table {
@@ -50,7 +50,7 @@ class pdc_table {
         pds::pdc& p = pdcs_[slot - 1];
         return p.state != pds::pdc_state::free && p.local_id == id ? &p : nullptr;
     }
-    std::span<pds::tx_entry> tx_ring_of(std::uint32_t pdc_index) noexcept {
+    std::span<tx_entry> tx_ring_of(std::uint32_t pdc_index) noexcept {
         return {&tx_entries_[std::size_t{pdc_index} * tx_ring_size_], tx_ring_size_};
     }
     std::span<std::uint64_t> rx_ring_of(std::uint32_t pdc_index) noexcept {
@@ -70,7 +70,7 @@ class pdc_table {
         by_syn_.erase((std::uint64_t{peer} << 16) | spdcid);
     }
 
-    bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, pds::psn_t start) const;
+    bool recently_closed(std::uint32_t peer, std::uint16_t spdcid, psn_t start) const;
     void remember_closed(const pds::pdc& p);
     // A peer's entry is given back: the closed PDCs remembered no longer name it.
     void forget_peer(std::uint32_t id);
@@ -101,8 +101,8 @@ class pdc_table {
     std::uint32_t lingering_ = 0;  // target PDCs with close_heard
     std::vector<std::uint16_t> generation_;
     unsigned index_bits_ = 0;
-    std::vector<pds::tx_entry> tx_entries_;  // max_pdcs x tx ring
-    std::vector<std::uint64_t> rx_bits_;     // max_pdcs x rx ring words
+    std::vector<tx_entry> tx_entries_;    // max_pdcs x tx ring
+    std::vector<std::uint64_t> rx_bits_;  // max_pdcs x rx ring words
     std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;
     std::vector<std::uint32_t> due_slots_;
     std::vector<std::uint32_t> initiators_;

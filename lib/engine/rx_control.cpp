@@ -149,8 +149,8 @@ void rx_control::on_ack(engine_impl& e, const rx_context& rx, const wire::pds_ac
     ++p->counters.acks_received;
     pds::ack_event ev;
     ev.cack = a.cack_psn;
-    ev.ack_psn = a.cack_psn + static_cast<pds::psn_t>(a.ack_psn_offset);
-    ev.sack.base = a.cack_psn + static_cast<pds::psn_t>(a.sack_psn_offset);
+    ev.ack_psn = a.cack_psn + static_cast<psn_t>(a.ack_psn_offset);
+    ev.sack.base = a.cack_psn + static_cast<psn_t>(a.sack_psn_offset);
     ev.sack.bitmap = a.sack_bitmap;
     ev.ecn = a.m;
     e.answers_.on_ack_header(*p, pkt);

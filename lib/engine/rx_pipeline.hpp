@@ -130,7 +130,7 @@ class rx_pipeline {
     // The open target PDC a request without SYN names; nullptr (nothing counted) if none.
     pds::pdc* established_target(engine_impl& e, const rx_context& rx,
                                  const wire::pds_rud_rod_request& h);
-    void reopen_if_forged_close(engine_impl& e, pds::pdc& p, pds::psn_t psn);
+    void reopen_if_forged_close(engine_impl& e, pds::pdc& p, psn_t psn);
     bool place_unchecked(engine_impl& e, const rx_context& rx, delivery_mode mode, const rx_ses& in,
                          bool remember, bool single_packet, ses::place_result& result,
                          pds::pdc* target);

@@ -93,7 +93,7 @@ pds::pdc* rx_pipeline::target_for(engine_impl& e, const rx_context& rx,
         if (p.close_heard) reopen_if_forged_close(e, p, h.psn);
         return &p;
     }
-    const pds::psn_t start = h.psn - h.psn_offset;
+    const psn_t start = h.psn - h.psn_offset;
     if (e.pdcs_.recently_closed(rx.peer, h.spdcid, start)) {
         e.core_.count_drop(drop_reason::stale_syn);
         return nullptr;
@@ -133,8 +133,8 @@ pds::pdc* rx_pipeline::established_target(engine_impl& e, const rx_context& rx,
 
 // A packet on a PDC whose CLOSE was acknowledged: new data (at or after the CLOSE's PSN, not a
 // late copy of something before it) shows that its initiator never sent that CLOSE.
-void rx_pipeline::reopen_if_forged_close(engine_impl& e, pds::pdc& p, pds::psn_t psn) {
-    if (p.rx.classify(psn) == pds::rx_window::verdict::duplicate) return;
+void rx_pipeline::reopen_if_forged_close(engine_impl& e, pds::pdc& p, psn_t psn) {
+    if (p.rx.classify(psn) == rx_window::verdict::duplicate) return;
     p.close_heard = false;
     e.pdcs_.drop_lingering();
     --e.core_.counters.target_pdcs_closed;

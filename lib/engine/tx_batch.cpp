@@ -67,8 +67,8 @@ std::size_t tx_pipeline::send_batch(engine_impl& eng, pds::pdc& p, std::span<tx_
             const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(f, staged + n);
             const std::uint32_t offset = m.next_offset;
             m.next_offset += mtu;
-            pds::tx_entry& e = p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(eng.core_.now),
-                                                 eng.core_.now, deadline);
+            tx_entry& e = p.push_run_packet(mi, offset, mtu, p.lb.next_entropy(eng.core_.now),
+                                            eng.core_.now, deadline);
             // As send_new_from asks: the queue still holds this message, so only a full window
             // (packets, or the controller's bytes) makes the packet ask for an ACK at once.
             const bool ar = p.run_full_after(mtu, mtu, window, limit);
@@ -114,8 +114,8 @@ std::size_t tx_pipeline::send_batch(engine_impl& eng, pds::pdc& p, std::span<tx_
             tx_frame& f = out[n];
             const ses::segment seg = eng.msgs_.next_segment(s);
             s.owner = p.index;
-            pds::tx_entry& e = p.push_run_packet(
-                si, 0, seg.length, p.lb.next_entropy(eng.core_.now), eng.core_.now, deadline);
+            tx_entry& e = p.push_run_packet(si, 0, seg.length, p.lb.next_entropy(eng.core_.now),
+                                            eng.core_.now, deadline);
             q.pop(eng.msgs_.pool());
             // As send_new_from asks for an ACK of a one-packet message (see there).
             const bool ends_burst = q.empty() && p.tx.outstanding() <= 1;

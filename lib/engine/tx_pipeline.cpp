@@ -139,10 +139,10 @@ void tx_pipeline::maybe_request_credit(engine_impl& eng, pds::pdc& p) {
 
 bool tx_pipeline::retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
                                   std::span<std::uint8_t> buf, std::size_t& len) {
-    pds::tx_entry* e = p.tx.peek_retransmit();
+    tx_entry* e = p.tx.peek_retransmit();
     if (!e) return false;
     // Retransmissions spend window (or credit) like new data; a CLOSE is never held back.
-    if (e->kind == pds::tx_kind::data && !p.cc_allows(e->length)) {
+    if (e->kind == tx_kind::data && !p.cc_allows(e->length)) {
         maybe_request_credit(eng, p);
         return false;
     }
@@ -153,7 +153,7 @@ bool tx_pipeline::retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t n
     e->entropy = p.lb.next_entropy(now);
     len = eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, *e, true, true, buf);
     p.on_sent(*e, now, eng.core_.timers, eng.core_.params);
-    eng.core_.count_tx(&p, len, e->kind == pds::tx_kind::data);
+    eng.core_.count_tx(&p, len, e->kind == tx_kind::data);
     return true;
 }
 
@@ -162,7 +162,7 @@ bool tx_pipeline::send_new_from(engine_impl& eng, pds::pdc& p, std::uint64_t now
     if (p.state == pds::pdc_state::closing) {
         if (!p.tx.empty()) return false;
         // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
-        pds::tx_entry& e = p.tx.push(pds::tx_kind::close);
+        tx_entry& e = p.tx.push(tx_kind::close);
         e.entropy = p.lb.next_entropy(now);
         len =
             eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, e, false, true, buf);
@@ -191,7 +191,7 @@ bool tx_pipeline::send_new_from(engine_impl& eng, pds::pdc& p, std::uint64_t now
     auto& queued = eng.peers_[p.peer].queued_bytes[p.slot];
     queued -= std::min<std::uint64_t>(queued, seg.length);
     m.owner = p.index;
-    pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+    tx_entry& e = p.tx.push(tx_kind::data);
     e.message = mi;
     e.offset = seg.offset;
     e.length = seg.length;

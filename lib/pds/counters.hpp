@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/tx_window.hpp"
 #include "wire/uet_pds.hpp"
 
 namespace uet::pds {
@@ -25,8 +26,6 @@ inline constexpr std::size_t nack_slot_count = static_cast<std::size_t>(nack_slo
 
 nack_slot slot_of(wire::nack_code code) noexcept;
 const char* nack_slot_name(nack_slot s) noexcept;
-
-enum class retx_cause : std::uint8_t { sack, timeout, nack, count_ };
 
 struct rtt_stats {
     std::uint64_t count = 0;

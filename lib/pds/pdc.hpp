@@ -17,12 +17,12 @@
 #include <span>
 
 #include "cc/cc_factory.hpp"
+#include "core/rx_window.hpp"
 #include "core/timer_wheel.hpp"
+#include "core/tx_window.hpp"
 #include "lb/lb_factory.hpp"
 #include "pds/ack_policy.hpp"
 #include "pds/counters.hpp"
-#include "pds/rx_window.hpp"
-#include "pds/tx_window.hpp"
 
 namespace uet::pds {
 

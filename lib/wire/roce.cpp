@@ -40,15 +40,18 @@ constexpr opcode_row rc_rows[] = {
     {"RC_FETCH_ADD", {true, false, true, false, false, false, false, false, 0}},
 };
 constexpr opcode_row cnp_row = {"CNP", {true, false, false, false, false, false, false, false, 16}};
+constexpr opcode_row ud_send_only_row = {
+    "UD_SEND_ONLY", {true, false, false, false, false, false, true, false, 0, true}};
 
 const opcode_row* find_opcode(std::uint8_t opcode) noexcept {
     if (opcode < std::size(rc_rows)) return &rc_rows[opcode];
     if (opcode == static_cast<std::uint8_t>(roce_opcode::cnp)) return &cnp_row;
+    if (opcode == static_cast<std::uint8_t>(roce_opcode::ud_send_only)) return &ud_send_only_row;
     return nullptr;
 }
 
 std::size_t ext_headers_size(const roce_opcode_info& i) noexcept {
-    return (i.reth ? reth_header::wire_size : 0) +
+    return (i.deth ? deth_header::wire_size : 0) + (i.reth ? reth_header::wire_size : 0) +
            (i.atomic_eth ? atomic_eth_header::wire_size : 0) +
            (i.aeth ? aeth_header::wire_size : 0) +
            (i.atomic_ack_eth ? atomic_ack_eth_header::wire_size : 0) +
@@ -158,6 +161,34 @@ void visit(const bth_header& h, field_visitor& v) {
     v.field("dest_qp", h.dest_qp);
     v.field("ack_req", h.ack_req ? 1 : 0);
     v.field("psn", h.psn);
+    v.end();
+}
+
+// ---- DETH ----
+
+std::size_t encode(const deth_header& h, std::span<std::uint8_t> out) noexcept {
+    byte_writer w(out);
+    w.u32(h.q_key);
+    w.u8(0);
+    w.u24(h.src_qp & 0xffffff);
+    return w.result();
+}
+
+reject_reason decode(std::span<const std::uint8_t> in, deth_header& out) noexcept {
+    byte_reader r(in);
+    deth_header h;
+    h.q_key = r.u32();
+    r.u8();
+    h.src_qp = r.u24();
+    if (r.failed()) return reject_reason::truncated;
+    out = h;
+    return reject_reason::none;
+}
+
+void visit(const deth_header& h, field_visitor& v) {
+    v.begin("deth");
+    v.field("q_key", h.q_key);
+    v.field("src_qp", h.src_qp);
     v.end();
 }
 
@@ -358,7 +389,8 @@ reject_reason decode_roce(std::span<const std::uint8_t> udp_payload,
         return reject_reason::roce_short_for_opcode;
     std::size_t off = bth_header::wire_size;
     reject_reason r = reject_reason::none;
-    if (info.reth) r = decode_ext(body, off, p.reth);
+    if (info.deth) r = decode_ext(body, off, p.deth);
+    if (r == reject_reason::none && info.reth) r = decode_ext(body, off, p.reth);
     if (r == reject_reason::none && info.atomic_eth) r = decode_ext(body, off, p.atomic_eth);
     if (r == reject_reason::none && info.aeth) r = decode_ext(body, off, p.aeth);
     if (r == reject_reason::none && info.atomic_ack_eth)
@@ -384,6 +416,7 @@ reject_reason decode_roce(std::span<const std::uint8_t> udp_payload,
 
 void visit(const roce_packet& p, field_visitor& v) {
     visit(p.bth, v);
+    if (p.deth) visit(*p.deth, v);
     if (p.reth) visit(*p.reth, v);
     if (p.atomic_eth) visit(*p.atomic_eth, v);
     if (p.aeth) visit(*p.aeth, v);
@@ -408,6 +441,7 @@ void summarize(const roce_packet& p, std::string& out) {
     if (p.bth.se) out += " se";
     if (p.bth.fecn) out += " fecn";
     if (p.bth.becn) out += " becn";
+    if (p.deth) append(out, " qkey 0x%08x srcqp 0x%06x", p.deth->q_key, p.deth->src_qp);
     if (p.reth)
         append(out, " va 0x%llx rkey 0x%x len %u", static_cast<unsigned long long>(p.reth->va),
                p.reth->rkey, p.reth->dma_len);
@@ -436,7 +470,7 @@ void summarize(const roce_packet& p, std::string& out) {
 
 std::size_t roce_udp_payload_size(const roce_packet_spec& r) noexcept {
     roce_opcode_info info = roce_opcode_lookup(r.bth.opcode);
-    if (!info.known || info.reth != r.reth.has_value() ||
+    if (!info.known || info.deth != r.deth.has_value() || info.reth != r.reth.has_value() ||
         info.atomic_eth != r.atomic_eth.has_value() || info.aeth != r.aeth.has_value() ||
         info.atomic_ack_eth != r.atomic_ack_eth.has_value() || info.immdt != r.immdt.has_value())
         return 0;
@@ -461,6 +495,7 @@ std::size_t encode_roce_transport(const roce_packet_spec& r, std::span<std::uint
     bth.pad_count = static_cast<std::uint8_t>((4 - r.payload.size() % 4) % 4);
     std::size_t off = encode(bth, out);
     // Same order as decode_roce reads them; sizes were checked against total above.
+    encode_ext(r.deth, out, off);
     encode_ext(r.reth, out, off);
     encode_ext(r.atomic_eth, out, off);
     encode_ext(r.aeth, out, off);

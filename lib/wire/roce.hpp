@@ -37,7 +37,8 @@ enum class roce_opcode : std::uint8_t {
     rc_atomic_acknowledge = 0x12,
     rc_compare_swap = 0x13,
     rc_fetch_add = 0x14,
-    cnp = 0x81,  // RoCEv2 congestion notification packet (BECN set, 16 reserved bytes)
+    ud_send_only = 0x64,  // Unreliable Datagram SEND (DETH): the connection manager's MADs
+    cnp = 0x81,           // RoCEv2 congestion notification packet (BECN set, 16 reserved bytes)
 };
 
 // "RC_SEND_FIRST", ..., "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", "CNP"; nullptr when unsupported.
@@ -56,6 +57,7 @@ struct roce_opcode_info {
     bool payload = false;           // carries a data payload (may be zero-length for *_ONLY/LAST)
     bool full_payload = false;      // FIRST/MIDDLE: a full-MTU payload, never empty, pad count 0
     std::size_t fixed_payload = 0;  // opcodes with a fixed reserved body (CNP: 16)
+    bool deth = false;              // Unreliable Datagram: a DETH right after the BTH
 };
 roce_opcode_info roce_opcode_lookup(std::uint8_t opcode) noexcept;
 
@@ -72,6 +74,13 @@ struct bth_header {
     std::uint32_t dest_qp = 0;  // 24 bits
     bool ack_req = false;
     std::uint32_t psn = 0;  // 24 bits
+};
+
+// Datagram extended transport header: the Q_Key the receiver checks and the sending QP.
+struct deth_header {
+    static constexpr std::size_t wire_size = 8;
+    std::uint32_t q_key = 0;
+    std::uint32_t src_qp = 0;  // 24 bits
 };
 
 struct reth_header {
@@ -131,6 +140,10 @@ std::size_t encode(const bth_header& h, std::span<std::uint8_t> out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, bth_header& out) noexcept;
 void visit(const bth_header& h, field_visitor& v);
 
+std::size_t encode(const deth_header& h, std::span<std::uint8_t> out) noexcept;
+reject_reason decode(std::span<const std::uint8_t> in, deth_header& out) noexcept;
+void visit(const deth_header& h, field_visitor& v);
+
 std::size_t encode(const reth_header& h, std::span<std::uint8_t> out) noexcept;
 reject_reason decode(std::span<const std::uint8_t> in, reth_header& out) noexcept;
 void visit(const reth_header& h, field_visitor& v);
@@ -154,6 +167,7 @@ void visit(const atomic_ack_eth_header& h, field_visitor& v);
 
 struct roce_packet {
     bth_header bth;
+    std::optional<deth_header> deth;
     std::optional<reth_header> reth;
     std::optional<aeth_header> aeth;
     std::optional<immdt_header> immdt;
@@ -177,6 +191,7 @@ void summarize(const roce_packet& p, std::string& out);
 // exactly those roce_opcode_lookup(bth.opcode) lists.
 struct roce_packet_spec {
     bth_header bth;
+    std::optional<deth_header> deth;
     std::optional<reth_header> reth;
     std::optional<aeth_header> aeth;
     std::optional<immdt_header> immdt;

@@ -88,9 +88,9 @@ void print_table() {
             "%9.3f %8.1f %4llu %s\n",
             to_string(r.mode), r.cell.c_str(), delivered, r.out.duplicates, r.out.corrupted,
             r.out.out_of_order, r.out.failed,
-            (unsigned long long)p.retransmitted(pds::retx_cause::sack),
-            (unsigned long long)p.retransmitted(pds::retx_cause::timeout),
-            (unsigned long long)p.retransmitted(pds::retx_cause::nack),
+            (unsigned long long)p.retransmitted(uet::retx_cause::sack),
+            (unsigned long long)p.retransmitted(uet::retx_cause::timeout),
+            (unsigned long long)p.retransmitted(uet::retx_cause::nack),
             (unsigned long long)p.timeouts,
             (unsigned long long)(p.nacks_received_of(pds::nack_slot::trimmed) +
                                  p.nacks_received_of(pds::nack_slot::trimmed_lasthop)),
@@ -146,7 +146,7 @@ TEST_P(matrix, every_cell_delivers) {
         // Trimmed packets come back through NACKs, never through the retransmit timer.
         if (mode == delivery_mode::rud && std::string(c.name) == "trim 10%") {
             EXPECT_EQ(o.a.pds.timeouts, 0u);
-            EXPECT_GT(o.a.pds.retransmitted(pds::retx_cause::nack), 0u);
+            EXPECT_GT(o.a.pds.retransmitted(uet::retx_cause::nack), 0u);
         }
     }
 }

@@ -12,9 +12,9 @@
 
 #include "core/bit_range.hpp"
 #include "core/flat_map.hpp"
+#include "core/rx_window.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
-#include "pds/rx_window.hpp"
 #include "ses/message.hpp"
 #include "ses/reassembly.hpp"
 #include "wire/frame.hpp"
@@ -24,25 +24,25 @@
 namespace uet::test {
 namespace {
 
-using pds::psn_t;
+using uet::psn_t;
 
 // ---- rx_window and SACK ----
 
 TEST(rx_window, cumulative_point_moves_over_contiguous_psns) {
     std::vector<std::uint64_t> ring(16);  // 1024 PSNs
-    pds::rx_window w;
+    uet::rx_window w;
     w.reset(ring, 1000);
     EXPECT_EQ(w.cack(), 999u);
-    EXPECT_EQ(w.classify(1000), pds::rx_window::verdict::fresh);
+    EXPECT_EQ(w.classify(1000), uet::rx_window::verdict::fresh);
     w.accept(1002);
     EXPECT_EQ(w.cack(), 999u);
     w.accept(1000);
     EXPECT_EQ(w.cack(), 1000u);
     w.accept(1001);
     EXPECT_EQ(w.cack(), 1002u);
-    EXPECT_EQ(w.classify(1001), pds::rx_window::verdict::duplicate);
-    EXPECT_EQ(w.classify(1002 + 1024), pds::rx_window::verdict::fresh);
-    EXPECT_EQ(w.classify(1002 + 1025), pds::rx_window::verdict::beyond_window);
+    EXPECT_EQ(w.classify(1001), uet::rx_window::verdict::duplicate);
+    EXPECT_EQ(w.classify(1002 + 1024), uet::rx_window::verdict::fresh);
+    EXPECT_EQ(w.classify(1002 + 1025), uet::rx_window::verdict::beyond_window);
 }
 
 // The word-at-a-time bit ranges (reassembly's packet bits, the receive window) against bit by
@@ -77,20 +77,20 @@ TEST(rx_window, all_fresh_says_what_classify_says_of_each_psn) {
         std::vector<std::uint64_t> ring(words);
         const auto capacity = static_cast<std::uint32_t>(words * 64);
         for (int round = 0; round < 300; ++round) {
-            pds::rx_window w;
+            uet::rx_window w;
             const psn_t start = round % 3 == 0 ? 0xfffffff0u : static_cast<psn_t>(rng());
             w.reset(ring, start);
             // Some accepted, in order or not, so that the cumulative point and the ring move.
             for (int k = 0, m = static_cast<int>(rng() % (3 * capacity)); k < m; ++k) {
                 const psn_t psn = w.cack() + 1 + static_cast<psn_t>(rng() % (capacity / 2));
-                if (w.classify(psn) == pds::rx_window::verdict::fresh) w.accept(psn);
+                if (w.classify(psn) == uet::rx_window::verdict::fresh) w.accept(psn);
             }
             for (int q = 0; q < 50; ++q) {
                 const psn_t first = w.cack() - 3 + static_cast<psn_t>(rng() % (capacity + 8));
                 const auto n = static_cast<std::uint32_t>(1 + rng() % 32);
                 bool each = true;
                 for (std::uint32_t i = 0; i < n; ++i)
-                    each = each && w.classify(first + i) == pds::rx_window::verdict::fresh;
+                    each = each && w.classify(first + i) == uet::rx_window::verdict::fresh;
                 ASSERT_EQ(w.all_fresh(first, n), each) << first << " + " << n;
                 ++(each ? fresh : not_fresh);
             }
@@ -109,7 +109,7 @@ TEST(rx_window, accept_run_leaves_what_accept_of_each_psn_leaves) {
         std::vector<std::uint64_t> ring_run(words), ring_each(words);
         const auto capacity = static_cast<std::uint32_t>(words * 64);
         for (int round = 0; round < 200; ++round) {
-            pds::rx_window run, each;
+            uet::rx_window run, each;
             const psn_t start = round % 3 == 0 ? 0xfffffff0u : static_cast<psn_t>(rng());
             run.reset(ring_run, start);
             each.reset(ring_each, start);
@@ -134,23 +134,23 @@ TEST(rx_window, accept_run_leaves_what_accept_of_each_psn_leaves) {
 
 TEST(rx_window, tracks_a_whole_1024_packet_window_in_reverse_order_across_wrap) {
     std::vector<std::uint64_t> ring(16);
-    pds::rx_window w;
+    uet::rx_window w;
     const psn_t start = 0xffffff00u;  // wraps through zero
     w.reset(ring, start);
     for (psn_t i = 1024; i-- > 1;) {
-        ASSERT_EQ(w.classify(start + i), pds::rx_window::verdict::fresh) << i;
+        ASSERT_EQ(w.classify(start + i), uet::rx_window::verdict::fresh) << i;
         w.accept(start + i);
-        ASSERT_EQ(w.classify(start + i), pds::rx_window::verdict::duplicate);
+        ASSERT_EQ(w.classify(start + i), uet::rx_window::verdict::duplicate);
     }
     EXPECT_EQ(w.cack(), start - 1);
     w.accept(start);
     EXPECT_EQ(w.cack(), start + 1023);
-    EXPECT_EQ(w.classify(start + 1024), pds::rx_window::verdict::fresh);
+    EXPECT_EQ(w.classify(start + 1024), uet::rx_window::verdict::fresh);
 }
 
 TEST(rx_window, sack_base_is_max_of_epsn_minus_63_and_cack_plus_1) {
     std::vector<std::uint64_t> ring(16);
-    pds::rx_window w;
+    uet::rx_window w;
     w.reset(ring, 0);
     w.accept(2);
     w.accept(5);
@@ -170,22 +170,22 @@ TEST(rx_window, sack_bitmap_matches_the_psns_received) {
     for (const std::size_t words : {1u, 2u, 16u}) {
         for (int round = 0; round < 200; ++round) {
             std::vector<std::uint64_t> ring(words);
-            pds::rx_window w;
+            uet::rx_window w;
             const psn_t start = static_cast<psn_t>(r.uniform(1ull << 32));
             w.reset(ring, start);
             const std::uint32_t cap = w.capacity();
             const int arrivals = static_cast<int>(r.uniform(3 * cap));
             for (int k = 0; k < arrivals; ++k) {
                 const psn_t psn = w.cack() + 1 + static_cast<psn_t>(r.uniform(cap));
-                if (w.classify(psn) == pds::rx_window::verdict::fresh) w.accept(psn);
+                if (w.classify(psn) == uet::rx_window::verdict::fresh) w.accept(psn);
             }
             for (const psn_t epsn :
                  {w.cack(), w.highest(), w.cack() + 1 + cap / 2, w.cack() + cap,
                   w.cack() + cap + 40, static_cast<psn_t>(w.cack() + r.uniform(cap + 100))}) {
-                const pds::sack_block s = w.sack(epsn);
+                const uet::sack_block s = w.sack(epsn);
                 for (std::uint32_t i = 0; i < 64; ++i) {
                     const psn_t psn = s.base + i;
-                    const std::int32_t ahead = pds::psn_distance(w.cack(), psn);
+                    const std::int32_t ahead = uet::psn_distance(w.cack(), psn);
                     const bool tracked = ahead > 0 && static_cast<std::uint32_t>(ahead) <= cap;
                     ASSERT_EQ((s.bitmap >> i) & 1, tracked && w.received(psn) ? 1u : 0u)
                         << "words " << words << " round " << round << " epsn " << epsn << " bit "
@@ -370,20 +370,20 @@ TEST(message_key, next_is_the_streams_next_id_and_wraps) {
 // ---- tx_window ----
 
 TEST(tx_window, retransmit_queue_skips_packets_acknowledged_meanwhile) {
-    std::vector<pds::tx_entry> ring(8);
-    pds::tx_window w;
+    std::vector<uet::tx_entry> ring(8);
+    uet::tx_window w;
     w.reset(ring, 10);
     for (int i = 0; i < 4; ++i)
-        w.push(pds::tx_kind::data);
+        w.push(uet::tx_kind::data);
     EXPECT_EQ(w.outstanding(), 4u);
-    w.queue_retransmit(*w.find(11), pds::retx_cause::sack);
-    w.queue_retransmit(*w.find(12), pds::retx_cause::nack);
-    w.find(11)->state = pds::tx_state::acked;
-    pds::tx_entry* e = w.pop_retransmit();
+    w.queue_retransmit(*w.find(11), uet::retx_cause::sack);
+    w.queue_retransmit(*w.find(12), uet::retx_cause::nack);
+    w.find(11)->state = uet::tx_state::acked;
+    uet::tx_entry* e = w.pop_retransmit();
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->psn, 12u);
     EXPECT_EQ(w.pop_retransmit(), nullptr);
-    w.find(10)->state = pds::tx_state::acked;
+    w.find(10)->state = uet::tx_state::acked;
     EXPECT_EQ(w.advance(), 2u);
     EXPECT_EQ(w.una(), 12u);
     EXPECT_EQ(w.find(11), nullptr);
@@ -405,7 +405,7 @@ struct null_listener final : pds::tx_listener {
 };
 
 struct initiator_fixture {
-    std::vector<pds::tx_entry> ring = std::vector<pds::tx_entry>(64);
+    std::vector<uet::tx_entry> ring = std::vector<uet::tx_entry>(64);
     timer_wheel timers{1000};
     pds::pdc_params params;
     pds::pdc p;
@@ -421,8 +421,8 @@ struct initiator_fixture {
         p.ordered = rod;
         p.open_initiator(ring, 100, 0xc001, params);
     }
-    pds::tx_entry& send(std::uint64_t now) {
-        pds::tx_entry& e = p.tx.push(pds::tx_kind::data);
+    uet::tx_entry& send(std::uint64_t now) {
+        uet::tx_entry& e = p.tx.push(uet::tx_kind::data);
         e.length = 1000;
         p.on_sent(e, now, timers, params);  // accounts it in flight
         return e;
@@ -462,7 +462,7 @@ TEST(pdc, an_ack_tells_each_message_once_with_its_packets_in_batches) {
 TEST(pdc, timer_restarts_on_ack_progress_and_fires_once_acks_stop) {
     initiator_fixture f;
     f.send(0);
-    pds::tx_entry& second = f.send(0);
+    uet::tx_entry& second = f.send(0);
     f.send(0);
     EXPECT_EQ(f.ack(100, 101, 0, 8'000).newly_acked, 1u);
     const std::uint64_t at = 8'000 + f.p.current_rto(f.params);
@@ -495,9 +495,9 @@ TEST(pdc, one_wheel_timer_per_pdc_at_the_earliest_packet_timeout) {
 // later deadlines are left, and the timer moves to the earliest deadline left.
 TEST(pdc, due_packets_in_deadline_order_and_the_timer_moves_on) {
     initiator_fixture f;
-    pds::tx_entry& a = f.send(0);      // 100, due 10'000
-    pds::tx_entry& b = f.send(500);    // 101, due 10'500
-    pds::tx_entry& c = f.send(9'000);  // 102, due 19'000
+    uet::tx_entry& a = f.send(0);      // 100, due 10'000
+    uet::tx_entry& b = f.send(500);    // 101, due 10'500
+    uet::tx_entry& c = f.send(9'000);  // 102, due 19'000
     f.send(600);                       // 103, due 10'600, acknowledged below
     // 100 is resent at 2'000 (due 22'000 with the back-off of one timeout round): now later
     // than 101, before it in PSN order.
@@ -511,10 +511,10 @@ TEST(pdc, due_packets_in_deadline_order_and_the_timer_moves_on) {
     EXPECT_EQ(due[1], f.p.tx.slot_of(c));
     EXPECT_EQ(due[2], f.p.tx.slot_of(a));
     EXPECT_EQ(f.p.collect_due(19'999, due), 2u);
-    b.deadline = pds::no_deadline;  // as the engine does before handling each
+    b.deadline = uet::no_deadline;  // as the engine does before handling each
     f.p.rearm(f.timers);
     EXPECT_EQ(f.p.rto_timer.deadline(), c.deadline);
-    c.deadline = a.deadline = pds::no_deadline;
+    c.deadline = a.deadline = uet::no_deadline;
     f.p.rearm(f.timers);
     EXPECT_FALSE(f.p.rto_timer.scheduled());
 }
@@ -557,11 +557,11 @@ TEST(pdc, sack_infers_a_hole_after_the_out_of_order_threshold) {
     // 100 missing while 101..103, sent after it, are SACKed: the threshold (3) is reached.
     auto out = f.ack(99, 100, 0b1110, 10);
     EXPECT_EQ(out.sack_retransmits, 1u);  // threshold 3 reached with 3 later packets acked
-    EXPECT_FALSE(f.p.tx.find(101) && f.p.tx.find(101)->state != pds::tx_state::acked);
-    pds::tx_entry* e = f.p.tx.pop_retransmit();
+    EXPECT_FALSE(f.p.tx.find(101) && f.p.tx.find(101)->state != uet::tx_state::acked);
+    uet::tx_entry* e = f.p.tx.pop_retransmit();
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->psn, 100u);
-    EXPECT_EQ(e->cause, pds::retx_cause::sack);
+    EXPECT_EQ(e->cause, uet::retx_cause::sack);
 }
 
 TEST(pdc, trimmed_nack_queues_an_immediate_retransmit) {
@@ -570,16 +570,16 @@ TEST(pdc, trimmed_nack_queues_an_immediate_retransmit) {
     f.send(0);
     EXPECT_EQ(f.p.on_nack(wire::nack_code::trimmed, 101, 10, f.timers, f.params),
               pds::nack_action::retransmit);
-    pds::tx_entry* e = f.p.tx.pop_retransmit();
+    uet::tx_entry* e = f.p.tx.pop_retransmit();
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->psn, 101u);
-    EXPECT_EQ(e->cause, pds::retx_cause::nack);
-    EXPECT_EQ(e->deadline, pds::no_deadline);  // no timeout needed: it goes out at once
+    EXPECT_EQ(e->cause, uet::retx_cause::nack);
+    EXPECT_EQ(e->deadline, uet::no_deadline);  // no timeout needed: it goes out at once
 }
 
 TEST(pdc, timer_backs_off_exponentially_then_fails) {
     initiator_fixture f;
-    pds::tx_entry& e = f.send(0);
+    uet::tx_entry& e = f.send(0);
     EXPECT_EQ(e.deadline, 10'000u);
     EXPECT_EQ(f.p.on_timer(e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_EQ(f.p.tx.pop_retransmit(), &e);
@@ -599,7 +599,7 @@ TEST(pdc, rto_follows_the_measured_rtt_within_floor_and_cap) {
     // Steady 6 us round trips: srtt -> 6 us, rttvar decays, the RTO falls from 10 us to its floor.
     std::uint64_t now = 0;
     for (int i = 0; i < 40; ++i) {
-        pds::tx_entry& e = f.send(now);
+        uet::tx_entry& e = f.send(now);
         now += 6'000;
         f.ack(e.psn, e.psn + 1, 0, now);
     }
@@ -608,7 +608,7 @@ TEST(pdc, rto_follows_the_measured_rtt_within_floor_and_cap) {
     EXPECT_GE(f.p.current_rto(f.params), 6'000u);
     // Queueing raises the RTT to 300 us: the RTO grows past it, no spurious timeout.
     for (int i = 0; i < 40; ++i) {
-        pds::tx_entry& e = f.send(now);
+        uet::tx_entry& e = f.send(now);
         now += 300'000;
         f.ack(e.psn, e.psn + 1, 0, now);
     }
@@ -619,7 +619,7 @@ TEST(pdc, rto_follows_the_measured_rtt_within_floor_and_cap) {
 TEST(pdc, timeouts_of_one_window_count_as_one_round) {
     initiator_fixture f;
     f.params.max_retransmits = 3;
-    std::vector<pds::tx_entry*> sent;
+    std::vector<uet::tx_entry*> sent;
     for (int i = 0; i < 20; ++i)
         sent.push_back(&f.send(0));
     // All 20 timers fire: one round, one back-off, one controller/selector signal.
@@ -632,7 +632,7 @@ TEST(pdc, timeouts_of_one_window_count_as_one_round) {
     std::uint64_t now = 10'000;
     pds::timeout_action last = pds::timeout_action::none;
     for (int round = 0; round < 4 && last != pds::timeout_action::failed; ++round) {
-        while (pds::tx_entry* e = f.p.tx.pop_retransmit())
+        while (uet::tx_entry* e = f.p.tx.pop_retransmit())
             f.p.on_sent(*e, now, f.timers, f.params);
         now += f.p.current_rto(f.params);
         for (auto* e : sent) {
@@ -653,7 +653,7 @@ TEST(pdc, static_path_redraws_its_entropy_after_a_timeout_round) {
     f.params.lb = lb::algorithm::static_path;
     f.p.open_initiator(f.ring, 100, 0xc001, f.params);
     EXPECT_EQ(f.p.lb->next_entropy(0), 0xc001);
-    pds::tx_entry& e = f.send(0);
+    uet::tx_entry& e = f.send(0);
     e.entropy = 0xc001;
     ASSERT_EQ(f.p.on_timer(e, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_NE(f.p.lb->next_entropy(10'000), 0xc001);
@@ -662,10 +662,10 @@ TEST(pdc, static_path_redraws_its_entropy_after_a_timeout_round) {
 
 TEST(pdc, no_pdc_avail_backs_off_without_counting_a_loss) {
     initiator_fixture f;
-    pds::tx_entry& e = f.send(0);
+    uet::tx_entry& e = f.send(0);
     EXPECT_EQ(f.p.on_nack(wire::nack_code::no_pdc_avail, 100, 5, f.timers, f.params),
               pds::nack_action::backoff);
-    EXPECT_EQ(e.state, pds::tx_state::backoff);
+    EXPECT_EQ(e.state, uet::tx_state::backoff);
     EXPECT_EQ(f.p.on_timer(e, e.deadline, f.timers, f.params), pds::timeout_action::retransmit);
     EXPECT_EQ(e.retries, 0u);
     EXPECT_EQ(f.p.counters.timeouts, 0u);
@@ -679,7 +679,7 @@ TEST(pdc, rod_out_of_order_nack_rewinds_in_psn_order) {
     EXPECT_EQ(f.p.on_nack(wire::nack_code::rod_ooo, 102, 5000, f.timers, f.params),
               pds::nack_action::rewind);
     for (psn_t want = 102; want < 105; ++want) {
-        pds::tx_entry* e = f.p.tx.pop_retransmit();
+        uet::tx_entry* e = f.p.tx.pop_retransmit();
         ASSERT_NE(e, nullptr);
         EXPECT_EQ(e->psn, want);
         f.p.on_sent(*e, 5000, f.timers, f.params);
@@ -1427,7 +1427,7 @@ TEST(engine, trimmed_packet_is_nacked_and_resent_without_a_timeout) {
         100'000'000));
     const auto& p = f.a->counters().pds;
     EXPECT_EQ(p.nacks_received_of(pds::nack_slot::trimmed), 1u);
-    EXPECT_EQ(p.retransmitted(pds::retx_cause::nack), 1u);
+    EXPECT_EQ(p.retransmitted(uet::retx_cause::nack), 1u);
     EXPECT_EQ(p.timeouts, 0u);
     EXPECT_EQ(f.b->counters().pds.trimmed_received, 1u);
     EXPECT_LT(f.h->now(), f.ca.rto_ns);

@@ -23,6 +23,8 @@
 #include "golden.hpp"
 #include "wire/ipv4.hpp"
 #include "wire/pcap_file.hpp"
+#include "wire/roce.hpp"
+#include "wire/roce_cm.hpp"
 
 namespace {
 
@@ -248,6 +250,122 @@ TEST(roce_tshark, corrupted_copy_is_caught) {
     // tshark still decodes it (it does not check the ICRC), but the comparison above flags it.
     ASSERT_EQ(p.size(), 1u) << (p.empty() ? "" : p[0]);
     EXPECT_EQ(p[0].rfind("icrc:", 0), 0u) << p[0];
+}
+
+}  // namespace
+
+namespace {
+
+// The connection manager's six messages as a UD SEND to QP 1 with the GSI Q_Key, each with
+// fields of its own; tshark must read back what the encoder wrote.
+std::vector<uet::golden::named_bytes> cm_frames() {
+    using namespace uet::wire;
+    std::vector<uet::golden::named_bytes> frames;
+    const cm_attribute all[] = {cm_attribute::req, cm_attribute::rep,  cm_attribute::rtu,
+                                cm_attribute::rej, cm_attribute::dreq, cm_attribute::drep};
+    for (const cm_attribute a : all) {
+        cm_message m;
+        m.attribute = a;
+        m.transaction_id = 0x1122334455667788ull;
+        m.local_comm_id = 0x1000 + static_cast<std::uint32_t>(a);
+        m.remote_comm_id = 0x2000;
+        m.local_qpn = 0x0abcde;
+        m.starting_psn = 0x123456;
+        m.path_mtu = ib_mtu_code(4096);
+        m.rnr_retry_count = 7;
+        m.retry_count = 6;
+        m.responder_resources = 4;
+        m.initiator_depth = 8;
+        m.reject_reason_code = 28;  // consumer reject
+        m.local_gid = ipv4_mapped_gid(0x0a000001);
+        m.remote_gid = ipv4_mapped_gid(0x0a000002);
+        std::array<std::uint8_t, mad_size> mad{};
+        EXPECT_EQ(encode(m, mad), mad_size);
+        frame_spec f;
+        f.src_ip = 0x0a000001;
+        f.dst_ip = 0x0a000002;
+        f.src_port = 0xc000;
+        f.dst_port = roce_udp_port;
+        roce_packet_spec s;
+        s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
+        s.bth.dest_qp = gsi_qpn;
+        s.deth = deth_header{gsi_qkey, gsi_qpn};
+        s.payload = mad;
+        bytes frame(512);
+        frame.resize(build_roce_frame(f, s, frame));
+        EXPECT_FALSE(frame.empty());
+        frames.push_back({to_string(a), frame});
+    }
+    return frames;
+}
+
+TEST(roce_tshark, cm_messages_dissect_as_the_communication_manager) {
+    ASSERT_TRUE(have_tshark()) << "tshark not found (apt-get install tshark)";
+    const auto frames = cm_frames();
+    const std::string path = tmp_dir() + "/roce_tshark_cm_test.pcap";
+    uet::wire::pcap_writer w;
+    ASSERT_TRUE(w.open(path)) << path;
+    std::uint64_t t = 1'700'000'000'000'000'000ull;
+    for (const auto& f : frames)
+        EXPECT_TRUE(w.write(f.bytes, t += 1000));
+    w.close();
+    const char* fields[] = {
+        "infiniband.bth.opcode",
+        "infiniband.deth.q_key",
+        "infiniband.deth.srcqp",
+        "infiniband.mad.mgmtclass",
+        "infiniband.mad.attributeid",
+        "infiniband.cm.req.localqpn",
+        "infiniband.cm.req.startpsn",
+        "infiniband.cm.req.pppmtu",
+        "infiniband.cm.req.rnrretrcount",
+        "infiniband.cm.req.retrcount",
+        "infiniband.cm.rep.localqpn",
+        "infiniband.cm.rep.startpsn",
+        "infiniband.cm.rep.remotecommid",
+        "infiniband.cm.rtu.remotecommid",
+        "infiniband.cm.rej.reason",
+        "infiniband.cm.dreq.remotecommid",
+        "_ws.malformed",
+        "_ws.expert",
+    };
+    std::string cmd = "timeout 60 tshark -n -r '" + path +
+                      "' -T fields -E separator=/t -E occurrence=a -E aggregator=';'";
+    for (const char* f : fields)
+        cmd += std::string(" -e ") + f;
+    int st = 0;
+    const std::string out = run(cmd, st);
+    ASSERT_EQ(st, 0) << cmd;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& line : split(out, '\n'))
+        if (!line.empty()) rows.push_back(split(line, '\t'));
+    std::remove(path.c_str());
+    ASSERT_EQ(rows.size(), frames.size());
+    const char* const attribute_ids[] = {"0x0010", "0x0013", "0x0014",
+                                         "0x0012", "0x0015", "0x0016"};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        SCOPED_TRACE(frames[i].name);
+        const auto& r = rows[i];
+        ASSERT_EQ(r.size(), std::size(fields));
+        EXPECT_EQ(r[0], "100");                 // 0x64, UD SEND only
+        EXPECT_EQ(r[1], "0x0000000080010000");  // tshark shows the Q_Key as 64 bits
+        EXPECT_EQ(r[2], "0x00000001");
+        EXPECT_EQ(r[3], "0x07");
+        EXPECT_EQ(r[4], attribute_ids[i]);
+        EXPECT_EQ(r[16], "");
+        EXPECT_EQ(r[17], "");
+    }
+    EXPECT_EQ(rows[0][5], "0x0abcde");
+    EXPECT_EQ(rows[0][6], "0x123456");
+    EXPECT_EQ(rows[0][7], "0x05");  // 4096
+    EXPECT_EQ(rows[0][8], "0x07");
+    EXPECT_EQ(rows[0][9], "0x06");
+    EXPECT_EQ(rows[1][10], "0x0abcde");
+    EXPECT_EQ(rows[1][11], "0x123456");
+    EXPECT_EQ(rows[1][12], "0x00002000");
+    EXPECT_EQ(rows[2][13], "0x00002000");
+    EXPECT_EQ(rows[3][14], "0x001c");  // 28, consumer reject
+    EXPECT_EQ(rows[4][15], "0x00002000");
 }
 
 }  // namespace

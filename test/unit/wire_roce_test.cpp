@@ -16,6 +16,7 @@
 #include "wire/icrc.hpp"
 #include "wire/pcap_file.hpp"
 #include "wire/roce.hpp"
+#include "wire/roce_cm.hpp"
 #include "wire_test_helpers.hpp"
 
 namespace {
@@ -263,9 +264,9 @@ TEST(opcodes, names_and_extension_headers) {
     EXPECT_STREQ(roce_opcode_name(0x13), "RC_COMPARE_SWAP");
     EXPECT_STREQ(roce_opcode_name(0x14), "RC_FETCH_ADD");
     EXPECT_STREQ(roce_opcode_name(0x81), "CNP");
-    EXPECT_EQ(roce_opcode_name(0x15), nullptr);  // RESERVED
-    EXPECT_EQ(roce_opcode_name(0x24), nullptr);  // UC SEND ONLY: not supported
-    EXPECT_EQ(roce_opcode_name(0x64), nullptr);  // UD SEND ONLY
+    EXPECT_EQ(roce_opcode_name(0x15), nullptr);            // RESERVED
+    EXPECT_EQ(roce_opcode_name(0x24), nullptr);            // UC SEND ONLY: not supported
+    EXPECT_STREQ(roce_opcode_name(0x64), "UD_SEND_ONLY");  // the connection manager's MADs
 
     // IBA table: which headers follow the BTH.
     auto i = roce_opcode_lookup(0x06);
@@ -778,6 +779,183 @@ TEST(pcap, writes_classic_format) {
     pcap_writer bad;
     EXPECT_FALSE(bad.open("/nonexistent-dir/x.pcap"));
     EXPECT_FALSE(bad.write(want, 0));
+}
+
+}  // namespace
+
+namespace {
+
+using namespace uet::wire;
+
+cm_message sample_cm(cm_attribute a) {
+    cm_message m;
+    m.attribute = a;
+    m.transaction_id = 0x0102030405060708ull;
+    m.local_comm_id = 0xaabbccdd;
+    m.remote_comm_id = a == cm_attribute::req ? 0 : 0x11223344;
+    m.service_id = a == cm_attribute::req ? 0x0106000000001234ull : 0;
+    m.local_ca_guid =
+        (a == cm_attribute::req || a == cm_attribute::rep) ? 0x0002c9030000beefull : 0;
+    if (a == cm_attribute::req || a == cm_attribute::rep) {
+        m.local_qpn = 0x00abcd;
+        m.starting_psn = 0xfffffe;
+        m.responder_resources = 16;
+        m.initiator_depth = 8;
+        m.rnr_retry_count = 7;
+    }
+    if (a == cm_attribute::req) {
+        m.remote_cm_response_timeout = 20;
+        m.local_cm_response_timeout = 21;
+        m.retry_count = 7;
+        m.max_cm_retries = 15;
+        m.path_mtu = ib_mtu_code(1024);
+        m.pkey = 0xffff;
+        m.local_gid = ipv4_mapped_gid(0xc0a80001);
+        m.remote_gid = ipv4_mapped_gid(0xc0a80002);
+        m.traffic_class = 106;
+        m.hop_limit = 64;
+        m.sl = 3;
+        m.local_ack_timeout = 14;
+    }
+    if (a == cm_attribute::rep) m.target_ack_delay = 15;
+    if (a == cm_attribute::rej) {
+        m.rejected_message = 0;
+        m.reject_reason_code = 28;
+    }
+    if (a == cm_attribute::dreq) m.remote_qpn = 0x00beef;
+    for (std::size_t i = 0; i < private_data_size(a); ++i)
+        m.private_data[i] = static_cast<std::uint8_t>(i * 3 + 1);
+    return m;
+}
+
+TEST(roce_cm, every_message_round_trips_field_by_field) {
+    for (const cm_attribute a : {cm_attribute::req, cm_attribute::rep, cm_attribute::rtu,
+                                 cm_attribute::rej, cm_attribute::dreq, cm_attribute::drep}) {
+        SCOPED_TRACE(to_string(a));
+        const cm_message m = sample_cm(a);
+        std::array<std::uint8_t, mad_size> mad{};
+        ASSERT_EQ(encode(m, mad), mad_size);
+        cm_message back;
+        ASSERT_EQ(decode_cm(mad, back), reject_reason::none);
+        EXPECT_EQ(back.attribute, a);
+        EXPECT_EQ(back.transaction_id, m.transaction_id);
+        EXPECT_EQ(back.local_comm_id, m.local_comm_id);
+        EXPECT_EQ(back.remote_comm_id, m.remote_comm_id);
+        EXPECT_EQ(back.service_id, m.service_id);
+        EXPECT_EQ(back.local_ca_guid, m.local_ca_guid);
+        EXPECT_EQ(back.local_qpn, m.local_qpn);
+        EXPECT_EQ(back.starting_psn, m.starting_psn);
+        EXPECT_EQ(back.responder_resources, m.responder_resources);
+        EXPECT_EQ(back.initiator_depth, m.initiator_depth);
+        EXPECT_EQ(back.remote_cm_response_timeout, m.remote_cm_response_timeout);
+        EXPECT_EQ(back.local_cm_response_timeout, m.local_cm_response_timeout);
+        EXPECT_EQ(back.retry_count, m.retry_count);
+        EXPECT_EQ(back.rnr_retry_count, m.rnr_retry_count);
+        EXPECT_EQ(back.max_cm_retries, m.max_cm_retries);
+        EXPECT_EQ(back.path_mtu, m.path_mtu);
+        EXPECT_EQ(back.local_gid, m.local_gid);
+        EXPECT_EQ(back.remote_gid, m.remote_gid);
+        EXPECT_EQ(back.traffic_class, m.traffic_class);
+        EXPECT_EQ(back.hop_limit, m.hop_limit);
+        EXPECT_EQ(back.sl, m.sl);
+        EXPECT_EQ(back.local_ack_timeout, m.local_ack_timeout);
+        EXPECT_EQ(back.target_ack_delay, m.target_ack_delay);
+        EXPECT_EQ(back.reject_reason_code, m.reject_reason_code);
+        EXPECT_EQ(back.remote_qpn, m.remote_qpn);
+        EXPECT_EQ(back.private_data, m.private_data);
+    }
+    EXPECT_EQ(private_data_size(cm_attribute::req), 92u);
+    EXPECT_EQ(private_data_size(cm_attribute::rep), 196u);
+    EXPECT_EQ(private_data_size(cm_attribute::rtu), 224u);
+    EXPECT_EQ(private_data_size(cm_attribute::rej), 148u);
+    EXPECT_EQ(private_data_size(cm_attribute::dreq), 220u);
+    EXPECT_EQ(private_data_size(cm_attribute::drep), 224u);
+}
+
+TEST(roce_cm, fields_sit_at_the_standard_offsets) {
+    std::array<std::uint8_t, mad_size> mad{};
+    ASSERT_EQ(encode(sample_cm(cm_attribute::req), mad), mad_size);
+    const std::uint8_t* d = mad.data() + mad_header_size;
+    EXPECT_EQ(mad[0], 1);      // base version
+    EXPECT_EQ(mad[1], 0x07);   // communication management
+    EXPECT_EQ(mad[2], 2);      // class version
+    EXPECT_EQ(mad[3], 0x03);   // Send
+    EXPECT_EQ(mad[17], 0x10);  // REQ
+    EXPECT_EQ(d[32], 0x00);    // local QPN 0x00abcd at 32..34
+    EXPECT_EQ(d[33], 0xab);
+    EXPECT_EQ(d[34], 0xcd);
+    EXPECT_EQ(d[35], 16);    // responder resources
+    EXPECT_EQ(d[39], 8);     // initiator depth
+    EXPECT_EQ(d[44], 0xff);  // starting PSN 0xfffffe at 44..46
+    EXPECT_EQ(d[46], 0xfe);
+    EXPECT_EQ(d[47], (21 << 3) | 7);  // local CM response timeout | retry count
+    EXPECT_EQ(d[50], (3 << 4) | 7);   // path MTU 1024 | RNR retry count
+    EXPECT_EQ(d[52], 0xff);           // permissive LIDs
+    EXPECT_EQ(d[66], 0xff);           // ::ffff:192.168.0.1 at 56..71
+    EXPECT_EQ(d[68], 192);
+    EXPECT_EQ(d[95], 14 << 3);  // local ACK timeout
+    EXPECT_EQ(d[140], 1);       // private data
+}
+
+TEST(roce_cm, refuses_what_is_not_a_cm_send_it_handles) {
+    std::array<std::uint8_t, mad_size> mad{};
+    ASSERT_EQ(encode(sample_cm(cm_attribute::rtu), mad), mad_size);
+    cm_message m;
+    EXPECT_EQ(decode_cm(std::span(mad).first(255), m), reject_reason::truncated);
+    auto other = mad;
+    other[1] = 0x01;  // subnet management
+    EXPECT_EQ(decode_cm(other, m), reject_reason::not_cm_mad);
+    other = mad;
+    other[3] = 0x81;  // a GetResp
+    EXPECT_EQ(decode_cm(other, m), reject_reason::not_cm_mad);
+    other = mad;
+    other[17] = 0x11;  // MRA
+    EXPECT_EQ(decode_cm(other, m), reject_reason::unsupported_cm_attribute);
+    other[16] = 0x01;  // 0x0111
+    EXPECT_EQ(decode_cm(other, m), reject_reason::unsupported_cm_attribute);
+    cm_message mra;
+    mra.attribute = cm_attribute::mra;
+    EXPECT_EQ(encode(mra, mad), 0u);
+    EXPECT_EQ(encode(sample_cm(cm_attribute::req), std::span(mad).first(100)), 0u);
+    EXPECT_STREQ(to_string(static_cast<cm_attribute>(0x99)), "UNKNOWN");
+}
+
+TEST(roce_cm, ud_send_carries_a_deth) {
+    cm_message m = sample_cm(cm_attribute::req);
+    std::array<std::uint8_t, mad_size> mad{};
+    ASSERT_EQ(encode(m, mad), mad_size);
+    frame_spec f;
+    f.src_ip = 0x0a000001;
+    f.dst_ip = 0x0a000002;
+    f.dst_port = roce_udp_port;
+    roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
+    s.bth.dest_qp = gsi_qpn;
+    s.deth = deth_header{gsi_qkey, gsi_qpn};
+    s.payload = mad;
+    std::array<std::uint8_t, 512> frame{};
+    const std::size_t n = build_roce_frame(f, s, frame);
+    ASSERT_EQ(n, 14u + 20 + 8 + 12 + 8 + 256 + 4);
+    l2l4_view v;
+    ASSERT_EQ(parse_l2l4(std::span(frame).first(n), v), reject_reason::none);
+    roce_packet p;
+    ASSERT_EQ(decode_roce(v.l4_payload, v.ip_packet, p), reject_reason::none);
+    ASSERT_TRUE(p.deth.has_value());
+    EXPECT_EQ(p.deth->q_key, gsi_qkey);
+    EXPECT_EQ(p.deth->src_qp, gsi_qpn);
+    cm_message back;
+    ASSERT_EQ(decode_cm(p.payload, back), reject_reason::none);
+    EXPECT_EQ(back.local_qpn, m.local_qpn);
+    std::string line;
+    summarize(p, line);
+    EXPECT_NE(line.find("UD_SEND_ONLY qp 0x000001"), std::string::npos) << line;
+    EXPECT_NE(line.find("qkey 0x80010000 srcqp 0x000001"), std::string::npos) << line;
+    line.clear();
+    summarize(back, line);
+    EXPECT_EQ(line, "CM REQ comm 0xaabbccdd qpn 0x00abcd psn 16777214 mtu 1024");
+    // Without its DETH a UD SEND is refused by the builder.
+    s.deth.reset();
+    EXPECT_EQ(build_roce_frame(f, s, frame), 0u);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
-#include "pds/rx_window.hpp"
+#include "core/rx_window.hpp"
 
 #include <algorithm>
 
 #include "core/bit_range.hpp"
 
-namespace uet::pds {
+namespace uet {
 
 void rx_window::reset(std::span<std::uint64_t> ring, psn_t start_psn) noexcept {
     ring_ = ring;
@@ -95,4 +95,4 @@ sack_block rx_window::sack(psn_t epsn) const noexcept {
     return s;
 }
 
-}  // namespace uet::pds
+}  // namespace uet

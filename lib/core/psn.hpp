@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace uet::pds {
+namespace uet {
 
 using psn_t = std::uint32_t;
 
@@ -21,4 +21,4 @@ constexpr psn_t psn_max(psn_t a, psn_t b) noexcept {
     return psn_before(a, b) ? b : a;
 }
 
-}  // namespace uet::pds
+}  // namespace uet

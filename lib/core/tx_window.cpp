@@ -1,6 +1,6 @@
-#include "pds/tx_window.hpp"
+#include "core/tx_window.hpp"
 
-namespace uet::pds {
+namespace uet {
 
 void tx_window::reset(std::span<tx_entry> ring, psn_t start_psn) noexcept {
     ring_ = ring;
@@ -90,4 +90,4 @@ void tx_window::clear_retransmits() noexcept {
     retx_tail_ = none;
 }
 
-}  // namespace uet::pds
+}  // namespace uet

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <span>
 
-#include "pds/psn.hpp"
+#include "core/psn.hpp"
 
-namespace uet::pds {
+namespace uet {
 
 struct sack_block {
     psn_t base = 0;            // PSN of bit 0
@@ -81,4 +81,4 @@ class rx_window {
     psn_t highest_ = 0;
 };
 
-}  // namespace uet::pds
+}  // namespace uet

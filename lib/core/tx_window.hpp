@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <span>
 
-#include "pds/counters.hpp"
-#include "pds/psn.hpp"
+#include "core/psn.hpp"
 
-namespace uet::pds {
+namespace uet {
 
 enum class tx_state : std::uint8_t {
     free,         // slot not in use
@@ -19,6 +18,9 @@ enum class tx_state : std::uint8_t {
 };
 
 enum class tx_kind : std::uint8_t { data, close };
+
+// Why a packet waits in the retransmit queue (counted per cause when it goes out again).
+enum class retx_cause : std::uint8_t { sack, timeout, nack, count_ };
 
 // A packet's retransmit (or back-off) timeout: when it is due, no_deadline when none runs. The
 // wheel holds one timer per PDC (pdc::rto_timer), not one per packet: arming a packet is a store
@@ -112,4 +114,4 @@ class tx_window {
     std::uint32_t retx_head_ = none, retx_tail_ = none;
 };
 
-}  // namespace uet::pds
+}  // namespace uet

@@ -1,0 +1,58 @@
+// What the responder asks of the layer above (the API's RoCE endpoint, or a test harness): a
+// posted receive for a SEND, memory for a WRITE, READ or atomic (the rkey checked against the
+// regions), and the completions of arriving messages. Called during receive; an implementation
+// never calls back into the QP.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "roce/verbs.hpp"
+
+namespace uet::roce {
+
+struct qp;
+
+// A posted receive: message bytes at offsets >= skip go to base + (offset - skip). skip lets
+// the layer above keep a header of its own at the start of every SEND.
+struct recv_slot {
+    std::uint8_t* base = nullptr;
+    std::uint32_t capacity = 0;
+    std::uint32_t skip = 0;
+    std::uint64_t cookie = 0;
+};
+
+// Where a remote access lands, or nullptr when the rkey, range or permission is wrong.
+struct remote_memory {
+    std::uint8_t* where = nullptr;
+};
+
+struct atomic_outcome {
+    bool ok = false;  // false: bad rkey, range or permission
+    std::uint64_t original = 0;
+};
+
+class delivery_target {
+  public:
+    virtual ~delivery_target() = default;
+    // A SEND's first packet arrived: the receive it goes to, or false when none is posted (the
+    // responder answers with an RNR NAK and the requester tries again later).
+    virtual bool take_receive(qp& q, std::span<const std::uint8_t> first_payload,
+                              recv_slot& out) = 0;
+    // The SEND is whole (`length` counts from `skip`), or failed with `status`.
+    virtual void receive_done(qp& q, std::uint64_t cookie, std::uint32_t length, bool with_imm,
+                              std::uint32_t imm, wc_status status) = 0;
+    // Memory for a WRITE of `length` bytes at (rkey, va), checked once for the whole message.
+    virtual remote_memory place_write(qp& q, std::uint32_t rkey, std::uint64_t va,
+                                      std::uint32_t length) = 0;
+    // A WRITE with immediate is whole: the immediate data for the remote completion.
+    virtual void remote_data(qp& q, std::uint32_t imm, std::uint32_t length) = 0;
+    // The source of a READ of `length` bytes at (rkey, va).
+    virtual remote_memory read_source(qp& q, std::uint32_t rkey, std::uint64_t va,
+                                      std::uint32_t length) = 0;
+    // Runs one 8-byte atomic at (rkey, va) and returns the original value.
+    virtual atomic_outcome atomic(qp& q, std::uint32_t rkey, std::uint64_t va, wr_opcode op,
+                                  std::uint64_t swap_add, std::uint64_t compare) = 0;
+};
+
+}  // namespace uet::roce

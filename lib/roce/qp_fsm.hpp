@@ -1,0 +1,46 @@
+// The RC queue pair state machine of ibv_modify_qp: which transitions exist and which attributes
+// each one requires and allows, with the values checked. A modify that breaks a rule changes
+// nothing and says which attribute was wrong.
+#pragma once
+
+#include <cstdint>
+
+#include "roce/verbs.hpp"
+
+namespace uet::roce {
+
+enum class fsm_error : std::uint8_t {
+    none,
+    bad_transition,         // no such transition from the current state
+    missing_attribute,      // a required attribute is not in the mask (`bits` says which)
+    unsupported_attribute,  // an attribute the transition does not take (`bits`)
+    bad_value,              // an attribute's value is out of range (`bits` names it)
+    cur_state_mismatch,     // IBV_QP_CUR_STATE given and not the QP's state
+};
+const char* to_string(fsm_error e) noexcept;
+
+struct fsm_result {
+    fsm_error error = fsm_error::none;
+    std::uint32_t bits = 0;  // the attribute mask bits the error is about
+    explicit operator bool() const noexcept { return error == fsm_error::none; }
+};
+
+// The required and optional attribute masks of a transition of an RC QP, or false when the
+// transition does not exist. `attr_state` is implied by every transition and not listed.
+bool transition_masks(qp_state from, qp_state to, std::uint32_t& required,
+                      std::uint32_t& optional) noexcept;
+
+// Checks `mask` and the values it names against the transition from `current.state` to
+// `wanted.state` (or to the same state without attr_state), and on success copies the named
+// attributes into `current`. `current` is unchanged on failure.
+fsm_result modify(qp_attr& current, const qp_attr& wanted, std::uint32_t mask) noexcept;
+
+// Whether the requester may send (RTS, SQD drains) and the responder may accept (RTR or later).
+constexpr bool requester_ready(qp_state s) noexcept {
+    return s == qp_state::rts || s == qp_state::sqd;
+}
+constexpr bool responder_ready(qp_state s) noexcept {
+    return s == qp_state::rtr || s == qp_state::rts || s == qp_state::sqd || s == qp_state::sqe;
+}
+
+}  // namespace uet::roce

@@ -1,0 +1,351 @@
+#include "roce_engine/engine.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/rng.hpp"
+#include "roce/psn24.hpp"
+#include "roce/responder.hpp"
+#include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/roce.hpp"
+
+namespace uet::roce {
+
+namespace {
+
+using wire::roce_opcode;
+
+// The largest frame: Ethernet + VLAN + IPv4 + UDP + BTH + AtomicETH (the largest extension) +
+// ImmDt + a 4096-byte payload + ICRC, rounded up.
+constexpr std::size_t max_frame = 4096 + 128;
+
+enum class packet_side : std::uint8_t { request, response, cnp, other };
+
+packet_side side_of(std::uint8_t opcode) noexcept {
+    if (opcode <= static_cast<std::uint8_t>(roce_opcode::rc_rdma_read_request) ||
+        opcode == static_cast<std::uint8_t>(roce_opcode::rc_compare_swap) ||
+        opcode == static_cast<std::uint8_t>(roce_opcode::rc_fetch_add))
+        return packet_side::request;
+    if (opcode >= static_cast<std::uint8_t>(roce_opcode::rc_rdma_read_response_first) &&
+        opcode <= static_cast<std::uint8_t>(roce_opcode::rc_atomic_acknowledge))
+        return packet_side::response;
+    if (opcode == static_cast<std::uint8_t>(roce_opcode::cnp)) return packet_side::cnp;
+    return packet_side::other;
+}
+
+wire::roce_packet_spec spec_of(const qp& q, const req_packet& p) {
+    wire::roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(p.opcode);
+    s.bth.dest_qp = q.attr.dest_qpn;
+    s.bth.ack_req = p.ack_req;
+    s.bth.psn = to_wire(p.psn);
+    if (p.has_reth) s.reth = p.reth;
+    if (p.has_atomic) s.atomic_eth = p.atomic;
+    if (p.has_imm) s.immdt = wire::immdt_header{p.imm};
+    if (p.length != 0) s.payload = {p.payload, p.length};
+    return s;
+}
+
+wire::roce_packet_spec spec_of(const qp& q, const resp_packet& p) {
+    wire::roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(p.opcode);
+    s.bth.dest_qp = q.attr.dest_qpn;
+    s.bth.psn = to_wire(p.psn);
+    if (p.has_aeth) s.aeth = wire::aeth_header{p.syndrome, p.msn & psn24_mask};
+    if (p.has_atomic_ack) s.atomic_ack_eth = wire::atomic_ack_eth_header{p.original};
+    if (p.length != 0) s.payload = {p.payload, p.length};
+    return s;
+}
+
+// A CNP (BECN set, 16 reserved bytes) to the QP whose marked data arrived here.
+struct cnp_out {};
+constexpr std::array<std::uint8_t, 16> cnp_body{};
+
+wire::roce_packet_spec spec_of(const qp& q, const cnp_out&) {
+    wire::roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::cnp);
+    s.bth.dest_qp = q.attr.dest_qpn;
+    s.bth.becn = true;
+    s.payload = cnp_body;
+    return s;
+}
+
+wire::roce_packet_spec spec_of(const qp& q, const ack_out& a) {
+    wire::roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::rc_acknowledge);
+    s.bth.dest_qp = q.attr.dest_qpn;
+    s.bth.psn = to_wire(a.psn);
+    s.aeth = wire::aeth_header{a.syndrome, a.msn & psn24_mask};
+    return s;
+}
+
+}  // namespace
+
+engine::engine(const engine_config& config, delivery_target& target)
+    : cfg_(config), target_(target), qps_(config.max_qps), cc_(config.max_qps) {
+    cfg_.tx_burst = std::max<std::size_t>(1, cfg_.tx_burst);
+    rng random(cfg_.seed);
+    // QP numbers from a random base, above the management QPs and clear of the 24-bit end.
+    qpn_base_ = 0x100 + static_cast<qpn_t>(random.next_u64() % (0xff0000 - cfg_.max_qps));
+    staging_.resize(cfg_.tx_burst * max_frame);
+    joined_.resize(max_frame);
+}
+
+engine::~engine() = default;
+
+qpn_t engine::create_qp(std::uint64_t context) {
+    for (std::uint32_t i = 0; i < qps_.size(); ++i) {
+        if (qps_[i]) continue;
+        qps_[i] = std::make_unique<qp>(qpn_base_ + i, cfg_.qp);
+        qps_[i]->context = context;
+        if (cfg_.dcqcn) cc_[i] = std::make_unique<qp_cc>(cfg_.dcqcn_params);
+        return qpn_base_ + i;
+    }
+    return 0;
+}
+
+bool engine::destroy_qp(qpn_t qpn) {
+    const std::uint32_t slot = qpn - qpn_base_;
+    if (slot >= qps_.size() || !qps_[slot]) return false;
+    qps_[slot].reset();
+    cc_[slot].reset();
+    return true;
+}
+
+qp* engine::find(qpn_t qpn) noexcept {
+    const std::uint32_t slot = qpn - qpn_base_;
+    return slot < qps_.size() ? qps_[slot].get() : nullptr;
+}
+
+const qp* engine::find(qpn_t qpn) const noexcept {
+    const std::uint32_t slot = qpn - qpn_base_;
+    return slot < qps_.size() ? qps_[slot].get() : nullptr;
+}
+
+fsm_result engine::modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask) {
+    qp* q = find(qpn);
+    if (q == nullptr) return {fsm_error::bad_transition, attr_state};
+    return roce::modify_qp(*q, attr, mask);
+}
+
+post_error engine::post_send(qpn_t qpn, const send_wr& wr) {
+    qp* q = find(qpn);
+    if (q == nullptr) return post_error::not_ready;
+    return roce::post_send(*q, wr);
+}
+
+std::size_t engine::poll_completions(std::span<work_completion> out) {
+    std::size_t n = 0;
+    for (auto& q : qps_) {
+        if (!q || n == out.size()) continue;
+        const std::size_t k = roce::poll_completions(*q, out.subspan(n));
+        for (std::size_t i = n; i < n + k; ++i)
+            out[i].qp_num = q->qpn;
+        n += k;
+    }
+    return n;
+}
+
+void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                           const wire::frame_rest* rests, std::uint64_t now) {
+    now_ = now;
+    for (std::size_t i = 0; i < frames.size(); ++i)
+        receive_one(rests ? rests[i].join(frames[i], joined_) : frames[i], now);
+}
+
+void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    ++counters_.frames_rx;
+    counters_.bytes_rx += frame.size();
+    wire::l2l4_view v;
+    if (const wire::reject_reason r = wire::parse_l2l4(frame, v); r != wire::reject_reason::none) {
+        ++counters_.rejects[static_cast<std::size_t>(r)];
+        return;
+    }
+    if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp || v.udp->dport != cfg_.udp_port) {
+        count_drop(roce_drop::not_roce);
+        return;
+    }
+    if (v.ip.dst != cfg_.ip) {
+        count_drop(roce_drop::not_for_us);
+        return;
+    }
+    wire::roce_packet p;
+    if (const wire::reject_reason r = wire::decode_roce(v.l4_payload, v.ip_packet, p);
+        r != wire::reject_reason::none) {
+        ++counters_.rejects[static_cast<std::size_t>(r)];
+        return;
+    }
+    qp* q = find(p.bth.dest_qp);
+    if (q == nullptr) {
+        count_drop(roce_drop::wrong_qpn);
+        return;
+    }
+    if (v.ip.src != q->attr.peer_ip) {
+        count_drop(roce_drop::wrong_source);
+        return;
+    }
+    qp_cc* cc = cc_[slot_of(*q)].get();
+    const packet_side side = side_of(p.bth.opcode);
+    // Notification point: marked data (a request, or a READ response) is answered with a CNP to
+    // the QP that sent it.
+    if (cc != nullptr && side != packet_side::cnp &&
+        cc->np.on_packet(v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce), now))
+        cc->cnp_due = true;
+    switch (side) {
+        case packet_side::request: {
+            req_in in;
+            in.opcode = static_cast<roce_opcode>(p.bth.opcode);
+            in.psn = p.bth.psn;
+            in.ack_req = p.bth.ack_req;
+            in.reth = p.reth ? &*p.reth : nullptr;
+            in.atomic = p.atomic_eth ? &*p.atomic_eth : nullptr;
+            in.has_imm = p.immdt.has_value();
+            in.imm = p.immdt ? p.immdt->imm : 0;
+            in.payload = p.payload;
+            on_request(*q, in, now, target_);
+            return;
+        }
+        case packet_side::response: {
+            resp_in in;
+            in.opcode = static_cast<roce_opcode>(p.bth.opcode);
+            in.psn = p.bth.psn;
+            in.has_aeth = p.aeth.has_value();
+            in.syndrome = p.aeth ? p.aeth->syndrome : 0;
+            in.msn = p.aeth ? p.aeth->msn : 0;
+            in.has_atomic_ack = p.atomic_ack_eth.has_value();
+            in.original = p.atomic_ack_eth ? p.atomic_ack_eth->orig_remote_data : 0;
+            in.payload = p.payload;
+            on_response(*q, in, now);
+            return;
+        }
+        case packet_side::cnp:
+            ++q->counters.cnps_received;
+            ++counters_.cnps_received;
+            if (cc != nullptr) cc->rp.on_cnp(now);
+            return;
+        case packet_side::other:
+            q->counters.count_drop(roce_drop::unexpected_response);
+            return;
+    }
+}
+
+template <typename Spec>
+std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& out,
+                         std::size_t slot) {
+    wire::frame_spec f;
+    f.src_mac = cfg_.mac;
+    f.dst_mac = q.attr.peer_mac;
+    f.src_ip = cfg_.ip;
+    f.dst_ip = q.attr.peer_ip;
+    f.dscp = data ? cfg_.dscp : cfg_.control_dscp;
+    f.ecn =
+        static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
+    f.ip_id = ip_id_++;
+    // The QP's UDP source port is its ECMP path: from the address vector, or from its number.
+    f.src_port =
+        q.attr.udp_sport ? q.attr.udp_sport : static_cast<std::uint16_t>(0xc000 | (q.qpn & 0x3fff));
+    f.dst_port = cfg_.udp_port;
+    f.udp_checksum = cfg_.udp_checksum;
+    const wire::roce_packet_spec spec = spec_of(q, packet);
+    std::span<std::uint8_t> room =
+        out.room.size() >= max_frame
+            ? out.room
+            : std::span<std::uint8_t>(staging_).subspan(slot * max_frame, max_frame);
+    const std::size_t len = wire::build_roce_frame(f, spec, room);
+    if (len == 0) {
+        ++counters_.tx_dropped;
+        return 0;
+    }
+    out.data = room.first(len);
+    out.payload = {};
+    out.payload_region = no_payload_region;
+    ++counters_.frames_tx;
+    counters_.bytes_tx += len;
+    return len;
+}
+
+bool engine::paced(qp_cc* cc, std::uint64_t now) const noexcept {
+    return cc != nullptr && cc->rp.limited() && cc->rp.next_send_ns(now) > now;
+}
+
+bool engine::has_work(const qp& q) const noexcept {
+    qp_cc* cc = cc_[slot_of(q)].get();
+    if (q.rsp.ack_due || q.ooo.nak_head != q.ooo.nak_tail || (cc != nullptr && cc->cnp_due))
+        return true;
+    if (data_stopped_ || paced(cc, now_)) return false;  // next_deadline() gives the pace's time
+    if (q.rsp.jobs_queued() != 0) return true;
+    if (!requester_ready(q.attr.state) || q.req.rnr_until != 0) return false;
+    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail ||
+           const_cast<qp&>(q).sq.next_unsent() != nullptr;
+}
+
+std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
+    now_ = now;
+    for (auto& q : qps_) {
+        if (!q) continue;
+        const std::uint64_t due = roce::next_deadline(*q);
+        if (due != 0 && due <= now) on_timer(*q, now);
+    }
+    const std::size_t limit = std::min(out.size(), cfg_.tx_burst);
+    std::size_t n = 0;
+    const auto count = static_cast<std::uint32_t>(qps_.size());
+    for (std::uint32_t k = 0; k < count && n < limit; ++k) {
+        qp* q = qps_[(rr_ + k) % count].get();
+        if (!q) continue;
+        // Per QP: a CNP and acknowledgements first, then, at the QP's DCQCN rate, READ
+        // responses and atomic answers, then its own requests, until the burst is full.
+        qp_cc* cc = cc_[slot_of(*q)].get();
+        if (cc != nullptr && cc->cnp_due && emit(*q, cnp_out{}, false, out[n], n) != 0) {
+            cc->cnp_due = false;
+            ++counters_.cnps_sent;
+            ++q->counters.cnps_sent;
+            ++n;
+        }
+        while (n < limit) {
+            ack_out a;
+            if (take_ack(*q, a)) {
+                n += emit(*q, a, false, out[n], n) != 0;
+                continue;
+            }
+            if (data_stopped_) break;
+            if (paced(cc, now)) {
+                ++counters_.paced;
+                break;
+            }
+            std::size_t len = 0;
+            resp_packet r;
+            req_packet p;
+            req_stop stop;
+            if (next_response(*q, r))
+                len = emit(*q, r, true, out[n], n);
+            else if (next_request(*q, now, p, stop))
+                len = emit(*q, p, true, out[n], n);
+            else
+                break;
+            if (len == 0) continue;  // counted in tx_dropped; the protocol sends it again
+            ++n;
+            if (cc != nullptr) cc->rp.on_sent(static_cast<std::uint32_t>(len), now);
+        }
+    }
+    rr_ = count ? (rr_ + 1) % count : 0;
+    return n;
+}
+
+std::uint64_t engine::next_deadline() const {
+    std::uint64_t earliest = std::numeric_limits<std::uint64_t>::max();
+    for (const auto& q : qps_) {
+        if (!q) continue;
+        if (has_work(*q)) return now_;
+        const std::uint64_t due = roce::next_deadline(*q);
+        if (due != 0) earliest = std::min(earliest, due);
+        // A paced QP with data to send: when its rate lets the next packet go.
+        qp_cc* cc = cc_[slot_of(*q)].get();
+        if (paced(cc, now_) &&
+            (q->rsp.jobs_queued() != 0 || q->sq.next_unsent() != nullptr || q->req.resending()))
+            earliest = std::min(earliest, cc->rp.next_send_ns(now_));
+    }
+    return earliest;
+}
+
+}  // namespace uet::roce

@@ -1,0 +1,123 @@
+// The RoCEv2 engine: RC queue pairs (lib/roce) tied to frames. Received frames are parsed,
+// checked (IPv4, UDP port, BTH, extension headers, pad, ICRC) and handed to the QP they name;
+// transmit() builds every QP's ACKs, READ responses and requests into frames with their ICRC.
+// Sans-I/O: the time is passed in, and what carries the frames drives it as a frame_engine.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "cc/dcqcn.hpp"
+#include "roce/completer.hpp"
+#include "roce/delivery.hpp"
+#include "roce/qp.hpp"
+#include "roce/requester.hpp"
+#include "wire/eth.hpp"
+#include "wire/frame_engine.hpp"
+#include "wire/reject.hpp"
+
+namespace uet::roce {
+
+struct engine_config {
+    wire::mac_address mac{};
+    std::uint32_t ip = 0;           // host order
+    std::uint16_t udp_port = 4791;  // RoCEv2's (IANA); tests may move it
+    std::uint32_t max_qps = 64;
+    qp_limits qp;                    // every QP's sizes and retransmission mode
+    std::uint8_t dscp = 26;          // requests and READ responses (ECT(0))
+    std::uint8_t control_dscp = 48;  // ACKs, NAKs and CNPs (not ECT)
+    std::size_t tx_burst = 32;       // frames per transmit() call at most
+    bool udp_checksum = false;       // RoCEv2 NICs send 0: the ICRC covers the packet
+    // DCQCN per QP: CE-marked data gets a CNP back (at most one per min_time_between_cnps),
+    // and a CNP slows the QP that sent it (lib/cc/dcqcn.hpp). false: no CNPs, no pacing.
+    bool dcqcn = false;
+    cc::dcqcn_params dcqcn_params;
+    std::uint64_t seed = 1;  // QP numbers and initial PSNs
+};
+
+struct engine_counters {
+    std::uint64_t frames_rx = 0, bytes_rx = 0;
+    std::uint64_t frames_tx = 0, bytes_tx = 0;
+    std::array<std::uint64_t, wire::reject_reason_count> rejects{};
+    std::array<std::uint64_t, roce_drop_count> drops{};  // before a QP took the packet
+    std::uint64_t tx_dropped = 0;  // a frame larger than the room and the staging slot
+    std::uint64_t cnps_sent = 0, cnps_received = 0;
+    std::uint64_t paced = 0;  // transmit rounds in which a QP waited for its DCQCN rate
+
+    std::uint64_t rejected(wire::reject_reason r) const noexcept {
+        return rejects[static_cast<std::size_t>(r)];
+    }
+    std::uint64_t dropped(roce_drop d) const noexcept { return drops[static_cast<std::size_t>(d)]; }
+};
+
+class engine final : public frame_engine {
+  public:
+    engine(const engine_config& config, delivery_target& target);
+    ~engine();
+    engine(const engine&) = delete;
+    engine& operator=(const engine&) = delete;
+
+    // ibv_create_qp: a QP in RESET, by its number; 0 when max_qps exist already.
+    qpn_t create_qp(std::uint64_t context = 0);
+    // ibv_destroy_qp: its work requests are dropped without completions.
+    bool destroy_qp(qpn_t qpn);
+    // ibv_modify_qp (lib/roce/qp_fsm.hpp); an unknown QP is a bad transition.
+    fsm_result modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask);
+    // ibv_post_send.
+    post_error post_send(qpn_t qpn, const send_wr& wr);
+    // Send-side completions of every QP, oldest first per QP, with qp_num set.
+    std::size_t poll_completions(std::span<work_completion> out);
+
+    qp* find(qpn_t qpn) noexcept;
+    const qp* find(qpn_t qpn) const noexcept;
+    const engine_counters& counters() const noexcept { return counters_; }
+    const engine_config& config() const noexcept { return cfg_; }
+
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                       const wire::frame_rest* rests, std::uint64_t now) override;
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames, std::uint64_t now) {
+        receive_burst(frames, nullptr, now);
+    }
+    std::size_t transmit(std::uint64_t now, std::span<tx_frame> out) override;
+    std::uint64_t next_deadline() const override;
+    void stop_data() noexcept override { data_stopped_ = true; }
+
+  private:
+    void receive_one(std::span<const std::uint8_t> frame, std::uint64_t now);
+    void count_drop(roce_drop d) noexcept { ++counters_.drops[static_cast<std::size_t>(d)]; }
+    bool has_work(const qp& q) const noexcept;
+    // Builds one frame of `q` into out (its room if large enough, else a staging slot); its
+    // length, 0 when it did not fit.
+    template <typename Spec>
+    std::size_t emit(const qp& q, const Spec& spec, bool data, tx_frame& out, std::size_t slot);
+    // Congestion control of one QP: its reaction point (paces what it sends) and notification
+    // point (answers CE marks with CNPs).
+    struct qp_cc {
+        explicit qp_cc(const cc::dcqcn_params& p) : rp(p), np(p) {}
+        cc::dcqcn_rp rp;
+        cc::dcqcn_np np;
+        bool cnp_due = false;
+    };
+    std::size_t slot_of(const qp& q) const noexcept { return q.qpn - qpn_base_; }
+    // Whether DCQCN holds the QP's data back at `now`.
+    bool paced(qp_cc* cc, std::uint64_t now) const noexcept;
+
+    engine_config cfg_;
+    delivery_target& target_;
+    std::vector<std::unique_ptr<qp>> qps_;    // slot = qpn - qpn_base_
+    std::vector<std::unique_ptr<qp_cc>> cc_;  // by slot, with dcqcn
+    qpn_t qpn_base_ = 0;
+    std::uint32_t rr_ = 0;  // the QP transmit() starts with
+    std::uint16_t ip_id_ = 0;
+    std::uint64_t now_ = 0;
+    bool data_stopped_ = false;
+    std::vector<std::uint8_t> staging_;
+    std::vector<std::uint8_t> joined_;  // a received frame in two pieces, joined
+    engine_counters counters_;
+};
+
+}  // namespace uet::roce

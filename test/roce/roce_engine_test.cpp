@@ -1,0 +1,345 @@
+// Two RoCEv2 engines joined by frames: QPs connected by hand (the verbs way), a random mix of
+// work over a clean and a lossy link in both retransmission modes, ERR and the flush, and what
+// the receive path makes of frames that are not what they claim.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "roce_engine/engine.hpp"
+#include "roce_memory.hpp"
+#include "roce_workload.hpp"
+#include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/roce.hpp"
+
+namespace {
+
+using namespace uet::roce;
+using test::memory_target;
+using uet::psn_t;
+using uet::tx_frame;
+using uet::wire::mac_address;
+
+constexpr std::uint32_t ip_a = 0x0a000001, ip_b = 0x0a000002;
+const mac_address mac_a{{2, 0, 0, 0, 0, 1}}, mac_b{{2, 0, 0, 0, 0, 2}};
+
+engine_config config_of(std::uint32_t ip, mac_address mac, retransmit_mode mode,
+                        std::uint64_t seed) {
+    engine_config c;
+    c.ip = ip;
+    c.mac = mac;
+    c.seed = seed;
+    c.qp.mode = mode;
+    c.qp.max_outstanding = 128;
+    c.qp.reorder_window_ns = 5000;
+    c.qp.nak_repeat_ns = 20000;
+    return c;
+}
+
+// QP `a` on engine A and `b` on B, brought to RTS facing each other.
+void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, engine& B, qpn_t b,
+                  std::uint32_t b_ip, mac_address b_mac) {
+    const auto side = [](engine& e, qpn_t self, qpn_t peer, std::uint32_t peer_ip,
+                         mac_address peer_mac, psn_t sq, psn_t rq) {
+        qp_attr at;
+        at.access = access_remote_write | access_remote_read | access_remote_atomic;
+        at.mtu = path_mtu::mtu_1024;
+        at.dest_qpn = peer;
+        at.peer_ip = peer_ip;
+        at.peer_mac = peer_mac;
+        at.sq_psn = sq;
+        at.rq_psn = rq;
+        at.max_rd_atomic = at.max_dest_rd_atomic = 8;
+        at.min_rnr_timer = 1;
+        at.timeout = 5;  // 131 us
+        at.state = qp_state::init;
+        ASSERT_TRUE(
+            e.modify_qp(self, at, attr_state | attr_pkey_index | attr_port | attr_access_flags));
+        at.state = qp_state::rtr;
+        ASSERT_TRUE(e.modify_qp(self, at,
+                                attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn |
+                                    attr_max_dest_rd_atomic | attr_min_rnr_timer));
+        at.state = qp_state::rts;
+        ASSERT_TRUE(e.modify_qp(self, at,
+                                attr_state | attr_sq_psn | attr_max_qp_rd_atomic | attr_retry_cnt |
+                                    attr_rnr_retry | attr_timeout));
+    };
+    side(A, a, b, b_ip, b_mac, 0xfffff0, 0x123456);
+    side(B, b, a, a_ip, a_mac, 0x123456, 0xfffff0);
+}
+
+// Sets ECN to CE and the IPv4 checksum again, as a switch does; the ICRC leaves the TOS out.
+void mark_ce(std::vector<std::uint8_t>& f) {
+    f[15] |= 3;
+    f[24] = f[25] = 0;
+    const std::uint16_t sum = uet::wire::internet_checksum(std::span(f).subspan(14, 20));
+    f[24] = static_cast<std::uint8_t>(sum >> 8);
+    f[25] = static_cast<std::uint8_t>(sum);
+}
+
+// Moves frames one way: every frame copied, some lost, some marked.
+struct wire_link {
+    std::mt19937_64 rng{7};
+    double loss = 0;
+    double mark = 0;  // share of ECT frames a congested switch marks CE
+    std::vector<std::vector<std::uint8_t>> frames;
+
+    void carry(engine& from, engine& to, std::uint64_t now) {
+        std::array<tx_frame, 32> out{};
+        frames.clear();
+        for (;;) {
+            const std::size_t n = from.transmit(now, out);
+            for (std::size_t i = 0; i < n; ++i)
+                if (std::uniform_real_distribution<double>(0, 1)(rng) >= loss) {
+                    auto& f = frames.emplace_back(out[i].data.begin(), out[i].data.end());
+                    if ((f[15] & 3) != 0 &&
+                        std::uniform_real_distribution<double>(0, 1)(rng) < mark)
+                        mark_ce(f);
+                }
+            if (n < out.size()) break;
+        }
+        std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
+        to.receive_burst(spans, now);
+    }
+};
+
+class roce_engine_pair : public ::testing::TestWithParam<std::tuple<retransmit_mode, double>> {};
+
+TEST_P(roce_engine_pair, a_mix_of_work_completes_over_frames) {
+    const auto [mode, loss] = GetParam();
+    memory_target mem_a, mem_b;
+    engine A(config_of(ip_a, mac_a, mode, 1), mem_a);
+    engine B(config_of(ip_b, mac_b, mode, 2), mem_b);
+    const qpn_t a = A.create_qp(), b = B.create_qp();
+    ASSERT_NE(a, 0u);
+    ASSERT_NE(b, 0u);
+    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    test::workload work(mem_b);
+    std::mt19937_64 rng(11);
+    work.generate(200, rng, 6000);
+    wire_link ab, ba;
+    ab.loss = ba.loss = loss;
+    std::vector<work_completion> done;
+    std::size_t posted = 0;
+    std::uint64_t now = 0;
+    for (int step = 0; step < 200000 && done.size() < work.wrs().size(); ++step, now += 2000) {
+        while (posted < work.wrs().size() && A.post_send(a, work.wrs()[posted]) == post_error::none)
+            ++posted;
+        work.refill_receives(16, 6000);
+        ab.carry(A, B, now);
+        ba.carry(B, A, now);
+        work_completion wc[16];
+        const std::size_t n = A.poll_completions(wc);
+        for (std::size_t i = 0; i < n; ++i) {
+            EXPECT_EQ(wc[i].qp_num, a);
+            done.push_back(wc[i]);
+        }
+        ASSERT_NE(A.find(a)->attr.state, qp_state::err) << to_string(A.find(a)->error);
+    }
+    work.check(done);
+    // Every frame was RoCEv2 with a good ICRC, for the QP it named, from its peer.
+    for (const engine* e : {&A, &B}) {
+        for (std::uint64_t r : e->counters().rejects)
+            EXPECT_EQ(r, 0u);
+        for (std::uint64_t d : e->counters().drops)
+            EXPECT_EQ(d, 0u);
+        EXPECT_GT(e->counters().frames_tx, 0u);
+    }
+    if (loss > 0) {
+        EXPECT_GT(A.find(a)->counters.resent(resend_cause::psn_nak) +
+                      A.find(a)->counters.resent(resend_cause::timeout),
+                  0u);
+    }
+    EXPECT_EQ(A.next_deadline(), std::numeric_limits<std::uint64_t>::max());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    modes, roce_engine_pair,
+    ::testing::Combine(::testing::Values(retransmit_mode::go_back_n, retransmit_mode::out_of_order),
+                       ::testing::Values(0.0, 0.02)),
+    [](const auto& info) {
+        return std::string(std::get<0>(info.param) == retransmit_mode::go_back_n ? "gbn" : "ooo") +
+               (std::get<1>(info.param) > 0 ? "_lossy" : "_clean");
+    });
+
+TEST(roce_engine, dcqcn_answers_marks_with_cnps_and_paces_the_sender) {
+    memory_target mem_a, mem_b;
+    engine_config ca = config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1);
+    engine_config cb = config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2);
+    ca.dcqcn = cb.dcqcn = true;
+    ca.dcqcn_params.line_rate_gbps = cb.dcqcn_params.line_rate_gbps = 10;
+    engine A(ca, mem_a), B(cb, mem_b);
+    const qpn_t a = A.create_qp(), b = B.create_qp();
+    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    const std::uint32_t rkey = mem_b.add_region(1 << 20, access_remote_write);
+    std::vector<std::uint8_t> buf(1 << 20, 5);
+    send_wr w;
+    w.opcode = wr_opcode::write;
+    w.local = buf.data();
+    w.length = 64 * 1024;
+    w.rkey = rkey;
+    wire_link ab, ba;
+    ab.mark = 0.01;
+    std::size_t done = 0, posted = 0;
+    std::uint64_t now = 0;
+    for (; now < 200'000'000 && done < 20; now += 1000) {
+        while (posted < 20 && A.post_send(a, w) == post_error::none)
+            ++posted;
+        ab.carry(A, B, now);
+        ba.carry(B, A, now);
+        work_completion wc[8];
+        done += A.poll_completions(wc);
+    }
+    ASSERT_EQ(done, 20u);
+    EXPECT_GT(B.counters().cnps_sent, 0u);
+    EXPECT_EQ(A.counters().cnps_received, B.counters().cnps_sent);
+    EXPECT_GT(A.counters().paced, 0u);
+    // At most one CNP per QP per min_time_between_cnps.
+    EXPECT_LE(B.counters().cnps_sent, now / cb.dcqcn_params.min_time_between_cnps_ns + 1);
+    // The marks came from A's data only: B never had to slow down.
+    EXPECT_EQ(B.counters().cnps_received, 0u);
+    EXPECT_EQ(B.counters().paced, 0u);
+}
+
+TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
+    memory_target mem_a, mem_b;
+    engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);
+    engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem_b);
+    const qpn_t a = A.create_qp(), b = B.create_qp();
+    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    std::vector<std::uint8_t> buf(100, 1);
+    send_wr w;
+    w.opcode = wr_opcode::write;
+    w.local = buf.data();
+    w.length = 100;
+    w.rkey = 77;  // no such region
+    for (std::uint64_t id = 1; id <= 3; ++id) {
+        w.wr_id = id;
+        ASSERT_EQ(A.post_send(a, w), post_error::none);
+    }
+    wire_link ab, ba;
+    std::vector<work_completion> done;
+    for (std::uint64_t now = 0; now < 100 * 1000 && done.size() < 3; now += 1000) {
+        ab.carry(A, B, now);
+        ba.carry(B, A, now);
+        work_completion wc[4];
+        const std::size_t n = A.poll_completions(wc);
+        done.insert(done.end(), wc, wc + n);
+    }
+    ASSERT_EQ(done.size(), 3u);
+    EXPECT_EQ(done[0].wr_id, 1u);
+    EXPECT_EQ(done[0].status, wc_status::rem_access_err);
+    EXPECT_EQ(done[1].status, wc_status::wr_flush_err);
+    EXPECT_EQ(done[2].status, wc_status::wr_flush_err);
+    EXPECT_EQ(A.find(a)->attr.state, qp_state::err);
+    EXPECT_EQ(B.find(b)->attr.state, qp_state::err);
+    // A post in ERR completes at once with a flush error.
+    w.wr_id = 9;
+    ASSERT_EQ(A.post_send(a, w), post_error::none);
+    work_completion wc[2];
+    ASSERT_EQ(A.poll_completions(wc), 1u);
+    EXPECT_EQ(wc[0].wr_id, 9u);
+    EXPECT_EQ(wc[0].status, wc_status::wr_flush_err);
+}
+
+TEST(roce_engine, frames_that_lie_are_counted_and_dropped) {
+    memory_target mem;
+    engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem);
+    const qpn_t b = B.create_qp();
+    engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem);
+    const qpn_t a = A.create_qp();
+    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    std::vector<std::uint8_t> rb(64);
+    mem.receives.push_back({rb.data(), 64, 0, 1});
+
+    // A good SEND frame as A would send it.
+    std::vector<std::uint8_t> payload(16, 0xab);
+    uet::wire::frame_spec f;
+    f.src_mac = mac_a;
+    f.dst_mac = mac_b;
+    f.src_ip = ip_a;
+    f.dst_ip = ip_b;
+    f.src_port = 0xc001;
+    f.dst_port = 4791;
+    f.udp_checksum = false;
+    uet::wire::roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(uet::wire::roce_opcode::rc_send_only);
+    s.bth.dest_qp = b;
+    s.bth.psn = 0xfffff0;
+    s.bth.ack_req = true;
+    s.payload = payload;
+    std::vector<std::uint8_t> good(256);
+    good.resize(uet::wire::build_roce_frame(f, s, good));
+    ASSERT_FALSE(good.empty());
+
+    auto feed = [&](const std::vector<std::uint8_t>& frame) {
+        const std::span<const std::uint8_t> one[] = {frame};
+        B.receive_burst(one, 1000);
+    };
+    std::vector<std::uint8_t> bad_icrc = good;
+    bad_icrc[bad_icrc.size() - 10] ^= 1;
+    feed(bad_icrc);
+    EXPECT_EQ(B.counters().rejected(uet::wire::reject_reason::bad_icrc), 1u);
+
+    const auto build = [](const uet::wire::frame_spec& fs, const uet::wire::roce_packet_spec& ps) {
+        std::vector<std::uint8_t> frame(256);
+        frame.resize(uet::wire::build_roce_frame(fs, ps, frame));
+        return frame;
+    };
+    uet::wire::roce_packet_spec wrong_qp = s;
+    wrong_qp.bth.dest_qp = b + 1000;
+    feed(build(f, wrong_qp));
+    EXPECT_EQ(B.counters().dropped(roce_drop::wrong_qpn), 1u);
+    uet::wire::frame_spec stranger = f;
+    stranger.src_ip = 0x0a000009;
+    feed(build(stranger, s));
+    EXPECT_EQ(B.counters().dropped(roce_drop::wrong_source), 1u);
+    uet::wire::frame_spec other_port = f;
+    other_port.dst_port = 4793;
+    feed(build(other_port, s));
+    EXPECT_EQ(B.counters().dropped(roce_drop::not_roce), 1u);
+
+    std::vector<std::uint8_t> truncated(good.begin(), good.begin() + 50);
+    feed(truncated);
+    EXPECT_TRUE(mem.arrivals.empty());
+
+    // Random bytes, and good frames with random bytes changed: counted, never taken.
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 3000; ++i) {
+        std::vector<std::uint8_t> junk = good;
+        if (i % 2) {
+            junk.resize(rng() % 200);
+            for (auto& byte : junk)
+                byte = static_cast<std::uint8_t>(rng());
+        } else {
+            junk[14 + rng() % (junk.size() - 14)] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+        }
+        feed(junk);
+    }
+    // Only the SEND itself got in: a changed bit the ICRC leaves out on purpose (BTH byte 4,
+    // FECN and BECN, which a switch may set) still leaves the same SEND; it is taken once.
+    ASSERT_LE(mem.arrivals.size(), 1u);
+    if (!mem.arrivals.empty()) {
+        EXPECT_EQ(mem.arrivals[0].length, 16u);
+        EXPECT_EQ(std::vector<std::uint8_t>(rb.begin(), rb.begin() + 16), payload);
+    }
+    // Every frame is accounted for: rejected or dropped by the engine, or handed to the QP.
+    const engine_counters& c = B.counters();
+    const qp& q = *B.find(b);
+    std::uint64_t counted = q.counters.rx_packets + q.counters.dropped(roce_drop::qp_not_ready);
+    for (std::uint64_t r : c.rejects)
+        counted += r;
+    for (std::uint64_t d : c.drops)
+        counted += d;
+    EXPECT_EQ(counted, c.frames_rx);
+
+    // The good frame is taken, unless a changed one already was (then it is a duplicate) or
+    // broke the QP (a NAK that moved it to ERR).
+    if (q.attr.state != qp_state::rts || !mem.arrivals.empty()) return;
+    feed(good);
+    ASSERT_EQ(mem.arrivals.size(), 1u);
+    EXPECT_EQ(mem.arrivals[0].length, 16u);
+}
+
+}  // namespace

@@ -1,0 +1,76 @@
+// A delivery target over plain memory for the lib/roce tests: numbered regions (the rkey is
+// the index + 1), a queue of posted receives, and a log of what arrived.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "roce/delivery.hpp"
+
+namespace uet::roce::test {
+
+struct memory_target : delivery_target {
+    struct region {
+        std::vector<std::uint8_t> bytes;
+        std::uint32_t access = 0;
+    };
+    struct arrival {
+        std::uint64_t cookie;
+        std::uint32_t length;
+        bool with_imm;
+        std::uint32_t imm;
+        wc_status status;
+    };
+    std::vector<region> regions;
+    std::deque<recv_slot> receives;
+    std::vector<arrival> arrivals;
+    std::vector<std::uint32_t> remote_imms;
+    std::uint64_t atomics_run = 0;
+
+    std::uint32_t add_region(std::size_t size, std::uint32_t access) {
+        regions.push_back({std::vector<std::uint8_t>(size), access});
+        return static_cast<std::uint32_t>(regions.size());
+    }
+    std::uint8_t* at(std::uint32_t rkey, std::uint64_t va, std::uint64_t len, std::uint32_t need) {
+        if (rkey == 0 || rkey > regions.size()) return nullptr;
+        region& r = regions[rkey - 1];
+        if (!(r.access & need) || va > r.bytes.size() || len > r.bytes.size() - va) return nullptr;
+        return r.bytes.data() + va;
+    }
+
+    bool take_receive(qp&, std::span<const std::uint8_t>, recv_slot& out) override {
+        if (receives.empty()) return false;
+        out = receives.front();
+        receives.pop_front();
+        return true;
+    }
+    void receive_done(qp&, std::uint64_t cookie, std::uint32_t length, bool with_imm,
+                      std::uint32_t imm, wc_status status) override {
+        arrivals.push_back({cookie, length, with_imm, imm, status});
+    }
+    remote_memory place_write(qp&, std::uint32_t rkey, std::uint64_t va,
+                              std::uint32_t length) override {
+        return {at(rkey, va, length, access_remote_write)};
+    }
+    void remote_data(qp&, std::uint32_t imm, std::uint32_t) override { remote_imms.push_back(imm); }
+    remote_memory read_source(qp&, std::uint32_t rkey, std::uint64_t va,
+                              std::uint32_t length) override {
+        return {at(rkey, va, length, access_remote_read)};
+    }
+    atomic_outcome atomic(qp&, std::uint32_t rkey, std::uint64_t va, wr_opcode op,
+                          std::uint64_t swap_add, std::uint64_t compare) override {
+        std::uint8_t* p = at(rkey, va, 8, access_remote_atomic);
+        if (p == nullptr) return {};
+        ++atomics_run;
+        std::uint64_t v;
+        std::memcpy(&v, p, 8);
+        const std::uint64_t next =
+            op == wr_opcode::fetch_add ? v + swap_add : (v == compare ? swap_add : v);
+        std::memcpy(p, &next, 8);
+        return {true, v};
+    }
+};
+
+}  // namespace uet::roce::test
