@@ -12,12 +12,11 @@ namespace {
 
 // Offsets into the CM data (after the MAD header), from the standard's message tables.
 namespace req_at {
-constexpr std::size_t local_comm_id = 0, service_id = 8, local_ca_guid = 16, local_qpn = 32,
-                      responder_resources = 35, initiator_depth = 39, remote_timeout = 43,
-                      starting_psn = 44, local_timeout = 47, pkey = 48, mtu = 50,
-                      max_cm_retries = 51, local_lid = 52, remote_lid = 54, local_gid = 56,
-                      remote_gid = 72, traffic_class = 92, hop_limit = 93, sl = 94,
-                      ack_timeout = 95, private_data = 140;
+constexpr std::size_t service_id = 8, local_ca_guid = 16, local_qpn = 32, responder_resources = 35,
+                      initiator_depth = 39, remote_timeout = 43, starting_psn = 44,
+                      local_timeout = 47, pkey = 48, mtu = 50, max_cm_retries = 51, local_lid = 52,
+                      remote_lid = 54, local_gid = 56, remote_gid = 72, traffic_class = 92,
+                      hop_limit = 93, sl = 94, ack_timeout = 95, private_data = 140;
 }
 namespace rep_at {
 constexpr std::size_t local_qpn = 12, starting_psn = 20, responder_resources = 24,
