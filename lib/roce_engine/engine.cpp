@@ -276,8 +276,7 @@ bool engine::has_work(const qp& q) const noexcept {
     if (data_stopped_ || paced(cc, now_)) return false;  // next_deadline() gives the pace's time
     if (q.rsp.jobs_queued() != 0) return true;
     if (!requester_ready(q.attr.state) || q.req.rnr_until != 0) return false;
-    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail ||
-           const_cast<qp&>(q).sq.next_unsent() != nullptr;
+    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail || !q.sq.all_segmented();
 }
 
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {

@@ -8,6 +8,7 @@
 
 #include "roce_engine/engine.hpp"
 #include "roce_memory.hpp"
+#include "roce_test_qp.hpp"
 #include "roce_workload.hpp"
 #include "wire/frame.hpp"
 #include "wire/ipv4.hpp"
@@ -53,17 +54,8 @@ void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, eng
         at.max_rd_atomic = at.max_dest_rd_atomic = 8;
         at.min_rnr_timer = 1;
         at.timeout = 5;  // 131 us
-        at.state = qp_state::init;
-        ASSERT_TRUE(
-            e.modify_qp(self, at, attr_state | attr_pkey_index | attr_port | attr_access_flags));
-        at.state = qp_state::rtr;
-        ASSERT_TRUE(e.modify_qp(self, at,
-                                attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn |
-                                    attr_max_dest_rd_atomic | attr_min_rnr_timer));
-        at.state = qp_state::rts;
-        ASSERT_TRUE(e.modify_qp(self, at,
-                                attr_state | attr_sq_psn | attr_max_qp_rd_atomic | attr_retry_cnt |
-                                    attr_rnr_retry | attr_timeout));
+        test::connect_with(
+            [&](const qp_attr& x, std::uint32_t mask) { return e.modify_qp(self, x, mask); }, at);
     };
     side(A, a, b, b_ip, b_mac, 0xfffff0, 0x123456);
     side(B, b, a, a_ip, a_mac, 0x123456, 0xfffff0);
