@@ -41,6 +41,8 @@ class memory_region {
     memory_region& operator=(const memory_region&) = delete;
 
     std::uint64_t key() const noexcept { return key_; }
+    // The key as RoCEv2's 32-bit rkey: its low 32 bits, unique among the domain's regions.
+    std::uint32_t rkey() const noexcept { return static_cast<std::uint32_t>(key_); }
     std::span<std::byte> span() const noexcept { return span_; }
     uet::access access() const noexcept { return access_; }
     std::uint32_t job_id() const noexcept { return job_; }

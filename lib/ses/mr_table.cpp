@@ -3,7 +3,7 @@
 namespace uet::ses {
 
 mr_table::mr_table(std::size_t capacity, std::uint64_t seed)
-    : entries_(capacity), index_of_(capacity), rng_(seed) {
+    : entries_(capacity), index_of_(capacity), index_of_rkey_(capacity), rng_(seed) {
     free_.reserve(capacity);
     for (std::size_t i = capacity; i-- > 0;)
         free_.push_back(static_cast<std::uint32_t>(i));
@@ -17,8 +17,10 @@ std::uint64_t mr_table::add(std::uint8_t* base, std::uint64_t length, std::uint3
     std::uint64_t key = 0;
     do {
         key = rng_.next_u64();
-    } while (key == 0 || index_of_.find(key));
+    } while (static_cast<std::uint32_t>(key) == 0 || index_of_.find(key) ||
+             index_of_rkey_.find(static_cast<std::uint32_t>(key)));
     index_of_.insert(key, index);
+    index_of_rkey_.insert(static_cast<std::uint32_t>(key), index);
     entries_[index] = entry{base, length, key, access, job};
     return key;
 }
@@ -27,6 +29,7 @@ bool mr_table::remove(std::uint64_t key) noexcept {
     const auto index = index_of_.find(key);
     if (!index) return false;
     index_of_.erase(key);
+    index_of_rkey_.erase(static_cast<std::uint32_t>(key));
     entries_[*index] = entry{};
     free_.push_back(*index);
     return true;
@@ -35,7 +38,20 @@ bool mr_table::remove(std::uint64_t key) noexcept {
 wire::ses_return_code mr_table::check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
                                       std::uint64_t length, std::uint32_t access,
                                       std::uint8_t*& where) const noexcept {
-    const auto index = index_of_.find(key);  // 0 is never a key
+    return check_entry(index_of_.find(key), job, offset, length, access, where);  // 0: never a key
+}
+
+wire::ses_return_code mr_table::check_rkey(std::uint32_t rkey, std::uint32_t job,
+                                           std::uint64_t offset, std::uint64_t length,
+                                           std::uint32_t access,
+                                           std::uint8_t*& where) const noexcept {
+    return check_entry(index_of_rkey_.find(rkey), job, offset, length, access, where);
+}
+
+wire::ses_return_code mr_table::check_entry(std::optional<std::uint32_t> index, std::uint32_t job,
+                                            std::uint64_t offset, std::uint64_t length,
+                                            std::uint32_t access,
+                                            std::uint8_t*& where) const noexcept {
     if (!index) return wire::ses_return_code::bad_mkey;
     const entry& e = entries_[*index];
     if (e.job != job) return wire::ses_return_code::bad_mkey;

@@ -3,11 +3,14 @@
 // which SES return code the initiator gets. Fixed capacity, no allocation after construction.
 // Keys are 64 random bits (never 0, never two alike at once), found through a hash map: the key
 // is all that stands between a peer of the same job and a region, so none of its bits is given
-// away to a slot index, and a stale key does not name the next region registered.
+// away to a slot index, and a stale key does not name the next region registered. The low 32
+// bits are unique too (and never 0): RoCEv2's RETH carries a 32-bit rkey, so the same region
+// serves both transports.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/flat_map.hpp"
@@ -34,6 +37,10 @@ class mr_table {
     wire::ses_return_code check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,
                                 std::uint64_t length, std::uint32_t access,
                                 std::uint8_t*& where) const noexcept;
+    // The same checks for a RoCE rkey: the region whose key's low 32 bits are `rkey`.
+    wire::ses_return_code check_rkey(std::uint32_t rkey, std::uint32_t job, std::uint64_t offset,
+                                     std::uint64_t length, std::uint32_t access,
+                                     std::uint8_t*& where) const noexcept;
     std::size_t size() const noexcept { return entries_.size() - free_.size(); }
 
   private:
@@ -46,7 +53,12 @@ class mr_table {
     };
     std::vector<entry> entries_;
     std::vector<std::uint32_t> free_;
-    pds::flat_map index_of_;  // key -> entry
+    wire::ses_return_code check_entry(std::optional<std::uint32_t> index, std::uint32_t job,
+                                      std::uint64_t offset, std::uint64_t length,
+                                      std::uint32_t access, std::uint8_t*& where) const noexcept;
+
+    pds::flat_map index_of_;       // key -> entry
+    pds::flat_map index_of_rkey_;  // the key's low 32 bits -> entry
     rng rng_;
 };
 

@@ -1,6 +1,7 @@
 // Unit tests of the SES tables under the API: the matching queues and the memory-region table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "ses/matching.hpp"
@@ -116,6 +117,45 @@ TEST(mr_table, keys_carry_64_random_bits) {
             << "bit " << bit;
     for (const std::uint64_t key : keys)
         EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), wire::ses_return_code::ok);
+}
+
+// RoCE names a region by the low 32 bits of its key (the rkey): those are unique among live
+// regions and never 0, and the same checks apply to them.
+TEST(mr_table, rkeys_are_unique_and_checked_alike) {
+    mr_table t(512, 9);
+    std::uint8_t mem[64] = {};
+    std::vector<std::uint64_t> keys;
+    std::vector<std::uint32_t> rkeys;
+    for (int round = 0; round < 4; ++round) {
+        while (t.size() < 512) {
+            const std::uint64_t key = t.add(mem, sizeof mem, mr_remote_read, 3);
+            ASSERT_NE(static_cast<std::uint32_t>(key), 0u);
+            keys.push_back(key);
+        }
+        rkeys.clear();
+        for (const std::uint64_t key : keys)
+            rkeys.push_back(static_cast<std::uint32_t>(key));
+        std::sort(rkeys.begin(), rkeys.end());
+        EXPECT_EQ(std::adjacent_find(rkeys.begin(), rkeys.end()), rkeys.end());
+        // Free every other region, so the next round draws beside live ones.
+        for (std::size_t i = 0; i < keys.size(); i += 2)
+            EXPECT_TRUE(t.remove(keys[i]));
+        std::vector<std::uint64_t> live;
+        for (std::size_t i = 1; i < keys.size(); i += 2)
+            live.push_back(keys[i]);
+        keys = live;
+    }
+    std::uint8_t* where = nullptr;
+    using rc = wire::ses_return_code;
+    const std::uint32_t rkey = static_cast<std::uint32_t>(keys[0]);
+    EXPECT_EQ(t.check_rkey(rkey, 3, 8, 8, mr_remote_read, where), rc::ok);
+    EXPECT_EQ(where, mem + 8);
+    EXPECT_EQ(t.check_rkey(rkey, 3, 60, 8, mr_remote_read, where), rc::bad_addr);
+    EXPECT_EQ(t.check_rkey(rkey, 3, 0, 8, mr_remote_write, where), rc::perm_violation);
+    EXPECT_EQ(t.check_rkey(rkey, 4, 0, 8, mr_remote_read, where), rc::bad_mkey);
+    EXPECT_EQ(t.check_rkey(0, 3, 0, 8, mr_remote_read, where), rc::bad_mkey);
+    EXPECT_TRUE(t.remove(keys[0]));
+    EXPECT_EQ(t.check_rkey(rkey, 3, 0, 8, mr_remote_read, where), rc::bad_mkey);
 }
 
 }  // namespace
