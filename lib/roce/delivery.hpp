@@ -32,6 +32,15 @@ struct atomic_outcome {
     std::uint64_t original = 0;
 };
 
+// What happened to a queue pair outside any work request's completion.
+enum class qp_event : std::uint8_t {
+    established,   // the connection manager brought it to RTS (a passive QP is new here)
+    rejected,      // the peer answered its connection request with a REJ (detail: the reason)
+    error,         // it entered ERR (qp::error says why); its work requests flush
+    disconnected,  // the peer disconnected (DREQ): it is in ERR and its work requests flush
+};
+const char* to_string(qp_event e) noexcept;
+
 class delivery_target {
   public:
     virtual ~delivery_target() = default;
@@ -53,6 +62,8 @@ class delivery_target {
     // Runs one 8-byte atomic at (rkey, va) and returns the original value.
     virtual atomic_outcome atomic(qp& q, std::uint32_t rkey, std::uint64_t va, wr_opcode op,
                                   std::uint64_t swap_add, std::uint64_t compare) = 0;
+    // A connection or error event of `q`; detail is the REJ reason code for `rejected`, else 0.
+    virtual void on_qp_event(qp& q, qp_event e, std::uint16_t detail) = 0;
 };
 
 }  // namespace uet::roce

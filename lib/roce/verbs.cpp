@@ -3,6 +3,7 @@
 #include <array>
 
 #include "roce/counters.hpp"
+#include "roce/delivery.hpp"
 
 namespace uet::roce {
 
@@ -155,6 +156,20 @@ const char* to_string(roce_drop d) noexcept {
 const char* drop_name(roce_drop d) noexcept {
     const auto i = static_cast<std::size_t>(d);
     return i < roce_drop_count ? drop_texts[i].name : "unknown";
+}
+
+const char* to_string(qp_event e) noexcept {
+    switch (e) {
+        case qp_event::established:
+            return "established";
+        case qp_event::rejected:
+            return "rejected";
+        case qp_event::error:
+            return "error";
+        case qp_event::disconnected:
+            return "disconnected";
+    }
+    return "unknown";
 }
 
 }  // namespace uet::roce

@@ -83,7 +83,11 @@ wire::roce_packet_spec spec_of(const qp& q, const ack_out& a) {
 }  // namespace
 
 engine::engine(const engine_config& config, delivery_target& target)
-    : cfg_(config), target_(target), qps_(config.max_qps), cc_(config.max_qps) {
+    : cfg_(config),
+      target_(target),
+      qps_(config.max_qps),
+      cc_(config.max_qps),
+      cm_(std::max<std::size_t>(16, 2 * std::size_t{config.max_qps}), config.seed) {
     cfg_.tx_burst = std::max<std::size_t>(1, cfg_.tx_burst);
     rng random(cfg_.seed);
     // QP numbers from a random base, above the management QPs and clear of the 24-bit end.
@@ -108,6 +112,15 @@ qpn_t engine::create_qp(std::uint64_t context) {
 bool engine::destroy_qp(qpn_t qpn) {
     const std::uint32_t slot = qpn - qpn_base_;
     if (slot >= qps_.size() || !qps_[slot]) return false;
+    // A connected QP says goodbye (its entry keeps sending the DREQ); a half-made one is
+    // forgotten, and the peer's attempt runs out of retries.
+    if (cm_entry* e = cm_.by_qpn(qpn)) {
+        if (e->state == cm_state::established) disconnect(qpn, now_);
+        if (e->state == cm_state::dreq_sent)
+            e->qpn = 0;
+        else
+            cm_.release(*e);
+    }
     qps_[slot].reset();
     cc_[slot].reset();
     return true;
@@ -176,6 +189,10 @@ void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now)
         ++counters_.rejects[static_cast<std::size_t>(r)];
         return;
     }
+    if (p.deth) [[unlikely]] {
+        on_cm_datagram(v, p, now);
+        return;
+    }
     qp* q = find(p.bth.dest_qp);
     if (q == nullptr) {
         count_drop(roce_drop::wrong_qpn);
@@ -203,7 +220,10 @@ void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now)
             in.has_imm = p.immdt.has_value();
             in.imm = p.immdt ? p.immdt->imm : 0;
             in.payload = p.payload;
-            on_request(*q, in, now, target_);
+            if (q->attr.state == qp_state::rtr) [[unlikely]]
+                if (cm_entry* e = cm_.by_qpn(q->qpn); e && e->state == cm_state::rep_sent)
+                    establish(*e, *q);
+            watch_error(*q, [&] { on_request(*q, in, now, target_); });
             return;
         }
         case packet_side::response: {
@@ -216,7 +236,7 @@ void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now)
             in.has_atomic_ack = p.atomic_ack_eth.has_value();
             in.original = p.atomic_ack_eth ? p.atomic_ack_eth->orig_remote_data : 0;
             in.payload = p.payload;
-            on_response(*q, in, now);
+            watch_error(*q, [&] { on_response(*q, in, now); });
             return;
         }
         case packet_side::cnp:
@@ -230,24 +250,35 @@ void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now)
     }
 }
 
+template <typename Step>
+void engine::watch_error(qp& q, Step&& step) {
+    const bool before = q.attr.state == qp_state::err;
+    step();
+    if (!before && q.attr.state == qp_state::err) [[unlikely]]
+        target_.on_qp_event(q, qp_event::error, 0);
+}
+
 template <typename Spec>
 std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& out,
                          std::size_t slot) {
+    return emit_frame({q.attr.peer_ip, q.attr.peer_mac, source_port(q.qpn, q.attr.udp_sport)},
+                      spec_of(q, packet), data, out, slot);
+}
+
+std::size_t engine::emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,
+                               tx_frame& out, std::size_t slot) {
     wire::frame_spec f;
     f.src_mac = cfg_.mac;
-    f.dst_mac = q.attr.peer_mac;
+    f.dst_mac = to.mac;
     f.src_ip = cfg_.ip;
-    f.dst_ip = q.attr.peer_ip;
+    f.dst_ip = to.ip;
     f.dscp = data ? cfg_.dscp : cfg_.control_dscp;
     f.ecn =
         static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
     f.ip_id = ip_id_++;
-    // The QP's UDP source port is its ECMP path: from the address vector, or from its number.
-    f.src_port =
-        q.attr.udp_sport ? q.attr.udp_sport : static_cast<std::uint16_t>(0xc000 | (q.qpn & 0x3fff));
+    f.src_port = to.udp_sport;
     f.dst_port = cfg_.udp_port;
     f.udp_checksum = cfg_.udp_checksum;
-    const wire::roce_packet_spec spec = spec_of(q, packet);
     std::span<std::uint8_t> room =
         out.room.size() >= max_frame
             ? out.room
@@ -284,10 +315,22 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     for (auto& q : qps_) {
         if (!q) continue;
         const std::uint64_t due = roce::next_deadline(*q);
-        if (due != 0 && due <= now) on_timer(*q, now);
+        if (due != 0 && due <= now) watch_error(*q, [&] { on_timer(*q, now); });
     }
+    cm_timers(now);
     const std::size_t limit = std::min(out.size(), cfg_.tx_burst);
     std::size_t n = 0;
+    // The connection manager's datagrams first: a connection waits on them.
+    for (; n < limit && cm_.queued(); cm_.pop()) {
+        const cm_datagram& d = *cm_.front();
+        wire::roce_packet_spec s;
+        s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
+        s.bth.dest_qp = wire::gsi_qpn;
+        s.bth.psn = cm_psn_++ & psn24_mask;
+        s.deth = wire::deth_header{wire::gsi_qkey, wire::gsi_qpn};
+        s.payload = d.mad;
+        n += emit_frame({d.peer_ip, d.peer_mac, d.udp_sport}, s, false, out[n], n) != 0;
+    }
     const auto count = static_cast<std::uint32_t>(qps_.size());
     for (std::uint32_t k = 0; k < count && n < limit; ++k) {
         qp* q = qps_[(rr_ + k) % count].get();
@@ -333,6 +376,8 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
 
 std::uint64_t engine::next_deadline() const {
     std::uint64_t earliest = std::numeric_limits<std::uint64_t>::max();
+    if (cm_.queued()) return now_;
+    if (const std::uint64_t due = cm_.next_deadline(); due != 0) earliest = due;
     for (const auto& q : qps_) {
         if (!q) continue;
         if (has_work(*q)) return now_;

@@ -16,9 +16,12 @@
 #include "roce/delivery.hpp"
 #include "roce/qp.hpp"
 #include "roce/requester.hpp"
+#include "roce_engine/cm.hpp"
 #include "wire/eth.hpp"
+#include "wire/frame.hpp"
 #include "wire/frame_engine.hpp"
 #include "wire/reject.hpp"
+#include "wire/roce.hpp"
 
 namespace uet::roce {
 
@@ -37,6 +40,19 @@ struct engine_config {
     bool dcqcn = false;
     cc::dcqcn_params dcqcn_params;
     std::uint64_t seed = 1;  // QP numbers and initial PSNs
+    cm_config cm;            // connect(), and REQs from peers
+};
+
+// A QP's UDP source port is its ECMP path: the address vector's choice, or from its number.
+constexpr std::uint16_t source_port(qpn_t qpn, std::uint16_t chosen) noexcept {
+    return chosen != 0 ? chosen : static_cast<std::uint16_t>(0xc000 | (qpn & 0x3fff));
+}
+
+// Where connect() finds the peer: the address vector's entry.
+struct connect_params {
+    std::uint32_t peer_ip = 0;  // host order
+    wire::mac_address peer_mac{};
+    std::uint16_t udp_sport = 0;  // the QP's ECMP path; 0: from its number
 };
 
 struct engine_counters {
@@ -67,6 +83,13 @@ class engine final : public frame_engine {
     bool destroy_qp(qpn_t qpn);
     // ibv_modify_qp (lib/roce/qp_fsm.hpp); an unknown QP is a bad transition.
     fsm_result modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask);
+    // rdma_connect: a new QP in INIT and a REQ to the peer's connection manager. The target
+    // hears on_qp_event(established) when it reaches RTS, or rejected / error (retry_exc_err
+    // when the peer never answered). 0 when every QP or connection entry is in use.
+    qpn_t connect(const connect_params& to, std::uint64_t context, std::uint64_t now);
+    // rdma_disconnect: a DREQ to the peer; the QP moves to ERR and its work requests flush.
+    // false when the QP is not one the connection manager established.
+    bool disconnect(qpn_t qpn, std::uint64_t now);
     // ibv_post_send.
     post_error post_send(qpn_t qpn, const send_wr& wr);
     // Send-side completions of every QP, oldest first per QP, with qp_num set.
@@ -76,6 +99,7 @@ class engine final : public frame_engine {
     const qp* find(qpn_t qpn) const noexcept;
     const engine_counters& counters() const noexcept { return counters_; }
     const engine_config& config() const noexcept { return cfg_; }
+    const cm_counters& cm() const noexcept { return cm_.counters; }
 
     void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                        const wire::frame_rest* rests, std::uint64_t now) override;
@@ -88,12 +112,38 @@ class engine final : public frame_engine {
 
   private:
     void receive_one(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // The connection manager's exchange (engine_cm.cpp).
+    void on_cm_datagram(const wire::l2l4_view& v, const wire::roce_packet& p, std::uint64_t now);
+    void on_req(const wire::cm_message& m, std::uint32_t ip, const wire::mac_address& mac,
+                std::uint64_t now);
+    void on_rep(const wire::cm_message& m, std::uint32_t ip);
+    void on_rtu(const wire::cm_message& m, std::uint32_t ip);
+    void on_rej(const wire::cm_message& m, std::uint32_t ip);
+    void on_dreq(const wire::cm_message& m, std::uint32_t ip, const wire::mac_address& mac);
+    void on_drep(const wire::cm_message& m, std::uint32_t ip);
+    // A passive QP in RTR: to RTS on the RTU or on its first request.
+    void establish(cm_entry& e, qp& q);
+    void refuse(const wire::cm_message& m, std::uint32_t ip, const wire::mac_address& mac,
+                std::uint16_t reason, wire::cm_refusal why);
+    void cm_timers(std::uint64_t now);
+    // What this end announces in a REQ or REP: its mode, job and path MTU.
+    wire::uet_cm_private announce(path_mtu mtu) const noexcept;
+    // Reports a QP that entered ERR during the call that ran `step`.
+    template <typename Step>
+    void watch_error(qp& q, Step&& step);
     void count_drop(roce_drop d) noexcept { ++counters_.drops[static_cast<std::size_t>(d)]; }
     bool has_work(const qp& q) const noexcept;
     // Builds one frame of `q` into out (its room if large enough, else a staging slot); its
     // length, 0 when it did not fit.
     template <typename Spec>
     std::size_t emit(const qp& q, const Spec& spec, bool data, tx_frame& out, std::size_t slot);
+    struct frame_path {
+        std::uint32_t ip;
+        wire::mac_address mac;
+        std::uint16_t udp_sport;
+    };
+    std::size_t emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,
+                           tx_frame& out, std::size_t slot);
     // Congestion control of one QP: its reaction point (paces what it sends) and notification
     // point (answers CE marks with CNPs).
     struct qp_cc {
@@ -118,6 +168,8 @@ class engine final : public frame_engine {
     std::vector<std::uint8_t> staging_;
     std::vector<std::uint8_t> joined_;  // a received frame in two pieces, joined
     engine_counters counters_;
+    connection_manager cm_;
+    std::uint32_t cm_psn_ = 0;  // the GSI's send PSN
 };
 
 }  // namespace uet::roce

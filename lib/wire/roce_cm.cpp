@@ -49,6 +49,46 @@ std::size_t private_offset(cm_attribute a) noexcept {
 
 }  // namespace
 
+const char* to_string(cm_refusal r) noexcept {
+    switch (r) {
+        case cm_refusal::none:
+            return "none";
+        case cm_refusal::not_uet:
+            return "not a uet connection request";
+        case cm_refusal::job:
+            return "job ID differs";
+        case cm_refusal::mode:
+            return "retransmission mode differs";
+        case cm_refusal::mtu:
+            return "no common path MTU";
+        case cm_refusal::not_listening:
+            return "not accepting connections";
+    }
+    return "unknown";
+}
+
+void write_private(const uet_cm_private& p, cm_message& m) noexcept {
+    auto& d = m.private_data;
+    store_be32(&d[0], uet_cm_magic);
+    d[4] = uet_cm_version;
+    d[5] = p.mode;
+    d[6] = p.mtu_code;
+    d[7] = static_cast<std::uint8_t>(p.refusal);
+    store_be32(&d[8], p.job_id);
+}
+
+bool read_private(const cm_message& m, uet_cm_private& out) noexcept {
+    const auto& d = m.private_data;
+    if (load_be32(&d[0]) != uet_cm_magic || d[4] != uet_cm_version) return false;
+    out.mode = d[5];
+    out.mtu_code = d[6];
+    out.refusal = d[7] <= static_cast<std::uint8_t>(cm_refusal::not_listening)
+                      ? static_cast<cm_refusal>(d[7])
+                      : cm_refusal::none;
+    out.job_id = load_be32(&d[8]);
+    return true;
+}
+
 const char* to_string(cm_attribute a) noexcept {
     switch (a) {
         case cm_attribute::req:

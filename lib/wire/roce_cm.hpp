@@ -86,6 +86,24 @@ struct cm_message {
 // DREP 224); 0 for an attribute not handled here.
 std::size_t private_data_size(cm_attribute a) noexcept;
 
+// What uet writes at the start of the private data of REQ, REP and REJ, so that both ends
+// check they run the same job and retransmission mode: magic "UETR" (4), version (1), mode
+// (1: 0 go-back-N, 1 out-of-order), path MTU code (1: REP names the one the passive side
+// chose), refusal (1: why a REJ was sent), job ID (4), all big-endian.
+inline constexpr std::uint32_t uet_cm_magic = 0x55455452;
+inline constexpr std::uint8_t uet_cm_version = 1;
+enum class cm_refusal : std::uint8_t { none, not_uet, job, mode, mtu, not_listening };
+const char* to_string(cm_refusal r) noexcept;
+struct uet_cm_private {
+    std::uint8_t mode = 0;
+    std::uint8_t mtu_code = 0;
+    cm_refusal refusal = cm_refusal::none;
+    std::uint32_t job_id = 0;
+};
+void write_private(const uet_cm_private& p, cm_message& m) noexcept;
+// false when the private data does not start with uet's magic and version.
+bool read_private(const cm_message& m, uet_cm_private& out) noexcept;
+
 // The 256-byte MAD of m; returns mad_size, or 0 when out is smaller or the attribute is not one
 // of the six.
 std::size_t encode(const cm_message& m, std::span<std::uint8_t> out) noexcept;

@@ -1,6 +1,7 @@
 // libFuzzer: the RoCEv2 decoders (BTH and extension headers, pad, ICRC) on the bytes after UDP.
 // The IP header the ICRC covers is a fixed template; a mutated packet mostly fails the ICRC,
-// which is checked after the headers are parsed, so the header code is still exercised.
+// which is checked after the headers are parsed, so the header code is still exercised. The
+// bytes after a BTH and DETH are also read as a CM MAD, whatever the ICRC says.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "null_visitor.hpp"
 #include "wire/roce.hpp"
+#include "wire/roce_cm.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static constexpr std::array<std::uint8_t, 28> ip_udp{
@@ -23,6 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         uet::wire::visit(p, v);
         std::string line;
         uet::wire::summarize(p, line);
+    }
+    constexpr std::size_t bth_deth = 12 + 8;
+    uet::wire::cm_message m;
+    if (size > bth_deth && uet::wire::decode_cm(std::span(data + bth_deth, size - bth_deth), m) ==
+                               uet::wire::reject_reason::none) {
+        uet::fuzz::null_visitor v;
+        uet::wire::visit(m, v);
+        std::string line;
+        uet::wire::summarize(m, line);
+        uet::wire::uet_cm_private own;
+        uet::wire::read_private(m, own);
     }
     return 0;
 }

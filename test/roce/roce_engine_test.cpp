@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "roce_engine/engine.hpp"
+#include "roce_link.hpp"
 #include "roce_memory.hpp"
 #include "roce_test_qp.hpp"
 #include "roce_workload.hpp"
@@ -17,26 +18,10 @@
 namespace {
 
 using namespace uet::roce;
-using test::memory_target;
+using namespace test;
 using uet::psn_t;
 using uet::tx_frame;
 using uet::wire::mac_address;
-
-constexpr std::uint32_t ip_a = 0x0a000001, ip_b = 0x0a000002;
-const mac_address mac_a{{2, 0, 0, 0, 0, 1}}, mac_b{{2, 0, 0, 0, 0, 2}};
-
-engine_config config_of(std::uint32_t ip, mac_address mac, retransmit_mode mode,
-                        std::uint64_t seed) {
-    engine_config c;
-    c.ip = ip;
-    c.mac = mac;
-    c.seed = seed;
-    c.qp.mode = mode;
-    c.qp.max_outstanding = 128;
-    c.qp.reorder_window_ns = 5000;
-    c.qp.nak_repeat_ns = 20000;
-    return c;
-}
 
 // QP `a` on engine A and `b` on B, brought to RTS facing each other.
 void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, engine& B, qpn_t b,
@@ -60,41 +45,6 @@ void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, eng
     side(A, a, b, b_ip, b_mac, 0xfffff0, 0x123456);
     side(B, b, a, a_ip, a_mac, 0x123456, 0xfffff0);
 }
-
-// Sets ECN to CE and the IPv4 checksum again, as a switch does; the ICRC leaves the TOS out.
-void mark_ce(std::vector<std::uint8_t>& f) {
-    f[15] |= 3;
-    f[24] = f[25] = 0;
-    const std::uint16_t sum = uet::wire::internet_checksum(std::span(f).subspan(14, 20));
-    f[24] = static_cast<std::uint8_t>(sum >> 8);
-    f[25] = static_cast<std::uint8_t>(sum);
-}
-
-// Moves frames one way: every frame copied, some lost, some marked.
-struct wire_link {
-    std::mt19937_64 rng{7};
-    double loss = 0;
-    double mark = 0;  // share of ECT frames a congested switch marks CE
-    std::vector<std::vector<std::uint8_t>> frames;
-
-    void carry(engine& from, engine& to, std::uint64_t now) {
-        std::array<tx_frame, 32> out{};
-        frames.clear();
-        for (;;) {
-            const std::size_t n = from.transmit(now, out);
-            for (std::size_t i = 0; i < n; ++i)
-                if (std::uniform_real_distribution<double>(0, 1)(rng) >= loss) {
-                    auto& f = frames.emplace_back(out[i].data.begin(), out[i].data.end());
-                    if ((f[15] & 3) != 0 &&
-                        std::uniform_real_distribution<double>(0, 1)(rng) < mark)
-                        mark_ce(f);
-                }
-            if (n < out.size()) break;
-        }
-        std::vector<std::span<const std::uint8_t>> spans(frames.begin(), frames.end());
-        to.receive_burst(spans, now);
-    }
-};
 
 class roce_engine_pair : public ::testing::TestWithParam<std::tuple<retransmit_mode, double>> {};
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "roce/delivery.hpp"
+#include "roce/qp.hpp"
 
 namespace uet::roce::test {
 
@@ -28,6 +29,12 @@ struct memory_target : delivery_target {
     std::vector<arrival> arrivals;
     std::vector<std::uint32_t> remote_imms;
     std::uint64_t atomics_run = 0;
+    struct event {
+        qpn_t qpn;
+        qp_event what;
+        std::uint16_t detail;
+    };
+    std::vector<event> events;
 
     std::uint32_t add_region(std::size_t size, std::uint32_t access) {
         regions.push_back({std::vector<std::uint8_t>(size), access});
@@ -70,6 +77,15 @@ struct memory_target : delivery_target {
             op == wr_opcode::fetch_add ? v + swap_add : (v == compare ? swap_add : v);
         std::memcpy(p, &next, 8);
         return {true, v};
+    }
+    void on_qp_event(qp& q, qp_event what, std::uint16_t detail) override {
+        events.push_back({q.qpn, what, detail});
+    }
+    std::size_t count(qp_event what) const {
+        std::size_t n = 0;
+        for (const event& e : events)
+            n += e.what == what;
+        return n;
     }
 };
 

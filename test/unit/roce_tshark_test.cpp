@@ -13,16 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "golden.hpp"
+#include "tshark.hpp"
 #include "wire/ipv4.hpp"
-#include "wire/pcap_file.hpp"
 #include "wire/roce.hpp"
 #include "wire/roce_cm.hpp"
 
@@ -30,43 +27,7 @@ namespace {
 
 using bytes = std::vector<std::uint8_t>;
 
-std::string tmp_dir() {
-    const char* d = std::getenv("UET_TEST_TMPDIR");
-    return d && *d ? d : "/tmp";
-}
-
-// Runs a shell command and returns its stdout (stderr is discarded: tshark warns when run as
-// root). exit_status receives the command's status.
-std::string run(const std::string& cmd, int& exit_status) {
-    std::string out;
-    std::FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
-    if (!p) {
-        exit_status = -1;
-        return out;
-    }
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
-        out.append(buf, n);
-    exit_status = pclose(p);
-    return out;
-}
-
-bool have_tshark() {
-    int st = 0;
-    run("command -v tshark", st);
-    return st == 0;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-    std::vector<std::string> v;
-    std::string cur;
-    std::istringstream in(s);
-    while (std::getline(in, cur, sep))
-        v.push_back(cur);
-    if (!s.empty() && s.back() == sep) v.emplace_back();
-    return v;
-}
+using uet::test::have_tshark;
 
 // ---- an independent ICRC: bitwise CRC-32 over the masked pseudo-packet (IBA annex A17) ----
 
@@ -116,7 +77,7 @@ const std::map<std::string, unsigned> opcode_by_name = {
     {"roce_atomic_acknowledge", 0x12},
 };
 
-const char* const tshark_fields[] = {
+const char* const roce_fields[] = {
     "frame.number",          "frame.protocols",
     "udp.dstport",           "infiniband.bth.opcode",
     "infiniband.bth.destqp", "infiniband.bth.psn",
@@ -140,32 +101,18 @@ enum col {
     c_count
 };
 
-// Writes frames to a pcap and returns tshark's rows (one vector of columns per packet).
+// tshark's rows for frames (one vector of columns per packet), with checksum validation on.
 std::vector<std::vector<std::string>> dissect(const std::vector<uet::golden::named_bytes>& frames,
                                               const std::string& name) {
-    std::string path = tmp_dir() + "/" + name;
-    uet::wire::pcap_writer w;
-    EXPECT_TRUE(w.open(path)) << path;
-    std::uint64_t t = 1'700'000'000'000'000'000ull;
+    std::vector<bytes> raw;
     for (const auto& f : frames)
-        EXPECT_TRUE(w.write(f.bytes, t += 1000));
-    w.close();
-
+        raw.push_back(f.bytes);
     // Checksum validation is off by default in Wireshark; turn it on so the status fields mean
     // something. UDP 4791 is dissected as RoCEv2 by default (infiniband.rroce.port).
-    std::string cmd = "timeout 60 tshark -n -r '" + path +
-                      "' -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -T fields"
-                      " -E separator=/t -E occurrence=a -E aggregator=';'";
-    for (const char* f : tshark_fields)
-        cmd += std::string(" -e ") + f;
-    int st = 0;
-    std::string out = run(cmd, st);
-    EXPECT_EQ(st, 0) << "tshark failed: " << cmd;
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& line : split(out, '\n'))
-        if (!line.empty()) rows.push_back(split(line, '\t'));
-    std::remove(path.c_str());
-    return rows;
+    const auto r = uet::test::tshark_fields(raw, name, roce_fields,
+                                            "-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE");
+    EXPECT_TRUE(r.ok) << "tshark failed: " << r.command;
+    return r.rows;
 }
 
 std::uint32_t be24(const bytes& f, std::size_t off) {
@@ -302,13 +249,6 @@ std::vector<uet::golden::named_bytes> cm_frames() {
 TEST(roce_tshark, cm_messages_dissect_as_the_communication_manager) {
     ASSERT_TRUE(have_tshark()) << "tshark not found (apt-get install tshark)";
     const auto frames = cm_frames();
-    const std::string path = tmp_dir() + "/roce_tshark_cm_test.pcap";
-    uet::wire::pcap_writer w;
-    ASSERT_TRUE(w.open(path)) << path;
-    std::uint64_t t = 1'700'000'000'000'000'000ull;
-    for (const auto& f : frames)
-        EXPECT_TRUE(w.write(f.bytes, t += 1000));
-    w.close();
     const char* fields[] = {
         "infiniband.bth.opcode",
         "infiniband.deth.q_key",
@@ -329,17 +269,12 @@ TEST(roce_tshark, cm_messages_dissect_as_the_communication_manager) {
         "_ws.malformed",
         "_ws.expert",
     };
-    std::string cmd = "timeout 60 tshark -n -r '" + path +
-                      "' -T fields -E separator=/t -E occurrence=a -E aggregator=';'";
-    for (const char* f : fields)
-        cmd += std::string(" -e ") + f;
-    int st = 0;
-    const std::string out = run(cmd, st);
-    ASSERT_EQ(st, 0) << cmd;
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& line : split(out, '\n'))
-        if (!line.empty()) rows.push_back(split(line, '\t'));
-    std::remove(path.c_str());
+    std::vector<bytes> raw;
+    for (const auto& f : frames)
+        raw.push_back(f.bytes);
+    const auto dissected = uet::test::tshark_fields(raw, "roce_tshark_cm_test.pcap", fields);
+    ASSERT_TRUE(dissected.ok) << dissected.command;
+    const auto& rows = dissected.rows;
     ASSERT_EQ(rows.size(), frames.size());
     const char* const attribute_ids[] = {"0x0010", "0x0013", "0x0014",
                                          "0x0012", "0x0015", "0x0016"};
