@@ -7,10 +7,10 @@ namespace uet::host {
 
 void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
     ++stats_.frames_rx;
-    engine_.receive(frame, now);
+    engine_.receive_burst({&frame, 1}, nullptr, now);
 }
 
-// The engine takes the burst at once (engine::receive_burst: runs of one message's packets).
+// The engine takes the burst at once (UET's engine finds runs of one message's packets in it).
 void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
                                       std::uint64_t now) {
     burst_room<std::span<const std::uint8_t>> bytes;

@@ -1,5 +1,6 @@
-// The PDS engine as a host::frame_handler, so a poll_loop can drive it on a DPDK port
-// (usually under a host_stack, which resolves and fills the Ethernet addresses of its frames).
+// An engine (UET's PDS engine or the RoCEv2 engine: any frame_engine) as a host::frame_handler,
+// so a poll_loop can drive it on a DPDK port (usually under a host_stack, which resolves and
+// fills the Ethernet addresses of its frames).
 //
 // Copies: each slot's buffer (an mbuf's data room) is offered to the engine as room, and the
 // engine builds the frame there: headers written in place, the payload copied once from the
@@ -17,8 +18,8 @@
 #include <cstdint>
 #include <span>
 
-#include "engine/engine.hpp"
 #include "host/frame_handler.hpp"
+#include "wire/frame_engine.hpp"
 
 namespace uet::host {
 
@@ -31,7 +32,7 @@ struct engine_handler_stats {
 
 class engine_handler final : public frame_handler {
   public:
-    explicit engine_handler(uet::engine& e) noexcept : engine_(e) {}
+    explicit engine_handler(frame_engine& e) noexcept : engine_(e) {}
 
     void on_start(const io_caps& caps) override { caps_ = caps; }
     void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
@@ -41,12 +42,12 @@ class engine_handler final : public frame_handler {
     std::size_t on_transmit(std::uint64_t now, std::span<tx_frame> frames) override;
     std::uint64_t next_deadline() const override;
 
-    uet::engine& engine() noexcept { return engine_; }
+    frame_engine& engine() noexcept { return engine_; }
     const engine_handler_stats& stats() const noexcept { return stats_; }
     const io_caps& caps() const noexcept { return caps_; }
 
   private:
-    uet::engine& engine_;
+    frame_engine& engine_;
     io_caps caps_;
     std::array<uet::tx_frame, burst_size> out_{};
     engine_handler_stats stats_;
