@@ -41,7 +41,20 @@ reject_reason dissect_upper(dissection& d) noexcept {
             break;
         case frame_kind::roce:
             r = decode_roce(d.l2l4.l4_payload, d.l2l4.ip_packet, d.roce);
-            if (r != reject_reason::none) d.failed_layer = "roce";
+            if (r != reject_reason::none) {
+                d.failed_layer = "roce";
+                break;
+            }
+            if (d.roce.deth && d.roce.bth.dest_qp == gsi_qpn) {
+                d.upper_ok = true;  // the RoCEv2 headers are shown; the MAD may still be bad
+                cm_message m;
+                r = decode_cm(d.roce.payload, m);
+                if (r != reject_reason::none) {
+                    d.failed_layer = "cm";
+                    return r;
+                }
+                d.cm = m;
+            }
             break;
         default:
             return reject_reason::none;
@@ -171,8 +184,10 @@ void visit(const dissection& d, field_visitor& v) {
     if (l.udp) visit(*l.udp, v);
     if (d.kind == frame_kind::uet_udp || d.kind == frame_kind::uet_ip)
         visit(d.uet, v);  // what decoded, also before a fault
-    else if (d.kind == frame_kind::roce && d.upper_ok)
+    else if (d.kind == frame_kind::roce && d.upper_ok) {
         visit(d.roce, v);
+        if (d.cm) visit(*d.cm, v);
+    }
 }
 
 void summarize(const dissection& d, std::string& out) {
@@ -216,6 +231,10 @@ void summarize(const dissection& d, std::string& out) {
             if (d.upper_ok) {
                 out += ' ';
                 summarize(d.roce, out);
+            }
+            if (d.cm) {
+                out += " | ";
+                summarize(*d.cm, out);
             }
             break;
         default:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "wire/frame.hpp"
 #include "wire/reject.hpp"
 #include "wire/roce.hpp"
+#include "wire/roce_cm.hpp"
 #include "wire/uet_packet.hpp"
 
 namespace uet::wire {
@@ -44,7 +46,9 @@ struct dissection {
     l2l4_view l2l4;
     // When kind is uet_*: what dissect_uet decoded, also of a packet it rejected (upper_ok false).
     uet_dissection uet;
-    roce_packet roce;       // valid when kind is roce and it decoded
+    roce_packet roce;  // valid when kind is roce and it decoded
+    // A connection manager MAD (a UD SEND to QP 1) in a decoded RoCEv2 packet.
+    std::optional<cm_message> cm;
     bool upper_ok = false;  // the UET / RoCEv2 layer decoded
     // On a reject: the layer that refused the packet ("l2l4", "uet", "roce"); null when accepted.
     const char* failed_layer = nullptr;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "wire/roce_cm.hpp"
+
 namespace uet::golden {
 
 struct named_bytes {
@@ -23,6 +25,10 @@ std::vector<named_bytes> uet_dissector_only_payloads();
 
 // Complete Ethernet frames of RoCEv2 packets (with a correct ICRC), one per opcode family.
 std::vector<named_bytes> roce_frames();
+
+// A connection manager message as RoCEv2 carries it: a UD SEND (DETH, the GSI's Q_Key) from
+// 10.0.0.1 to QP 1 of 10.0.0.2, with m's MAD as its payload.
+std::vector<std::uint8_t> cm_frame(const wire::cm_message& m);
 
 // Complete Ethernet frames carrying each of uet_udp_payloads() over IPv4/UDP port 4793,
 // plus ARP, VLAN-tagged and entropy-header (IP protocol 253) variants.

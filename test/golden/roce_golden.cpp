@@ -1,10 +1,12 @@
 // RoCEv2 sample frames: one per RC opcode family, each built with build_roce_frame so the ICRC
 // and checksums are real. Distinct dest QPs and PSNs let tests match packets to their spec.
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "golden.hpp"
 #include "wire/roce.hpp"
+#include "wire/roce_cm.hpp"
 
 namespace uet::golden {
 
@@ -52,6 +54,16 @@ named_bytes make(const char* name, std::uint16_t index, const roce_packet_spec& 
 }
 
 }  // namespace
+
+std::vector<std::uint8_t> cm_frame(const cm_message& m) {
+    std::array<std::uint8_t, mad_size> mad{};
+    if (encode(m, mad) != mad_size) return {};
+    roce_packet_spec r;
+    r.bth = bth(roce_opcode::ud_send_only, gsi_qpn, 0, false);
+    r.deth = deth_header{gsi_qkey, gsi_qpn};
+    r.payload = mad;
+    return make("cm", 0, r).bytes;
+}
 
 std::vector<named_bytes> roce_frames() {
     std::vector<named_bytes> out;

@@ -226,20 +226,7 @@ std::vector<uet::golden::named_bytes> cm_frames() {
         m.reject_reason_code = 28;  // consumer reject
         m.local_gid = ipv4_mapped_gid(0x0a000001);
         m.remote_gid = ipv4_mapped_gid(0x0a000002);
-        std::array<std::uint8_t, mad_size> mad{};
-        EXPECT_EQ(encode(m, mad), mad_size);
-        frame_spec f;
-        f.src_ip = 0x0a000001;
-        f.dst_ip = 0x0a000002;
-        f.src_port = 0xc000;
-        f.dst_port = roce_udp_port;
-        roce_packet_spec s;
-        s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
-        s.bth.dest_qp = gsi_qpn;
-        s.deth = deth_header{gsi_qkey, gsi_qpn};
-        s.payload = mad;
-        bytes frame(512);
-        frame.resize(build_roce_frame(f, s, frame));
+        const bytes frame = uet::golden::cm_frame(m);
         EXPECT_FALSE(frame.empty());
         frames.push_back({to_string(a), frame});
     }

@@ -325,6 +325,59 @@ TEST_F(uet_dump, summary_line_names_the_protocol_and_addresses) {
     }
 }
 
+// Connection manager MADs get a line of their own after the UD SEND's; a MAD that is not the
+// CM's is malformed in layer "cm", with the RoCEv2 headers before it still shown.
+TEST(uet_dump_cm, cm_messages_show_after_the_ud_send) {
+    std::vector<sample> samples;
+    for (const cm_attribute a : {cm_attribute::req, cm_attribute::rep, cm_attribute::rtu}) {
+        cm_message m;
+        m.attribute = a;
+        m.local_comm_id = 0x51;
+        m.remote_comm_id = a == cm_attribute::req ? 0 : 0x52;
+        m.local_qpn = 0x123;
+        m.starting_psn = 77;
+        m.path_mtu = ib_mtu_code(4096);
+        samples.push_back({to_string(a), golden::cm_frame(m), {}});
+    }
+    // A MAD of another management class (0x04), in a UD SEND whose ICRC is right.
+    std::array<std::uint8_t, mad_size> mad{};
+    ASSERT_EQ(encode(cm_message{}, mad), mad_size);
+    mad[1] = 0x04;
+    roce_packet_spec r;
+    r.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
+    r.bth.dest_qp = gsi_qpn;
+    r.deth = deth_header{gsi_qkey, gsi_qpn};
+    r.payload = mad;
+    frame_spec f;
+    f.src_ip = 0x0a000001;
+    f.dst_ip = 0x0a000002;
+    f.dst_port = roce_udp_port;
+    std::vector<std::uint8_t> not_cm(512);
+    not_cm.resize(build_roce_frame(f, r, not_cm));
+    samples.push_back({"not_cm", not_cm, "not_cm_mad"});
+    const auto path = write_pcap(samples, "uet_dump_cm.pcap");
+    const auto text = lines_of(run(path).out);
+    ASSERT_EQ(text.size(), samples.size());
+    EXPECT_NE(text[0].find(" RoCEv2 UD_SEND_ONLY qp 0x000001"), std::string::npos) << text[0];
+    EXPECT_NE(text[0].find(" | CM REQ comm 0x51 qpn 0x000123 psn 77 mtu 4096"), std::string::npos)
+        << text[0];
+    EXPECT_NE(text[1].find(" | CM REP comm 0x51 qpn 0x000123 psn 77"), std::string::npos)
+        << text[1];
+    EXPECT_NE(text[2].find(" | CM RTU comm 0x51"), std::string::npos) << text[2];
+    const auto js = lines_of(run("--json " + path).out);
+    ASSERT_EQ(js.size(), samples.size());
+    for (std::size_t i = 0; i < 3; ++i) {
+        const json j = json::parse(js[i]);
+        EXPECT_EQ(j["status"], "ok");
+        EXPECT_EQ(header_names(j), (std::vector<std::string>{"eth", "ipv4", "udp", "bth", "deth",
+                                                             "roce_payload", "icrc", "cm"}));
+    }
+    const json bad = json::parse(js[3]);
+    EXPECT_EQ(bad["status"], "malformed");
+    EXPECT_EQ(bad["reject_layer"], "cm");
+    EXPECT_EQ(bad["reject"], "not_cm_mad");
+}
+
 TEST(uet_dump_errors, missing_file_and_bad_options_are_usage_errors) {
     EXPECT_EQ(run("/nonexistent/file.pcap").exit_code, 2);
     EXPECT_EQ(run("--bogus x.pcap").exit_code, 2);

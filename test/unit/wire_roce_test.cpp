@@ -922,22 +922,10 @@ TEST(roce_cm, refuses_what_is_not_a_cm_send_it_handles) {
 
 TEST(roce_cm, ud_send_carries_a_deth) {
     cm_message m = sample_cm(cm_attribute::req);
-    std::array<std::uint8_t, mad_size> mad{};
-    ASSERT_EQ(encode(m, mad), mad_size);
-    frame_spec f;
-    f.src_ip = 0x0a000001;
-    f.dst_ip = 0x0a000002;
-    f.dst_port = roce_udp_port;
-    roce_packet_spec s;
-    s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
-    s.bth.dest_qp = gsi_qpn;
-    s.deth = deth_header{gsi_qkey, gsi_qpn};
-    s.payload = mad;
-    std::array<std::uint8_t, 512> frame{};
-    const std::size_t n = build_roce_frame(f, s, frame);
-    ASSERT_EQ(n, 14u + 20 + 8 + 12 + 8 + 256 + 4);
+    const std::vector<std::uint8_t> frame = uet::golden::cm_frame(m);
+    ASSERT_EQ(frame.size(), 14u + 20 + 8 + 12 + 8 + 256 + 4);
     l2l4_view v;
-    ASSERT_EQ(parse_l2l4(std::span(frame).first(n), v), reject_reason::none);
+    ASSERT_EQ(parse_l2l4(frame, v), reject_reason::none);
     roce_packet p;
     ASSERT_EQ(decode_roce(v.l4_payload, v.ip_packet, p), reject_reason::none);
     ASSERT_TRUE(p.deth.has_value());
@@ -954,8 +942,12 @@ TEST(roce_cm, ud_send_carries_a_deth) {
     summarize(back, line);
     EXPECT_EQ(line, "CM REQ comm 0xaabbccdd qpn 0x00abcd psn 16777214 mtu 1024");
     // Without its DETH a UD SEND is refused by the builder.
-    s.deth.reset();
-    EXPECT_EQ(build_roce_frame(f, s, frame), 0u);
+    roce_packet_spec s;
+    s.bth.opcode = static_cast<std::uint8_t>(roce_opcode::ud_send_only);
+    s.bth.dest_qp = gsi_qpn;
+    s.payload = p.payload;
+    std::array<std::uint8_t, 512> room{};
+    EXPECT_EQ(build_roce_frame(frame_spec{}, s, room), 0u);
 }
 
 }  // namespace
