@@ -25,42 +25,37 @@ std::size_t tx_pipeline::transmit(engine_impl& eng, std::uint64_t now, std::span
     std::size_t built = 0;
     bool exhausted = false;
     // The usual bulk case, one initiator PDC with nothing to resend (nor RUDI resends): its new
-    // frames are what next_data_frame would pick, asked for without its scans and call per
-    // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
-    // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = eng.pdcs_.initiators().size() == 1 &&
-                                   !eng.connectionless_.retransmit_pending() &&
-                                   !eng.pdcs_[eng.pdcs_.initiators()[0]].tx.has_retransmit()
-                               ? &eng.pdcs_[eng.pdcs_.initiators()[0]]
-                               : nullptr;
-    bool only_done = false;
+    // data leaves in one batch as large as the rooms. Sending queues no retransmission, so this
+    // holds for the whole call. With more, the PDCs take turns one frame each (the batch's limit
+    // is 1), behind the retransmissions, as fairness asks.
+    const bool sole = eng.pdcs_.initiators().size() == 1 &&
+                      !eng.connectionless_.retransmit_pending() &&
+                      !eng.pdcs_[eng.pdcs_.initiators()[0]].tx.has_retransmit();
+    bool sole_done = false;  // the sole PDC has no more for this call
     while (!eng.core_.data_stopped && n < out.size() && built < eng.core_.cfg.tx_burst) {
-        if (only != nullptr && !only_done) {
-            const auto room =
-                out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
-            const std::size_t k = send_new(eng, *only, room, built);
-            if (k != 0) {
-                n += k;
-                built += k;
-                eng.tx_.rr_cursor_ = 1;  // as next_data_frame leaves it
-            }
-            // Fewer than the rooms: the PDC has no more for this call.
-            if (k < room.size()) only_done = true;
-            continue;
+        const auto room = out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
+        std::size_t k = 0, len = 0;
+        bool got = false;
+        if (!sole) {
+            const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(room[0], built);
+            got = resend_frame(eng, buf, len);
+            if (got) k = eng.frames_.hand_out(room[0], buf, len);
         }
-        std::size_t k = 0;
-        bool got;
-        if (only != nullptr) {
-            const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(out[n], built);
-            std::size_t len = 0;
-            got = eng.connectionless_.next_frame(eng, eng.core_.now, buf, len);
-            if (got) k = eng.frames_.hand_out(out[n], buf, len);
-        } else {
-            got = next_data_frame(eng, eng.core_.now, out[n], built, k);
+        if (!got && !sole_done) {
+            const std::size_t limit = sole ? room.size() : 1;
+            k = next_source(eng, room.first(limit), built);
+            got = k != 0;
+            sole_done = sole && k < limit;
         }
         if (!got) {
-            exhausted = true;
-            break;
+            // New RUDI and UUD requests, once no PDC has new data.
+            const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(room[0], built);
+            got = eng.connectionless_.next_frame(eng, eng.core_.now, buf, len);
+            if (!got) {
+                exhausted = true;
+                break;
+            }
+            k = eng.frames_.hand_out(room[0], buf, len);
         }
         n += k;
         built += k;
@@ -92,37 +87,31 @@ void tx_pipeline::count_tx_call(engine_impl& eng, bool exhausted, std::size_t bu
     eng.tx_.tx_stop_ = tx_stop::nothing_queued;
 }
 
-bool tx_pipeline::next_data_frame(engine_impl& eng, std::uint64_t now, tx_frame& f,
-                                  std::size_t staged, std::size_t& k) {
-    const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(f, staged);
-    std::size_t len = 0;
+bool tx_pipeline::resend_frame(engine_impl& eng, std::span<std::uint8_t> buf, std::size_t& len) {
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
-    bool got = false;
     for (const std::uint32_t i : eng.pdcs_.initiators())
-        if (eng.pdcs_[i].tx.has_retransmit() && retransmit_from(eng, eng.pdcs_[i], now, buf, len)) {
-            got = true;
-            break;
-        }
+        if (eng.pdcs_[i].tx.has_retransmit() &&
+            retransmit_from(eng, eng.pdcs_[i], eng.core_.now, buf, len))
+            return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
-    if (!got && eng.connectionless_.retransmit_pending())
-        got = eng.connectionless_.send_rudi(eng, now, buf, len, true);
-    if (!got) {
-        // New data, one frame of the PDCs in turn.
-        const std::size_t count = eng.pdcs_.initiators().size();
-        std::size_t at = eng.tx_.rr_cursor_ < count ? eng.tx_.rr_cursor_ : 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            k = send_new(eng, eng.pdcs_[eng.pdcs_.initiators()[at]], {&f, 1}, staged);
-            if (k != 0) {
-                eng.tx_.rr_cursor_ = at + 1;
-                return true;
-            }
-            if (++at == count) at = 0;  // round robin without a division per frame
+    return eng.connectionless_.retransmit_pending() &&
+           eng.connectionless_.send_rudi(eng, eng.core_.now, buf, len, true);
+}
+
+inline std::size_t tx_pipeline::next_source(engine_impl& eng, std::span<tx_frame> out,
+                                            std::size_t staged) {
+    const std::size_t count = eng.pdcs_.initiators().size();
+    std::size_t at = eng.tx_.rr_cursor_ < count ? eng.tx_.rr_cursor_ : 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (const std::size_t k = send_new(eng, eng.pdcs_[eng.pdcs_.initiators()[at]], out, staged);
+            k != 0) {
+            eng.tx_.rr_cursor_ = at + 1;
+            return k;
         }
-        got = eng.connectionless_.next_frame(eng, now, buf, len);
+        if (++at == count) at = 0;  // round robin without a division per frame
     }
-    if (got) k = eng.frames_.hand_out(f, buf, len);
-    return got;
+    return 0;
 }
 
 std::uint64_t tx_pipeline::credit_backlog(const engine_impl& eng, const pds::pdc& p) {

@@ -26,11 +26,12 @@ class tx_pipeline {
     static std::size_t transmit(engine_impl& eng, std::uint64_t now, std::span<tx_frame> out);
 
   private:
-    // ---- one frame at a time (tx_pipeline.cpp) ----
-    // One data frame into f (or staging slot `staged`): a retransmission, a RUDI resend, new data
-    // of the PDCs in turn, or a RUDI or UUD request. Whether one was sent; k frames handed out.
-    static bool next_data_frame(engine_impl& eng, std::uint64_t now, tx_frame& f,
-                                std::size_t staged, std::size_t& k);
+    // ---- the sources of data frames, in transmit()'s order (tx_pipeline.cpp) ----
+    // One retransmission (of the PDCs in order) or RUDI resend into buf: whether one was built.
+    static bool resend_frame(engine_impl& eng, std::span<std::uint8_t> buf, std::size_t& len);
+    // New data of the PDCs in turn, from rr_cursor_ on: the first with any sends a batch of up to
+    // out.size() frames (send_new). How many; 0 when none has new data now.
+    static std::size_t next_source(engine_impl& eng, std::span<tx_frame> out, std::size_t staged);
     static bool retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
                                 std::span<std::uint8_t> buf, std::size_t& len);
     static std::uint64_t credit_backlog(const engine_impl& eng, const pds::pdc& p);
@@ -56,7 +57,7 @@ class tx_pipeline {
     // Why send_new() last found nothing (more) to send (engine_counters::tx_calls_*).
     enum class tx_stop : std::uint8_t { nothing_queued, window, other };
     tx_stop tx_stop_ = tx_stop::nothing_queued;
-    std::size_t rr_cursor_ = 0;  // the initiator next_data_frame() asks first
+    std::size_t rr_cursor_ = 0;  // the initiator next_source() asks first
 };
 
 }  // namespace uet
