@@ -122,8 +122,8 @@ struct endpoint_counters {
     // Of those, the ones taken in runs: consecutive packets of one message in one receive burst,
     // placed with one lookup of their PDC, message and target region.
     std::uint64_t packets_in_runs = 0;
-    // Of the packets sent, the ones built in transmit runs: packets inside one message, built
-    // from the one before them with their PDC's and message's checks done once.
+    // Of the packets sent, the ones built in transmit batches of two or more: new packets of one
+    // PDC built with their PDC's checks done once.
     std::uint64_t packets_sent_in_runs = 0;
     // How the engine's transmit calls that sent data, or had a PDC with none ready, ended: with
     // a full burst, held by the window (packets in flight or the congestion controller), or

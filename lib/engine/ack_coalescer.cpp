@@ -99,11 +99,22 @@ std::size_t ack_coalescer::build_ack(engine_impl& e, pds::pdc& p, psn_t trigger,
     return len;
 }
 
+bool ack_coalescer::emit(engine_impl& e, std::uint32_t peer, std::uint16_t entropy,
+                         const wire::uet_packet_spec& spec, pds::pdc* p) {
+    const auto slot = e.control_.slot();
+    if (slot.empty()) {
+        e.core_.count_drop(drop_reason::control_queue_full);
+        return false;
+    }
+    const std::size_t len = e.frames_.build_frame(e.peers_.at(peer), entropy, false, spec, slot);
+    e.control_.commit(len);
+    e.core_.count_tx(p, len, false);
+    return true;
+}
+
 void ack_coalescer::queue_nack(engine_impl& e, const rx_context& rx, wire::nack_code code,
                                std::uint32_t psn, std::uint16_t spdcid, std::uint16_t dpdcid,
                                bool rudi, pds::pdc* p, bool retx) {
-    const auto slot = e.control_.slot();
-    if (slot.empty()) return e.core_.count_drop(drop_reason::control_queue_full);
     wire::pds_nack n;
     n.code = code;
     n.nt = rudi;
@@ -114,12 +125,9 @@ void ack_coalescer::queue_nack(engine_impl& e, const rx_context& rx, wire::nack_
     n.m = rx.ce;
     wire::uet_packet_spec spec;
     spec.pds = n;
-    const std::size_t len =
-        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
-    e.control_.commit(len);
+    if (!emit(e, rx.peer, rx.entropy, spec, p)) return;
     auto& c = p ? p->counters : e.core_.connectionless;
     ++c.nacks_sent[static_cast<std::size_t>(pds::slot_of(code))];
-    e.core_.count_tx(p, len, false);
 }
 
 void ack_coalescer::send_credit(engine_impl& e, pds::pdc& p, std::uint32_t credit_field) {
@@ -130,11 +138,6 @@ void ack_coalescer::send_credit(engine_impl& e, pds::pdc& p, std::uint32_t credi
 
 bool ack_coalescer::send_ctrl(engine_impl& e, pds::pdc& p, wire::ctrl_type type, std::uint32_t psn,
                               std::uint32_t payload, std::uint16_t entropy) {
-    const auto slot = e.control_.slot();
-    if (slot.empty()) {
-        e.core_.count_drop(drop_reason::control_queue_full);
-        return false;
-    }
     wire::pds_ctrl c;
     c.ctrl_type = type;
     c.is_rod = p.ordered;
@@ -144,15 +147,10 @@ bool ack_coalescer::send_ctrl(engine_impl& e, pds::pdc& p, wire::ctrl_type type,
     c.payload = payload;
     wire::uet_packet_spec spec;
     spec.pds = c;
-    const std::size_t len = e.frames_.build_frame(e.peers_.at(p.peer), entropy, false, spec, slot);
-    e.control_.commit(len);
-    e.core_.count_tx(&p, len, false);
-    return true;
+    return emit(e, p.peer, entropy, spec, &p);
 }
 
 void ack_coalescer::ack_stale_close(engine_impl& e, const rx_context& rx, const wire::pds_ctrl& c) {
-    const auto slot = e.control_.slot();
-    if (slot.empty()) return e.core_.count_drop(drop_reason::control_queue_full);
     wire::pds_ack_cc a;
     a.cack_psn = c.psn;
     a.spdcid = c.dpdcid;
@@ -160,26 +158,17 @@ void ack_coalescer::ack_stale_close(engine_impl& e, const rx_context& rx, const 
     a.sack_psn_offset = 1;
     wire::uet_packet_spec spec;
     spec.pds = a;
-    const std::size_t len =
-        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
-    e.control_.commit(len);
-    e.core_.count_tx(nullptr, len, false);
+    emit(e, rx.peer, rx.entropy, spec, nullptr);
 }
 
 void ack_coalescer::answer_rudi(engine_impl& e, const rx_context& rx, const wire::pds_rudi& h) {
-    const auto slot = e.control_.slot();
-    if (slot.empty()) return e.core_.count_drop(drop_reason::control_queue_full);
     wire::pds_rudi resp;
     resp.type = wire::pds_type::rudi_resp;
     resp.m = rx.ce;
     resp.pkt_id = h.pkt_id;
     wire::uet_packet_spec spec;
     spec.pds = resp;
-    const std::size_t len =
-        e.frames_.build_frame(e.peers_.at(rx.peer), rx.entropy, false, spec, slot);
-    e.control_.commit(len);
-    ++e.core_.connectionless.acks_sent;
-    e.core_.count_tx(nullptr, len, false);
+    if (emit(e, rx.peer, rx.entropy, spec, nullptr)) ++e.core_.connectionless.acks_sent;
 }
 
 void ack_coalescer::on_ack_timer(engine_impl& e, pds::pdc& p, std::uint64_t now) {

@@ -67,6 +67,10 @@ class ack_coalescer {
     void on_ack_timer(engine_impl& e, pds::pdc& p, std::uint64_t now);
 
   private:
+    // A control frame of `spec` to the peer, built in the next control slot and counted as sent
+    // (on p, or connectionless when null); false, with a drop counted, when the queue is full.
+    static bool emit(engine_impl& e, std::uint32_t peer, std::uint16_t entropy,
+                     const wire::uet_packet_spec& spec, pds::pdc* p);
     std::vector<std::uint32_t> acks_due_;  // PDC indices with ack_due set (may hold stale ones)
 };
 

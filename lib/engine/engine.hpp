@@ -263,9 +263,9 @@ struct engine_counters {
     // consecutive one-packet messages of one PDC, in one receive burst, placed with one lookup
     // of their PDC (and message) (receive_burst()).
     std::uint64_t frames_in_runs = 0;
-    // Data frames built as part of a transmit run: packets inside one message, built from the
-    // one before them with their PDC's and message's checks done once, or consecutive one-packet
-    // messages of one PDC (transmit()).
+    // Data frames built in a transmit batch of two or more: new packets of one PDC built with
+    // their PDC's checks done once, inside one message or one-packet messages built from the
+    // one before them (transmit()).
     std::uint64_t frames_sent_in_runs = 0;
     // How transmit() calls that built data frames, or found none to build, ended: with the
     // burst full; held by a PDC's window (packets in flight, or the congestion controller);

@@ -25,49 +25,40 @@ std::size_t tx_pipeline::transmit(engine_impl& eng, std::uint64_t now, std::span
     std::size_t built = 0;
     bool exhausted = false;
     // The usual bulk case, one initiator PDC with nothing to resend (nor RUDI resends): its new
-    // frames are what next_data_frame would pick, asked for without its scans and call per
-    // frame. Sending queues no retransmission, so this holds for the whole call; once the PDC
-    // has nothing more, what next_data_frame would look at is new RUDI and UUD requests.
-    pds::pdc* const only = eng.pdcs_.initiators().size() == 1 &&
-                                   !eng.connectionless_.retransmit_pending() &&
-                                   !eng.pdcs_[eng.pdcs_.initiators()[0]].tx.has_retransmit()
-                               ? &eng.pdcs_[eng.pdcs_.initiators()[0]]
-                               : nullptr;
-    bool only_done = false;
+    // data leaves in one batch as large as the rooms. Sending queues no retransmission, so this
+    // holds for the whole call. With more, the PDCs take turns one frame each (the batch's limit
+    // is 1), behind the retransmissions, as fairness asks.
+    const bool sole = eng.pdcs_.initiators().size() == 1 &&
+                      !eng.connectionless_.retransmit_pending() &&
+                      !eng.pdcs_[eng.pdcs_.initiators()[0]].tx.has_retransmit();
+    bool sole_done = false;  // the sole PDC has no more for this call
     while (!eng.core_.data_stopped && n < out.size() && built < eng.core_.cfg.tx_burst) {
-        if (only != nullptr && !only_done) {
-            const auto room =
-                out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
-            const std::size_t k = send_batch(eng, *only, room, built);
-            if (k != 0) {
-                n += k;
-                built += k;
-                eng.tx_.rr_cursor_ = 1;
-                continue;
-            }
-        }
-        const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(out[n], built);
-        std::size_t len = 0;
+        const auto room = out.subspan(n, std::min(out.size() - n, eng.core_.cfg.tx_burst - built));
+        std::size_t k = 0, len = 0;
         bool got = false;
-        if (only != nullptr && !only_done) {
-            got = send_new_from(eng, *only, eng.core_.now, buf, len);
-            if (got)
-                eng.tx_.rr_cursor_ = 1;  // as next_data_frame leaves it
-            else
-                only_done = true;
+        if (!sole) {
+            const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(room[0], built);
+            got = resend_frame(eng, buf, len);
+            if (got) k = eng.frames_.hand_out(room[0], buf, len);
         }
-        if (!got)
-            got = only != nullptr ? eng.connectionless_.next_frame(eng, eng.core_.now, buf, len)
-                                  : next_data_frame(eng, eng.core_.now, buf, len);
+        if (!got && !sole_done) {
+            const std::size_t limit = sole ? room.size() : 1;
+            k = next_source(eng, room.first(limit), built);
+            got = k != 0;
+            sole_done = sole && k < limit;
+        }
         if (!got) {
-            exhausted = true;
-            break;
+            // New RUDI and UUD requests, once no PDC has new data.
+            const std::span<std::uint8_t> buf = eng.frames_.data_frame_buffer(room[0], built);
+            got = eng.connectionless_.next_frame(eng, eng.core_.now, buf, len);
+            if (!got) {
+                exhausted = true;
+                break;
+            }
+            k = eng.frames_.hand_out(room[0], buf, len);
         }
-        if (len == 0) continue;
-        out[n].payload = eng.frames_.referenced();
-        out[n].payload_region = eng.frames_.referenced_region();
-        out[n++].data = buf.first(len);
-        ++built;
+        n += k;
+        built += k;
     }
     eng.frames_.end_call();
     eng.core_.tx_ready = !exhausted;
@@ -96,27 +87,31 @@ void tx_pipeline::count_tx_call(engine_impl& eng, bool exhausted, std::size_t bu
     eng.tx_.tx_stop_ = tx_stop::nothing_queued;
 }
 
-bool tx_pipeline::next_data_frame(engine_impl& eng, std::uint64_t now, std::span<std::uint8_t> buf,
-                                  std::size_t& len) {
+bool tx_pipeline::resend_frame(engine_impl& eng, std::span<std::uint8_t> buf, std::size_t& len) {
     // Retransmissions go ahead of any new data (trimmed packets come back at once).
     for (const std::uint32_t i : eng.pdcs_.initiators())
-        if (eng.pdcs_[i].tx.has_retransmit() && retransmit_from(eng, eng.pdcs_[i], now, buf, len))
+        if (eng.pdcs_[i].tx.has_retransmit() &&
+            retransmit_from(eng, eng.pdcs_[i], eng.core_.now, buf, len))
             return true;
     // The RUDI and UUD queues are checked here, not in their senders: this runs once per frame,
     // and a PDC's stream of data frames must not pay two calls that find nothing.
-    if (eng.connectionless_.retransmit_pending() &&
-        eng.connectionless_.send_rudi(eng, now, buf, len, true))
-        return true;
+    return eng.connectionless_.retransmit_pending() &&
+           eng.connectionless_.send_rudi(eng, eng.core_.now, buf, len, true);
+}
+
+inline std::size_t tx_pipeline::next_source(engine_impl& eng, std::span<tx_frame> out,
+                                            std::size_t staged) {
     const std::size_t count = eng.pdcs_.initiators().size();
     std::size_t at = eng.tx_.rr_cursor_ < count ? eng.tx_.rr_cursor_ : 0;
-    for (std::size_t k = 0; k < count; ++k) {
-        if (send_new_from(eng, eng.pdcs_[eng.pdcs_.initiators()[at]], now, buf, len)) {
+    for (std::size_t i = 0; i < count; ++i) {
+        if (const std::size_t k = send_new(eng, eng.pdcs_[eng.pdcs_.initiators()[at]], out, staged);
+            k != 0) {
             eng.tx_.rr_cursor_ = at + 1;
-            return true;
+            return k;
         }
         if (++at == count) at = 0;  // round robin without a division per frame
     }
-    return eng.connectionless_.next_frame(eng, now, buf, len);
+    return 0;
 }
 
 std::uint64_t tx_pipeline::credit_backlog(const engine_impl& eng, const pds::pdc& p) {
@@ -154,60 +149,6 @@ bool tx_pipeline::retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t n
     len = eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, *e, true, true, buf);
     p.on_sent(*e, now, eng.core_.timers, eng.core_.params);
     eng.core_.count_tx(&p, len, e->kind == tx_kind::data);
-    return true;
-}
-
-bool tx_pipeline::send_new_from(engine_impl& eng, pds::pdc& p, std::uint64_t now,
-                                std::span<std::uint8_t> buf, std::size_t& len) {
-    if (p.state == pds::pdc_state::closing) {
-        if (!p.tx.empty()) return false;
-        // One round trip: CLOSE at the next PSN; its ACK (cumulative over it) ends the PDC.
-        tx_entry& e = p.tx.push(tx_kind::close);
-        e.entropy = p.lb.next_entropy(now);
-        len =
-            eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, e, false, true, buf);
-        p.on_sent(e, now, eng.core_.timers, eng.core_.params);
-        eng.core_.count_tx(&p, len, false);
-        return true;
-    }
-    eng.tx_.tx_stop_ = tx_stop::other;
-    if (p.state != pds::pdc_state::syn_sent && p.state != pds::pdc_state::established) return false;
-    ses::message_queue& q = eng.peers_[p.peer].queue[p.slot];
-    // Lost packets go first; new data waits while the controller holds them back.
-    if (p.tx.peek_retransmit()) return false;
-    if (q.empty()) {
-        eng.tx_.tx_stop_ = tx_stop::nothing_queued;
-        return false;
-    }
-    const std::uint32_t mi = q.head;
-    ses::tx_message& m = eng.msgs_[mi];
-    const std::uint32_t next_len = std::min(eng.msgs_.mtu(), m.length - m.next_offset);
-    if (!p.can_send_new(next_len, eng.core_.params)) {
-        eng.tx_.tx_stop_ = tx_stop::window;
-        maybe_request_credit(eng, p);
-        return false;
-    }
-    const ses::segment seg = eng.msgs_.next_segment(m);
-    auto& queued = eng.peers_[p.peer].queued_bytes[p.slot];
-    queued -= std::min<std::uint64_t>(queued, seg.length);
-    m.owner = p.index;
-    tx_entry& e = p.tx.push(tx_kind::data);
-    e.message = mi;
-    e.offset = seg.offset;
-    e.length = seg.length;
-    e.entropy = p.lb.next_entropy(now);
-    if (eng.msgs_.fully_segmented(m)) q.pop(eng.msgs_.pool());
-    // Ask for an ACK at once when nothing follows for now and this packet ends a message of
-    // several packets or is the only one in flight, or when the window is full: the receiver
-    // would otherwise wait for 16 KiB that may never come. A stream of single-packet messages
-    // that each empty the queue does not ask: its ACKs come every ack_every_packets or after
-    // the receiver's ack_delay_ns, not one per message.
-    const bool ends_burst = q.empty() && (!seg.som || p.tx.outstanding() <= 1);
-    const bool ar = ends_burst || p.tx.outstanding() >= p.psn_limit(eng.core_.params) ||
-                    p.cc_full_after(seg.length, eng.msgs_.mtu());
-    len = eng.frames_.build_pdc_packet(eng.peers_.at(p.peer), p, eng.msgs_, e, false, ar, buf);
-    p.on_sent(e, now, eng.core_.timers, eng.core_.params);
-    eng.core_.count_tx(&p, len, true);
     return true;
 }
 

@@ -190,7 +190,7 @@ class pdc {
         return tx.outstanding() < limit &&
                cc::controller::window_admits(inflight_bytes, bytes, window);
     }
-    // Asked after the packet is pushed, before it is stamped in flight (as send_new_from asks).
+    // Asked after the packet is pushed, before it is stamped in flight (as for any new packet).
     bool run_full_after(std::uint32_t bytes, std::uint32_t next, std::uint64_t window,
                         std::uint32_t limit) const noexcept {
         return tx.outstanding() >= limit || window_full_after(bytes, next, window);
@@ -231,7 +231,7 @@ class pdc {
         if (!rto_timer.scheduled() || deadline < rto_timer.deadline())
             timers.schedule(rto_timer, deadline);
     }
-    // on_sent() with the RTO deadline given (a packet built by send_new_from or a retransmit).
+    // on_sent() with the RTO deadline given (a credit PDC's or SYN's new packet, or a retransmit).
     void on_sent_until(tx_entry& e, std::uint64_t now, std::uint64_t deadline,
                        timer_wheel& timers) noexcept {
         e.resent = e.tx_seq != 0;

@@ -159,7 +159,7 @@ TEST(transmit_run, sends_and_counts_exactly_as_packet_by_packet) {
                     w.a_cfg.mpr = 64;
                     SCOPED_TRACE(cell_name(mode, writes, c) +
                                  (small ? ", one-packet messages" : ""));
-                    // One room per transmit() call: every packet goes by send_new_from.
+                    // One room per transmit() call: every packet in a batch of one.
                     const result one = run_with(w, 0, 1);
                     ASSERT_TRUE(one.out.finished);
                     EXPECT_EQ(one.out.delivered, w.sizes.size());
