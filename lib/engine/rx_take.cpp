@@ -24,7 +24,7 @@ pds::pdc* rx_pipeline::run_target(engine_impl& e, const rx_context& rx, std::siz
     pds::pdc* p = established_target(e, rx, h);
     const bool rod = h.type == wire::pds_type::rod;
     if (!p || p->ordered != rod || (rod && h.psn != p->rx.expected())) return nullptr;
-    // The run's PSNs follow one another (read_run, read_single_packet_run).
+    // The run's PSNs follow one another (read_batch).
     return p->rx.all_fresh(h.psn, static_cast<std::uint32_t>(n)) ? p : nullptr;
 }
 
@@ -61,17 +61,17 @@ bool rx_pipeline::take_single_packet_run(engine_impl& e, const rx_context& rx, s
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
     // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
     // other message into its slot, each completed as place() would complete it.
-    const bool external = placed_externally(e.core_, single_packet_run_segment_);
+    const bool external = placed_externally(e.core_, single_packet_segment_);
     // Direct delivery (delivery_target::take_single_packet_messages): only while nothing earlier
     // waits to be polled, so that no message overtakes another.
     const bool offer = e.core_.takes_single_packet_messages && e.core_.cfg.answers_in_acks &&
-                       !external && !single_packet_run_segment_.fields.response &&
-                       !ses::answer_needs_message(single_packet_run_segment_.fields.opcode);
+                       !external && !single_packet_segment_.fields.response &&
+                       !ses::answer_needs_message(single_packet_segment_.fields.opcode);
     for (std::size_t i = 0; i < n; ++i) {
         if (offer && e.reassembly_.nothing_delivered()) {
             const std::size_t taken = e.core_.cfg.deliver_to->take_single_packet_messages(
-                rx.peer, single_packet_run_segment_.fields, run_[0].bytes,
-                std::span(single_packet_run_fields_.data() + i, n - i));
+                rx.peer, single_packet_segment_.fields, run_[0].bytes,
+                std::span(batch_fields_.data() + i, n - i));
             // Answered RC_OK at once: the ACK counts them as answered, nothing is owed.
             e.core_.counters.messages_delivered += taken;
             e.core_.counters.answers_in_acks += taken;
@@ -79,7 +79,7 @@ bool rx_pipeline::take_single_packet_run(engine_impl& e, const rx_context& rx, s
             i += taken;
             if (i == n) break;
         }
-        const ses::rx_segment& seg = single_packet_run_segment(i);
+        const ses::rx_segment& seg = batch_segment(i);
         const std::span<const std::uint8_t> payload{run_payloads_[i], run_[i].bytes};
         if (external) {
             ses::place_result placed;
@@ -143,12 +143,12 @@ void rx_pipeline::write_run(engine_impl& e, const rx_context& rx, std::uint32_t 
 }
 
 // Each packet of the run as receive() would take it alone.
-void rx_pipeline::receive_run_one_by_one(engine_impl& e, const rx_context& rx, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
+void rx_pipeline::receive_run_one_by_one(engine_impl& e, const rx_context& rx, rx_batch b) {
+    for (std::size_t i = 0; i < b.n; ++i) {
         const run_packet& r = run_[i];
         const ses::rx_segment* seg = &rx_segment_;
-        if (run_single_packet_)
-            seg = &single_packet_run_segment(i);
+        if (b.kind == batch_kind::single_packet)
+            seg = &batch_segment(i);
         else
             rx_segment_.seg = r.seg;
         on_request(e, run_context(rx, i), r.pds, rx_ses{nullptr, seg, {run_payloads_[i], r.bytes}});
