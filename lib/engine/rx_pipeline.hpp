@@ -94,6 +94,8 @@ class rx_pipeline {
                             const wire::frame_rest* rests);
     rx_batch read_batch(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
                         const wire::frame_rest* rests);
+    template <batch_kind K>
+    std::size_t check_batch(const engine_core& core, std::size_t predicted);
     // Packet i's checked segment in a batch of one-packet messages: the batch's, with the
     // message's own fields. Valid until the next call.
     const ses::rx_segment& batch_segment(std::size_t i) noexcept {
@@ -107,11 +109,16 @@ class rx_pipeline {
     }
 
     // ---- runs taken (rx_take.cpp) ----
-    pds::pdc* run_target(engine_impl& e, const rx_context& rx, std::size_t n);
-    bool take_run(engine_impl& e, const rx_context& rx, std::size_t n);
-    bool take_single_packet_run(engine_impl& e, const rx_context& rx, std::size_t n);
-    void write_run(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
-    void accept_run(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
+    pds::pdc* batch_target(engine_impl& e, const rx_context& rx, std::size_t n);
+    bool take_batch(engine_impl& e, const rx_context& rx, rx_batch b);
+    [[gnu::always_inline]] inline bool place_batch_message(engine_impl& e, const rx_context& rx,
+                                                           pds::pdc& p, delivery_mode mode,
+                                                           std::size_t n);
+    [[gnu::always_inline]] inline void place_batch_single(engine_impl& e, const rx_context& rx,
+                                                          pds::pdc& p, delivery_mode mode,
+                                                          std::size_t n);
+    void write_batch(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
+    void accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(engine_impl& e, const rx_context& rx, rx_batch b);
     // The run's context with packet i's entropy and CE mark.
     rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {

@@ -19,7 +19,7 @@ namespace uet {
 // The open target PDC whose window takes every packet of the run as new, for ROD the first being
 // the expected one: then each is accepted in turn as it would be alone (accepting one never
 // makes another a duplicate or puts it beyond the window). nullptr otherwise.
-pds::pdc* rx_pipeline::run_target(engine_impl& e, const rx_context& rx, std::size_t n) {
+pds::pdc* rx_pipeline::batch_target(engine_impl& e, const rx_context& rx, std::size_t n) {
     const wire::pds_rud_rod_request& h = run_[0].pds;
     pds::pdc* p = established_target(e, rx, h);
     const bool rod = h.type == wire::pds_type::rod;
@@ -28,13 +28,29 @@ pds::pdc* rx_pipeline::run_target(engine_impl& e, const rx_context& rx, std::siz
     return p->rx.all_fresh(h.psn, static_cast<std::uint32_t>(n)) ? p : nullptr;
 }
 
-// The run accepted and placed as a whole; false, with nothing changed, when any packet of it
+// The batch accepted and placed as a whole; false, with nothing changed, when any packet of it
 // would not simply be accepted and placed.
-bool rx_pipeline::take_run(engine_impl& e, const rx_context& rx, std::size_t n) {
-    pds::pdc* p = e.answers_.owed_room() ? run_target(e, rx, n) : nullptr;
+bool rx_pipeline::take_batch(engine_impl& e, const rx_context& rx, rx_batch b) {
+    const std::size_t n = b.n;
+    const bool single_packet = b.kind == batch_kind::single_packet;
+    pds::pdc* p = single_packet || e.answers_.owed_room() ? batch_target(e, rx, n) : nullptr;
     if (!p) return false;
-    const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
+    if (single_packet) {
+        if (!e.reassembly_.can_place_single_packet(n) || !e.acks_.has_room_for(*p)) return false;
+        place_batch_single(e, rx, *p, mode, n);
+    } else if (!place_batch_message(e, rx, *p, mode, n)) {
+        return false;
+    }
+    accept_batch(e, *p, rx, n);
+    return true;
+}
+
+// The packets of one message: one reassembly place_run (all or nothing), one check of a WRITE's
+// target range; false, with nothing placed, when place_run refuses.
+inline bool rx_pipeline::place_batch_message(engine_impl& e, const rx_context& rx, pds::pdc& p,
+                                             delivery_mode mode, std::size_t n) {
+    const ses::rx_segment& seg = rx_segment_;  // all but the offsets: the same in every packet
     const ses::message_key key = message_key_of(rx, mode, seg);
     const bool external = placed_externally(e.core_, seg);
     ses::place_result result = ses::place_result::placed;
@@ -43,23 +59,20 @@ bool rx_pipeline::take_run(engine_impl& e, const rx_context& rx, std::size_t n) 
                                  std::span(run_payloads_.data(), n), seg.fields, external, rx.now,
                                  result, slot))
         return false;
-    if (external) write_run(e, rx, slot, n);
+    if (external) write_batch(e, rx, slot, n);
     if (result == ses::place_result::completed)
-        e.answers_.on_message_placed(e, rx.peer, mode, seg, slot, p);
-    accept_run(e, *p, rx, n);
+        e.answers_.on_message_placed(e, rx.peer, mode, seg, slot, &p);
     return true;
 }
 
-// take_run() for one-packet messages: each is placed as on_request() would place it (its own
-// slot, its answer owed), and the run is accepted as one. Taken only when nothing can stop a
-// packet on the way: a free reassembly slot for each, no partial message whose key a packet
-// could share, and room in the list of deferred ACKs (none leaves inside the run, so the ACKs
-// carry what they would: they are built at the next transmit()).
-bool rx_pipeline::take_single_packet_run(engine_impl& e, const rx_context& rx, std::size_t n) {
-    pds::pdc* p = run_target(e, rx, n);
-    if (!p || !e.reassembly_.can_place_single_packet(n) || !e.acks_.has_room_for(*p)) return false;
-    const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
-    // The segment's opcode is the run's: a WRITE goes where the hook says (place_checked), any
+// One-packet messages: each placed as on_request() would place it (its own slot, its answer
+// owed). take_batch() takes them only when nothing can stop a packet on the way: a free
+// reassembly slot for each, no partial message whose key a packet could share, and room in the
+// list of deferred ACKs (none leaves inside the batch, so the ACKs carry what they would: they
+// are built at the next transmit()).
+inline void rx_pipeline::place_batch_single(engine_impl& e, const rx_context& rx, pds::pdc& p,
+                                            delivery_mode mode, std::size_t n) {
+    // The segment's opcode is the batch's: a WRITE goes where the hook says (place_checked), any
     // other message into its slot, each completed as place() would complete it.
     const bool external = placed_externally(e.core_, single_packet_segment_);
     // Direct delivery (delivery_target::take_single_packet_messages): only while nothing earlier
@@ -83,15 +96,13 @@ bool rx_pipeline::take_single_packet_run(engine_impl& e, const rx_context& rx, s
         const std::span<const std::uint8_t> payload{run_payloads_[i], run_[i].bytes};
         if (external) {
             ses::place_result placed;
-            place_checked(e, run_context(rx, i), mode, seg, payload, false, false, placed, p);
+            place_checked(e, run_context(rx, i), mode, seg, payload, false, false, placed, &p);
             continue;
         }
         const std::uint32_t slot = e.reassembly_.place_new_single_packet(
             message_key_of(rx, mode, seg), seg.seg, payload, rx.now, seg.fields);
-        e.answers_.on_message_placed(e, rx.peer, mode, seg, slot, p);
+        e.answers_.on_message_placed(e, rx.peer, mode, seg, slot, &p);
     }
-    accept_run(e, *p, rx, n);
-    return true;
 }
 
 // on_request()'s counting and on_accepted() for each packet of the run in turn, the counting
@@ -101,7 +112,7 @@ bool rx_pipeline::take_single_packet_run(engine_impl& e, const rx_context& rx, s
 // out within the run (ack_coalescer::defer sends at once only when its list is full: then the
 // packets go one by one), so whether an ACK was ever sent, and the ACK timer, stay as they were;
 // the packets may be accepted after the message is placed, which involves no PDS state.
-void rx_pipeline::accept_run(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n) {
+void rx_pipeline::accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n) {
     p.last_activity_ns = rx.now;
     p.counters.rx_packets += n;
     p.counters.rx_data_packets += n;
@@ -132,8 +143,8 @@ void rx_pipeline::accept_run(engine_impl& e, pds::pdc& p, const rx_context& rx, 
 
 // A run of a WRITE into the target region: one check of its whole range. Refused, nothing of it
 // is copied and the message fails (as it does when any one packet is refused).
-void rx_pipeline::write_run(engine_impl& e, const rx_context& rx, std::uint32_t slot,
-                            std::size_t n) {
+void rx_pipeline::write_batch(engine_impl& e, const rx_context& rx, std::uint32_t slot,
+                              std::size_t n) {
     const std::uint32_t length = run_[0].seg.length;
     if (length == 0) return;
     std::uint8_t* where = e.core_.cfg.deliver_to->place_write(
