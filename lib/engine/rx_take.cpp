@@ -32,11 +32,14 @@ pds::pdc* rx_pipeline::batch_target(engine_impl& e, const rx_context& rx, std::s
 // would not simply be accepted and placed.
 bool rx_pipeline::take_batch(engine_impl& e, const rx_context& rx, rx_batch b) {
     const std::size_t n = b.n;
-    const bool single_packet = b.kind == batch_kind::single_packet;
-    pds::pdc* p = single_packet || e.answers_.owed_room() ? batch_target(e, rx, n) : nullptr;
+    // Without room to owe answers, each request is dropped until an answer goes (on_request):
+    // then so is the batch, one packet at a time. Answers owed are announced only when an ACK
+    // leaves, and none leaves while a batch is placed: the room it starts with is the room each
+    // of its packets finds.
+    pds::pdc* p = e.answers_.owed_room() ? batch_target(e, rx, n) : nullptr;
     if (!p) return false;
     const delivery_mode mode = p->ordered ? delivery_mode::rod : delivery_mode::rud;
-    if (single_packet) {
+    if (b.kind == batch_kind::single_packet) {
         if (!e.reassembly_.can_place_single_packet(n) || !e.acks_.has_room_for(*p)) return false;
         place_batch_single(e, rx, *p, mode, n);
     } else if (!place_batch_message(e, rx, *p, mode, n)) {
