@@ -83,18 +83,24 @@ class rx_pipeline {
         bool ce = false;
     };
     static constexpr std::size_t max_run = 32;
+    // What a batch's packets are: the next packets of one message, or one-packet messages.
+    enum class batch_kind : std::uint8_t { message, single_packet };
+    // The batch read at the front of a burst: its kind and how many frames (0: none).
+    struct rx_batch {
+        batch_kind kind;
+        std::size_t n;
+    };
     std::size_t receive_run(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
                             const wire::frame_rest* rests);
-    std::size_t read_run(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
-                         const wire::frame_rest* rests);
-    std::size_t read_single_packet_run(engine_impl& e,
-                                       std::span<const std::span<const std::uint8_t>> frames,
-                                       const wire::frame_rest* rests);
-    // Packet i's checked segment in a run of one-packet messages: the run's, with the message's
-    // own fields. Valid until the next call.
-    const ses::rx_segment& single_packet_run_segment(std::size_t i) noexcept {
-        const wire::next_request_fields& x = single_packet_run_fields_[i];
-        ses::rx_segment& s = single_packet_run_segment_;
+    rx_batch read_batch(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
+                        const wire::frame_rest* rests);
+    template <batch_kind K>
+    std::size_t check_batch(const engine_core& core, std::size_t predicted);
+    // Packet i's checked segment in a batch of one-packet messages: the batch's, with the
+    // message's own fields. Valid until the next call.
+    const ses::rx_segment& batch_segment(std::size_t i) noexcept {
+        const wire::next_request_fields& x = batch_fields_[i];
+        ses::rx_segment& s = single_packet_segment_;
         s.message_id = x.message_id;
         s.fields.buffer_offset = x.buffer_offset;
         s.fields.memory_key = x.memory_key;
@@ -103,12 +109,17 @@ class rx_pipeline {
     }
 
     // ---- runs taken (rx_take.cpp) ----
-    pds::pdc* run_target(engine_impl& e, const rx_context& rx, std::size_t n);
-    bool take_run(engine_impl& e, const rx_context& rx, std::size_t n);
-    bool take_single_packet_run(engine_impl& e, const rx_context& rx, std::size_t n);
-    void write_run(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
-    void accept_run(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
-    void receive_run_one_by_one(engine_impl& e, const rx_context& rx, std::size_t n);
+    pds::pdc* batch_target(engine_impl& e, const rx_context& rx, std::size_t n);
+    bool take_batch(engine_impl& e, const rx_context& rx, rx_batch b);
+    [[gnu::always_inline]] inline bool place_batch_message(engine_impl& e, const rx_context& rx,
+                                                           pds::pdc& p, delivery_mode mode,
+                                                           std::size_t n);
+    [[gnu::always_inline]] inline void place_batch_single(engine_impl& e, const rx_context& rx,
+                                                          pds::pdc& p, delivery_mode mode,
+                                                          std::size_t n);
+    void write_batch(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
+    void accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
+    void receive_run_one_by_one(engine_impl& e, const rx_context& rx, rx_batch b);
     // The run's context with packet i's entropy and CE mark.
     rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {
         rx_context at = rx;
@@ -159,12 +170,11 @@ class rx_pipeline {
     bool rx_segment_of_template_ = false;       // ... checked in full from rx_template_'s frame
     std::array<run_packet, max_run> run_;       // the run receive_run() is taking
     std::array<const std::uint8_t*, max_run> run_payloads_{};
-    // A run of one-packet messages (run_single_packet_): the segment their template's reading
-    // checked, which all of them share but for each message's own fields
-    // (single_packet_run_segment()), and those fields as read.
-    ses::rx_segment single_packet_run_segment_;
-    std::array<wire::next_request_fields, max_run> single_packet_run_fields_;
-    bool run_single_packet_ = false;
+    // The fields each packet of the batch has of its own, as read; for one-packet messages, the
+    // segment their template's reading checked, which all of them share but for those fields
+    // (batch_segment()).
+    std::array<wire::next_request_fields, max_run> batch_fields_;
+    ses::rx_segment single_packet_segment_;
     // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;

@@ -40,7 +40,8 @@ void rx_pipeline::receive_burst(engine_impl& e,
 std::size_t rx_pipeline::receive_run(engine_impl& e,
                                      std::span<const std::span<const std::uint8_t>> frames,
                                      const wire::frame_rest* rests) {
-    const std::size_t n = read_run(e, frames, rests);
+    const rx_batch b = read_batch(e, frames, rests);
+    const std::size_t n = b.n;
     if (n == 0) return 0;
     const std::size_t frame_bytes = frames[0].size();  // prediction: all of one length
     e.core_.counters.frames_rx += n;
@@ -52,96 +53,95 @@ std::size_t rx_pipeline::receive_run(engine_impl& e,
     rx.frame_bytes = frame_bytes;
     rx.now = e.core_.now;
     // A source not yet in the table: each packet decides alone whether it may add it.
-    if (rx.peer != transient_peer && e.core_.cfg.rx_batches &&
-        (run_single_packet_ ? take_single_packet_run(e, rx, n) : take_run(e, rx, n)))
+    if (rx.peer != transient_peer && e.core_.cfg.rx_batches && take_batch(e, rx, b))
         e.core_.counters.frames_in_runs += n;
     else
-        receive_run_one_by_one(e, rx, n);
+        receive_run_one_by_one(e, rx, b);
+    return n;
+}
+
+// The predicted packets of a batch of kind K into run_, while each follows the one before it:
+// how many. The first packet is taken before the loop, which then only compares.
+template <rx_pipeline::batch_kind K>
+std::size_t rx_pipeline::check_batch(const engine_core& core, std::size_t predicted) {
+    if (predicted == 0) return 0;
+    wire::plain_request& f = rx_template_.reading;
+    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
+    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
+    // What each packet has of its own but its segment.
+    const auto read = [&](std::size_t i) {
+        const wire::next_request_fields& x = batch_fields_[i];
+        run_packet& r = run_[i];
+        r.pds = f.pds;
+        wire::load_request_changes(x.pds_at, r.pds);
+        r.bytes = bytes;
+        r.entropy = x.src_port;
+        r.ce = ce;
+        run_payloads_[i] = x.payload;
+    };
+    if constexpr (K == batch_kind::single_packet) {
+        run_[0].seg = single_packet_segment_.seg;
+    } else {
+        // The SES header differs from the one checked before only in its message_offset: the
+        // first packet's segment is checked as receive_plain() checks it, each next one only
+        // where it lies (it must follow the one before).
+        f.ses.message_offset = batch_fields_[0].message_offset;
+        if (!ses::check_next_plain_request(f.ses, bytes, core.cfg.mtu_payload,
+                                           core.cfg.max_message_size, rx_segment_))
+            return 0;
+        run_[0].seg = rx_segment_.seg;
+    }
+    read(0);
+    std::size_t n = 1;
+    for (; n < predicted; ++n) {
+        run_packet& r = run_[n];
+        if constexpr (K == batch_kind::single_packet) {
+            r.seg = single_packet_segment_.seg;
+        } else if (!ses::check_following_segment(run_[n - 1].seg, batch_fields_[n].message_offset,
+                                                 f.ses.request_length, r.seg)) {
+            break;
+        }
+        read(n);
+        if (r.pds.psn != run_[n - 1].pds.psn + 1) break;
+    }
     return n;
 }
 
 // Reads the predicted data packets at the front of frames into run_ while each follows the one
-// before it (the next PSN, the next message offset). What receive_plain() would refuse ends the
-// run; receive() then takes that frame as it would alone.
-std::size_t rx_pipeline::read_run(engine_impl& e,
-                                  std::span<const std::span<const std::uint8_t>> frames,
-                                  const wire::frame_rest* rests) {
-    run_single_packet_ = !rx_segment_of_template_;
-    if (run_single_packet_) return read_single_packet_run(e, frames, rests);
-    if (rx_template_.single_packet_messages) return 0;
-    const std::size_t limit = std::min(frames.size(), max_run);
-    std::array<wire::next_request_fields, max_run> next;
-    const std::size_t predicted =
-        wire::read_next_plain_requests(frames.first(limit), rx_template_, next.data(), rests);
-    // Whether the packets are ours: fields that prediction found the same in all of them.
+// before it (the next PSN). Of the template's kind: the next packets of its message (the template's
+// segment checked: each next offset is checked where it lies, after the one before), or one-packet
+// messages (each a new message). Every frame predicted from a one-packet template has the
+// template's SES header but for the message's own fields (id, buffer_offset, memory_key, header
+// data), none of which check_plain_request looks at: its verdict on the template's reading, made
+// once, is each frame's, and each frame's segment is that one with its own fields put in
+// (batch_segment()). What receive_plain() would refuse ends the batch; receive() then takes that
+// frame as it would alone.
+rx_pipeline::rx_batch rx_pipeline::read_batch(engine_impl& e,
+                                              std::span<const std::span<const std::uint8_t>> frames,
+                                              const wire::frame_rest* rests) {
+    const batch_kind kind =
+        rx_segment_of_template_ ? batch_kind::message : batch_kind::single_packet;
+    const rx_batch none{kind, 0};
+    // Nothing to compare with, or a frame not as long as the one compared with: no prediction.
+    if (rx_template_.frame_size == 0 || frames[0].size() != rx_template_.frame_size) return none;
+    if (rx_template_.single_packet_messages != (kind == batch_kind::single_packet)) return none;
+    // Whether the packets are ours: fields that prediction finds the same in all of them.
     wire::plain_request& f = rx_template_.reading;
-    if (predicted == 0 || !takes_plain(e.core_, f)) return 0;
-    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
-    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
-    std::size_t n = 0;
-    for (; n < predicted; ++n) {
-        const wire::next_request_fields& x = next[n];
-        run_packet& r = run_[n];
-        // The SES header differs from the one checked before only in its message_offset: the
-        // first packet's segment is checked as receive_plain() checks it, each next one only
-        // where it lies (it must follow the one before).
-        if (n == 0) {
-            f.ses.message_offset = x.message_offset;
-            if (!ses::check_next_plain_request(f.ses, bytes, e.core_.cfg.mtu_payload,
-                                               e.core_.cfg.max_message_size, rx_segment_))
-                break;
-            r.seg = rx_segment_.seg;
-        } else if (!ses::check_following_segment(run_[n - 1].seg, x.message_offset,
-                                                 f.ses.request_length, r.seg)) {
-            break;
-        }
-        r.pds = f.pds;
-        wire::load_request_changes(x.pds_at, r.pds);
-        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
-        r.bytes = bytes;
-        r.entropy = x.src_port;
-        r.ce = ce;
-        run_payloads_[n] = x.payload;
+    if (!takes_plain(e.core_, f)) return none;
+    ses::rx_segment& common = single_packet_segment_;
+    if (kind == batch_kind::single_packet) {
+        common = {};
+        if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
+                                      e.core_.cfg.max_message_size, common))
+            return none;
     }
-    return n;
-}
-
-// read_run() for a stream of one-packet messages: each packet is a new message. Every frame
-// predicted from the template has the template's SES header but for the message's own fields
-// (id, buffer_offset, memory_key, header data), none of which check_plain_request looks at: its
-// verdict on the template's reading, made once, is each frame's, and each frame's segment is that
-// one with its own fields put in (single_packet_run_segment()).
-std::size_t rx_pipeline::read_single_packet_run(
-    engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
-    const wire::frame_rest* rests) {
-    const wire::plain_request& f = rx_template_.reading;
-    if (rx_template_.frame_size == 0 || !rx_template_.single_packet_messages ||
-        !takes_plain(e.core_, f))
-        return 0;
-    ses::rx_segment& common = single_packet_run_segment_;
-    common = {};
-    if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
-                                  e.core_.cfg.max_message_size, common))
-        return 0;
     const std::size_t limit = std::min(frames.size(), max_run);
-    const std::size_t predicted = wire::read_next_plain_requests(
-        frames.first(limit), rx_template_, single_packet_run_fields_.data(), rests);
-    const auto bytes = static_cast<std::uint32_t>(f.payload.size());
-    const bool ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
-    std::size_t n = 0;
-    for (; n < predicted; ++n) {
-        const wire::next_request_fields& x = single_packet_run_fields_[n];
-        run_packet& r = run_[n];
-        r.pds = f.pds;
-        wire::load_request_changes(x.pds_at, r.pds);
-        if (n != 0 && r.pds.psn != run_[n - 1].pds.psn + 1) break;
-        r.seg = common.seg;
-        r.bytes = bytes;
-        r.entropy = x.src_port;
-        r.ce = ce;
-        run_payloads_[n] = x.payload;
-    }
-    return n;
+    const std::size_t predicted = wire::read_next_plain_requests(frames.first(limit), rx_template_,
+                                                                 batch_fields_.data(), rests);
+    // One loop per kind: the kind is the batch's, not a branch per packet.
+    return {kind, kind == batch_kind::single_packet
+                      ? check_batch<batch_kind::single_packet>(e.core_, predicted)
+                      : check_batch<batch_kind::message>(e.core_, predicted)};
 }
 
 void rx_pipeline::receive(engine_impl& e, std::span<const std::uint8_t> frame, std::uint64_t now) {

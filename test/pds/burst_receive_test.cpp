@@ -274,14 +274,17 @@ void post_messages(engine& sender, peer_id to, shape s) {
 // bursts. After every burst both must send the same frames, and at the end hold the same counters
 // and messages. The sender hears their ACKs (the same from both), so its PDC leaves the SYN phase
 // and the packets after it can be predicted. Returns the messages delivered.
+// configure, if given, changes the receivers' configuration.
 template <class Alter>
-std::size_t compare_receivers(Alter&& alter, std::size_t burst, shape s = shape::large) {
+std::size_t compare_receivers(Alter&& alter, std::size_t burst, shape s = shape::large,
+                              void (*configure)(engine_config&) = nullptr) {
     engine_config ca = endpoint_config(1, 1), cb = endpoint_config(2, 2);
     ca.mpr = 40;  // the SYN phase (no prediction) ends after the first 40 packets
     ca.lb = lb::algorithm::oblivious;  // every packet its own entropy, which its ACK echoes
     // ACKs by count rarely, so that the ACK timer has its part
     cb.ack_every_packets = 24;
     cb.ack_every_bytes = 1 << 20;
+    if (configure) configure(cb);
     engine_config cb_one = cb;
     cb_one.rx_batches = false;  // frame by frame: no run taken whole
     engine sender(ca), one(cb_one), many(cb);
@@ -392,6 +395,20 @@ TEST(receive_burst, altered_bursts_answer_as_frame_by_frame) {
             }
         }
     }
+}
+
+// A target with answers in ACKs whose requests are never answered: every ACK announces the
+// answers it still owes, until there is no room to owe more (max_pending_messages announced);
+// from then on each request is dropped (no_rx_buffer) until an answer goes. A burst of
+// one-packet messages must be refused then, as each of its frames is alone.
+TEST(receive_burst, one_packet_messages_without_room_to_owe_answers_as_frame_by_frame) {
+    const std::size_t delivered = compare_receivers([](frame_list&) {}, 32, shape::small,
+                                                    [](engine_config& c) {
+                                                        c.answers_in_acks = true;
+                                                        c.max_pending_messages = 8;
+                                                    });
+    EXPECT_GT(delivered, 0u);
+    EXPECT_LT(delivered, small_messages);  // the room ran out
 }
 
 // Random alterations: a header byte changed (the IPv4 checksum mended or not, the UDP checksum
