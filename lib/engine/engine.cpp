@@ -365,7 +365,7 @@ std::uint32_t engine::next_unsignaled_message(std::uint32_t from) const noexcept
 }
 
 void engine::receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
-    impl_->receive(frame, now);
+    impl_->receive_burst({&frame, 1}, nullptr, now);
 }
 
 void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,

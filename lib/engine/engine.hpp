@@ -261,7 +261,8 @@ struct engine_counters {
     std::uint64_t frames_predicted = 0;
     // Of those, the ones taken as part of a run: consecutive packets of one message, or
     // consecutive one-packet messages of one PDC, in one receive burst, placed with one lookup
-    // of their PDC (and message) (receive_burst()).
+    // of their PDC (and message) (receive_burst()). A predicted frame received alone
+    // (receive()) is a run of one: it counts too.
     std::uint64_t frames_in_runs = 0;
     // Data frames built in a transmit batch of two or more: new packets of one PDC built with
     // their PDC's checks done once, inside one message or one-packet messages built from the
@@ -372,7 +373,8 @@ class engine final : public frame_engine {
     // when there is none. A scan of the pool: for rare paths (an RTR, close), allocating
     // nothing (close() is noexcept).
     std::uint32_t next_unsignaled_message(std::uint32_t from) const noexcept;
-    // One received Ethernet frame (any content: hostile input is counted and dropped).
+    // One received Ethernet frame (any content: hostile input is counted and dropped): a burst
+    // of one.
     void receive(std::span<const std::uint8_t> frame, std::uint64_t now);
     // A burst of received frames, all valid during the call: the same as receive() for each in
     // turn, except that consecutive data packets of one message (header prediction) are taken

@@ -59,9 +59,6 @@ class engine_impl final {
     std::uint64_t next_deadline() const;
 
     // rx_pipeline (rx_read.cpp)
-    void receive(std::span<const std::uint8_t> frame, std::uint64_t now) {
-        rx_.receive(*this, frame, now);
-    }
     void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                        const wire::frame_rest* rests, std::uint64_t now) {
         rx_.receive_burst(*this, frames, rests, now);

@@ -34,9 +34,9 @@ class rx_pipeline {
   public:
     // ---- read (rx_read.cpp) ----
     // rests: nullptr, or one per frame (frames in two pieces).
+    // One frame is a burst of one.
     void receive_burst(engine_impl& e, std::span<const std::span<const std::uint8_t>> frames,
                        const wire::frame_rest* rests, std::uint64_t now);
-    void receive(engine_impl& e, std::span<const std::uint8_t> frame, std::uint64_t now);
 
     // A data packet's SES part: its header, checked by place(), or (wire::read_plain_request's
     // path) the segment checked already.
@@ -67,8 +67,9 @@ class rx_pipeline {
 
   private:
     // ---- read (rx_read.cpp) ----
-    bool receive_plain(engine_impl& e, std::span<const std::uint8_t> frame);
-    // Whether a plain request read from a frame is one receive_plain() takes: ours, and not
+    void receive_one(engine_impl& e, std::span<const std::uint8_t> frame);
+    bool read_one_plain(engine_impl& e, std::span<const std::uint8_t> frame);
+    // Whether a plain request read from a frame is one the pipeline takes: ours, and not
     // trimmed (a trimmed one goes to the general path, which NACKs it).
     static bool takes_plain(const engine_core& core, const wire::plain_request& f) noexcept {
         return f.dst_ip == core.cfg.ip && f.dst_port == core.cfg.udp_port &&
@@ -175,7 +176,7 @@ class rx_pipeline {
     // (batch_segment()).
     std::array<wire::next_request_fields, max_run> batch_fields_;
     ses::rx_segment single_packet_segment_;
-    // The decoded headers of the frame receive() is handling. Members, not locals: fresh ones
+    // The decoded headers of the frame receive_one() is handling. Members, not locals: fresh ones
     // are zeroed on every frame (432 bytes); the decoders reset what they use.
     wire::l2l4_view rx_l2_;
     wire::uet_packet rx_pkt_;

@@ -31,7 +31,7 @@ void rx_pipeline::receive_burst(engine_impl& e,
             continue;
         }
         // Outside a run a frame is read whole: one in two pieces is joined first.
-        receive(e, rests ? rests[i].join(frames[i], joined_) : frames[i], e.core_.now);
+        receive_one(e, rests ? rests[i].join(frames[i], joined_) : frames[i]);
         ++i;
     }
 }
@@ -83,7 +83,7 @@ std::size_t rx_pipeline::check_batch(const engine_core& core, std::size_t predic
         run_[0].seg = single_packet_segment_.seg;
     } else {
         // The SES header differs from the one checked before only in its message_offset: the
-        // first packet's segment is checked as receive_plain() checks it, each next one only
+        // first packet's segment is checked as read_one_plain() checks it, each next one only
         // where it lies (it must follow the one before).
         f.ses.message_offset = batch_fields_[0].message_offset;
         if (!ses::check_next_plain_request(f.ses, bytes, core.cfg.mtu_payload,
@@ -114,8 +114,8 @@ std::size_t rx_pipeline::check_batch(const engine_core& core, std::size_t predic
 // template's SES header but for the message's own fields (id, buffer_offset, memory_key, header
 // data), none of which check_plain_request looks at: its verdict on the template's reading, made
 // once, is each frame's, and each frame's segment is that one with its own fields put in
-// (batch_segment()). What receive_plain() would refuse ends the batch; receive() then takes that
-// frame as it would alone.
+// (batch_segment()). What the batch cannot take ends it; receive_one() then reads that frame
+// whole.
 rx_pipeline::rx_batch rx_pipeline::read_batch(engine_impl& e,
                                               std::span<const std::span<const std::uint8_t>> frames,
                                               const wire::frame_rest* rests) {
@@ -144,11 +144,12 @@ rx_pipeline::rx_batch rx_pipeline::read_batch(engine_impl& e,
                       : check_batch<batch_kind::message>(e.core_, predicted)};
 }
 
-void rx_pipeline::receive(engine_impl& e, std::span<const std::uint8_t> frame, std::uint64_t now) {
-    e.core_.tick(now);
+// A frame no run took: a data packet read whole (read_one_plain), any other parsed and checked
+// in full.
+void rx_pipeline::receive_one(engine_impl& e, std::span<const std::uint8_t> frame) {
     ++e.core_.counters.frames_rx;
     e.core_.counters.bytes_rx += frame.size();
-    if (receive_plain(e, frame)) return;
+    if (read_one_plain(e, frame)) return;
     wire::l2l4_view& v = rx_l2_;
     if (auto rc = wire::parse_l2l4(frame, v); rc != wire::reject_reason::none)
         return e.core_.count_reject(rc);
@@ -175,41 +176,24 @@ void rx_pipeline::receive(engine_impl& e, std::span<const std::uint8_t> frame, s
     rx_control::dispatch(e, rx, pkt);
 }
 
-// The common data packet (wire::read_plain_request) in one pass, to on_request as the general
+// The common data packet (wire::read_plain_request) read whole, to on_request as the general
 // path below would hand it; false when it takes the general path instead, which then decides
-// on the frame and counts any drop.
-bool rx_pipeline::receive_plain(engine_impl& e, std::span<const std::uint8_t> frame) {
-    // The next packet of the last frame's message (or the next one-packet message after a
-    // one-packet message) is compared with it; any other is read in full and then stands for the
-    // packets after it.
-    const wire::plain_request* next = wire::read_next_plain_request(frame, rx_template_);
-    const bool predicted = next != nullptr;
-    if (predicted) {
-        ++e.core_.counters.frames_predicted;
-    } else {
-        if (!wire::read_plain_request(frame, rx_plain_)) return false;
-        wire::remember_plain_request(frame, rx_plain_, rx_template_);
-        rx_segment_of_template_ = false;  // until this frame's segment is checked below
-        next = &rx_plain_;
-    }
-    const wire::plain_request& f = *next;
+// on the frame and counts any drop. It then stands for the packets after it (rx_template_, which
+// read_batch predicts from).
+bool rx_pipeline::read_one_plain(engine_impl& e, std::span<const std::uint8_t> frame) {
+    wire::plain_request& f = rx_plain_;
+    if (!wire::read_plain_request(frame, f)) return false;
+    wire::remember_plain_request(frame, f, rx_template_);
+    rx_segment_of_template_ = false;  // until this frame's segment is checked below
     if (!takes_plain(e.core_, f)) return false;
-    // A predicted packet's segment is checked against the one of the packet it was compared with.
     ses::rx_segment& seg = rx_segment_;
-    if (predicted && rx_segment_of_template_) {
-        if (!ses::check_next_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
-                                           e.core_.cfg.max_message_size, seg))
-            return false;
-    } else {
-        seg = {};
-        if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
-                                      e.core_.cfg.max_message_size, seg))
-            return false;
-        // One-packet messages are predicted too, but each is a new message: its segment is
-        // checked in full, and they make no runs.
-        rx_segment_of_template_ =
-            rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
-    }
+    seg = {};
+    if (!ses::check_plain_request(f.ses, f.payload.size(), e.core_.cfg.mtu_payload,
+                                  e.core_.cfg.max_message_size, seg))
+        return false;
+    // The next packets of its message are checked against this segment (read_batch); one-packet
+    // messages, each a new message, against the template's reading.
+    rx_segment_of_template_ = rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
     rx_context rx;
     rx.peer = e.peers_.source(f.src_mac, f.src_ip);
     rx.entropy = f.src_port;

@@ -1,10 +1,10 @@
 // Receive bursts: the data packets of one message that follow one another in a burst are taken
-// as a run. Header prediction (receive_plain) already reads each against the one before it; here
+// as a run. Header prediction (read_batch) already reads each against the one before it; here
 // the work that is the same for all of them is done once: the peer and PDC lookups, the message's
 // reassembly slot, the target region's check, the counters. Per packet there remain its reading,
 // its copy, and its PSN in the window and the ACK policy. Anything that would not simply be
 // accepted and placed (a duplicate, a message not yet opened, a full table...) leaves the run to
-// the packet-by-packet path, which decides and counts as receive() would.
+// the packet-by-packet path, which decides and counts as it would for a frame alone.
 // A stream of one-packet messages (small sends) makes runs too: consecutive packets of one PDC,
 // each a message of its own with its own segment and slot; shared are the peer and PDC lookups,
 // the window's checks, the ACK policy's bookkeeping and the counters.
@@ -156,7 +156,7 @@ void rx_pipeline::write_batch(engine_impl& e, const rx_context& rx, std::uint32_
     copy_payload_run(where, run_payloads_.data(), n, length);
 }
 
-// Each packet of the run as receive() would take it alone.
+// Each packet of the run as it would be taken alone.
 void rx_pipeline::receive_run_one_by_one(engine_impl& e, const rx_context& rx, rx_batch b) {
     for (std::size_t i = 0; i < b.n; ++i) {
         const run_packet& r = run_[i];
