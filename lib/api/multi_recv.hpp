@@ -29,10 +29,9 @@ class multi_recv {
     // A message for the multi-receive buffer `recv` (posted as `node` of the untagged receives):
     // placed, or failed as too long for a fresh buffer (true); or the buffer released for want of
     // room, the message still to match (false).
-    // Forced inline (multi_recv_inline.hpp): once per message of such a buffer, whose call cost
-    // ~20 instructions of register saves.
-    [[gnu::always_inline]] bool place(endpoint_impl& ep, std::uint32_t recv, std::uint32_t node,
-                                      received_message& m, bool answered);
+    // Inline (multi_recv_inline.hpp): once per message of such a buffer.
+    bool place(endpoint_impl& ep, std::uint32_t recv, std::uint32_t node, received_message& m,
+               bool answered);
     // A message for a multi-receive buffer while the queue has no room for its entry: answered,
     // and kept (its engine buffer held) until place_waiting() finds room.
     void wait_for_room(endpoint_impl& ep, received_message& m);

@@ -143,7 +143,7 @@ class op_pool {
     }
 
     // A new operation's index (its hot part cleared, in use), or none.
-    [[gnu::always_inline]] std::uint32_t allocate() noexcept {
+    std::uint32_t allocate() noexcept {
         if (room() == 0) return none;
         const std::uint32_t index = free_.back();
         free_.pop_back();

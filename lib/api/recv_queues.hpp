@@ -36,9 +36,7 @@ class recv_queues {
         return posted_.find_first(tagged, pred);
     }
     std::uint32_t at(bool tagged, std::uint32_t node) noexcept { return posted_.at(tagged, node); }
-    [[gnu::always_inline]] void take_at(bool tagged, std::uint32_t node) noexcept {
-        posted_.take_at(tagged, node);
-    }
+    void take_at(bool tagged, std::uint32_t node) noexcept { posted_.take_at(tagged, node); }
 
     // ---- messages held for a receive ----
     bool held_empty() const noexcept { return held_.empty(); }

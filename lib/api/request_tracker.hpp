@@ -14,12 +14,12 @@ struct endpoint_impl;
 
 class request_tracker {
   public:
-    // Forced inline into process(), its one caller: a call per sent message otherwise.
-    [[gnu::always_inline]] void on_send_completion(endpoint_impl& ep, const send_completion& c);
-    [[gnu::always_inline]] void on_send_message_done(endpoint_impl& ep,
-                                                     const send_completion& c);  // op_context
+    // Inline in process(), their one caller: once per sent message.
+    void on_send_completion(endpoint_impl& ep, const send_completion& c);
+    void on_send_message_done(endpoint_impl& ep,
+                              const send_completion& c);  // op_context
     void on_record_done(endpoint_impl& ep, std::uint32_t rec, const send_completion& c);
-    [[gnu::always_inline]] void finish_record(endpoint_impl& ep, std::uint32_t rec);
+    void finish_record(endpoint_impl& ep, std::uint32_t rec);
     std::optional<std::uint32_t> record_answered_by(endpoint_impl& ep,
                                                     const received_message& response);
     std::optional<std::uint32_t> record_of_send(endpoint_impl& ep, std::uint64_t context,
@@ -32,7 +32,7 @@ class request_tracker {
     // Fails operations whose acknowledged requests were not answered by answer_by.
     void expire_answers(endpoint_impl& ep, std::uint64_t now);
     // expire_answers() when its time has come (process()).
-    [[gnu::always_inline]] void due_scan(endpoint_impl& ep, std::uint64_t now);
+    void due_scan(endpoint_impl& ep, std::uint64_t now);
 
   private:
     std::uint64_t next_answer_scan_ = 0;

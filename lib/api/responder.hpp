@@ -29,19 +29,16 @@ class responder {
                             std::span<const std::uint8_t> data, std::uint32_t modified,
                             std::uint32_t buffer);
     // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
-    // delivery (responder_inline.hpp): through respond() it cost a call whose frame held six
-    // arguments, per message.
-    [[gnu::always_inline]] void answer_ok(endpoint_impl& ep, const received_message& m,
-                                          std::uint32_t modified);
+    // delivery (responder_inline.hpp), once per message.
+    void answer_ok(endpoint_impl& ep, const received_message& m, std::uint32_t modified);
     // answer_ok() and the message's release, in one engine call where the answer goes in the
     // ACK (nearly always): the end of a delivery.
-    [[gnu::always_inline]] void answer_ok_and_release(endpoint_impl& ep, const received_message& m,
-                                                      std::uint32_t modified);
+    void answer_ok_and_release(endpoint_impl& ep, const received_message& m,
+                               std::uint32_t modified);
     // Where one packet of a WRITE goes (nullptr: refused): the body of
     // endpoint_impl::place_write, inlined into it (responder.cpp only).
-    [[gnu::always_inline]] std::uint8_t* place_write(endpoint_impl& ep, const ses_fields& f,
-                                                     std::uint32_t offset,
-                                                     std::uint32_t length) noexcept;
+    std::uint8_t* place_write(endpoint_impl& ep, const ses_fields& f, std::uint32_t offset,
+                              std::uint32_t length) noexcept;
     void on_write(endpoint_impl& ep, received_message& m);
     void on_read(endpoint_impl& ep, received_message& m);
     void on_atomic(endpoint_impl& ep, received_message& m);

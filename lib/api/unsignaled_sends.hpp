@@ -28,10 +28,9 @@ class unsignaled_sends {
     // (shorter than the limit, nothing stalled before it): true if posted. An op slot and a record
     // are kept for it (op_pool::keep, record_pool::promise) and a CQ entry reserved, as an
     // operation would have them, so the rare end that needs its operation (adopt) always finds
-    // one. Body in unsignaled_inline.hpp: forced inline into the post of a send.
-    [[gnu::always_inline]] bool post(endpoint_impl& ep, peer_addr to,
-                                     std::span<const std::byte> buf, bool tagged, std::uint64_t tag,
-                                     void* context);
+    // one. Body in unsignaled_inline.hpp, inline in the post of a send.
+    bool post(endpoint_impl& ep, peer_addr to, std::span<const std::byte> buf, bool tagged,
+              std::uint64_t tag, void* context);
     // The leading sends of `list` that go unsignaled as post() would post them one by one, posted
     // to the engine together (engine::post_unsignaled_messages): how many.
     std::size_t post_list(endpoint_impl& ep, peer_addr to, std::span<const send_work> list,

@@ -1,7 +1,7 @@
 // Answers in ACKs (answer_tracker.cpp says how they work): on the target, the answers owed on
 // each PDC, the ones its ACKs announced as messages, and the error answers held on a PDC not yet
 // validated; on the initiator, what the ACK being processed says and the requests waiting,
-// acknowledged, for the answers announced. The bodies forced inline into the receive path are in
+// acknowledged, for the answers announced. The bodies inlined into the receive path are in
 // answer_tracker_inline.hpp.
 #pragma once
 
@@ -70,17 +70,16 @@ class answer_tracker {
     status post_response(engine_impl& e, const received_message& request, const ses_fields& ses,
                          std::span<const std::uint8_t> data, std::uint64_t context);
     // The last packet of a RUD/ROD message from peer is in (answer_tracker_inline.hpp).
-    [[gnu::always_inline]] void on_message_placed(engine_impl& e, std::uint32_t peer,
-                                                  delivery_mode mode, const ses::rx_segment& seg,
-                                                  std::uint32_t slot, pds::pdc* target);
+    void on_message_placed(engine_impl& e, std::uint32_t peer, delivery_mode mode,
+                           const ses::rx_segment& seg, std::uint32_t slot, pds::pdc* target);
 
     // ---- initiator ----
     // An ACK's RESPONSE header; the ACK is done with; a whole request acknowledged; a response
     // message for one of our requests arrived; undecided requests whose answers are settled.
     void on_ack_header(pds::pdc& p, const wire::uet_packet& pkt);
     void ack_done() noexcept { ack_has_answers_ = false; }
-    // Forced inline into on_data_acked (answer_tracker.cpp): once per message sent.
-    [[gnu::always_inline]] void on_request_acked(engine_impl& e, pds::pdc& p, std::uint32_t index);
+    // Inline in on_data_acked (answer_tracker.cpp): once per message sent.
+    void on_request_acked(engine_impl& e, pds::pdc& p, std::uint32_t index);
     void on_data_acked(engine_impl& e, pds::pdc& p,
                        std::span<const pds::acked_message> runs) noexcept;
     void on_answer_message(engine_impl& e, std::uint32_t peer, std::uint8_t mode, std::uint16_t id);

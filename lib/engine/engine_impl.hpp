@@ -92,11 +92,11 @@ class engine_impl final {
     void open_initiator_pdc(std::uint32_t peer, std::size_t mode_slot, std::uint64_t now);
     void kick_waiting(std::uint64_t now);
     void complete_message(std::uint32_t index, status result, bool answered = false);
-    // complete_message's body, forced inline where nearly every message ends (an ACK that
-    // answers it, on_request_acked): there the call cost ~20 instructions a message.
-    [[gnu::always_inline]] void end_message(std::uint32_t index, status result, bool answered);
-    [[gnu::always_inline]] void untrack_message(std::uint32_t index) noexcept;
-    [[gnu::always_inline]] void release_message(std::uint32_t index) noexcept;
+    // complete_message's body, inline where nearly every message ends (an ACK that answers it,
+    // on_request_acked).
+    void end_message(std::uint32_t index, status result, bool answered);
+    void untrack_message(std::uint32_t index) noexcept;
+    void release_message(std::uint32_t index) noexcept;
 
     // ---- receive: rx_pipeline, rx_control ----
     using rx_context = ::uet::rx_context;

@@ -90,15 +90,13 @@ class frame_builder {
     // fields (wire::single_packet_request_fields).
     static bool same_single_packet_headers(const ses::tx_message& a,
                                            const ses::tx_message& b) noexcept;
-    // One frame of a run each, forced inline into their run (a call per frame cost ~15).
-    [[gnu::always_inline]] std::size_t copy_single_packet_run_frame(
-        const std::uint8_t* first, std::uint32_t ip_sum, std::uint16_t entropy, psn_t psn, bool ar,
-        const ses::tx_message& m, std::span<std::uint8_t> buf);
-    [[gnu::always_inline]] std::size_t copy_run_frame(const std::uint8_t* first,
-                                                      std::uint32_t ip_sum, std::uint16_t entropy,
-                                                      psn_t psn, bool ar, std::uint32_t offset,
-                                                      std::span<const std::uint8_t> payload,
-                                                      std::span<std::uint8_t> buf);
+    // One frame of a run each, inline in their run.
+    std::size_t copy_single_packet_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                                             std::uint16_t entropy, psn_t psn, bool ar,
+                                             const ses::tx_message& m, std::span<std::uint8_t> buf);
+    std::size_t copy_run_frame(const std::uint8_t* first, std::uint32_t ip_sum,
+                               std::uint16_t entropy, psn_t psn, bool ar, std::uint32_t offset,
+                               std::span<const std::uint8_t> payload, std::span<std::uint8_t> buf);
     std::size_t hand_out(tx_frame& f, std::span<std::uint8_t> buf, std::size_t len);
 
     // ---- the template and the by-reference state ----

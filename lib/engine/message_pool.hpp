@@ -65,12 +65,10 @@ class message_pool {
     // ses::no_index when the pool has no entry.
     std::uint32_t admit(peer_state& ps, peer_id to, delivery_mode mode, const ses_fields& ses,
                         std::span<const std::uint8_t> data, std::uint64_t context);
-    // Forced inline into its two callers: once per unsignaled request.
-    [[gnu::always_inline]] std::uint32_t allocate_unsignaled(peer_state& ps, peer_id to,
-                                                             delivery_mode mode,
-                                                             const ses_fields& common,
-                                                             const unsignaled_request& r,
-                                                             bool ends_counted);
+    // Inline in its two callers: once per unsignaled request.
+    std::uint32_t allocate_unsignaled(peer_state& ps, peer_id to, delivery_mode mode,
+                                      const ses_fields& common, const unsignaled_request& r,
+                                      bool ends_counted);
     // An ended message is no longer found by its id.
     void untrack(std::uint32_t index) noexcept {
         const ses::tx_message& m = messages_[index];

@@ -32,9 +32,8 @@ class request_index {
         bool inserted;
         std::uint32_t slot;
     };
-    // key was not in flight. Forced inline: once per request posted (post_unsignaled_messages's
-    // call cost ~20 instructions a request).
-    [[gnu::always_inline]] placed insert(const ses::message_key& key, std::uint32_t index) {
+    // key was not in flight. Once per request posted.
+    placed insert(const ses::message_key& key, std::uint32_t index) {
         if (key.mode > 1) return {overflow_.insert(key.packed(), index), none};  // rings: RUD, ROD
         if (key.peer >= ring_of_peer_.size() || ring_of_peer_[key.peer] == none)
             make_rings(key.peer);
@@ -62,8 +61,7 @@ class request_index {
     // inline: once per message sent, and out of line once the message's end around it grew
     // (~30 instructions a call). With the slot, no ring is looked up (~20 instructions less): a
     // request pushed out of its entry since finds another index there and goes to the map.
-    [[gnu::always_inline]] void erase(const ses::message_key& key, std::uint32_t index,
-                                      std::uint32_t slot) noexcept {
+    void erase(const ses::message_key& key, std::uint32_t index, std::uint32_t slot) noexcept {
         if (slot != none) {
             entry& e = entries_[slot];
             if (e.index == index && e.id == key.message_id) {

@@ -112,12 +112,10 @@ class rx_pipeline {
     // ---- runs taken (rx_take.cpp) ----
     pds::pdc* batch_target(engine_impl& e, const rx_context& rx, std::size_t n);
     bool take_batch(engine_impl& e, const rx_context& rx, rx_batch b);
-    [[gnu::always_inline]] inline bool place_batch_message(engine_impl& e, const rx_context& rx,
-                                                           pds::pdc& p, delivery_mode mode,
-                                                           std::size_t n);
-    [[gnu::always_inline]] inline void place_batch_single(engine_impl& e, const rx_context& rx,
-                                                          pds::pdc& p, delivery_mode mode,
-                                                          std::size_t n);
+    inline bool place_batch_message(engine_impl& e, const rx_context& rx, pds::pdc& p,
+                                    delivery_mode mode, std::size_t n);
+    inline void place_batch_single(engine_impl& e, const rx_context& rx, pds::pdc& p,
+                                   delivery_mode mode, std::size_t n);
     void write_batch(engine_impl& e, const rx_context& rx, std::uint32_t slot, std::size_t n);
     void accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx, std::size_t n);
     void receive_run_one_by_one(engine_impl& e, const rx_context& rx, rx_batch b);

@@ -33,11 +33,9 @@ class send_queue {
   private:
     static void queue_request(engine_impl& e, peer_state& ps, peer_id to, delivery_mode mode,
                               std::uint32_t m, std::size_t bytes);
-    // Forced inline into its two callers: once per unsignaled request.
-    [[gnu::always_inline]] static bool queue_unsignaled(engine_impl& e, peer_state& ps, peer_id to,
-                                                        delivery_mode mode,
-                                                        const ses_fields& common,
-                                                        const unsignaled_request& r);
+    // Inline in its two callers: once per unsignaled request.
+    static bool queue_unsignaled(engine_impl& e, peer_state& ps, peer_id to, delivery_mode mode,
+                                 const ses_fields& common, const unsignaled_request& r);
     static std::size_t queue_unsignaled_list(engine_impl& e, peer_state& ps, peer_id to,
                                              delivery_mode mode, const ses_fields& common,
                                              std::span<const unsignaled_request> list);

@@ -75,7 +75,7 @@ class bounded_fifo {
     }
     std::uint32_t first() const noexcept { return head_; }  // the oldest's node, or none
     const T& at(std::uint32_t node) const noexcept { return nodes_[node].value; }
-    [[gnu::always_inline]] void take_at(std::uint32_t node) noexcept { unlink(node); }
+    void take_at(std::uint32_t node) noexcept { unlink(node); }
     // Removes every element, oldest first, handing each to f.
     template <class F>
     void drain(F&& f) {
@@ -95,9 +95,8 @@ class bounded_fifo {
         std::uint32_t prev = none, next = none;
     };
 
-    // Forced inline: a posted receive is taken per message received, and GCC otherwise keeps it
-    // out of line, with its register saves and free_'s growth path.
-    [[gnu::always_inline]] void unlink(std::uint32_t i) noexcept {
+    // Once per message received (a posted receive taken).
+    void unlink(std::uint32_t i) noexcept {
         node& n = nodes_[i];
         if (n.prev == none)
             head_ = n.next;
@@ -151,7 +150,7 @@ class receive_queues {
         return of(tagged).find_first(pred);
     }
     const T& at(bool tagged, std::uint32_t node) noexcept { return of(tagged).at(node); }
-    [[gnu::always_inline]] void take_at(bool tagged, std::uint32_t node) noexcept {
+    void take_at(bool tagged, std::uint32_t node) noexcept {
         of(tagged).take_at(node);
         --size_;
     }

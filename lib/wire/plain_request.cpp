@@ -195,9 +195,8 @@ namespace {
 // the UDP checksum where there is one): the checks of read_next_plain_request.
 // Inline (always: GCC otherwise keeps one copy for the two callers), so that the batch reader's
 // loop loads the masks and the remembered header once for all its frames.
-[[gnu::always_inline]] inline bool predicted(std::span<const std::uint8_t> frame,
-                                             const plain_request_template& t,
-                                             const header_words& masks) noexcept {
+inline bool predicted(std::span<const std::uint8_t> frame, const plain_request_template& t,
+                      const header_words& masks) noexcept {
     if (frame.size() != t.frame_size || t.frame_size == 0) return false;
     const std::uint8_t* b = frame.data();
     if (header_difference(b, t.header, masks) != 0) return false;
@@ -234,10 +233,8 @@ namespace {
 
 // A frame in two pieces (rest) is predicted only split after its headers and without a UDP
 // checksum (which would cover both pieces): its header words are all in the first piece.
-[[gnu::always_inline]] inline bool predicted_split(std::span<const std::uint8_t> frame,
-                                                   const frame_rest& rest,
-                                                   const plain_request_template& t,
-                                                   const header_words& masks) noexcept {
+inline bool predicted_split(std::span<const std::uint8_t> frame, const frame_rest& rest,
+                            const plain_request_template& t, const header_words& masks) noexcept {
     if (rest.from != headers_size || frame.size() != t.frame_size || t.frame_size == 0)
         return false;
     const std::uint8_t* b = frame.data();
