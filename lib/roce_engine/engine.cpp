@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include "core/rng.hpp"
 #include "roce/psn24.hpp"
@@ -89,9 +90,13 @@ engine::engine(const engine_config& config, delivery_target& target)
       cc_(config.max_qps),
       cm_(std::max<std::size_t>(16, 2 * std::size_t{config.max_qps}), config.seed) {
     cfg_.tx_burst = std::max<std::size_t>(1, cfg_.tx_burst);
+    if (cfg_.spray && cfg_.qp.mode != retransmit_mode::out_of_order)
+        throw std::invalid_argument(
+            "roce engine: spray needs the out-of-order retransmission mode (qp.mode)");
     rng random(cfg_.seed);
     // QP numbers from a random base, above the management QPs and clear of the 24-bit end.
     qpn_base_ = 0x100 + static_cast<qpn_t>(random.next_u64() % (0xff0000 - cfg_.max_qps));
+    spray_rng_ = rng(random.next_u64());
     staging_.resize(cfg_.tx_burst * max_frame);
     joined_.resize(max_frame);
 }
@@ -261,8 +266,19 @@ void engine::watch_error(qp& q, Step&& step) {
 template <typename Spec>
 std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& out,
                          std::size_t slot) {
-    return emit_frame({q.attr.peer_ip, q.attr.peer_mac, source_port(q.qpn, q.attr.udp_sport)},
-                      spec_of(q, packet), data, out, slot);
+    const wire::roce_packet_spec spec = spec_of(q, packet);
+    return emit_frame({q.attr.peer_ip, q.attr.peer_mac, source_port_of(q, spec.bth.opcode)}, spec,
+                      data, out, slot);
+}
+
+std::uint16_t engine::source_port_of(const qp& q, std::uint8_t opcode) noexcept {
+    const auto op = static_cast<roce_opcode>(opcode);
+    const bool placed_anywhere =
+        op == roce_opcode::rc_rdma_write_only || (op >= roce_opcode::rc_rdma_read_response_first &&
+                                                  op <= roce_opcode::rc_rdma_read_response_only);
+    if (cfg_.spray && placed_anywhere && q.out_of_order())
+        return static_cast<std::uint16_t>(0xc000 | (spray_rng_.next_u64() & 0x3fff));
+    return source_port(q.qpn, q.attr.udp_sport);
 }
 
 std::size_t engine::emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,

@@ -39,7 +39,12 @@ struct engine_config {
     // and a CNP slows the QP that sent it (lib/cc/dcqcn.hpp). false: no CNPs, no pacing.
     bool dcqcn = false;
     cc::dcqcn_params dcqcn_params;
-    std::uint64_t seed = 1;  // QP numbers and initial PSNs
+    // Per-packet spraying (out-of-order mode only, the constructor refuses it otherwise): the
+    // packets the far end places wherever they arrive, WRITE_ONLY with its own RETH and READ
+    // responses, each take a random UDP source port, so ECMP spreads them over the paths;
+    // every other packet keeps its QP's port.
+    bool spray = false;
+    std::uint64_t seed = 1;  // QP numbers, initial PSNs and sprayed source ports
     cm_config cm;            // connect(), and REQs from peers
 };
 
@@ -77,6 +82,7 @@ class engine final : public frame_engine {
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;
 
+    // Throws std::invalid_argument for spray without the out-of-order mode.
     // ibv_create_qp: a QP in RESET, by its number; 0 when max_qps exist already.
     qpn_t create_qp(std::uint64_t context = 0);
     // ibv_destroy_qp: its work requests are dropped without completions.
@@ -144,6 +150,8 @@ class engine final : public frame_engine {
     };
     std::size_t emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,
                            tx_frame& out, std::size_t slot);
+    // The UDP source port of q's packet: its QP's, or a sprayed one (engine_config::spray).
+    std::uint16_t source_port_of(const qp& q, std::uint8_t opcode) noexcept;
     // Congestion control of one QP: its reaction point (paces what it sends) and notification
     // point (answers CE marks with CNPs).
     struct qp_cc {
@@ -163,6 +171,7 @@ class engine final : public frame_engine {
     qpn_t qpn_base_ = 0;
     std::uint32_t rr_ = 0;  // the QP transmit() starts with
     std::uint16_t ip_id_ = 0;
+    rng spray_rng_;
     std::uint64_t now_ = 0;
     bool data_stopped_ = false;
     std::vector<std::uint8_t> staging_;

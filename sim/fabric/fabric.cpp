@@ -69,6 +69,7 @@ fabric::fabric(const topology& t) : topo_(t) {
     events_ = event_heap(port_count());
     std::uint64_t state = t.seed;
     leaf_seeds_.resize(t.leaves);
+    next_spine_.assign(t.leaves, 0);
     for (auto& s : leaf_seeds_)
         s = splitmix64(state);
     for (std::uint32_t i = 0; i < port_count(); ++i) {
@@ -239,7 +240,12 @@ void fabric::send(std::uint32_t from_host, std::span<const std::uint8_t> frame, 
     const pipe::frame_layout l = pipe::locate(frame);
     m.dst_host = l.ipv4() ? host_of_ip(wire::load_be32(&frame[l.ip + 16])) : no_host;
     m.dscp = l.ipv4() ? wire::tos_dscp(frame[l.ip + 1]) : 0;
-    m.uplink = static_cast<std::uint16_t>(uplink_for(leaf_of(from_host), frame));
+    const std::uint32_t leaf = leaf_of(from_host);
+    // Spraying turns the round robin only for packets that go up to a spine.
+    const bool up = m.dst_host != no_host && leaf_of(m.dst_host) != leaf;
+    m.uplink = static_cast<std::uint16_t>(!topo_.leaf_spray ? uplink_for(leaf, frame)
+                                          : up              ? next_spine_[leaf]++ % topo_.spines
+                                                            : 0);
     enqueue(nic_port(from_host), s, now_ps_);
 }
 

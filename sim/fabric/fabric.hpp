@@ -81,6 +81,10 @@ struct topology {
     std::uint32_t max_frame_bytes = 9216;
     std::uint32_t max_frames_in_flight = 1u << 20;  // pool limit; beyond it send() drops
     std::uint64_t seed = 1;
+    // Per-packet spraying in the switches: a source leaf sends each packet to another leaf on
+    // the next spine in turn (round robin per leaf), whatever its entropy, as switches that
+    // spray do. false: ECMP, a hash of the flow's addresses and ports.
+    bool leaf_spray = false;
 };
 
 enum class port_kind : std::uint8_t { nic, to_host, up, down };
@@ -124,7 +128,8 @@ class fabric {
     wire::mac_address host_mac(std::uint32_t host) const noexcept;
     std::uint32_t leaf_of(std::uint32_t host) const noexcept { return host / topo_.hosts_per_leaf; }
     std::uint32_t host_of_ip(std::uint32_t ip) const noexcept;  // no_host if none
-    // The spine the leaf's ECMP picks for this frame (what the fabric does when it forwards it).
+    // The spine the leaf's ECMP picks for this frame (what the fabric does when it forwards it,
+    // unless the topology sprays in the leaves).
     std::uint32_t uplink_for(std::uint32_t leaf,
                              std::span<const std::uint8_t> frame) const noexcept;
 
@@ -253,6 +258,7 @@ class fabric {
     std::uint32_t hosts_ = 0;
     std::vector<port> ports_;
     std::vector<std::uint64_t> leaf_seeds_;
+    std::vector<std::uint32_t> next_spine_;  // leaf_spray's round robin, per leaf
     std::vector<std::unique_ptr<std::uint8_t[]>> chunks_;
     std::vector<slot_meta> meta_;
     std::vector<std::uint32_t> free_;  // LIFO: recently used slots are reused first

@@ -161,6 +161,21 @@ TEST(fabric_model, fixed_tuple_sticks_to_one_spine_and_varied_entropy_spreads) {
     std::printf("\n");
 }
 
+TEST(fabric_model, leaf_spray_spreads_a_fixed_tuple_evenly_and_keeps_local_traffic_local) {
+    auto t = small(2, 2, 8);
+    t.leaf_spray = true;
+    fabric f(t);
+    frame_bytes across = make_frame(f, {.from = 0, .to = 2, .sport = 1234});
+    frame_bytes local = make_frame(f, {.from = 1, .to = 0, .sport = 1234});
+    for (int i = 0; i < 800; ++i) {
+        f.send(0, across, 0);
+        f.send(1, local, 0);
+    }
+    EXPECT_EQ(drain(f).size(), 1600u);
+    for (std::uint32_t s = 0; s < 8; ++s)
+        EXPECT_EQ(f.spine_packets(s), 100u) << "spine " << s;
+}
+
 // ---- 3. queueing, ECN, trimming, priority ----
 
 struct incast_result {
