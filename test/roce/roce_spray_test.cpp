@@ -15,11 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fabric/fabric.hpp"
 #include "roce_engine/engine.hpp"
-#include "roce_link.hpp"
-#include "roce_memory.hpp"
-#include "roce_test_qp.hpp"
+#include "roce_fabric.hpp"
 
 namespace {
 
@@ -48,14 +45,6 @@ struct outcome {
     }
 };
 
-struct host {
-    memory_target mem;
-    std::unique_ptr<engine> eng;
-    qpn_t qpn = 0;
-    std::uint32_t rkey = 0;  // the receiver's region
-    std::uint32_t posted = 0, done = 0;
-};
-
 outcome run(const setup& s, std::uint32_t writes_per_flow) {
     nm::topology t;
     t.leaves = 2;
@@ -64,106 +53,61 @@ outcome run(const setup& s, std::uint32_t writes_per_flow) {
     t.host_link = t.fabric_link = nm::link_params{};  // 100 Gb/s, 1 us, ECN 30-120 KB
     t.leaf_spray = s.leaf_spray;
     t.seed = 3;
-    nm::fabric fab(t);
-    std::vector<host> hosts(2 * hosts_per_leaf);
-    for (std::uint32_t h = 0; h < hosts.size(); ++h) {
-        engine_config c = config_of(fab.host_ip(h), fab.host_mac(h), s.mode, 100 + h);
+    roce_fabric net(t, [&](std::uint32_t h) {
+        engine_config c = config_of(0, {}, s.mode, 100 + h);
         c.dcqcn = true;
         c.spray = s.endpoint_spray;
-        hosts[h].eng = std::make_unique<engine>(c, hosts[h].mem);
-        hosts[h].qpn = hosts[h].eng->create_qp();
-    }
+        return c;
+    });
     // Flow f: host f on leaf 0 writes into host 8 + f on leaf 1.
-    std::vector<std::uint8_t> source(write_bytes, 0x5a);
+    struct flow {
+        qpn_t qpn = 0;
+        std::uint32_t rkey = 0;  // the receiver's region
+        std::uint32_t posted = 0, done = 0;
+    };
+    std::vector<flow> fl(flows);
     for (std::uint32_t f = 0; f < flows; ++f) {
-        host& a = hosts[f];
-        host& b = hosts[hosts_per_leaf + f];
-        b.rkey = b.mem.add_region(std::size_t{write_bytes} * outstanding, access_remote_write);
-        const auto side = [&](host& self, const host& peer, std::uint32_t peer_host, psn_t sq,
-                              psn_t rq) {
-            qp_attr at;
-            at.access = access_remote_write;
-            at.mtu = path_mtu::mtu_4096;
-            at.dest_qpn = peer.qpn;
-            at.peer_ip = fab.host_ip(peer_host);
-            at.peer_mac = fab.host_mac(peer_host);
-            at.sq_psn = sq;
-            at.rq_psn = rq;
-            at.max_rd_atomic = at.max_dest_rd_atomic = 8;
-            at.min_rnr_timer = 1;
-            at.timeout = 5;  // 131 us
-            at.retry_cnt = 7;
-            connect_with([&](const qp_attr& x,
-                             std::uint32_t m) { return self.eng->modify_qp(self.qpn, x, m); },
-                         at);
-        };
-        side(a, b, hosts_per_leaf + f, 1000 * f, 7000 * f);
-        side(b, a, f, 7000 * f, 1000 * f);
+        fl[f].qpn = net.connect(f, hosts_per_leaf + f).first;
+        fl[f].rkey = net.mem(hosts_per_leaf + f)
+                         .add_region(std::size_t{write_bytes} * outstanding, access_remote_write);
     }
+    std::vector<std::uint8_t> source(write_bytes, 0x5a);
     outcome o;
-    std::array<uet::tx_frame, 32> out{};
-    std::array<work_completion, 32> wcs{};
-    std::uint64_t now = 0;
     const auto all_done = [&] {
-        for (std::uint32_t f = 0; f < flows; ++f)
-            if (hosts[f].done < writes_per_flow) return false;
+        for (const flow& f : fl)
+            if (f.done < writes_per_flow) return false;
         return true;
     };
     const auto top_up = [&] {
         for (std::uint32_t f = 0; f < flows; ++f) {
-            host& a = hosts[f];
-            const host& b = hosts[hosts_per_leaf + f];
-            while (a.posted < writes_per_flow && a.posted - a.done < outstanding) {
+            flow& x = fl[f];
+            while (x.posted < writes_per_flow && x.posted - x.done < outstanding) {
                 send_wr wr;
-                wr.wr_id = a.posted;
+                wr.wr_id = x.posted;
                 wr.opcode = wr_opcode::write;
                 wr.local = source.data();
                 wr.length = write_bytes;
-                wr.remote_va = std::uint64_t{a.posted % outstanding} * write_bytes;
-                wr.rkey = b.rkey;
-                if (a.eng->post_send(a.qpn, wr) != post_error::none) break;
-                ++a.posted;
+                wr.remote_va = std::uint64_t{x.posted % outstanding} * write_bytes;
+                wr.rkey = x.rkey;
+                if (net.eng(f).post_send(x.qpn, wr) != post_error::none) break;
+                ++x.posted;
             }
         }
     };
-    top_up();
-    for (std::uint64_t steps = 0; !all_done() && steps < 50'000'000; ++steps) {
-        fab.deliver(now, [&](std::uint32_t h, std::span<const std::uint8_t> frame) {
-            const std::span<const std::uint8_t> one[] = {frame};
-            hosts[h].eng->receive_burst(one, now);
-        });
-        for (std::uint32_t h = 0; h < hosts.size(); ++h) {
-            engine& e = *hosts[h].eng;
-            if (e.next_deadline() <= now) {
-                for (std::size_t n; (n = e.transmit(now, out)) > 0;) {
-                    for (std::size_t i = 0; i < n; ++i)
-                        fab.send(h, out[i].data, now);
-                    if (n < out.size()) break;
-                }
-            }
-            for (std::size_t n; (n = e.poll_completions(wcs)) > 0;) {
-                for (std::size_t i = 0; i < n; ++i) {
-                    const bool ok = wcs[i].status == wc_status::success;
-                    ok ? ++o.completed : ++o.failed;
-                    if (ok) o.bytes += write_bytes;
-                    ++hosts[h].done;
-                }
-                o.last_done_ns = now;
-            }
-        }
-        top_up();
-        std::uint64_t next = fab.next_event();
-        for (const host& h : hosts)
-            next = std::min(next, h.eng->next_deadline());
-        if (next == nm::fabric::none) break;
-        now = std::max(now, next);
-    }
-    for (const host& h : hosts) {
-        o.frames_tx += h.eng->counters().frames_tx;
-        if (const qp* q = h.eng->find(h.qpn)) o.go_back_rounds += q->counters.go_back_rounds;
-    }
-    o.fabric_drops = fab.counters().dropped;
-    EXPECT_TRUE(all_done()) << s.name << ": flows unfinished at " << now << " ns";
+    const auto on_completion = [&](std::uint32_t h, const work_completion& wc) {
+        const bool ok = wc.status == wc_status::success;
+        ok ? ++o.completed : ++o.failed;
+        if (ok) o.bytes += write_bytes;
+        ++fl[h].done;
+        o.last_done_ns = net.now();
+    };
+    EXPECT_TRUE(net.run(all_done, on_completion, top_up)) << s.name << ": flows unfinished";
+    for (std::uint32_t h = 0; h < net.host_count(); ++h)
+        o.frames_tx += net.eng(h).counters().frames_tx;
+    for (std::uint32_t f = 0; f < flows; ++f)
+        if (const qp* q = net.eng(f).find(fl[f].qpn))
+            o.go_back_rounds += q->counters.go_back_rounds;
+    o.fabric_drops = net.net().counters().dropped;
     return o;
 }
 
