@@ -79,12 +79,13 @@ cpl_verdict on_aeth(qp& q, psn_t psn, std::uint8_t syndrome, std::uint64_t now) 
             ++q.counters.acks_received;
             return acknowledge(q, psn, now) ? cpl_verdict::progress : cpl_verdict::nothing;
         case aeth_kind::rnr_nak:
-            // The receiver had no receive for the SEND at psn: wait, then send it again.
+            // The receiver had no receive for the SEND at psn (its expected PSN, in either mode):
+            // wait, then send it again.
             ++q.counters.rnr_naks_received;
-            if (!q.out_of_order()) acknowledge(q, psn - 1, now);
+            acknowledge(q, psn - 1, now);
             if (r.rnr_retries_left != retry_forever) {
                 if (r.rnr_retries_left == 0) {
-                    fail(q, wc_status::rnr_retry_exc_err);
+                    fail(q, wc_status::rnr_retry_exc_err, q.sq.find_by_psn(psn));
                     return cpl_verdict::failed;
                 }
                 --r.rnr_retries_left;
@@ -99,9 +100,13 @@ cpl_verdict on_aeth(qp& q, psn_t psn, std::uint8_t syndrome, std::uint64_t now) 
         case aeth_kind::nak: {
             const std::uint8_t code = syndrome & 0x1f;
             if (code < nak_code_count) ++q.counters.naks_received[code];
-            // In out-of-order mode a NAK names its PSN and acknowledges nothing before it.
-            if (!q.out_of_order()) acknowledge(q, psn - 1, now);
-            if (code == static_cast<std::uint8_t>(aeth_nak_code::psn_sequence_error)) {
+            // In out-of-order mode a sequence NAK names a hole and acknowledges nothing before
+            // it; every other NAK, like an RNR NAK, answers the expected PSN, so all before it
+            // arrived.
+            const bool sequence =
+                code == static_cast<std::uint8_t>(aeth_nak_code::psn_sequence_error);
+            if (!sequence || !q.out_of_order()) acknowledge(q, psn - 1, now);
+            if (sequence) {
                 resend_from(q, psn, resend_cause::psn_nak, now);
                 return cpl_verdict::progress;
             }

@@ -3,13 +3,15 @@
 // the receive path makes of frames that are not what they claim.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "roce_engine/engine.hpp"
 #include "roce_link.hpp"
 #include "roce_memory.hpp"
-#include "roce_test_qp.hpp"
+#include "roce_pair.hpp"
 #include "roce_workload.hpp"
 #include "wire/frame.hpp"
 #include "wire/ipv4.hpp"
@@ -23,29 +25,6 @@ using uet::psn_t;
 using uet::tx_frame;
 using uet::wire::mac_address;
 
-// QP `a` on engine A and `b` on B, brought to RTS facing each other.
-void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, engine& B, qpn_t b,
-                  std::uint32_t b_ip, mac_address b_mac) {
-    const auto side = [](engine& e, qpn_t self, qpn_t peer, std::uint32_t peer_ip,
-                         mac_address peer_mac, psn_t sq, psn_t rq) {
-        qp_attr at;
-        at.access = access_remote_write | access_remote_read | access_remote_atomic;
-        at.mtu = path_mtu::mtu_1024;
-        at.dest_qpn = peer;
-        at.peer_ip = peer_ip;
-        at.peer_mac = peer_mac;
-        at.sq_psn = sq;
-        at.rq_psn = rq;
-        at.max_rd_atomic = at.max_dest_rd_atomic = 8;
-        at.min_rnr_timer = 1;
-        at.timeout = 5;  // 131 us
-        test::connect_with(
-            [&](const qp_attr& x, std::uint32_t mask) { return e.modify_qp(self, x, mask); }, at);
-    };
-    side(A, a, b, b_ip, b_mac, 0xfffff0, 0x123456);
-    side(B, b, a, a_ip, a_mac, 0x123456, 0xfffff0);
-}
-
 class roce_engine_pair : public ::testing::TestWithParam<std::tuple<retransmit_mode, double>> {};
 
 TEST_P(roce_engine_pair, a_mix_of_work_completes_over_frames) {
@@ -56,7 +35,7 @@ TEST_P(roce_engine_pair, a_mix_of_work_completes_over_frames) {
     const qpn_t a = A.create_qp(), b = B.create_qp();
     ASSERT_NE(a, 0u);
     ASSERT_NE(b, 0u);
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     test::workload work(mem_b);
     std::mt19937_64 rng(11);
     work.generate(200, rng, 6000);
@@ -113,7 +92,7 @@ TEST(roce_engine, dcqcn_answers_marks_with_cnps_and_paces_the_sender) {
     ca.dcqcn_params.line_rate_gbps = cb.dcqcn_params.line_rate_gbps = 10;
     engine A(ca, mem_a), B(cb, mem_b);
     const qpn_t a = A.create_qp(), b = B.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     const std::uint32_t rkey = mem_b.add_region(1 << 20, access_remote_write);
     std::vector<std::uint8_t> buf(1 << 20, 5);
     send_wr w;
@@ -149,7 +128,7 @@ TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);
     engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem_b);
     const qpn_t a = A.create_qp(), b = B.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     std::vector<std::uint8_t> buf(100, 1);
     send_wr w;
     w.opcode = wr_opcode::write;
@@ -185,13 +164,52 @@ TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     EXPECT_EQ(wc[0].status, wc_status::wr_flush_err);
 }
 
+// Out-of-order mode: a NAK that ends the connection acknowledges the PSNs before its own, so
+// the work requests before the bad one complete, even when the bad one arrived ahead of a hole.
+TEST(roce_engine, out_of_order_error_naks_acknowledge_what_came_before) {
+    engine_pair p(retransmit_mode::out_of_order);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8192, access_remote_write);
+    std::vector<std::uint8_t> buf(4096, 3);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(1, wr_opcode::write, buf.data(), 3000, rkey)),
+              post_error::none);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(2, wr_opcode::write, buf.data(), 100, rkey + 9)),
+              post_error::none);
+    // The first packet is lost: the bad WRITE arrives ahead of a hole.
+    bool dropped = false;
+    p.ab.drop_if = [&](std::span<const std::uint8_t>) { return !std::exchange(dropped, true); };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 2));
+    EXPECT_EQ(done[0].status, wc_status::success);
+    EXPECT_EQ(done[1].status, wc_status::rem_access_err);
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::ooo_held_back), 1u);
+    EXPECT_EQ(std::memcmp(p.mem_b.regions[rkey - 1].bytes.data(), buf.data(), 3000), 0);
+}
+
+TEST(roce_engine, out_of_order_rnr_naks_acknowledge_what_came_before) {
+    qp_attr at_a = pair_attr();
+    at_a.rnr_retry = 0;
+    engine_pair p(retransmit_mode::out_of_order, at_a);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8192, access_remote_write);
+    std::vector<std::uint8_t> buf(100, 3);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(1, wr_opcode::write, buf.data(), 100, rkey)),
+              post_error::none);
+    // No receive is posted for the SEND.
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(2, wr_opcode::send, buf.data(), 100)), post_error::none);
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 2));
+    EXPECT_EQ(done[0].status, wc_status::success);
+    EXPECT_EQ(done[1].status, wc_status::rnr_retry_exc_err);
+}
+
 TEST(roce_engine, frames_that_lie_are_counted_and_dropped) {
     memory_target mem;
     engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem);
     const qpn_t b = B.create_qp();
     engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem);
     const qpn_t a = A.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     std::vector<std::uint8_t> rb(64);
     mem.receives.push_back({rb.data(), 64, 0, 1});
 
