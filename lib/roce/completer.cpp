@@ -49,6 +49,9 @@ bool acknowledge(qp& q, psn_t psn, std::uint64_t now) noexcept {
             return false;
         }
         w.done = true;
+        // A READ or atomic holds its max_rd_atomic credit until acknowledged in order, as
+        // rxe's does: the responder keeps only that many atomic results to answer a resend.
+        if (w.needs_response()) --r.rd_atomic_in_flight;
         return true;
     });
     if (psn_after(covered + 1, r.una)) r.una = covered + 1;
@@ -154,10 +157,7 @@ cpl_verdict on_read_response(qp& q, const resp_in& in, psn_t psn, std::uint64_t 
     if (early) q.ooo.arrived[psn & q.ooo.mask] = 1;
     ++q.counters.rx_packets;
     q.counters.rx_bytes += len;
-    if (w->read_arrived == w->npkts) {
-        w->answered = true;
-        --q.req.rd_atomic_in_flight;
-    }
+    if (w->read_arrived == w->npkts) w->answered = true;
     // A response says the READ request arrived, and so did everything before it (requests are
     // taken in order); its own PSNs are acknowledged as their responses arrive.
     acknowledge(q, early && !w->answered ? w->first_psn - 1 : psn, now);
@@ -178,7 +178,6 @@ cpl_verdict on_atomic_answer(qp& q, const resp_in& in, psn_t psn, std::uint64_t 
     w->answered = true;
     w->atomic_orig = in.original;
     std::memcpy(w->wr.local, &in.original, sizeof in.original);
-    --q.req.rd_atomic_in_flight;
     ++q.counters.rx_packets;
     acknowledge(q, psn, now);
     return cpl_verdict::progress;

@@ -203,6 +203,40 @@ TEST(roce_engine, out_of_order_rnr_naks_acknowledge_what_came_before) {
     EXPECT_EQ(done[1].status, wc_status::rnr_retry_exc_err);
 }
 
+// An atomic whose answer is lost keeps its max_rd_atomic credit until it is acknowledged, so
+// the responder, which keeps that many results, still has its answer when it is asked again.
+TEST(roce_engine, a_lost_atomic_answer_is_answered_again_from_the_responders_results) {
+    engine_pair p(retransmit_mode::go_back_n);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8, access_remote_atomic);
+    std::vector<std::uint64_t> originals(64);
+    for (std::uint64_t i = 0; i < originals.size(); ++i) {
+        send_wr w = make_wr(i, wr_opcode::fetch_add, reinterpret_cast<std::uint8_t*>(&originals[i]),
+                            8, rkey);
+        w.compare_add = 1;
+        ASSERT_EQ(p.A.post_send(p.a, w), post_error::none);
+    }
+    // The first atomic's answer is lost three times over.
+    constexpr std::size_t opcode_at = 14 + 20 + 8, psn_at = opcode_at + 9;
+    int lost = 0;
+    p.ba.drop_if = [&](std::span<const std::uint8_t> f) {
+        const bool first_answer =
+            f[opcode_at] ==
+                static_cast<std::uint8_t>(uet::wire::roce_opcode::rc_atomic_acknowledge) &&
+            f[psn_at] == 0xff && f[psn_at + 1] == 0xff && f[psn_at + 2] == 0xf0;
+        return first_answer && lost++ < 3;
+    };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, originals.size()));
+    for (std::size_t i = 0; i < done.size(); ++i) {
+        EXPECT_EQ(done[i].status, wc_status::success) << i;
+        EXPECT_EQ(originals[i], i);
+    }
+    EXPECT_EQ(lost, 4);
+    EXPECT_EQ(p.mem_b.atomics_run, originals.size());
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::atomic_dup_evicted), 0u);
+}
+
 TEST(roce_engine, frames_that_lie_are_counted_and_dropped) {
     memory_target mem;
     engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem);
