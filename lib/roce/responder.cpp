@@ -330,7 +330,10 @@ rsp_verdict take_out_of_order(qp& q, const req_in& in, psn_t psn, std::int32_t a
                                     ? d.place_write(q, in.reth->rkey, in.reth->va, in.reth->dma_len)
                                     : remote_memory{};
         if (!placeable || (!in.payload.empty() && m.where == nullptr)) {
+            // The expected PSN is missing: NAK it, so the requester sends it again with what
+            // is held back behind it.
             q.counters.count_drop(roce_drop::ooo_held_back);
+            ooo_nak_hole(q, r.epsn, now);
             return rsp_verdict::dropped;
         }
         if (m.where != nullptr) std::memcpy(m.where, in.payload.data(), in.payload.size());

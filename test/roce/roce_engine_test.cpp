@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 #include <random>
 #include <utility>
 #include <vector>
@@ -201,6 +202,32 @@ TEST(roce_engine, out_of_order_rnr_naks_acknowledge_what_came_before) {
     ASSERT_TRUE(p.run_until_done(done, 2));
     EXPECT_EQ(done[0].status, wc_status::success);
     EXPECT_EQ(done[1].status, wc_status::rnr_retry_exc_err);
+}
+
+// Out-of-order mode holds back SENDs beyond a hole; one loss brings them all back at once (the
+// responder NAKs the hole, the requester resends it with everything held back behind it),
+// not one local ACK timeout per packet.
+TEST(roce_engine, out_of_order_one_loss_brings_back_what_was_held_back) {
+    engine_pair p(retransmit_mode::out_of_order);
+    ASSERT_TRUE(p.connected);
+    std::vector<std::uint8_t> buf(2000, 9);
+    std::deque<std::vector<std::uint8_t>> receives;
+    for (std::uint64_t i = 0; i < 16; ++i) {
+        auto& rb = receives.emplace_back(2000);
+        p.mem_b.receives.push_back({rb.data(), 2000, 0, i});
+        ASSERT_EQ(p.A.post_send(p.a, make_wr(i, wr_opcode::send, buf.data(), 2000)),
+                  post_error::none);
+    }
+    bool dropped = false;
+    p.ab.drop_if = [&](std::span<const std::uint8_t>) { return !std::exchange(dropped, true); };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 16));
+    for (const work_completion& c : done)
+        EXPECT_EQ(c.status, wc_status::success);
+    ASSERT_EQ(p.mem_b.arrivals.size(), 16u);
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::ooo_held_back), 31u);
+    EXPECT_LE(p.qa().counters.timeouts, 1u);
+    EXPECT_EQ(p.qa().counters.go_back_rounds, 0u);
 }
 
 // An atomic whose answer is lost keeps its max_rd_atomic credit until it is acknowledged, so
