@@ -74,26 +74,21 @@ template <bool copy>
 [[gnu::target("pclmul,sse4.1")]] std::uint32_t crc32_fold(std::uint32_t state,
                                                           const std::uint8_t* p, std::size_t n,
                                                           std::uint8_t* out = nullptr) {
-    const auto advance = [&](std::size_t by) {
-        p += by;
-        n -= by;
-        if constexpr (copy) out += by;
-    };
     __m128i x1 = _mm_xor_si128(take16<copy>(p, out, 0), _mm_cvtsi32_si128(static_cast<int>(state)));
     __m128i x2 = take16<copy>(p, out, 16), x3 = take16<copy>(p, out, 32),
             x4 = take16<copy>(p, out, 48);
-    advance(64);
+    std::size_t at = 64;
     const __m128i k512 = _mm_set_epi64x(fold_512_hi, fold_512_lo);
-    for (; n >= 64; advance(64)) {
-        x1 = fold_into(x1, k512, take16<copy>(p, out, 0));
-        x2 = fold_into(x2, k512, take16<copy>(p, out, 16));
-        x3 = fold_into(x3, k512, take16<copy>(p, out, 32));
-        x4 = fold_into(x4, k512, take16<copy>(p, out, 48));
+    for (; n - at >= 64; at += 64) {
+        x1 = fold_into(x1, k512, take16<copy>(p, out, at));
+        x2 = fold_into(x2, k512, take16<copy>(p, out, at + 16));
+        x3 = fold_into(x3, k512, take16<copy>(p, out, at + 32));
+        x4 = fold_into(x4, k512, take16<copy>(p, out, at + 48));
     }
     const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
     x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
-    for (; n >= 16; advance(16))
-        x1 = fold_into(x1, k128, take16<copy>(p, out, 0));
+    for (; n - at >= 16; at += 16)
+        x1 = fold_into(x1, k128, take16<copy>(p, out, at));
     // 128 to 64 bits (appending the 32 zero bits a CRC's register implies), then 64 to 32.
     x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k128, 0x10));
     const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
