@@ -18,7 +18,7 @@ run_suite() {  # build-dir suite...
     cp "$dir/meson-logs/testlog.json" "$dir/meson-logs/testlog-$(echo "$*" | tr ' ' '-').json"
 }
 
-run_suite "$plain" unit pds api
+run_suite "$plain" unit pds api roce
 # Real DPDK ports in network namespaces: root only (CI runs as root).
 if [[ $(id -u) -eq 0 ]]; then
     run_suite "$plain" integration
@@ -26,7 +26,7 @@ else
     echo "== integration suite needs root: not run"
     status=1
 fi
-run_suite "$san" unit pds api
+run_suite "$san" unit pds api roce
 run_suite "$san" fuzz
 
 python3 - "$plain" "$san" <<'PY'

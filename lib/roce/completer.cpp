@@ -49,6 +49,9 @@ bool acknowledge(qp& q, psn_t psn, std::uint64_t now) noexcept {
             return false;
         }
         w.done = true;
+        // A READ or atomic holds its max_rd_atomic credit until acknowledged in order, as
+        // rxe's does: the responder keeps only that many atomic results to answer a resend.
+        if (w.needs_response()) --r.rd_atomic_in_flight;
         return true;
     });
     if (psn_after(covered + 1, r.una)) r.una = covered + 1;
@@ -79,12 +82,13 @@ cpl_verdict on_aeth(qp& q, psn_t psn, std::uint8_t syndrome, std::uint64_t now) 
             ++q.counters.acks_received;
             return acknowledge(q, psn, now) ? cpl_verdict::progress : cpl_verdict::nothing;
         case aeth_kind::rnr_nak:
-            // The receiver had no receive for the SEND at psn: wait, then send it again.
+            // The receiver had no receive for the SEND at psn (its expected PSN, in either mode):
+            // wait, then send it again.
             ++q.counters.rnr_naks_received;
-            if (!q.out_of_order()) acknowledge(q, psn - 1, now);
+            acknowledge(q, psn - 1, now);
             if (r.rnr_retries_left != retry_forever) {
                 if (r.rnr_retries_left == 0) {
-                    fail(q, wc_status::rnr_retry_exc_err);
+                    fail(q, wc_status::rnr_retry_exc_err, q.sq.find_by_psn(psn));
                     return cpl_verdict::failed;
                 }
                 --r.rnr_retries_left;
@@ -99,9 +103,13 @@ cpl_verdict on_aeth(qp& q, psn_t psn, std::uint8_t syndrome, std::uint64_t now) 
         case aeth_kind::nak: {
             const std::uint8_t code = syndrome & 0x1f;
             if (code < nak_code_count) ++q.counters.naks_received[code];
-            // In out-of-order mode a NAK names its PSN and acknowledges nothing before it.
-            if (!q.out_of_order()) acknowledge(q, psn - 1, now);
-            if (code == static_cast<std::uint8_t>(aeth_nak_code::psn_sequence_error)) {
+            // In out-of-order mode a sequence NAK names a hole and acknowledges nothing before
+            // it; every other NAK, like an RNR NAK, answers the expected PSN, so all before it
+            // arrived.
+            const bool sequence =
+                code == static_cast<std::uint8_t>(aeth_nak_code::psn_sequence_error);
+            if (!sequence || !q.out_of_order()) acknowledge(q, psn - 1, now);
+            if (sequence) {
                 resend_from(q, psn, resend_cause::psn_nak, now);
                 return cpl_verdict::progress;
             }
@@ -149,10 +157,7 @@ cpl_verdict on_read_response(qp& q, const resp_in& in, psn_t psn, std::uint64_t 
     if (early) q.ooo.arrived[psn & q.ooo.mask] = 1;
     ++q.counters.rx_packets;
     q.counters.rx_bytes += len;
-    if (w->read_arrived == w->npkts) {
-        w->answered = true;
-        --q.req.rd_atomic_in_flight;
-    }
+    if (w->read_arrived == w->npkts) w->answered = true;
     // A response says the READ request arrived, and so did everything before it (requests are
     // taken in order); its own PSNs are acknowledged as their responses arrive.
     acknowledge(q, early && !w->answered ? w->first_psn - 1 : psn, now);
@@ -173,7 +178,6 @@ cpl_verdict on_atomic_answer(qp& q, const resp_in& in, psn_t psn, std::uint64_t 
     w->answered = true;
     w->atomic_orig = in.original;
     std::memcpy(w->wr.local, &in.original, sizeof in.original);
-    --q.req.rd_atomic_in_flight;
     ++q.counters.rx_packets;
     acknowledge(q, psn, now);
     return cpl_verdict::progress;

@@ -28,16 +28,39 @@ void ooo_sent(qp& q, psn_t psn, std::uint64_t now) noexcept {
     q.ooo.sent_at[psn & q.ooo.mask] = now;
 }
 
-void ooo_resend_one(qp& q, psn_t psn, std::uint64_t now, bool force) noexcept {
+bool ooo_resend_one(qp& q, psn_t psn, std::uint64_t now, bool force) noexcept {
     ooo_state& o = q.ooo;
     const requester_state& r = q.req;
-    if (psn_before(psn, r.una) || !psn_before(psn, r.next_psn)) return;
+    if (psn_before(psn, r.una) || !psn_before(psn, r.next_psn)) return false;
     const std::uint32_t slot = psn & o.mask;
-    if (o.queued[slot]) return;
-    if (!force && now - o.sent_at[slot] < q.limits.reorder_window_ns) return;
-    if (o.resend_tail - o.resend_head > o.mask) return;  // every slot queued already
+    if (o.queued[slot]) return false;
+    if (!force && now - o.sent_at[slot] < q.limits.reorder_window_ns) return false;
+    if (o.resend_tail - o.resend_head > o.mask) return false;  // every slot queued already
     o.queued[slot] = 1;
     o.resend[o.resend_tail++ & o.mask] = psn;
+    return true;
+}
+
+void ooo_resend_held_back(qp& q, psn_t missing, std::uint64_t now) noexcept {
+    q.sq.for_each([&](swqe& w) {
+        if (!w.started) return false;
+        if (!psn_after(w.last_psn, missing) || w.done || w.answered) return true;
+        switch (w.wr.opcode) {
+            case wr_opcode::write:
+            case wr_opcode::write_imm:
+                return true;  // placed wherever they arrive
+            case wr_opcode::read:
+                // No response yet: its request may have been held back.
+                if (w.read_arrived == 0 && psn_after(w.first_psn, missing))
+                    ooo_resend_one(q, w.first_psn, now, true);
+                return true;
+            default:
+                for (psn_t p = psn_after(w.first_psn, missing) ? w.first_psn : missing + 1;
+                     p != w.last_psn + 1 && psn_before(p, q.req.next_psn); ++p)
+                    ooo_resend_one(q, p, now, true);
+                return true;
+        }
+    });
 }
 
 bool ooo_next_resend(qp& q, psn_t& psn) noexcept {
@@ -86,15 +109,19 @@ void ooo_after_arrival(qp& q, std::uint64_t now, delivery_target& d) noexcept {
         return;
     const psn_t end = highest - q.limits.ooo_nak_threshold + 1;
     std::uint32_t scanned = 0;
-    for (psn_t p = upto; psn_before(p, end) && scanned < 256; ++p, ++scanned) {
-        if (o.rxw.received(p)) continue;
-        ooo_state::hole_nak& h = o.nak_at[p & o.mask];
-        if (h.psn == p && h.at != 0 && now - h.at < q.limits.nak_repeat_ns) continue;
-        if (o.nak_tail - o.nak_head >= o.naks.size()) break;
-        h = {p, now == 0 ? 1 : now};
-        o.naks[o.nak_tail++ % o.naks.size()] = p;
-        ++q.counters.naks_sent[0];
-    }
+    for (psn_t p = upto; psn_before(p, end) && scanned < 256; ++p, ++scanned)
+        if (!o.rxw.received(p) && !ooo_nak_hole(q, p, now)) break;
+}
+
+bool ooo_nak_hole(qp& q, psn_t psn, std::uint64_t now) noexcept {
+    ooo_state& o = q.ooo;
+    ooo_state::hole_nak& h = o.nak_at[psn & o.mask];
+    if (h.psn == psn && h.at != 0 && now - h.at < q.limits.nak_repeat_ns) return true;
+    if (o.nak_tail - o.nak_head >= o.naks.size()) return false;
+    h = {psn, now == 0 ? 1 : now};
+    o.naks[o.nak_tail++ % o.naks.size()] = psn;
+    ++q.counters.naks_sent[0];
+    return true;
 }
 
 }  // namespace uet::roce

@@ -60,8 +60,13 @@ struct ooo_state {
 // Requester side.
 void ooo_sent(qp& q, psn_t psn, std::uint64_t now) noexcept;
 // Queues `psn` to be sent again, unless it went out less than reorder_window_ns ago (a NAK that
-// raced its resend) or is queued already; `force` skips the reorder check (a timeout).
-void ooo_resend_one(qp& q, psn_t psn, std::uint64_t now, bool force) noexcept;
+// raced its resend) or is queued already; `force` skips the reorder check (a timeout). Whether
+// it was queued.
+bool ooo_resend_one(qp& q, psn_t psn, std::uint64_t now, bool force) noexcept;
+// `missing` did not arrive: queues the packets sent after it that the responder held back
+// (SENDs, READ requests and atomics it takes only in order), so that one NAK or timeout
+// brings back the whole run rather than one PSN each.
+void ooo_resend_held_back(qp& q, psn_t missing, std::uint64_t now) noexcept;
 // The next PSN queued to go again that is still unacknowledged; false when none.
 bool ooo_next_resend(qp& q, psn_t& psn) noexcept;
 // The first response PSN of a READ not yet arrived.
@@ -71,8 +76,10 @@ psn_t ooo_first_missing(const qp& q, psn_t first, psn_t last) noexcept;
 // without immediate) is placed; anything else is held back.
 bool ooo_may_place_early(std::uint8_t opcode) noexcept;
 // After an arrival: releases deferred completions up to the cumulative point, and queues a NAK
-// for each hole ooo_nak_threshold PSNs below the highest arrival (at most once per
-// nak_repeat_ns).
+// for each hole ooo_nak_threshold PSNs below the highest arrival.
 void ooo_after_arrival(qp& q, std::uint64_t now, delivery_target& d) noexcept;
+// Queues a NAK of the missing `psn`, at most once per nak_repeat_ns; false when the NAK queue
+// is full.
+bool ooo_nak_hole(qp& q, psn_t psn, std::uint64_t now) noexcept;
 
 }  // namespace uet::roce

@@ -33,7 +33,7 @@ struct requester_state {
     psn_t una = 0;       // the oldest PSN not yet acknowledged
     // [resend_psn, resend_end): PSNs to send again, in order, before anything new (go-back-N).
     psn_t resend_psn = 0, resend_end = 0;
-    std::uint32_t rd_atomic_in_flight = 0;  // READs and atomics sent and not answered
+    std::uint32_t rd_atomic_in_flight = 0;  // READs and atomics sent and not acknowledged
     std::uint32_t since_ack_req = 0;        // packets since the last AckReq
     std::uint64_t retry_deadline = 0;       // local ACK timeout; 0 when not running
     std::uint8_t retries_left = 0;          // timeouts left before retry_exc_err

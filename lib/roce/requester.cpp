@@ -258,7 +258,8 @@ void resend_from(qp& q, psn_t psn, resend_cause cause, std::uint64_t now) noexce
         return;
     }
     ++q.counters.resends[static_cast<std::size_t>(cause)];
-    ooo_resend_one(q, psn, now, cause != resend_cause::psn_nak);
+    if (ooo_resend_one(q, psn, now, cause != resend_cause::psn_nak))
+        ooo_resend_held_back(q, psn, now);
 }
 
 void go_back(qp& q, psn_t from, resend_cause cause) noexcept {

@@ -312,29 +312,31 @@ rsp_verdict take_out_of_order(qp& q, const req_in& in, psn_t psn, std::int32_t a
         ooo_after_arrival(q, now, d);
         return v;
     }
-    if (s.cls == op_class::read && in.reth != nullptr &&
-        (in.reth->dma_len + q.mtu() - 1) / q.mtu() > o.rxw.capacity())
-        return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
     rsp_verdict v;
     if (ahead == 0) {
+        if (s.cls == op_class::read && in.reth != nullptr &&
+            (in.reth->dma_len + q.mtu() - 1) / q.mtu() > o.rxw.capacity())
+            return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
         v = take_in_order(q, in, psn, s, d);
         if (v != rsp_verdict::accepted) return v;
         o.rxw.accept_run(psn, r.epsn - psn);  // a READ takes its response PSNs too
     } else {
-        if (!ooo_may_place_early(static_cast<std::uint8_t>(in.opcode))) {
+        // A NAK that ends the connection acknowledges every PSN before its own, so an early
+        // packet the checks refuse is held back: it is refused when its turn comes.
+        const bool placeable = ooo_may_place_early(static_cast<std::uint8_t>(in.opcode)) &&
+                               (q.attr.access & access_remote_write) && in.reth != nullptr &&
+                               in.reth->dma_len == in.payload.size();
+        const remote_memory m = placeable && !in.payload.empty()
+                                    ? d.place_write(q, in.reth->rkey, in.reth->va, in.reth->dma_len)
+                                    : remote_memory{};
+        if (!placeable || (!in.payload.empty() && m.where == nullptr)) {
+            // The expected PSN is missing: NAK it, so the requester sends it again with what
+            // is held back behind it.
             q.counters.count_drop(roce_drop::ooo_held_back);
+            ooo_nak_hole(q, r.epsn, now);
             return rsp_verdict::dropped;
         }
-        if (!(q.attr.access & access_remote_write) || in.reth == nullptr ||
-            in.reth->dma_len != in.payload.size())
-            return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
-        if (!in.payload.empty()) {
-            const remote_memory m = d.place_write(q, in.reth->rkey, in.reth->va, in.reth->dma_len);
-            if (m.where == nullptr)
-                return fatal(q, psn, aeth_nak_code::remote_access_error, d,
-                             wc_status::wr_flush_err);
-            std::memcpy(m.where, in.payload.data(), in.payload.size());
-        }
+        if (m.where != nullptr) std::memcpy(m.where, in.payload.data(), in.payload.size());
         deferred_completion& c = o.deferred[psn & o.mask];
         c.pending = true;
         c.message_end = true;

@@ -58,23 +58,37 @@ constexpr std::uint64_t barrett_poly = 0x1db710641, barrett_mu = 0x1f7011641;
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
 }
 
+// 16 bytes at p + at, also stored at out + at when copying.
+template <bool copy>
+[[gnu::target("pclmul,sse4.1"), gnu::always_inline]] inline __m128i take16(const std::uint8_t* p,
+                                                                           std::uint8_t* out,
+                                                                           std::size_t at) {
+    const __m128i v = load16(p + at);
+    if constexpr (copy) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + at), v);
+    return v;
+}
+
+// Folds n bytes at p; with `copy`, stores each loaded vector at out too, so the bytes are read
+// once for both.
+template <bool copy>
 [[gnu::target("pclmul,sse4.1")]] std::uint32_t crc32_fold(std::uint32_t state,
-                                                          const std::uint8_t* p, std::size_t n) {
-    __m128i x1 = _mm_xor_si128(load16(p), _mm_cvtsi32_si128(static_cast<int>(state)));
-    __m128i x2 = load16(p + 16), x3 = load16(p + 32), x4 = load16(p + 48);
-    p += 64;
-    n -= 64;
+                                                          const std::uint8_t* p, std::size_t n,
+                                                          std::uint8_t* out = nullptr) {
+    __m128i x1 = _mm_xor_si128(take16<copy>(p, out, 0), _mm_cvtsi32_si128(static_cast<int>(state)));
+    __m128i x2 = take16<copy>(p, out, 16), x3 = take16<copy>(p, out, 32),
+            x4 = take16<copy>(p, out, 48);
+    std::size_t at = 64;
     const __m128i k512 = _mm_set_epi64x(fold_512_hi, fold_512_lo);
-    for (; n >= 64; p += 64, n -= 64) {
-        x1 = fold_into(x1, k512, load16(p));
-        x2 = fold_into(x2, k512, load16(p + 16));
-        x3 = fold_into(x3, k512, load16(p + 32));
-        x4 = fold_into(x4, k512, load16(p + 48));
+    for (; n - at >= 64; at += 64) {
+        x1 = fold_into(x1, k512, take16<copy>(p, out, at));
+        x2 = fold_into(x2, k512, take16<copy>(p, out, at + 16));
+        x3 = fold_into(x3, k512, take16<copy>(p, out, at + 32));
+        x4 = fold_into(x4, k512, take16<copy>(p, out, at + 48));
     }
     const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
     x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
-    for (; n >= 16; p += 16, n -= 16)
-        x1 = fold_into(x1, k128, load16(p));
+    for (; n - at >= 16; at += 16)
+        x1 = fold_into(x1, k128, take16<copy>(p, out, at));
     // 128 to 64 bits (appending the 32 zero bits a CRC's register implies), then 64 to 32.
     x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k128, 0x10));
     const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
@@ -106,11 +120,27 @@ std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> da
 #if defined(__x86_64__)
     if (data.size() >= 64 && cpu_folds) {
         const std::size_t folded = data.size() & ~std::size_t{15};
-        state = crc32_fold(state, data.data(), folded);
+        state = crc32_fold<false>(state, data.data(), folded);
         data = data.subspan(folded);
     }
 #endif
     return crc32_update_table(state, data);
+}
+
+std::uint32_t crc32_copy(std::uint32_t state, std::uint8_t* dst, const std::uint8_t* src,
+                         std::size_t n) noexcept {
+#if defined(__x86_64__)
+    if (n >= 64 && cpu_folds) {
+        const std::size_t folded = n & ~std::size_t{15};
+        state = crc32_fold<true>(state, src, folded, dst);
+        src += folded;
+        dst += folded;
+        n -= folded;
+    }
+#endif
+    if (n == 0) return state;
+    std::memcpy(dst, src, n);
+    return crc32_update_table(state, std::span(src, n));
 }
 
 std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8_t> data) noexcept {

@@ -28,6 +28,10 @@ std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> da
 std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
 // Whether crc32_update folds with PCLMULQDQ on this CPU.
 bool crc32_folds() noexcept;
+// Copies n bytes from src to dst (which must not overlap) and folds them into the CRC state in
+// the same pass, reading each byte once: memcpy(dst, src, n), then crc32_update(state, src..n).
+std::uint32_t crc32_copy(std::uint32_t state, std::uint8_t* dst, const std::uint8_t* src,
+                         std::size_t n) noexcept;
 inline std::uint32_t crc32_finish(std::uint32_t state) noexcept {
     return ~state;
 }

@@ -1,10 +1,12 @@
-// Writes the golden packets as a libFuzzer seed corpus: fuzz_seeds {uet|roce|frame} DIR
+// Writes the golden packets as a libFuzzer seed corpus: fuzz_seeds {uet|roce|frame|roce_engine}
+// DIR. The roce_engine corpus also holds the traffic of an engine pair, recorded as its input.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
 
 #include "golden.hpp"
+#include "roce_fuzz.hpp"
 #include "wire/frame.hpp"
 
 namespace {
@@ -23,11 +25,33 @@ std::span<const std::uint8_t> udp_payload_of(const std::vector<std::uint8_t>& fr
     return view.l4_payload;
 }
 
+// The first rounds of the fuzzer's own engine pair, in its input format: each round's frames to
+// B, then those to A, replayed without mending (the ICRC and addresses are the engines' own).
+std::vector<std::uint8_t> engine_capture(std::uint8_t mode, int rounds) {
+    using namespace uet::roce::fuzz;
+    fuzz_pair fp(mode);
+    std::vector<std::vector<std::uint8_t>> to_b, to_a;
+    fp.p.ab.capture = &to_b;
+    fp.p.ba.capture = &to_a;
+    fp.p.step();  // the harness carries this round itself
+    std::vector<std::uint8_t> input{mode};
+    for (int r = 0; r < rounds; ++r) {
+        to_b.clear();
+        to_a.clear();
+        fp.p.step(50'000);
+        for (const auto& f : to_b)
+            append_record(input, 0, f);
+        for (const auto& f : to_a)
+            append_record(input, record_to_a, f);
+    }
+    return input;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s {uet|roce|frame} DIR\n", argv[0]);
+        std::fprintf(stderr, "usage: %s {uet|roce|frame|roce_engine} DIR\n", argv[0]);
         return 2;
     }
     const std::string kind = argv[1], dir = argv[2];
@@ -42,6 +66,16 @@ int main(int argc, char** argv) {
             write_file(dir, s.name, s.bytes);
         for (const auto& s : uet::golden::roce_frames())
             write_file(dir, s.name, s.bytes);
+    } else if (kind == "roce_engine") {
+        using namespace uet::roce::fuzz;
+        for (const std::uint8_t mode : {mode_mend, std::uint8_t(mode_mend | mode_out_of_order)})
+            for (const auto& s : uet::golden::roce_frames()) {
+                std::vector<std::uint8_t> input{mode};
+                append_record(input, record_carry, s.bytes);
+                write_file(dir, s.name + (mode & mode_out_of_order ? "_ooo" : "_gbn"), input);
+            }
+        write_file(dir, "engine_gbn", engine_capture(0, 3));
+        write_file(dir, "engine_ooo", engine_capture(mode_out_of_order, 3));
     } else {
         std::fprintf(stderr, "unknown corpus %s\n", kind.c_str());
         return 2;

@@ -3,13 +3,16 @@
 // the receive path makes of frames that are not what they claim.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <deque>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "roce_engine/engine.hpp"
 #include "roce_link.hpp"
 #include "roce_memory.hpp"
-#include "roce_test_qp.hpp"
+#include "roce_pair.hpp"
 #include "roce_workload.hpp"
 #include "wire/frame.hpp"
 #include "wire/ipv4.hpp"
@@ -23,29 +26,6 @@ using uet::psn_t;
 using uet::tx_frame;
 using uet::wire::mac_address;
 
-// QP `a` on engine A and `b` on B, brought to RTS facing each other.
-void connect_pair(engine& A, qpn_t a, std::uint32_t a_ip, mac_address a_mac, engine& B, qpn_t b,
-                  std::uint32_t b_ip, mac_address b_mac) {
-    const auto side = [](engine& e, qpn_t self, qpn_t peer, std::uint32_t peer_ip,
-                         mac_address peer_mac, psn_t sq, psn_t rq) {
-        qp_attr at;
-        at.access = access_remote_write | access_remote_read | access_remote_atomic;
-        at.mtu = path_mtu::mtu_1024;
-        at.dest_qpn = peer;
-        at.peer_ip = peer_ip;
-        at.peer_mac = peer_mac;
-        at.sq_psn = sq;
-        at.rq_psn = rq;
-        at.max_rd_atomic = at.max_dest_rd_atomic = 8;
-        at.min_rnr_timer = 1;
-        at.timeout = 5;  // 131 us
-        test::connect_with(
-            [&](const qp_attr& x, std::uint32_t mask) { return e.modify_qp(self, x, mask); }, at);
-    };
-    side(A, a, b, b_ip, b_mac, 0xfffff0, 0x123456);
-    side(B, b, a, a_ip, a_mac, 0x123456, 0xfffff0);
-}
-
 class roce_engine_pair : public ::testing::TestWithParam<std::tuple<retransmit_mode, double>> {};
 
 TEST_P(roce_engine_pair, a_mix_of_work_completes_over_frames) {
@@ -56,7 +36,7 @@ TEST_P(roce_engine_pair, a_mix_of_work_completes_over_frames) {
     const qpn_t a = A.create_qp(), b = B.create_qp();
     ASSERT_NE(a, 0u);
     ASSERT_NE(b, 0u);
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     test::workload work(mem_b);
     std::mt19937_64 rng(11);
     work.generate(200, rng, 6000);
@@ -113,7 +93,7 @@ TEST(roce_engine, dcqcn_answers_marks_with_cnps_and_paces_the_sender) {
     ca.dcqcn_params.line_rate_gbps = cb.dcqcn_params.line_rate_gbps = 10;
     engine A(ca, mem_a), B(cb, mem_b);
     const qpn_t a = A.create_qp(), b = B.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     const std::uint32_t rkey = mem_b.add_region(1 << 20, access_remote_write);
     std::vector<std::uint8_t> buf(1 << 20, 5);
     send_wr w;
@@ -149,7 +129,7 @@ TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);
     engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem_b);
     const qpn_t a = A.create_qp(), b = B.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     std::vector<std::uint8_t> buf(100, 1);
     send_wr w;
     w.opcode = wr_opcode::write;
@@ -185,13 +165,112 @@ TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     EXPECT_EQ(wc[0].status, wc_status::wr_flush_err);
 }
 
+// Out-of-order mode: a NAK that ends the connection acknowledges the PSNs before its own, so
+// the work requests before the bad one complete, even when the bad one arrived ahead of a hole.
+TEST(roce_engine, out_of_order_error_naks_acknowledge_what_came_before) {
+    engine_pair p(retransmit_mode::out_of_order);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8192, access_remote_write);
+    std::vector<std::uint8_t> buf(4096, 3);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(1, wr_opcode::write, buf.data(), 3000, rkey)),
+              post_error::none);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(2, wr_opcode::write, buf.data(), 100, rkey + 9)),
+              post_error::none);
+    // The first packet is lost: the bad WRITE arrives ahead of a hole.
+    bool dropped = false;
+    p.ab.drop_if = [&](std::span<const std::uint8_t>) { return !std::exchange(dropped, true); };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 2));
+    EXPECT_EQ(done[0].status, wc_status::success);
+    EXPECT_EQ(done[1].status, wc_status::rem_access_err);
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::ooo_held_back), 1u);
+    EXPECT_EQ(std::memcmp(p.mem_b.regions[rkey - 1].bytes.data(), buf.data(), 3000), 0);
+}
+
+TEST(roce_engine, out_of_order_rnr_naks_acknowledge_what_came_before) {
+    qp_attr at_a = pair_attr();
+    at_a.rnr_retry = 0;
+    engine_pair p(retransmit_mode::out_of_order, at_a);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8192, access_remote_write);
+    std::vector<std::uint8_t> buf(100, 3);
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(1, wr_opcode::write, buf.data(), 100, rkey)),
+              post_error::none);
+    // No receive is posted for the SEND.
+    ASSERT_EQ(p.A.post_send(p.a, make_wr(2, wr_opcode::send, buf.data(), 100)), post_error::none);
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 2));
+    EXPECT_EQ(done[0].status, wc_status::success);
+    EXPECT_EQ(done[1].status, wc_status::rnr_retry_exc_err);
+}
+
+// Out-of-order mode holds back SENDs beyond a hole; one loss brings them all back at once (the
+// responder NAKs the hole, the requester resends it with everything held back behind it),
+// not one local ACK timeout per packet.
+TEST(roce_engine, out_of_order_one_loss_brings_back_what_was_held_back) {
+    engine_pair p(retransmit_mode::out_of_order);
+    ASSERT_TRUE(p.connected);
+    std::vector<std::uint8_t> buf(2000, 9);
+    std::deque<std::vector<std::uint8_t>> receives;
+    for (std::uint64_t i = 0; i < 16; ++i) {
+        auto& rb = receives.emplace_back(2000);
+        p.mem_b.receives.push_back({rb.data(), 2000, 0, i});
+        ASSERT_EQ(p.A.post_send(p.a, make_wr(i, wr_opcode::send, buf.data(), 2000)),
+                  post_error::none);
+    }
+    bool dropped = false;
+    p.ab.drop_if = [&](std::span<const std::uint8_t>) { return !std::exchange(dropped, true); };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, 16));
+    for (const work_completion& c : done)
+        EXPECT_EQ(c.status, wc_status::success);
+    ASSERT_EQ(p.mem_b.arrivals.size(), 16u);
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::ooo_held_back), 31u);
+    EXPECT_LE(p.qa().counters.timeouts, 1u);
+    EXPECT_EQ(p.qa().counters.go_back_rounds, 0u);
+}
+
+// An atomic whose answer is lost keeps its max_rd_atomic credit until it is acknowledged, so
+// the responder, which keeps that many results, still has its answer when it is asked again.
+TEST(roce_engine, a_lost_atomic_answer_is_answered_again_from_the_responders_results) {
+    engine_pair p(retransmit_mode::go_back_n);
+    ASSERT_TRUE(p.connected);
+    const std::uint32_t rkey = p.mem_b.add_region(8, access_remote_atomic);
+    std::vector<std::uint64_t> originals(64);
+    for (std::uint64_t i = 0; i < originals.size(); ++i) {
+        send_wr w = make_wr(i, wr_opcode::fetch_add, reinterpret_cast<std::uint8_t*>(&originals[i]),
+                            8, rkey);
+        w.compare_add = 1;
+        ASSERT_EQ(p.A.post_send(p.a, w), post_error::none);
+    }
+    // The first atomic's answer is lost three times over.
+    constexpr std::size_t opcode_at = 14 + 20 + 8, psn_at = opcode_at + 9;
+    int lost = 0;
+    p.ba.drop_if = [&](std::span<const std::uint8_t> f) {
+        const bool first_answer =
+            f[opcode_at] ==
+                static_cast<std::uint8_t>(uet::wire::roce_opcode::rc_atomic_acknowledge) &&
+            f[psn_at] == 0xff && f[psn_at + 1] == 0xff && f[psn_at + 2] == 0xf0;
+        return first_answer && lost++ < 3;
+    };
+    std::vector<work_completion> done;
+    ASSERT_TRUE(p.run_until_done(done, originals.size()));
+    for (std::size_t i = 0; i < done.size(); ++i) {
+        EXPECT_EQ(done[i].status, wc_status::success) << i;
+        EXPECT_EQ(originals[i], i);
+    }
+    EXPECT_EQ(lost, 4);
+    EXPECT_EQ(p.mem_b.atomics_run, originals.size());
+    EXPECT_EQ(p.qb().counters.dropped(roce_drop::atomic_dup_evicted), 0u);
+}
+
 TEST(roce_engine, frames_that_lie_are_counted_and_dropped) {
     memory_target mem;
     engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem);
     const qpn_t b = B.create_qp();
     engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem);
     const qpn_t a = A.create_qp();
-    connect_pair(A, a, ip_a, mac_a, B, b, ip_b, mac_b);
+    ASSERT_TRUE(connect_pair(A, a, B, b));
     std::vector<std::uint8_t> rb(64);
     mem.receives.push_back({rb.data(), 64, 0, 1});
 

@@ -2,6 +2,7 @@
 // the CRC-32/ICRC (known answers from a ConnectX-4 Lx capture and the scapy RoCE test), whole
 // packets built by build_roce_frame, and the pcap writer.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <array>
 #include <cstdint>
@@ -332,6 +333,29 @@ TEST(crc32, folding_matches_the_table_path) {
             << "offset " << off << " length " << len;
     }
     std::printf("crc32 folds with PCLMULQDQ on this CPU: %s\n", crc32_folds() ? "yes" : "no");
+}
+
+// Copying while summing gives memcpy's bytes and crc32_update's state for every length, source
+// and destination alignment and starting state, and writes nothing outside the destination.
+TEST(crc32, copy_matches_memcpy_then_crc32) {
+    std::mt19937_64 rng(11);
+    std::vector<std::uint8_t> src(10000);
+    for (auto& b : src)
+        b = static_cast<std::uint8_t>(rng());
+    std::vector<std::uint8_t> dst(10000 + 128);
+    for (int i = 0; i < 3000; ++i) {
+        const std::size_t from = rng() % 64, to = rng() % 64;
+        const std::size_t len = i < 300 ? static_cast<std::size_t>(i) : rng() % 9900;
+        const auto state = static_cast<std::uint32_t>(rng());
+        std::fill(dst.begin(), dst.end(), 0xee);
+        const auto piece = std::span(src).subspan(from, len);
+        ASSERT_EQ(crc32_copy(state, dst.data() + to, piece.data(), len), crc32_update(state, piece))
+            << "from " << from << " to " << to << " length " << len;
+        ASSERT_TRUE(std::equal(piece.begin(), piece.end(), dst.begin() + to)) << len;
+        ASSERT_TRUE(std::all_of(dst.begin(), dst.begin() + to, [](auto b) { return b == 0xee; }));
+        ASSERT_TRUE(
+            std::all_of(dst.begin() + to + len, dst.end(), [](auto b) { return b == 0xee; }));
+    }
 }
 
 // A RoCEv2 CNP captured on a Mellanox ConnectX-4 Lx, as published in scapy's
