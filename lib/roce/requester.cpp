@@ -252,6 +252,19 @@ bool next_request(qp& q, std::uint64_t now, req_packet& out, req_stop& stop) noe
     return true;
 }
 
+bool can_send_new(const qp& q) noexcept {
+    const requester_state& r = q.req;
+    const swqe* w = q.sq.next_unsent();
+    if (w == nullptr) return false;
+    const std::int32_t in_flight = psn_distance(r.una, r.next_psn);
+    if (in_flight >= static_cast<std::int32_t>(q.limits.max_outstanding)) return false;
+    if (w->started) return true;
+    if (q.out_of_order() && w->wr.opcode == wr_opcode::read &&
+        in_flight + w->npkts > q.limits.max_outstanding)
+        return false;
+    return !w->needs_response() || r.rd_atomic_in_flight < q.attr.max_rd_atomic;
+}
+
 void resend_from(qp& q, psn_t psn, resend_cause cause, std::uint64_t now) noexcept {
     if (!q.out_of_order()) {
         go_back(q, psn, cause);

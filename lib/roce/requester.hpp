@@ -56,6 +56,10 @@ const char* to_string(req_stop s) noexcept;
 
 // The next packet to send at `now`, or false with the reason in `stop`.
 bool next_request(qp& q, std::uint64_t now, req_packet& out, req_stop& stop) noexcept;
+// Whether next_request() has a new packet (not a resend) to give: a work request not all sent,
+// room in the window and, for one not started that needs an answer, a READ/atomic credit. The
+// RNR wait and the QP's state are the caller's to check.
+bool can_send_new(const qp& q) noexcept;
 
 // Go-back-N: every PSN from `from` up to the last sent is sent again, in order, before anything
 // new. A READ whose responses are partly in is asked again from `from`, for the rest.

@@ -60,6 +60,9 @@ class send_queue {
     }
     // The oldest WQE not yet segmented in full; nullptr when every WQE is.
     swqe* next_unsent() noexcept { return unsent_ == tail_ ? nullptr : &ring_[unsent_ & mask_]; }
+    const swqe* next_unsent() const noexcept {
+        return unsent_ == tail_ ? nullptr : &ring_[unsent_ & mask_];
+    }
     void segmented() noexcept { ++unsent_; }
     bool all_segmented() const noexcept { return unsent_ == tail_; }
 

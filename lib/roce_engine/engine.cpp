@@ -323,7 +323,9 @@ bool engine::has_work(const qp& q) const noexcept {
     if (data_stopped_ || paced(cc, now_)) return false;  // next_deadline() gives the pace's time
     if (q.rsp.jobs_queued() != 0) return true;
     if (!requester_ready(q.attr.state) || q.req.rnr_until != 0) return false;
-    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail || !q.sq.all_segmented();
+    // New data only while the window and the READ/atomic credits let it go: else the next event
+    // is an acknowledgement or a timer, and the engine must not spin on work it cannot do.
+    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail || can_send_new(q);
 }
 
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {

@@ -3,6 +3,7 @@
 // the receive path makes of frames that are not what they claim.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <deque>
 #include <random>
@@ -163,6 +164,30 @@ TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     ASSERT_EQ(A.poll_completions(wc), 1u);
     EXPECT_EQ(wc[0].wr_id, 9u);
     EXPECT_EQ(wc[0].status, wc_status::wr_flush_err);
+}
+
+// A QP whose window is full has nothing to send until an acknowledgement comes: the engine's
+// next deadline is its timer, not now, so a poll loop does not spin on it (nor a simulation stall
+// at one instant).
+TEST(roce_engine, a_full_window_is_no_work_to_do) {
+    for (const auto mode : {retransmit_mode::go_back_n, retransmit_mode::out_of_order}) {
+        engine_pair p(mode);
+        ASSERT_TRUE(p.connected);
+        const std::uint32_t rkey = p.mem_b.add_region(1 << 20, access_remote_write);
+        std::vector<std::uint8_t> buf(256 * 1024, 7);
+        // 256 packets of 1024 bytes each, twice the window of 128.
+        ASSERT_EQ(p.A.post_send(p.a, make_wr(1, wr_opcode::write, buf.data(), 256 * 1024, rkey)),
+                  post_error::none);
+        std::array<tx_frame, 32> out{};
+        std::size_t sent = 0;
+        for (std::size_t n; (n = p.A.transmit(0, out)) > 0;)
+            sent += n;
+        EXPECT_EQ(sent, 128u);
+        EXPECT_GT(p.A.next_deadline(), 0u) << to_string(mode);
+        std::vector<work_completion> done;
+        ASSERT_TRUE(p.run_until_done(done, 1));
+        EXPECT_EQ(done[0].status, wc_status::success);
+    }
 }
 
 // Out-of-order mode: a NAK that ends the connection acknowledges the PSNs before its own, so
