@@ -18,6 +18,12 @@
 
 namespace uet {
 
+// The protocol an endpoint speaks on the wire.
+enum class transport : std::uint8_t {
+    uet,      // Ultra Ethernet Transport (PDS and SES)
+    roce_rc,  // RoCEv2 reliable-connected queue pairs
+};
+
 // How the endpoint's packets are delivered (UET PDS modes).
 enum class delivery : std::uint8_t {
     rud,   // reliable, unordered (default)
@@ -186,7 +192,7 @@ struct recv_work {
 };
 
 namespace detail {
-struct endpoint_impl;
+struct endpoint_base;
 }
 
 class endpoint {
@@ -274,7 +280,7 @@ class endpoint {
 
   private:
     friend class domain;
-    std::shared_ptr<detail::endpoint_impl> impl_;
+    std::shared_ptr<detail::endpoint_base> impl_;
 };
 
 }  // namespace uet
