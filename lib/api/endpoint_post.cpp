@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/roce_endpoint.hpp"
 #include "api/unsignaled_inline.hpp"
 
 namespace uet {
@@ -435,6 +436,8 @@ errc cannot_post(const std::shared_ptr<detail::endpoint_base>& impl, op_flags f)
 std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context,
                                op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, false, 0, context, false, silent(flags));
     return uet_of(*impl_).post_send(to, buf, false, 0, context, false, silent(flags));
 }
 
@@ -442,6 +445,8 @@ std::error_code endpoint::send_list(peer_addr to, std::span<const send_work> lis
                                     std::size_t& posted) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send_list(to, list, false, posted);
     return uet_of(*impl_).post_send_list(to, list, false, posted);
 }
 
@@ -449,6 +454,8 @@ std::error_code endpoint::tsend_list(peer_addr to, std::span<const send_work> li
                                      std::size_t& posted) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send_list(to, list, true, posted);
     return uet_of(*impl_).post_send_list(to, list, true, posted);
 }
 
@@ -456,6 +463,9 @@ std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_add
                                op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     if (silent(flags)) return errc::invalid_argument;  // a receive always has its entry
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv(buf, false, 0, 0, context, from,
+                                            has_flag(flags, op_flags::multi_recv));
     return uet_of(*impl_).post_recv(buf, false, 0, 0, context, from,
                                     has_flag(flags, op_flags::multi_recv));
 }
@@ -464,6 +474,8 @@ std::error_code endpoint::recv_list(std::span<const recv_work> list, std::size_t
                                     peer_addr from) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv_list(list, false, from, posted);
     return uet_of(*impl_).post_recv_list(list, false, from, posted);
 }
 
@@ -471,34 +483,48 @@ std::error_code endpoint::trecv_list(std::span<const recv_work> list, std::size_
                                      peer_addr from) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv_list(list, true, from, posted);
     return uet_of(*impl_).post_recv_list(list, true, from, posted);
 }
 
 std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, false, 0, nullptr, true, false);
     return uet_of(*impl_).post_send(to, buf, false, 0, nullptr, true, false);
 }
 
 std::error_code endpoint::tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
                                 void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, true, tag, context, false, silent(flags));
     return uet_of(*impl_).post_send(to, buf, true, tag, context, false, silent(flags));
 }
 
 std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
                                 void* context, peer_addr from) {
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv(buf, true, tag, ignore, context, from, false);
     return uet_of(*impl_).post_recv(buf, true, tag, ignore, context, from);
 }
 
 std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag) {
     if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, true, tag, nullptr, true, false);
     return uet_of(*impl_).post_send(to, buf, true, tag, nullptr, true, false);
 }
 
 std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
                                 std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::write, to, buf.data(), nullptr,
+                                           buf.size(), offset, key, false, 0, context,
+                                           silent(flags));
     return uet_of(*impl_).post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(),
                                    offset, key, false, 0, context, silent(flags));
 }
@@ -507,6 +533,10 @@ std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> bu
                                      std::uint64_t offset, std::uint64_t key, std::uint64_t data,
                                      void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::write, to, buf.data(), nullptr,
+                                           buf.size(), offset, key, true, data, context,
+                                           silent(flags));
     return uet_of(*impl_).post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(),
                                    offset, key, true, data, context, silent(flags));
 }
@@ -514,6 +544,10 @@ std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> bu
 std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
                                std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::read, from, nullptr, buf.data(),
+                                           buf.size(), offset, key, false, 0, context,
+                                           silent(flags));
     return uet_of(*impl_).post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(),
                                    offset, key, false, 0, context, silent(flags));
 }
@@ -522,6 +556,9 @@ std::error_code endpoint::atomic(peer_addr to, atomic_op op, atomic_type type,
                                  std::span<const std::byte> operand, std::uint64_t offset,
                                  std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, op, type, operand, {}, nullptr, false, false,
+                                              offset, key, context, silent(flags));
     return uet_of(*impl_).post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
                                       context, silent(flags));
 }
@@ -531,6 +568,9 @@ std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type t
                                        std::span<std::byte> result, std::uint64_t offset,
                                        std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, op, type, operand, result, nullptr, true, false,
+                                              offset, key, context, silent(flags));
     return uet_of(*impl_).post_atomic(to, op, type, operand, result, nullptr, true, false, offset,
                                       key, context, silent(flags));
 }
@@ -542,6 +582,10 @@ std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
                                          std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     if (compare.size() != size_of(type)) return errc::invalid_argument;
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, atomic_op::swap, type, swap, result,
+                                              compare.data(), true, true, offset, key, context,
+                                              silent(flags));
     return uet_of(*impl_).post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true,
                                       true, offset, key, context, silent(flags));
 }
