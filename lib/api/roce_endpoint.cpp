@@ -261,6 +261,15 @@ peer_addr roce_endpoint::peer_of(std::uint32_t ip) const noexcept {
     return it == av->by_ip.end() ? any_peer : static_cast<peer_addr>(it->second);
 }
 
+peer_addr roce_endpoint::peer_of(const roce::qp& q) noexcept {
+    const auto it = connections_.find(q.qpn);
+    if (it == connections_.end()) return peer_of(q.attr.peer_ip);
+    // A peer that connected before the application put it in the address vector is found there
+    // once it is.
+    if (it->second.peer == any_peer) it->second.peer = peer_of(q.attr.peer_ip);
+    return it->second.peer;
+}
+
 void roce_endpoint::close() noexcept {
     if (!eng_) return;
     // Connected QPs say goodbye (DREQ) while frames still flow.

@@ -149,6 +149,8 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     std::uint32_t take_unexpected_slot(const roce_header& h, peer_addr from);
     void free_unexpected(std::uint32_t slot) noexcept;
     peer_addr peer_of(std::uint32_t ip) const noexcept;
+    // The address-vector entry of the QP's peer, or any_peer.
+    peer_addr peer_of(const roce::qp& q) noexcept;
     std::uint8_t* staged(std::uint32_t index, std::size_t bytes);
 
     std::unique_ptr<roce::engine> eng_;  // null once closed

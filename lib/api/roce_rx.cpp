@@ -78,8 +78,7 @@ bool roce_endpoint::take_receive(roce::qp& q, std::span<const std::uint8_t> firs
         out = {nullptr, 0, roce_header_bytes, cookie_of(cookie_kind::discard, 0)};
         return true;
     }
-    const auto c = connections_.find(q.qpn);
-    const peer_addr from = c != connections_.end() ? c->second.peer : peer_of(q.attr.peer_ip);
+    const peer_addr from = peer_of(q);
     const std::uint32_t source = roce_source_of(from);
     const std::uint32_t node = posted_.find_first(
         h.tagged, [&](std::uint32_t i) { return ops_[i].rule.matches(h.tagged, h.tag, source); });
@@ -175,8 +174,7 @@ void roce_endpoint::remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t le
         completion_flags::rma | completion_flags::remote_write | completion_flags::remote_cq_data;
     c.len = length;
     c.data = imm;
-    const auto it = connections_.find(q.qpn);
-    c.from = it != connections_.end() ? it->second.peer : peer_of(q.attr.peer_ip);
+    c.from = peer_of(q);
     cq->push_unreserved(c);
 }
 

@@ -271,6 +271,27 @@ TEST_F(roce, a_send_longer_than_its_receive_is_truncated) {
     EXPECT_EQ(s.prov_errno, 9);  // IBV_WC_REM_INV_REQ_ERR
 }
 
+// A peer that connected before the target put it in its address vector is named once it is.
+TEST(roce_peers, a_peer_added_after_it_connected_is_matched_by_source) {
+    world w{clean_fabric(), 1, roce_rc()};
+    auto other_av = w.dom.open_av().value();
+    auto cq = w.dom.open_cq(64).value();
+    auto target = w.dom.open_endpoint(roce_rc(), cq, other_av).value();
+    const peer_addr to = w.av.insert(target.address()).value();
+    auto data = pattern(50, 1);
+    std::vector<std::byte> got(50);
+    ASSERT_FALSE(target.recv(got, nullptr));
+    ASSERT_FALSE(w.eps[0].send(to, as_bytes_of(data), nullptr));
+    EXPECT_EQ(wait_ok(cq).from, any_peer);
+    const peer_addr sender = other_av.insert(w.eps[0].address()).value();
+    ASSERT_FALSE(target.recv(got, nullptr, sender));
+    ASSERT_FALSE(w.eps[0].send(to, as_bytes_of(data), nullptr));
+    EXPECT_EQ(wait_ok(cq).from, sender);
+    EXPECT_EQ(got, data);
+    for (int i = 0; i < 2; ++i)
+        wait_ok(w.cqs[0]);
+}
+
 TEST(roce_errors, no_receive_and_no_room_is_no_match) {
     endpoint_attr a = roce_rc();
     a.max_unexpected = 0;
