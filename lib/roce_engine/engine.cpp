@@ -300,6 +300,20 @@ bool engine::paced(qp_cc* cc, std::uint64_t now) const noexcept {
     return cc != nullptr && cc->rp.limited() && cc->rp.next_send_ns(now) > now;
 }
 
+namespace {
+
+// Whether the requester can send a new packet now: what next_request stops on otherwise (the
+// window full, or READs and atomics at max_rd_atomic) frees up only when responses arrive.
+bool new_request_ready(const qp& q) noexcept {
+    const swqe* w = const_cast<send_queue&>(q.sq).next_unsent();
+    if (w == nullptr || psn_distance(q.req.una, q.req.next_psn) >=
+                            static_cast<std::int32_t>(q.limits.max_outstanding))
+        return false;
+    return w->started || !w->needs_response() || q.req.rd_atomic_in_flight < q.attr.max_rd_atomic;
+}
+
+}  // namespace
+
 bool engine::has_work(const qp& q) const noexcept {
     qp_cc* cc = cc_[slot_of(q)].get();
     if (q.rsp.ack_due || q.ooo.nak_head != q.ooo.nak_tail || (cc != nullptr && cc->cnp_due))
@@ -307,7 +321,7 @@ bool engine::has_work(const qp& q) const noexcept {
     if (data_stopped_ || paced(cc, now_)) return false;  // next_deadline() gives the pace's time
     if (q.rsp.jobs_queued() != 0) return true;
     if (!requester_ready(q.attr.state) || q.req.rnr_until != 0) return false;
-    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail || !q.sq.all_segmented();
+    return q.req.resending() || q.ooo.resend_head != q.ooo.resend_tail || new_request_ready(q);
 }
 
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
