@@ -44,6 +44,8 @@ enum hello_field : std::size_t {
     f_key,
     f_region,
     f_multi_recv,  // after the region: a HELLO without it (0) means plain receives
+    f_transport,   // a HELLO without them (0) means UET
+    f_roce_mode,
 };
 
 }  // namespace
@@ -145,6 +147,8 @@ ctrl_msg make_hello(const settings& s, const endpoint_address& client, std::uint
     m.v[f_key] = key;
     m.v[f_region] = region_bytes;
     m.v[f_multi_recv] = s.multi_recv;
+    m.v[f_transport] = static_cast<std::uint64_t>(s.transport);
+    m.v[f_roce_mode] = static_cast<std::uint64_t>(s.roce_mode);
     return m;
 }
 
@@ -160,7 +164,7 @@ std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
         v[f_bidir] > 1 || v[f_job] > 0xffffff || v[f_mode] > 3 || v[f_cc] > 2 || v[f_lb] > 3 ||
         v[f_pdcs] == 0 || v[f_pdcs] > 16 || v[f_verify] > 1 || v[f_client_ip] > 0xffffffffu ||
         v[f_client_port] > 0xffff || v[f_region] > (std::uint64_t{1} << 32) ||
-        v[f_multi_recv] > 1) {
+        v[f_multi_recv] > 1 || v[f_transport] > 1 || v[f_roce_mode] > 1) {
         error = "malformed HELLO (a setting out of range)";
         return std::nullopt;
     }
@@ -181,6 +185,8 @@ std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
     h.s.verify = v[f_verify];
     h.s.corrupt_iteration = v[f_corrupt];
     h.s.multi_recv = v[f_multi_recv];
+    h.s.transport = static_cast<transport>(v[f_transport]);
+    h.s.roce_mode = static_cast<roce_mode>(v[f_roce_mode]);
     h.client.ip = static_cast<std::uint32_t>(v[f_client_ip]);
     h.client.port = static_cast<std::uint16_t>(v[f_client_port]);
     h.key = v[f_key];
@@ -222,7 +228,8 @@ std::string compare_settings(const settings& c, const settings& s) {
         differ(d, "--pdcs", num(c.pdcs), num(s.pdcs)) ||
         differ(d, "--verify", on_off(c.verify), on_off(s.verify)) ||
         differ(d, "--corrupt", num(c.corrupt_iteration), num(s.corrupt_iteration)) ||
-        differ(d, "--multi-recv", on_off(c.multi_recv), on_off(s.multi_recv)))
+        differ(d, "--multi-recv", on_off(c.multi_recv), on_off(s.multi_recv)) ||
+        differ(d, "--transport", transport_name(c), transport_name(s)))
         return "settings differ: " + d;
     return {};
 }

@@ -10,6 +10,11 @@
 
 namespace uet::perf {
 
+std::string transport_name(const settings& s) {
+    if (s.transport == transport::uet) return "UET";
+    return s.roce_mode == roce_mode::go_back_n ? "RoCEv2 RC go-back-N" : "RoCEv2 RC out-of-order";
+}
+
 namespace {
 
 struct test_names {
@@ -77,6 +82,10 @@ constexpr std::array<std::pair<std::string_view, delivery>, 4> modes{{{"rud", de
                                                                       {"rod", delivery::rod},
                                                                       {"rudi", delivery::rudi},
                                                                       {"uud", delivery::uud}}};
+constexpr std::array<std::pair<std::string_view, transport>, 2> transports{
+    {{"uet", transport::uet}, {"roce", transport::roce_rc}}};
+constexpr std::array<std::pair<std::string_view, roce_mode>, 2> roce_modes{
+    {{"gbn", roce_mode::go_back_n}, {"ooo", roce_mode::out_of_order}}};
 constexpr std::array<std::pair<std::string_view, congestion_control>, 3> ccs{
     {{"none", congestion_control::none},
      {"nscc", congestion_control::nscc},
@@ -229,6 +238,12 @@ bool parser::uet_option(std::string_view opt, std::string_view v) {
         if (!pick(v, lbs, s.lb))
             return fail("--lb must be static, oblivious, bitmap or reps, not '" + std::string(v) +
                         "'");
+    } else if (opt == "--transport") {
+        if (!pick(v, transports, s.transport))
+            return fail("--transport must be uet or roce, not '" + std::string(v) + "'");
+    } else if (opt == "--roce-mode") {
+        if (!pick(v, roce_modes, s.roce_mode))
+            return fail("--roce-mode must be gbn or ooo, not '" + std::string(v) + "'");
     } else if (opt == "--provider") {
         if (v != "pipe" && v != "dpdk")
             return fail("--provider must be pipe or dpdk, not '" + std::string(v) + "'");
@@ -292,7 +307,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 33> valued{"-s",          "--size",
+        static constexpr std::array<std::string_view, 35> valued{"-s",          "--size",
                                                                  "-n",          "--iters",
                                                                  "-D",          "--duration",
                                                                  "-t",          "--tx-depth",
@@ -308,7 +323,8 @@ bool parser::option(std::string_view arg) {
                                                                  "--ack-every", "-Q",
                                                                  "--cq-mod",    "-l",
                                                                  "--post_list", "--recv_post_list",
-                                                                 "--pcap"};
+                                                                 "--pcap",      "--transport",
+                                                                 "--roce-mode"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -388,6 +404,16 @@ bool parser::check() {
                         "not take: give -s below " +
                         std::to_string(multi_recv_below) +
                         (size_given_ ? "" : " (the default -s is 65536)"));
+    }
+    if (s.transport == transport::roce_rc) {
+        // What means nothing on RC queue pairs (endpoint_attr's refusals, said with options).
+        if (s.multi_recv) return fail("--multi-recv: roce_rc has no multi-receive buffers");
+        if (s.mode != delivery::rud) return fail("--mode: RoCE RC is reliable and ordered");
+        if (s.pdcs != 1) return fail("--pdcs: roce_rc uses one queue pair per peer");
+        if (!s.ack_answers) return fail("--no-ack-answers applies to UET only");
+        if (s.cc == congestion_control::rccc) return fail("--cc rccc applies to UET only");
+        if (s.lb == path_policy::oblivious || s.lb == path_policy::bitmap)
+            return fail("--lb: roce_rc keeps each queue pair on one path (static)");
     }
     if (s.provider == "dpdk" && s.dev.empty())
         return fail("--dev is required with the dpdk provider (or use --provider pipe)");
@@ -547,6 +573,8 @@ std::string usage() {
            "                     buffers posted (FI_MULTI_RECV), many messages each, instead of\n"
            "                     a receive per message; -s below 65536 (-a: plain receives\n"
            "                     from 65536 up)\n"
+           "  --transport T      uet (default) or roce: RoCEv2 RC queue pairs, one per peer\n"
+           "  --roce-mode M      with roce: gbn (go-back-N, the default) or ooo (out-of-order)\n"
            "  --stats            endpoint counters at the end\n"
            "  --time-stages      --stats with the port's time per frame by stage (dpdk)\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"

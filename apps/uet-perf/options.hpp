@@ -68,6 +68,10 @@ struct settings {
     // messages, instead of one receive per message. Sizes of multi_recv_below and above fall
     // back to plain receives (see multi_recv_for in traffic.hpp).
     bool multi_recv = false;
+    // --transport roce: RoCEv2 RC queue pairs (endpoint_attr::transport roce_rc), in the
+    // retransmission mode of --roce-mode.
+    uet::transport transport = uet::transport::uet;
+    uet::roce_mode roce_mode = uet::roce_mode::go_back_n;
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead
@@ -118,6 +122,10 @@ struct settings {
     // The message sizes of the run, in order.
     std::vector<std::uint64_t> sizes() const;
 };
+
+// The transport of a run as the header and a settings mismatch name it: "UET", "RoCEv2 RC
+// go-back-N" or "RoCEv2 RC out-of-order".
+std::string transport_name(const settings& s);
 
 struct parse_result {
     settings s;

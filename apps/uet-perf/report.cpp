@@ -104,7 +104,8 @@ std::string settings_block(const settings& s, const run_info& info) {
                 title_of(s.test).data());
     o += format(" Provider        : %-16s Device         : %s\n", info.provider.c_str(),
                 info.device.c_str());
-    o += format(" Number of PDCs  : %-16u Transport type : UET\n", s.pdcs);
+    o +=
+        format(" Number of PDCs  : %-16u Transport type : %s\n", s.pdcs, transport_name(s).c_str());
     o += format(" Delivery mode   : %-16s Congestion ctl : %s\n", upper(name_of(s.mode)).c_str(),
                 std::string(name_of(s.cc)).c_str());
     o += format(" Load balancing  : %-16s Job (-p)       : %u\n",
@@ -163,7 +164,7 @@ std::string to_json(const settings& s, const run_info& info, std::span<const bw_
     o += "\"Device\": " + json_string(info.device) + ",\n";
     o += "\"Provider\": " + json_string(info.provider) + ",\n";
     o += format("\"Number_of_qps\": %u,\n", s.pdcs);
-    o += "\"Transport_type\": \"UET\",\n";
+    o += "\"Transport_type\": " + json_string(transport_name(s)) + ",\n";
     o += "\"Connection_type\": " + json_string(upper(name_of(s.mode))) + ",\n";
     o += "\"Congestion_control\": " + json_string(name_of(s.cc)) + ",\n";
     o += "\"Load_balancing\": " + json_string(name_of(s.lb)) + ",\n";

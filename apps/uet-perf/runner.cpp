@@ -186,6 +186,8 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     a.lb = s.lb;
     a.parallel_pdcs = s.pdcs;
     a.answers_in_acks = s.ack_answers;
+    a.transport = s.transport;
+    a.roce.mode = s.roce_mode;
     return a;
 }
 

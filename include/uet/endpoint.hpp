@@ -18,6 +18,29 @@
 
 namespace uet {
 
+// The protocol an endpoint speaks on the wire.
+enum class transport : std::uint8_t {
+    uet,      // Ultra Ethernet Transport (PDS and SES)
+    roce_rc,  // RoCEv2 reliable-connected queue pairs
+};
+
+// How a roce_rc endpoint's queue pairs recover lost packets; both ends must agree (the
+// connection is refused otherwise).
+enum class roce_mode : std::uint8_t {
+    go_back_n,     // a loss is repaired by sending everything after it again (what NICs do)
+    out_of_order,  // packets are placed as they arrive; only the missing ones are sent again
+};
+
+// A roce_rc endpoint's queue-pair attributes (ibv_qp_attr's, with its codes).
+struct roce_attr {
+    roce_mode mode = roce_mode::go_back_n;
+    std::uint8_t ack_timeout = 14;    // local ACK timeout: 4.096 us x 2^ack_timeout (0..31)
+    std::uint8_t retry_cnt = 7;       // timeouts without progress before retry_limit (0..7)
+    std::uint8_t rnr_retry = 7;       // receiver-not-ready retries before no_match; 7 = forever
+    std::uint8_t min_rnr_timer = 1;   // the wait a sender is asked for after RNR (IBTA code)
+    std::uint8_t max_rd_atomic = 16;  // READs and atomics in flight per queue pair (1..16)
+};
+
 // How the endpoint's packets are delivered (UET PDS modes).
 enum class delivery : std::uint8_t {
     rud,   // reliable, unordered (default)
@@ -74,6 +97,12 @@ struct endpoint_attr {
     // Errors, read data and fetched values still go as response messages. Peers understand
     // both; false sends every answer as a message (for comparison).
     bool answers_in_acks = true;
+    // The protocol on the wire. roce_rc: RoCEv2 reliable-connected queue pairs, one per peer,
+    // connected on the first post to it (docs/api.md, "RoCEv2"). It refuses the fields above
+    // that mean nothing there (mode, parallel_pdcs, answers_in_acks, the deferrable and
+    // rendezvous thresholds) when they are set away from their defaults.
+    uet::transport transport = uet::transport::uet;
+    roce_attr roce{};  // roce_rc only
 };
 
 struct endpoint_counters {
@@ -186,7 +215,7 @@ struct recv_work {
 };
 
 namespace detail {
-struct endpoint_impl;
+struct endpoint_base;
 }
 
 class endpoint {
@@ -274,7 +303,7 @@ class endpoint {
 
   private:
     friend class domain;
-    std::shared_ptr<detail::endpoint_impl> impl_;
+    std::shared_ptr<detail::endpoint_base> impl_;
 };
 
 }  // namespace uet

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/endpoint_base.hpp"
 #include "api/multi_recv.hpp"
 #include "api/op_pool.hpp"
 #include "api/peer_map.hpp"
@@ -120,7 +121,7 @@ struct domain_impl {
     std::unordered_map<std::uint64_t, std::uint32_t> network_handles;
 };
 
-struct endpoint_impl final : delivery_target {
+struct endpoint_impl final : endpoint_base, delivery_target {
     endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr, const engine_config& ec);
 
@@ -149,7 +150,9 @@ struct endpoint_impl final : delivery_target {
                                 const std::byte* compare, bool fetching, bool cas,
                                 std::uint64_t offset, std::uint64_t key, void* context,
                                 bool silent);
-    void close() noexcept;
+    void close() noexcept override;
+    frame_engine* frames() noexcept override { return eng.get(); }
+    void add_engine_counters(endpoint_counters& c) const noexcept override;
 
     // ---- initiator machinery (endpoint_post.cpp; fail in endpoint.cpp) ----
     // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
@@ -190,8 +193,10 @@ struct endpoint_impl final : delivery_target {
     ses_fields request_fields(wire::ses_opcode opcode) const noexcept;
 
     // ---- what arrives (endpoint_rx.cpp) ----
-    bool process();                   // engine completions and messages; true if anything happened
-    bool process(std::uint64_t now);  // process() at `now`, the network's time read by the caller
+    // Engine completions and messages; true if anything happened. process(now): at `now`, the
+    // network's time read by the caller.
+    bool process() override;
+    bool process(std::uint64_t now) override;
 
     // endpoint::send_list / tsend_list.
     std::error_code post_send_list(peer_addr to, std::span<const send_work> list, bool tagged,
@@ -219,16 +224,9 @@ struct endpoint_impl final : delivery_target {
     void deliver_held(std::uint32_t recv, received_message& m, bool answered);
     void retry_stalled();
 
-    std::shared_ptr<domain_impl> domain;
-    std::shared_ptr<cq_impl> cq;
-    std::shared_ptr<av_impl> av;
-    endpoint_attr attr;
     delivery_mode mode;
-    endpoint_address address;
     std::uint32_t mtu;
     std::unique_ptr<engine> eng;  // null once closed
-    endpoint_counters counters{};
-    std::uint64_t silent_completions = 0;  // op_flags::no_completion operations ended well
     unsignaled_sends unsignaled;
 
     op_pool ops;
@@ -244,9 +242,13 @@ struct endpoint_impl final : delivery_target {
     // Scratch for poll_received: a member, as a local array its 16 entries were constructed
     // on every process() call (~80 stores a poll).
     std::vector<received_message> received;
-    std::uint64_t now = 0;  // the network's clock, read once per process()
     request_tracker requests;
 };
+
+// The UET endpoint behind a public endpoint of kind transport::uet.
+inline endpoint_impl& uet_of(endpoint_base& b) noexcept {
+    return static_cast<endpoint_impl&>(b);
+}
 
 // How long an acknowledged request may wait for its answer: well past the time the target's
 // engine needs to give up retransmitting the answer (rto_max x retries). Only an answer that

@@ -55,12 +55,9 @@ engine_config with_placement(engine_config c, endpoint_impl* ep) {
 endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                              std::shared_ptr<av_impl> a, const endpoint_attr& at,
                              const engine_config& ec)
-    : domain(std::move(d)),
-      cq(std::move(c)),
-      av(std::move(a)),
-      attr(at),
+    : endpoint_base(transport::uet, std::move(d), std::move(c), std::move(a), at,
+                    endpoint_address{ec.ip, ec.udp_port}),
       mode(engine_mode(at.mode)),
-      address{ec.ip, ec.udp_port},
       mtu(ec.mtu_payload),
       eng(std::make_unique<engine>(with_placement(ec, this))),
       ops(at.tx_depth + at.rx_depth, at.inject_size),
@@ -164,20 +161,23 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
 
 }  // namespace
 
+void detail::endpoint_impl::add_engine_counters(endpoint_counters& c) const noexcept {
+    if (!eng) return;
+    const engine_counters& e = eng->counters();
+    c.pdcs_opened = e.pdcs_opened;
+    c.pdcs_failed = e.pdcs_failed;
+    c.target_pdcs_opened = e.target_pdcs_opened;
+    c.answers_in_acks = e.answers_in_acks;
+    c.answers_as_messages = e.answers_as_messages;
+    c.answered_by_ack = e.answered_by_ack;
+    c.delivered_directly = e.taken_single_packet;
+    fill_pds_counters(e, c);
+}
+
 endpoint_counters endpoint::counters() const noexcept {
     if (!impl_) return {};
     endpoint_counters c = impl_->counters;
-    if (impl_->eng) {
-        const engine_counters& e = impl_->eng->counters();
-        c.pdcs_opened = e.pdcs_opened;
-        c.pdcs_failed = e.pdcs_failed;
-        c.target_pdcs_opened = e.target_pdcs_opened;
-        c.answers_in_acks = e.answers_in_acks;
-        c.answers_as_messages = e.answers_as_messages;
-        c.answered_by_ack = e.answered_by_ack;
-        c.delivered_directly = e.taken_single_packet;
-        fill_pds_counters(e, c);
-    }
+    impl_->add_engine_counters(c);
     return c;
 }
 
@@ -186,7 +186,7 @@ std::uint64_t endpoint::silent_completions() const noexcept {
 }
 
 bool endpoint::is_open() const noexcept {
-    return impl_ && impl_->eng;
+    return impl_ && impl_->frames() != nullptr;
 }
 
 void endpoint::close() noexcept {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "api/api_impl.hpp"
+#include "api/roce_endpoint.hpp"
 #include "api/unsignaled_inline.hpp"
 
 namespace uet {
@@ -425,7 +426,7 @@ bool silent(op_flags f) noexcept {
 }
 // Why an initiator operation cannot be posted before its arguments are read: a closed endpoint,
 // or a receive's flag.
-errc cannot_post(const std::shared_ptr<detail::endpoint_impl>& impl, op_flags f) noexcept {
+errc cannot_post(const std::shared_ptr<detail::endpoint_base>& impl, op_flags f) noexcept {
     if (!impl) return errc::endpoint_closed;
     return has_flag(f, op_flags::multi_recv) ? errc::invalid_argument : errc{};
 }
@@ -435,94 +436,131 @@ errc cannot_post(const std::shared_ptr<detail::endpoint_impl>& impl, op_flags f)
 std::error_code endpoint::send(peer_addr to, std::span<const std::byte> buf, void* context,
                                op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_send(to, buf, false, 0, context, false, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, false, 0, context, false, silent(flags));
+    return uet_of(*impl_).post_send(to, buf, false, 0, context, false, silent(flags));
 }
 
 std::error_code endpoint::send_list(peer_addr to, std::span<const send_work> list,
                                     std::size_t& posted) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send_list(to, list, false, posted);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send_list(to, list, false, posted);
+    return uet_of(*impl_).post_send_list(to, list, false, posted);
 }
 
 std::error_code endpoint::tsend_list(peer_addr to, std::span<const send_work> list,
                                      std::size_t& posted) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send_list(to, list, true, posted);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send_list(to, list, true, posted);
+    return uet_of(*impl_).post_send_list(to, list, true, posted);
 }
 
 std::error_code endpoint::recv(std::span<std::byte> buf, void* context, peer_addr from,
                                op_flags flags) {
     if (!impl_) return errc::endpoint_closed;
     if (silent(flags)) return errc::invalid_argument;  // a receive always has its entry
-    return impl_->post_recv(buf, false, 0, 0, context, from, has_flag(flags, op_flags::multi_recv));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv(buf, false, 0, 0, context, from,
+                                            has_flag(flags, op_flags::multi_recv));
+    return uet_of(*impl_).post_recv(buf, false, 0, 0, context, from,
+                                    has_flag(flags, op_flags::multi_recv));
 }
 
 std::error_code endpoint::recv_list(std::span<const recv_work> list, std::size_t& posted,
                                     peer_addr from) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_recv_list(list, false, from, posted);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv_list(list, false, from, posted);
+    return uet_of(*impl_).post_recv_list(list, false, from, posted);
 }
 
 std::error_code endpoint::trecv_list(std::span<const recv_work> list, std::size_t& posted,
                                      peer_addr from) {
     posted = 0;
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_recv_list(list, true, from, posted);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv_list(list, true, from, posted);
+    return uet_of(*impl_).post_recv_list(list, true, from, posted);
 }
 
 std::error_code endpoint::inject(peer_addr to, std::span<const std::byte> buf) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, false, 0, nullptr, true, false);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, false, 0, nullptr, true, false);
+    return uet_of(*impl_).post_send(to, buf, false, 0, nullptr, true, false);
 }
 
 std::error_code endpoint::tsend(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag,
                                 void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_send(to, buf, true, tag, context, false, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, true, tag, context, false, silent(flags));
+    return uet_of(*impl_).post_send(to, buf, true, tag, context, false, silent(flags));
 }
 
 std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
                                 void* context, peer_addr from) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_recv(buf, true, tag, ignore, context, from);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).recv(buf, true, tag, ignore, context, from, false);
+    return uet_of(*impl_).post_recv(buf, true, tag, ignore, context, from);
 }
 
 std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag) {
     if (!impl_) return errc::endpoint_closed;
-    return impl_->post_send(to, buf, true, tag, nullptr, true, false);
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).send(to, buf, true, tag, nullptr, true, false);
+    return uet_of(*impl_).post_send(to, buf, true, tag, nullptr, true, false);
 }
 
 std::error_code endpoint::write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,
                                 std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
-                           false, 0, context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::write, to, buf.data(), nullptr,
+                                           buf.size(), offset, key, false, 0, context,
+                                           silent(flags));
+    return uet_of(*impl_).post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(),
+                                   offset, key, false, 0, context, silent(flags));
 }
 
 std::error_code endpoint::write_data(peer_addr to, std::span<const std::byte> buf,
                                      std::uint64_t offset, std::uint64_t key, std::uint64_t data,
                                      void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(), offset, key,
-                           true, data, context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::write, to, buf.data(), nullptr,
+                                           buf.size(), offset, key, true, data, context,
+                                           silent(flags));
+    return uet_of(*impl_).post_rma(detail::op_kind::write, to, buf.data(), nullptr, buf.size(),
+                                   offset, key, true, data, context, silent(flags));
 }
 
 std::error_code endpoint::read(peer_addr from, std::span<std::byte> buf, std::uint64_t offset,
                                std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(), offset,
-                           key, false, 0, context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).rma(detail::op_kind::read, from, nullptr, buf.data(),
+                                           buf.size(), offset, key, false, 0, context,
+                                           silent(flags));
+    return uet_of(*impl_).post_rma(detail::op_kind::read, from, nullptr, buf.data(), buf.size(),
+                                   offset, key, false, 0, context, silent(flags));
 }
 
 std::error_code endpoint::atomic(peer_addr to, atomic_op op, atomic_type type,
                                  std::span<const std::byte> operand, std::uint64_t offset,
                                  std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
-                              context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, op, type, operand, {}, nullptr, false, false,
+                                              offset, key, context, silent(flags));
+    return uet_of(*impl_).post_atomic(to, op, type, operand, {}, nullptr, false, false, offset, key,
+                                      context, silent(flags));
 }
 
 std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type type,
@@ -530,8 +568,11 @@ std::error_code endpoint::fetch_atomic(peer_addr to, atomic_op op, atomic_type t
                                        std::span<std::byte> result, std::uint64_t offset,
                                        std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
-    return impl_->post_atomic(to, op, type, operand, result, nullptr, true, false, offset, key,
-                              context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, op, type, operand, result, nullptr, true, false,
+                                              offset, key, context, silent(flags));
+    return uet_of(*impl_).post_atomic(to, op, type, operand, result, nullptr, true, false, offset,
+                                      key, context, silent(flags));
 }
 
 std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
@@ -541,8 +582,12 @@ std::error_code endpoint::compare_atomic(peer_addr to, atomic_type type,
                                          std::uint64_t key, void* context, op_flags flags) {
     if (const errc e = cannot_post(impl_, flags); e != errc{}) return e;
     if (compare.size() != size_of(type)) return errc::invalid_argument;
-    return impl_->post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true, true,
-                              offset, key, context, silent(flags));
+    if (impl_->kind == transport::roce_rc) [[unlikely]]
+        return detail::roce_of(*impl_).atomic(to, atomic_op::swap, type, swap, result,
+                                              compare.data(), true, true, offset, key, context,
+                                              silent(flags));
+    return uet_of(*impl_).post_atomic(to, atomic_op::swap, type, swap, result, compare.data(), true,
+                                      true, offset, key, context, silent(flags));
 }
 
 }  // namespace uet

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "api/api_impl.hpp"
+#include "api/roce_endpoint.hpp"
 #include "core/ring_index.hpp"
 
 namespace uet {
@@ -288,8 +289,24 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
     }
     auto& f = *impl_->fabric;
     engine_config c = detail::engine_config_for(attr, f.attr.mtu);
-    if (auto ec = f.net->prepare(c)) return ec;
-    auto ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
+    std::shared_ptr<detail::endpoint_base> ep;
+    if (attr.transport == transport::roce_rc) {
+        if (const std::string why = detail::roce_refusal(attr); !why.empty()) {
+            detail::set_last_error(why);
+            return errc::invalid_argument;
+        }
+        if (auto ec = f.net->prepare(c)) return ec;
+        ep = std::make_shared<detail::roce_endpoint>(impl_, cq.impl_, av.impl_, attr,
+                                                     detail::roce_config_for(c, attr, f.attr.mtu));
+    } else if (attr.transport == transport::uet) {
+        if (auto ec = f.net->prepare(c)) return ec;
+        ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
+    } else {
+        detail::set_last_error("endpoint_attr.transport " +
+                               std::to_string(static_cast<int>(attr.transport)) +
+                               " is neither uet nor roce_rc");
+        return errc::invalid_argument;
+    }
     f.net->attach(*ep);
     endpoint e;
     e.impl_ = std::move(ep);

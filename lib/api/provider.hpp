@@ -20,7 +20,7 @@
 
 namespace uet::detail {
 
-struct endpoint_impl;
+struct endpoint_base;
 
 class network {
   public:
@@ -30,9 +30,10 @@ class network {
     // seed, timers). An error (with set_last_error) when no further endpoint can join.
     virtual std::error_code prepare(engine_config& c) = 0;
     // The endpoint's engine exists: frames start to flow. detach: they stop (before the
-    // engine goes away).
-    virtual void attach(endpoint_impl& ep) = 0;
-    virtual void detach(endpoint_impl& ep) noexcept = 0;
+    // engine goes away). Any transport's endpoint: the network moves the frames of
+    // ep.frames() and calls ep.process().
+    virtual void attach(endpoint_base& ep) = 0;
+    virtual void detach(endpoint_base& ep) noexcept = 0;
     // An endpoint starts talking to ip: a network that resolves addresses may start now.
     virtual void on_new_peer(std::uint32_t /*ip*/) noexcept {}
     // One progress step of every attached endpoint; false when nothing is left to do anywhere.

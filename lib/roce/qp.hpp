@@ -72,6 +72,7 @@ struct responder_state {
     std::uint32_t received = 0;        // bytes of the open SEND so far
     std::uint8_t* write_at = nullptr;  // the open WRITE's cursor
     std::uint32_t write_left = 0;
+    std::uint32_t write_length = 0;  // the open WRITE's DMA length (for remote_data)
     // The acknowledgement to send: cumulative, so a later one replaces an earlier one.
     bool ack_due = false;
     psn_t ack_psn = 0;

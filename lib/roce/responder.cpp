@@ -234,7 +234,7 @@ rsp_verdict take_in_order(qp& q, const req_in& in, psn_t psn, const op_shape& s,
                                  wc_status::wr_flush_err);
                 r.open = open_message::write;
                 r.write_at = m.where;
-                r.write_left = in.reth->dma_len;
+                r.write_left = r.write_length = in.reth->dma_len;
             }
             if (len > r.write_left || (s.last && len != r.write_left))
                 return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
@@ -242,7 +242,7 @@ rsp_verdict take_in_order(qp& q, const req_in& in, psn_t psn, const op_shape& s,
             r.write_at += len;
             r.write_left -= len;
             if (s.last) {
-                if (s.imm) d.remote_data(q, in.imm, 0);
+                if (s.imm) d.remote_data(q, in.imm, r.write_length);
                 r.open = open_message::none;
                 ++r.msn;
             }

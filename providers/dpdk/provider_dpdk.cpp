@@ -63,8 +63,8 @@ class dpdk_network final : public network {
     bool open_capture() { return attr_.capture_file.empty() || capture_.open(attr_.capture_file); }
 
     std::error_code prepare(engine_config& c) override;
-    void attach(endpoint_impl& ep) override;
-    void detach(endpoint_impl& ep) noexcept override;
+    void attach(endpoint_base& ep) override;
+    void detach(endpoint_base& ep) noexcept override;
     void poll_frames_only();
     static bool process_endpoint(void* ep, std::uint64_t now);
     void on_new_peer(std::uint32_t ip) noexcept override;
@@ -87,7 +87,7 @@ class dpdk_network final : public network {
     fabric_attr attr_;
     dpdk_settings s_;
     std::unique_ptr<host::net_port> port_;
-    endpoint_impl* ep_ = nullptr;
+    endpoint_base* ep_ = nullptr;
     std::unique_ptr<host::engine_handler> handler_;
     std::unique_ptr<host::host_stack> host_;
     wire::pcap_writer capture_;
@@ -197,11 +197,11 @@ void dpdk_network::poll_frames_only() {
 }
 
 bool dpdk_network::process_endpoint(void* ep, std::uint64_t now) {
-    return static_cast<endpoint_impl*>(ep)->process(now);
+    return static_cast<endpoint_base*>(ep)->process(now);
 }
 
-void dpdk_network::attach(endpoint_impl& ep) {
-    handler_ = std::make_unique<host::engine_handler>(*ep.eng);
+void dpdk_network::attach(endpoint_base& ep) {
+    handler_ = std::make_unique<host::engine_handler>(*ep.frames());
     host::host_config hc;
     hc.iface = {port_->mac(), s_.ip, s_.prefix_len, s_.gateway};
     hc.neighbors.max_frame = std::max<std::size_t>(9216, port_->caps().max_frame);
@@ -227,14 +227,15 @@ void dpdk_network::attach(endpoint_impl& ep) {
     ep_ = &ep;
 }
 
-void dpdk_network::detach(endpoint_impl& ep) noexcept {
+void dpdk_network::detach(endpoint_base& ep) noexcept {
     if (&ep != ep_) return;
     // What the engine already owes its peers (acknowledgements, with the answers they carry)
     // leaves before the engine goes; otherwise a peer whose request was acknowledged would wait
     // for an answer that never comes. Control frames only: the memory of the messages still
     // queued may be gone already (their operations end canceled). Bounded: a few bursts.
-    if (ep.eng) ep.eng->stop_data();
-    for (int i = 0; i < 64 && ep.eng && ep.eng->next_deadline() <= dpdk::now_ns(); ++i)
+    frame_engine* e = ep.frames();
+    if (e) e->stop_data();
+    for (int i = 0; i < 64 && e && e->next_deadline() <= dpdk::now_ns(); ++i)
         poll_frames_only();
     stop_endpoint();
 }

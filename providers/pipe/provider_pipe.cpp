@@ -47,14 +47,14 @@ class pipe_network final : public network {
         return {};
     }
 
-    void attach(endpoint_impl& ep) override {
+    void attach(endpoint_base& ep) override {
         // Each endpoint's link draws from its own seed, so adding one does not change the others.
         const std::uint64_t seed = attr_.seed * 0x9e3779b97f4a7c15ull + nodes_.size() + 1;
         nodes_.push_back(std::make_unique<node>(
             node{&ep, pipe::link(impairments_of(attr_.impairments), seed, 16384, 9216)}));
     }
 
-    void detach(endpoint_impl& ep) noexcept override {
+    void detach(endpoint_base& ep) noexcept override {
         const std::uint32_t index = ep.address.ip - base_ip;
         if (index < nodes_.size()) nodes_[index]->ep = nullptr;
     }
@@ -65,7 +65,7 @@ class pipe_network final : public network {
 
   private:
     struct node {
-        endpoint_impl* ep = nullptr;
+        endpoint_base* ep = nullptr;
         pipe::link ingress;
     };
     std::uint64_t next_event() const noexcept;
@@ -91,8 +91,9 @@ class pipe_network final : public network {
 void pipe_network::receive_due(node& n) {
     std::size_t k = 0;
     const auto flush = [&] {
-        if (k != 0 && n.ep && n.ep->eng)
-            n.ep->eng->receive_burst(std::span(rx_burst_.data(), k), now_);
+        if (k != 0 && n.ep)
+            if (frame_engine* e = n.ep->frames())
+                e->receive_burst(std::span(rx_burst_.data(), k), nullptr, now_);
         k = 0;
     };
     n.ingress.receive(now_, [&](std::span<const std::uint8_t> f) {
@@ -124,7 +125,8 @@ std::uint64_t pipe_network::next_event() const noexcept {
     std::uint64_t t = pipe::link::none;
     for (const auto& n : nodes_) {
         t = std::min(t, n->ingress.next_arrival());
-        if (n->ep && n->ep->eng) t = std::min(t, n->ep->eng->next_deadline());
+        if (const frame_engine* e = n->ep ? n->ep->frames() : nullptr)
+            t = std::min(t, e->next_deadline());
     }
     return t;
 }
@@ -136,7 +138,7 @@ bool pipe_network::step() {
         // multi-receive buffer's entries) are no event of the network's: look at them again.
         bool any = false;
         for (std::size_t i = 0; i < nodes_.size(); ++i)
-            if (endpoint_impl* ep = nodes_[i]->ep) any |= ep->process();
+            if (endpoint_base* ep = nodes_[i]->ep) any |= ep->process();
         if (!any) return false;
     } else {
         now_ = std::max(now_, t);
@@ -144,21 +146,22 @@ bool pipe_network::step() {
             receive_due(*n);
         // What arrived is answered before anything is sent, so the answers ride in the ACKs.
         for (std::size_t i = 0; i < nodes_.size(); ++i)
-            if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
+            if (endpoint_base* ep = nodes_[i]->ep) ep->process();
     }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        endpoint_impl* ep = nodes_[i]->ep;
-        if (!ep || !ep->eng) continue;
+        endpoint_base* ep = nodes_[i]->ep;
+        frame_engine* e = ep ? ep->frames() : nullptr;
+        if (!e) continue;
         std::size_t n;
         do {
-            n = ep->eng->transmit(now_, frames_);
+            n = e->transmit(now_, frames_);
             for (std::size_t k = 0; k < n; ++k)
                 route(frames_[k].data);
         } while (n == frames_.size());
     }
     // Timers that fired in transmit() may have completed operations (a retry limit).
     for (std::size_t i = 0; i < nodes_.size(); ++i)
-        if (endpoint_impl* ep = nodes_[i]->ep) ep->process();
+        if (endpoint_base* ep = nodes_[i]->ep) ep->process();
     return true;
 }
 

@@ -1,0 +1,303 @@
+// The roce_rc endpoint's set-up, progress and end: its engine's configuration and the
+// attributes it refuses, work completions to completion entries (the wc_status table of
+// docs/api.md), connections coming and going, and close.
+#include "api/roce_endpoint.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace uet::detail {
+
+namespace {
+
+using roce::wc_status;
+
+constexpr std::uint16_t roce_udp_port = 4791;
+
+// The largest path MTU (an IB value) whose packets fit the fabric's payload MTU.
+roce::path_mtu path_mtu_for(std::uint32_t mtu) noexcept {
+    for (const roce::path_mtu m : {roce::path_mtu::mtu_4096, roce::path_mtu::mtu_2048,
+                                   roce::path_mtu::mtu_1024, roce::path_mtu::mtu_512})
+        if (static_cast<std::uint32_t>(m) <= mtu) return m;
+    return roce::path_mtu::mtu_256;
+}
+
+}  // namespace
+
+roce::engine_config roce_config_for(const engine_config& prepared, const endpoint_attr& attr,
+                                    std::uint32_t mtu) {
+    roce::engine_config c;
+    c.mac = prepared.mac;
+    c.ip = prepared.ip;
+    c.udp_port = roce_udp_port;
+    c.udp_checksum = prepared.udp_checksum;
+    c.seed = prepared.seed;
+    c.qp.sq_depth = static_cast<std::uint32_t>(attr.tx_depth);
+    c.qp.mode = attr.roce.mode == roce_mode::out_of_order ? roce::retransmit_mode::out_of_order
+                                                          : roce::retransmit_mode::go_back_n;
+    // The UET defaults (nscc) stand for the RoCE one: DCQCN.
+    c.dcqcn = attr.cc != congestion_control::none;
+    c.cm.job_id = attr.job_id;
+    c.cm.timeout_ns = std::max<std::uint64_t>(50'000, 8 * attr.base_rtt_ns);
+    c.cm.mtu = path_mtu_for(mtu);
+    c.cm.max_rd_atomic = attr.roce.max_rd_atomic;
+    c.cm.ack_timeout = attr.roce.ack_timeout;
+    c.cm.retry_cnt = attr.roce.retry_cnt;
+    c.cm.rnr_retry = attr.roce.rnr_retry;
+    c.cm.min_rnr_timer = attr.roce.min_rnr_timer;
+    return c;
+}
+
+std::string roce_refusal(const endpoint_attr& a) {
+    const endpoint_attr d;
+    const std::string on = " means nothing on transport roce_rc";
+    if (a.mode != d.mode) return "endpoint_attr.mode" + on + " (RC is reliable and ordered)";
+    if (a.parallel_pdcs != d.parallel_pdcs) return "endpoint_attr.parallel_pdcs" + on;
+    if (a.answers_in_acks != d.answers_in_acks) return "endpoint_attr.answers_in_acks" + on;
+    if (a.deferrable_threshold != d.deferrable_threshold)
+        return "endpoint_attr.deferrable_threshold" + on + " (no deferrable sends)";
+    if (a.rendezvous_threshold != d.rendezvous_threshold)
+        return "endpoint_attr.rendezvous_threshold" + on + " (no rendezvous)";
+    if (a.cc == congestion_control::rccc)
+        return "endpoint_attr.cc rccc is UET's: roce_rc takes none or dcqcn";
+    if (a.lb == path_policy::oblivious || a.lb == path_policy::bitmap)
+        return "endpoint_attr.lb: roce_rc keeps each QP on one path (static_path)";
+    if (a.roce.max_rd_atomic == 0 || a.roce.max_rd_atomic > roce::max_rd_atomic_limit)
+        return "endpoint_attr.roce.max_rd_atomic " + std::to_string(a.roce.max_rd_atomic) +
+               " is outside 1..16";
+    if (a.roce.retry_cnt > 7 || a.roce.rnr_retry > 7)
+        return "endpoint_attr.roce.retry_cnt and rnr_retry are 3-bit (0..7)";
+    if (a.roce.min_rnr_timer > 31 || a.roce.ack_timeout > 31)
+        return "endpoint_attr.roce.min_rnr_timer and ack_timeout are 5-bit (0..31)";
+    return {};
+}
+
+errc errc_of(wc_status s, bool connected) noexcept {
+    switch (s) {
+        case wc_status::success:
+            return {};
+        case wc_status::rem_access_err:
+            return errc::access_denied;
+        case wc_status::retry_exc_err:
+            return connected ? errc::retry_limit : errc::peer_unreachable;
+        case wc_status::rnr_retry_exc_err:
+            return errc::no_match;
+        case wc_status::wr_flush_err:
+            return errc::canceled;
+        case wc_status::loc_len_err:
+            return errc::truncated;
+        default:
+            return errc::remote_error;
+    }
+}
+
+std::string_view detail_of(wc_status s) noexcept {
+    return roce::to_string(s);
+}
+
+roce_endpoint::roce_endpoint(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
+                             std::shared_ptr<av_impl> a, const endpoint_attr& at,
+                             const roce::engine_config& rc)
+    : endpoint_base(transport::roce_rc, std::move(d), std::move(c), std::move(a), at,
+                    endpoint_address{rc.ip, rc.udp_port}),
+      eng_(std::make_unique<roce::engine>(rc, *this)),
+      ops_(at.tx_depth + at.rx_depth, 0),
+      staged_(at.tx_depth + at.rx_depth),
+      posted_(at.rx_depth),
+      unexpected_(at.max_unexpected),
+      wcs_(64) {
+    unexpected_free_.reserve(unexpected_.size());
+    for (std::size_t i = unexpected_.size(); i-- > 0;)
+        unexpected_free_.push_back(static_cast<std::uint32_t>(i));
+}
+
+roce_endpoint::~roce_endpoint() = default;
+
+void roce_endpoint::fail(op& o, errc e, int prov_errno, std::size_t olen) noexcept {
+    if (o.error != errc{}) return;
+    o.error = e;
+    o.prov_errno = prov_errno;
+    o.olen = olen;
+}
+
+void roce_endpoint::finish(std::uint32_t index) {
+    op& o = ops_[index];
+    const auto fill = [&](completion& c) {
+        fill_completion(o, c);
+        if (o.prov_errno != 0) c.detail = detail_of(static_cast<wc_status>(o.prov_errno));
+    };
+    if (o.inject) {
+        if (o.error != errc{}) {
+            completion c;
+            fill(c);
+            cq->push_unreserved(c);
+        }
+    } else if (o.silent && o.error == errc{}) {
+        cq->unreserve();
+        ++silent_completions;
+    } else {
+        fill(cq->push_reserved());
+    }
+    ops_.release(index);
+}
+
+void roce_endpoint::end_op(std::uint32_t index, wc_status status, bool connected,
+                           bool disconnected) {
+    op& o = ops_[index];
+    if (status != wc_status::success) {
+        errc e = errc_of(status, connected);
+        if (status == wc_status::wr_flush_err && disconnected) e = errc::peer_unreachable;
+        fail(o, e, static_cast<int>(status));
+    }
+    finish(index);
+}
+
+bool roce_endpoint::process() {
+    return process(domain->fabric->net->now());
+}
+
+bool roce_endpoint::process(std::uint64_t poll_now) {
+    if (!eng_) return false;
+    now = poll_now;
+    bool any = false;
+    for (auto& [qpn, c] : connections_)
+        if (c.established && !c.dead && !c.waiting.empty()) {
+            post_waiting(qpn, c);
+            any = true;
+        }
+    for (std::size_t n; (n = eng_->poll_completions(wcs_)) != 0;) {
+        any = true;
+        for (std::size_t i = 0; i < n; ++i)
+            on_completion(wcs_[i]);
+        if (n < wcs_.size()) break;
+    }
+    for (auto it = connections_.begin(); it != connections_.end();) {
+        connection& c = it->second;
+        retire_unsignaled(it->first, c);
+        if (!c.dead) {
+            ++it;
+            continue;
+        }
+        // A QP that failed before it carried anything: what waited for it fails with it.
+        while (!c.waiting.empty()) {
+            const std::uint32_t index = c.waiting.front();
+            c.waiting.pop_front();
+            fail(ops_[index], c.established ? errc::canceled : errc::peer_unreachable, 0);
+            finish(index);
+            any = true;
+        }
+        // Its completions are all out, and so is what the QP owes the peer (a NAK that tells
+        // why it failed): only then does it go, with a DREQ.
+        const roce::qp* q = eng_->find(it->first);
+        if (!c.posted.empty() || (q != nullptr && q->rsp.ack_due)) {
+            ++it;
+            continue;
+        }
+        eng_->destroy_qp(it->first);
+        it = connections_.erase(it);
+        any = true;
+    }
+    return any;
+}
+
+void roce_endpoint::on_completion(const roce::work_completion& wc) {
+    const auto it = connections_.find(wc.qp_num);
+    if (it == connections_.end()) return;
+    connection& c = it->second;
+    const auto index = static_cast<std::uint32_t>(wc.wr_id);
+    // Completions come in posting order: unsignaled work requests before this one ended well.
+    while (!c.posted.empty() && c.posted.front() != index) {
+        const std::uint32_t before = c.posted.front();
+        c.posted.pop_front();
+        end_op(before, wc_status::success, true, false);
+    }
+    if (c.posted.empty()) return;
+    c.posted.pop_front();
+    end_op(index, wc.status, c.established, c.disconnected);
+}
+
+void roce_endpoint::retire_unsignaled(roce::qpn_t qpn, connection& c) {
+    const roce::qp* q = eng_->find(qpn);
+    const std::size_t in_queue = q ? q->sq.size() : 0;
+    while (c.posted.size() > in_queue) {
+        const std::uint32_t index = c.posted.front();
+        c.posted.pop_front();
+        end_op(index, wc_status::success, true, false);
+    }
+}
+
+void roce_endpoint::on_qp_event(roce::qp& q, roce::qp_event e, std::uint16_t) {
+    auto it = connections_.find(q.qpn);
+    if (it == connections_.end()) {
+        // A peer connected to us: its QP carries our posts to it too, unless one of ours does.
+        if (e != roce::qp_event::established) return;
+        connection c;
+        c.peer = peer_of(q.attr.peer_ip);
+        it = connections_.emplace(q.qpn, std::move(c)).first;
+        if (it->second.peer != any_peer)
+            qp_of_peer_.try_emplace(static_cast<std::uint64_t>(it->second.peer), q.qpn);
+    }
+    connection& c = it->second;
+    switch (e) {
+        case roce::qp_event::established:
+            c.established = true;
+            break;
+        case roce::qp_event::disconnected:
+            c.disconnected = true;
+            [[fallthrough]];
+        case roce::qp_event::rejected:
+        case roce::qp_event::error:
+            c.dead = true;
+            // The next post to the peer connects a fresh QP.
+            if (const auto p = qp_of_peer_.find(static_cast<std::uint64_t>(c.peer));
+                p != qp_of_peer_.end() && p->second == q.qpn)
+                qp_of_peer_.erase(p);
+            break;
+    }
+}
+
+peer_addr roce_endpoint::peer_of(std::uint32_t ip) const noexcept {
+    const auto it = av->by_ip.find(ip);
+    return it == av->by_ip.end() ? any_peer : static_cast<peer_addr>(it->second);
+}
+
+peer_addr roce_endpoint::peer_of(const roce::qp& q) noexcept {
+    const auto it = connections_.find(q.qpn);
+    if (it == connections_.end()) return peer_of(q.attr.peer_ip);
+    // A peer that connected before the application put it in the address vector is found there
+    // once it is.
+    if (it->second.peer == any_peer) it->second.peer = peer_of(q.attr.peer_ip);
+    return it->second.peer;
+}
+
+void roce_endpoint::close() noexcept {
+    if (!eng_) return;
+    // Connected QPs say goodbye (DREQ) while frames still flow.
+    for (const auto& [qpn, c] : connections_)
+        eng_->destroy_qp(qpn);
+    domain->fabric->net->detach(*this);
+    eng_.reset();
+    connections_.clear();
+    qp_of_peer_.clear();
+    posted_.drain([](std::uint32_t) {});
+    for (std::uint32_t i = 0; i < ops_.size(); ++i) {
+        if (!ops_[i].in_use) continue;
+        fail(ops_[i], errc::canceled, 0);
+        finish(i);
+    }
+}
+
+void roce_endpoint::add_engine_counters(endpoint_counters& c) const noexcept {
+    if (!eng_) return;
+    const roce::engine_counters& e = eng_->counters();
+    c.packets_sent = e.frames_tx;
+    c.packets_received = e.frames_rx;
+    for (const auto r : e.rejects)
+        c.packets_dropped += r;
+    for (const auto d : e.drops)
+        c.packets_dropped += d;
+    c.pdcs_opened = eng_->cm().established;
+    c.pdcs_failed = eng_->cm().timeouts;
+}
+
+}  // namespace uet::detail
