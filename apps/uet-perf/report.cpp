@@ -127,10 +127,12 @@ std::string settings_block(const settings& s, const run_info& info) {
         o += format(" Duration        : %.3f[sec]\n", static_cast<double>(s.duration_ms) / 1000.0);
     o += " Data ex. method : uet (tagged control messages)\n";
     o += table_rule();
+    // RoCE carries a key's low 32 bits (the rkey, memory_region::rkey()); UET all 64.
+    const std::uint64_t shown = s.transport == uet::transport::roce_rc ? 0xffffffffu : ~0ull;
     o += format(" local address: %s job %u RKey 0x%08" PRIx64 "\n", info.local.c_str(), s.job_id,
-                info.local_key);
+                info.local_key & shown);
     o += format(" remote address: %s job %u RKey 0x%08" PRIx64 "\n", info.remote.c_str(), s.job_id,
-                info.remote_key);
+                info.remote_key & shown);
     o += table_rule();
     return o;
 }
