@@ -412,8 +412,12 @@ bool parser::check() {
         if (s.pdcs != 1) return fail("--pdcs: roce_rc uses one queue pair per peer");
         if (!s.ack_answers) return fail("--no-ack-answers applies to UET only");
         if (s.cc == congestion_control::rccc) return fail("--cc rccc applies to UET only");
-        if (s.lb == path_policy::oblivious || s.lb == path_policy::bitmap)
-            return fail("--lb: roce_rc keeps each queue pair on one path (static)");
+        if (s.lb == path_policy::bitmap)
+            return fail("--lb bitmap: roce_rc takes static, or oblivious with --roce-mode ooo");
+        if (s.lb == path_policy::oblivious && s.roce_mode != roce_mode::out_of_order)
+            return fail(
+                "--lb oblivious sprays packets, which go-back-N takes as losses: add "
+                "--roce-mode ooo");
     }
     if (s.provider == "dpdk" && s.dev.empty())
         return fail("--dev is required with the dpdk provider (or use --provider pipe)");

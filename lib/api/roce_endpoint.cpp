@@ -37,6 +37,8 @@ roce::engine_config roce_config_for(const engine_config& prepared, const endpoin
                                                           : roce::retransmit_mode::go_back_n;
     // The UET defaults (nscc) stand for the RoCE one: DCQCN.
     c.dcqcn = attr.cc != congestion_control::none;
+    // Oblivious spraying: the packets the target places by their own address each take a path.
+    c.spray = attr.lb == path_policy::oblivious;
     c.cm.job_id = attr.job_id;
     c.cm.timeout_ns = std::max<std::uint64_t>(50'000, 8 * attr.base_rtt_ns);
     c.cm.mtu = path_mtu_for(mtu);
@@ -60,8 +62,12 @@ std::string roce_refusal(const endpoint_attr& a) {
         return "endpoint_attr.rendezvous_threshold" + on + " (no rendezvous)";
     if (a.cc == congestion_control::rccc)
         return "endpoint_attr.cc rccc is UET's: roce_rc takes none or dcqcn";
-    if (a.lb == path_policy::oblivious || a.lb == path_policy::bitmap)
-        return "endpoint_attr.lb: roce_rc keeps each QP on one path (static_path)";
+    if (a.lb == path_policy::bitmap)
+        return "endpoint_attr.lb bitmap needs ECN echoed per packet, which RoCE's ACKs do not "
+               "carry: roce_rc takes static_path, or oblivious in out-of-order mode";
+    if (a.lb == path_policy::oblivious && a.roce.mode != roce_mode::out_of_order)
+        return "endpoint_attr.lb oblivious sprays packets over paths, which go-back-N takes as "
+               "losses: set endpoint_attr.roce.mode out_of_order";
     if (a.roce.max_rd_atomic == 0 || a.roce.max_rd_atomic > roce::max_rd_atomic_limit)
         return "endpoint_attr.roce.max_rd_atomic " + std::to_string(a.roce.max_rd_atomic) +
                " is outside 1..16";

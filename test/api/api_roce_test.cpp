@@ -2,7 +2,12 @@
 // requests on a queue pair connected on the first post; tagged matching, unexpected messages,
 // inject, post lists, unsignaled operations, the wc_status table, and the attributes refused.
 #include <array>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
 
 #include "api_helpers.hpp"
 
@@ -395,6 +400,64 @@ TEST(roce_modes, every_call_survives_loss_and_reordering) {
     }
 }
 
+// The UDP source ports of the RDMA WRITE_ONLY frames in a pcap capture (classic pcap, Ethernet,
+// IPv4 without options, RoCEv2 on 4791).
+std::set<std::uint16_t> write_only_source_ports(const std::string& path) {
+    std::set<std::uint16_t> ports;
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto at = [&](std::size_t i) { return static_cast<std::uint8_t>(bytes[i]); };
+    for (std::size_t off = 24; off + 16 <= bytes.size();) {
+        std::uint32_t len = 0;
+        std::memcpy(&len, &bytes[off + 8], 4);
+        const std::size_t f = off + 16;
+        off = f + len;
+        if (off > bytes.size() || len < 43 || at(f + 12) != 0x08 || at(f + 13) != 0x00) continue;
+        if ((at(f + 36) << 8 | at(f + 37)) != 4791) continue;
+        if (at(f + 42) == 0x0a)
+            ports.insert(static_cast<std::uint16_t>(at(f + 34) << 8 | at(f + 35)));
+    }
+    return ports;
+}
+
+// lb oblivious on roce_rc: refused with go-back-N; in out-of-order mode the WRITE packets leave
+// on many source ports (paths) and the data still lands whole; with static_path, on one.
+TEST(roce_attributes, oblivious_sprays_writes_in_out_of_order_mode_only) {
+    {
+        auto f = fabric::open(clean_fabric()).value();
+        auto d = f.open_domain().value();
+        auto av = d.open_av().value();
+        auto cq = d.open_cq(16).value();
+        endpoint_attr a = roce_rc();
+        a.lb = path_policy::oblivious;
+        EXPECT_FALSE(d.open_endpoint(a, cq, av));
+        EXPECT_NE(fabric::last_error().find("out_of_order"), std::string::npos)
+            << fabric::last_error();
+    }
+    for (const path_policy lb : {path_policy::oblivious, path_policy::static_path}) {
+        fabric_attr fa = clean_fabric();
+        fa.capture_file = ::testing::TempDir() + "api_roce_spray.pcap";
+        endpoint_attr a = roce_rc();
+        a.lb = lb;
+        a.roce.mode = roce_mode::out_of_order;
+        {
+            world w{fa, 2, a};
+            std::vector<std::byte> region(256 * 1024);
+            auto mr = w.dom.register_memory(region, access::remote_write, job).value();
+            const auto data = pattern(region.size(), 3);
+            ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, mr.key(), nullptr));
+            wait_ok(w.cqs[0]);
+            EXPECT_EQ(region, data);
+        }
+        const std::size_t ports = write_only_source_ports(fa.capture_file).size();
+        if (lb == path_policy::oblivious)
+            EXPECT_GT(ports, 16u);  // 64 packets, each on a random port
+        else
+            EXPECT_EQ(ports, 1u);
+        std::remove(fa.capture_file.c_str());
+    }
+}
+
 TEST(roce_attributes, uet_only_fields_are_refused_by_name) {
     auto f = fabric::open(clean_fabric()).value();
     auto d = f.open_domain().value();
@@ -412,7 +475,7 @@ TEST(roce_attributes, uet_only_fields_are_refused_by_name) {
     refused(endpoint_attr{.deferrable_threshold = 1000}, "endpoint_attr.deferrable_threshold");
     refused(endpoint_attr{.rendezvous_threshold = 2u << 20}, "endpoint_attr.rendezvous_threshold");
     refused(endpoint_attr{.cc = congestion_control::rccc}, "endpoint_attr.cc");
-    refused(endpoint_attr{.lb = path_policy::bitmap}, "endpoint_attr.lb");
+    refused(endpoint_attr{.lb = path_policy::bitmap}, "endpoint_attr.lb bitmap");
     endpoint_attr a;
     a.roce.max_rd_atomic = 0;
     refused(a, "endpoint_attr.roce.max_rd_atomic");
