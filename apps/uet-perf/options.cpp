@@ -45,6 +45,11 @@ bool parse_u64(std::string_view text, std::uint64_t lo, std::uint64_t hi, std::u
     return true;
 }
 
+bool qp_sched_given(const qp_sched_attr& q) {
+    return q.qps || q.scheduler || q.reset_interval_ms || q.update_interval_us || q.weight ||
+           q.split_data_min || q.wrr_enable;
+}
+
 bool parse_seconds(std::string_view text, double& out) {
     const std::string s(text);
     char* end = nullptr;
@@ -84,6 +89,11 @@ constexpr std::array<std::pair<std::string_view, delivery>, 4> modes{{{"rud", de
                                                                       {"uud", delivery::uud}}};
 constexpr std::array<std::pair<std::string_view, transport>, 2> transports{
     {{"uet", transport::uet}, {"roce", transport::roce_rc}}};
+constexpr std::array<std::pair<std::string_view, qp_scheduler>, 4> qp_schedulers{
+    {{"rr", qp_scheduler::round_robin},
+     {"stripe", qp_scheduler::stripe},
+     {"cast", qp_scheduler::cast_stripe},
+     {"cast-wrr", qp_scheduler::cast_wrr}}};
 constexpr std::array<std::pair<std::string_view, roce_mode>, 2> roce_modes{
     {{"gbn", roce_mode::go_back_n}, {"ooo", roce_mode::out_of_order}}};
 constexpr std::array<std::pair<std::string_view, congestion_control>, 3> ccs{
@@ -199,6 +209,31 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
         if (!parse_u64(v, 1, 16, n))
             return fail("--pdcs must be 1 .. 16, not '" + std::string(v) + "'");
         s.pdcs = static_cast<std::uint32_t>(n);
+    } else if (opt == "--qps") {
+        if (!parse_u64(v, 1, 128, n))
+            return fail("--qps: queue pairs per connection must be 1 .. 128, not '" +
+                        std::string(v) + "'");
+        s.qp_sched.qps = static_cast<std::uint32_t>(n);
+    } else if (opt == "--qp-split-min") {
+        if (!parse_u64(v, 0, std::uint64_t{1} << 40, n))
+            return fail("--qp-split-min must be a number of bytes, not '" + std::string(v) + "'");
+        s.qp_sched.split_data_min = n;
+    } else if (opt == "--qp-update-us") {
+        if (!parse_u64(v, 1, std::uint64_t{1} << 40, n))
+            return fail("--qp-update-us must be a positive number of microseconds, not '" +
+                        std::string(v) + "'");
+        s.qp_sched.update_interval_us = n;
+    } else if (opt == "--qp-reset-ms") {
+        if (!parse_u64(v, 0, std::uint64_t{1} << 40, n))
+            return fail("--qp-reset-ms must be a number of milliseconds (0: never), not '" +
+                        std::string(v) + "'");
+        s.qp_sched.reset_interval_ms = n;
+    } else if (opt == "--qp-weight") {
+        double w = 0;  // parse_seconds takes any number in (0, 86400]
+        if (v != "0" && (!parse_seconds(v, w) || w > 1))
+            return fail("--qp-weight must be 0 (the average) or in (0, 1], not '" + std::string(v) +
+                        "'");
+        s.qp_sched.weight = w;
     } else if (opt == "--corrupt") {
         if (!parse_u64(v, 1, std::uint64_t{1} << 40, n))
             return fail("--corrupt: iteration must be a positive number");
@@ -244,6 +279,12 @@ bool parser::uet_option(std::string_view opt, std::string_view v) {
     } else if (opt == "--roce-mode") {
         if (!pick(v, roce_modes, s.roce_mode))
             return fail("--roce-mode must be gbn or ooo, not '" + std::string(v) + "'");
+    } else if (opt == "--qp-sched") {
+        qp_scheduler q{};
+        if (!pick(v, qp_schedulers, q))
+            return fail("--qp-sched must be rr, stripe, cast or cast-wrr, not '" + std::string(v) +
+                        "'");
+        s.qp_sched.scheduler = q;
     } else if (opt == "--provider") {
         if (v != "pipe" && v != "dpdk")
             return fail("--provider must be pipe or dpdk, not '" + std::string(v) + "'");
@@ -304,27 +345,52 @@ bool parser::option(std::string_view arg) {
         s.zero_copy = zero_copy_policy::off;
     } else if (opt == "--no-ack-answers") {
         s.ack_answers = false;
+    } else if (opt == "--qp-wrr") {
+        s.qp_sched.wrr_enable = true;
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 35> valued{"-s",          "--size",
-                                                                 "-n",          "--iters",
-                                                                 "-D",          "--duration",
-                                                                 "-t",          "--tx-depth",
-                                                                 "-m",          "--mtu",
-                                                                 "-p",          "--port",
-                                                                 "--pdcs",      "--corrupt",
-                                                                 "--timeout",   "--dev",
-                                                                 "--eal",       "--ip",
-                                                                 "--gw",        "--mode",
-                                                                 "--cc",        "--lb",
-                                                                 "--provider",  "--out_json_file",
-                                                                 "--port-mtu",  "--zero-copy-min",
-                                                                 "--ack-every", "-Q",
-                                                                 "--cq-mod",    "-l",
-                                                                 "--post_list", "--recv_post_list",
-                                                                 "--pcap",      "--transport",
-                                                                 "--roce-mode"};
+        static constexpr std::array<std::string_view, 42> valued{"-s",
+                                                                 "--size",
+                                                                 "-n",
+                                                                 "--iters",
+                                                                 "-D",
+                                                                 "--duration",
+                                                                 "-t",
+                                                                 "--tx-depth",
+                                                                 "-m",
+                                                                 "--mtu",
+                                                                 "-p",
+                                                                 "--port",
+                                                                 "--pdcs",
+                                                                 "--corrupt",
+                                                                 "--timeout",
+                                                                 "--dev",
+                                                                 "--eal",
+                                                                 "--ip",
+                                                                 "--gw",
+                                                                 "--mode",
+                                                                 "--cc",
+                                                                 "--lb",
+                                                                 "--provider",
+                                                                 "--out_json_file",
+                                                                 "--port-mtu",
+                                                                 "--zero-copy-min",
+                                                                 "--ack-every",
+                                                                 "-Q",
+                                                                 "--cq-mod",
+                                                                 "-l",
+                                                                 "--post_list",
+                                                                 "--recv_post_list",
+                                                                 "--pcap",
+                                                                 "--transport",
+                                                                 "--roce-mode",
+                                                                 "--qps",
+                                                                 "--qp-sched",
+                                                                 "--qp-split-min",
+                                                                 "--qp-update-us",
+                                                                 "--qp-reset-ms",
+                                                                 "--qp-weight"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -409,7 +475,7 @@ bool parser::check() {
         // What means nothing on RC queue pairs (endpoint_attr's refusals, said with options).
         if (s.multi_recv) return fail("--multi-recv: roce_rc has no multi-receive buffers");
         if (s.mode != delivery::rud) return fail("--mode: RoCE RC is reliable and ordered");
-        if (s.pdcs != 1) return fail("--pdcs: roce_rc uses one queue pair per peer");
+        if (s.pdcs != 1) return fail("--pdcs: roce_rc takes --qps (queue pairs per peer)");
         if (!s.ack_answers) return fail("--no-ack-answers applies to UET only");
         if (s.cc == congestion_control::rccc) return fail("--cc rccc applies to UET only");
         if (s.lb == path_policy::bitmap)
@@ -419,6 +485,8 @@ bool parser::check() {
                 "--lb oblivious sprays packets, which go-back-N takes as losses: add "
                 "--roce-mode ooo");
     }
+    if (s.transport != transport::roce_rc && qp_sched_given(s.qp_sched))
+        return fail("--qps, --qp-sched and the --qp-* knobs apply to --transport roce only");
     if (s.provider == "dpdk" && s.dev.empty())
         return fail("--dev is required with the dpdk provider (or use --provider pipe)");
     if (s.provider == "dpdk" && s.ip.empty())
@@ -579,6 +647,17 @@ std::string usage() {
            "                     from 65536 up)\n"
            "  --transport T      uet (default) or roce: RoCEv2 RC queue pairs, one per peer\n"
            "  --roce-mode M      with roce: gbn (go-back-N, the default) or ooo (out-of-order)\n"
+           "  --qps N            with roce: queue pairs per connection, 1..128 (each its own\n"
+           "                     ECMP path; NCCL_IB_QPS_PER_CONNECTION, default 1)\n"
+           "  --qp-sched S       how writes and reads use them: rr (each to the next QP), stripe\n"
+           "                     (split evenly), cast (split by RTT weights), cast-wrr (each to\n"
+           "                     one QP by weight); default from NCCL_IB_QP_SCHED_ENABLE and\n"
+           "                     NCCL_IB_SPLIT_DATA_ON_QPS, else rr\n"
+           "  --qp-split-min B   smallest subchunk, else the request goes whole (65536)\n"
+           "  --qp-update-us U   CAST weights refreshed every U us (50)\n"
+           "  --qp-reset-ms M    the RTT average restarts every M ms (60000; 0 never)\n"
+           "  --qp-weight W      0: the RTT average (default); else a moving average's weight\n"
+           "  --qp-wrr           below the split size, pick the QP by weight (not in turn)\n"
            "  --stats            endpoint counters at the end\n"
            "  --time-stages      --stats with the port's time per frame by stage (dpdk)\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"

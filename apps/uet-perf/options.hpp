@@ -72,6 +72,9 @@ struct settings {
     // retransmission mode of --roce-mode.
     uet::transport transport = uet::transport::uet;
     uet::roce_mode roce_mode = uet::roce_mode::go_back_n;
+    // --qps, --qp-sched and the scheduler's knobs (endpoint_attr::qp_sched); what is not given
+    // comes from the NCCL_IB_* variables, as in the library.
+    uet::qp_sched_attr qp_sched;
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead

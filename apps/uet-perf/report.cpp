@@ -2,6 +2,7 @@
 #include "report.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -98,14 +99,25 @@ std::string table_rule() {
     return std::string(87, '-') + "\n";
 }
 
+std::string queue_pairs_of(const endpoint_attr& a) {
+    if (a.transport != transport::roce_rc) return {};
+    static constexpr std::array<const char*, 4> names{"rr", "stripe", "cast", "cast-wrr"};
+    const auto k = static_cast<std::size_t>(a.qp_sched.scheduler.value_or(qp_scheduler{}));
+    return std::to_string(a.qp_sched.qps.value_or(1)) + ", " + (k < names.size() ? names[k] : "?");
+}
+
 std::string settings_block(const settings& s, const run_info& info) {
     std::string o = table_rule();
     o += format("                    %.*s\n", static_cast<int>(title_of(s.test).size()),
                 title_of(s.test).data());
     o += format(" Provider        : %-16s Device         : %s\n", info.provider.c_str(),
                 info.device.c_str());
-    o +=
-        format(" Number of PDCs  : %-16u Transport type : %s\n", s.pdcs, transport_name(s).c_str());
+    if (s.transport == transport::roce_rc)
+        o += format(" QPs per peer    : %-16s Transport type : %s\n", info.queue_pairs.c_str(),
+                    transport_name(s).c_str());
+    else
+        o += format(" Number of PDCs  : %-16u Transport type : %s\n", s.pdcs,
+                    transport_name(s).c_str());
     o += format(" Delivery mode   : %-16s Congestion ctl : %s\n", upper(name_of(s.mode)).c_str(),
                 std::string(name_of(s.cc)).c_str());
     o += format(" Load balancing  : %-16s Job (-p)       : %u\n",

@@ -36,7 +36,10 @@ struct run_info {
     std::string local;   // "10.9.0.2:4793"
     std::string remote;  // the peer
     std::uint64_t local_key = 0, remote_key = 0;
+    std::string queue_pairs;  // roce: the QPs per peer and their scheduler ("4, cast")
 };
+// run_info::queue_pairs for an endpoint's attributes in effect (empty on transport uet).
+std::string queue_pairs_of(const endpoint_attr& a);
 
 std::string settings_block(const settings& s, const run_info& info);
 std::string table_rule();

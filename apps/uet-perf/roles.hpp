@@ -46,6 +46,8 @@ class role_base {
     std::uint64_t session_nonce() const noexcept { return nonce_; }
     const settings& config() const noexcept { return s_; }
     const run_info& info() const noexcept { return info_; }
+    // The other side, in this side's address vector (any_peer before one is known).
+    peer_addr peer() const noexcept { return sd_.peer(); }
 
   protected:
     // A control message of this session (its nonce filled in).

@@ -73,6 +73,30 @@ std::string control_line(const ctrl_counters& c) {
     return buf;
 }
 
+// Why an endpoint did not open: the error, and what the library said of it (the field or the
+// environment variable at fault).
+std::string open_error(const std::error_code& ec) {
+    const std::string why = fabric::last_error();
+    return why.empty() ? ec.message() : ec.message() + ": " + why;
+}
+
+// --stats on roce_rc: the connection's queue pairs, as its scheduler sees them.
+std::string queue_pair_lines(const endpoint& ep, peer_addr peer) {
+    std::string out;
+    char buf[256];
+    const std::vector<qp_counters> qps = ep.queue_pairs(peer);
+    for (std::size_t i = 0; i < qps.size(); ++i) {
+        const qp_counters& q = qps[i];
+        std::snprintf(buf, sizeof buf,
+                      " QP %zu (QPN %u): requests %llu, bytes %llu; RTT estimate %.1f us (%llu "
+                      "samples); weight %.3f\n",
+                      i, q.qp_num, (unsigned long long)q.requests, (unsigned long long)q.bytes,
+                      q.rtt_estimate_ns / 1e3, (unsigned long long)q.rtt_samples, q.weight);
+        out += buf;
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabric* fab) {
@@ -188,6 +212,7 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     a.answers_in_acks = s.ack_answers;
     a.transport = s.transport;
     a.roce.mode = s.roce_mode;
+    a.qp_sched = s.qp_sched;
     return a;
 }
 
@@ -283,7 +308,10 @@ int finish(const role_base& role, const endpoint& ep, const fabric* fab, std::st
     out += table_rule();
     // A failed run says so here too: "not completed", never an OK for the checks it got to.
     if (s.verify) out += " Verify: " + role.verify_summary() + "\n";
-    if (s.stats) out += stats_text(ep, role.control_counters(), fab);
+    if (s.stats) {
+        out += stats_text(ep, role.control_counters(), fab);
+        out += queue_pair_lines(ep, role.peer());
+    }
     if (!s.pcap_file.empty() && fab) {
         const fabric_stats st = fab->stats();
         out += " Capture: " + std::to_string(st.captured_frames) + " frames in " + s.pcap_file +
@@ -321,14 +349,20 @@ int run_pipe(const settings& s) {
     auto cli = srv ? open_station(*fab, s, steady_ns) : srv.error();
     if (!srv || !cli) {
         std::fprintf(stderr, "uet-perf: cannot open the endpoints: %s\n",
-                     (srv ? cli.error() : srv.error()).message().c_str());
+                     open_error(srv ? cli.error() : srv.error()).c_str());
         return 1;
     }
     station& sv = **srv;
     station& cl = **cli;
-    const run_info si{"pipe", "in-process pipe", to_string(sv.ep.address()), "", 0, 0};
-    run_info ci{
-        "pipe", "in-process pipe", to_string(cl.ep.address()), to_string(sv.ep.address()), 0, 0};
+    const run_info si{"pipe", "in-process pipe",           to_string(sv.ep.address()), "", 0,
+                      0,      queue_pairs_of(sv.ep.attr())};
+    run_info ci{"pipe",
+                "in-process pipe",
+                to_string(cl.ep.address()),
+                to_string(sv.ep.address()),
+                0,
+                0,
+                queue_pairs_of(cl.ep.attr())};
     ci.local_key = cl.sd->region_key();
     run_info si2 = si;
     si2.local_key = sv.sd->region_key();
@@ -383,11 +417,17 @@ int run_dpdk(const settings& s) {
     auto st = open_station(*fab, s, clock);
     if (!st) {
         std::fprintf(stderr, "uet-perf: cannot open the endpoint: %s\n",
-                     st.error().message().c_str());
+                     open_error(st.error()).c_str());
         return 1;
     }
     station& me = **st;
-    run_info info{"dpdk", s.dev, to_string(me.ep.address()), "", me.sd->region_key(), 0};
+    run_info info{"dpdk",
+                  s.dev,
+                  to_string(me.ep.address()),
+                  "",
+                  me.sd->region_key(),
+                  0,
+                  queue_pairs_of(me.ep.attr())};
     std::unique_ptr<client_role> client;
     std::unique_ptr<server_role> server;
     role_base* role = nullptr;

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <system_error>
+#include <vector>
 
 #include "uet/address_vector.hpp"
 #include "uet/atomic.hpp"
@@ -39,6 +41,35 @@ struct roce_attr {
     std::uint8_t rnr_retry = 7;       // receiver-not-ready retries before no_match; 7 = forever
     std::uint8_t min_rnr_timer = 1;   // the wait a sender is asked for after RNR (IBTA code)
     std::uint8_t max_rd_atomic = 16;  // READs and atomics in flight per queue pair (1..16)
+};
+
+// How a roce_rc endpoint spreads its RDMA writes and reads to one peer over the queue pairs of
+// the connection (docs/api.md, "Multi-QP connections"): the schedulers of NCCL and RCCL, and
+// CAST's, which weights each QP by its path's congestion, measured by RTT.
+enum class qp_scheduler : std::uint8_t {
+    round_robin,  // each request to the next QP
+    stripe,       // each request split into equal subchunks, one per QP
+    cast_stripe,  // subchunk sizes from the CAST weights
+    cast_wrr,     // each request to one QP, picked by weighted round robin on the CAST weights
+};
+// The connection's queue pairs and scheduler, by the knobs of RCCL's and NCCL's IB plugins. A
+// field left empty takes the value of the environment variable named beside it when that is set,
+// else the default shown; a field set here wins over the environment.
+struct qp_sched_attr {
+    std::optional<std::uint32_t> qps;  // NCCL_IB_QPS_PER_CONNECTION: 1 (1..128)
+    // NCCL_IB_QP_SCHED_ENABLE (CAST's weights) and NCCL_IB_SPLIT_DATA_ON_QPS (split each
+    // request): round_robin
+    std::optional<qp_scheduler> scheduler;
+    std::optional<std::uint64_t>
+        reset_interval_ms;  // NCCL_IB_QP_SCHED_RESET_INTERVAL: 60000; 0 never
+    std::optional<std::uint64_t> update_interval_us;  // NCCL_IB_QP_SCHED_UPDATE_INTERVAL: 50
+    // NCCL_IB_QP_SCHED_WEIGHT: 0, the average of the RTT metric; else the newest sample's weight
+    // in a moving average (0, 1]
+    std::optional<double> weight;
+    // NCCL_IB_QP_SCHED_SPLIT_DATA_MIN: 65536. A request whose subchunks would be smaller goes
+    // whole to one QP, the next in turn or (wrr_enable) by weight.
+    std::optional<std::uint64_t> split_data_min;
+    std::optional<bool> wrr_enable;  // NCCL_IB_QP_SCHED_WRR_ENABLE: false
 };
 
 // How the endpoint's packets are delivered (UET PDS modes).
@@ -97,12 +128,22 @@ struct endpoint_attr {
     // Errors, read data and fetched values still go as response messages. Peers understand
     // both; false sends every answer as a message (for comparison).
     bool answers_in_acks = true;
-    // The protocol on the wire. roce_rc: RoCEv2 reliable-connected queue pairs, one per peer,
-    // connected on the first post to it (docs/api.md, "RoCEv2"). It refuses the fields above
-    // that mean nothing there (mode, parallel_pdcs, answers_in_acks, the deferrable and
-    // rendezvous thresholds) when they are set away from their defaults.
+    // The protocol on the wire. roce_rc: RoCEv2 reliable-connected queue pairs, one (or
+    // qp_sched.qps) per peer, connected on the first post to it (docs/api.md, "RoCEv2"). It refuses
+    // the fields above that mean nothing there (mode, parallel_pdcs, answers_in_acks, the
+    // deferrable and rendezvous thresholds) when they are set away from their defaults.
     uet::transport transport = uet::transport::uet;
-    roce_attr roce{};  // roce_rc only
+    roce_attr roce{};          // roce_rc only
+    qp_sched_attr qp_sched{};  // roce_rc only: queue pairs per peer and how requests use them
+};
+
+// One queue pair of a roce_rc endpoint's connection to a peer (endpoint::queue_pairs).
+struct qp_counters {
+    std::uint32_t qp_num = 0;               // 0: none connected in this place now
+    std::uint64_t bytes = 0, requests = 0;  // scheduled on it: subchunks and whole requests
+    std::uint64_t rtt_samples = 0;          // completions measured (post to completion)
+    double rtt_estimate_ns = 0;             // the estimate of CAST's metric (RTT less transmission)
+    double weight = 0;                      // its share under CAST (the weights sum to 1)
 };
 
 struct endpoint_counters {
@@ -233,6 +274,10 @@ class endpoint {
     // Operations posted with op_flags::no_completion that have ended successfully (so without an
     // entry): cheap to read once per poll.
     std::uint64_t silent_completions() const noexcept;
+    // roce_rc: the queue pairs that carry this endpoint's posts to `peer`, one entry per QP of
+    // the connection (qp_sched_attr::qps), with the scheduler's view of each; empty before the
+    // first post to it, and on transport uet.
+    std::vector<qp_counters> queue_pairs(peer_addr peer) const;
 
     // ---- messages ----
     std::error_code send(peer_addr to, std::span<const std::byte> buf, void* context,

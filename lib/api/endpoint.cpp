@@ -2,6 +2,7 @@
 // failure, close, and the public calls that post nothing (counters, address, close). The posts
 // are in endpoint_post.cpp, what arrives in endpoint_rx.cpp.
 #include "api/api_impl.hpp"
+#include "api/roce_endpoint.hpp"
 
 namespace uet {
 namespace detail {
@@ -183,6 +184,11 @@ endpoint_counters endpoint::counters() const noexcept {
 
 std::uint64_t endpoint::silent_completions() const noexcept {
     return impl_ ? impl_->silent_completions : 0;
+}
+
+std::vector<qp_counters> endpoint::queue_pairs(peer_addr peer) const {
+    if (!impl_ || impl_->kind != transport::roce_rc) return {};
+    return static_cast<const detail::roce_endpoint&>(*impl_).queue_pairs(peer);
 }
 
 bool endpoint::is_open() const noexcept {

@@ -227,16 +227,7 @@ std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std:
     if (len > attr.max_message_size || (hd && len > chunk_bytes)) return errc::message_too_long;
     std::uint32_t index = none;
     if (const errc e = start_op(kind, peer, true, context, silent, index); e != errc{}) return e;
-    op& o = ops[index];
-    o.src = src;
-    o.dst = dst;
-    o.len = len;
-    o.offset = offset;
-    o.key = key;
-    o.hd = hd;
-    o.data = data;
-    o.flags = completion_flags::rma |
-              (kind == op_kind::write ? completion_flags::write : completion_flags::read);
+    set_rma(ops[index], kind, src, dst, len, offset, key, hd, data);
     pump(index);
     return no_error;
 }

@@ -295,9 +295,25 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
             detail::set_last_error(why);
             return errc::invalid_argument;
         }
+        qp_sched::params sched;
+        if (const std::string why = detail::resolve_qp_sched(attr.qp_sched, sched); !why.empty()) {
+            detail::set_last_error(why);
+            return errc::invalid_argument;
+        }
         if (auto ec = f.net->prepare(c)) return ec;
-        ep = std::make_shared<detail::roce_endpoint>(impl_, cq.impl_, av.impl_, attr,
-                                                     detail::roce_config_for(c, attr, f.attr.mtu));
+        // attr() says what is in effect: every qp_sched field, from wherever it came.
+        endpoint_attr effective = attr;
+        qp_sched_attr& q = effective.qp_sched;
+        q.qps = sched.qps_per_connection;
+        q.scheduler = static_cast<qp_scheduler>(sched.kind());
+        q.reset_interval_ms = sched.reset_interval_ms;
+        q.update_interval_us = sched.update_interval_us;
+        q.weight = sched.weight;
+        q.split_data_min = sched.split_data_min;
+        q.wrr_enable = sched.wrr_enable;
+        ep = std::make_shared<detail::roce_endpoint>(
+            impl_, cq.impl_, av.impl_, effective,
+            detail::roce_config_for(c, effective, f.attr.mtu, sched.qps_per_connection), sched);
     } else if (attr.transport == transport::uet) {
         if (auto ec = f.net->prepare(c)) return ec;
         ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);

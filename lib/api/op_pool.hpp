@@ -109,6 +109,21 @@ struct alignas(64) op : op_hot, op_cold {
 static_assert(std::is_trivially_copyable_v<op_hot>, "op::clear_hot copies it as bytes");
 static_assert(sizeof(op_hot) <= 192, "the hot part of an operation fits three cache lines");
 
+// An RMA operation's fields (kind write or read), as every transport's endpoint sets them.
+inline void set_rma(op& o, op_kind kind, const std::byte* src, std::byte* dst, std::size_t len,
+                    std::uint64_t offset, std::uint64_t key, bool with_data,
+                    std::uint64_t data) noexcept {
+    o.src = src;
+    o.dst = dst;
+    o.len = len;
+    o.offset = offset;
+    o.key = key;
+    o.hd = with_data;
+    o.data = data;
+    o.flags = completion_flags::rma |
+              (kind == op_kind::write ? completion_flags::write : completion_flags::read);
+}
+
 // One engine message of an operation, in flight until both its PDS completion and (for modes
 // that answer) its SES response are in.
 struct message_record {

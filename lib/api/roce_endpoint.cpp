@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 
 namespace uet::detail {
 
@@ -25,7 +26,7 @@ roce::path_mtu path_mtu_for(std::uint32_t mtu) noexcept {
 }  // namespace
 
 roce::engine_config roce_config_for(const engine_config& prepared, const endpoint_attr& attr,
-                                    std::uint32_t mtu) {
+                                    std::uint32_t mtu, std::uint32_t qps_per_connection) {
     roce::engine_config c;
     c.mac = prepared.mac;
     c.ip = prepared.ip;
@@ -47,6 +48,8 @@ roce::engine_config roce_config_for(const engine_config& prepared, const endpoin
     c.cm.retry_cnt = attr.roce.retry_cnt;
     c.cm.rnr_retry = attr.roce.rnr_retry;
     c.cm.min_rnr_timer = attr.roce.min_rnr_timer;
+    // Room for the connections of 16 peers both ways, qps_per_connection QPs each.
+    c.max_qps = std::max<std::uint32_t>(c.max_qps, 32 * qps_per_connection);
     return c;
 }
 
@@ -78,6 +81,51 @@ std::string roce_refusal(const endpoint_attr& a) {
     return {};
 }
 
+std::string resolve_qp_sched(const qp_sched_attr& a, qp_sched::params& out) {
+    const std::string field = "endpoint_attr.qp_sched.";
+    if (a.qps && (*a.qps < 1 || *a.qps > qp_sched::params::max_qps))
+        return field + "qps " + std::to_string(*a.qps) + " is outside 1.." +
+               std::to_string(qp_sched::params::max_qps);
+    if (a.weight && !(*a.weight >= 0 && *a.weight <= 1))
+        return field + "weight " + std::to_string(*a.weight) +
+               " is neither 0 (the average) nor in (0, 1]";
+    if (a.update_interval_us && *a.update_interval_us == 0)
+        return field + "update_interval_us must be at least 1";
+    if (a.scheduler && static_cast<unsigned>(*a.scheduler) > 3)
+        return field + "scheduler " + std::to_string(static_cast<unsigned>(*a.scheduler)) +
+               " is none of round_robin, stripe, cast_stripe, cast_wrr";
+    // The environment fills what the attributes leave empty: a variable whose field is set is
+    // not read, so that a bad value there does not refuse what the application chose.
+    const auto overridden = [&a](std::string_view name) {
+        if (name == "NCCL_IB_QPS_PER_CONNECTION") return a.qps.has_value();
+        if (name == "NCCL_IB_QP_SCHED_ENABLE" || name == "NCCL_IB_SPLIT_DATA_ON_QPS")
+            return a.scheduler.has_value();
+        if (name == "NCCL_IB_QP_SCHED_RESET_INTERVAL") return a.reset_interval_ms.has_value();
+        if (name == "NCCL_IB_QP_SCHED_UPDATE_INTERVAL") return a.update_interval_us.has_value();
+        if (name == "NCCL_IB_QP_SCHED_WEIGHT") return a.weight.has_value();
+        if (name == "NCCL_IB_QP_SCHED_SPLIT_DATA_MIN") return a.split_data_min.has_value();
+        return name == "NCCL_IB_QP_SCHED_WRR_ENABLE" && a.wrr_enable.has_value();
+    };
+    qp_sched::params p;
+    if (std::string e = qp_sched::read_environment(
+            p, [&](const char* name) { return overridden(name) ? nullptr : std::getenv(name); });
+        !e.empty())
+        return e;
+    static_assert(
+        static_cast<int>(qp_scheduler::cast_wrr) == static_cast<int>(qp_sched::scheduler::cast_wrr),
+        "qp_scheduler and qp_sched::scheduler list the schedulers in the same order");
+    if (a.qps) p.qps_per_connection = *a.qps;
+    if (a.scheduler) p.set(static_cast<qp_sched::scheduler>(*a.scheduler));
+    if (a.reset_interval_ms) p.reset_interval_ms = *a.reset_interval_ms;
+    if (a.update_interval_us) p.update_interval_us = *a.update_interval_us;
+    if (a.weight) p.weight = *a.weight;
+    if (a.split_data_min) p.split_data_min = *a.split_data_min;
+    if (a.wrr_enable) p.wrr_enable = *a.wrr_enable;
+    if (std::string e = p.check(); !e.empty()) return e;
+    out = p;
+    return {};
+}
+
 errc errc_of(wc_status s, bool connected) noexcept {
     switch (s) {
         case wc_status::success:
@@ -103,7 +151,7 @@ std::string_view detail_of(wc_status s) noexcept {
 
 roce_endpoint::roce_endpoint(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                              std::shared_ptr<av_impl> a, const endpoint_attr& at,
-                             const roce::engine_config& rc)
+                             const roce::engine_config& rc, const qp_sched::params& sched)
     : endpoint_base(transport::roce_rc, std::move(d), std::move(c), std::move(a), at,
                     endpoint_address{rc.ip, rc.udp_port}),
       eng_(std::make_unique<roce::engine>(rc, *this)),
@@ -111,6 +159,8 @@ roce_endpoint::roce_endpoint(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       staged_(at.tx_depth + at.rx_depth),
       posted_(at.rx_depth),
       unexpected_(at.max_unexpected),
+      sched_params_(sched),
+      routes_(at.tx_depth + at.rx_depth),
       wcs_(64) {
     unexpected_free_.reserve(unexpected_.size());
     for (std::size_t i = unexpected_.size(); i-- > 0;)
@@ -155,7 +205,47 @@ void roce_endpoint::end_op(std::uint32_t index, wc_status status, bool connected
         if (status == wc_status::wr_flush_err && disconnected) e = errc::peer_unreachable;
         fail(o, e, static_cast<int>(status));
     }
-    finish(index);
+    settle(index);
+}
+
+void roce_endpoint::settle(std::uint32_t index) {
+    op_route& r = routes_[index];
+    if (r.parent != none) {
+        // A subchunk: its error is its request's (the first one), and its entry goes.
+        const std::uint32_t parent = r.parent;
+        op& o = ops_[index];
+        if (o.error != errc{}) fail(ops_[parent], o.error, o.prov_errno);
+        r = {};
+        ops_.release(index);
+        op_route& pr = routes_[parent];
+        if (--pr.pending != 0) return;
+        op& p = ops_[parent];
+        // A split WRITE's immediate data goes once all of its data is in place, on the first
+        // QP: the target's completion must not come before bytes another QP still carries.
+        if (p.kind == op_kind::write && p.hd && !pr.trailer && p.error == errc{}) {
+            pr.trailer = true;
+            if (const errc e = launch_subchunk(parent, 0, 0, 0, true); e == errc{}) return;
+            fail(p, errc::again, 0);
+        }
+        index = parent;
+    }
+    op_route& own = routes_[index];
+    if (!own.ordered) {
+        own = {};
+        finish(index);
+        return;
+    }
+    own.done = true;
+    complete_in_order(qps_of(ops_[index].peer));
+}
+
+void roce_endpoint::complete_in_order(peer_qps& g) {
+    while (!g.order.empty() && routes_[g.order.front()].done) {
+        const std::uint32_t index = g.order.front();
+        g.order.pop_front();
+        routes_[index] = {};
+        finish(index);
+    }
 }
 
 bool roce_endpoint::process() {
@@ -189,7 +279,7 @@ bool roce_endpoint::process(std::uint64_t poll_now) {
             const std::uint32_t index = c.waiting.front();
             c.waiting.pop_front();
             fail(ops_[index], c.established ? errc::canceled : errc::peer_unreachable, 0);
-            finish(index);
+            settle(index);
             any = true;
         }
         // Its completions are all out, and so is what the QP owes the peer (a NAK that tells
@@ -219,6 +309,9 @@ void roce_endpoint::on_completion(const roce::work_completion& wc) {
     }
     if (c.posted.empty()) return;
     c.posted.pop_front();
+    if (const op_route& r = routes_[index]; r.measured && wc.status == wc_status::success)
+        if (const auto g = peers_.find(static_cast<std::uint64_t>(c.peer)); g != peers_.end())
+            g->second.sched.on_completion(r.slot, ops_[index].len, now - r.posted_at, now);
     end_op(index, wc.status, c.established, c.disconnected);
 }
 
@@ -240,8 +333,9 @@ void roce_endpoint::on_qp_event(roce::qp& q, roce::qp_event e, std::uint16_t) {
         connection c;
         c.peer = peer_of(q.attr.peer_ip);
         it = connections_.emplace(q.qpn, std::move(c)).first;
-        if (it->second.peer != any_peer)
-            qp_of_peer_.try_emplace(static_cast<std::uint64_t>(it->second.peer), q.qpn);
+        // With several QPs to a peer, ours are the ones we connected, each on its own path.
+        if (it->second.peer != any_peer && sched_params_.qps_per_connection == 1)
+            if (peer_qps& g = qps_of(it->second.peer); g.qp[0] == 0) g.qp[0] = q.qpn;
     }
     connection& c = it->second;
     switch (e) {
@@ -254,10 +348,10 @@ void roce_endpoint::on_qp_event(roce::qp& q, roce::qp_event e, std::uint16_t) {
         case roce::qp_event::rejected:
         case roce::qp_event::error:
             c.dead = true;
-            // The next post to the peer connects a fresh QP.
-            if (const auto p = qp_of_peer_.find(static_cast<std::uint64_t>(c.peer));
-                p != qp_of_peer_.end() && p->second == q.qpn)
-                qp_of_peer_.erase(p);
+            // The next post to the peer that goes this way connects a fresh QP.
+            if (const auto p = peers_.find(static_cast<std::uint64_t>(c.peer)); p != peers_.end())
+                for (roce::qpn_t& slot : p->second.qp)
+                    if (slot == q.qpn) slot = 0;
             break;
     }
 }
@@ -284,13 +378,32 @@ void roce_endpoint::close() noexcept {
     domain->fabric->net->detach(*this);
     eng_.reset();
     connections_.clear();
-    qp_of_peer_.clear();
+    peers_.clear();
     posted_.drain([](std::uint32_t) {});
+    // Subchunks go without an entry of their own; every request and receive ends canceled.
+    for (std::uint32_t i = 0; i < ops_.size(); ++i)
+        if (ops_[i].in_use && routes_[i].parent != none) {
+            routes_[i] = {};
+            ops_.release(i);
+        }
     for (std::uint32_t i = 0; i < ops_.size(); ++i) {
         if (!ops_[i].in_use) continue;
+        routes_[i] = {};
         fail(ops_[i], errc::canceled, 0);
         finish(i);
     }
+}
+
+std::vector<qp_counters> roce_endpoint::queue_pairs(peer_addr peer) const {
+    std::vector<qp_counters> out;
+    const auto it = peers_.find(static_cast<std::uint64_t>(peer));
+    if (it == peers_.end()) return out;
+    const peer_qps& g = it->second;
+    for (std::uint32_t i = 0; i < g.qp.size(); ++i) {
+        const qp_sched::qp_stats& s = g.sched.stats(i);
+        out.push_back({g.qp[i], s.bytes, s.requests, s.samples, s.estimate_ns, s.weight});
+    }
+    return out;
 }
 
 void roce_endpoint::add_engine_counters(endpoint_counters& c) const noexcept {

@@ -5,6 +5,12 @@
 // first packet. Messages that arrive before their receive wait in a bounded arena; with the arena
 // full the target answers RNR and the sender's QP tries again later, as verbs does.
 //
+// With qp_sched.qps > 1 a peer's connection is that many QPs, each its own UDP source port (its
+// own ECMP path): RDMA WRITEs and READs are spread over them by the connection's scheduler
+// (lib/qp_sched), split into subchunks that each go as a work request of their own and merge
+// back into the request's one completion; SENDs and atomics go on the first QP, in order. The
+// completions of a peer's requests are given in posting order, as one QP gives them.
+//
 // Split: roce_endpoint.cpp (set-up, close, progress, completions, errors), roce_post.cpp (what
 // the application posts), roce_rx.cpp (the delivery target: what arrives).
 #pragma once
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "api/api_impl.hpp"
+#include "qp_sched/qp_sched.hpp"
 #include "roce_engine/engine.hpp"
 
 namespace uet::detail {
@@ -42,9 +49,12 @@ inline std::uint32_t roce_source_of(peer_addr from) noexcept {
 // The RoCE engine's settings for an endpoint: what the network prepared (address, MAC, seed,
 // checksums) and the endpoint's attributes. mtu: the fabric's payload MTU.
 roce::engine_config roce_config_for(const engine_config& prepared, const endpoint_attr& attr,
-                                    std::uint32_t mtu);
+                                    std::uint32_t mtu, std::uint32_t qps_per_connection);
 // Why attr cannot open a roce_rc endpoint, naming the field; empty when it can.
 std::string roce_refusal(const endpoint_attr& attr);
+// The connection's scheduler settings: attr's fields over the environment's NCCL variables over
+// the defaults. Empty on success, else what is wrong, naming the field or the variable.
+std::string resolve_qp_sched(const qp_sched_attr& attr, qp_sched::params& out);
 
 // A work completion's status as the application sees it (docs/api.md). connected: the QP had
 // reached RTS, so that a retry limit is the peer stopping rather than never answering.
@@ -55,7 +65,7 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
   public:
     roce_endpoint(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_impl> c,
                   std::shared_ptr<av_impl> a, const endpoint_attr& attr,
-                  const roce::engine_config& rc);
+                  const roce::engine_config& rc, const qp_sched::params& sched);
     ~roce_endpoint() override;
 
     // ---- posting (roce_post.cpp) ----
@@ -81,6 +91,7 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     frame_engine* frames() noexcept override { return eng_.get(); }
     void close() noexcept override;
     void add_engine_counters(endpoint_counters& c) const noexcept override;
+    std::vector<qp_counters> queue_pairs(peer_addr peer) const;
 
     // ---- roce::delivery_target (roce_rx.cpp) ----
     bool take_receive(roce::qp& q, std::span<const std::uint8_t> first_payload,
@@ -101,6 +112,7 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     // One QP of ours, active (we connected) or passive (the peer did).
     struct connection {
         peer_addr peer = any_peer;  // the address-vector entry of its peer, if there is one
+        std::uint32_t slot = 0;     // its place in the peer's connection (peer_qps::qp)
         bool established = false;   // reached RTS
         bool dead = false;          // in ERR, or rejected: flushing, then destroyed
         bool disconnected = false;  // by the peer (DREQ)
@@ -117,6 +129,25 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
         roce::wc_status status = roce::wc_status::success;
         std::uint32_t claimed_by = none;  // a receive matched it while it was arriving
     };
+    // The QPs that carry our posts to one peer, and how requests are spread over them.
+    struct peer_qps {
+        std::vector<roce::qpn_t> qp;  // by slot; 0: connected anew by the next post it takes
+        qp_sched::scheduler_state sched;
+        // Operations to the peer not yet completed, in posting order (with several QPs only):
+        // each one's completion waits for those before it.
+        std::deque<std::uint32_t> order;
+    };
+    // Where an operation stands beyond op: a subchunk's request, a request's subchunks.
+    struct op_route {
+        std::uint32_t parent = none;  // a subchunk: the request it is part of
+        std::uint32_t pending = 0;    // a split request: subchunks not ended
+        std::uint32_t slot = 0;       // the QP it went on (its place in peer_qps::qp)
+        std::uint64_t posted_at = 0;  // when its work request went on the QP
+        bool measured = false;        // its completion is an RTT sample for the scheduler
+        bool ordered = false;         // in its peer's peer_qps::order
+        bool done = false;            // ended, its completion waiting for those before it
+        bool trailer = false;         // a split WRITE's immediate data, sent after its data
+    };
     enum class cookie_kind : std::uint64_t { receive = 1, unexpected = 2, discard = 3 };
     static std::uint64_t cookie_of(cookie_kind k, std::uint32_t index) noexcept {
         return (static_cast<std::uint64_t>(k) << 32) | index;
@@ -125,13 +156,25 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     // A new operation (its completion entry reserved unless inject), or why not.
     errc start(op_kind kind, peer_addr peer, bool reserve_cq, void* context, bool silent,
                std::uint32_t& index);
-    // The QP that carries posts to `peer`, connecting one if there is none.
-    errc connection_to(peer_addr peer, roce::qpn_t& qpn);
+    // The peer's connection, made (with no QP connected yet) when there is none.
+    peer_qps& qps_of(peer_addr peer);
+    // The QP in `slot` of the connection to `peer`, connecting one if there is none.
+    errc connection_to(peer_addr peer, std::uint32_t slot, roce::qpn_t& qpn);
     // Hands operation index's work request to the QP (or its waiting list): an error only when
     // the engine refuses it for good.
     errc submit(roce::qpn_t qpn, std::uint32_t index);
     // connection_to + submit for the operation start() made; on an error the operation is undone.
     errc launch(std::uint32_t index);
+    // launch on a connection of several QPs: the scheduler's split, a subchunk per part.
+    errc launch_scheduled(std::uint32_t index, peer_qps& g);
+    // A subchunk of request `parent`: `length` bytes at `offset` into it, on `slot`.
+    errc launch_subchunk(std::uint32_t parent, std::uint32_t slot, std::uint64_t offset,
+                         std::uint64_t length, bool trailer);
+    // Operation index's work request ended (its error, if any, recorded): a subchunk counts
+    // down its request, and a request completes in its peer's order.
+    void settle(std::uint32_t index);
+    // Completes the operations at the front of the peer's order that have ended.
+    void complete_in_order(peer_qps& g);
     roce::send_wr work_request(std::uint32_t index) const noexcept;
     // Moves waiting operations onto their QP's send queue while it has room.
     void post_waiting(roce::qpn_t qpn, connection& c);
@@ -162,7 +205,9 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     std::vector<std::uint32_t> unexpected_free_;
     std::size_t unexpected_bytes_ = 0;
     std::unordered_map<roce::qpn_t, connection> connections_;
-    std::unordered_map<std::uint64_t, roce::qpn_t> qp_of_peer_;  // where posts to a peer go
+    qp_sched::params sched_params_;
+    std::unordered_map<std::uint64_t, peer_qps> peers_;  // where posts to a peer go
+    std::vector<op_route> routes_;                       // by operation
     std::vector<roce::work_completion> wcs_;
     std::uint64_t dropped_bad_header_ = 0;
 };

@@ -58,20 +58,34 @@ errc roce_endpoint::start(op_kind kind, peer_addr peer, bool reserve_cq, void* c
     return {};
 }
 
-errc roce_endpoint::connection_to(peer_addr peer, roce::qpn_t& qpn) {
+roce_endpoint::peer_qps& roce_endpoint::qps_of(peer_addr peer) {
     const auto key = static_cast<std::uint64_t>(peer);
-    if (const auto it = qp_of_peer_.find(key); it != qp_of_peer_.end()) {
-        qpn = it->second;
+    if (const auto it = peers_.find(key); it != peers_.end()) return it->second;
+    // The metric's minimum latency is left to the jitter filter: the lowest metric measured.
+    return peers_
+        .emplace(key, peer_qps{std::vector<roce::qpn_t>(sched_params_.qps_per_connection, 0),
+                               qp_sched::scheduler_state(sched_params_, attr.link_gbps, 0),
+                               {}})
+        .first->second;
+}
+
+errc roce_endpoint::connection_to(peer_addr peer, std::uint32_t slot, roce::qpn_t& qpn) {
+    peer_qps& g = qps_of(peer);
+    if (g.qp[slot] != 0) {
+        qpn = g.qp[slot];
         return {};
     }
+    const auto key = static_cast<std::uint64_t>(peer);
     const std::uint32_t ip = av->addresses[key].ip;
     const std::uint64_t t = domain->fabric->net->now();
+    // Each QP takes its own UDP source port (from its number): its own ECMP path.
     qpn = eng_->connect({ip, mac_of(ip), 0}, key, t);
     if (qpn == 0) return errc::again;  // every QP or connection entry in use
     connection c;
     c.peer = peer;
+    c.slot = slot;
     connections_.emplace(qpn, std::move(c));
-    qp_of_peer_.emplace(key, qpn);
+    g.qp[slot] = qpn;
     domain->fabric->net->on_new_peer(ip);
     return {};
 }
@@ -80,7 +94,9 @@ roce::send_wr roce_endpoint::work_request(std::uint32_t index) const noexcept {
     const op& o = ops_[index];
     roce::send_wr w;
     w.wr_id = index;
-    w.signaled = !o.silent && !o.inject;
+    // Subchunks and measured requests are signaled: their completions merge or time them.
+    const op_route& r = routes_[index];
+    w.signaled = (!o.silent && !o.inject) || r.measured || r.parent != none;
     w.remote_va = o.offset;
     w.rkey = static_cast<std::uint32_t>(o.key);
     switch (o.kind) {
@@ -129,6 +145,7 @@ errc roce_endpoint::submit(roce::qpn_t qpn, std::uint32_t index) {
     }
     if (e != roce::post_error::none) return errc_of(e);
     c.posted.push_back(index);
+    if (routes_[index].measured) routes_[index].posted_at = domain->fabric->net->now();
     return {};
 }
 
@@ -140,21 +157,101 @@ void roce_endpoint::post_waiting(roce::qpn_t qpn, connection& c) {
         c.waiting.pop_front();
         if (e == roce::post_error::none) {
             c.posted.push_back(index);
+            // The RTT runs from when the work request went on the QP, not from the wait for room.
+            if (routes_[index].measured) routes_[index].posted_at = now;
             continue;
         }
         fail(ops_[index], errc_of(e), 0);
-        finish(index);
+        settle(index);
     }
 }
 
-// Takes the op started in `index` to its QP; on an error the op is undone.
+// Takes the op started in `index` to its QP (or QPs); on an error the op is undone.
 errc roce_endpoint::launch(std::uint32_t index) {
     op& o = ops_[index];
+    peer_qps& g = qps_of(o.peer);
+    errc e{};
+    if (g.qp.size() > 1) {
+        e = launch_scheduled(index, g);
+    } else {
+        if (o.kind == op_kind::write || o.kind == op_kind::read) {
+            qp_sched::subchunk whole;
+            g.sched.schedule(o.len, now, {&whole, 1});  // counts it on the one QP
+        }
+        roce::qpn_t qpn = 0;
+        e = connection_to(o.peer, 0, qpn);
+        if (e == errc{}) e = submit(qpn, index);
+    }
+    if (e != errc{}) {
+        routes_[index] = {};
+        if (!o.inject) cq->unreserve();
+        ops_.release(index);
+    }
+    return e;
+}
+
+errc roce_endpoint::launch_scheduled(std::uint32_t index, peer_qps& g) {
+    op& o = ops_[index];
+    op_route& r = routes_[index];
+    const bool data = (o.kind == op_kind::write || o.kind == op_kind::read) && o.len != 0;
+    // SENDs (matched in order at the target) and atomics (executed once, in order) stay on the
+    // first QP.
+    qp_sched::subchunk parts[qp_sched::params::max_qps];
+    std::size_t k = 1;
+    parts[0] = {0, 0, o.len};
+    if (data) k = g.sched.schedule(o.len, domain->fabric->net->now(), {parts, g.qp.size()});
     roce::qpn_t qpn = 0;
-    errc e = connection_to(o.peer, qpn);
+    // Every QP the request needs is connected (or connecting) before anything is posted, so
+    // that a refusal leaves nothing behind.
+    for (std::size_t i = 0; i < k; ++i)
+        if (const errc e = connection_to(o.peer, parts[i].qp, qpn); e != errc{}) return e;
+    if (k == 1) {
+        r.slot = parts[0].qp;
+        r.measured = data;
+        if (const errc e = submit(g.qp[r.slot], index); e != errc{}) return e;
+    } else {
+        if (ops_.room() < k) return errc::again;
+        for (std::size_t i = 0; i < k; ++i) {
+            const errc e =
+                launch_subchunk(index, parts[i].qp, parts[i].offset, parts[i].length, false);
+            if (e == errc{}) continue;
+            if (r.pending == 0) return e;
+            // Some went: the request ends with them, failed.
+            fail(o, e, 0);
+            break;
+        }
+    }
+    r.ordered = true;
+    g.order.push_back(index);
+    return {};
+}
+
+errc roce_endpoint::launch_subchunk(std::uint32_t parent, std::uint32_t slot, std::uint64_t offset,
+                                    std::uint64_t length, bool trailer) {
+    const std::uint32_t index = ops_.allocate();
+    if (index == none) return errc::again;
+    const op& p = ops_[parent];
+    op& o = ops_[index];
+    o.kind = p.kind;
+    o.peer = p.peer;
+    o.src = p.src != nullptr ? p.src + offset : nullptr;
+    o.dst = p.dst != nullptr ? p.dst + offset : nullptr;
+    o.len = length;
+    o.offset = p.offset + offset;
+    o.key = p.key;
+    o.hd = trailer;
+    o.data = p.data;
+    op_route& r = routes_[index];
+    r.parent = parent;
+    r.slot = slot;
+    r.measured = !trailer;
+    ++routes_[parent].pending;
+    roce::qpn_t qpn = 0;
+    errc e = connection_to(p.peer, slot, qpn);
     if (e == errc{}) e = submit(qpn, index);
     if (e != errc{}) {
-        if (!o.inject) cq->unreserve();
+        --routes_[parent].pending;
+        r = {};
         ops_.release(index);
     }
     return e;
@@ -262,16 +359,7 @@ std::error_code roce_endpoint::rma(op_kind kind, peer_addr peer, const std::byte
     if (with_data && data > 0xffffffffu) return errc::invalid_argument;
     std::uint32_t index = none;
     if (const errc e = start(kind, peer, true, context, silent, index); e != errc{}) return e;
-    op& o = ops_[index];
-    o.src = src;
-    o.dst = dst;
-    o.len = len;
-    o.offset = offset;
-    o.key = key;
-    o.hd = with_data;
-    o.data = data;
-    o.flags = completion_flags::rma |
-              (kind == op_kind::write ? completion_flags::write : completion_flags::read);
+    set_rma(ops_[index], kind, src, dst, len, offset, key, with_data, data);
     return launch(index);
 }
 

@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "core/rng.hpp"
 #include "host/engine_handler.hpp"
 #include "host/host_stack.hpp"
+#include "lossy_wire.hpp"
 #include "roce_engine/engine.hpp"
 #include "roce_memory.hpp"
 
@@ -43,26 +43,14 @@ struct side {
     host::host_stack host;
 };
 
-// One transmit burst of `from` into `to`, each frame lost with probability p.
-void transfer(side& from, side& to, std::uint64_t now, uet::rng& loss, double p) {
-    std::vector<std::vector<std::uint8_t>> bufs(host::burst_size, std::vector<std::uint8_t>(9216));
-    std::vector<host::tx_frame> frames(host::burst_size);
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        frames[i].reset(bufs[i], nullptr);
-    const std::size_t n = from.host.on_transmit(now, frames);
-    for (std::size_t i = 0; i < n; ++i)
-        if (loss.uniform(1'000'000) >= p * 1e6)
-            to.host.on_receive({frames[i].buffer.data(), frames[i].length}, now);
-}
-
 TEST(host_roce_handler, connects_by_cm_after_arp_and_moves_a_send_and_a_write) {
     side a(ip_a, 1), b(ip_b, 2);
-    uet::rng loss(3);
+    test::lossy_wire link(3);
     std::uint64_t now = 1'000'000;
     const auto step = [&](double p) {
         now += 5'000;
-        transfer(a, b, now, loss, p);
-        transfer(b, a, now, loss, p);
+        link.transfer(a.host, b.host, now, p);
+        link.transfer(b.host, a.host, now, p);
     };
     // The MAC is left to the host stack, which resolves it by ARP first.
     const roce::qpn_t qa = a.e.connect({ip_b, {}, 0}, 1, now);

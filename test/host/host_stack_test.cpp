@@ -11,6 +11,7 @@
 #include "exchange.hpp"
 #include "host/host_stack.hpp"
 #include "host/icmp.hpp"
+#include "lossy_wire.hpp"
 #include "wire/frame.hpp"
 
 namespace {
@@ -44,27 +45,14 @@ struct side {
     host::host_stack host;
 };
 
-// Moves one burst from `from` to `to`, dropping every frame the generator picks.
-void transfer(side& from, side& to, std::uint64_t now, uet::rng& loss, double p) {
-    std::vector<std::vector<std::uint8_t>> bufs(host::burst_size, std::vector<std::uint8_t>(9216));
-    std::vector<host::tx_frame> frames(host::burst_size);
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        frames[i].reset(bufs[i], nullptr);
-    const std::size_t n = from.host.on_transmit(now, frames);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (loss.uniform(1'000'000) < p * 1e6) continue;
-        to.host.on_receive(std::span(frames[i].buffer.data(), frames[i].length), now);
-    }
-}
-
 TEST(host_stack, exchange_over_lossy_wire_resolves_and_completes) {
     side a(ip_a, ip_b, 1, 2000), b(ip_b, ip_a, 2, 2000);
-    uet::rng loss(7);
+    test::lossy_wire link(7);
     std::uint64_t now = 0;
     for (int step = 0; step < 200000 && !(a.x.finished(now) && b.x.finished(now)); ++step) {
         now += 10'000;
-        transfer(a, b, now, loss, 0.02);
-        transfer(b, a, now, loss, 0.02);
+        link.transfer(a.host, b.host, now, 0.02);
+        link.transfer(b.host, a.host, now, 0.02);
     }
     ASSERT_TRUE(a.x.done()) << a.x.progress();
     ASSERT_TRUE(b.x.done()) << b.x.progress();

@@ -36,15 +36,17 @@ struct pipe_pair {
         srv = open_station(fab, ss, steady_ns).value();
         cli = open_station(fab, cs, steady_ns).value();
         if (with_server)
-            server = std::make_unique<server_role>(
-                *srv->sd, ss, run_info{"pipe", "test", to_string(srv->ep.address()), "", 0, 0},
-                srv->av);
+            server =
+                std::make_unique<server_role>(*srv->sd, ss,
+                                              run_info{"pipe", "test", to_string(srv->ep.address()),
+                                                       "", 0, 0, queue_pairs_of(srv->ep.attr())},
+                                              srv->av);
         const peer_addr p = cli->av.insert(srv->ep.address()).value();
-        client =
-            std::make_unique<client_role>(*cli->sd, cs,
-                                          run_info{"pipe", "test", to_string(cli->ep.address()),
-                                                   to_string(srv->ep.address()), 0, 0},
-                                          p, session_nonce(fab, cli->ep.address()));
+        client = std::make_unique<client_role>(
+            *cli->sd, cs,
+            run_info{"pipe", "test", to_string(cli->ep.address()), to_string(srv->ep.address()), 0,
+                     0, queue_pairs_of(cli->ep.attr())},
+            p, session_nonce(fab, cli->ep.address()));
     }
     // A client whose server address has no endpoint at all.
     pipe_pair(const settings& cs, endpoint_address nowhere) {
@@ -53,8 +55,9 @@ struct pipe_pair {
         const peer_addr p = cli->av.insert(nowhere).value();
         client = std::make_unique<client_role>(
             *cli->sd, cs,
-            run_info{"pipe", "test", to_string(cli->ep.address()), to_string(nowhere), 0, 0}, p,
-            session_nonce(fab, cli->ep.address()));
+            run_info{"pipe", "test", to_string(cli->ep.address()), to_string(nowhere), 0, 0,
+                     queue_pairs_of(cli->ep.attr())},
+            p, session_nonce(fab, cli->ep.address()));
     }
 
     void run() { drive_pipe(fab, client.get(), server.get()); }

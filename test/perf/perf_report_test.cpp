@@ -72,7 +72,7 @@ TEST(perf_report, json_has_perftest_keys) {
     settings s;
     s.test = test_kind::write_bw;
     s.report_gbits = true;
-    const run_info info{"pipe", "dev0", "10.0.0.2:4793", "10.0.0.1:4793", 1, 2};
+    const run_info info{"pipe", "dev0", "10.0.0.2:4793", "10.0.0.1:4793", 1, 2, ""};
     const bw_row r{65536, 5000, 2.5e9, 1.25e9, 19073.5};
     auto j = nlohmann::json::parse(to_json(s, info, std::span(&r, 1), {}, "OK (3 checks)"));
     EXPECT_EQ(j["test_info"]["test"], "RDMA_Write BW Test");
@@ -105,7 +105,7 @@ TEST(perf_report, settings_block_names_the_run) {
     s.test = test_kind::read_lat;
     s.mode = delivery::rod;
     s.verify = true;
-    const std::string b = settings_block(s, {"dpdk", "net_memif0", "a", "b", 0, 0});
+    const std::string b = settings_block(s, {"dpdk", "net_memif0", "a", "b", 0, 0, ""});
     EXPECT_NE(b.find("RDMA_Read Latency Test"), std::string::npos);
     EXPECT_NE(b.find("Delivery mode   : ROD"), std::string::npos);
     EXPECT_NE(b.find("Verify          : ON"), std::string::npos);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # uet-perf's eight tests over roce_rc on the pipe provider, in both retransmission modes, every
-# byte verified: uet_perf_pipe_cli_roce UET_PERF
+# byte verified; then write_bw and read_bw over 4 QPs a connection under each scheduler, with the
+# per-QP counters of --stats: uet_perf_pipe_cli_roce UET_PERF
 set -u
 perf=$1
 for mode in gbn ooo; do
@@ -14,5 +15,23 @@ for mode in gbn ooo; do
             exit 1
         fi
         echo "ok: $t --roce-mode $mode"
+    done
+done
+# Multi-QP connections: every scheduler spreads 256 KiB requests over the 4 QPs (split, or
+# whole in turn / by weight), each QP shown by --stats with work on it.
+for sched in rr stripe cast cast-wrr; do
+    for t in write_bw read_bw; do
+        set -- "$t" --provider pipe --transport roce --qps 4 --qp-sched "$sched" -n 16 -s 262144 \
+            --verify --stats
+        out=$("$perf" "$@" 2>&1)
+        rc=$?
+        busy=$(printf '%s\n' "$out" | grep -c '^ QP [0-3] (QPN [1-9][0-9]*): requests [1-9]')
+        if [ $rc -ne 0 ] || [ "$busy" -ne 4 ] ||
+            ! printf '%s\n' "$out" | grep -q "QPs per peer    : 4, $sched "; then
+            echo "FAIL: uet-perf $* (exit $rc, $busy QPs with work)"
+            printf '%s\n' "$out"
+            exit 1
+        fi
+        echo "ok: $t --qps 4 --qp-sched $sched"
     done
 done
