@@ -209,6 +209,28 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
         if (!parse_u64(v, 1, 16, n))
             return fail("--pdcs must be 1 .. 16, not '" + std::string(v) + "'");
         s.pdcs = static_cast<std::uint32_t>(n);
+    } else if (opt == "-u" || opt == "--qp-timeout") {
+        if (!parse_u64(v, 0, 31, n))
+            return fail("-u: QP timeout must be 0 .. 31 (4.096 us x 2^N), not '" + std::string(v) +
+                        "'");
+        s.roce.ack_timeout = static_cast<std::uint8_t>(n);
+        s.roce_attr_given = true;
+    } else if (opt == "--retry_count") {
+        if (!parse_u64(v, 0, 7, n))
+            return fail("--retry_count must be 0 .. 7, not '" + std::string(v) + "'");
+        s.roce.retry_cnt = static_cast<std::uint8_t>(n);
+        s.roce_attr_given = true;
+    } else if (opt == "--rnr_retry") {
+        if (!parse_u64(v, 0, 7, n))
+            return fail("--rnr_retry must be 0 .. 7 (7: for ever), not '" + std::string(v) + "'");
+        s.roce.rnr_retry = static_cast<std::uint8_t>(n);
+        s.roce_attr_given = true;
+    } else if (opt == "--min_rnr_timer") {
+        if (!parse_u64(v, 0, 31, n))
+            return fail("--min_rnr_timer must be an IBTA code 0 .. 31, not '" + std::string(v) +
+                        "'");
+        s.roce.min_rnr_timer = static_cast<std::uint8_t>(n);
+        s.roce_attr_given = true;
     } else if (opt == "--qps") {
         if (!parse_u64(v, 1, 128, n))
             return fail("--qps: queue pairs per connection must be 1 .. 128, not '" +
@@ -350,7 +372,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 42> valued{"-s",
+        static constexpr std::array<std::string_view, 47> valued{"-s",
                                                                  "--size",
                                                                  "-n",
                                                                  "--iters",
@@ -390,7 +412,12 @@ bool parser::option(std::string_view arg) {
                                                                  "--qp-split-min",
                                                                  "--qp-update-us",
                                                                  "--qp-reset-ms",
-                                                                 "--qp-weight"};
+                                                                 "--qp-weight",
+                                                                 "-u",
+                                                                 "--qp-timeout",
+                                                                 "--retry_count",
+                                                                 "--rnr_retry",
+                                                                 "--min_rnr_timer"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -487,6 +514,10 @@ bool parser::check() {
     }
     if (s.transport != transport::roce_rc && qp_sched_given(s.qp_sched))
         return fail("--qps, --qp-sched and the --qp-* knobs apply to --transport roce only");
+    if (s.transport != transport::roce_rc && s.roce_attr_given)
+        return fail(
+            "-u, --retry_count, --rnr_retry and --min_rnr_timer are QP attributes: --transport "
+            "roce only");
     if (s.provider == "dpdk" && s.dev.empty())
         return fail("--dev is required with the dpdk provider (or use --provider pipe)");
     if (s.provider == "dpdk" && s.ip.empty())
@@ -647,6 +678,10 @@ std::string usage() {
            "                     from 65536 up)\n"
            "  --transport T      uet (default) or roce: RoCEv2 RC queue pairs, one per peer\n"
            "  --roce-mode M      with roce: gbn (go-back-N, the default) or ooo (out-of-order)\n"
+           "  -u, --qp-timeout N with roce: local ACK timeout 4.096 us x 2^N (0..31, 14)\n"
+           "  --retry_count N    with roce: timeouts without progress before an error (0..7, 7)\n"
+           "  --rnr_retry N      with roce: RNR NAKs taken before an error (0..7; 7 for ever)\n"
+           "  --min_rnr_timer N  with roce: the wait an RNR NAK asks for (IBTA code 0..31, 1)\n"
            "  --qps N            with roce: queue pairs per connection, 1..128 (each its own\n"
            "                     ECMP path; NCCL_IB_QPS_PER_CONNECTION, default 1)\n"
            "  --qp-sched S       how writes and reads use them: rr (each to the next QP), stripe\n"

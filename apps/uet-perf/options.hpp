@@ -72,9 +72,13 @@ struct settings {
     // retransmission mode of --roce-mode.
     uet::transport transport = uet::transport::uet;
     uet::roce_mode roce_mode = uet::roce_mode::go_back_n;
+    bool roce_attr_given = false;  // one of -u, --retry_count, --rnr_retry, --min_rnr_timer
     // --qps, --qp-sched and the scheduler's knobs (endpoint_attr::qp_sched); what is not given
     // comes from the NCCL_IB_* variables, as in the library.
     uet::qp_sched_attr qp_sched;
+    // -u (perftest's --qp-timeout), --retry_count (perftest's), --rnr_retry, --min_rnr_timer:
+    // the QPs' verbs attributes (endpoint_attr::roce).
+    uet::roce_attr roce;
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead

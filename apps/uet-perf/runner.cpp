@@ -73,6 +73,64 @@ std::string control_line(const ctrl_counters& c) {
     return buf;
 }
 
+// --stats: the pipe's links or the DPDK port, polling and stages (nothing without a fabric).
+std::string fabric_lines(const fabric* fab) {
+    if (!fab) return {};
+    std::string out;
+    char buf[1024];
+    const fabric_stats f = fab->stats();
+    if (fab->attr().provider == "pipe") {
+        std::snprintf(buf, sizeof buf,
+                      " Pipe links: frames %llu, lost %llu, reordered %llu, duplicated %llu, "
+                      "unroutable %llu\n",
+                      (unsigned long long)f.frames, (unsigned long long)f.lost,
+                      (unsigned long long)f.reordered, (unsigned long long)f.duplicated,
+                      (unsigned long long)f.unroutable);
+        out += buf;
+    } else {
+        std::snprintf(buf, sizeof buf,
+                      " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
+                      "tx dropped %llu, ARP requests %llu, replies %llu; ACKs every %u packets "
+                      "or %u bytes; UDP checksum %s; ",
+                      (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
+                      (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
+                      (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
+                      (unsigned long long)f.arp_replies, f.ack_every_packets, f.ack_every_bytes,
+                      f.udp_checksum ? "on" : "off");
+        out += buf;
+        if (f.zero_copy_from == 0)
+            out += "zero-copy transmit off\n";
+        else
+            out += "zero-copy transmit from " + std::to_string(f.zero_copy_from) + " bytes\n";
+        out += polling_line(f);
+        out += stages_line(f);
+    }
+    return out;
+}
+
+// --stats on roce_rc: the queue pairs' counters, summed.
+std::string roce_lines(const endpoint_counters& c) {
+    char buf[1024];
+    std::snprintf(buf, sizeof buf,
+                  " RoCE: packets sent %llu, received %llu, dropped %llu; resent %llu (after a "
+                  "NAK %llu, timeout %llu); go-back-N rounds %llu; timeouts %llu; NAKs sent "
+                  "%llu, received %llu; RNR NAKs sent %llu, received %llu; ACKs sent %llu, "
+                  "received %llu; duplicates %llu; placed ahead of a hole %llu; CNPs sent %llu, "
+                  "received %llu; paced %llu; QPs connected %llu\n",
+                  (unsigned long long)c.packets_sent, (unsigned long long)c.packets_received,
+                  (unsigned long long)c.packets_dropped, (unsigned long long)c.retransmits,
+                  (unsigned long long)c.retransmits_nack, (unsigned long long)c.retransmits_timeout,
+                  (unsigned long long)c.roce.go_back_rounds, (unsigned long long)c.timeouts,
+                  (unsigned long long)c.nacks_sent, (unsigned long long)c.nacks_received,
+                  (unsigned long long)c.roce.rnr_naks_sent,
+                  (unsigned long long)c.roce.rnr_naks_received,
+                  (unsigned long long)c.roce.acks_sent, (unsigned long long)c.roce.acks_received,
+                  (unsigned long long)c.duplicates, (unsigned long long)c.roce.placed_early,
+                  (unsigned long long)c.roce.cnps_sent, (unsigned long long)c.roce.cnps_received,
+                  (unsigned long long)c.roce.paced, (unsigned long long)c.roce.qps_connected);
+    return buf;
+}
+
 // Why an endpoint did not open: the error, and what the library said of it (the field or the
 // environment variable at fault).
 std::string open_error(const std::error_code& ec) {
@@ -119,6 +177,8 @@ std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabr
         (unsigned long long)ep.silent_completions(), (unsigned long long)c.unsignaled_sends,
         (unsigned long long)c.unsignaled_sends_adopted, (unsigned long long)c.delivered_directly);
     std::string out = buf;
+    if (ep.attr().transport == transport::roce_rc)
+        return out + roce_lines(c) + control_line(ctrl) + fabric_lines(fab);
     std::snprintf(buf, sizeof buf,
                   " PDS: packets sent %llu (in runs %llu), received %llu (headers predicted %llu, "
                   "in runs %llu), dropped %llu; "
@@ -156,36 +216,7 @@ std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabr
                       (unsigned long long)c.transmit_nothing_queued);
         out += buf;
     }
-    out += control_line(ctrl);
-    if (!fab) return out;
-    const fabric_stats f = fab->stats();
-    if (fab->attr().provider == "pipe") {
-        std::snprintf(buf, sizeof buf,
-                      " Pipe links: frames %llu, lost %llu, reordered %llu, duplicated %llu, "
-                      "unroutable %llu\n",
-                      (unsigned long long)f.frames, (unsigned long long)f.lost,
-                      (unsigned long long)f.reordered, (unsigned long long)f.duplicated,
-                      (unsigned long long)f.unroutable);
-        out += buf;
-    } else {
-        std::snprintf(buf, sizeof buf,
-                      " Port: rx frames %llu, tx frames %llu (zero-copy %llu), rx dropped %llu, "
-                      "tx dropped %llu, ARP requests %llu, replies %llu; ACKs every %u packets "
-                      "or %u bytes; UDP checksum %s; ",
-                      (unsigned long long)f.rx_frames, (unsigned long long)f.tx_frames,
-                      (unsigned long long)f.tx_zero_copy, (unsigned long long)f.rx_dropped,
-                      (unsigned long long)f.tx_dropped, (unsigned long long)f.arp_requests,
-                      (unsigned long long)f.arp_replies, f.ack_every_packets, f.ack_every_bytes,
-                      f.udp_checksum ? "on" : "off");
-        out += buf;
-        if (f.zero_copy_from == 0)
-            out += "zero-copy transmit off\n";
-        else
-            out += "zero-copy transmit from " + std::to_string(f.zero_copy_from) + " bytes\n";
-        out += polling_line(f);
-        out += stages_line(f);
-    }
-    return out;
+    return out + control_line(ctrl) + fabric_lines(fab);
 }
 
 namespace {
@@ -211,6 +242,7 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     a.parallel_pdcs = s.pdcs;
     a.answers_in_acks = s.ack_answers;
     a.transport = s.transport;
+    a.roce = s.roce;
     a.roce.mode = s.roce_mode;
     a.qp_sched = s.qp_sched;
     return a;

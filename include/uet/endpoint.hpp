@@ -214,6 +214,18 @@ struct endpoint_counters {
     // Answers in ACKs: peers' requests we answered in an ACK / with a response message; our
     // requests a peer answered in an ACK.
     std::uint64_t answers_in_acks = 0, answers_as_messages = 0, answered_by_ack = 0;
+    // roce_rc, summed over its queue pairs (those gone included); packets_sent, packets_received,
+    // retransmits (retransmits_nack: after a NAK, RNR or implicit; retransmits_timeout),
+    // timeouts, nacks_sent, nacks_received (NAK codes 0..4) and duplicates count there too.
+    struct roce_counters {
+        std::uint64_t go_back_rounds = 0;  // go-back-N restarts (each resends a range)
+        std::uint64_t rnr_naks_sent = 0, rnr_naks_received = 0;
+        std::uint64_t acks_sent = 0, acks_received = 0;
+        std::uint64_t placed_early = 0;  // out-of-order mode: packets placed ahead of a hole
+        std::uint64_t cnps_sent = 0, cnps_received = 0;  // DCQCN
+        std::uint64_t paced = 0;          // transmit rounds in which a QP waited for its DCQCN rate
+        std::uint64_t qps_connected = 0;  // by us or by peers, over the endpoint's life
+    } roce;
 };
 
 // Flags of one operation (the last argument of send, recv, write, read and the atomics).

@@ -289,7 +289,7 @@ bool roce_endpoint::process(std::uint64_t poll_now) {
             ++it;
             continue;
         }
-        eng_->destroy_qp(it->first);
+        destroy(it->first);
         it = connections_.erase(it);
         any = true;
     }
@@ -374,7 +374,7 @@ void roce_endpoint::close() noexcept {
     if (!eng_) return;
     // Connected QPs say goodbye (DREQ) while frames still flow.
     for (const auto& [qpn, c] : connections_)
-        eng_->destroy_qp(qpn);
+        destroy(qpn);
     domain->fabric->net->detach(*this);
     eng_.reset();
     connections_.clear();
@@ -406,6 +406,36 @@ std::vector<qp_counters> roce_endpoint::queue_pairs(peer_addr peer) const {
     return out;
 }
 
+namespace {
+
+void add_qp_counters(roce::qp_counters& to, const roce::qp_counters& c) noexcept {
+    to.tx_packets += c.tx_packets;
+    to.rx_packets += c.rx_packets;
+    for (std::size_t i = 0; i < c.resends.size(); ++i)
+        to.resends[i] += c.resends[i];
+    to.go_back_rounds += c.go_back_rounds;
+    to.timeouts += c.timeouts;
+    for (std::size_t i = 0; i < c.naks_sent.size(); ++i) {
+        to.naks_sent[i] += c.naks_sent[i];
+        to.naks_received[i] += c.naks_received[i];
+    }
+    to.rnr_naks_sent += c.rnr_naks_sent;
+    to.rnr_naks_received += c.rnr_naks_received;
+    to.acks_sent += c.acks_sent;
+    to.acks_received += c.acks_received;
+    to.duplicates += c.duplicates;
+    to.placed_early += c.placed_early;
+    for (std::size_t i = 0; i < c.drops.size(); ++i)
+        to.drops[i] += c.drops[i];
+}
+
+}  // namespace
+
+void roce_endpoint::destroy(roce::qpn_t qpn) {
+    if (const roce::qp* q = eng_->find(qpn)) add_qp_counters(retired_, q->counters);
+    eng_->destroy_qp(qpn);
+}
+
 void roce_endpoint::add_engine_counters(endpoint_counters& c) const noexcept {
     if (!eng_) return;
     const roce::engine_counters& e = eng_->counters();
@@ -417,6 +447,32 @@ void roce_endpoint::add_engine_counters(endpoint_counters& c) const noexcept {
         c.packets_dropped += d;
     c.pdcs_opened = eng_->cm().established;
     c.pdcs_failed = eng_->cm().timeouts;
+    roce::qp_counters q = retired_;
+    for (const auto& [qpn, conn] : connections_)
+        if (const roce::qp* p = eng_->find(qpn)) add_qp_counters(q, p->counters);
+    using roce::resend_cause;
+    c.retransmits_timeout = q.resent(resend_cause::timeout);
+    c.retransmits_nack = q.resent(resend_cause::psn_nak) + q.resent(resend_cause::implicit_nak) +
+                         q.resent(resend_cause::rnr);
+    c.retransmits = c.retransmits_timeout + c.retransmits_nack;
+    c.timeouts = q.timeouts;
+    for (std::size_t i = 0; i < q.naks_sent.size(); ++i) {
+        c.nacks_sent += q.naks_sent[i];
+        c.nacks_received += q.naks_received[i];
+    }
+    c.duplicates = q.duplicates;
+    for (const auto d : q.drops)
+        c.packets_dropped += d;
+    c.roce.go_back_rounds = q.go_back_rounds;
+    c.roce.rnr_naks_sent = q.rnr_naks_sent;
+    c.roce.rnr_naks_received = q.rnr_naks_received;
+    c.roce.acks_sent = q.acks_sent;
+    c.roce.acks_received = q.acks_received;
+    c.roce.placed_early = q.placed_early;
+    c.roce.cnps_sent = e.cnps_sent;
+    c.roce.cnps_received = e.cnps_received;
+    c.roce.paced = e.paced;
+    c.roce.qps_connected = eng_->cm().established;
 }
 
 }  // namespace uet::detail

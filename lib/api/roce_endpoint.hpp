@@ -195,6 +195,8 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     // The address-vector entry of the QP's peer, or any_peer.
     peer_addr peer_of(const roce::qp& q) noexcept;
     std::uint8_t* staged(std::uint32_t index, std::size_t bytes);
+    // Destroys the QP (a DREQ if it is connected), keeping its counters in retired_.
+    void destroy(roce::qpn_t qpn);
 
     std::unique_ptr<roce::engine> eng_;  // null once closed
     op_pool ops_;
@@ -208,6 +210,7 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     qp_sched::params sched_params_;
     std::unordered_map<std::uint64_t, peer_qps> peers_;  // where posts to a peer go
     std::vector<op_route> routes_;                       // by operation
+    roce::qp_counters retired_;                          // of the QPs destroyed
     std::vector<roce::work_completion> wcs_;
     std::uint64_t dropped_bad_header_ = 0;
 };

@@ -397,6 +397,17 @@ TEST(roce_modes, every_call_survives_loss_and_reordering) {
         std::memcpy(&count, region.data() + 32768, 8);
         EXPECT_EQ(count, 8u) << static_cast<int>(mode);
         EXPECT_GT(w.fab.stats().lost, 0u);
+        // The repairs show in the endpoints' counters, summed over their QPs.
+        const endpoint_counters c0 = w.eps[0].counters(), c1 = w.eps[1].counters();
+        EXPECT_GT(c0.retransmits, 0u);
+        EXPECT_EQ(c0.retransmits, c0.retransmits_nack + c0.retransmits_timeout);
+        EXPECT_GT(c1.roce.acks_sent, 0u);
+        EXPECT_GT(c1.nacks_sent, 0u);
+        EXPECT_GE(c1.nacks_sent, c0.nacks_received);  // some NAKs are lost on the way
+        if (mode == roce_mode::go_back_n)
+            EXPECT_GT(c0.roce.go_back_rounds, 0u);
+        else
+            EXPECT_GT(c1.roce.placed_early, 0u);
     }
 }
 

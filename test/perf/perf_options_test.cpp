@@ -359,6 +359,52 @@ TEST(perf_options, slot_cursor_matches_the_layouts_offsets) {
     }
 }
 
+TEST(perf_options, roce_queue_pairs_and_their_scheduler) {
+    const auto r = parse({"write_bw",
+                          "--provider",
+                          "pipe",
+                          "--transport",
+                          "roce",
+                          "--qps",
+                          "4",
+                          "--qp-sched",
+                          "cast-wrr",
+                          "--qp-split-min",
+                          "4096",
+                          "--qp-update-us",
+                          "20",
+                          "--qp-reset-ms",
+                          "0",
+                          "--qp-weight",
+                          "0.25",
+                          "--qp-wrr",
+                          "-u",
+                          "10",
+                          "--retry_count",
+                          "3",
+                          "--rnr_retry",
+                          "2",
+                          "--min_rnr_timer",
+                          "4"});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.s.qp_sched.qps, 4u);
+    EXPECT_EQ(r.s.qp_sched.scheduler, qp_scheduler::cast_wrr);
+    EXPECT_EQ(r.s.qp_sched.split_data_min, 4096u);
+    EXPECT_EQ(r.s.qp_sched.update_interval_us, 20u);
+    EXPECT_EQ(r.s.qp_sched.reset_interval_ms, 0u);
+    EXPECT_EQ(r.s.qp_sched.weight, 0.25);
+    EXPECT_EQ(r.s.qp_sched.wrr_enable, true);
+    EXPECT_EQ(r.s.roce.ack_timeout, 10u);
+    EXPECT_EQ(r.s.roce.retry_cnt, 3u);
+    EXPECT_EQ(r.s.roce.rnr_retry, 2u);
+    EXPECT_EQ(r.s.roce.min_rnr_timer, 4u);
+    // Left out, each comes from its NCCL variable in the library.
+    const auto d = parse({"write_bw", "--provider", "pipe", "--transport", "roce"});
+    ASSERT_EQ(d.error, "");
+    EXPECT_FALSE(d.s.qp_sched.qps.has_value());
+    EXPECT_FALSE(d.s.qp_sched.scheduler.has_value());
+}
+
 TEST(perf_options, errors_say_what_is_wrong) {
     const std::vector<bad_case> cases{
         {{}, "no test given"},
@@ -392,6 +438,19 @@ TEST(perf_options, errors_say_what_is_wrong) {
         {{"write_bw", "--ip", "10.0.0.1/24"}, "--dev is required"},
         {{"write_bw", "--dev", "eth0"}, "--ip A.B.C.D/LEN is required"},
         {{"write_bw", "--provider", "pipe", "--report_gbits=yes"}, "takes no value"},
+        {{"write_bw", "--provider", "pipe", "--qps", "4"}, "--transport roce only"},
+        {{"write_bw", "--provider", "pipe", "-u", "10"}, "--transport roce only"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "--qps", "0"},
+         "--qps: queue pairs per connection must be 1 .. 128"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "--qp-sched", "best"},
+         "--qp-sched must be rr, stripe, cast or cast-wrr"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "--qp-weight", "2"},
+         "--qp-weight must be 0"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "--retry_count", "8"},
+         "--retry_count must be 0 .. 7"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "-u", "32"},
+         "-u: QP timeout must be 0 .. 31"},
+        {{"write_bw", "--provider", "pipe", "--transport", "roce", "--pdcs", "2"}, "takes --qps"},
     };
     for (const auto& c : cases) {
         std::vector<const char*> argv{"uet-perf"};

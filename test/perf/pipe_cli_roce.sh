@@ -35,3 +35,12 @@ for sched in rr stripe cast cast-wrr; do
         echo "ok: $t --qps 4 --qp-sched $sched"
     done
 done
+# The QPs' verbs attributes from perftest's options reach the endpoint: a run with them is clean.
+set -- write_bw --provider pipe --transport roce -u 10 --retry_count 3 --rnr_retry 2 \
+    --min_rnr_timer 4 -n 40 -s 9000 --verify
+if ! "$perf" "$@" >/dev/null 2>&1; then
+    echo "FAIL: uet-perf $*"
+    "$perf" "$@"
+    exit 1
+fi
+echo "ok: write_bw with -u, --retry_count, --rnr_retry, --min_rnr_timer"
