@@ -311,7 +311,8 @@ void roce_endpoint::on_completion(const roce::work_completion& wc) {
     c.posted.pop_front();
     if (const op_route& r = routes_[index]; r.measured && wc.status == wc_status::success)
         if (const auto g = peers_.find(static_cast<std::uint64_t>(c.peer)); g != peers_.end())
-            g->second.sched.on_completion(r.slot, ops_[index].len, now - r.posted_at, now);
+            g->second.sched.on_completion(r.slot, ops_[index].len,
+                                          now > r.posted_at ? now - r.posted_at : 0, now);
     end_op(index, wc.status, c.established, c.disconnected);
 }
 
