@@ -117,7 +117,7 @@ outcome run(const scenario& sc, const scheme& sh, std::uint64_t message, bool po
         lp->ecn_kmax_bytes = 400'000;
         lp->ecn_pmax = 0.05;
     }
-    t.seed = 11;
+    t.seed = env_or("CAST_SEED", 11);  // ECMP hashes and ECN marking
     roce_fabric::options o;
     o.nic_backlog_bytes = 2 * 4200;  // the NIC's arbiter keeps about two frames queued
     o.timeout = 10;                  // 4 ms: a slow path is not a lost one
@@ -310,24 +310,26 @@ TEST(cast_scenarios, cast_beats_round_robin_and_stripe_under_collisions_and_a_sl
                             static_cast<unsigned long long>(o[s][k].fabric_drops));
     if (only != 0) return;
 
-    // CAST stripe ahead of round robin and stripe in every case; by the document's order of
-    // margin (+27% to +36% there) where the collision or the slow spine costs the plain schemes
-    // most. At 1:2 the hot spine is short by a fifth only and the margin is small. Smaller
-    // messages (the sanitizer build) give the estimates fewer samples: the order is checked,
-    // not the margin.
+    // What holds for the seeds tried (CAST_SEED 1, 2, 3 and 11, the default; docs/results.md):
+    // CAST stripe ahead of round robin and stripe at 2:1, at 1:1 and with the slow spine, by
+    // the document's order of margin (+27% to +36% there) at 2:1 and with the slow spine and by
+    // a tenth at 1:1 (its worst seed: +12%). At 1:2 the hot spine is short by a fifth only and
+    // CAST's margin (-2% to +18% over the seeds) is within the spread: printed, not asserted.
+    // CAST WRR ahead of round robin everywhere and of stripe but at 1:2. Smaller messages (the
+    // sanitizer build) give the estimates fewer samples: the order is checked, not the margin.
     const bool full = message >= 512 * 1024;
+    constexpr double margin[] = {1.2, 1.1, 1.0, 1.2};
     for (std::size_t s = 0; s < std::size(scenarios); ++s) {
         const double plain = std::max(o[s][rr].busbw_gbps, o[s][stripe].busbw_gbps);
-        EXPECT_GT(o[s][cast].busbw_gbps, plain) << scenarios[s].name;
-        if (full && s != 2) {
-            EXPECT_GT(o[s][cast].busbw_gbps, 1.2 * plain) << scenarios[s].name;
-        }
-        // CAST WRR (whole chunks by weight) beats round robin everywhere, and stripe where the
-        // plain schemes lose most; at 1:2 its chunk granularity costs what it gains.
+        std::printf(
+            "%-28s CAST stripe %+.0f%%, CAST WRR %+.0f%% over the better of RR and "
+            "stripe\n",
+            scenarios[s].name, 100 * (o[s][cast].busbw_gbps / plain - 1),
+            100 * (o[s][cast_wrr].busbw_gbps / plain - 1));
         EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][rr].busbw_gbps) << scenarios[s].name;
-        if (s != 2) {
-            EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][stripe].busbw_gbps) << scenarios[s].name;
-        }
+        if (s == 2) continue;
+        EXPECT_GT(o[s][cast].busbw_gbps, (full ? margin[s] : 1.0) * plain) << scenarios[s].name;
+        EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][stripe].busbw_gbps) << scenarios[s].name;
     }
 
     // The slow spine: the weights move away from it. Over the connections, the QPs through
