@@ -183,7 +183,9 @@ void scheduler_state::update_weights() noexcept {
     bool measured[params::max_qps];
     for (std::size_t i = 0; i < n; ++i) {
         estimate[i] = stats_[i].estimate_ns;
-        floor[i] = stats_[i].min_metric_ns;
+        // The filter's floor is the lowest RTT less the payload's time, the minimum latency
+        // given back (see the header): the weights do not depend on the latency given.
+        floor[i] = stats_[i].min_metric_ns + min_latency_ns_;
         measured[i] = stats_[i].min_metric_ns != 0;
     }
     cast_weights({estimate, n}, {floor, n}, {measured, n}, {weight, n});

@@ -3,6 +3,21 @@
 // that spreads each request over them. Round robin and striping are what NCCL and RCCL do; CAST
 // weights either by how congested each QP's path is, measured by the RTT from post to completion.
 // Sans-I/O: the caller measures, posts and passes the time in.
+//
+// Where the document is silent or says two things:
+//  - The jitter filter's floor. The document's metric (RTT - the payload's transmission time -
+//    the network's minimum latency) can bring a QP's lowest metric to about 0 on an idle path,
+//    and 1 / ((estimate - min_estimate) + min_metric) then gives the best QP nearly everything.
+//    RCCL's plugin (net_ib_cast) subtracts only the transmission time, so its floor holds the
+//    base RTT. Here the estimates keep the document's metric (what stats() shows) and the floor
+//    is the lowest metric plus the minimum latency given back: the weights are RCCL's, whatever
+//    minimum latency the caller passes.
+//  - The RTT runs from the post to the completion, as the document and RCCL measure it: it holds
+//    the wait behind the QP's own earlier work requests, which steers the weights towards the
+//    QPs that empty their queue fastest.
+//  - What rounding to 128 bytes leaves goes to the QP of the largest weight (RCCL: the last QP).
+//  - Weighted round robin is smooth WRR (RCCL counts tokens); QPs not measured yet count as the
+//    best one (RCCL keeps the old weights until every QP has a measurement).
 #pragma once
 
 #include <cstddef>
@@ -102,7 +117,8 @@ class scheduler_state {
 
 // The document's weights with its jitter filter: with m the QP of the lowest estimate,
 // w[i] = 1 / ((estimate[i] - estimate[m]) + min_metric[m]), normalised to sum to 1. QPs without
-// a measurement count as the best one; with none measured the weights are equal.
+// a measurement count as the best one; with none measured the weights are equal. (The scheduler
+// passes each QP's lowest metric plus the minimum latency as min_metric: see the top.)
 void cast_weights(std::span<const double> estimate, std::span<const double> min_metric,
                   std::span<const bool> measured, std::span<double> weight) noexcept;
 

@@ -350,9 +350,13 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
         n += emit_frame({d.peer_ip, d.peer_mac, d.udp_sport}, s, false, out[n], n) != 0;
     }
     const auto count = static_cast<std::uint32_t>(qps_.size());
+    // Round robin over the QPs that send: the next call starts after the last QP that sent
+    // here, so QPs with work get turns in order whatever idle slots lie between them.
+    std::uint32_t next_rr = count ? (rr_ + 1) % count : 0;
     for (std::uint32_t k = 0; k < count && n < limit; ++k) {
         qp* q = qps_[(rr_ + k) % count].get();
         if (!q) continue;
+        const std::size_t before = n;
         // Per QP: a CNP and acknowledgements first, then, at the QP's DCQCN rate, READ
         // responses and atomic answers, then its own requests, until the burst is full.
         qp_cc* cc = cc_[slot_of(*q)].get();
@@ -387,8 +391,9 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
             ++n;
             if (cc != nullptr) cc->rp.on_sent(static_cast<std::uint32_t>(len), now);
         }
+        if (n > before) next_rr = (rr_ + k + 1) % count;
     }
-    rr_ = count ? (rr_ + 1) % count : 0;
+    rr_ = next_rr;
     return n;
 }
 

@@ -118,7 +118,20 @@ std::uint64_t fabric::uplink_hash(std::uint32_t leaf,
         rest = std::uint64_t{ip[9]} << 32;
         if (l.is_udp()) rest |= wire::load_be32(&frame[l.udp]);  // source and destination port
     }
+    return tuple_hash(leaf, addrs, rest);
+}
+
+std::uint64_t fabric::tuple_hash(std::uint32_t leaf, std::uint64_t addrs,
+                                 std::uint64_t rest) const noexcept {
     return fmix64(fmix64(leaf_seeds_[leaf % topo_.leaves] ^ addrs) ^ rest);
+}
+
+std::uint32_t fabric::uplink_for_udp(std::uint32_t leaf, std::uint32_t src_ip, std::uint32_t dst_ip,
+                                     std::uint16_t src_port,
+                                     std::uint16_t dst_port) const noexcept {
+    const std::uint64_t addrs = std::uint64_t{src_ip} << 32 | dst_ip;
+    const std::uint64_t rest = std::uint64_t{17} << 32 | std::uint32_t{src_port} << 16 | dst_port;
+    return static_cast<std::uint32_t>(tuple_hash(leaf, addrs, rest) % topo_.spines);
 }
 
 std::uint32_t fabric::uplink_for(std::uint32_t leaf,
@@ -300,7 +313,7 @@ void fabric::mark(port& p, std::uint32_t s) noexcept {
     if (q > lp.ecn_kmin_bytes) {
         probability = q >= lp.ecn_kmax_bytes
                           ? 1.0
-                          : static_cast<double>(q - lp.ecn_kmin_bytes) /
+                          : lp.ecn_pmax * static_cast<double>(q - lp.ecn_kmin_bytes) /
                                 static_cast<double>(lp.ecn_kmax_bytes - lp.ecn_kmin_bytes);
     }
     if (!p.ecn_rng.bernoulli(probability)) return;
@@ -501,6 +514,11 @@ void fabric::fail_spine_link(std::uint32_t leaf, std::uint32_t spine, std::uint6
 void fabric::restore_spine_link(std::uint32_t leaf, std::uint32_t spine, std::uint64_t at) {
     restore_port(up_port(leaf, spine), at);
     restore_port(down_port(spine, leaf), at);
+}
+
+void fabric::set_spine_rate(std::uint32_t spine, double gbps, std::uint64_t at) {
+    for (std::uint32_t leaf = 0; leaf < topo_.leaves; ++leaf)
+        set_spine_link_rate(leaf, spine, gbps, at);
 }
 
 void fabric::set_host_link_rate(std::uint32_t host, double gbps, std::uint64_t at) {

@@ -23,8 +23,8 @@
 //  - a strict-priority queue of priority_queue_bytes for trimmed headers and for packets that
 //    carry priority_dscp or trim_dscp (ACKs, NACKs): it is served first, without preemption;
 //  - RED-like ECN marking on enqueue of a data packet: with q the data-queue occupancy found on
-//    arrival, an ECT packet is re-marked CE with probability 0 for q <= kmin, (q - kmin) /
-//    (kmax - kmin) in between, 1 for q >= kmax (IP checksum patched). kmax 0 switches it off.
+//    arrival, an ECT packet is re-marked CE with probability 0 for q <= kmin, pmax x (q - kmin)
+//    / (kmax - kmin) in between, 1 for q >= kmax (IP checksum patched). kmax 0 switches it off.
 // The host's own transmit queue (NIC port, host->leaf) uses host_link's rate and delay but
 // neither marks nor trims, and holds nic_queue_bytes (0: unbounded, i.e. bounded by the pool).
 // Any port can be slowed or failed (black hole: the packets it holds and every packet offered to
@@ -62,6 +62,9 @@ struct link_params {
     std::uint64_t queue_bytes = 150'000;  // 0 = unbounded
     std::uint64_t ecn_kmin_bytes = 30'000;
     std::uint64_t ecn_kmax_bytes = 120'000;  // 0 = no ECN marking
+    // The marking probability just below kmax (RED's pmax; DCQCN's switches use a few percent):
+    // pmax x (q - kmin) / (kmax - kmin) between the thresholds, 1 from kmax up.
+    double ecn_pmax = 1.0;
     bool trimming = false;
     std::uint16_t trim_to = 64;  // UDP payload bytes a trimmed packet keeps
     std::uint8_t trim_dscp = 0x3b;
@@ -132,6 +135,10 @@ class fabric {
     // unless the topology sprays in the leaves).
     std::uint32_t uplink_for(std::uint32_t leaf,
                              std::span<const std::uint8_t> frame) const noexcept;
+    // The same for a UDP flow given by its addresses (host order) and ports: where a QP or a
+    // sprayer's source port lands, without building a frame.
+    std::uint32_t uplink_for_udp(std::uint32_t leaf, std::uint32_t src_ip, std::uint32_t dst_ip,
+                                 std::uint16_t src_port, std::uint16_t dst_port) const noexcept;
 
     // ---- traffic ----
     // The host hands a frame to its NIC (the host->leaf port); the fabric takes a copy. Internal
@@ -160,6 +167,8 @@ class fabric {
                              std::uint64_t at);
     void fail_spine_link(std::uint32_t leaf, std::uint32_t spine, std::uint64_t at);
     void restore_spine_link(std::uint32_t leaf, std::uint32_t spine, std::uint64_t at);
+    // Both directions of every link of the spine (a slow or degraded spine switch).
+    void set_spine_rate(std::uint32_t spine, double gbps, std::uint64_t at);
     // Both directions of the host<->leaf link.
     void set_host_link_rate(std::uint32_t host, double gbps, std::uint64_t at);
 
@@ -251,6 +260,8 @@ class fabric {
     void refresh(std::uint32_t port_id) noexcept;
     std::uint64_t uplink_hash(std::uint32_t leaf,
                               std::span<const std::uint8_t> frame) const noexcept;
+    std::uint64_t tuple_hash(std::uint32_t leaf, std::uint64_t addrs,
+                             std::uint64_t rest) const noexcept;
 
     static constexpr std::uint32_t chunk_mask = (1u << chunk_bits) - 1;
 

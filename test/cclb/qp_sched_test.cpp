@@ -70,6 +70,29 @@ TEST(qp_sched, the_metric_takes_the_payload_time_and_the_minimum_latency_off_the
     EXPECT_EQ(s.metric(65536, 3000), 1.0);  // never below 1 ns
 }
 
+TEST(qp_sched, the_filters_floor_gives_the_minimum_latency_back_so_weights_ignore_it) {
+    // RTTs of 10 and 30 us on two QPs (line rate 0: no transmission time). Whatever minimum
+    // latency is taken off the metric, the floor is the lowest RTT, 10 us, as in RCCL's
+    // plugin: weights 1/10 and 1/(20 + 10), 0.75 and 0.25. With the metric's own floor, a
+    // latency of 8 us would give 1/2 against 1/22 (0.917), and one of 10 us, where the best
+    // QP's metric is clamped to 1 ns, all but 0.005% to QP 0.
+    for (std::uint64_t latency : {0u, 8000u, 10'000u}) {
+        scheduler_state s(with(scheduler::cast_stripe, 2), 0, latency);
+        s.on_completion(0, 0, 10'000, 0);
+        s.on_completion(1, 0, 30'000, 0);
+        s.update_weights();
+        EXPECT_NEAR(s.stats(0).weight,
+                    latency == 10'000 ? 1.0 / 10'001 / (1.0 / 10'001 + 1.0 / 30'000) : 0.75, 1e-12)
+            << "latency " << latency;
+        EXPECT_NEAR(s.stats(0).weight + s.stats(1).weight, 1.0, 1e-12);
+    }
+    // The metric itself, and so stats(), keeps the document's definition.
+    scheduler_state s(with(scheduler::cast_stripe, 2), 0, 8000);
+    s.on_completion(0, 0, 10'000, 0);
+    EXPECT_DOUBLE_EQ(s.stats(0).estimate_ns, 2000);
+    EXPECT_DOUBLE_EQ(s.stats(0).min_metric_ns, 2000);
+}
+
 TEST(qp_sched, the_average_estimator_restarts_its_history_every_reset_interval) {
     params p = with(scheduler::cast_stripe, 2);
     p.reset_interval_ms = 1;

@@ -140,6 +140,7 @@ TEST(fabric_model, fixed_tuple_sticks_to_one_spine_and_varied_entropy_spreads) {
     fabric f(small(2, 1, 8));
     frame_bytes fr = make_frame(f, {.from = 0, .to = 1, .sport = 1234});
     const std::uint32_t spine = f.uplink_for(0, fr);
+    EXPECT_EQ(f.uplink_for_udp(0, f.host_ip(0), f.host_ip(1), 1234, wire::uet_udp_port), spine);
     for (int i = 0; i < 1000; ++i)
         f.send(0, fr, 0);
     drain(f);
@@ -315,6 +316,22 @@ TEST(fabric_model, slowed_spine_link_queues_and_carries_less_on_that_spine_only)
     }
     drain(f);
     EXPECT_EQ(f.in_flight(), 0u);
+}
+
+TEST(fabric_model, a_slowed_spine_serialises_at_its_new_rate_both_ways) {
+    auto t = small(2, 1, 2);
+    t.host_link.rate_gbps = 100;  // 1000 B: 80 ns
+    t.fabric_link.rate_gbps = 100;
+    t.host_link.delay_ns = t.fabric_link.delay_ns = 1000;
+    fabric f(t);
+    f.set_spine_rate(0, 25, 0);  // 1000 B: 320 ns on both of spine 0's links, up and down
+    std::uint16_t sport = 1;
+    while (f.uplink_for_udp(0, f.host_ip(0), f.host_ip(1), sport, wire::uet_udp_port) != 0)
+        ++sport;
+    f.send(0, make_frame(f, {.from = 0, .to = 1, .sport = sport}), 0);
+    std::vector<arrival> got = drain(f);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].time_ns, 80u + 320 + 320 + 80 + 4 * 1000);
 }
 
 TEST(fabric_model, failed_spine_link_black_holes_exactly_its_packets_until_restored) {

@@ -190,6 +190,35 @@ TEST(roce_engine, a_full_window_is_no_work_to_do) {
     }
 }
 
+// The engine's round robin serves the QPs that have work in turn, whatever idle QPs lie between
+// them: two busy QPs with two idle slots between them send one frame each, turn about.
+TEST(roce_engine, transmit_takes_the_busy_qps_in_turn_past_idle_slots) {
+    memory_target mem_a, mem_b;
+    engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);
+    engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem_b);
+    const qpn_t x0 = A.create_qp(), idle1 = A.create_qp(), idle2 = A.create_qp(),
+                x3 = A.create_qp();
+    ASSERT_NE(idle1 * idle2, 0u);
+    ASSERT_TRUE(connect_pair(A, x0, B, B.create_qp()));
+    ASSERT_TRUE(connect_pair(A, x3, B, B.create_qp()));
+    const std::uint32_t rkey = mem_b.add_region(1 << 20, access_remote_write);
+    std::vector<std::uint8_t> buf(64 * 1024, 7);
+    for (const qpn_t q : {x0, x3})
+        ASSERT_EQ(A.post_send(q, make_wr(q, wr_opcode::write, buf.data(), 64 * 1024, rkey)),
+                  post_error::none);
+    std::array<tx_frame, 1> out{};
+    std::uint32_t to_x0 = 0, to_x3 = 0;  // frames by the QP they name (BTH dest QP of B's end)
+    const qpn_t peer_x0 = A.find(x0)->attr.dest_qpn;
+    for (int i = 0; i < 40; ++i) {
+        ASSERT_EQ(A.transmit(0, out), 1u);
+        const std::uint8_t* bth = out[0].data.data() + 14 + 20 + 8;
+        const qpn_t dest = qpn_t{bth[5]} << 16 | qpn_t{bth[6]} << 8 | bth[7];
+        (dest == peer_x0 ? to_x0 : to_x3) += 1;
+    }
+    EXPECT_EQ(to_x0, 20u);
+    EXPECT_EQ(to_x3, 20u);
+}
+
 // Out-of-order mode: a NAK that ends the connection acknowledges the PSNs before its own, so
 // the work requests before the bad one complete, even when the bad one arrived ahead of a hole.
 TEST(roce_engine, out_of_order_error_naks_acknowledge_what_came_before) {

@@ -2,6 +2,11 @@
 // (sim/fabric) in virtual time: QP pairs connected the verbs way, and a loop that jumps to the
 // earliest of the fabric's next event and the engines' deadlines, hands arrivals to their hosts,
 // lets every engine that has something to do transmit, and reports each completion.
+// By default an engine hands the fabric everything it may send at once (the NIC port's queue is
+// an unbounded FIFO). With options::nic_backlog_bytes the harness asks an engine for one frame
+// at a time while its NIC port holds less than that, as a NIC's transmit arbiter picks the next
+// packet among its QPs when the wire is free: the QPs share the port by the engine's round robin
+// rather than by who posted first.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +26,12 @@
 
 namespace uet::roce::test {
 
+struct roce_fabric_options {
+    std::uint64_t nic_backlog_bytes = 0;  // 0: unbounded, everything at once
+    std::uint8_t timeout = 5;             // every QP's local ACK timeout (5: 131 us)
+    std::uint8_t retry_cnt = 7;           // and its retry count
+};
+
 class roce_fabric {
   public:
     struct host {
@@ -28,10 +39,12 @@ class roce_fabric {
         std::unique_ptr<engine> eng;
     };
 
+    using options = roce_fabric_options;
+
     // config(h): host h's engine configuration; its address and MAC are the fabric's.
     roce_fabric(const netmodel::topology& t,
-                const std::function<engine_config(std::uint32_t)>& config)
-        : fab_(t), hosts_(fab_.host_count()) {
+                const std::function<engine_config(std::uint32_t)>& config, options o = {})
+        : fab_(t), hosts_(fab_.host_count()), opt_(o), held_(hosts_.size(), false) {
         for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
             engine_config c = config(h);
             c.ip = fab_.host_ip(h);
@@ -71,11 +84,20 @@ class roce_fabric {
             });
             for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
                 engine& e = *hosts_[h].eng;
+                held_[h] = false;
                 if (e.next_deadline() <= now_) {
-                    for (std::size_t n; (n = e.transmit(now_, out_)) > 0;) {
-                        for (std::size_t i = 0; i < n; ++i)
-                            fab_.send(h, out_[i].data, now_);
-                        if (n < out_.size()) break;
+                    if (opt_.nic_backlog_bytes == 0) {
+                        for (std::size_t n; (n = e.transmit(now_, out_)) > 0;) {
+                            for (std::size_t i = 0; i < n; ++i)
+                                fab_.send(h, out_[i].data, now_);
+                            if (n < out_.size()) break;
+                        }
+                    } else {
+                        const std::uint32_t nic = fab_.nic_port(h);
+                        while (!(held_[h] = fab_.port_counters(nic).queue_bytes >=
+                                            opt_.nic_backlog_bytes) &&
+                               e.transmit(now_, std::span(out_).first(1)) == 1)
+                            fab_.send(h, out_[0].data, now_);
                     }
                 }
                 for (std::size_t n; (n = e.poll_completions(wcs_)) > 0;)
@@ -84,8 +106,9 @@ class roce_fabric {
             }
             top_up();
             std::uint64_t next = fab_.next_event();
-            for (const host& x : hosts_)
-                next = std::min(next, x.eng->next_deadline());
+            // A host whose NIC port is full waits for it to drain (a fabric event).
+            for (std::uint32_t h = 0; h < hosts_.size(); ++h)
+                if (!held_[h]) next = std::min(next, hosts_[h].eng->next_deadline());
             if (next == netmodel::fabric::none) return done();
             now_ = std::max(now_, next);
         }
@@ -106,14 +129,16 @@ class roce_fabric {
         at.rq_psn = rq;
         at.max_rd_atomic = at.max_dest_rd_atomic = 8;
         at.min_rnr_timer = 1;
-        at.timeout = 5;  // 131 us
-        at.retry_cnt = 7;
+        at.timeout = opt_.timeout;
+        at.retry_cnt = opt_.retry_cnt;
         connect_with(
             [&](const qp_attr& x, std::uint32_t m) { return eng(self).modify_qp(q, x, m); }, at);
     }
 
     netmodel::fabric fab_;
     std::vector<host> hosts_;
+    options opt_;
+    std::vector<bool> held_;  // NIC port full this round (options::nic_backlog_bytes)
     std::uint64_t now_ = 0;
     std::uint32_t pairs_ = 0;
     std::array<tx_frame, 32> out_{};
