@@ -109,6 +109,7 @@ qpn_t engine::create_qp(std::uint64_t context) {
         if (qps_[i]) continue;
         qps_[i] = std::make_unique<qp>(qpn_base_ + i, cfg_.qp);
         qps_[i]->context = context;
+        in_use_ = std::max(in_use_, i + 1);
         headers_[i].built = false;
         if (cfg_.dcqcn) cc_[i] = std::make_unique<qp_cc>(cfg_.dcqcn_params);
         return qpn_base_ + i;
@@ -129,6 +130,8 @@ bool engine::destroy_qp(qpn_t qpn) {
             cm_.release(*e);
     }
     qps_[slot].reset();
+    while (in_use_ != 0 && !qps_[in_use_ - 1])
+        --in_use_;
     cc_[slot].reset();
     return true;
 }
@@ -157,7 +160,7 @@ post_error engine::post_send(qpn_t qpn, const send_wr& wr) {
 
 std::size_t engine::poll_completions(std::span<work_completion> out) {
     std::size_t n = 0;
-    for (auto& q : qps_) {
+    for (auto& q : live()) {
         if (!q || n == out.size()) continue;
         const std::size_t k = roce::poll_completions(*q, out.subspan(n));
         for (std::size_t i = n; i < n + k; ++i)
@@ -364,7 +367,7 @@ bool engine::has_work(const qp& q) const noexcept {
 
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     now_ = now;
-    for (auto& q : qps_) {
+    for (auto& q : live()) {
         if (!q) continue;
         const std::uint64_t due = roce::next_deadline(*q);
         if (due != 0 && due <= now) watch_error(*q, [&] { on_timer(*q, now); });
@@ -383,7 +386,7 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
         s.payload = d.mad;
         n += emit_frame({d.peer_ip, d.peer_mac, d.udp_sport}, s, false, out[n], n) != 0;
     }
-    const auto count = static_cast<std::uint32_t>(qps_.size());
+    const std::uint32_t count = in_use_;
     for (std::uint32_t k = 0; k < count && n < limit; ++k) {
         qp* q = qps_[(rr_ + k) % count].get();
         if (!q) continue;
@@ -430,7 +433,7 @@ std::uint64_t engine::next_deadline() const {
     std::uint64_t earliest = std::numeric_limits<std::uint64_t>::max();
     if (cm_.queued()) return now_;
     if (const std::uint64_t due = cm_.next_deadline(); due != 0) earliest = due;
-    for (const auto& q : qps_) {
+    for (const auto& q : live()) {
         if (!q) continue;
         if (has_work(*q)) return now_;
         const std::uint64_t due = roce::next_deadline(*q);

@@ -181,7 +181,13 @@ class engine final : public frame_engine {
 
     engine_config cfg_;
     delivery_target& target_;
-    std::vector<std::unique_ptr<qp>> qps_;    // slot = qpn - qpn_base_
+    std::vector<std::unique_ptr<qp>> qps_;  // slot = qpn - qpn_base_
+    std::uint32_t in_use_ = 0;              // slots from here on are empty
+    // The slots the per-call passes (timers, transmit, completions, deadline) walk.
+    std::span<std::unique_ptr<qp>> live() noexcept { return std::span(qps_).first(in_use_); }
+    std::span<const std::unique_ptr<qp>> live() const noexcept {
+        return std::span(qps_).first(in_use_);
+    }
     std::vector<std::unique_ptr<qp_cc>> cc_;  // by slot, with dcqcn
     std::vector<qp_headers> headers_;         // by slot
     qpn_t qpn_base_ = 0;
