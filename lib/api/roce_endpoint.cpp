@@ -41,7 +41,9 @@ roce::engine_config roce_config_for(const engine_config& prepared, const endpoin
     // Oblivious spraying: the packets the target places by their own address each take a path.
     c.spray = attr.lb == path_policy::oblivious;
     c.cm.job_id = attr.job_id;
-    c.cm.timeout_ns = std::max<std::uint64_t>(50'000, 8 * attr.base_rtt_ns);
+    // REQs are resent after the provider's first RTO at least: on dpdk (20 ms) a peer that polls
+    // with back-off, or is descheduled, answers within it; the ARP for the first REQ too.
+    c.cm.timeout_ns = std::max<std::uint64_t>({50'000, 8 * attr.base_rtt_ns, prepared.rto_ns});
     c.cm.mtu = path_mtu_for(mtu);
     c.cm.max_rd_atomic = attr.roce.max_rd_atomic;
     c.cm.ack_timeout = attr.roce.ack_timeout;

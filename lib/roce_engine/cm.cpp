@@ -65,13 +65,14 @@ bool connection_manager::send(const cm_entry& e, const wire::cm_message& m) noex
 void connection_manager::send_kept(cm_entry& e, const wire::cm_message& m, const cm_config& c,
                                    std::uint64_t now) noexcept {
     e.last = m;
-    e.deadline = now + c.timeout_ns;
+    set_deadline(e, now + c.timeout_ns);
     e.retries_left = c.retries;
     send(e, m);
 }
 
 std::uint64_t connection_manager::next_deadline() const noexcept {
     std::uint64_t earliest = 0;
+    if (armed_ == 0) return 0;
     for (const cm_entry& e : entries_)
         if (e.state != cm_state::free && e.deadline != 0 &&
             (earliest == 0 || e.deadline < earliest))

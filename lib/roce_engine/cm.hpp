@@ -58,7 +58,8 @@ struct cm_entry {
     std::uint16_t udp_sport = 0;
     std::uint32_t local_comm_id = 0;
     std::uint32_t remote_comm_id = 0;
-    std::uint64_t deadline = 0;  // when `last` goes again; 0: no timer
+    std::uint64_t deadline = 0;  // when `last` goes again; 0: no timer (connection_manager::
+                                 // set_deadline sets it)
     std::uint8_t retries_left = 0;
     qp_attr attr;           // what the QP is given at its next transition
     wire::cm_message last;  // the REQ, REP or DREQ a timeout sends again
@@ -78,7 +79,17 @@ class connection_manager {
 
     // A free entry with a fresh local communication ID, or nullptr when all are in use.
     cm_entry* allocate() noexcept;
-    void release(cm_entry& e) noexcept { e = cm_entry{}; }
+    void release(cm_entry& e) noexcept {
+        set_deadline(e, 0);
+        e = cm_entry{};
+    }
+    // Sets e's timer (0: none), counting the entries that have one: while none does, which is
+    // the whole of a transfer, next_deadline() and the engine's timer pass skip their scans.
+    void set_deadline(cm_entry& e, std::uint64_t when) noexcept {
+        if ((e.deadline != 0) != (when != 0)) when != 0 ? ++armed_ : --armed_;
+        e.deadline = when;
+    }
+    std::uint32_t armed() const noexcept { return armed_; }
     // The entry whose local communication ID is `id` (REP, RTU, REJ, DREQ and DREP name it).
     cm_entry* by_local_id(std::uint32_t peer_ip, std::uint32_t id) noexcept;
     // The entry a REQ from (peer_ip, id) made: a duplicate REQ finds it.
@@ -113,6 +124,7 @@ class connection_manager {
     std::vector<cm_entry> entries_;
     std::array<cm_datagram, 64> queue_{};
     std::uint32_t head_ = 0, tail_ = 0;
+    std::uint32_t armed_ = 0;  // entries with a deadline
     rng rng_;
 };
 

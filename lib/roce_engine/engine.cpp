@@ -88,6 +88,7 @@ engine::engine(const engine_config& config, delivery_target& target)
       target_(target),
       qps_(config.max_qps),
       cc_(config.max_qps),
+      headers_(config.max_qps),
       cm_(std::max<std::size_t>(16, 2 * std::size_t{config.max_qps}), config.seed) {
     cfg_.tx_burst = std::max<std::size_t>(1, cfg_.tx_burst);
     if (cfg_.spray && cfg_.qp.mode != retransmit_mode::out_of_order)
@@ -108,6 +109,8 @@ qpn_t engine::create_qp(std::uint64_t context) {
         if (qps_[i]) continue;
         qps_[i] = std::make_unique<qp>(qpn_base_ + i, cfg_.qp);
         qps_[i]->context = context;
+        in_use_ = std::max(in_use_, i + 1);
+        headers_[i].built = false;
         if (cfg_.dcqcn) cc_[i] = std::make_unique<qp_cc>(cfg_.dcqcn_params);
         return qpn_base_ + i;
     }
@@ -127,6 +130,8 @@ bool engine::destroy_qp(qpn_t qpn) {
             cm_.release(*e);
     }
     qps_[slot].reset();
+    while (in_use_ != 0 && !qps_[in_use_ - 1])
+        --in_use_;
     cc_[slot].reset();
     return true;
 }
@@ -155,7 +160,7 @@ post_error engine::post_send(qpn_t qpn, const send_wr& wr) {
 
 std::size_t engine::poll_completions(std::span<work_completion> out) {
     std::size_t n = 0;
-    for (auto& q : qps_) {
+    for (auto& q : live()) {
         if (!q || n == out.size()) continue;
         const std::size_t k = roce::poll_completions(*q, out.subspan(n));
         for (std::size_t i = n; i < n + k; ++i)
@@ -263,12 +268,67 @@ void engine::watch_error(qp& q, Step&& step) {
         target_.on_qp_event(q, qp_event::error, 0);
 }
 
+const engine::qp_headers& engine::headers_of(const qp& q) noexcept {
+    qp_headers& h = headers_[slot_of(q)];
+    if (!h.built || h.ip != q.attr.peer_ip || h.mac != q.attr.peer_mac) [[unlikely]] {
+        const frame_path to{q.attr.peer_ip, q.attr.peer_mac, 0};
+        h.built =
+            h.data.build(frame_spec_to(to, true)) && h.control.build(frame_spec_to(to, false));
+        h.ip = q.attr.peer_ip;
+        h.mac = q.attr.peer_mac;
+    }
+    return h;
+}
+
+// A QP's frames: from its headers' template, the payload copied with the ICRC summed on the way
+// (build_roce_frame_fast); the connection manager's few datagrams take build_roce_frame.
 template <typename Spec>
 std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& out,
                          std::size_t slot) {
     const wire::roce_packet_spec spec = spec_of(q, packet);
-    return emit_frame({q.attr.peer_ip, q.attr.peer_mac, source_port_of(q, spec.bth.opcode)}, spec,
-                      data, out, slot);
+    const qp_headers& h = headers_of(q);
+    const std::span<std::uint8_t> room =
+        room_for(wire::udp_header_template::size + wire::roce_udp_payload_size(spec), out, slot);
+    return emitted(h.built ? wire::build_roce_frame_fast(data ? h.data : h.control, ip_id_++,
+                                                         source_port_of(q, spec.bth.opcode),
+                                                         cfg_.udp_checksum, spec, room)
+                           : 0,
+                   room, out);
+}
+
+std::size_t engine::emitted(std::size_t len, std::span<std::uint8_t> room, tx_frame& out) noexcept {
+    if (len == 0) {
+        ++counters_.tx_dropped;
+        return 0;
+    }
+    out.data = room.first(len);
+    out.payload = {};
+    out.payload_region = no_payload_region;
+    ++counters_.frames_tx;
+    counters_.bytes_tx += len;
+    return len;
+}
+
+std::span<std::uint8_t> engine::room_for(std::size_t frame, tx_frame& out,
+                                         std::size_t slot) noexcept {
+    return out.room.size() >= frame
+               ? out.room
+               : std::span<std::uint8_t>(staging_).subspan(slot * max_frame, max_frame);
+}
+
+wire::frame_spec engine::frame_spec_to(const frame_path& to, bool data) const noexcept {
+    wire::frame_spec f;
+    f.src_mac = cfg_.mac;
+    f.dst_mac = to.mac;
+    f.src_ip = cfg_.ip;
+    f.dst_ip = to.ip;
+    f.dscp = data ? cfg_.dscp : cfg_.control_dscp;
+    f.ecn =
+        static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
+    f.src_port = to.udp_sport;
+    f.dst_port = cfg_.udp_port;
+    f.udp_checksum = cfg_.udp_checksum;
+    return f;
 }
 
 std::uint16_t engine::source_port_of(const qp& q, std::uint8_t opcode) noexcept {
@@ -283,33 +343,10 @@ std::uint16_t engine::source_port_of(const qp& q, std::uint8_t opcode) noexcept 
 
 std::size_t engine::emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,
                                tx_frame& out, std::size_t slot) {
-    wire::frame_spec f;
-    f.src_mac = cfg_.mac;
-    f.dst_mac = to.mac;
-    f.src_ip = cfg_.ip;
-    f.dst_ip = to.ip;
-    f.dscp = data ? cfg_.dscp : cfg_.control_dscp;
-    f.ecn =
-        static_cast<std::uint8_t>(data ? wire::ecn_codepoint::ect0 : wire::ecn_codepoint::not_ect);
+    wire::frame_spec f = frame_spec_to(to, data);
     f.ip_id = ip_id_++;
-    f.src_port = to.udp_sport;
-    f.dst_port = cfg_.udp_port;
-    f.udp_checksum = cfg_.udp_checksum;
-    std::span<std::uint8_t> room =
-        out.room.size() >= max_frame
-            ? out.room
-            : std::span<std::uint8_t>(staging_).subspan(slot * max_frame, max_frame);
-    const std::size_t len = wire::build_roce_frame(f, spec, room);
-    if (len == 0) {
-        ++counters_.tx_dropped;
-        return 0;
-    }
-    out.data = room.first(len);
-    out.payload = {};
-    out.payload_region = no_payload_region;
-    ++counters_.frames_tx;
-    counters_.bytes_tx += len;
-    return len;
+    const std::span<std::uint8_t> room = room_for(max_frame, out, slot);
+    return emitted(wire::build_roce_frame(f, spec, room), room, out);
 }
 
 bool engine::paced(qp_cc* cc, std::uint64_t now) const noexcept {
@@ -330,7 +367,7 @@ bool engine::has_work(const qp& q) const noexcept {
 
 std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     now_ = now;
-    for (auto& q : qps_) {
+    for (auto& q : live()) {
         if (!q) continue;
         const std::uint64_t due = roce::next_deadline(*q);
         if (due != 0 && due <= now) watch_error(*q, [&] { on_timer(*q, now); });
@@ -349,7 +386,7 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
         s.payload = d.mad;
         n += emit_frame({d.peer_ip, d.peer_mac, d.udp_sport}, s, false, out[n], n) != 0;
     }
-    const auto count = static_cast<std::uint32_t>(qps_.size());
+    const std::uint32_t count = in_use_;
     // Round robin over the QPs that send: the next call starts after the last QP that sent
     // here, so QPs with work get turns in order whatever idle slots lie between them.
     std::uint32_t next_rr = count ? (rr_ + 1) % count : 0;
@@ -401,7 +438,7 @@ std::uint64_t engine::next_deadline() const {
     std::uint64_t earliest = std::numeric_limits<std::uint64_t>::max();
     if (cm_.queued()) return now_;
     if (const std::uint64_t due = cm_.next_deadline(); due != 0) earliest = due;
-    for (const auto& q : qps_) {
+    for (const auto& q : live()) {
         if (!q) continue;
         if (has_work(*q)) return now_;
         const std::uint64_t due = roce::next_deadline(*q);

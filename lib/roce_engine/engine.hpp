@@ -150,6 +150,21 @@ class engine final : public frame_engine {
     };
     std::size_t emit_frame(const frame_path& to, const wire::roce_packet_spec& spec, bool data,
                            tx_frame& out, std::size_t slot);
+    // Counts a frame of len bytes built at room (0: it did not fit, counted in tx_dropped) and
+    // points out at it; len.
+    std::size_t emitted(std::size_t len, std::span<std::uint8_t> room, tx_frame& out) noexcept;
+    // out's room when the frame fits it, else staging slot `slot`.
+    std::span<std::uint8_t> room_for(std::size_t frame, tx_frame& out, std::size_t slot) noexcept;
+    wire::frame_spec frame_spec_to(const frame_path& to, bool data) const noexcept;
+    // A QP's frames start from its peer's headers: Ethernet, IPv4 and UDP, for its data (ECT(0),
+    // dscp) and its control frames (not ECT, control_dscp), built when the peer is first seen.
+    struct qp_headers {
+        std::uint32_t ip = 0;
+        wire::mac_address mac{};
+        bool built = false;
+        wire::udp_header_template data, control;
+    };
+    const qp_headers& headers_of(const qp& q) noexcept;
     // The UDP source port of q's packet: its QP's, or a sprayed one (engine_config::spray).
     std::uint16_t source_port_of(const qp& q, std::uint8_t opcode) noexcept;
     // Congestion control of one QP: its reaction point (paces what it sends) and notification
@@ -166,8 +181,15 @@ class engine final : public frame_engine {
 
     engine_config cfg_;
     delivery_target& target_;
-    std::vector<std::unique_ptr<qp>> qps_;    // slot = qpn - qpn_base_
+    std::vector<std::unique_ptr<qp>> qps_;  // slot = qpn - qpn_base_
+    std::uint32_t in_use_ = 0;              // slots from here on are empty
+    // The slots the per-call passes (timers, transmit, completions, deadline) walk.
+    std::span<std::unique_ptr<qp>> live() noexcept { return std::span(qps_).first(in_use_); }
+    std::span<const std::unique_ptr<qp>> live() const noexcept {
+        return std::span(qps_).first(in_use_);
+    }
     std::vector<std::unique_ptr<qp_cc>> cc_;  // by slot, with dcqcn
+    std::vector<qp_headers> headers_;         // by slot
     qpn_t qpn_base_ = 0;
     std::uint32_t rr_ = 0;  // the QP transmit() starts with
     std::uint16_t ip_id_ = 0;

@@ -298,7 +298,7 @@ void engine::on_rep(const cm_message& m, std::uint32_t ip) {
     }
     e->state = cm_state::established;
     e->remote_comm_id = m.local_comm_id;
-    e->deadline = 0;
+    cm_.set_deadline(*e, 0);
     cm_message r;
     r.attribute = cm_attribute::rtu;
     r.transaction_id = m.transaction_id;
@@ -315,7 +315,7 @@ void engine::establish(cm_entry& e, qp& q) {
     a.state = qp_state::rts;
     if (!modify_qp(q.qpn, a, rts_mask)) return;
     e.state = cm_state::established;
-    e.deadline = 0;
+    cm_.set_deadline(e, 0);
     ++cm_.counters.established;
     target_.on_qp_event(q, qp_event::established, 0);
 }
@@ -380,11 +380,12 @@ void engine::on_drep(const cm_message& m, std::uint32_t ip) {
 }
 
 void engine::cm_timers(std::uint64_t now) {
+    if (cm_.armed() == 0) return;
     for (cm_entry& e : cm_.entries()) {
         if (e.state == cm_state::free || e.deadline == 0 || e.deadline > now) continue;
         if (e.retries_left != 0) {
             --e.retries_left;
-            e.deadline = now + cfg_.cm.timeout_ns;
+            cm_.set_deadline(e, now + cfg_.cm.timeout_ns);
             ++cm_.counters.resent;
             cm_.send(e, e.last);
             continue;

@@ -1,10 +1,12 @@
 #include "wire/roce.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 
 #include "wire/bytes.hpp"
+#include "wire/ipv4.hpp"
 
 namespace uet::wire {
 
@@ -109,17 +111,18 @@ const char* aeth_nak_name(std::uint8_t code) noexcept {
 
 // ---- BTH ----
 
+// Every data frame has one: three stores rather than a checked write per field.
 std::size_t encode(const bth_header& h, std::span<std::uint8_t> out) noexcept {
-    byte_writer w(out);
-    w.u8(h.opcode);
-    w.u8(static_cast<std::uint8_t>((h.se ? 0x80 : 0) | (h.m ? 0x40 : 0) | ((h.pad_count & 3) << 4) |
-                                   (h.tver & 0x0f)));
-    w.u16(h.pkey);
-    w.u8(static_cast<std::uint8_t>((h.fecn ? 0x80 : 0) | (h.becn ? 0x40 : 0)));
-    w.u24(h.dest_qp & 0xffffff);
-    w.u8(h.ack_req ? 0x80 : 0);
-    w.u24(h.psn & 0xffffff);
-    return w.result();
+    if (out.size() < bth_header::wire_size) return 0;
+    std::uint8_t* p = out.data();
+    p[0] = h.opcode;
+    p[1] = static_cast<std::uint8_t>((h.se ? 0x80 : 0) | (h.m ? 0x40 : 0) |
+                                     ((h.pad_count & 3) << 4) | (h.tver & 0x0f));
+    store_be16(p + 2, h.pkey);
+    store_be32(p + 4,
+               (h.fecn ? 0x80000000u : 0) | (h.becn ? 0x40000000u : 0) | (h.dest_qp & 0xffffff));
+    store_be32(p + 8, (h.ack_req ? 0x80000000u : 0) | (h.psn & 0xffffff));
+    return bth_header::wire_size;
 }
 
 reject_reason decode(std::span<const std::uint8_t> in, bth_header& out) noexcept {
@@ -488,19 +491,28 @@ void encode_ext(const std::optional<H>& h, std::span<std::uint8_t> out, std::siz
 }
 }  // namespace
 
-std::size_t encode_roce_transport(const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
-    std::size_t total = roce_udp_payload_size(r);
-    if (!total || out.size() < total) return 0;
+namespace {
+// The BTH (its pad count set) and the extension headers of r at out; their size. out must hold
+// roce_udp_payload_size(r) bytes, which the callers checked.
+std::size_t encode_roce_headers(const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
     bth_header bth = r.bth;
     bth.pad_count = static_cast<std::uint8_t>((4 - r.payload.size() % 4) % 4);
     std::size_t off = encode(bth, out);
-    // Same order as decode_roce reads them; sizes were checked against total above.
+    // Same order as decode_roce reads them.
     encode_ext(r.deth, out, off);
     encode_ext(r.reth, out, off);
     encode_ext(r.atomic_eth, out, off);
     encode_ext(r.aeth, out, off);
     encode_ext(r.atomic_ack_eth, out, off);
     encode_ext(r.immdt, out, off);
+    return off;
+}
+}  // namespace
+
+std::size_t encode_roce_transport(const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
+    std::size_t total = roce_udp_payload_size(r);
+    if (!total || out.size() < total) return 0;
+    std::size_t off = encode_roce_headers(r, out);
     if (!r.payload.empty()) std::memmove(&out[off], r.payload.data(), r.payload.size());
     off += r.payload.size();
     std::memset(&out[off], 0, total - off);  // pad and the ICRC placeholder
@@ -521,6 +533,45 @@ std::size_t build_roce_frame(const frame_spec& s, const roce_packet_spec& r,
     store_le32(&out[total - icrc_size], roce_icrc(ip_packet.first(ip_packet.size() - icrc_size)));
     refresh_udp_checksum(s, out.first(total));
     return total;
+}
+
+std::size_t build_roce_frame_fast(const udp_header_template& t, std::uint16_t ip_id,
+                                  std::uint16_t src_port, bool udp_checksum,
+                                  const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
+    constexpr std::size_t hdr = udp_header_template::size;
+    constexpr std::size_t ip = eth_header::wire_size, udp = ip + ipv4_header::wire_size;
+    const std::size_t udp_len = roce_udp_payload_size(r);
+    if (!udp_len || udp_len > udp_header_template::max_udp_payload || out.size() < hdr + udp_len)
+        return 0;
+    std::uint8_t* const f = out.data();
+    t.write(f, ip_id, src_port, udp_len);
+    const std::size_t th = encode_roce_headers(r, out.subspan(hdr));
+    // The ICRC's prefix (roce_icrc): 8 bytes of 1s, then the IPv4, UDP and transport headers
+    // with the fields a router may rewrite set to 1s.
+    constexpr std::size_t ones = 8, ip_at = ones, udp_at = ones + ipv4_header::wire_size;
+    constexpr std::size_t bth_at = udp_at + udp_header::wire_size;
+    std::array<std::uint8_t, bth_at + 64> masked;  // the extension headers take 28 at most
+    std::memset(masked.data(), 0xff, ones);
+    std::memcpy(masked.data() + ones, f + ip, hdr - ip + th);
+    masked[ip_at + 1] = 0xff;                        // TOS: DSCP and ECN
+    masked[ip_at + 8] = 0xff;                        // TTL
+    masked[ip_at + 10] = masked[ip_at + 11] = 0xff;  // IPv4 header checksum
+    masked[udp_at + 6] = masked[udp_at + 7] = 0xff;  // UDP checksum
+    masked[bth_at + 4] = 0xff;                       // BTH resv8a (FECN, BECN)
+    std::uint32_t state = crc32_update(crc32_init, std::span(masked.data(), bth_at + th));
+    std::uint8_t* at = f + hdr + th;
+    const std::size_t n = r.payload.size();
+    if (n != 0) state = crc32_copy(state, at, r.payload.data(), n);
+    at += n;
+    const std::size_t pad = udp_len - th - n - icrc_size;
+    std::memset(at, 0, pad);
+    state = crc32_update(state, std::span<const std::uint8_t>(at, pad));
+    store_le32(at + pad, crc32_finish(state));
+    if (udp_checksum)
+        store_be16(f + udp + 6,
+                   wire::udp_checksum(load_be32(f + ip + 12), load_be32(f + ip + 16),
+                                      std::span<const std::uint8_t>(f + udp, udp_len + 8)));
+    return hdr + udp_len;
 }
 
 }  // namespace uet::wire

@@ -208,5 +208,15 @@ std::size_t encode_roce_transport(const roce_packet_spec& r, std::span<std::uint
 // checksums filled. Returns the frame length or 0 (too small, or r inconsistent).
 std::size_t build_roce_frame(const frame_spec& s, const roce_packet_spec& r,
                              std::span<std::uint8_t> out) noexcept;
+// The data path's form of build_roce_frame, byte for byte the same frame (wire_roce_test holds it
+// to the reference): the Ethernet, IPv4 and UDP headers come from a template of the frame_spec
+// (untagged; per frame only the IP ID and the UDP source port), the transport headers are
+// encoded in place, and the payload is copied into the frame by crc32_copy, which sums the ICRC
+// as it copies, so each payload byte is read once. udp_checksum: also fill the UDP checksum
+// (a second pass over the frame), as frame_spec::udp_checksum does. Returns the frame length or
+// 0 (out too small, or r inconsistent).
+std::size_t build_roce_frame_fast(const udp_header_template& t, std::uint16_t ip_id,
+                                  std::uint16_t src_port, bool udp_checksum,
+                                  const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept;
 
 }  // namespace uet::wire

@@ -2,13 +2,14 @@
 // the public API (include/uet/uet.hpp only) on the dpdk provider: send/recv, tagged send (exact
 // and wildcard receives), write and write_data, read, and atomics (fetch_atomic sum on u64,
 // compare_atomic, a non-fetching bxor), 1 KiB to 64 MiB, one phase per delivery mode (rud, rod,
-// rudi: RMA and atomics; uud: sends of one packet). The client drives; the server checks what
+// rudi: RMA and atomics; uud: sends of one packet; roce: rud's operations, no bxor, over RoCEv2
+// RC queue pairs, endpoint_attr::transport roce_rc). The client drives; the server checks what
 // landed in its memory and answers with a verdict. Prints one line per operation group, then
 // RESULT ok|FAIL; exits non-zero on any failure. Every wait is bounded by --timeout and says
 // what it waited for.
 //
 // Usage: uet-itest-api-peer --role server|client --dev DEV --ip A.B.C.D/LEN --peer A.B.C.D
-//          [--gw A.B.C.D] [--neighbor IP=MAC]... [--modes rud,rod,rudi,uud]
+//          [--gw A.B.C.D] [--neighbor IP=MAC]... [--modes rud,rod,rudi,uud,roce]
 //          [--sizes 1k,64k,1m,64m] [--mtu N (SES payload)] [--port-mtu N] [--trust-link-mtu]
 //          [--job N] [--timeout S] [--rto-us N] [--retries N] [--busy-poll] [--eal "ARGS"]
 //          [--ready-file F (touched once the port is open)] [--name LABEL]
@@ -58,11 +59,12 @@ std::vector<std::string> split(const std::string& s) {
     return out;
 }
 
-uet::delivery parse_mode(const std::string& s) {
-    if (s == "rud") return uet::delivery::rud;
-    if (s == "rod") return uet::delivery::rod;
-    if (s == "rudi") return uet::delivery::rudi;
-    if (s == "uud") return uet::delivery::uud;
+options::phase_kind parse_mode(const std::string& s) {
+    if (s == "rud") return {uet::delivery::rud};
+    if (s == "rod") return {uet::delivery::rod};
+    if (s == "rudi") return {uet::delivery::rudi};
+    if (s == "uud") return {uet::delivery::uud};
+    if (s == "roce") return {uet::delivery::rud, true};
     usage("bad mode " + s);
 }
 
@@ -193,7 +195,9 @@ void add_items(std::vector<item>& v, std::uint32_t phase, char what, std::size_t
 phase_plan make_plan(const options& o, std::uint32_t phase) {
     phase_plan p;
     p.phase = phase;
-    p.mode = o.modes[phase % o.modes.size()];
+    p.mode = o.modes[phase % o.modes.size()].mode;
+    p.roce = o.modes[phase % o.modes.size()].roce;
+    p.name = p.roce ? "roce" : mode_name(p.mode);
     if (p.mode == uet::delivery::uud) {
         // Datagrams of one packet: the smallest size and a full packet.
         add_items(p.sends, phase, 's', 1024 < o.mtu ? 1024 : o.mtu, 32, nullptr);
@@ -218,6 +222,12 @@ phase_plan make_plan(const options& o, std::uint32_t phase) {
                                make_seed(phase, 'r', static_cast<std::uint32_t>(p.reads.size())),
                                w.offset});
     p.region_bytes = offset;
+    if (p.roce) {
+        p.xors = 0;
+        // The immediate of an RDMA WRITE with immediate holds 32 bits.
+        for (item& d : p.write_data)
+            d.seed = 0xd0000000u | (std::uint64_t{phase & 0xfff} << 16) | (d.seed & 0xffff);
+    }
     return p;
 }
 
@@ -332,19 +342,22 @@ bool side::open_fabric() {
     return true;
 }
 
-bool side::open_endpoint(uet::delivery mode, std::uint32_t job) {
+bool side::open_endpoint(const phase_plan& p, std::uint32_t job) {
     av = dom.open_av().value();
     uet::endpoint_attr ea;
     ea.job_id = job;
-    ea.mode = mode;
+    if (p.roce)
+        ea.transport = uet::transport::roce_rc;
+    else
+        ea.mode = p.mode;
     auto e = dom.open_endpoint(ea, cq, av);
     if (!e) {
-        say("FAIL open_endpoint(%s): %s: %s", mode_name(mode), e.error().message().c_str(),
+        say("FAIL open_endpoint(%s): %s: %s", p.name, e.error().message().c_str(),
             uet::fabric::last_error().c_str());
         return false;
     }
     ep = std::move(e.value());
-    const auto addr = uet::parse_endpoint_address(o.peer + ":4793");
+    const auto addr = uet::parse_endpoint_address(o.peer + (p.roce ? ":4791" : ":4793"));
     if (!addr) {
         say("FAIL bad --peer %s", o.peer.c_str());
         return false;

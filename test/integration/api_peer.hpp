@@ -29,8 +29,13 @@ struct options {
     std::string role, name, dev, address, gateway, eal, ready_file, progress_file;
     std::vector<std::string> neighbors;
     std::string peer;  // the other side's IPv4 address
-    std::vector<uet::delivery> modes{uet::delivery::rud, uet::delivery::rod, uet::delivery::rudi,
-                                     uet::delivery::uud};
+    // One phase each: a delivery mode of UET, or roce (transport roce_rc, RoCEv2 RC queue pairs).
+    struct phase_kind {
+        uet::delivery mode = uet::delivery::rud;
+        bool roce = false;
+    };
+    std::vector<phase_kind> modes{
+        {uet::delivery::rud}, {uet::delivery::rod}, {uet::delivery::rudi}, {uet::delivery::uud}};
     std::vector<std::size_t> sizes{1u << 10, 64u << 10, 1u << 20, 64u << 20};
     std::uint32_t mtu = 1344, port_mtu = 0, job = 100, timeout_s = 120;
     std::uint32_t rto_us = 0, retries = 0, progress_after = 20;
@@ -74,6 +79,10 @@ struct item {
 struct phase_plan {
     std::uint32_t phase = 0;
     uet::delivery mode = uet::delivery::rud;
+    // transport roce_rc: no bxor (RoCE has fetch-and-add and compare-and-swap only), and the
+    // write_data values fit the 32-bit immediate.
+    bool roce = false;
+    const char* name = "rud";  // the mode's name, or "roce"
     std::vector<item> sends, tagged, writes, write_data, reads;
     std::size_t region_bytes = 0;  // the write target and the read source (same layout)
     std::uint32_t fetch_adds = 16, xors = 16;
@@ -144,7 +153,7 @@ struct side {
 
     explicit side(const options& opts) : o(opts) {}
     bool open_fabric();
-    bool open_endpoint(uet::delivery mode, std::uint32_t job);
+    bool open_endpoint(const phase_plan& p, std::uint32_t job);
     void close_endpoint();
     void arm() { deadline = clock::now() + std::chrono::seconds(o.timeout_s); }
     // The next completion (success or error entry) within slice; nullopt if none came. Fails

@@ -69,7 +69,7 @@ bool server_phase::post(std::error_code ec, const char* what) {
 
 bool server_phase::setup() {
     const std::uint32_t job = s_.o.job + p_.phase;
-    if (!s_.open_endpoint(p_.mode, job)) return false;
+    if (!s_.open_endpoint(p_, job)) return false;
     welcome_.magic = magic;
     welcome_.phase = p_.phase;
     welcome_.mode = static_cast<std::uint32_t>(p_.mode);
@@ -193,15 +193,14 @@ bool server_phase::on_done(const uet::completion& c) {
         ok = ok && received > 0;  // datagrams: some may be lost, none may be wrong
     }
     if (expected > 0)
-        s_.say("%s recv %zu sends, %zu tagged (exact + wildcard): %llu/%llu verified%s",
-               mode_name(p_.mode), p_.sends.size(), p_.tagged.size(), (unsigned long long)received,
+        s_.say("%s recv %zu sends, %zu tagged (exact + wildcard): %llu/%llu verified%s", p_.name,
+               p_.sends.size(), p_.tagged.size(), (unsigned long long)received,
                (unsigned long long)expected, reliable() ? "" : " (datagrams)");
     if (reliable()) {
-        s_.say("%s write %zu + write_data %zu: target bytes %s, %llu/%zu remote CQ data",
-               mode_name(p_.mode), p_.writes.size(), p_.write_data.size(),
-               why.empty() ? "verified" : "WRONG", (unsigned long long)write_data_ok_,
-               p_.write_data.size());
-        s_.say("%s atomics: sum=%llu cas=%llx xor=%llx %s", mode_name(p_.mode),
+        s_.say("%s write %zu + write_data %zu: target bytes %s, %llu/%zu remote CQ data", p_.name,
+               p_.writes.size(), p_.write_data.size(), why.empty() ? "verified" : "WRONG",
+               (unsigned long long)write_data_ok_, p_.write_data.size());
+        s_.say("%s atomics: sum=%llu cas=%llx xor=%llx %s", p_.name,
                (unsigned long long)atomics_[0], (unsigned long long)atomics_[1],
                (unsigned long long)atomics_[2],
                atomics_[0] == done_in_.sum ? "as expected" : "WRONG");
@@ -213,7 +212,7 @@ bool server_phase::on_done(const uet::completion& c) {
     verdict_.received = received;
     verdict_.expected = expected;
     std::snprintf(verdict_.text, sizeof verdict_.text, "%s", ok ? "verified" : why.c_str());
-    s_.say("VERDICT %s %s", mode_name(p_.mode), ok ? "ok" : "FAIL");
+    s_.say("VERDICT %s %s", p_.name, ok ? "ok" : "FAIL");
     if (!post(s_.ep.tsend(s_.peer, bytes_of(verdict_), ctl_tag(ctl::verdict, p_.phase),
                           ctx(k_verdict, 0)),
               "verdict"))
@@ -310,8 +309,8 @@ bool server_phase::flood() {
 bool server_phase::run() {
     s_.arm();
     if (!setup() || !post_receives()) return false;
-    s_.say("PHASE %u %s: endpoint open (job %u), waiting for the client", p_.phase,
-           mode_name(p_.mode), s_.o.job + p_.phase);
+    s_.say("PHASE %u %s: endpoint open (job %u), waiting for the client", p_.phase, p_.name,
+           s_.o.job + p_.phase);
     bool ok = true;
     if (s_.o.fault) {
         ok = flood();
@@ -319,8 +318,7 @@ bool server_phase::run() {
         while (ok && !finished_) {
             if (s_.expired()) {
                 s_.say("FAIL timed out after %u s waiting for the client's %s (phase %s)",
-                       s_.o.timeout_s, verdict_sent_ ? "bye" : "transfers and done",
-                       mode_name(p_.mode));
+                       s_.o.timeout_s, verdict_sent_ ? "bye" : "transfers and done", p_.name);
                 ok = false;
                 break;
             }
@@ -332,10 +330,9 @@ bool server_phase::run() {
     s_.say(
         "COUNTERS %s pdcs_opened=%llu target_pdcs_opened=%llu pdcs_failed=%llu "
         "retransmits=%llu unanswerable=%llu stale_responses=%llu",
-        mode_name(p_.mode), (unsigned long long)ec.pdcs_opened,
-        (unsigned long long)ec.target_pdcs_opened, (unsigned long long)ec.pdcs_failed,
-        (unsigned long long)ec.retransmits, (unsigned long long)ec.unanswerable,
-        (unsigned long long)ec.stale_responses);
+        p_.name, (unsigned long long)ec.pdcs_opened, (unsigned long long)ec.target_pdcs_opened,
+        (unsigned long long)ec.pdcs_failed, (unsigned long long)ec.retransmits,
+        (unsigned long long)ec.unanswerable, (unsigned long long)ec.stale_responses);
     s_.close_endpoint();
     return ok && verdict_.ok == 1;
 }

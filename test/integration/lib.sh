@@ -127,4 +127,4 @@ expect_api_run() {
     expect "$server" "RESULT ok"
     expect "$client" "RESULT ok"
 }
-API_LINES="^[a-zA-Z0-9_]+: (REFUSED|PHASE|(rud|rod|rudi|uud) |VERDICT|FAULT|COUNTERS|PORT|RESULT)"
+API_LINES="^[a-zA-Z0-9_]+: (REFUSED|PHASE|(rud|rod|rudi|uud|roce) |VERDICT|FAULT|COUNTERS|PORT|RESULT)"

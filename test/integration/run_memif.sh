@@ -31,17 +31,19 @@ done
 show "OFFLOADS|RATE|RECEIVED|COUNTERS|DROPS|COPIES"
 
 echo "== API: include/uet/ on the dpdk provider, server and client over memif"
-# Every delivery mode in turn on one port per side (an endpoint per mode), 1 KiB to 64 MiB.
+# Every delivery mode in turn on one port per side (an endpoint per mode), 1 KiB to 64 MiB, then
+# the same operations on a roce_rc endpoint (RoCEv2 RC queue pairs, connected by the IB CM).
+API_MODES=(--modes rud,rod,rudi,uud,roce)
 ASOCK=$WORK/api-memif.sock
 start_api api_server -- --role server --dev "net_memif0,role=server,socket=$ASOCK,socket-abstract=no" \
-    --ip 10.9.0.1/24 --peer 10.9.0.2 --ready-file "$WORK/api_server.ready"
+    --ip 10.9.0.1/24 --peer 10.9.0.2 --ready-file "$WORK/api_server.ready" "${API_MODES[@]}"
 WATCH=(api_server)
 # The server's port (not its refused first open) must listen before the client connects.
 wait_until 60 "the API server's port" test -f "$WORK/api_server.ready"
 start_api api_client -- --role client --dev "net_memif1,role=client,socket=$ASOCK,socket-abstract=no" \
-    --ip 10.9.0.2/24 --peer 10.9.0.1
+    --ip 10.9.0.2/24 --peer 10.9.0.1 "${API_MODES[@]}"
 WATCH=(api_server api_client)
 wait_peer api_client 150
 wait_peer api_server 60
-expect_api_run api_server api_client rud rod rudi uud
+expect_api_run api_server api_client rud rod rudi uud roce
 show "$API_LINES"

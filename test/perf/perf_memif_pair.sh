@@ -140,6 +140,8 @@ p2p send_lat send_lat -s 8 -n 1000 --verify
 p2p read_bw read_bw -a -n 16 -t 16 --verify -b
 p2p send_bw send_bw -s 4000 -D 0.3 --verify
 p2p atomic_lat atomic_lat -n 500 --verify
+# RoCEv2 RC queue pairs (--transport roce): connected by the CM over the port, every byte checked.
+pair roce_write_bw write_bw --transport roce -s 65536 -n 500 --verify
 
 # uet's own memif port (providers/memif): frames built and read in the shared ring; the
 # client's payloads leave its shared send buffers without a copy (zero-copy transmit), each
@@ -223,6 +225,8 @@ start_server mismatch send_bw -s 4096 -n 10 && {
         { bad "mismatch: the server does not say why"; cat "$WORK/mismatch.server"; }
     said_goodbye mismatch
 }
+pair uet_roce_write_bw write_bw --transport roce -s 65536 -n 500 --verify
+pair uet_roce_read_bw read_bw --transport roce -s 65536 -n 200 --verify
 
 echo "perf_memif_pair: $failures failure(s)"
 [ "$failures" = 0 ]
