@@ -61,6 +61,8 @@ constexpr scheme schemes[] = {
 };
 constexpr std::size_t one_qp = 0, rr = 1, stripe = 2, cast = 3, cast_wrr = 4;
 constexpr std::size_t scheme_count = std::size(schemes);
+static_assert(schemes[one_qp].qps == 1 && schemes[cast_wrr].qps == 4,
+              "the indexes name the schemes");
 
 struct scenario {
     const char* name;
