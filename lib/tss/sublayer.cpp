@@ -13,18 +13,35 @@ namespace {
 
 constexpr std::size_t max_aad = 12 + wire::tss_header::wire_size_with_ssi;
 
-// Where the headers a seal or open rewrites sit in a frame.
+// Where the headers a seal or open rewrites sit in a frame, UET over UDP or over IP.
 struct frame_layout {
-    std::size_t ip = 0;       // IPv4 header
-    std::size_t udp = 0;      // UDP header
-    std::size_t payload = 0;  // UDP payload: the PDS header, or the TSS header when sealed
+    std::size_t ip = 0;   // IPv4 header
+    std::size_t l4 = 0;   // UDP header, or the entropy header over IP
+    bool udp = false;     // UET over UDP (else over IP protocol 253)
+    std::size_t tss = 0;  // where the TSS header is (sealed) or goes (plain): after UDP or entropy
+    std::span<const std::uint8_t> body;  // from there to the end of the IP packet
+    // The entropy header's 4 bytes for the AAD: over IP the header itself; over UDP, which has
+    // none, the UDP source port (where UDP carries the entropy) then 16 zero bits.
+    std::array<std::uint8_t, wire::entropy_header::wire_size> entropy{};
 };
 
-bool parse_udp(std::span<const std::uint8_t> frame, wire::l2l4_view& v, frame_layout& at) {
-    if (wire::parse_l2l4(frame, v) != wire::reject_reason::none || !v.udp) return false;
+bool parse_uet(std::span<const std::uint8_t> frame, wire::l2l4_view& v, frame_layout& at) {
+    if (wire::parse_l2l4(frame, v) != wire::reject_reason::none ||
+        v.l3 != wire::l2l4_view::l3_kind::ipv4)
+        return false;
     at.ip = static_cast<std::size_t>(v.ip_packet.data() - frame.data());
-    at.udp = at.ip + v.ip.header_length();
-    at.payload = static_cast<std::size_t>(v.l4_payload.data() - frame.data());
+    at.l4 = at.ip + v.ip.header_length();
+    at.udp = v.udp.has_value();
+    std::span<const std::uint8_t> body = v.l4_payload;
+    if (at.udp) {
+        wire::store_be16(at.entropy.data(), v.udp->sport);
+    } else {
+        if (v.ip.protocol != wire::ip_proto_uet || body.size() < at.entropy.size()) return false;
+        std::memcpy(at.entropy.data(), body.data(), at.entropy.size());
+        body = body.subspan(at.entropy.size());
+    }
+    at.tss = static_cast<std::size_t>(body.data() - frame.data());
+    at.body = body;
     return true;
 }
 
@@ -32,7 +49,8 @@ bool parse_udp(std::span<const std::uint8_t> frame, wire::l2l4_view& v, frame_la
 void resize_l3l4(std::uint8_t* frame, const frame_layout& at, const wire::l2l4_view& v, int delta) {
     wire::store_be16(frame + at.ip + 2, static_cast<std::uint16_t>(v.ip.total_length + delta));
     wire::ipv4_fill_checksum({frame + at.ip, v.ip.header_length()});
-    wire::store_be16(frame + at.udp + 4, static_cast<std::uint16_t>(v.udp->length + delta));
+    if (at.udp)
+        wire::store_be16(frame + at.l4 + 4, static_cast<std::uint16_t>(v.udp->length + delta));
 }
 
 // IV = (SSI or IPv4 source) || epoch | TSC, XORed with the packet key's mask.
@@ -47,16 +65,13 @@ std::array<std::uint8_t, iv_size> make_iv(std::uint32_t source, const wire::tss_
     return iv;
 }
 
-// AAD = IPv4 source and destination || entropy header || TSS header. Over UDP the entropy
-// header is absent and its 4 bytes are the ones UET over IP would carry for the same entropy:
-// the UDP source port (where UDP carries the entropy) then 16 zero bits.
+// AAD = IPv4 source and destination || entropy header || TSS header.
 std::span<const std::uint8_t> make_aad(std::array<std::uint8_t, max_aad>& aad,
-                                       const wire::l2l4_view& v,
+                                       const wire::l2l4_view& v, const frame_layout& at,
                                        std::span<const std::uint8_t> tss) {
     wire::store_be32(aad.data(), v.ip.src);
     wire::store_be32(aad.data() + 4, v.ip.dst);
-    wire::store_be16(aad.data() + 8, v.udp->sport);
-    wire::store_be16(aad.data() + 10, 0);
+    std::memcpy(aad.data() + 8, at.entropy.data(), at.entropy.size());
     std::memcpy(aad.data() + 12, tss.data(), tss.size());
     return std::span(aad).first(12 + tss.size());
 }
@@ -112,11 +127,11 @@ seal_error sublayer::seal_checked(secure_domain& d, std::span<const std::uint8_t
                                   std::span<std::uint8_t> out, std::size_t& size) noexcept {
     wire::l2l4_view v;
     frame_layout at;
-    if (!parse_udp(plain, v, at)) return seal_error::malformed;
+    if (!parse_uet(plain, v, at)) return seal_error::malformed;
     wire::tss_header h{.an = d.tx_an_, .sdi = d.sdi(), .ssi = d.cfg_.ssi, .epoch = d.epoch()};
     const std::size_t th = wire::encoded_size(h);
-    const std::size_t n = v.l4_payload.size();
-    const std::size_t total = at.payload + th + n + icv_size;
+    const std::size_t n = at.body.size();
+    const std::size_t total = at.tss + th + n + icv_size;
     if (out.size() < total || v.ip.total_length + th + icv_size > 0xffff)
         return seal_error::no_room;
     if (!d.has_key(h.an)) return seal_error::no_key;
@@ -138,21 +153,20 @@ seal_error sublayer::seal_checked(secure_domain& d, std::span<const std::uint8_t
     }
 
     std::uint8_t* o = out.data();
-    std::memcpy(o, plain.data(), at.payload);
-    wire::encode(h, {o + at.payload, th});
+    std::memcpy(o, plain.data(), at.tss);
+    wire::encode(h, {o + at.tss, th});
     resize_l3l4(o, at, v, static_cast<int>(th + icv_size));
     std::array<std::uint8_t, max_aad> aad_bytes;
-    const auto aad = make_aad(aad_bytes, v, {o + at.payload, th});
+    const auto aad = make_aad(aad_bytes, v, at, {o + at.tss, th});
     const auto iv = make_iv(source, h, k.key);
-    std::uint8_t* ct = o + at.payload + th;
-    if (!tx_.seal(k.key.key.view(), iv, aad, v.l4_payload, ct,
+    std::uint8_t* ct = o + at.tss + th;
+    if (!tx_.seal(k.key.key.view(), iv, aad, at.body, ct,
                   std::span<std::uint8_t, icv_size>(ct + n, icv_size)))
         return seal_error::crypto_error;
-    if (v.udp->checksum != 0) {
-        const std::span<std::uint8_t> datagram(o + at.udp,
-                                               wire::udp_header::wire_size + th + n + icv_size);
-        wire::store_be16(o + at.udp + 6, 0);
-        wire::store_be16(o + at.udp + 6, wire::udp_checksum(v.ip.src, v.ip.dst, datagram));
+    if (at.udp && v.udp->checksum != 0) {
+        const std::span<std::uint8_t> datagram(o + at.l4, total - at.l4);
+        wire::store_be16(o + at.l4 + 6, 0);
+        wire::store_be16(o + at.l4 + 6, wire::udp_checksum(v.ip.src, v.ip.dst, datagram));
     }
     size = total;
     stats_.sealed_bytes += n;
@@ -176,9 +190,9 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
                                    const secure_domain*& domain) noexcept {
     wire::l2l4_view v;
     frame_layout at;
-    if (!parse_udp(frame, v, at)) return drop_reason::malformed;
+    if (!parse_uet(frame, v, at)) return drop_reason::malformed;
     wire::tss_header h;
-    switch (wire::decode(v.l4_payload, h)) {
+    switch (wire::decode(at.body, h)) {
         case wire::reject_reason::none:
             break;
         case wire::reject_reason::truncated:
@@ -187,7 +201,7 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
             return drop_reason::not_tss;
     }
     const std::size_t th = wire::encoded_size(h);
-    if (v.l4_payload.size() < th + icv_size) return drop_reason::truncated;
+    if (at.body.size() < th + icv_size) return drop_reason::truncated;
     secure_domain* d = find_domain(h.sdi);
     if (!d) return drop_reason::unknown_sdi;
     if (d->disabled()) return drop_reason::disabled;
@@ -223,10 +237,10 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
     const packet_key& k = key ? *key : fresh;
 
     std::array<std::uint8_t, max_aad> aad_bytes;
-    const auto aad = make_aad(aad_bytes, v, v.l4_payload.first(th));
+    const auto aad = make_aad(aad_bytes, v, at, at.body.first(th));
     const auto iv = make_iv(source, h, k);
-    std::uint8_t* ct = frame.data() + at.payload + th;
-    const std::size_t n = v.l4_payload.size() - th - icv_size;
+    std::uint8_t* ct = frame.data() + at.tss + th;
+    const std::size_t n = at.body.size() - th - icv_size;
     if (!rx_.open(k.key.view(), iv, aad, {ct, n}, ct,
                   std::span<const std::uint8_t, icv_size>(ct + n, icv_size))) {
         ++d->failures_;
@@ -238,11 +252,11 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
     window->accept(seq);
 
     // Back to the frame as sealed: the headers before the TSS header move up over it.
-    std::memmove(frame.data() + th, frame.data(), at.payload);
+    std::memmove(frame.data() + th, frame.data(), at.tss);
     std::uint8_t* base = frame.data() + th;
     resize_l3l4(base, at, v, -static_cast<int>(th + icv_size));
-    wire::store_be16(base + at.udp + 6, 0);
-    plain = {base, at.payload + n};
+    if (at.udp) wire::store_be16(base + at.l4 + 6, 0);
+    plain = {base, at.tss + n};
     domain = d;
     stats_.opened_bytes += n;
     return drop_reason::none;

@@ -1,10 +1,12 @@
 // The transport security sublayer of one core: its secure domains, the OpenSSL contexts it
 // reuses for every frame (one CMAC for the KDF, one AES-GCM context per direction), and the
-// counters. Sans-I/O: it turns whole Ethernet/IPv4/UDP frames into sealed ones and back, and
-// never reads a clock, sends or logs (and never prints a key).
+// counters. Sans-I/O: it turns whole UET frames into sealed ones and back, and never reads a
+// clock, sends or logs (and never prints a key).
 //
-// A sealed frame is Ethernet | IPv4 | UDP | TSS header | ciphertext | ICV, the TSS header where
-// the PDS header was and everything from the PDS header on encrypted (docs/wire-format.md).
+// A sealed frame is Ethernet | IPv4 | UDP | TSS header | ciphertext | ICV over UDP, and
+// Ethernet | IPv4 (protocol 253) | entropy header | TSS header | ciphertext | ICV over IP: the
+// TSS header where the PDS header was and everything from the PDS header on encrypted
+// (docs/wire-format.md).
 #pragma once
 
 #include <array>
@@ -24,7 +26,7 @@ namespace uet::tss {
 // Why open_frame refused a frame; each has a counter.
 enum class drop_reason : std::uint8_t {
     none,
-    malformed,         // not Ethernet/IPv4/UDP, or a bad IPv4 or UDP checksum
+    malformed,         // not UET over IPv4/UDP or IP, or a bad IPv4 or UDP checksum
     truncated,         // too short for the TSS header and a 16-byte ICV
     not_tss,           // the UDP payload does not start with a TSS header
     unknown_sdi,       // no secure domain with that SDI
@@ -45,7 +47,7 @@ std::string_view name(drop_reason r) noexcept;
 // Why seal_frame refused to seal.
 enum class seal_error : std::uint8_t {
     none,
-    malformed,      // not an Ethernet/IPv4/UDP frame
+    malformed,      // not a UET frame over IPv4/UDP or IP (protocol 253)
     no_room,        // out cannot hold the sealed frame, or it would exceed one IPv4 packet
     no_key,         // the domain holds no key for its tx AN
     tsc_exhausted,  // the 48-bit TSC is used up: the domain needs a new key
@@ -57,7 +59,7 @@ std::string_view name(seal_error e) noexcept;
 
 struct counters {
     std::uint64_t sealed = 0, opened = 0;
-    std::uint64_t sealed_bytes = 0, opened_bytes = 0;  // plaintext UDP payload bytes
+    std::uint64_t sealed_bytes = 0, opened_bytes = 0;  // plaintext bytes (PDS header on)
     std::uint64_t kdf_runs = 0;                        // packet keys derived
     std::uint64_t key_cache_hits = 0;                  // received frames whose key was cached
     std::array<std::uint64_t, drop_reason_count> drops{};
@@ -96,9 +98,10 @@ class sublayer {
     bool remove_domain(std::uint32_t sdi) noexcept;
     secure_domain* find_domain(std::uint32_t sdi) noexcept;
 
-    // Seals an Ethernet/IPv4/UDP frame under d with the next TSC: writes to out the frame with
-    // the TSS header after UDP, the UDP payload encrypted and the ICV after it, the IPv4 and UDP
-    // lengths and the IPv4 checksum updated; the UDP checksum is recomputed when plain had one.
+    // Seals a UET frame (over UDP, or over IP with its entropy header) under d with the next
+    // TSC: writes to out the frame with the TSS header after UDP (or the entropy header), the
+    // rest encrypted and the ICV after it, the IPv4 (and UDP) lengths and the IPv4 checksum
+    // updated; the UDP checksum is recomputed when plain had one.
     // Returns the sealed length, 0 on an error (counted, and written to *err when given).
     std::size_t seal_frame(secure_domain& d, std::span<const std::uint8_t> plain,
                            std::span<std::uint8_t> out, seal_error* err = nullptr) noexcept;

@@ -36,6 +36,23 @@ inline std::vector<std::uint8_t> udp_frame(std::span<const std::uint8_t> payload
     return f;
 }
 
+// The same addresses, UET over IP (protocol 253): the entropy header (entropy, 16 zero bits)
+// then payload.
+inline std::vector<std::uint8_t> ip_frame(std::span<const std::uint8_t> payload,
+                                          std::uint16_t entropy = 0x1234) {
+    wire::frame_spec s;
+    s.src_mac = {{2, 0, 0, 0, 0, 1}};
+    s.dst_mac = {{2, 0, 0, 0, 0, 2}};
+    s.src_ip = 0x0a000001;
+    s.dst_ip = 0x0a000002;
+    std::vector<std::uint8_t> body{static_cast<std::uint8_t>(entropy >> 8),
+                                   static_cast<std::uint8_t>(entropy), 0, 0};
+    body.insert(body.end(), payload.begin(), payload.end());
+    std::vector<std::uint8_t> f(64 + body.size());
+    f.resize(wire::build_ip_frame(s, wire::ip_proto_uet, body, f));
+    return f;
+}
+
 // The domain key of the hand-built frame: bytes 00..1f.
 inline std::array<std::uint8_t, key_size> counting_key(std::uint8_t first = 0) {
     std::array<std::uint8_t, key_size> k;

@@ -73,6 +73,42 @@ TEST(tss_open, round_trip_gives_back_the_frame) {
     EXPECT_EQ(p.rx.stats().opened_bytes, 300u);
 }
 
+TEST(tss_open, uet_over_ip_seals_after_the_entropy_header) {
+    pair p({.sdi = 7, .failure_limit = 100});
+    const auto payload = payload_of(200);
+    const auto plain = uet::tss::test::ip_frame(payload, 0xbeef);
+    const auto sealed = p.seal(plain);
+    ASSERT_EQ(sealed.size(), plain.size() + 12 + 16);
+    EXPECT_TRUE(std::equal(plain.begin() + 14 + 20, plain.begin() + 38, sealed.begin() + 34));
+    EXPECT_EQ(sealed[38], 0x08);  // the TSS header right after the entropy header
+    // The entropy header is authenticated (flips tried first: the frame itself is then new).
+    for (std::size_t bit = 34 * 8; bit < 38 * 8; ++bit) {
+        auto f = sealed;
+        f[bit / 8] ^= static_cast<std::uint8_t>(1u << (bit % 8));
+        EXPECT_EQ(p.open(f), drop_reason::bad_icv) << bit;
+    }
+    auto copy = sealed;
+    std::span<std::uint8_t> out;
+    ASSERT_EQ(p.rx.open_frame(copy, out), drop_reason::none);
+    EXPECT_EQ(std::vector(out.begin(), out.end()), plain);
+    // Over UDP the AAD's entropy header is the source port then 16 zero bits: the same packet
+    // over UDP with that source port, under the same TSC, has the same ciphertext and ICV.
+    pair q({.sdi = 7});
+    ASSERT_TRUE(q.s->advance_tsc(p.s->next_tsc() - 1));
+    const auto over_udp = q.seal(udp_frame(payload, 0xbeef));
+    ASSERT_EQ(over_udp.size(), sealed.size() + 4);
+    EXPECT_TRUE(std::equal(sealed.begin() + 38, sealed.end(), over_udp.begin() + 42));
+    // An IP packet too short for the entropy header is not sealed.
+    auto stub = uet::tss::test::ip_frame({});
+    stub.resize(stub.size() - 2);
+    uet::wire::store_be16(&stub[16], 22);
+    uet::wire::ipv4_fill_checksum({&stub[14], 20});
+    std::vector<std::uint8_t> buf(200);
+    seal_error e{};
+    EXPECT_EQ(p.tx.seal_frame(*p.s, stub, buf, &e), 0u);
+    EXPECT_EQ(e, seal_error::malformed);
+}
+
 // Not covered: the Ethernet header and the UDP destination port (bytes 36-37), which the AAD
 // leaves out (docs/wire-format.md); the IPv4 header is covered by its checksum here, and its
 // addresses by the AAD.
