@@ -30,6 +30,14 @@ reject_reason decode_outer(std::span<const std::uint8_t> in, bool has_entropy_he
     return reject_reason::none;
 }
 
+// After a TSS header everything up to the end is ciphertext (PDS header on) and the ICV.
+reject_reason encrypted_rest(std::span<const std::uint8_t> in, std::size_t off,
+                             uet_packet& p) noexcept {
+    if (in.size() - off < tss_icv_size) return reject_reason::truncated;
+    p.payload = in.subspan(off);
+    return reject_reason::none;
+}
+
 }  // namespace
 
 // Decodes straight into out (a received packet's headers are copied once, into place); on an
@@ -43,13 +51,16 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
     std::size_t off = 0;
     if (auto rc = decode_outer(in, has_entropy_header, p, off); rc != reject_reason::none)
         return rc;
+    if (p.tss) {
+        p.ses.reset();
+        return encrypted_rest(in, off, p);
+    }
     std::size_t used = 0;
     if (auto rc = decode_pds(in.subspan(off), p.pds, used); rc != reject_reason::none) return rc;
     off += used;
-    const pds_next_hdr next = p.tss ? pds_next_hdr::none : next_hdr_of(p.pds);
+    const pds_next_hdr next = next_hdr_of(p.pds);
     if (next == pds_next_hdr::none) {
         p.ses.reset();
-        if (p.tss && in.size() - off < tss_icv_size) return reject_reason::truncated;
     } else {
         // Into the header the previous packet left (usually the same kind, decoded in place):
         // emplacing a fresh one zeroed its 160 bytes on every packet.
@@ -66,7 +77,7 @@ reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_head
 
 void visit(const uet_packet& p, field_visitor& v) {
     if (p.entropy) visit(*p.entropy, v);
-    if (p.tss) visit(*p.tss, v);
+    if (p.tss) return visit(*p.tss, v);
     visit(p.pds, v);
     if (p.ses) visit(*p.ses, v);
 }
@@ -78,14 +89,13 @@ reject_reason dissect_uet(std::span<const std::uint8_t> in, bool has_entropy_hea
     std::size_t off = 0;
     if (auto rc = decode_outer(in, has_entropy_header, p, off); rc != reject_reason::none)
         return rc;
+    if (p.tss) return encrypted_rest(in, off, p);
     std::size_t used = 0;
     if (auto rc = decode_pds(in.subspan(off), p.pds, used); rc != reject_reason::none) return rc;
     out.pds_decoded = true;
     off += used;
-    const pds_next_hdr next = p.tss ? pds_next_hdr::none : next_hdr_of(p.pds);
-    if (next == pds_next_hdr::none) {
-        if (p.tss && in.size() - off < tss_icv_size) return reject_reason::truncated;
-    } else {
+    const pds_next_hdr next = next_hdr_of(p.pds);
+    if (next != pds_next_hdr::none) {
         ses_header ses;
         ses_dissection info;
         const reject_reason rc = dissect_ses(in.subspan(off), next, ses, used, info);
@@ -101,7 +111,7 @@ reject_reason dissect_uet(std::span<const std::uint8_t> in, bool has_entropy_hea
 }
 
 void visit(const uet_dissection& d, field_visitor& v) {
-    if (d.pds_decoded) return visit(d.packet, v);
+    if (d.pds_decoded || d.packet.tss) return visit(d.packet, v);
     if (d.packet.entropy) visit(*d.packet.entropy, v);
     if (d.packet.tss) visit(*d.packet.tss, v);
 }
@@ -292,7 +302,9 @@ void summarize(const uet_packet& p, std::string& out) {
         if (p.tss->ssi) put_hex(line, "ssi", *p.tss->ssi);
         put(line, "epoch", p.tss->epoch);
         put(line, "tsc", p.tss->tsc);
-        line += " |";
+        put(line, "encrypted", p.payload.size());
+        out += line;
+        return;
     }
     summarize_pds(line, p.pds);
     if (p.ses) {
@@ -304,7 +316,8 @@ void summarize(const uet_packet& p, std::string& out) {
 }
 
 void summarize(const uet_dissection& d, std::string& out) {
-    if (d.pds_decoded) return summarize(d.packet, out);
+    if (d.pds_decoded || (d.packet.tss && !d.packet.payload.empty()))
+        return summarize(d.packet, out);
     std::string line;
     if (d.packet.entropy) put_hex(line, "entropy", d.packet.entropy->entropy);
     if (d.packet.tss) {
@@ -318,15 +331,17 @@ void summarize(const uet_dissection& d, std::string& out) {
 // --- encode ---
 
 std::size_t encoded_size(const uet_packet_spec& s) noexcept {
-    return (s.entropy ? entropy_header::wire_size : 0) + (s.tss ? encoded_size(*s.tss) : 0) +
-           encoded_size(s.pds) + (s.ses ? encoded_size(*s.ses) : 0) + s.payload.size();
+    const std::size_t outer =
+        (s.entropy ? entropy_header::wire_size : 0) + (s.tss ? encoded_size(*s.tss) : 0);
+    if (s.tss) return outer + s.payload.size();
+    return outer + encoded_size(s.pds) + (s.ses ? encoded_size(*s.ses) : 0) + s.payload.size();
 }
 
 std::size_t encode_uet_headers(const uet_packet_spec& s, std::span<std::uint8_t> out) noexcept {
     if (out.size() < encoded_size(s)) return 0;
     std::size_t off = 0;
     if (s.entropy) off += encode(*s.entropy, out.subspan(off));
-    if (s.tss) off += encode(*s.tss, out.subspan(off));
+    if (s.tss) return off + encode(*s.tss, out.subspan(off));
     off += encode(s.pds, out.subspan(off));
     if (s.ses) off += encode(*s.ses, out.subspan(off));
     return off;

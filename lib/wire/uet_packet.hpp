@@ -19,16 +19,16 @@ namespace uet::wire {
 struct uet_packet {
     std::optional<entropy_header> entropy;  // present only when decoded with has_entropy_header
     std::optional<tss_header> tss;
-    pds_header pds;
-    // Absent for CTRL, when next_hdr is none, and when TSS is present (the SES header is then
-    // ciphertext).
+    pds_header pds;  // not decoded (left as it was) when TSS is present: it is ciphertext
+    // Absent for CTRL, when next_hdr is none, and when TSS is present.
     std::optional<ses_header> ses;
     std::span<const std::uint8_t> payload;  // bytes after the last decoded header (ciphertext+ICV
-                                            // when TSS)
+                                            // when TSS: everything after the TSS header)
 };
 
-// Decodes in order; never reads past in. With a TSS header the PDS header is still decoded (it is
-// sent in clear) and the rest, which must hold at least the 16-byte ICV, becomes the payload.
+// Decodes in order; never reads past in. After a TSS header everything from the PDS header on is
+// ciphertext (lib/tss decrypts it): the rest, which must hold at least the 16-byte ICV, becomes
+// the payload and no PDS or SES header is decoded.
 // On an error out is left partly written: use it only when none is returned.
 reject_reason decode_uet(std::span<const std::uint8_t> in, bool has_entropy_header,
                          uet_packet& out) noexcept;
@@ -61,8 +61,9 @@ void summarize(const uet_dissection& d, std::string& out);
 void summarize(const uet_packet& p, std::string& out);
 
 // What encode_uet writes, in order. Headers are written as given: the caller keeps the PDS
-// next_hdr consistent with ses (next_hdr_for(ses) gives the value) and, with TSS, passes the
-// already-encrypted bytes (ciphertext + ICV) as payload and no ses.
+// next_hdr consistent with ses (next_hdr_for(ses) gives the value). With TSS only the entropy
+// and TSS headers are written, then the payload: the already-encrypted bytes (PDS header on,
+// ciphertext + ICV); pds and ses are ignored.
 struct uet_packet_spec {
     std::optional<entropy_header> entropy;
     std::optional<tss_header> tss;

@@ -1,8 +1,9 @@
 // UET TSS (transport security sublayer) header and the entropy header of UET over raw IP.
 //
-// TSS layout follows uet-ref-prov uet_pkt_hdr.h (uet_sec / uet_sec_ssi): type(5)=1 | SP | rsvd |
-// AN | SDI(24), then the SSI (32) only when SP is set, then epoch(16) | TSC(48). The PDS header
-// that follows is sent in clear; the rest of the packet is ciphertext ending in a 16-byte ICV.
+// TSS layout as issue 55 gives it (after uet-ref-prov uet_pkt_hdr.h uet_sec / uet_sec_ssi):
+// type(5)=1 | SP | rsvd | AN | SDI(24), then the SSI (32) only when SP is set, then
+// epoch(16) | TSC(48). Everything after it, from the PDS header on, is ciphertext ending in a
+// 16-byte ICV (lib/tss seals and opens it).
 #pragma once
 
 #include <cstddef>

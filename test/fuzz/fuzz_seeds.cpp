@@ -1,5 +1,6 @@
-// Writes the golden packets as a libFuzzer seed corpus: fuzz_seeds {uet|roce|frame|roce_engine}
-// DIR. The roce_engine corpus also holds the traffic of an engine pair, recorded as its input.
+// Writes the golden packets as a libFuzzer seed corpus: fuzz_seeds
+// {uet|roce|frame|roce_engine|tss} DIR. The roce_engine corpus also holds the traffic of an engine
+// pair, recorded as its input.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -7,6 +8,7 @@
 
 #include "golden.hpp"
 #include "roce_fuzz.hpp"
+#include "tss_fuzz.hpp"
 #include "wire/frame.hpp"
 
 namespace {
@@ -51,7 +53,7 @@ std::vector<std::uint8_t> engine_capture(std::uint8_t mode, int rounds) {
 
 int main(int argc, char** argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s {uet|roce|frame|roce_engine} DIR\n", argv[0]);
+        std::fprintf(stderr, "usage: %s {uet|roce|frame|roce_engine|tss} DIR\n", argv[0]);
         return 2;
     }
     const std::string kind = argv[1], dir = argv[2];
@@ -66,6 +68,24 @@ int main(int argc, char** argv) {
             write_file(dir, s.name, s.bytes);
         for (const auto& s : uet::golden::roce_frames())
             write_file(dir, s.name, s.bytes);
+    } else if (kind == "tss") {
+        // Each UET frame to seal under either domain, and sealed, to open (tss_fuzz.hpp).
+        uet::tss::sublayer tx;
+        uet::tss::fuzz::add_domains(tx);
+        for (const auto& s : uet::golden::uet_frames()) {
+            for (const std::uint8_t mode : {1, 2}) {
+                std::vector<std::uint8_t> input{mode};
+                input.insert(input.end(), s.bytes.begin(), s.bytes.end());
+                write_file(dir, s.name + "_seal" + std::to_string(mode), input);
+                std::vector<std::uint8_t> sealed(1 + s.bytes.size() + 64);
+                const std::size_t n = tx.seal_frame(*tx.find_domain(mode == 1 ? 7 : 9), s.bytes,
+                                                    std::span(sealed).subspan(1));
+                sealed[0] = uet::tss::fuzz::open_as_received;
+                if (n)
+                    write_file(dir, s.name + "_open" + std::to_string(mode),
+                               std::span(sealed).first(1 + n));
+            }
+        }
     } else if (kind == "roce_engine") {
         using namespace uet::roce::fuzz;
         for (const std::uint8_t mode : {mode_mend, std::uint8_t(mode_mend | mode_out_of_order)})

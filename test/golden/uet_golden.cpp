@@ -355,17 +355,17 @@ void add_acks(std::vector<named_bytes>& out) {
 }
 
 void add_tss(std::vector<named_bytes>& out) {
-    // Ciphertext stands in for the SES header and payload: a pattern plus a 16-byte "ICV".
+    // After the TSS header everything is ciphertext: a pattern standing for an encrypted PDS
+    // header, SES header and payload, then a 16-byte "ICV". (The PDS header given to build is not
+    // written: encode_uet writes none after a TSS header.)
     tss_header plain{
         .an = true, .sdi = 0x0a0b0c, .ssi = std::nullopt, .epoch = 0x0102, .tsc = 0x030405060708};
-    out.push_back(build("tss_pds_rud_encrypted", rud(pds_next_hdr::request_std, false),
-                        std::nullopt, pattern(44 + 32 + tss_icv_size, 12), plain));
+    out.push_back(build("tss_encrypted", rud(pds_next_hdr::request_std, false), std::nullopt,
+                        pattern(12 + 44 + 32 + tss_icv_size, 12), plain));
     tss_header with_ssi{
         .an = false, .sdi = 0x0d0e0f, .ssi = 0x11223344, .epoch = 0x0304, .tsc = 0x0a0b0c0d0e0f};
-    pds_rud_rod_request rod = rud(pds_next_hdr::request_small, false);
-    rod.type = pds_type::rod;
-    out.push_back(build("tss_ssi_pds_rod_encrypted", rod, std::nullopt,
-                        pattern(20 + 16 + tss_icv_size, 13), with_ssi));
+    out.push_back(build("tss_ssi_encrypted", rud(pds_next_hdr::request_small, false), std::nullopt,
+                        pattern(12 + 20 + 16 + tss_icv_size, 13), with_ssi));
 }
 
 }  // namespace

@@ -125,23 +125,29 @@ TEST(wire_uet_packet, truncated_headers_rejected) {
     }
 }
 
-TEST(wire_uet_packet, tss_leaves_ciphertext_as_payload) {
-    const auto& s = sample("tss_ssi_pds_rod_encrypted");
+TEST(wire_uet_packet, tss_leaves_everything_after_it_as_ciphertext) {
+    const auto& s = sample("tss_ssi_encrypted");
     uet_packet p;
     ASSERT_EQ(decode_uet(s.bytes, false, p), reject_reason::none);
     ASSERT_TRUE(p.tss.has_value());
     EXPECT_EQ(p.tss->ssi, 0x11223344u);
     EXPECT_FALSE(p.ses.has_value());
-    EXPECT_EQ(type_of(p.pds), pds_type::rod);
-    EXPECT_EQ(p.payload.size(), s.bytes.size() - 16 - 12);
-    // Less than an ICV after the PDS header is short.
-    EXPECT_EQ(decode_uet(std::span(s.bytes).first(16 + 12 + 15), false, p),
-              reject_reason::truncated);
-    EXPECT_EQ(decode_uet(std::span(s.bytes).first(16 + 12 + 16), false, p), reject_reason::none);
-    // A second TSS header in the PDS slot is not allowed.
+    EXPECT_EQ(p.payload.size(), s.bytes.size() - 16);
+    // Less than an ICV after the TSS header is short.
+    EXPECT_EQ(decode_uet(std::span(s.bytes).first(16 + 15), false, p), reject_reason::truncated);
+    EXPECT_EQ(decode_uet(std::span(s.bytes).first(16 + 16), false, p), reject_reason::none);
+    // What follows is not read as headers, even bytes that would decode as a PDS header (or
+    // as another TSS header): they are ciphertext.
+    const auto& clear = sample("pds_rud_syn_ses_std_send");
+    std::vector<std::uint8_t> hidden(s.bytes.begin(), s.bytes.begin() + 16);
+    hidden.insert(hidden.end(), clear.bytes.begin(), clear.bytes.end());
+    ASSERT_EQ(decode_uet(hidden, false, p), reject_reason::none);
+    EXPECT_FALSE(p.ses.has_value());
+    EXPECT_EQ(p.payload.size(), clear.bytes.size());
     std::vector<std::uint8_t> twice(s.bytes.begin(), s.bytes.begin() + 16);
     twice.insert(twice.end(), s.bytes.begin(), s.bytes.end());
-    EXPECT_EQ(decode_uet(twice, false, p), reject_reason::pds_type_not_allowed);
+    EXPECT_EQ(decode_uet(twice, false, p), reject_reason::none);
+    EXPECT_EQ(p.payload.size(), s.bytes.size());
 }
 
 TEST(wire_uet_packet, ctrl_carries_no_ses) {
@@ -167,9 +173,7 @@ TEST(wire_uet_packet, summaries) {
     EXPECT_EQ(line("pds_ack_cc_nscc"),
               "ACK_CC NSCC RETX REQ_CLOSE cack 99 sack_base 100 bitmap 0xf0e0d0c0b0a09080 "
               "spdcid 519 dpdcid 261 payload 0");
-    EXPECT_EQ(line("tss_pds_rud_encrypted"),
-              "TSS sdi 0xa0b0c epoch 258 tsc 3315799033608 | RUD AR psn 270544960 spdcid 261 "
-              "dpdcid 519 encrypted 92");
+    EXPECT_EQ(line("tss_encrypted"), "TSS sdi 0xa0b0c epoch 258 tsc 3315799033608 encrypted 104");
 }
 
 TEST(wire_uet_packet, visit_order) {
@@ -178,10 +182,10 @@ TEST(wire_uet_packet, visit_order) {
     recorder d;
     visit(p, d);
     EXPECT_EQ(d.headers, (std::vector<std::string>{"pds_rud", "ses_std", "ses_cas"}));
-    ASSERT_EQ(decode_uet(sample("tss_pds_rud_encrypted").bytes, false, p), reject_reason::none);
+    ASSERT_EQ(decode_uet(sample("tss_encrypted").bytes, false, p), reject_reason::none);
     recorder t;
     visit(p, t);
-    EXPECT_EQ(t.headers, (std::vector<std::string>{"tss", "pds_rud"}));
+    EXPECT_EQ(t.headers, (std::vector<std::string>{"tss"}));
 }
 
 // A decode that succeeds must describe the bytes exactly: re-encoding gives the same length and

@@ -568,7 +568,6 @@ local function dissect_uet(tvb, pinfo, tree, with_entropy)
         info[#info + 1] = string.format("entropy 0x%04x", tvb(0, 2):uint())
         off = 4
     end
-    local tss = false
     if tvb:len() - off >= 1 and rshift(tvb(off, 1):uint(), 3) == 1 then
         local first = tvb:len() - off >= 4 and tvb(off, 4):uint() or 0
         local sp = bit(first, 0x04000000)
@@ -586,19 +585,18 @@ local function dissect_uet(tvb, pinfo, tree, with_entropy)
         t:add(f.tss.epoch, tvb(off, 2))
         t:add(f.tss.tsc, tvb(off + 2, 6), tvb(off + 2, 6):uint64())
         off = off + 8
-        tss = true
         info[#info + 1] = "TSS"
-    end
-    local size, nxt = dissect_pds(root, tvb, off, info)
-    pinfo.cols.info = "UET " .. table.concat(info, " ")
-    if not size then return tvb:len() end
-    off = off + size
-    if tss then
+        -- Everything after the TSS header, from the PDS header on, is ciphertext and the ICV.
+        pinfo.cols.info = "UET " .. table.concat(info, " ")
         if tvb:len() - off < 16 then
             malformed(root, tvb(off), "TSS: no room for the 16-byte ICV")
         end
         return tvb:len()
     end
+    local size, nxt = dissect_pds(root, tvb, off, info)
+    pinfo.cols.info = "UET " .. table.concat(info, " ")
+    if not size then return tvb:len() end
+    off = off + size
     if nxt ~= 0 then
         local after, declared, t
         if nxt <= 3 then
