@@ -196,6 +196,9 @@ errc roce_endpoint::launch_scheduled(std::uint32_t index, peer_qps& g) {
     const bool data = (o.kind == op_kind::write || o.kind == op_kind::read) && o.len != 0;
     // SENDs (matched in order at the target) and atomics (executed once, in order) stay on the
     // first QP.
+    // Room for a subchunk per QP first: a request refused for now (errc::again, posted again
+    // by the application) must not count in the scheduler's requests or move its turn.
+    if (data && ops_.room() < g.qp.size()) return errc::again;
     qp_sched::subchunk parts[qp_sched::params::max_qps];
     std::size_t k = 1;
     parts[0] = {0, 0, o.len};
@@ -210,7 +213,6 @@ errc roce_endpoint::launch_scheduled(std::uint32_t index, peer_qps& g) {
         r.measured = data;
         if (const errc e = submit(g.qp[r.slot], index); e != errc{}) return e;
     } else {
-        if (ops_.room() < k) return errc::again;
         for (std::size_t i = 0; i < k; ++i) {
             const errc e =
                 launch_subchunk(index, parts[i].qp, parts[i].offset, parts[i].length, false);

@@ -112,6 +112,31 @@ TEST(roce_multi_qp, cast_weights_sum_to_one_after_measurements) {
     }
 }
 
+// A request refused for want of room (errc::again) leaves no trace in the scheduler: only the
+// requests that went are counted, and striping still gives each QP its share of each of them.
+TEST(roce_multi_qp, a_request_refused_for_room_is_not_counted) {
+    endpoint_attr a = multi_qp(4, qp_scheduler::stripe);
+    a.tx_depth = 8;
+    a.rx_depth = 8;
+    pair_world p(a);
+    auto& w = p.w;
+    const auto data = pattern(64 * 1024, 5);
+    int posted = 0, refused = 0;
+    for (int i = 0; i < 12; ++i) {
+        const std::error_code ec =
+            w.eps[0].write(w.peers[1], as_bytes_of(data), 0, p.mr.key(), nullptr);
+        if (ec == errc::again)
+            ++refused;
+        else if (!ec)
+            ++posted;
+    }
+    ASSERT_GT(refused, 0) << "the pool of 16 operations takes fewer than 12 requests of 5";
+    for (int i = 0; i < posted; ++i)
+        wait_ok(w.cqs[0]);
+    for (const qp_counters& q : w.eps[0].queue_pairs(w.peers[1]))
+        EXPECT_EQ(q.requests, static_cast<std::uint64_t>(posted));
+}
+
 // The target's completion of a split WRITE with immediate data comes after every byte of it is
 // in place, whichever QP carried them.
 TEST(roce_multi_qp, immediate_data_of_a_split_write_follows_all_its_bytes) {

@@ -227,6 +227,11 @@ start_server mismatch send_bw -s 4096 -n 10 && {
 }
 pair uet_roce_write_bw write_bw --transport roce -s 65536 -n 500 --verify
 pair uet_roce_read_bw read_bw --transport roce -s 65536 -n 200 --verify
+# Four QPs a connection, CAST-scheduled (issue 54): every byte checked, and the client's --stats
+# shows each QP with work on it.
+pair uet_roce_cast write_bw --transport roce --qps 4 --qp-sched cast -s 262144 -n 200 --verify --stats
+[ "$(grep -c '^ QP [0-3] (QPN [1-9][0-9]*): requests [1-9]' "$WORK/uet_roce_cast.client")" = 4 ] ||
+    bad "uet_roce_cast: the client's --stats does not show 4 QPs with work"
 
 echo "perf_memif_pair: $failures failure(s)"
 [ "$failures" = 0 ]
