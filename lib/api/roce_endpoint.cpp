@@ -409,33 +409,8 @@ std::vector<qp_counters> roce_endpoint::queue_pairs(peer_addr peer) const {
     return out;
 }
 
-namespace {
-
-void add_qp_counters(roce::qp_counters& to, const roce::qp_counters& c) noexcept {
-    to.tx_packets += c.tx_packets;
-    to.rx_packets += c.rx_packets;
-    for (std::size_t i = 0; i < c.resends.size(); ++i)
-        to.resends[i] += c.resends[i];
-    to.go_back_rounds += c.go_back_rounds;
-    to.timeouts += c.timeouts;
-    for (std::size_t i = 0; i < c.naks_sent.size(); ++i) {
-        to.naks_sent[i] += c.naks_sent[i];
-        to.naks_received[i] += c.naks_received[i];
-    }
-    to.rnr_naks_sent += c.rnr_naks_sent;
-    to.rnr_naks_received += c.rnr_naks_received;
-    to.acks_sent += c.acks_sent;
-    to.acks_received += c.acks_received;
-    to.duplicates += c.duplicates;
-    to.placed_early += c.placed_early;
-    for (std::size_t i = 0; i < c.drops.size(); ++i)
-        to.drops[i] += c.drops[i];
-}
-
-}  // namespace
-
 void roce_endpoint::destroy(roce::qpn_t qpn) {
-    if (const roce::qp* q = eng_->find(qpn)) add_qp_counters(retired_, q->counters);
+    if (const roce::qp* q = eng_->find(qpn)) retired_ += q->counters;
     eng_->destroy_qp(qpn);
 }
 
@@ -452,7 +427,7 @@ void roce_endpoint::add_engine_counters(endpoint_counters& c) const noexcept {
     c.pdcs_failed = eng_->cm().timeouts;
     roce::qp_counters q = retired_;
     for (const auto& [qpn, conn] : connections_)
-        if (const roce::qp* p = eng_->find(qpn)) add_qp_counters(q, p->counters);
+        if (const roce::qp* p = eng_->find(qpn)) q += p->counters;
     using roce::resend_cause;
     c.retransmits_timeout = q.resent(resend_cause::timeout);
     c.retransmits_nack = q.resent(resend_cause::psn_nak) + q.resent(resend_cause::implicit_nak) +

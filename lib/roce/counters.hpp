@@ -53,6 +53,32 @@ struct qp_counters {
     std::uint64_t resent(resend_cause c) const noexcept {
         return resends[static_cast<std::size_t>(c)];
     }
+    // Adds another QP's counts (an endpoint's sum over its QPs, those gone included).
+    qp_counters& operator+=(const qp_counters& c) noexcept {
+        tx_packets += c.tx_packets;
+        tx_bytes += c.tx_bytes;
+        rx_packets += c.rx_packets;
+        rx_bytes += c.rx_bytes;
+        for (std::size_t i = 0; i < resends.size(); ++i)
+            resends[i] += c.resends[i];
+        go_back_rounds += c.go_back_rounds;
+        timeouts += c.timeouts;
+        for (std::size_t i = 0; i < naks_sent.size(); ++i) {
+            naks_sent[i] += c.naks_sent[i];
+            naks_received[i] += c.naks_received[i];
+        }
+        rnr_naks_sent += c.rnr_naks_sent;
+        rnr_naks_received += c.rnr_naks_received;
+        acks_sent += c.acks_sent;
+        acks_received += c.acks_received;
+        duplicates += c.duplicates;
+        placed_early += c.placed_early;
+        cnps_sent += c.cnps_sent;
+        cnps_received += c.cnps_received;
+        for (std::size_t i = 0; i < drops.size(); ++i)
+            drops[i] += c.drops[i];
+        return *this;
+    }
 };
 
 }  // namespace uet::roce

@@ -99,13 +99,13 @@ TEST(tss_open, uet_over_ip_seals_after_the_entropy_header) {
     ASSERT_EQ(over_udp.size(), sealed.size() + 4);
     EXPECT_TRUE(std::equal(sealed.begin() + 38, sealed.end(), over_udp.begin() + 42));
     // An IP packet too short for the entropy header is not sealed.
-    auto stub = uet::tss::test::ip_frame({});
-    stub.resize(stub.size() - 2);
-    uet::wire::store_be16(&stub[16], 22);
-    uet::wire::ipv4_fill_checksum({&stub[14], 20});
+    auto short_frame = uet::tss::test::ip_frame({});
+    short_frame.resize(short_frame.size() - 2);
+    uet::wire::store_be16(&short_frame[16], 22);
+    uet::wire::ipv4_fill_checksum({&short_frame[14], 20});
     std::vector<std::uint8_t> buf(200);
     seal_error e{};
-    EXPECT_EQ(p.tx.seal_frame(*p.s, stub, buf, &e), 0u);
+    EXPECT_EQ(p.tx.seal_frame(*p.s, short_frame, buf, &e), 0u);
     EXPECT_EQ(e, seal_error::malformed);
 }
 
