@@ -11,7 +11,9 @@
 #include <optional>
 #include <string>
 
+#include "decrypt.hpp"
 #include "printer.hpp"
+#include "tss/key_file.hpp"
 
 namespace {
 
@@ -31,9 +33,15 @@ const char usage_text[] =
     "  -c COUNT        stop after COUNT packets\n"
     "  --uet-port N    UDP destination port of UET (default 4793)\n"
     "  --roce-port N   UDP destination port of RoCEv2 (default 4791)\n"
+    "  --key FILE      secure domain key (64 hex digits or 32 raw bytes): TSS frames are\n"
+    "                  authenticated, decrypted and printed in full; without it their TSS header\n"
+    "                  and ciphertext length are printed\n"
+    "  --tss-mode M    cluster (default) or client-server: the KDF label the sender used\n"
+    "  --tss-rekey-shift N\n"
+    "                  the sender's keys roll every 2^N packets (1..47; default: never)\n"
     "  -h, --help      this text\n"
-    "Exit status: 0 when every packet decoded, 1 when some were malformed, 2 on a usage or I/O "
-    "error.\n";
+    "Exit status: 0 when every packet decoded, 1 when some were malformed or failed\n"
+    "authentication, 2 on a usage or I/O error.\n";
 
 struct options {
     uet::dump::output_format format = uet::dump::output_format::summary;
@@ -42,6 +50,9 @@ struct options {
     std::string write_file;   // -w: pcap to write what was read
     std::uint64_t count = 0;  // 0 = unlimited
     uet::wire::dissect_options dissect;
+    std::string key_file;  // --key
+    uet::dump::decrypt_options decrypt;
+    bool tss_option = false;  // --tss-mode or --tss-rekey-shift given
 };
 
 pcap_t* active_capture = nullptr;
@@ -93,6 +104,26 @@ std::string parse_args(int argc, char** argv, options& o) {
             if (!n || *n == 0) return a + " needs a port number 1..65535";
             (a == "--uet-port" ? o.dissect.uet_port : o.dissect.roce_port) =
                 static_cast<std::uint16_t>(*n);
+        } else if (a == "--key") {
+            const char* v = value("--key");
+            if (!v) return "--key needs a key file";
+            o.key_file = v;
+        } else if (a == "--tss-mode") {
+            const char* v = value("--tss-mode");
+            std::string m = v ? v : "";
+            if (m == "cluster")
+                o.decrypt.mode = uet::tss::domain_mode::cluster;
+            else if (m == "client-server")
+                o.decrypt.mode = uet::tss::domain_mode::client_server;
+            else
+                return "--tss-mode needs cluster or client-server";
+            o.tss_option = true;
+        } else if (a == "--tss-rekey-shift") {
+            const char* v = value("--tss-rekey-shift");
+            auto n = v ? parse_number(v, 47) : std::nullopt;
+            if (!n || *n == 0) return "--tss-rekey-shift needs a number 1..47";
+            o.decrypt.rekey_shift = static_cast<std::uint8_t>(*n);
+            o.tss_option = true;
         } else if (!a.empty() && a[0] == '-') {
             return "unknown option " + a;
         } else if (o.file.empty()) {
@@ -102,6 +133,7 @@ std::string parse_args(int argc, char** argv, options& o) {
         }
     }
     if (o.file.empty() == o.iface.empty()) return "give exactly one of FILE.pcap or -i IFACE";
+    if (o.tss_option && o.key_file.empty()) return "--tss-mode and --tss-rekey-shift need --key";
     return {};
 }
 
@@ -153,6 +185,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "uet-dump: %s\n%s", err.c_str(), usage_text);
         return 2;
     }
+    std::optional<uet::dump::decryptor> decryptor;
+    if (!o.key_file.empty()) {
+        std::string key_error;
+        auto key = uet::tss::read_key_file(o.key_file, key_error);
+        if (!key) {
+            std::fprintf(stderr, "uet-dump: %s\n", key_error.c_str());
+            return 2;
+        }
+        decryptor.emplace(*key, o.decrypt);
+    }
     char err[PCAP_ERRBUF_SIZE] = {};
     pcap_t* cap = open_capture(o, err);
     if (!cap) {
@@ -175,6 +217,7 @@ int main(int argc, char** argv) {
         }
     }
     uet::dump::printer printer(o.format, o.dissect, stdout);
+    if (decryptor) printer.set_decryptor(&*decryptor);
     loop_state st{&printer, dumper};
     active_capture = cap;
     std::signal(SIGINT, stop_capture);
@@ -190,7 +233,13 @@ int main(int argc, char** argv) {
         return 2;
     }
     pcap_close(cap);
-    if (o.format != uet::dump::output_format::json)
-        std::fprintf(stderr, "%" PRIu64 " packets, %" PRIu64 " malformed\n", st.seen, st.malformed);
+    if (o.format != uet::dump::output_format::json) {
+        std::fprintf(stderr, "%" PRIu64 " packets, %" PRIu64 " malformed", st.seen,
+                     st.malformed - printer.failed_authentication());
+        if (decryptor)
+            std::fprintf(stderr, ", %" PRIu64 " TSS authenticated, %" PRIu64 " not",
+                         printer.authenticated(), printer.failed_authentication());
+        std::fputc('\n', stderr);
+    }
     return st.malformed ? 1 : 0;
 }

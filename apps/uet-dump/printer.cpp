@@ -132,17 +132,46 @@ std::string json_quote(std::string_view s) {
 bool printer::print(const packet_record& rec) {
     wire::dissection d;
     auto r = wire::dissect(rec.bytes, d, options_);
+    tss_outcome t;
+    if (decryptor_ && r == wire::reject_reason::none && d.upper_ok && d.uet.packet.tss) {
+        t.tried = true;
+        t.header = *d.uet.packet.tss;
+        const auto opened = decryptor_->open(rec.bytes, t.header);
+        t.reason = opened.reason;
+        if (t.reason == tss::drop_reason::none) {
+            ++authenticated_;
+            d = wire::dissection{};
+            r = wire::dissect(opened.plain, d, options_);
+        } else {
+            ++failed_;
+        }
+    }
     line_.clear();
     if (format_ == output_format::json)
-        print_json(rec, d, r);
+        print_json(rec, d, r, t);
     else
-        print_text(rec, d, r);
+        print_text(rec, d, r, t);
     std::fwrite(line_.data(), 1, line_.size(), out_);
-    return r == wire::reject_reason::none;
+    return r == wire::reject_reason::none && t.reason == tss::drop_reason::none;
 }
 
-void printer::print_text(const packet_record& rec, const wire::dissection& d,
-                         wire::reject_reason r) {
+// " [TSS sdi 0xa0b0c epoch 2 tsc 17 authenticated]" after the decrypted headers, or
+// " [TSS not opened: bad_icv]" after the TSS header of a frame that failed.
+void printer::append_tss_text(const tss_outcome& t) {
+    if (t.reason != tss::drop_reason::none) {
+        line_ += " [TSS not opened: ";
+        line_ += tss::name(t.reason);
+        line_ += ']';
+        return;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " [TSS sdi 0x%x epoch %u tsc %" PRIu64 " authenticated]",
+                  t.header.sdi, unsigned{t.header.epoch}, std::uint64_t{t.header.tsc});
+    line_ += buf;
+}
+
+void printer::print_text(const packet_record& rec, const wire::dissection& d, wire::reject_reason r,
+                         const tss_outcome& t) {
     line_ += format_timestamp(rec.timestamp_us);
     line_ += ' ';
     wire::summarize(d, line_);
@@ -151,6 +180,7 @@ void printer::print_text(const packet_record& rec, const wire::dissection& d,
         append_reason(line_, d, r);
         line_ += ']';
     }
+    if (t.tried) append_tss_text(t);
     if (rec.bytes.size() < rec.wire_length)
         line_ += " [captured " + std::to_string(rec.bytes.size()) + " of " +
                  std::to_string(rec.wire_length) + " bytes]";
@@ -159,6 +189,7 @@ void printer::print_text(const packet_record& rec, const wire::dissection& d,
         // Every header decoded, of a malformed packet those before the fault, then the reason.
         text_visitor v(line_);
         wire::visit(d, v);
+        if (t.tried && t.reason == tss::drop_reason::none) wire::visit(t.header, v);
         if (r != wire::reject_reason::none) {
             line_ += "    ";
             append_reason(line_, d, r);
@@ -167,8 +198,8 @@ void printer::print_text(const packet_record& rec, const wire::dissection& d,
     }
 }
 
-void printer::print_json(const packet_record& rec, const wire::dissection& d,
-                         wire::reject_reason r) {
+void printer::print_json(const packet_record& rec, const wire::dissection& d, wire::reject_reason r,
+                         const tss_outcome& t) {
     std::string summary;
     wire::summarize(d, summary);
     line_ += "{\"number\":" + std::to_string(rec.number);
@@ -187,6 +218,15 @@ void printer::print_json(const packet_record& rec, const wire::dissection& d,
     if (d.upper_ok && d.uet.declared_payload) {
         line_ += ",\"truncated_payload\":{\"declared\":" + std::to_string(*d.uet.declared_payload);
         line_ += ",\"present\":" + std::to_string(d.uet.packet.payload.size()) + "}";
+    }
+    if (t.tried) {
+        line_ += ",\"tss\":{\"sdi\":" + std::to_string(t.header.sdi);
+        line_ += ",\"epoch\":" + std::to_string(t.header.epoch);
+        line_ += ",\"tsc\":" + std::to_string(t.header.tsc);
+        line_ += ",\"status\":";
+        line_ += t.reason == tss::drop_reason::none ? "\"authenticated\""
+                                                    : json_quote(tss::name(t.reason));
+        line_ += '}';
     }
     line_ += ",\"summary\":" + json_quote(summary);
     line_ += ",\"headers\":[";

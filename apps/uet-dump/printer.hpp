@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "decrypt.hpp"
 #include "wire/dissect.hpp"
 
 namespace uet::dump {
@@ -25,17 +26,36 @@ class printer {
     printer(output_format format, const wire::dissect_options& options, std::FILE* out)
         : format_(format), options_(options), out_(out) {}
 
-    // Dissects and prints one packet; returns true when it decoded cleanly.
+    // With a decryptor, TSS frames are opened and printed as they were before sealing.
+    void set_decryptor(decryptor* d) noexcept { decryptor_ = d; }
+
+    // Dissects and prints one packet; returns true when it decoded cleanly (and, with a
+    // decryptor, a TSS frame authenticated).
     bool print(const packet_record& rec);
 
+    std::uint64_t authenticated() const noexcept { return authenticated_; }
+    std::uint64_t failed_authentication() const noexcept { return failed_; }
+
   private:
-    void print_text(const packet_record& rec, const wire::dissection& d, wire::reject_reason r);
-    void print_json(const packet_record& rec, const wire::dissection& d, wire::reject_reason r);
+    // What the decryptor made of the current packet, when it was a TSS frame.
+    struct tss_outcome {
+        bool tried = false;
+        wire::tss_header header;
+        tss::drop_reason reason = tss::drop_reason::none;
+    };
+    void append_tss_text(const tss_outcome& t);
+
+    void print_text(const packet_record& rec, const wire::dissection& d, wire::reject_reason r,
+                    const tss_outcome& t);
+    void print_json(const packet_record& rec, const wire::dissection& d, wire::reject_reason r,
+                    const tss_outcome& t);
 
     output_format format_;
     wire::dissect_options options_;
     std::FILE* out_;
     std::string line_;
+    decryptor* decryptor_ = nullptr;
+    std::uint64_t authenticated_ = 0, failed_ = 0;
 };
 
 // JSON string literal with quotes and escapes (exposed for the tests).

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "golden.hpp"
+#include "uet_dump_run.hpp"
 #include "wire/dissect.hpp"
 #include "wire/frame.hpp"
 #include "wire/pcap_file.hpp"
@@ -30,40 +31,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string tmpdir() {
-    const char* d = std::getenv("UET_TEST_TMPDIR");
-    return d ? d : "/tmp";
-}
+using test::lines_of;
+using test::tmpdir;
+using test::uet_dump_path;
 
-std::string uet_dump_path() {
-    const char* p = std::getenv("UET_DUMP");
-    return p ? p : "uet-dump";
-}
-
-struct run_result {
-    int exit_code;
-    std::string out;
-};
-
-run_result run(const std::string& args) {
-    std::string cmd = uet_dump_path() + " " + args + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return {-1, {}};
-    std::string out;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
-        out.append(buf, n);
-    int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-    std::vector<std::string> lines;
-    std::istringstream in(s);
-    for (std::string l; std::getline(in, l);)
-        lines.push_back(l);
-    return lines;
+test::run_result run(const std::string& args) {
+    return test::run_uet_dump(args);
 }
 
 // The JSON uet-dump must print for a header list, built here from the decoders directly.

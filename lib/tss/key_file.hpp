@@ -1,0 +1,21 @@
+// Secure domain keys as tools read them: 32 raw bytes, or 64 hex digits with optional whitespace
+// around them (what `openssl rand -hex 32` prints). Errors name what was wrong, never a key byte.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tss/secret.hpp"
+
+namespace uet::tss {
+
+// The key in text (64 hex digits) or raw form (exactly 32 bytes); nullopt and error set when
+// neither.
+std::optional<key256> parse_key(std::span<const std::uint8_t> bytes, std::string& error);
+// The key in a file, as parse_key reads it; error names the file.
+std::optional<key256> read_key_file(const std::string& path, std::string& error);
+
+}  // namespace uet::tss
