@@ -68,6 +68,21 @@ template <bool copy>
     return v;
 }
 
+// The 128 bits left after folding to the CRC: 128 to 64 bits (appending the 32 zero bits a CRC's
+// register implies), then 64 to 32, then Barrett.
+[[gnu::target("pclmul,sse4.1"), gnu::always_inline]] inline std::uint32_t crc32_reduce(__m128i x1) {
+    const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
+    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k128, 0x10));
+    const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
+    x1 = _mm_xor_si128(
+        _mm_clmulepi64_si128(_mm_and_si128(x1, low32), _mm_set_epi64x(0, fold_64_to_32), 0x00),
+        _mm_srli_si128(x1, 4));
+    const __m128i barrett = _mm_set_epi64x(barrett_mu, barrett_poly);
+    __m128i q = _mm_clmulepi64_si128(_mm_and_si128(x1, low32), barrett, 0x10);
+    q = _mm_clmulepi64_si128(_mm_and_si128(q, low32), barrett, 0x00);
+    return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(q, x1), 1));
+}
+
 // Folds n bytes at p; with `copy`, stores each loaded vector at out too, so the bytes are read
 // once for both.
 template <bool copy>
@@ -89,16 +104,64 @@ template <bool copy>
     x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
     for (; n - at >= 16; at += 16)
         x1 = fold_into(x1, k128, take16<copy>(p, out, at));
-    // 128 to 64 bits (appending the 32 zero bits a CRC's register implies), then 64 to 32.
-    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), _mm_clmulepi64_si128(x1, k128, 0x10));
-    const __m128i low32 = _mm_set_epi32(0, 0, 0, -1);
-    x1 = _mm_xor_si128(
-        _mm_clmulepi64_si128(_mm_and_si128(x1, low32), _mm_set_epi64x(0, fold_64_to_32), 0x00),
-        _mm_srli_si128(x1, 4));
-    const __m128i barrett = _mm_set_epi64x(barrett_mu, barrett_poly);
-    __m128i q = _mm_clmulepi64_si128(_mm_and_si128(x1, low32), barrett, 0x10);
-    q = _mm_clmulepi64_si128(_mm_and_si128(q, low32), barrett, 0x00);
-    return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(q, x1), 1));
+    return crc32_reduce(x1);
+}
+
+// The same fold four times as wide (VPCLMULQDQ on 512-bit registers): four registers of four
+// lanes take 256 bytes a step, each lane multiplied by x^(2048+64) and x^2048 mod P; then the
+// registers fold into one with the 512-bit constants, its four lanes into x1 with the 128-bit
+// ones, and what is left goes the 128-bit way. n >= 256 and a multiple of 16.
+constexpr std::uint64_t fold_2048_lo = 0x11542778a, fold_2048_hi = 0x1322d1430;
+
+#define UET_WIDE_TARGET "vpclmulqdq,avx512f,avx512vl,pclmul,sse4.1"
+
+[[gnu::target(UET_WIDE_TARGET), gnu::always_inline]] inline __m512i fold_into512(__m512i x,
+                                                                                 __m512i k,
+                                                                                 __m512i next) {
+    return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+                                     _mm512_clmulepi64_epi128(x, k, 0x11), next, 0x96);
+}
+
+template <bool copy>
+[[gnu::target(UET_WIDE_TARGET), gnu::always_inline]] inline __m512i take64(const std::uint8_t* p,
+                                                                           std::uint8_t* out,
+                                                                           std::size_t at) {
+    const __m512i v = _mm512_loadu_si512(p + at);
+    if constexpr (copy) _mm512_storeu_si512(out + at, v);
+    return v;
+}
+
+template <bool copy>
+[[gnu::target(UET_WIDE_TARGET)]] std::uint32_t crc32_fold_wide(std::uint32_t state,
+                                                               const std::uint8_t* p, std::size_t n,
+                                                               std::uint8_t* out = nullptr) {
+    // No broadcasts, casts or lane extracts: GCC 12's read an undefined vector
+    // (-Wuninitialized), so constants are set whole and lanes leave through memory.
+    __m512i z1 = _mm512_xor_si512(
+        take64<copy>(p, out, 0),
+        _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<int>(state)));
+    __m512i z2 = take64<copy>(p, out, 64), z3 = take64<copy>(p, out, 128),
+            z4 = take64<copy>(p, out, 192);
+    std::size_t at = 256;
+    const __m512i k2048 = _mm512_set_epi64(fold_2048_hi, fold_2048_lo, fold_2048_hi, fold_2048_lo,
+                                           fold_2048_hi, fold_2048_lo, fold_2048_hi, fold_2048_lo);
+    for (; n - at >= 256; at += 256) {
+        z1 = fold_into512(z1, k2048, take64<copy>(p, out, at));
+        z2 = fold_into512(z2, k2048, take64<copy>(p, out, at + 64));
+        z3 = fold_into512(z3, k2048, take64<copy>(p, out, at + 128));
+        z4 = fold_into512(z4, k2048, take64<copy>(p, out, at + 192));
+    }
+    const __m512i k512 = _mm512_set_epi64(fold_512_hi, fold_512_lo, fold_512_hi, fold_512_lo,
+                                          fold_512_hi, fold_512_lo, fold_512_hi, fold_512_lo);
+    z1 = fold_into512(fold_into512(fold_into512(z1, k512, z2), k512, z3), k512, z4);
+    alignas(64) __m128i lanes[4];
+    _mm512_store_si512(lanes, z1);
+    const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
+    __m128i x1 =
+        fold_into(fold_into(fold_into(lanes[0], k128, lanes[1]), k128, lanes[2]), k128, lanes[3]);
+    for (; n - at >= 16; at += 16)
+        x1 = fold_into(x1, k128, take16<copy>(p, out, at));
+    return crc32_reduce(x1);
 }
 
 // Before this is set (another TU's static initializer), crc32_update takes the table path.
@@ -106,8 +169,14 @@ const bool cpu_folds = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
 }();
+const bool cpu_folds_wide = [] {
+    __builtin_cpu_init();
+    return cpu_folds && __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl");
+}();
 #else
 constexpr bool cpu_folds = false;
+constexpr bool cpu_folds_wide = false;
 #endif
 
 }  // namespace
@@ -116,11 +185,16 @@ bool crc32_folds() noexcept {
     return cpu_folds;
 }
 
+bool crc32_folds_wide() noexcept {
+    return cpu_folds_wide;
+}
+
 std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept {
 #if defined(__x86_64__)
     if (data.size() >= 64 && cpu_folds) {
         const std::size_t folded = data.size() & ~std::size_t{15};
-        state = crc32_fold<false>(state, data.data(), folded);
+        state = folded >= 256 && cpu_folds_wide ? crc32_fold_wide<false>(state, data.data(), folded)
+                                                : crc32_fold<false>(state, data.data(), folded);
         data = data.subspan(folded);
     }
 #endif
@@ -132,7 +206,8 @@ std::uint32_t crc32_copy(std::uint32_t state, std::uint8_t* dst, const std::uint
 #if defined(__x86_64__)
     if (n >= 64 && cpu_folds) {
         const std::size_t folded = n & ~std::size_t{15};
-        state = crc32_fold<true>(state, src, folded, dst);
+        state = folded >= 256 && cpu_folds_wide ? crc32_fold_wide<true>(state, src, folded, dst)
+                                                : crc32_fold<true>(state, src, folded, dst);
         src += folded;
         dst += folded;
         n -= folded;

@@ -26,8 +26,10 @@ std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> da
 // The table path alone (slice-by-8), whatever the CPU: the reference the folding is tested
 // against, and the baseline of its benchmark.
 std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
-// Whether crc32_update folds with PCLMULQDQ on this CPU.
+// Whether crc32_update folds with PCLMULQDQ on this CPU, and whether runs of 256 bytes and more
+// fold four times as wide with VPCLMULQDQ (AVX-512).
 bool crc32_folds() noexcept;
+bool crc32_folds_wide() noexcept;
 // Copies n bytes from src to dst (which must not overlap) and folds them into the CRC state in
 // the same pass, reading each byte once: memcpy(dst, src, n), then crc32_update(state, src..n).
 std::uint32_t crc32_copy(std::uint32_t state, std::uint8_t* dst, const std::uint8_t* src,
