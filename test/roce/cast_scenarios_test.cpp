@@ -7,11 +7,15 @@
 // s - 1 has completed. A connection is 1 or 4 RC QPs between the same two hosts, each with a
 // source port chosen so that the leaf's ECMP hash puts it on a planned spine; qp_sched splits
 // each chunk into subchunks, posted as RDMA WRITEs, and hears each subchunk's RTT (post to
-// completion). Two layouts of the QPs on the spines:
-//  - collisions: on every leaf, each host has two or three of its four QPs on one spine (the
-//    leaf's hot spine, spine l on leaf l), which carries 10 of the leaf's 16 QPs, the three
-//    others 2 each (1 QP: three of the leaf's four flows share the hot spine). At every
-//    subscription, even 1:2, the hot spine's links are then short of what equal stripes send;
+// completion). Three layouts of the QPs on the spines:
+//  - collisions (2:1 and 1:1): on every leaf, each host has two or three of its four QPs on one
+//    spine (the leaf's hot spine, spine l on leaf l), which carries 10 of the leaf's 16 QPs, the
+//    three others 2 each (1 QP: three of the leaf's four flows share the hot spine);
+//  - heavy collisions (1:2): each host has three of its four QPs on the hot spine, 13 of the
+//    leaf's 16 (1 QP: as above). At 1:2 the spines carry twice what the hosts send, so a spine is
+//    short only when most QPs hash onto it: with 10 of 16 its links were short by a fifth only,
+//    and CAST's margin (-2% to +18% over four seeds) was within the spread; with 13 they are
+//    short by two fifths (at 1:1 with 10 of 16: three fifths);
 //  - spread: each host's QPs on four different spines (1 QP: one flow per spine), with one spine
 //    at a quarter of its rate, so every 4-QP connection has one QP through the slow spine.
 // Bus bandwidth is what each rank sent (15 messages) over the all-gather's time.
@@ -67,18 +71,21 @@ static_assert(schemes[one_qp].qps == 1 && schemes[cast_wrr].qps == 4,
 struct scenario {
     const char* name;
     double fabric_gbps;  // every leaf-spine link; 4 x 100 Gb/s hosts per leaf over 4 spines
-    bool collisions;     // the layout (see the top)
-    double slow_gbps;    // spine 0's links, 0: as the others
+    enum { spread, collisions, heavy_collisions } layout;  // see the top
+    double slow_gbps;                                      // spine 0's links, 0: as the others
 };
 
 // The spine of QP q of the host with index i on leaf l, planned before the ports are chosen.
 std::uint32_t planned_spine(const scenario& sc, std::uint32_t qps, std::uint32_t l, std::uint32_t i,
                             std::uint32_t q) {
-    if (!sc.collisions) return (i + q + l) % spines;
+    if (sc.layout == scenario::spread) return (i + q + l) % spines;
     static constexpr std::uint32_t four[hosts_per_leaf][max_qps] = {
         {0, 0, 0, 1}, {0, 0, 0, 2}, {0, 0, 3, 1}, {0, 0, 2, 3}};
+    static constexpr std::uint32_t four_heavy[hosts_per_leaf][max_qps] = {
+        {0, 0, 0, 1}, {0, 0, 0, 2}, {0, 0, 0, 3}, {0, 0, 0, 1}};
     static constexpr std::uint32_t one[hosts_per_leaf] = {0, 0, 0, 1};
-    return ((qps == 1 ? one[i] : four[i][q]) + l) % spines;
+    if (qps == 1) return (one[i] + l) % spines;
+    return ((sc.layout == scenario::heavy_collisions ? four_heavy : four)[i][q] + l) % spines;
 }
 
 struct outcome {
@@ -271,10 +278,10 @@ outcome run(const scenario& sc, const scheme& sh, std::uint64_t message, bool po
 
 TEST(cast_scenarios, cast_beats_round_robin_and_stripe_under_collisions_and_a_slow_spine) {
     const scenario scenarios[] = {
-        {"2:1 collisions", 50, true, 0},
-        {"1:1 collisions", 100, true, 0},
-        {"1:2 collisions", 200, true, 0},
-        {"1:1 spread, spine 0 at 1/4", 100, false, 25},
+        {"2:1 collisions", 50, scenario::collisions, 0},
+        {"1:1 collisions", 100, scenario::collisions, 0},
+        {"1:2 heavy collisions", 200, scenario::heavy_collisions, 0},
+        {"1:1 spread, spine 0 at 1/4", 100, scenario::spread, 25},
     };
     const std::uint64_t message = message_bytes();
     std::printf(
@@ -312,15 +319,14 @@ TEST(cast_scenarios, cast_beats_round_robin_and_stripe_under_collisions_and_a_sl
                             static_cast<unsigned long long>(o[s][k].fabric_drops));
     if (only != 0) return;
 
-    // What holds for the seeds tried (CAST_SEED 1, 2, 3 and 11, the default; docs/results.md):
-    // CAST stripe ahead of round robin and stripe at 2:1, at 1:1 and with the slow spine, by
-    // the document's order of margin (+27% to +36% there) at 2:1 and with the slow spine and by
-    // a tenth at 1:1 (its worst seed: +12%). At 1:2 the hot spine is short by a fifth only and
-    // CAST's margin (-2% to +18% over the seeds) is within the spread: printed, not asserted.
-    // CAST WRR ahead of round robin everywhere and of stripe but at 1:2. Smaller messages (the
+    // What holds for the seeds tried (CAST_SEED 1, 2, 3 and 11, the default, and 4 to 8 at 1:2;
+    // docs/results.md): CAST stripe ahead of round robin and stripe everywhere, by the
+    // document's order of margin (+27% to +36% there) at 2:1 and with the slow spine, by a tenth
+    // at 1:1 (its worst seed: +12%) and by 5% at 1:2 (its worst seed: +8%). CAST WRR ahead of
+    // round robin everywhere and of stripe but at 1:2 (-9% to +15%). Smaller messages (the
     // sanitizer build) give the estimates fewer samples: the order is checked, not the margin.
     const bool full = message >= 512 * 1024;
-    constexpr double margin[] = {1.2, 1.1, 1.0, 1.2};
+    constexpr double margin[] = {1.2, 1.1, 1.05, 1.2};
     for (std::size_t s = 0; s < std::size(scenarios); ++s) {
         const double plain = std::max(o[s][rr].busbw_gbps, o[s][stripe].busbw_gbps);
         std::printf(
@@ -329,9 +335,10 @@ TEST(cast_scenarios, cast_beats_round_robin_and_stripe_under_collisions_and_a_sl
             scenarios[s].name, 100 * (o[s][cast].busbw_gbps / plain - 1),
             100 * (o[s][cast_wrr].busbw_gbps / plain - 1));
         EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][rr].busbw_gbps) << scenarios[s].name;
-        if (s == 2) continue;
         EXPECT_GT(o[s][cast].busbw_gbps, (full ? margin[s] : 1.0) * plain) << scenarios[s].name;
-        EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][stripe].busbw_gbps) << scenarios[s].name;
+        if (scenarios[s].layout != scenario::heavy_collisions) {
+            EXPECT_GT(o[s][cast_wrr].busbw_gbps, o[s][stripe].busbw_gbps) << scenarios[s].name;
+        }
     }
 
     // The slow spine: the weights move away from it. Over the connections, the QPs through
