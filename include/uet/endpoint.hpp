@@ -144,6 +144,7 @@ struct qp_counters {
     std::uint64_t rtt_samples = 0;          // completions measured (post to completion)
     double rtt_estimate_ns = 0;             // the estimate of CAST's metric (RTT less transmission)
     double weight = 0;                      // its share under CAST (the weights sum to 1)
+    std::uint16_t udp_source_port = 0;      // its ECMP path (0: none connected)
 };
 
 struct endpoint_counters {

@@ -30,6 +30,9 @@ struct link_impairments {
     double duplicate = 0;                    // probability a frame is delivered twice
     std::uint64_t delay_ns = 1000;           // propagation delay
     double rate_gbps = 0;                    // serialisation rate; 0: infinite
+    // UDP source ports whose frames are all lost, as on an ECMP path through a failed link: a
+    // roce_rc queue pair's port (qp_counters::udp_source_port) or a UET PDC's entropy.
+    std::vector<std::uint16_t> failed_paths;
 };
 
 // dpdk_attr::udp_checksum: whether the frames a port sends carry a UDP checksum.
@@ -130,11 +133,12 @@ struct fabric_attr {
 // What the pipe provider's links did to the frames they carried, or (dpdk) what the port and
 // the host stack under the endpoint saw.
 struct fabric_stats {
-    std::uint64_t frames = 0;      // frames sent into links (dpdk: = tx_frames)
-    std::uint64_t lost = 0;        // dropped by the loss impairment
-    std::uint64_t reordered = 0;   // held back and delivered after later frames
-    std::uint64_t duplicated = 0;  // delivered twice
-    std::uint64_t unroutable = 0;  // addressed to no open endpoint
+    std::uint64_t frames = 0;       // frames sent into links (dpdk: = tx_frames)
+    std::uint64_t lost = 0;         // dropped by the loss impairment
+    std::uint64_t path_failed = 0;  // lost on a failed path (link_impairments::failed_paths)
+    std::uint64_t reordered = 0;    // held back and delivered after later frames
+    std::uint64_t duplicated = 0;   // delivered twice
+    std::uint64_t unroutable = 0;   // addressed to no open endpoint
     // dpdk provider
     std::uint64_t rx_frames = 0, tx_frames = 0;  // through the port
     std::uint64_t rx_dropped = 0;  // not for us, not UET, malformed: counted and dropped
@@ -197,6 +201,9 @@ class fabric {
     bool progress();
     std::uint64_t now_ns() const noexcept;  // pipe: the virtual clock; dpdk: TSC nanoseconds
     fabric_stats stats() const noexcept;
+    // pipe: every link's impairments from now on (a path failed or restored, a link slowed);
+    // frames in flight keep their fate. dpdk: errc::unsupported. attr() shows what is in effect.
+    std::error_code set_impairments(const link_impairments& impairments);
 
   private:
     std::shared_ptr<detail::fabric_impl> impl_;

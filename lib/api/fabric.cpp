@@ -233,6 +233,13 @@ fabric_stats fabric::stats() const noexcept {
     return impl_ ? impl_->net->stats() : fabric_stats{};
 }
 
+std::error_code fabric::set_impairments(const link_impairments& impairments) {
+    if (!impl_) return make_error_code(errc::invalid_argument);
+    const std::error_code ec = impl_->net->set_impairments(impairments);
+    if (!ec) impl_->attr.impairments = impairments;
+    return ec;
+}
+
 // ---- domain ----
 
 domain::~domain() = default;

@@ -40,6 +40,10 @@ class network {
     virtual bool step() = 0;
     virtual std::uint64_t now() const noexcept = 0;
     virtual fabric_stats stats() const noexcept = 0;
+    // fabric::set_impairments: the pipe's links change; a real network cannot.
+    virtual std::error_code set_impairments(const link_impairments& /*impairments*/) {
+        return make_error_code(errc::unsupported);
+    }
     // Memory registered with a domain of this fabric. A network that sends payloads from
     // registered memory without copying them (zero-copy transmit) remembers it; the handle goes
     // back to unregister_memory, which returns once no queued frame references the memory.

@@ -404,7 +404,10 @@ std::vector<qp_counters> roce_endpoint::queue_pairs(peer_addr peer) const {
     const peer_qps& g = it->second;
     for (std::uint32_t i = 0; i < g.qp.size(); ++i) {
         const qp_sched::qp_stats& s = g.sched.stats(i);
-        out.push_back({g.qp[i], s.bytes, s.requests, s.samples, s.estimate_ns, s.weight});
+        const roce::qp* q = g.qp[i] != 0 ? eng_->find(g.qp[i]) : nullptr;
+        out.push_back(
+            {g.qp[i], s.bytes, s.requests, s.samples, s.estimate_ns, s.weight,
+             q != nullptr ? roce::source_port(q->qpn, q->attr.udp_sport) : std::uint16_t{0}});
     }
     return out;
 }

@@ -50,6 +50,10 @@ void link::send(std::span<const std::uint8_t> frame, std::uint64_t now) noexcept
         ++stats_.oversized;
         return;
     }
+    if (!imp_.failed_source_ports.empty() && on_failed_path(frame)) {
+        ++stats_.path_failed;
+        return;
+    }
     std::uint64_t arrival = 0;
     if (!serialise(frame.size(), now, arrival)) {
         ++stats_.queue_dropped;
@@ -106,6 +110,14 @@ bool link::serialise(std::size_t bytes, std::uint64_t now, std::uint64_t& arriva
     ++dep_count_;
     arrival = add_sat(departure, imp_.delay_ns);
     return true;
+}
+
+bool link::on_failed_path(std::span<const std::uint8_t> frame) const noexcept {
+    const frame_layout l = locate(frame);
+    if (!l.is_udp()) return false;
+    const auto port = static_cast<std::uint16_t>(frame[l.udp] << 8 | frame[l.udp + 1]);
+    return std::find(imp_.failed_source_ports.begin(), imp_.failed_source_ports.end(), port) !=
+           imp_.failed_source_ports.end();
 }
 
 // Gilbert-Elliott: the state moves first, then a bad state loses the frame; independent loss

@@ -29,7 +29,7 @@
 // not change which frames another one hits. Same seed and same calls: same deliveries.
 //
 // Counters: sent counts send() calls; delivered counts frames handed out (copies included). Once
-// idle(): sent + duplicated == delivered + lost + queue_dropped + oversized.
+// idle(): sent + duplicated == delivered + lost + queue_dropped + oversized + path_failed.
 #pragma once
 
 #include <cstddef>
@@ -58,12 +58,15 @@ struct impairments {
     double rate_gbps = 0;                           // serialisation rate; 0 = infinite
     std::uint32_t queue_limit = 0;                  // frames waiting or on the wire; 0 = unlimited
     double ecn_mark = 0;                            // probability an ECT packet is re-marked CE
+    // UDP source ports whose frames are all lost, as on an ECMP path through a failed link.
+    std::vector<std::uint16_t> failed_source_ports;
 };
 
 struct stats {
     std::uint64_t sent = 0, delivered = 0, lost = 0, burst_lost = 0, reordered = 0, duplicated = 0,
                   corrupted = 0, trimmed = 0, ecn_marked = 0, queue_dropped = 0;
-    std::uint64_t oversized = 0;  // frames longer than max_frame_size (dropped)
+    std::uint64_t oversized = 0;    // frames longer than max_frame_size (dropped)
+    std::uint64_t path_failed = 0;  // lost on a failed path (impairments::failed_source_ports)
 };
 
 class link {
@@ -95,7 +98,7 @@ class link {
     std::size_t in_flight() const noexcept { return heap_.size(); }
     // Changes the impairments from now on (e.g. a link slowed or failed at time t). Frames in
     // flight keep their arrival times; the Gilbert-Elliott state and held frames carry over.
-    void set_impairments(const impairments& imp) noexcept { imp_ = imp; }
+    void set_impairments(const impairments& imp) { imp_ = imp; }
 
   private:
     static constexpr std::uint32_t no_slot = std::numeric_limits<std::uint32_t>::max();
@@ -113,6 +116,7 @@ class link {
 
     bool serialise(std::size_t bytes, std::uint64_t now, std::uint64_t& arrival) noexcept;
     bool lose() noexcept;
+    bool on_failed_path(std::span<const std::uint8_t> frame) const noexcept;
     std::uint32_t store(std::span<const std::uint8_t> frame) noexcept;
     void mangle(std::uint32_t s) noexcept;
     void enqueue(std::uint32_t s, std::uint64_t arrival, bool hold,

@@ -23,6 +23,7 @@ pipe::impairments impairments_of(const link_impairments& l) {
     i.duplicate = l.duplicate;
     i.delay_ns = l.delay_ns;
     i.rate_gbps = l.rate_gbps;
+    i.failed_source_ports = l.failed_paths;
     return i;
 }
 
@@ -62,6 +63,12 @@ class pipe_network final : public network {
     bool step() override;
     std::uint64_t now() const noexcept override { return now_; }
     fabric_stats stats() const noexcept override;
+    std::error_code set_impairments(const link_impairments& l) override {
+        attr_.impairments = l;
+        for (auto& n : nodes_)
+            n->ingress.set_impairments(impairments_of(l));
+        return {};
+    }
 
   private:
     struct node {
@@ -171,6 +178,7 @@ fabric_stats pipe_network::stats() const noexcept {
         const pipe::stats& l = n->ingress.counters();
         s.frames += l.sent;
         s.lost += l.lost;
+        s.path_failed += l.path_failed;
         s.reordered += l.reordered;
         s.duplicated += l.duplicated;
     }

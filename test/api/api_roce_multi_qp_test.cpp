@@ -218,6 +218,74 @@ TEST(roce_multi_qp, one_failing_qp_fails_its_request_and_nothing_else_is_lost) {
         EXPECT_TRUE(std::equal(data.begin(), data.end(), p.region.begin() + data.size() * i)) << i;
 }
 
+// One path of the connection fails (the pipe loses every frame of one QP's UDP source port, as
+// on an ECMP path through a failed link): that QP runs out of retries, the requests it carried
+// end in retry_limit, the other QPs' subchunks are placed, and once the path is back a fresh QP
+// takes the failed one's place.
+TEST(roce_multi_qp, retry_exceeded_on_one_path_fails_its_requests_and_nothing_else_is_lost) {
+    endpoint_attr a = multi_qp(4, qp_scheduler::stripe);
+    a.roce.ack_timeout = 8;  // 1 ms, in virtual time
+    a.roce.retry_cnt = 2;
+    pair_world p(a);
+    auto& w = p.w;
+    const auto data = pattern(256 * 1024, 5);
+    int warm = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, p.mr.key(), &warm));
+    EXPECT_EQ(wait_ok(w.cqs[0]).context, &warm);
+    const std::vector<qp_counters> before = w.eps[0].queue_pairs(w.peers[1]);
+    ASSERT_EQ(before.size(), 4u);
+    for (std::size_t i = 0; i < before.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            ASSERT_NE(before[i].udp_source_port, before[j].udp_source_port) << i << " " << j;
+
+    link_impairments failed = w.fab.attr().impairments;
+    failed.failed_paths = {before[1].udp_source_port};
+    ASSERT_FALSE(w.fab.set_impairments(failed));
+    EXPECT_EQ(w.fab.attr().impairments.failed_paths, failed.failed_paths);
+    std::fill(p.region.begin(), p.region.end(), std::byte{0});
+    int first = 0, second = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), 0, p.mr.key(), &first));
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], as_bytes_of(data), data.size(), p.mr.key(), &second));
+    // The first runs out of retries; the second, queued behind it on the failed QP, is flushed.
+    const completion c1 = wait_error(w.cqs[0]);
+    EXPECT_EQ(c1.context, &first);
+    EXPECT_EQ(c1.error, errc::retry_limit) << c1.detail;
+    const completion c2 = wait_error(w.cqs[0]);
+    EXPECT_EQ(c2.context, &second);
+    EXPECT_EQ(c2.error, errc::canceled) << c2.detail;
+    completion none_left;
+    EXPECT_EQ(w.cqs[0].read({&none_left, 1}), 0u);
+    EXPECT_FALSE(w.cqs[0].read_error(none_left));
+    EXPECT_GT(w.fab.stats().path_failed, 0u);
+    EXPECT_EQ(w.eps[0].queue_pairs(w.peers[1])[1].qp_num, 0u) << "the failed QP left its place";
+    // Subchunks 0, 2 and 3 of both requests went on the working paths and were placed.
+    for (std::size_t base : {std::size_t{0}, data.size()})
+        for (std::size_t quarter : {0u, 2u, 3u}) {
+            const std::size_t at = quarter * data.size() / 4;
+            EXPECT_TRUE(std::equal(data.begin() + at, data.begin() + at + data.size() / 4,
+                                   p.region.begin() + base + at))
+                << "request at " << base << ", quarter " << quarter;
+        }
+
+    failed.failed_paths.clear();
+    ASSERT_FALSE(w.fab.set_impairments(failed));
+    int again[3] = {};
+    for (int i = 0; i < 3; ++i)
+        ASSERT_FALSE(
+            w.eps[0].write(w.peers[1], as_bytes_of(data), data.size() * i, p.mr.key(), &again[i]));
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(wait_ok(w.cqs[0]).context, &again[i]);
+    for (int i = 0; i < 3; ++i)
+        EXPECT_TRUE(std::equal(data.begin(), data.end(), p.region.begin() + data.size() * i)) << i;
+    // A fresh QP took the failed one's place (its number may be the one freed); the others
+    // stayed.
+    const std::vector<qp_counters> after = w.eps[0].queue_pairs(w.peers[1]);
+    EXPECT_NE(after[1].qp_num, 0u);
+    EXPECT_GT(after[1].requests, 0u);
+    for (std::size_t i : {0u, 2u, 3u})
+        EXPECT_EQ(after[i].qp_num, before[i].qp_num) << i;
+}
+
 // The NCCL variables fill what the attributes leave empty; a variable whose field is set is
 // not read; a bad one is refused by name.
 TEST(roce_multi_qp, attributes_win_over_the_nccl_environment) {
