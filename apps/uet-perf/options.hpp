@@ -39,7 +39,7 @@ std::string_view name_of(path_policy p) noexcept;
 
 // Sends of this many bytes or more are deferrable (endpoint_attr::deferrable_threshold, which
 // uet-perf leaves at its default): multi-receive buffers do not take them.
-inline constexpr std::uint64_t multi_recv_below = endpoint_attr{}.deferrable_threshold;
+inline const std::uint64_t multi_recv_below = endpoint_attr{}.deferrable_threshold;
 
 // Everything both sides must agree on travels in the hello; the rest is local.
 struct settings {
