@@ -80,21 +80,6 @@ void role_base::tell_peer_about_failure(bool greeted) {
     if (!sd_.send_ctrl(m)) sd_.poll();  // best effort: this side stops either way
 }
 
-namespace {
-
-// Why a secured run hears nothing: frames from the peer that this side could not authenticate.
-std::string tss_hint(const endpoint_counters& c) {
-    const std::uint64_t bad = c.tss.dropped(tss_drop::bad_icv),
-                        other = c.tss.dropped(tss_drop::unknown_sdi),
-                        plain = c.tss.dropped(tss_drop::not_tss);
-    return "; --tss: " + std::to_string(bad) + " frames failed authentication (another key?), " +
-           std::to_string(other) + " came from another secure domain (--tss-sdi), " +
-           std::to_string(plain) + " were not sealed (a peer without --tss): both sides need " +
-           "--tss with the same key and SDI";
-}
-
-}  // namespace
-
 void role_base::expect_answer(std::uint64_t now, std::string_view what) {
     deadline_ = now + timeout_ns(s_);
     waiting_for_ = what;
