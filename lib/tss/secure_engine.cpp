@@ -24,7 +24,6 @@ secure_engine::secure_engine(frame_engine& inner, const domain_config& cfg,
       rx_buf_(new std::uint8_t[burst * slot_size_]),
       plain_out_(burst),
       seals_(burst),
-      opens_(burst),
       plain_in_(burst) {
     if (burst == 0) throw std::invalid_argument("secure_engine: burst 0");
     domain_ = sublayer_.add_domain(cfg);
@@ -35,17 +34,27 @@ secure_engine::secure_engine(frame_engine& inner, const domain_config& cfg,
 
 std::size_t secure_engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
     const std::size_t want = std::min(out.size(), burst_);
-    // No rooms: the engine builds in its own memory, and sealing copies each frame once, into
-    // the caller's room, as it encrypts.
+    const std::size_t th = tss_header_size(*domain_), overhead = th + icv_size;
+    // The engine builds each frame into the caller's room (the port's buffer) the TSS header's
+    // length in, leaving the ICV's room at the end, and the frame is sealed where it lies: its
+    // body encrypted in place, its headers moved down over the room left for the TSS header.
+    // A room too small for that (or none) leaves the engine to build in its own memory; the
+    // frame is then sealed into the room or a buffer of ours as it is copied.
     const std::span<tx_frame> plain(plain_out_.data(), want);
-    for (tx_frame& f : plain)
-        f = tx_frame{};
+    for (std::size_t k = 0; k < want; ++k) {
+        const std::span<std::uint8_t> room = out[k].room;
+        plain[k] = tx_frame{};
+        if (room.size() >= slot_size_) plain[k].room = room.subspan(th, room.size() - overhead);
+    }
     const std::size_t n = inner_.transmit(now, plain);
-    const std::size_t overhead = seal_overhead(domain_->config());
     for (std::size_t k = 0; k < n; ++k) {
+        const std::span<const std::uint8_t> f = plain[k].data;
         const std::span<std::uint8_t> own(&tx_buf_[k * slot_size_], slot_size_);
-        seals_[k].plain = plain[k].data;
-        seals_[k].out = out[k].room.size() >= plain[k].data.size() + overhead ? out[k].room : own;
+        seals_[k].plain = f;
+        if (!plain[k].room.empty() && f.data() == plain[k].room.data())
+            seals_[k].out = out[k].room;  // in place
+        else
+            seals_[k].out = out[k].room.size() >= f.size() + overhead ? out[k].room : own;
     }
     sublayer_.seal_burst(*domain_, std::span(seals_.data(), n));
     std::size_t m = 0;
@@ -63,7 +72,7 @@ void secure_engine::receive_burst(std::span<const std::span<const std::uint8_t>>
                                   const wire::frame_rest* rests, std::uint64_t now) {
     for (std::size_t at = 0; at < frames.size(); at += burst_) {
         const std::size_t n = std::min(burst_, frames.size() - at);
-        std::size_t m = 0;
+        std::size_t k = 0;
         for (std::size_t i = 0; i < n; ++i) {
             const std::span<const std::uint8_t> f = frames[at + i];
             const wire::frame_rest rest = rests ? rests[at + i] : wire::frame_rest{};
@@ -71,21 +80,21 @@ void secure_engine::receive_burst(std::span<const std::span<const std::uint8_t>>
                 ++unreadable_;
                 continue;
             }
-            // Opened in a buffer of ours, which also joins a frame in two pieces: the port's
-            // buffers stay as they were received.
-            const std::span<std::uint8_t> slot(&rx_buf_[m * slot_size_], f.size());
+            // Opened into a buffer of ours: the port's buffers stay as they were received,
+            // and the ciphertext is read once. A frame in two pieces is joined there first and
+            // opened in place.
+            const std::span<std::uint8_t> slot(&rx_buf_[k * slot_size_], slot_size_);
+            std::span<std::uint8_t> plain;
+            drop_reason r;
             if (rest.at != nullptr) {
                 std::memcpy(slot.data(), f.data(), rest.from);
                 std::memcpy(slot.data() + rest.from, rest.at, f.size() - rest.from);
+                r = sublayer_.open_frame(slot.first(f.size()), plain);
             } else {
-                std::memcpy(slot.data(), f.data(), f.size());
+                r = sublayer_.open_frame_into(f, slot, plain);
             }
-            opens_[m++].frame = slot;
+            if (r == drop_reason::none) plain_in_[k++] = plain;
         }
-        sublayer_.open_burst(std::span(opens_.data(), m));
-        std::size_t k = 0;
-        for (std::size_t i = 0; i < m; ++i)
-            if (opens_[i].reason == drop_reason::none) plain_in_[k++] = opens_[i].plain;
         if (k != 0) inner_.receive_burst(std::span(plain_in_.data(), k), nullptr, now);
     }
 }

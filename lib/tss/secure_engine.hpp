@@ -58,7 +58,6 @@ class secure_engine final : public frame_engine {
     std::unique_ptr<std::uint8_t[]> tx_buf_, rx_buf_;
     std::vector<tx_frame> plain_out_;
     std::vector<seal_item> seals_;
-    std::vector<open_item> opens_;
     std::vector<std::span<const std::uint8_t>> plain_in_;
     std::uint64_t unreadable_ = 0;
 };
