@@ -190,7 +190,8 @@ int main(int argc, char** argv) {
         std::string key_error;
         auto key = uet::tss::read_key_file(o.key_file, key_error);
         if (!key) {
-            std::fprintf(stderr, "uet-dump: %s\n", key_error.c_str());
+            std::fprintf(stderr, "uet-dump: key file %s: %s\n", o.key_file.c_str(),
+                         key_error.c_str());
             return 2;
         }
         decryptor.emplace(*key, o.decrypt);

@@ -6,9 +6,31 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <span>
+
+#include "tss/key_file.hpp"
 
 namespace uet::perf {
+
+namespace {
+
+std::optional<tss_key> as_tss_key(const std::optional<tss::key256>& k) {
+    if (!k) return std::nullopt;
+    return tss_key(std::as_bytes(std::span(k->view())));
+}
+
+}  // namespace
+
+std::optional<tss_key> tss_key_from_hex(std::string_view text) {
+    return as_tss_key(tss::parse_hex_key(text));
+}
+
+std::optional<tss_key> read_tss_key_file(const std::string& path, std::string& why) {
+    return as_tss_key(tss::read_key_file(path, why));
+}
 
 std::string transport_name(const settings& s) {
     if (s.transport == transport::uet) return "UET";
@@ -126,7 +148,11 @@ class parser {
     const char* const* argv_;
     int i_ = 1;
     parse_result r_;
+    bool check_tss();
+
     bool iterations_given_ = false, depth_given_ = false, size_given_ = false, mtu_given_ = false;
+    bool tss_sdi_given_ = false;
+    std::string tss_key_file_;
 };
 
 bool parser::take_value(std::string_view opt, std::string_view inline_value, std::string_view& v) {
@@ -187,6 +213,13 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
                         std::string(v) + "'");
         s.mtu = static_cast<std::uint32_t>(n);
         mtu_given_ = true;
+    } else if (opt == "--tss-sdi") {
+        if (!parse_u64(v, 0, 0xffffff, n))
+            return fail(
+                "--tss-sdi must be a secure domain identifier 0 .. 16777215 (24 bits), not '" +
+                std::string(v) + "'");
+        s.tss_sdi = static_cast<std::uint32_t>(n);
+        tss_sdi_given_ = true;
     } else if (opt == "--port-mtu") {
         if (!parse_u64(v, 576, 9000, n))
             return fail("--port-mtu must be 576 .. 9000, not '" + std::string(v) + "'");
@@ -316,6 +349,8 @@ bool parser::uet_option(std::string_view opt, std::string_view v) {
         s.out_json = true;
     } else if (opt == "--pcap") {
         s.pcap_file = v;
+    } else if (opt == "--tss-key-file") {
+        tss_key_file_ = v;
     } else {
         return false;
     }
@@ -367,12 +402,14 @@ bool parser::option(std::string_view arg) {
         s.zero_copy = zero_copy_policy::off;
     } else if (opt == "--no-ack-answers") {
         s.ack_answers = false;
+    } else if (opt == "--tss") {
+        s.tss = true;
     } else if (opt == "--qp-wrr") {
         s.qp_sched.wrr_enable = true;
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 47> valued{"-s",
+        static constexpr std::array<std::string_view, 49> valued{"-s",
                                                                  "--size",
                                                                  "-n",
                                                                  "--iters",
@@ -417,7 +454,9 @@ bool parser::option(std::string_view arg) {
                                                                  "--qp-timeout",
                                                                  "--retry_count",
                                                                  "--rnr_retry",
-                                                                 "--min_rnr_timer"};
+                                                                 "--min_rnr_timer",
+                                                                 "--tss-sdi",
+                                                                 "--tss-key-file"};
         bool known = false;
         for (auto k : valued)
             known = known || k == opt;
@@ -529,7 +568,35 @@ bool parser::check() {
     }
     if (!s.server.empty() && s.provider == "pipe")
         return fail("--provider pipe runs server and client in this process: give no address");
-    return true;
+    return check_tss();
+}
+
+bool parser::check_tss() {
+    settings& s = r_.s;
+    if (!s.tss) {
+        if (tss_sdi_given_ || !tss_key_file_.empty())
+            return fail("--tss-sdi and --tss-key-file apply with --tss only");
+        return true;
+    }
+    if (s.transport != transport::uet) return fail("--tss applies to --transport uet only");
+    std::string why;
+    if (!tss_key_file_.empty()) {
+        if (auto k = read_tss_key_file(tss_key_file_, why)) {
+            s.tss_key_bytes = std::move(*k);
+            return true;
+        }
+        return fail("--tss-key-file " + tss_key_file_ + ": " + why);
+    }
+    const char* env = std::getenv("UET_TSS_KEY");
+    if (env == nullptr)
+        return fail(
+            "--tss needs the secure domain's key: --tss-key-file FILE (32 bytes, or 64 hex "
+            "digits) or UET_TSS_KEY (64 hex digits); never on the command line");
+    if (auto k = tss_key_from_hex(env)) {
+        s.tss_key_bytes = std::move(*k);
+        return true;
+    }
+    return fail("UET_TSS_KEY must be 64 hex digits (a 32-byte key)");
 }
 
 parse_result parser::run() {
@@ -693,6 +760,11 @@ std::string usage() {
            "  --qp-reset-ms M    the RTT average restarts every M ms (60000; 0 never)\n"
            "  --qp-weight W      0: the RTT average (default); else a moving average's weight\n"
            "  --qp-wrr           below the split size, pick the QP by weight (not in turn)\n"
+           "  --tss              seal every frame (UET's TSS, AES-256-GCM); both sides must\n"
+           "                     use it with the same key and SDI. The key: --tss-key-file or\n"
+           "                     UET_TSS_KEY (64 hex digits), never the command line\n"
+           "  --tss-key-file F   the secure domain's key: 32 bytes, or 64 hex digits\n"
+           "  --tss-sdi N        the secure domain identifier, 0..16777215 (default 1)\n"
            "  --stats            endpoint counters at the end\n"
            "  --time-stages      --stats with the port's time per frame by stage (dpdk)\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"

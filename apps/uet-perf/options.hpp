@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,7 +40,7 @@ std::string_view name_of(path_policy p) noexcept;
 
 // Sends of this many bytes or more are deferrable (endpoint_attr::deferrable_threshold, which
 // uet-perf leaves at its default): multi-receive buffers do not take them.
-inline constexpr std::uint64_t multi_recv_below = endpoint_attr{}.deferrable_threshold;
+inline const std::uint64_t multi_recv_below = endpoint_attr{}.deferrable_threshold;
 
 // Everything both sides must agree on travels in the hello; the rest is local.
 struct settings {
@@ -79,6 +80,12 @@ struct settings {
     // -u (perftest's --qp-timeout), --retry_count (perftest's), --rnr_retry, --min_rnr_timer:
     // the QPs' verbs attributes (endpoint_attr::roce).
     uet::roce_attr roce;
+    // --tss: every frame sealed (endpoint_attr::tss, cluster mode) under the key of
+    // --tss-key-file or UET_TSS_KEY, never given on the command line. Both sides must use it
+    // with the same key and SDI: a mismatch is dropped as unauthentic, and the run times out.
+    bool tss = false;
+    std::uint32_t tss_sdi = 1;  // --tss-sdi
+    tss_key tss_key_bytes;      // read by the parser; wiped when the settings go
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead
@@ -129,6 +136,11 @@ struct settings {
     // The message sizes of the run, in order.
     std::vector<std::uint64_t> sizes() const;
 };
+
+// --tss keys: 64 hex digits (surrounding white space allowed), or a file of 32 raw bytes or
+// 64 hex digits. nullopt (and why, naming no key byte) when it is neither.
+std::optional<tss_key> tss_key_from_hex(std::string_view text);
+std::optional<tss_key> read_tss_key_file(const std::string& path, std::string& why);
 
 // The transport of a run as the header and a settings mismatch name it: "UET", "RoCEv2 RC
 // go-back-N" or "RoCEv2 RC out-of-order".

@@ -131,6 +131,10 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += " Link type       : Ethernet\n";
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
     o += format(" Verify          : %s\n", s.verify ? "ON" : "OFF");
+    if (s.tss)
+        o += format(" TSS             : on (SDI %u)\n", s.tss_sdi);
+    else
+        o += " TSS             : off\n";
     if (is_send(s.test)) o += multi_recv_line(s);
     if (is_bw(s.test))
         o += format(" Buffers         : %s\n", shares_buffers(s) ? "cycle of 4096[B] (perftest's)"

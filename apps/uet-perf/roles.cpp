@@ -87,8 +87,10 @@ void role_base::expect_answer(std::uint64_t now, std::string_view what) {
 
 bool role_base::timed_out(std::uint64_t now) {
     if (deadline_ == no_deadline || now < deadline_) return false;
-    fail("no answer from " + info_.remote + " after " + seconds(s_.timeout_s) + " (waiting for " +
-         waiting_for_ + ")");
+    std::string why = "no answer from " + info_.remote + " after " + seconds(s_.timeout_s) +
+                      " (waiting for " + waiting_for_ + ")";
+    if (s_.tss) why += tss_hint(sd_.ep().counters());
+    fail(why);
     return true;
 }
 

@@ -155,6 +155,23 @@ std::string queue_pair_lines(const endpoint& ep, peer_addr peer) {
     return out;
 }
 
+std::string tss_line(const endpoint_counters& c) {
+    std::string out = " TSS: sealed " + std::to_string(c.tss.sealed) + ", opened " +
+                      std::to_string(c.tss.opened) + ", seal failures " +
+                      std::to_string(c.tss.seal_failures) + "; dropped " +
+                      std::to_string(c.tss.dropped_total());
+    const char* sep = " (";
+    for (std::size_t i = 0; i < tss_drop_count; ++i) {
+        if (c.tss.drops[i] == 0) continue;
+        out += sep;
+        out += to_string(static_cast<tss_drop>(i));
+        out += " " + std::to_string(c.tss.drops[i]);
+        sep = ", ";
+    }
+    if (c.tss.dropped_total() != 0) out += ")";
+    return out + "\n";
+}
+
 }  // namespace
 
 std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabric* fab) {
@@ -207,6 +224,7 @@ std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabr
         (unsigned long long)c.dropped_unvalidated_reply, (unsigned long long)c.foreign_responses,
         (unsigned long long)c.peers_learned, (unsigned long long)c.peers_forgotten);
     out += buf;
+    if (ep.attr().tss.enabled) out += tss_line(c);
     if (c.transmit_full + c.transmit_held_by_window + c.transmit_nothing_queued != 0) {
         std::snprintf(buf, sizeof buf,
                       " Transmit calls: burst full %llu, held by the window %llu, nothing queued "
@@ -245,6 +263,11 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     a.roce = s.roce;
     a.roce.mode = s.roce_mode;
     a.qp_sched = s.qp_sched;
+    if (s.tss) {
+        a.tss.enabled = true;
+        a.tss.sdi = s.tss_sdi;
+        a.tss.key = s.tss_key_bytes;
+    }
     return a;
 }
 

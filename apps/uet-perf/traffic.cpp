@@ -86,6 +86,15 @@ std::uint64_t region_bytes_for(const settings& s) {
     return bytes;
 }
 
+std::string tss_hint(const endpoint_counters& c) {
+    return "; with --tss both sides need the same key and --tss-sdi: a peer with another key "
+           "drops our frames unanswered (here " +
+           std::to_string(c.tss.dropped(tss_drop::bad_icv)) + " frames failed authentication, " +
+           std::to_string(c.tss.dropped(tss_drop::unknown_sdi)) +
+           " came from another secure domain, " + std::to_string(c.tss.dropped(tss_drop::not_tss)) +
+           " were not sealed)";
+}
+
 side::side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock)
     : ep_(ep), cq_(cq), av_(av), dom_(dom), clock_(std::move(clock)) {}
 
@@ -255,7 +264,7 @@ void side::handle_error(const completion& c) {
     if (!c.detail.empty() && c.detail != what) what += " (" + std::string(c.detail) + ")";
     if (c.error == errc::peer_unreachable || c.error == errc::retry_limit) {
         peer_silent_ = true;
-        fail("no answer from " + peer + ": " + what);
+        fail("no answer from " + peer + ": " + what + (s_.tss ? tss_hint(ep_.counters()) : ""));
     } else if (c.error == errc::job_mismatch) {
         fail(peer + " runs another uet job: both sides need the same -p (" + what + ")");
     } else if (kind_of(c.context) == ctx_ctrl_tx || kind_of(c.context) == ctx_ctrl_rx) {

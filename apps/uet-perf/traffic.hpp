@@ -149,6 +149,10 @@ struct ctrl_arrival {
     peer_addr from = any_peer;
 };
 
+// Why a run with --tss may hear nothing from its peer, for a timeout's message: a peer with
+// another key or SDI drops our frames unanswered; what this side dropped, by reason.
+std::string tss_hint(const endpoint_counters& c);
+
 class side {
   public:
     side(endpoint& ep, completion_queue& cq, address_vector& av, domain& dom, clock_fn clock);

@@ -6,8 +6,10 @@
 // Buffers passed to an operation must stay valid until its completion.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -94,6 +96,73 @@ enum class path_policy : std::uint8_t {
     reps,         // recycle values that came back without ECN (REPS): the default
 };
 
+// Transport security (UET's TSS, docs/api.md "Transport security"): every frame of the endpoint
+// sealed with AES-256-GCM under a key derived from the secure domain's key, every received
+// frame authenticated before the packet delivery sublayer sees it. Both ends must join the same
+// secure domain (SDI, mode, key, epoch).
+enum class tss_mode : std::uint8_t {
+    cluster,        // "U1": one key shared by every member, keys derived per source address
+    client_server,  // "U2": each side names itself with a secure source identifier (ssi)
+};
+
+// Key bytes that are wiped (OPENSSL_cleanse) when the object holding them goes or is cleared;
+// nothing in uet prints them.
+class tss_key {
+  public:
+    tss_key() noexcept = default;
+    explicit tss_key(std::span<const std::byte> bytes);
+    tss_key(const tss_key& o) : tss_key(o.bytes()) {}
+    tss_key& operator=(const tss_key& o);
+    tss_key(tss_key&& o) noexcept : bytes_(std::move(o.bytes_)) {}
+    tss_key& operator=(tss_key&& o) noexcept;
+    ~tss_key() { clear(); }
+    std::span<const std::byte> bytes() const noexcept { return bytes_; }
+    bool empty() const noexcept { return bytes_.empty(); }
+    void clear() noexcept;
+
+  private:
+    std::vector<std::byte> bytes_;
+};
+
+inline constexpr std::size_t tss_key_size = 32;  // AES-256
+// Writes the secure domain's key for sdi and epoch into key; false when it has none. Called
+// when the endpoint opens.
+using tss_key_provider = std::function<bool(std::uint32_t sdi, std::uint16_t epoch,
+                                            std::span<std::byte, tss_key_size> key)>;
+
+struct tss_attr {
+    bool enabled = false;
+    std::uint32_t sdi = 0;  // secure domain identifier, 24 bits
+    tss_mode mode = tss_mode::cluster;
+    std::uint16_t epoch = 0;
+    // The domain key: tss_key_size bytes, or empty and key_provider set. The endpoint keeps no
+    // copy in its attr() (a derived copy lives in its security sublayer, wiped at close).
+    tss_key key;
+    tss_key_provider key_provider;
+    // client_server mode: this host's secure source identifier, sent in every header.
+    std::optional<std::uint32_t> ssi;
+};
+
+// Why a received frame was dropped by the security sublayer (endpoint_counters::tss).
+enum class tss_drop : std::uint8_t {
+    malformed,         // not UET over IPv4, a bad checksum, or longer than this MTU allows
+    truncated,         // too short for a TSS header and its ICV
+    not_tss,           // no TSS header: an unsecured peer's frame
+    unknown_sdi,       // another secure domain
+    disabled,          // the domain reached its authentication failure limit
+    missing_ssi,       // client/server mode, no SSI in the header
+    stale_epoch,       // an epoch older than the domain accepts
+    future_epoch,      // an epoch more than one ahead
+    no_key,            // the AN names a key the domain does not hold
+    replay,            // a TSC seen before, or left of the replay window
+    bad_icv,           // authentication failed (another key, or the frame was altered)
+    too_many_sources,  // authentic, but no replay window is left for a new source
+    crypto_error,      // OpenSSL failed
+    count_
+};
+inline constexpr std::size_t tss_drop_count = static_cast<std::size_t>(tss_drop::count_);
+const char* to_string(tss_drop r) noexcept;
+
 struct endpoint_attr {
     std::uint32_t job_id = 0;  // 24 bits: the job whose packets and memory keys it accepts
     delivery mode = delivery::rud;
@@ -135,6 +204,9 @@ struct endpoint_attr {
     uet::transport transport = uet::transport::uet;
     roce_attr roce{};          // roce_rc only
     qp_sched_attr qp_sched{};  // roce_rc only: queue pairs per peer and how requests use them
+    // Transport security (uet transport only): the payload per packet shrinks by the TSS header
+    // and ICV (28 bytes, 32 with an SSI) so that frames keep to the MTU.
+    tss_attr tss{};
 };
 
 // One queue pair of a roce_rc endpoint's connection to a peer (endpoint::queue_pairs).
@@ -227,6 +299,22 @@ struct endpoint_counters {
         std::uint64_t paced = 0;          // transmit rounds in which a QP waited for its DCQCN rate
         std::uint64_t qps_connected = 0;  // by us or by peers, over the endpoint's life
     } roce;
+    // Transport security (tss_attr): frames sealed and opened, frames not sent because they
+    // could not be sealed (the TSC used up), and received frames dropped by reason before the
+    // packet delivery sublayer saw them.
+    struct tss_counters {
+        std::uint64_t sealed = 0, opened = 0, seal_failures = 0;
+        std::array<std::uint64_t, tss_drop_count> drops{};
+        std::uint64_t dropped(tss_drop r) const noexcept {
+            return drops[static_cast<std::size_t>(r)];
+        }
+        std::uint64_t dropped_total() const noexcept {
+            std::uint64_t t = 0;
+            for (std::uint64_t d : drops)
+                t += d;
+            return t;
+        }
+    } tss;
 };
 
 // Flags of one operation (the last argument of send, recv, write, read and the atomics).

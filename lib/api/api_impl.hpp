@@ -36,6 +36,7 @@
 #include "engine/engine.hpp"
 #include "ses/matching.hpp"
 #include "ses/mr_table.hpp"
+#include "tss/secure_engine.hpp"
 #include "uet/uet.hpp"
 
 namespace uet::detail {
@@ -55,6 +56,15 @@ inline wire::mac_address mac_of(std::uint32_t ip) {
 
 // An endpoint's engine settings before the network adds its own (network::prepare).
 engine_config engine_config_for(const endpoint_attr& attr, std::uint32_t mtu);
+
+// Transport security (secure.cpp). resolve_tss checks endpoint_attr::tss for a fabric of this
+// MTU and fills in the domain and its key: "" on success, else why not (naming the field).
+std::string resolve_tss(const endpoint_attr& attr, std::uint32_t mtu, tss::domain_config& cfg,
+                        tss::key256& key);
+// A secured engine's settings: a payload per packet that leaves room for the TSS header and ICV,
+// and no zero-copy transmit.
+void secure_engine_config(engine_config& c, const tss::domain_config& cfg) noexcept;
+void add_tss_counters(const tss::secure_engine& s, endpoint_counters& c) noexcept;
 
 // SES return code -> the error the application sees, and a sentence naming the cause.
 errc errc_of(wire::ses_return_code rc) noexcept;
@@ -151,8 +161,14 @@ struct endpoint_impl final : endpoint_base, delivery_target {
                                 std::uint64_t offset, std::uint64_t key, void* context,
                                 bool silent);
     void close() noexcept override;
-    frame_engine* frames() noexcept override { return eng.get(); }
+    // The network carries the frames of the security sublayer where the endpoint has one.
+    frame_engine* frames() noexcept override {
+        if (secured) return secured.get();
+        return eng.get();
+    }
     void add_engine_counters(endpoint_counters& c) const noexcept override;
+    // Joins the secure domain: from now on every frame is sealed and opened (secure.cpp).
+    void secure(const tss::domain_config& cfg, const tss::key256& key);
 
     // ---- initiator machinery (endpoint_post.cpp; fail in endpoint.cpp) ----
     // errc{} on success. Not std::error_code: every one made, success too, calls libstdc++'s
@@ -227,6 +243,8 @@ struct endpoint_impl final : endpoint_base, delivery_target {
     delivery_mode mode;
     std::uint32_t mtu;
     std::unique_ptr<engine> eng;  // null once closed
+    // endpoint_attr::tss: the security sublayer around eng, which the network carries instead.
+    std::unique_ptr<tss::secure_engine> secured;
     unsignaled_sends unsignaled;
 
     op_pool ops;

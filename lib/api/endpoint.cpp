@@ -86,6 +86,7 @@ void endpoint_impl::close() noexcept {
     // Unsignaled sends still in the engine become operations, cancelled below with the others.
     if (ops.kept() != 0) unsignaled.adopt_all(*this);
     // The engine goes first: nothing refers to the application's buffers after this.
+    secured.reset();
     eng.reset();
     queues.drain();
     multi_recvs.drain();
@@ -173,6 +174,7 @@ void detail::endpoint_impl::add_engine_counters(endpoint_counters& c) const noex
     c.answered_by_ack = e.answered_by_ack;
     c.delivered_directly = e.taken_single_packet;
     fill_pds_counters(e, c);
+    if (secured) add_tss_counters(*secured, c);
 }
 
 endpoint_counters endpoint::counters() const noexcept {

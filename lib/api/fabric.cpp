@@ -294,6 +294,10 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
                                " is outside 1.." + std::to_string(max_parallel_pdcs));
         return errc::invalid_argument;
     }
+    if (attr.tss.enabled && attr.transport != transport::uet) {
+        detail::set_last_error("endpoint_attr.tss is supported on transport uet only, not roce_rc");
+        return errc::invalid_argument;
+    }
     auto& f = *impl_->fabric;
     engine_config c = detail::engine_config_for(attr, f.attr.mtu);
     std::shared_ptr<detail::endpoint_base> ep;
@@ -322,8 +326,20 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
             impl_, cq.impl_, av.impl_, effective,
             detail::roce_config_for(c, effective, f.attr.mtu, sched.qps_per_connection), sched);
     } else if (attr.transport == transport::uet) {
+        tss::domain_config secure;
+        tss::key256 key;
+        if (attr.tss.enabled) {
+            if (const std::string why = detail::resolve_tss(attr, f.attr.mtu, secure, key);
+                !why.empty()) {
+                detail::set_last_error(why);
+                return errc::invalid_argument;
+            }
+        }
         if (auto ec = f.net->prepare(c)) return ec;
-        ep = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
+        if (attr.tss.enabled) detail::secure_engine_config(c, secure);
+        auto u = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
+        if (attr.tss.enabled) u->secure(secure, key);
+        ep = std::move(u);
     } else {
         detail::set_last_error("endpoint_attr.transport " +
                                std::to_string(static_cast<int>(attr.transport)) +

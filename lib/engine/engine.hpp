@@ -95,6 +95,10 @@ class delivery_target {
     ~delivery_target() = default;
 };
 
+// The longest frame an engine builds is its mtu_payload and at most this many bytes of headers
+// (Ethernet, IPv4, UDP, PDS, SES with its largest extension).
+inline constexpr std::size_t frame_header_room = 192;
+
 struct engine_config {
     wire::mac_address mac;
     std::uint32_t ip = 0;  // our address (host order)

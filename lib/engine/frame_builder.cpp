@@ -11,8 +11,7 @@
 namespace uet {
 
 frame_builder::frame_builder(const engine_config& cfg)
-    // Room for the largest header stack: Ethernet, IPv4, UDP, PDS, SES with its CAS extension.
-    : staging_frame_size_(192 + cfg.mtu_payload),
+    : staging_frame_size_(frame_header_room + cfg.mtu_payload),
       staging_(new std::uint8_t[cfg.tx_burst * staging_frame_size_]),
       zero_copy_(cfg.zero_copy),
       reference_min_bytes_(cfg.reference_min_bytes),

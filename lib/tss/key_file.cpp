@@ -25,37 +25,40 @@ bool is_space(std::uint8_t c) noexcept {
 
 }  // namespace
 
-std::optional<key256> parse_key(std::span<const std::uint8_t> bytes, std::string& error) {
+std::optional<key256> parse_hex_key(std::string_view text) {
+    while (!text.empty() && is_space(static_cast<std::uint8_t>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && is_space(static_cast<std::uint8_t>(text.back())))
+        text.remove_suffix(1);
+    if (text.size() != 2 * key_size) return std::nullopt;
     std::array<std::uint8_t, key_size> raw{};
-    std::optional<key256> key;
-    std::size_t begin = 0, end = bytes.size();
-    while (begin < end && is_space(bytes[begin]))
-        ++begin;
-    while (end > begin && is_space(bytes[end - 1]))
-        --end;
-    const auto text = bytes.subspan(begin, end - begin);
-    bool hex = text.size() == 2 * key_size;
+    bool hex = true;
     for (std::size_t i = 0; hex && i < key_size; ++i) {
-        const int hi = hex_value(text[2 * i]), lo = hex_value(text[2 * i + 1]);
+        const int hi = hex_value(static_cast<std::uint8_t>(text[2 * i]));
+        const int lo = hex_value(static_cast<std::uint8_t>(text[2 * i + 1]));
         hex = hi >= 0 && lo >= 0;
         raw[i] = static_cast<std::uint8_t>(hi << 4 | lo);
     }
-    if (hex) {
-        key.emplace(std::span<const std::uint8_t, key_size>(raw));
-    } else if (bytes.size() == key_size) {
-        key.emplace(bytes.first<key_size>());
-    } else {
-        error = "a key is 64 hex digits or 32 raw bytes, not " + std::to_string(bytes.size()) +
-                " bytes of that";
-    }
+    std::optional<key256> key;
+    if (hex) key.emplace(std::span<const std::uint8_t, key_size>(raw));
     OPENSSL_cleanse(raw.data(), raw.size());
+    return key;
+}
+
+std::optional<key256> parse_key(std::span<const std::uint8_t> bytes, std::string& error) {
+    auto key =
+        parse_hex_key(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    if (!key && bytes.size() == key_size) key.emplace(bytes.first<key_size>());
+    if (!key)
+        error = "holds " + std::to_string(bytes.size()) +
+                " bytes: a key is 32 raw bytes or 64 hex digits";
     return key;
 }
 
 std::optional<key256> read_key_file(const std::string& path, std::string& error) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) {
-        error = "key file " + path + ": " + std::strerror(errno);
+        error = std::strerror(errno);
         return std::nullopt;
     }
     // Longer than any key form allows, so an oversized file is refused, not truncated.
@@ -65,11 +68,11 @@ std::optional<key256> read_key_file(const std::string& path, std::string& error)
     std::fclose(f);
     std::optional<key256> key;
     if (read_error) {
-        error = "key file " + path + ": read error";
+        error = "read error";
     } else if (n == buf.size()) {
-        error = "key file " + path + ": longer than any key";
-    } else if (key = parse_key(std::span(buf).first(n), error); !key) {
-        error = "key file " + path + ": " + error;
+        error = "holds " + std::to_string(n) + "+ bytes: a key is 32 raw bytes or 64 hex digits";
+    } else {
+        key = parse_key(std::span(buf).first(n), error);
     }
     OPENSSL_cleanse(buf.data(), buf.size());
     return key;

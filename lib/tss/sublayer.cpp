@@ -94,9 +94,12 @@ std::string_view name(seal_error e) noexcept {
     return names[static_cast<std::size_t>(e)];
 }
 
+std::size_t tss_header_size(const secure_domain& d) noexcept {
+    return d.config().ssi ? wire::tss_header::wire_size_with_ssi : wire::tss_header::wire_size;
+}
+
 std::size_t seal_overhead(const secure_domain& d) noexcept {
-    return (d.config().ssi ? wire::tss_header::wire_size_with_ssi : wire::tss_header::wire_size) +
-           icv_size;
+    return tss_header_size(d) + icv_size;
 }
 
 sublayer::sublayer(std::size_t max_domains) : max_domains_(max_domains), prf_(key_size) {
@@ -153,7 +156,8 @@ seal_error sublayer::seal_checked(secure_domain& d, std::span<const std::uint8_t
     }
 
     std::uint8_t* o = out.data();
-    std::memcpy(o, plain.data(), at.tss);
+    // memmove: sealing in place, the headers move th bytes down over the room left for them.
+    std::memmove(o, plain.data(), at.tss);
     wire::encode(h, {o + at.tss, th});
     resize_l3l4(o, at, v, static_cast<int>(th + icv_size));
     std::array<std::uint8_t, max_aad> aad_bytes;
@@ -186,7 +190,8 @@ std::size_t sublayer::seal_frame(secure_domain& d, std::span<const std::uint8_t>
     return size;
 }
 
-drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std::uint8_t>& plain,
+drop_reason sublayer::open_checked(std::span<const std::uint8_t> frame, std::uint8_t* into,
+                                   std::size_t into_size, std::span<std::uint8_t>& plain,
                                    const secure_domain*& domain) noexcept {
     wire::l2l4_view v;
     frame_layout at;
@@ -239,9 +244,13 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
     std::array<std::uint8_t, max_aad> aad_bytes;
     const auto aad = make_aad(aad_bytes, v, at, at.body.first(th));
     const auto iv = make_iv(source, h, k);
-    std::uint8_t* ct = frame.data() + at.tss + th;
+    const std::uint8_t* ct = frame.data() + at.tss + th;
     const std::size_t n = at.body.size() - th - icv_size;
-    if (!rx_.open(k.key.view(), iv, aad, {ct, n}, ct,
+    // In place, the plaintext frame starts th bytes in (its body where the ciphertext was);
+    // else at `into`.
+    std::uint8_t* base = into ? into : const_cast<std::uint8_t*>(frame.data()) + th;
+    if (into && into_size < at.tss + n) return drop_reason::malformed;
+    if (!rx_.open(k.key.view(), iv, aad, {ct, n}, base + at.tss,
                   std::span<const std::uint8_t, icv_size>(ct + n, icv_size))) {
         ++d->failures_;
         return drop_reason::bad_icv;
@@ -252,8 +261,7 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
     window->accept(seq);
 
     // Back to the frame as sealed: the headers before the TSS header move up over it.
-    std::memmove(frame.data() + th, frame.data(), at.tss);
-    std::uint8_t* base = frame.data() + th;
+    std::memmove(base, frame.data(), at.tss);
     resize_l3l4(base, at, v, -static_cast<int>(th + icv_size));
     if (at.udp) wire::store_be16(base + at.l4 + 6, 0);
     plain = {base, at.tss + n};
@@ -264,8 +272,25 @@ drop_reason sublayer::open_checked(std::span<std::uint8_t> frame, std::span<std:
 
 drop_reason sublayer::open_frame(std::span<std::uint8_t> frame, std::span<std::uint8_t>& plain,
                                  const secure_domain** domain) noexcept {
+    return open_counted(frame, nullptr, 0, plain, domain);
+}
+
+drop_reason sublayer::open_frame_into(std::span<const std::uint8_t> frame,
+                                      std::span<std::uint8_t> into, std::span<std::uint8_t>& plain,
+                                      const secure_domain** domain) noexcept {
+    if (into.empty()) {
+        plain = {};
+        ++stats_.drops[static_cast<std::size_t>(drop_reason::malformed)];
+        return drop_reason::malformed;
+    }
+    return open_counted(frame, into.data(), into.size(), plain, domain);
+}
+
+drop_reason sublayer::open_counted(std::span<const std::uint8_t> frame, std::uint8_t* into,
+                                   std::size_t into_size, std::span<std::uint8_t>& plain,
+                                   const secure_domain** domain) noexcept {
     const secure_domain* d = nullptr;
-    const drop_reason r = open_checked(frame, plain, d);
+    const drop_reason r = open_checked(frame, into, into_size, plain, d);
     if (domain) *domain = d;
     if (r != drop_reason::none) {
         ++stats_.drops[static_cast<std::size_t>(r)];

@@ -72,13 +72,15 @@ struct counters {
 
 // Bytes a sealed frame adds: the TSS header (12, or 16 with an SSI) and the ICV.
 std::size_t seal_overhead(const secure_domain& d) noexcept;
+// The TSS header alone: how far into out a frame sealed in place starts (seal_frame).
+std::size_t tss_header_size(const secure_domain& d) noexcept;
 
 // One frame of a burst.
 struct seal_item {
     std::span<const std::uint8_t> plain = {};  // the frame to seal
-    std::span<std::uint8_t> out = {};     // where the sealed frame goes (not overlapping plain)
-    std::size_t size = 0;                 // set: the sealed frame's length (0 when error)
-    seal_error error = seal_error::none;  // set
+    std::span<std::uint8_t> out = {};          // where the sealed frame goes (see seal_frame)
+    std::size_t size = 0;                      // set: the sealed frame's length (0 when error)
+    seal_error error = seal_error::none;       // set
 };
 struct open_item {
     std::span<std::uint8_t> frame = {};      // a received frame, opened in place
@@ -103,12 +105,21 @@ class sublayer {
     // rest encrypted and the ICV after it, the IPv4 (and UDP) lengths and the IPv4 checksum
     // updated; the UDP checksum is recomputed when plain had one.
     // Returns the sealed length, 0 on an error (counted, and written to *err when given).
+    // out and plain do not overlap, but for sealing in place: plain starts exactly
+    // tss_header_size(d) bytes into out (the room for the TSS header before it), so that the
+    // body is encrypted where it lies and only the headers before it move.
     std::size_t seal_frame(secure_domain& d, std::span<const std::uint8_t> plain,
                            std::span<std::uint8_t> out, seal_error* err = nullptr) noexcept;
     // Authenticates and decrypts frame in place. On success plain is the frame as it was before
     // sealing (its UDP checksum 0: the ICV covered every byte), inside frame's buffer.
     drop_reason open_frame(std::span<std::uint8_t> frame, std::span<std::uint8_t>& plain,
                            const secure_domain** domain = nullptr) noexcept;
+    // The same, frame left as it is: the plaintext frame is written at the start of into (one
+    // pass over the ciphertext, no copy of the frame first). A frame whose plaintext does not
+    // fit into is dropped as malformed.
+    drop_reason open_frame_into(std::span<const std::uint8_t> frame, std::span<std::uint8_t> into,
+                                std::span<std::uint8_t>& plain,
+                                const secure_domain** domain = nullptr) noexcept;
 
     // The same for a burst, reusing the contexts across it; return how many succeeded.
     std::size_t seal_burst(secure_domain& d, std::span<seal_item> items) noexcept;
@@ -119,8 +130,13 @@ class sublayer {
     std::uint64_t gcm_key_loads() const noexcept { return tx_.key_loads() + rx_.key_loads(); }
 
   private:
-    drop_reason open_checked(std::span<std::uint8_t> frame, std::span<std::uint8_t>& plain,
+    // into == nullptr: in place (frame is then writable).
+    drop_reason open_checked(std::span<const std::uint8_t> frame, std::uint8_t* into,
+                             std::size_t into_size, std::span<std::uint8_t>& plain,
                              const secure_domain*& domain) noexcept;
+    drop_reason open_counted(std::span<const std::uint8_t> frame, std::uint8_t* into,
+                             std::size_t into_size, std::span<std::uint8_t>& plain,
+                             const secure_domain** domain) noexcept;
     seal_error seal_checked(secure_domain& d, std::span<const std::uint8_t> plain,
                             std::span<std::uint8_t> out, std::size_t& size) noexcept;
 

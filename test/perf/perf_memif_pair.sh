@@ -202,6 +202,29 @@ p2p uet_jumbo write_bw -s 65536 -n 1000 --verify --port-mtu 9000 --stats
 p2p uet_read_bw read_bw -a -n 16 -t 16 --verify -b
 p2p uet_send_lat send_lat -s 8 -n 1000 --verify
 p2p uet_atomic_lat atomic_lat -n 500 --verify
+# --tss: every frame sealed and authenticated (UET's TSS), the key from the environment; both
+# sides say so in their settings block and count what they sealed and opened, nothing dropped.
+KEY_A=$(printf '%064x' 1) KEY_B=$(printf '%064x' 2)
+UET_TSS_KEY=$KEY_A p2p uet_write_bw_tss write_bw -s 65536 -n 500 --verify --tss --tss-sdi 9 --stats
+for side in client server; do
+    grep -q "^ TSS             : on (SDI 9)$" "$WORK/uet_write_bw_tss.$side" &&
+        grep -q "^ TSS: sealed [1-9][0-9]*, opened [1-9][0-9]*, seal failures 0; dropped 0$" \
+            "$WORK/uet_write_bw_tss.$side" ||
+        bad "uet_write_bw_tss: the $side's settings block or TSS counters"
+done
+# Another key on the client: the server drops every frame as unauthentic and never answers;
+# the client gives up after --timeout and says why (exit 1), not a hang.
+UET_TSS_KEY=$KEY_A start_server tss_mismatch write_bw -s 65536 -n 10 --tss --timeout 2 && {
+    UET_TSS_KEY=$KEY_B timeout 60 "$PERF" write_bw -s 65536 -n 10 --tss --timeout 2 \
+        --dev "$DEV,role=client,socket=$WORK/tss_mismatch.sock,socket-abstract=no" \
+        --ip 10.9.0.2/24 10.9.0.1 > "$WORK/tss_mismatch.client" 2>&1
+    CRC=$?
+    kill "$SPID" 2>/dev/null; wait "$SPID"; SPID=
+    echo "== uet-perf write_bw --tss with two keys (client exit $CRC)"
+    [ "$CRC" = 1 ] || bad "tss_mismatch: client exit $CRC (1 expected)"
+    grep -q "no answer from 10.9.0.1:4793: .*with --tss both sides need the same key" \
+        "$WORK/tss_mismatch.client" || { bad "tss_mismatch: the client does not say why"; cat "$WORK/tss_mismatch.client"; }
+}
 # --multi-recv: the receiving sides take the messages in multi-receive buffers (1000-byte
 # messages: 65 to a 64 KiB buffer, released by an entry of length 0), both directions at once.
 p2p uet_send_bw_multi_recv send_bw -s 1000 -n 5000 -t 64 --verify --multi-recv -b

@@ -1,6 +1,8 @@
 // uet-perf option parsing: perftest's habits, the UET options, and clear errors.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -403,6 +405,62 @@ TEST(perf_options, roce_queue_pairs_and_their_scheduler) {
     ASSERT_EQ(d.error, "");
     EXPECT_FALSE(d.s.qp_sched.qps.has_value());
     EXPECT_FALSE(d.s.qp_sched.scheduler.has_value());
+}
+
+// --tss takes its key from a file or UET_TSS_KEY, never from the command line.
+TEST(perf_options, tss_key_from_a_file_or_the_environment) {
+    const std::string hex(64, 'a');
+    const std::string dir = ::testing::TempDir();
+    const auto write = [&](const std::string& name, const std::string& bytes) {
+        std::FILE* f = std::fopen((dir + name).c_str(), "wb");
+        std::fwrite(bytes.data(), 1, bytes.size(), f);
+        std::fclose(f);
+        return dir + name;
+    };
+    const std::string raw = write("tss_raw.key", std::string(32, '\x5a'));
+    const std::string text = write("tss_hex.key", hex + "\n");
+    const std::string short_key = write("tss_short.key", std::string(31, 'x'));
+    ::unsetenv("UET_TSS_KEY");
+
+    auto r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-key-file", raw.c_str()});
+    ASSERT_EQ(r.error, "");
+    EXPECT_TRUE(r.s.tss);
+    EXPECT_EQ(r.s.tss_sdi, 1u);
+    ASSERT_EQ(r.s.tss_key_bytes.bytes().size(), 32u);
+    EXPECT_EQ(r.s.tss_key_bytes.bytes()[0], std::byte{0x5a});
+
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-sdi", "16777215", "--tss-key-file",
+               text.c_str()});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.s.tss_sdi, 0xffffffu);
+    EXPECT_EQ(r.s.tss_key_bytes.bytes()[31], std::byte{0xaa});
+
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-key-file", short_key.c_str()});
+    EXPECT_NE(r.error.find("holds 31 bytes"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-key-file",
+               (dir + "tss_none.key").c_str()});
+    EXPECT_NE(r.error.find("--tss-key-file"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss"});
+    EXPECT_NE(r.error.find("UET_TSS_KEY"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss-sdi", "3"});
+    EXPECT_NE(r.error.find("with --tss only"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-sdi", "16777216"});
+    EXPECT_NE(r.error.find("24 bits"), std::string::npos) << r.error;
+
+    ::setenv("UET_TSS_KEY", ("  " + hex + "\n").c_str(), 1);
+    r = parse({"write_bw", "--provider", "pipe", "--tss"});
+    EXPECT_EQ(r.error, "");
+    EXPECT_EQ(r.s.tss_key_bytes.bytes().size(), 32u);
+    ::setenv("UET_TSS_KEY", hex.substr(1).c_str(), 1);
+    r = parse({"write_bw", "--provider", "pipe", "--tss"});
+    EXPECT_NE(r.error.find("64 hex digits"), std::string::npos) << r.error;
+    ::setenv("UET_TSS_KEY", ("g" + hex.substr(1)).c_str(), 1);
+    EXPECT_FALSE(tss_key_from_hex(std::getenv("UET_TSS_KEY")));
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--transport", "roce"});
+    EXPECT_NE(r.error.find("--transport uet only"), std::string::npos) << r.error;
+    ::unsetenv("UET_TSS_KEY");
+    for (const std::string& f : {raw, text, short_key})
+        std::remove(f.c_str());
 }
 
 TEST(perf_options, errors_say_what_is_wrong) {

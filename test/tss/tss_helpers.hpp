@@ -8,6 +8,7 @@
 
 #include "tss/sublayer.hpp"
 #include "wire/frame.hpp"
+#include "wire/frame_engine.hpp"
 
 namespace uet::tss::test {
 
@@ -60,5 +61,36 @@ inline std::array<std::uint8_t, key_size> counting_key(std::uint8_t first = 0) {
         k[i] = static_cast<std::uint8_t>(first + i);
     return k;
 }
+
+// Hands out `frame` once per transmit slot, built into the slot's room when it has one; keeps
+// what it receives.
+class stand_in final : public uet::frame_engine {
+  public:
+    std::vector<std::uint8_t> frame;
+    std::size_t per_call = 2;
+    std::size_t built_in_room = 0;
+    std::vector<std::vector<std::uint8_t>> received;
+
+    void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
+                       const uet::wire::frame_rest*, std::uint64_t) override {
+        for (auto f : frames)
+            received.emplace_back(f.begin(), f.end());
+    }
+    std::size_t transmit(std::uint64_t, std::span<uet::tx_frame> out) override {
+        const std::size_t n = std::min(per_call, out.size());
+        for (std::size_t k = 0; k < n; ++k) {
+            if (out[k].room.size() >= frame.size()) {
+                std::copy(frame.begin(), frame.end(), out[k].room.begin());
+                out[k].data = out[k].room.first(frame.size());
+                ++built_in_room;
+            } else {
+                out[k].data = frame;
+            }
+        }
+        return n;
+    }
+    std::uint64_t next_deadline() const override { return 0; }
+    void stop_data() noexcept override {}
+};
 
 }  // namespace uet::tss::test

@@ -73,6 +73,41 @@ TEST(tss_open, round_trip_gives_back_the_frame) {
     EXPECT_EQ(p.rx.stats().opened_bytes, 300u);
 }
 
+// A frame built the TSS header's length into its buffer is sealed where it lies, to the same
+// bytes as a copy sealed elsewhere.
+TEST(tss_seal, in_place_gives_the_bytes_of_a_copy) {
+    for (bool checksum : {false, true}) {
+        pair a, b;
+        const auto plain = udp_frame(payload_of(1000), 0x4242, checksum);
+        const auto copy = a.seal(plain);
+        std::vector<std::uint8_t> buf(12 + plain.size() + 16 + 5);
+        std::copy(plain.begin(), plain.end(), buf.begin() + 12);
+        ASSERT_EQ(tss_header_size(*b.s), 12u);
+        const std::size_t n = b.tx.seal_frame(*b.s, std::span(buf).subspan(12, plain.size()), buf);
+        ASSERT_EQ(n, copy.size());
+        EXPECT_EQ(std::vector(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)), copy);
+        EXPECT_EQ(b.open(std::vector(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n))),
+                  drop_reason::none);
+    }
+}
+
+// Opened into another buffer (the received frame is const): the same plaintext frame as in
+// place; a buffer too small for it drops it before authentication moves the window.
+TEST(tss_open, into_another_buffer_leaves_the_frame_as_received) {
+    pair a, b;
+    const auto plain = udp_frame(payload_of(700), 0x4242, true);
+    const auto sealed = a.seal(plain);
+    auto in_place = sealed;
+    std::span<std::uint8_t> want, got;
+    ASSERT_EQ(a.rx.open_frame(in_place, want), drop_reason::none);
+    std::vector<std::uint8_t> into(2000), small(plain.size() - 1);
+    ASSERT_EQ(b.rx.open_frame_into(sealed, small, got), drop_reason::malformed);
+    ASSERT_EQ(b.rx.open_frame_into(sealed, into, got), drop_reason::none);
+    EXPECT_EQ(got.data(), into.data());
+    EXPECT_EQ(std::vector(got.begin(), got.end()), std::vector(want.begin(), want.end()));
+    EXPECT_EQ(b.rx.open_frame_into(sealed, into, got), drop_reason::replay);
+}
+
 TEST(tss_open, uet_over_ip_seals_after_the_entropy_header) {
     pair p({.sdi = 7, .failure_limit = 100});
     const auto payload = payload_of(200);
