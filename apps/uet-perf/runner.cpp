@@ -108,6 +108,22 @@ std::string fabric_lines(const fabric* fab) {
     return out;
 }
 
+// --stats on UET: the received frames refused and dropped, by reason, those that happened only.
+std::string refused_line(const endpoint_counters& c) {
+    std::string out = " Refused frames:";
+    const auto add = [&out](const char* name, std::uint64_t n) {
+        if (n != 0) out += std::string(" ") + name + " " + std::to_string(n) + ",";
+    };
+    for (std::size_t i = 0; refused_frame_reason(i); ++i)
+        add(refused_frame_reason(i), c.refused_by_reason[i]);
+    if (out.back() == ',') out.pop_back();
+    out += "; dropped packets:";
+    for (std::size_t i = 0; dropped_packet_reason(i); ++i)
+        add(dropped_packet_reason(i), c.dropped_by_reason[i]);
+    if (out.back() == ',') out.pop_back();
+    return out + "\n";
+}
+
 // --stats on roce_rc: the queue pairs' counters, summed.
 std::string roce_lines(const endpoint_counters& c) {
     char buf[1024];
@@ -218,13 +234,15 @@ std::string stats_text(const endpoint& ep, const ctrl_counters& ctrl, const fabr
         buf, sizeof buf,
         " Dropped by reason: unknown source %llu, forged CLOSE %llu, peer table full "
         "%llu, unvalidated reply %llu; foreign responses %llu; peers learned %llu, "
-        "forgotten %llu\n",
+        "forgotten %llu; PDCs opened %llu, target PDCs opened %llu\n",
         (unsigned long long)c.dropped_unknown_source, (unsigned long long)c.dropped_forged_close,
         (unsigned long long)c.dropped_peer_table_full,
         (unsigned long long)c.dropped_unvalidated_reply, (unsigned long long)c.foreign_responses,
-        (unsigned long long)c.peers_learned, (unsigned long long)c.peers_forgotten);
+        (unsigned long long)c.peers_learned, (unsigned long long)c.peers_forgotten,
+        (unsigned long long)c.pdcs_opened, (unsigned long long)c.target_pdcs_opened);
     out += buf;
     if (ep.attr().tss.enabled) out += tss_line(c);
+    out += refused_line(c);
     if (c.transmit_full + c.transmit_held_by_window + c.transmit_nothing_queued != 0) {
         std::snprintf(buf, sizeof buf,
                       " Transmit calls: burst full %llu, held by the window %llu, nothing queued "

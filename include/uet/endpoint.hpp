@@ -315,7 +315,19 @@ struct endpoint_counters {
             return t;
         }
     } tss;
+    // UET: received frames refused by reason. refused_by_reason: headers that did not decode
+    // (truncated, bad checksums or lengths, unknown PDS type, bad SES opcode...), indexed as
+    // refused_frame_reason() names them; dropped_by_reason: packets the engine read and dropped
+    // (unknown PDC, PSN beyond the window, unknown source...), as dropped_packet_reason() names
+    // them, whose sum is packets_dropped.
+    std::array<std::uint64_t, 48> refused_by_reason{};
+    std::array<std::uint64_t, 32> dropped_by_reason{};
 };
+
+// The name of index i of endpoint_counters::refused_by_reason ("truncated", "bad_udp_checksum",
+// ...) and of dropped_by_reason ("unknown_pdc", ...); nullptr past the last reason.
+const char* refused_frame_reason(std::size_t i) noexcept;
+const char* dropped_packet_reason(std::size_t i) noexcept;
 
 // Flags of one operation (the last argument of send, recv, write, read and the atomics).
 enum class op_flags : std::uint8_t {

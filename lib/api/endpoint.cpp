@@ -1,6 +1,8 @@
 // The endpoint's set-up and life: its engine's configuration, construction, an operation's
 // failure, close, and the public calls that post nothing (counters, address, close). The posts
 // are in endpoint_post.cpp, what arrives in endpoint_rx.cpp.
+#include <algorithm>
+
 #include "api/api_impl.hpp"
 #include "api/roce_endpoint.hpp"
 
@@ -148,6 +150,8 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
     c.transmit_nothing_queued = e.tx_calls_nothing_queued;
     for (auto d : e.drops)
         c.packets_dropped += d;
+    std::copy(e.rejects.begin(), e.rejects.end(), c.refused_by_reason.begin());
+    std::copy(e.drops.begin(), e.drops.end(), c.dropped_by_reason.begin());
     c.dropped_unknown_source = e.dropped(drop_reason::unknown_source);
     c.dropped_forged_close = e.dropped(drop_reason::forged_close);
     c.dropped_peer_table_full = e.dropped(drop_reason::peer_table_full);
@@ -162,6 +166,20 @@ void fill_pds_counters(const engine_counters& e, endpoint_counters& c) noexcept 
 }
 
 }  // namespace
+
+static_assert(wire::reject_reason_count <=
+              std::tuple_size_v<decltype(endpoint_counters::refused_by_reason)>);
+static_assert(drop_reason_count <=
+              std::tuple_size_v<decltype(endpoint_counters::dropped_by_reason)>);
+
+const char* refused_frame_reason(std::size_t i) noexcept {
+    return i < wire::reject_reason_count ? wire::reject_name(static_cast<wire::reject_reason>(i))
+                                         : nullptr;
+}
+
+const char* dropped_packet_reason(std::size_t i) noexcept {
+    return i < drop_reason_count ? to_string(static_cast<drop_reason>(i)) : nullptr;
+}
 
 void detail::endpoint_impl::add_engine_counters(endpoint_counters& c) const noexcept {
     if (!eng) return;

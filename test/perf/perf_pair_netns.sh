@@ -19,27 +19,7 @@ PROC_LIMIT=60 # seconds: the `timeout` of every uet-perf process
 READY_LIMIT=30 # seconds: for the server's "Waiting for client to connect..."
 NS_A=uetpair$$a NS_B=uetpair$$b
 WORK=$(mktemp -d /tmp/uetperf-pair.XXXXXX)
-PIDS=()
-NETNS=()
-failures=0
-bad() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# Whatever happens (a failed check, set -u, a signal, meson's timeout): stop our processes, then
-# delete the namespaces, which takes the veth pair with them.
-cleanup() {
-    local rc=$?
-    for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do
-        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    for n in "${NETNS[@]}"; do ip netns del "$n" 2>/dev/null; done
-    rm -rf "$WORK"
-    exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+source "$(dirname "$0")/netns_run.sh"
 
 # ---- the commands, from the doc
 [ -r "$DOC" ] || { echo "FAIL: cannot read $DOC"; exit 1; }

@@ -1,0 +1,754 @@
+// hostile_sender: an attacker on the victim's L2 segment, with no key and no state of its own,
+// sending crafted UET frames (built with lib/wire) through an AF_PACKET raw socket to one victim
+// endpoint, in named classes. Used by test/integration/run_hostile_peer.sh (meson test
+// hostile_peer), which checks the victim's counters against what this prints:
+//   SENT <class> <frames>                one line per class
+//   EXPECT <class> <reason> <frames>     where each frame of the class must be counted, by the
+//                                        victim's --stats names (see below)
+//   ANSWERS <class> <answers> <errors> <data bytes>   answers that came back to us (response
+//                                        messages, which we acknowledge)
+//   KIND malformed <name> <reason> ...   each malformed frame, and what lib/wire says of it
+// More classes (the secured half of issue 55: forged ICVs, replays...) fit the same lines.
+//
+// Classes (--class, repeatable; all by default):
+//   syn_flood     SYN requests from --flood spoofed sources (addresses and MACs nobody owns, on
+//                 the victim's subnet), each the first packet of a 64 KiB SEND that never ends:
+//                 more than the victim's peer and PDC tables hold.
+//   forged_pdc    non-SYN requests, ACKs and NACKs naming random PDC ids and PSNs, with the
+//                 legitimate client's IP address (and our MAC); the same from strangers; and
+//                 requests on a PDC we really opened with PSNs 2^30 beyond its window.
+//   wrong_job     requests (SEND, WRITE, READ) with another JobID, on a PDC we opened.
+//   guessed_rkey  WRITEs and READs of the victim's job with random 64-bit memory keys and
+//                 offsets inside the victim's region, on a PDC we opened: the error answers come
+//                 back to our address; we count them and the bytes they carry.
+//   malformed     one frame of each broken header we can make, each expected to be refused for
+//                 its own reason.
+// A PDC "we opened": a SYN request, the victim's ACK read back (it names the victim's PDC id),
+// then requests without SYN, which show the victim our address is our own.
+//
+// Reasons in EXPECT lines: the victim's "Refused frames:" and "dropped packets:" names;
+// "rejected_job" and "rejected_key" (its endpoint counters); "port" (its port's rx dropped:
+// frames the host stack drops before the engine: runts, other IP protocols...);
+// "syn_accounted" (a target PDC opened, NO_PDC_AVAIL answered, or peer table full).
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wire/frame.hpp"
+#include "wire/uet_packet.hpp"
+
+namespace {
+
+using namespace uet;
+using bytes = std::vector<std::uint8_t>;
+
+struct options {
+    std::string iface;
+    wire::mac_address victim_mac, client_mac;
+    std::uint32_t victim_ip = 0, own_ip = 0, client_ip = 0;
+    std::uint32_t job = 0;
+    std::uint64_t region_bytes = 4096;
+    std::uint32_t flood = 2000;        // syn_flood sources
+    std::uint32_t count = 200;         // frames of each other class
+    std::uint32_t mtu_payload = 1344;  // the victim's payload per packet (uet-perf's "Mtu")
+    std::uint32_t rate = 2500;         // frames per second
+    std::vector<std::string> classes;
+    std::uint64_t seed = 0;
+};
+
+[[noreturn]] void usage(const char* why) {
+    std::fprintf(stderr,
+                 "hostile_sender: %s\nusage: hostile_sender --iface IF --victim-mac MAC "
+                 "--victim-ip IP --own-ip IP --client-ip IP --job N [--region-bytes N] "
+                 "[--flood N] [--count N] [--mtu-payload N] [--rate FRAMES/S] [--seed N] "
+                 "[--class NAME]...\n",
+                 why);
+    std::exit(2);
+}
+
+std::uint32_t parse_ip(const char* s) {
+    in_addr a{};
+    if (inet_pton(AF_INET, s, &a) != 1) usage("bad IPv4 address");
+    return ntohl(a.s_addr);
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+        const char* v = argv[++i];
+        if (a == "--iface") {
+            o.iface = v;
+        } else if (a == "--victim-mac") {
+            const auto m = wire::mac_address::parse(v);
+            if (!m) usage("bad MAC");
+            o.victim_mac = *m;
+        } else if (a == "--victim-ip") {
+            o.victim_ip = parse_ip(v);
+        } else if (a == "--own-ip") {
+            o.own_ip = parse_ip(v);
+        } else if (a == "--client-ip") {
+            o.client_ip = parse_ip(v);
+        } else if (a == "--job") {
+            o.job = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 0));
+        } else if (a == "--region-bytes") {
+            o.region_bytes = std::strtoull(v, nullptr, 0);
+        } else if (a == "--flood") {
+            o.flood = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 0));
+        } else if (a == "--rate") {
+            o.rate = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 0));
+        } else if (a == "--mtu-payload") {
+            o.mtu_payload = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 0));
+        } else if (a == "--count") {
+            o.count = static_cast<std::uint32_t>(std::strtoul(v, nullptr, 0));
+        } else if (a == "--seed") {
+            o.seed = std::strtoull(v, nullptr, 0);
+        } else if (a == "--class") {
+            o.classes.push_back(v);
+        } else {
+            usage(("unknown option " + a).c_str());
+        }
+    }
+    if (o.iface.empty() || !o.victim_ip || !o.own_ip || !o.client_ip || !o.job)
+        usage("--iface, --victim-ip, --own-ip, --client-ip and --job are needed");
+    if (o.count == 0 || o.count > 400) usage("--count must be 1 .. 400 (one PDC's window)");
+    if (o.rate < 16 || o.rate > 1'000'000) usage("--rate must be 16 .. 1000000 frames/s");
+    if (o.classes.empty())
+        o.classes = {"syn_flood", "forged_pdc", "wrong_job", "guessed_rkey", "malformed"};
+    return o;
+}
+
+// One AF_PACKET socket on the interface: every frame we send, and the IPv4 frames for us.
+class raw_link {
+  public:
+    raw_link(const std::string& iface, std::uint32_t rate) : rate_(rate) {
+        fd_ = ::socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+        if (fd_ < 0) fail("socket(AF_PACKET)");
+        ifreq ifr{};
+        std::snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", iface.c_str());
+        if (::ioctl(fd_, SIOCGIFHWADDR, &ifr) != 0) fail("SIOCGIFHWADDR");
+        std::memcpy(mac_.octets.data(), ifr.ifr_hwaddr.sa_data, 6);
+        sockaddr_ll sll{};
+        sll.sll_family = AF_PACKET;
+        sll.sll_protocol = htons(ETH_P_IP);
+        sll.sll_ifindex = static_cast<int>(if_nametoindex(iface.c_str()));
+        if (sll.sll_ifindex == 0) fail("if_nametoindex");
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&sll), sizeof sll) != 0) fail("bind");
+        const int rcvbuf = 8 << 20;
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    }
+    ~raw_link() { ::close(fd_); }
+    raw_link(const raw_link&) = delete;
+    raw_link& operator=(const raw_link&) = delete;
+
+    const wire::mac_address& mac() const noexcept { return mac_; }
+
+    // Paced at rate_ frames/s (in bursts of 16): the victim's af_packet receive ring, shared
+    // with the legitimate transfer, holds 512 frames, which a stall of the victim (a busy host)
+    // must not overflow, so that every frame reaches its counters.
+    void send(const bytes& frame) {
+        if (::send(fd_, frame.data(), frame.size(), 0) != static_cast<ssize_t>(frame.size()))
+            fail("send");
+        if (++sent_ % 16 != 0) return;
+        next_ += std::chrono::microseconds(16'000'000 / rate_);
+        next_ = std::max(next_, std::chrono::steady_clock::now() - std::chrono::milliseconds(10));
+        std::this_thread::sleep_until(next_);
+    }
+
+    // The next frame received (not one we sent) within timeout_ms; empty when none came.
+    bytes receive(int timeout_ms) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                end - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return {};
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return {};
+            bytes b(16384);
+            sockaddr_ll from{};
+            socklen_t len = sizeof from;
+            const ssize_t n =
+                ::recvfrom(fd_, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
+            if (n <= 0 || from.sll_pkttype == PACKET_OUTGOING) continue;
+            b.resize(static_cast<std::size_t>(n));
+            return b;
+        }
+    }
+
+  private:
+    [[noreturn]] static void fail(const char* what) {
+        std::perror(what);
+        std::exit(1);
+    }
+    int fd_ = -1;
+    wire::mac_address mac_;
+    std::uint64_t sent_ = 0;
+    std::uint32_t rate_;
+    std::chrono::steady_clock::time_point next_ = std::chrono::steady_clock::now();
+};
+
+class attacker {
+  public:
+    explicit attacker(const options& o)
+        : o_(o), link_(o.iface, o.rate), rng_(o.seed ? o.seed : seed()) {}
+
+    void run() {
+        for (const std::string& c : o_.classes) {
+            if (c == "syn_flood")
+                syn_flood();
+            else if (c == "forged_pdc")
+                forged_pdc();
+            else if (c == "wrong_job")
+                wrong_job();
+            else if (c == "guessed_rkey")
+                guessed_rkey();
+            else if (c == "malformed")
+                malformed();
+            else
+                usage(("unknown class " + c).c_str());
+        }
+    }
+
+  private:
+    static std::uint64_t seed() {
+        return std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32);
+    }
+
+    // A source address nobody owns on the victim's /16 (10.x.y.z, y >= 16).
+    std::uint32_t stranger_ip(std::uint32_t i) const noexcept {
+        return (o_.victim_ip & 0xffff0000u) | ((16 + (i >> 8) % 224) << 8) | (1 + i % 254);
+    }
+    static wire::mac_address stranger_mac(std::uint32_t ip) noexcept {
+        return {{0x02, 0xee, static_cast<std::uint8_t>(ip >> 24),
+                 static_cast<std::uint8_t>(ip >> 16), static_cast<std::uint8_t>(ip >> 8),
+                 static_cast<std::uint8_t>(ip)}};
+    }
+
+    wire::frame_spec spec_from(std::uint32_t src_ip, const wire::mac_address& src_mac) {
+        wire::frame_spec s;
+        s.src_mac = src_mac;
+        s.dst_mac = o_.victim_mac;
+        s.src_ip = src_ip;
+        s.dst_ip = o_.victim_ip;
+        s.src_port = static_cast<std::uint16_t>(0xc000 | (rng_() & 0x3fff));  // entropy
+        s.dst_port = wire::uet_udp_port;
+        s.ip_id = static_cast<std::uint16_t>(rng_());
+        return s;
+    }
+    wire::frame_spec own_spec() { return spec_from(o_.own_ip, link_.mac()); }
+
+    static bytes encoded(const wire::uet_packet_spec& p) {
+        bytes out(16384);
+        out.resize(wire::encode_uet(p, out));
+        return out;
+    }
+    static bytes udp_frame(const wire::frame_spec& s, const bytes& payload) {
+        bytes out(16384);
+        out.resize(wire::build_udp_frame(s, payload, out));
+        return out;
+    }
+
+    // A standard request of the victim's job (by default): one packet, the whole message.
+    wire::ses_standard_request request(wire::ses_opcode op, std::uint32_t length) {
+        wire::ses_standard_request r;
+        r.opcode = op;
+        r.job_id = o_.job;
+        r.som = r.eom = true;
+        r.message_id = static_cast<std::uint16_t>(next_message_++);
+        r.request_length = length;
+        return r;
+    }
+
+    static wire::uet_packet_spec with_request(wire::pds_rud_rod_request pds,
+                                              const wire::ses_standard_request& r,
+                                              std::span<const std::uint8_t> payload) {
+        wire::uet_packet_spec p;
+        p.ses = r;
+        pds.next_hdr = wire::next_hdr_for(*p.ses);
+        p.pds = pds;
+        p.payload = payload;
+        return p;
+    }
+
+    // A PDC of ours to the victim: SYN requests until its ACK named its PDC id, then plain ones.
+    struct pdc {
+        std::uint16_t spdcid = 0;
+        std::uint32_t start_psn = 0, next_psn = 0;
+        std::uint16_t victim_pdc = 0;
+        bool established = false;
+    };
+
+    pdc new_pdc() {
+        pdc p;
+        p.spdcid = static_cast<std::uint16_t>(rng_());
+        p.start_psn = p.next_psn = static_cast<std::uint32_t>(rng_());
+        return p;
+    }
+
+    bytes request_frame(pdc& p, const wire::ses_standard_request& r,
+                        std::span<const std::uint8_t> payload, bool ar = false) {
+        wire::pds_rud_rod_request h;
+        h.psn = p.next_psn++;
+        h.spdcid = p.spdcid;
+        h.ar = ar;
+        if (p.established) {
+            h.dpdcid = p.victim_pdc;
+        } else {
+            h.syn = true;
+            h.psn_offset = static_cast<std::uint16_t>((h.psn - p.start_psn) & 0xfff);
+        }
+        return udp_frame(own_spec(), encoded(with_request(h, r, payload)));
+    }
+
+    // The victim's frame to us, decoded; false for anything else.
+    bool from_victim(const bytes& f, wire::l2l4_view& v, wire::uet_packet& pkt) const {
+        if (wire::parse_l2l4(f, v) != wire::reject_reason::none || !v.udp) return false;
+        if (v.ip.src != o_.victim_ip || v.ip.dst != o_.own_ip) return false;
+        if (v.udp->dport != wire::uet_udp_port) return false;
+        return wire::decode_uet(v.l4_payload, false, pkt) == wire::reject_reason::none;
+    }
+
+    // Sends the PDC's first request (SYN, ACK requested) and waits up to 2 s for the victim's
+    // ACK of it, which names the victim's PDC id: the PDC is then established.
+    void open_pdc(pdc& p, const wire::ses_standard_request& r,
+                  std::span<const std::uint8_t> payload) {
+        link_.send(request_frame(p, r, payload, true));
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        while (std::chrono::steady_clock::now() < end) {
+            const bytes f = link_.receive(100);
+            wire::l2l4_view v;
+            wire::uet_packet pkt;
+            if (f.empty() || !from_victim(f, v, pkt)) continue;
+            note_answer(pkt);
+            std::visit(
+                [&](const auto& h) {
+                    using H = std::decay_t<decltype(h)>;
+                    if constexpr (std::is_base_of_v<wire::pds_ack_fields, H>) {
+                        if (h.dpdcid == p.spdcid) {
+                            p.victim_pdc = h.spdcid;
+                            p.established = true;
+                        }
+                    }
+                },
+                pkt.pds);
+            if (p.established) return;
+        }
+        std::printf("NOTE no ACK from the victim in 2 s: the PDC stays in SYN\n");
+    }
+
+    // A packet of the victim's: its answers (response messages, on a PDC the victim opens to
+    // us) are acknowledged, as an initiator that wants them would, and counted by request
+    // message id and return code, with the bytes they carry. The SES header of an ACK is an
+    // answer in an ACK (RC_OK without data only): not one of the error answers counted.
+    void note_answer(const wire::uet_packet& pkt) {
+        const auto* req = std::get_if<wire::pds_rud_rod_request>(&pkt.pds);
+        if (!req || !pkt.ses) return;
+        acknowledge(*req);
+        std::visit(
+            [&](const auto& s) {
+                using S = std::decay_t<decltype(s)>;
+                if constexpr (std::is_same_v<S, wire::ses_response> ||
+                              std::is_same_v<S, wire::ses_response_with_data>) {
+                    answers_[s.message_id] = s.return_code;
+                    if constexpr (std::is_same_v<S, wire::ses_response_with_data>)
+                        answer_bytes_ += pkt.payload.size();
+                } else if constexpr (std::is_same_v<S, wire::ses_small_response_with_data>) {
+                    answer_bytes_ += pkt.payload.size();
+                }
+            },
+            *pkt.ses);
+    }
+
+    // A cumulative ACK of the victim's PDC to us (one at a time: a new one restarts it).
+    void acknowledge(const wire::pds_rud_rod_request& r) {
+        if (r.syn && r.spdcid != answer_pdc_.victim_pdc) {
+            answer_pdc_.victim_pdc = r.spdcid;
+            answer_pdc_.expected = r.psn - r.psn_offset;
+            answer_pdc_.received.clear();
+            answer_pdc_.spdcid = static_cast<std::uint16_t>(rng_());
+        }
+        if (r.spdcid != answer_pdc_.victim_pdc) return;
+        answer_pdc_.received.insert(r.psn);
+        while (answer_pdc_.received.erase(answer_pdc_.expected))
+            ++answer_pdc_.expected;
+        wire::pds_ack a;
+        a.cack_psn = answer_pdc_.expected - 1;
+        a.ack_psn_offset = static_cast<std::int16_t>(r.psn - a.cack_psn);
+        a.spdcid = answer_pdc_.spdcid;
+        a.dpdcid = r.spdcid;
+        wire::uet_packet_spec p;
+        p.pds = a;
+        link_.send(udp_frame(own_spec(), encoded(p)));
+    }
+
+    // Reads what the victim sends us for up to 3 s (less once `expected` answers came).
+    void collect_answers(const char* cls, std::size_t expected) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+        while (answers_.size() < expected && std::chrono::steady_clock::now() < end) {
+            const bytes f = link_.receive(100);
+            wire::l2l4_view v;
+            wire::uet_packet pkt;
+            if (!f.empty() && from_victim(f, v, pkt)) note_answer(pkt);
+        }
+        std::size_t errors = 0;
+        for (const auto& [id, rc] : answers_)
+            if (rc != wire::ses_return_code::ok) ++errors;
+        std::printf("ANSWERS %s %zu %zu %llu\n", cls, answers_.size(), errors,
+                    (unsigned long long)answer_bytes_);
+        answers_.clear();
+        answer_bytes_ = 0;
+    }
+
+    void report(const char* cls, std::uint64_t sent) {
+        std::printf("SENT %s %llu\n", cls, (unsigned long long)sent);
+        for (const auto& [reason, n] : expect_)
+            std::printf("EXPECT %s %s %llu\n", cls, reason.c_str(), (unsigned long long)n);
+        expect_.clear();
+        std::fflush(stdout);
+    }
+
+    void syn_flood() {
+        bytes chunk(o_.mtu_payload, 0xa5);  // a first packet is a whole one
+        for (std::uint32_t i = 0; i < o_.flood; ++i) {
+            const std::uint32_t ip = stranger_ip(i);
+            wire::pds_rud_rod_request h;
+            h.syn = true;
+            h.psn = static_cast<std::uint32_t>(rng_());
+            h.spdcid = static_cast<std::uint16_t>(rng_());
+            wire::ses_standard_request r = request(wire::ses_opcode::send, 65536);
+            r.eom = false;  // a message that never ends: it holds its PDC and reassembly slot
+            link_.send(
+                udp_frame(spec_from(ip, stranger_mac(ip)), encoded(with_request(h, r, chunk))));
+        }
+        expect_["syn_accounted"] = o_.flood;
+        report("syn_flood", o_.flood);
+    }
+
+    void forged_pdc() {
+        std::uint64_t sent = 0;
+        const std::uint32_t n = o_.count / 4;
+        const auto forged = [&](std::uint32_t src_ip, const wire::mac_address& mac, int kind) {
+            const auto dpdcid = static_cast<std::uint16_t>(rng_());
+            const auto psn = static_cast<std::uint32_t>(rng_());
+            wire::uet_packet_spec p;
+            bytes payload(256, 0x3c);
+            if (kind == 0) {  // a data packet of a PDC that does not exist
+                wire::pds_rud_rod_request h;
+                h.psn = psn;
+                h.spdcid = static_cast<std::uint16_t>(rng_());
+                h.dpdcid = dpdcid;
+                p = with_request(h, request(wire::ses_opcode::write, 256), payload);
+            } else if (kind == 1) {  // an ACK of PSNs never sent
+                wire::pds_ack_cc a;
+                a.cack_psn = psn;
+                a.spdcid = static_cast<std::uint16_t>(rng_());
+                a.dpdcid = dpdcid;
+                p.pds = a;
+            } else {  // a NACK of a PSN never sent
+                wire::pds_nack k;
+                k.code = wire::nack_code::trimmed;
+                k.nack_psn = psn;
+                k.spdcid = static_cast<std::uint16_t>(rng_());
+                k.dpdcid = dpdcid;
+                p.pds = k;
+            }
+            link_.send(udp_frame(spec_from(src_ip, mac), encoded(p)));
+            ++sent;
+        };
+        // The legitimate client's address (our MAC: the victim knows its peers by IP; the
+        // client's MAC would make the bridge send the client's frames to us).
+        for (std::uint32_t i = 0; i < n; ++i)
+            forged(o_.client_ip, link_.mac(), static_cast<int>(i % 3));
+        expect_["unknown_pdc"] += n;
+        // Strangers: no state at the victim, so no PDC to look up.
+        for (std::uint32_t i = 0; i < n; ++i) {
+            const std::uint32_t ip = stranger_ip(o_.flood + i);
+            forged(ip, stranger_mac(ip), static_cast<int>(i % 3));
+        }
+        expect_["unknown_source"] += n;
+        // A PDC of ours, really open (by a request of another job, refused as such); then
+        // requests on it 2^30 PSNs beyond its window (2^31 would read as old duplicates).
+        pdc p = new_pdc();
+        wire::ses_standard_request r = request(wire::ses_opcode::send, 64);
+        r.job_id = (o_.job + 1) & 0xffffff;
+        open_pdc(p, r, bytes(64, 1));
+        ++sent;
+        expect_["rejected_job"] += 1;
+        const std::uint32_t far = o_.count - 2 * n - 1;
+        for (std::uint32_t i = 0; i < far; ++i) {
+            p.next_psn = p.start_psn + 0x40000000u + i;
+            link_.send(request_frame(p, request(wire::ses_opcode::send, 64), bytes(64, 2)));
+            ++sent;
+        }
+        expect_["beyond_window"] += far;
+        report("forged_pdc", sent);
+    }
+
+    // count requests on one PDC of ours, opcodes in turn from ops; answers collected after.
+    std::uint64_t requests_on_a_pdc(std::uint32_t job, std::span<const wire::ses_opcode> ops) {
+        pdc p = new_pdc();
+        bytes payload(256, 0x77);
+        for (std::uint32_t i = 0; i < o_.count; ++i) {
+            const wire::ses_opcode op = ops[i % ops.size()];
+            wire::ses_standard_request r = request(op, 256);
+            r.job_id = job;
+            r.memory_key = rng_();
+            r.buffer_offset = rng_() % (o_.region_bytes > 256 ? o_.region_bytes - 256 : 1);
+            const std::span<const std::uint8_t> data =
+                op == wire::ses_opcode::read ? std::span<const std::uint8_t>() : payload;
+            if (i == 0)
+                open_pdc(p, r, data);
+            else
+                link_.send(request_frame(p, r, data));
+        }
+        return o_.count;
+    }
+
+    void wrong_job() {
+        static constexpr wire::ses_opcode ops[] = {wire::ses_opcode::send, wire::ses_opcode::write,
+                                                   wire::ses_opcode::read};
+        const std::uint64_t sent = requests_on_a_pdc((o_.job + 1) & 0xffffff, ops);
+        expect_["rejected_job"] = sent;
+        report("wrong_job", sent);
+        collect_answers("wrong_job", sent);
+    }
+
+    void guessed_rkey() {
+        static constexpr wire::ses_opcode ops[] = {wire::ses_opcode::write, wire::ses_opcode::read};
+        const std::uint64_t sent = requests_on_a_pdc(o_.job, ops);
+        expect_["rejected_key"] = sent;
+        report("guessed_rkey", sent);
+        collect_answers("guessed_rkey", sent);
+    }
+
+    // ---- malformed: a valid request of ours, then each kind broken in one way
+    bytes valid_request_frame(const wire::frame_spec& s) {
+        wire::pds_rud_rod_request h;
+        h.syn = true;
+        h.psn = static_cast<std::uint32_t>(rng_());
+        h.spdcid = static_cast<std::uint16_t>(rng_());
+        bytes payload(512, 0x5a);
+        return udp_frame(s,
+                         encoded(with_request(h, request(wire::ses_opcode::send, 512), payload)));
+    }
+    static constexpr std::size_t ip_at = 14, udp_at = 34, pds_at = 42, ses_at = 54;
+    static void fix_ip_checksum(bytes& f) {
+        f[ip_at + 10] = f[ip_at + 11] = 0;
+        wire::ipv4_fill_checksum(std::span(f).subspan(ip_at, 20));
+    }
+    static void set_be16(bytes& f, std::size_t at, std::uint16_t v) {
+        f[at] = static_cast<std::uint8_t>(v >> 8);
+        f[at + 1] = static_cast<std::uint8_t>(v);
+    }
+    // Request r in a SYN packet of ours with payload_bytes of payload (checksums right).
+    bytes syn_frame(const wire::ses_standard_request& r, std::size_t payload_bytes) {
+        wire::pds_rud_rod_request h;
+        h.syn = true;
+        return uet_frame(with_request(h, r, bytes(payload_bytes, 1)));
+    }
+    // The frame with UET bytes p (checksums right).
+    bytes uet_frame(const wire::uet_packet_spec& p) { return udp_frame(own_spec(), encoded(p)); }
+
+    // What lib/wire's decoders (the engine's general receive path) say of frame f.
+    static const char* decoded_as(const bytes& f) {
+        wire::l2l4_view v;
+        if (const auto rc = wire::parse_l2l4(f, v); rc != wire::reject_reason::none)
+            return wire::reject_name(rc);
+        if (!v.udp) return "not_udp";
+        wire::uet_packet pkt;
+        return wire::reject_name(wire::decode_uet(v.l4_payload, false, pkt));
+    }
+
+    void kind(const char* name, const char* reason, const bytes& f) {
+        link_.send(f);
+        ++expect_[reason];
+        std::printf("KIND malformed %s %s (%zu bytes; lib/wire: %s)\n", name, reason, f.size(),
+                    decoded_as(f));
+        ++malformed_sent_;
+    }
+
+    void malformed() {
+        const wire::frame_spec s = own_spec();
+        const bytes good = valid_request_frame(s);
+        const auto cut = [&](std::size_t n) { return bytes(good.begin(), good.begin() + n); };
+        // Inside the IPv4 and UDP headers: the host stack's runts (AF_PACKET sends nothing
+        // shorter than the Ethernet header). No IPv4 fragment: DPDK's af_packet port asks the
+        // kernel to reassemble fragments (PACKET_FANOUT_FLAG_DEFRAG), which keeps a lone one.
+        kind("ipv4_truncated", "port", cut(ip_at + 12));
+        kind("udp_truncated", "port", cut(udp_at + 4));
+        {  // IPv4 version 6 in an IPv4 frame
+            bytes f = good;
+            f[ip_at] = 0x65;
+            fix_ip_checksum(f);
+            kind("ipv4_version", "port", f);
+        }
+        {  // IHL below 5
+            bytes f = good;
+            f[ip_at] = 0x44;
+            fix_ip_checksum(f);
+            kind("ipv4_ihl", "port", f);
+        }
+        {  // another IP protocol
+            bytes f = good;
+            f[ip_at + 9] = 6;
+            fix_ip_checksum(f);
+            kind("ip_protocol", "port", f);
+        }
+        // IPv4 and UDP: checksums and lengths.
+        {
+            bytes f = good;
+            f[ip_at + 10] ^= 0x5a;
+            kind("ipv4_checksum", "bad_ip_checksum", f);
+        }
+        {
+            bytes f = good;
+            f[udp_at + 6] ^= 0x5a;
+            if (f[udp_at + 6] == 0 && f[udp_at + 7] == 0) f[udp_at + 7] = 1;
+            kind("udp_checksum", "bad_udp_checksum", f);
+        }
+        {
+            bytes f = good;
+            set_be16(f, ip_at + 2, 12);  // total length shorter than the header
+            fix_ip_checksum(f);
+            kind("ipv4_total_length_short", "bad_ip_total_length", f);
+        }
+        {
+            bytes f = good;
+            set_be16(f, ip_at + 2, static_cast<std::uint16_t>(f.size() - ip_at + 200));
+            fix_ip_checksum(f);
+            kind("ipv4_total_length_long", "truncated", f);
+        }
+        {
+            bytes f = good;
+            set_be16(f, udp_at + 4, static_cast<std::uint16_t>(f.size() - udp_at - 100));
+            set_be16(f, udp_at + 6, 0);  // no checksum: the length alone is wrong
+            kind("udp_length", "bad_udp_length", f);
+        }
+        {  // the frame cut inside the SES header, the lengths of the whole
+            bytes f = cut(ses_at + 20);
+            kind("frame_cut_in_ses", "truncated", f);
+        }
+        // UET headers, each inside a frame whose IPv4 and UDP are right.
+        {
+            bytes payload(6, 0);
+            payload[0] = static_cast<std::uint8_t>(2 << 3);  // RUD, and nothing after
+            kind("pds_truncated", "truncated", udp_frame(s, payload));
+        }
+        {
+            bytes u = encoded(with_request({}, request(wire::ses_opcode::send, 16), bytes(16, 1)));
+            u.resize(12 + 20);
+            kind("ses_truncated", "truncated", udp_frame(s, u));
+        }
+        {
+            bytes u = encoded(with_request({}, request(wire::ses_opcode::send, 16), bytes(16, 1)));
+            u[0] = static_cast<std::uint8_t>((u[0] & 0x07) | (31 << 3));  // PDS type 31
+            kind("pds_type", "bad_pds_type", udp_frame(s, u));
+        }
+        {
+            wire::pds_rud_rod_request h;
+            h.syn = true;
+            wire::uet_packet_spec p =
+                with_request(h, request(wire::ses_opcode::send, 16), bytes(16, 1));
+            std::get<wire::pds_rud_rod_request>(p.pds).next_hdr =
+                static_cast<wire::pds_next_hdr>(15);
+            kind("pds_next_hdr", "bad_pds_next_hdr", uet_frame(p));
+        }
+        {
+            wire::pds_ctrl c;
+            c.ctrl_type = static_cast<wire::ctrl_type>(15);
+            wire::uet_packet_spec p;
+            p.pds = c;
+            kind("pds_ctrl_type", "bad_pds_ctrl_type", uet_frame(p));
+        }
+        {
+            wire::pds_ack_cc a;
+            a.cc_type = static_cast<wire::cc_type>(7);
+            wire::uet_packet_spec p;
+            p.pds = a;
+            kind("ack_cc_type", "bad_pds_cc_type", uet_frame(p));
+        }
+        {
+            wire::ses_standard_request r = request(wire::ses_opcode::send, 16);
+            r.version = 3;
+            kind("ses_version", "bad_ses_version", syn_frame(r, 16));
+        }
+        kind("ses_opcode", "bad_ses_opcode",
+             syn_frame(request(static_cast<wire::ses_opcode>(0x3f), 16), 16));
+        {  // a later packet of a message whose payload_length exceeds the bytes present
+            wire::ses_standard_request r = request(wire::ses_opcode::send, 65536);
+            r.som = false;
+            r.payload_length = 4000;
+            r.message_offset = 4096;
+            kind("ses_payload_length", "bad_ses_payload_length", syn_frame(r, 100));
+        }
+        {
+            wire::ses_standard_request r = request(wire::ses_opcode::atomic, 8);
+            r.atomic = wire::ses_atomic_extension{};
+            r.atomic->atomic_opcode = static_cast<wire::ses_atomic_opcode>(0xee);
+            kind("ses_atomic_opcode", "bad_ses_atomic_opcode", syn_frame(r, 8));
+            r.atomic = wire::ses_atomic_extension{};
+            r.atomic->atomic_datatype = static_cast<wire::ses_atomic_datatype>(0xee);
+            kind("ses_atomic_datatype", "bad_ses_atomic_datatype", syn_frame(r, 8));
+        }
+        {
+            wire::ses_response rsp;
+            rsp.opcode = static_cast<wire::ses_response_opcode>(0x3f);
+            wire::uet_packet_spec p;
+            p.ses = rsp;
+            wire::pds_rud_rod_request h;
+            h.syn = true;
+            h.next_hdr = wire::next_hdr_for(*p.ses);
+            p.pds = h;
+            kind("ses_response_opcode", "bad_ses_response_opcode", uet_frame(p));
+        }
+        {  // a TSS header on an endpoint that has no secure domain
+            bytes u = good;
+            bytes udp(u.begin() + pds_at, u.end());
+            udp.insert(udp.begin(),
+                       {static_cast<std::uint8_t>(1 << 3), 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1});
+            udp.resize(udp.size() + 16);  // an ICV's room
+            kind("tss_unsecured", "unsupported_type", udp_frame(s, udp));
+        }
+        report("malformed", malformed_sent_);
+    }
+
+    const options& o_;
+    raw_link link_;
+    std::mt19937_64 rng_;
+    std::uint32_t next_message_ = 1;
+    std::map<std::string, std::uint64_t> expect_;
+    std::map<std::uint16_t, wire::ses_return_code> answers_;
+    struct {
+        std::uint16_t victim_pdc = 0, spdcid = 0;
+        std::uint32_t expected = 0;
+        std::set<std::uint32_t> received;
+    } answer_pdc_;
+    std::uint64_t answer_bytes_ = 0;
+    std::uint64_t malformed_sent_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const options o = parse(argc, argv);
+    attacker a(o);
+    a.run();
+    return 0;
+}
