@@ -197,6 +197,65 @@ ssize_t tagged_inject(fid_ep* f, const void* buf, std::size_t len, fi_addr_t des
     return post_send(self<ep_obj>(f), buf, len, dest, nullptr, FI_INJECT, true, tag, true);
 }
 
+// ---- fi_ops_rma: addr is the offset into the target's region named by key ----
+
+ssize_t post_rma(ep_obj* ep, bool write, void* buf, std::size_t len, fi_addr_t peer_addr,
+                 std::uint64_t offset, std::uint64_t key, void* context, std::uint64_t flags) {
+    if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (!(ep->caps & FI_RMA)) return -FI_EOPNOTSUPP;
+    if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)) return -FI_EBADFLAGS;
+    uet::peer_addr peer;
+    if (!ep->av->peer(peer_addr, peer)) return -FI_EINVAL;
+    const auto of =
+        wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
+    auto* bytes = static_cast<std::byte*>(buf);
+    return posted(ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset,
+                                           key, context, of)
+                            : ep->ep.read(peer, std::span(bytes, len), offset, key, context, of));
+}
+
+ssize_t rma_read(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t addr,
+                 std::uint64_t key, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_rma(ep, false, buf, len, src, addr, key, context, ep->tx_op_flags);
+}
+ssize_t rma_readv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t src,
+                  std::uint64_t addr, std::uint64_t key, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return rma_read(f, base, len, nullptr, src, addr, key, context);
+}
+ssize_t rma_write(fid_ep* f, const void* buf, std::size_t len, void*, fi_addr_t dest,
+                  std::uint64_t addr, std::uint64_t key, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_rma(ep, true, const_cast<void*>(buf), len, dest, addr, key, context,
+                    ep->tx_op_flags);
+}
+ssize_t rma_writev(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t dest,
+                   std::uint64_t addr, std::uint64_t key, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return rma_write(f, base, len, nullptr, dest, addr, key, context);
+}
+// One iov and one rma_iov of the same length.
+ssize_t rma_msg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags, bool write) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len) || m->rma_iov_count != 1 ||
+        m->rma_iov[0].len != len)
+        return -FI_EINVAL;
+    return post_rma(self<ep_obj>(f), write, base, len, m->addr, m->rma_iov[0].addr,
+                    m->rma_iov[0].key, m->context, flags);
+}
+ssize_t rma_readmsg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags) {
+    return rma_msg(f, m, flags, false);
+}
+ssize_t rma_writemsg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags) {
+    return rma_msg(f, m, flags, true);
+}
+
 // ---- fid: close, bind, control ----
 
 void unbind_cq(ep_obj* ep, cq_obj*& cq) {
@@ -464,12 +523,12 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     static fi_ops_rma rma_ops = [] {
         fi_ops_rma o{};
         o.size = sizeof(o);
-        set_enosys(o.read);
-        set_enosys(o.readv);
-        set_enosys(o.readmsg);
-        set_enosys(o.write);
-        set_enosys(o.writev);
-        set_enosys(o.writemsg);
+        o.read = rma_read;
+        o.readv = rma_readv;
+        o.readmsg = rma_readmsg;
+        o.write = rma_write;
+        o.writev = rma_writev;
+        o.writemsg = rma_writemsg;
         set_enosys(o.inject);
         set_enosys(o.writedata);
         set_enosys(o.injectdata);

@@ -17,6 +17,18 @@ void cleanup() {}
 
 constexpr std::uint64_t supported_caps =
     FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+// RMA addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by uet's keys
+// (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 and later).
+constexpr std::uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
+std::uint64_t offered_caps(std::uint32_t version, const fi_info* hints) {
+    if (!FI_VERSION_GE(version, FI_VERSION(1, 5))) return supported_caps;
+    if (hints != nullptr && hints->domain_attr != nullptr &&
+        !(hints->domain_attr->mr_mode & FI_MR_PROV_KEY))
+        return supported_caps;
+    return supported_caps | rma_caps;
+}
+
 constexpr std::uint32_t default_port = 4793;
 
 struct param {
@@ -120,7 +132,8 @@ int refuse(const char* why) {
 // Whether the hints ask for nothing this provider cannot do; why not in `why`.
 const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg) {
     if (hints == nullptr) return nullptr;
-    if (hints->caps & ~supported_caps) return "hints ask for capabilities uet does not offer";
+    if (hints->caps & ~offered_caps(version, hints))
+        return "hints ask for capabilities uet does not offer (FI_RMA needs FI_MR_PROV_KEY)";
     if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR_IN &&
         hints->addr_format != FI_SOCKADDR)
         return "addresses are FI_SOCKADDR_IN";
@@ -138,7 +151,6 @@ const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg
         if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP)
             return "FI_AV_TABLE or FI_AV_MAP";
         if (d->cq_data_size > 0) return "no remote CQ data with messages";
-        (void)version;
     }
     if (const fi_fabric_attr* f = hints->fabric_attr) {
         if (f->prov_name != nullptr && strcasecmp(f->prov_name, provider.name) != 0)
@@ -304,7 +316,7 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
 
     fi_info* fi = fi_allocinfo();
     if (fi == nullptr) return -FI_ENOMEM;
-    fi->caps = hints != nullptr && hints->caps != 0 ? hints->caps : supported_caps;
+    fi->caps = hints != nullptr && hints->caps != 0 ? hints->caps : offered_caps(version, hints);
     if (!(fi->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM))) fi->caps |= FI_LOCAL_COMM | FI_REMOTE_COMM;
     fi->mode = 0;
     fi->addr_format = FI_SOCKADDR_IN;
@@ -336,7 +348,7 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
     fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
     fi->domain_attr->av_type =
         hints != nullptr && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
-    fi->domain_attr->mr_mode = FI_VERSION_GE(version, FI_VERSION(1, 5)) ? FI_MR_PROV_KEY : 0;
+    fi->domain_attr->mr_mode = (fi->caps & rma_caps) ? FI_MR_PROV_KEY : 0;
     fi->domain_attr->mr_key_size = sizeof(std::uint64_t);
     fi->domain_attr->cq_data_size = 0;
     fi->domain_attr->cq_cnt = 64;

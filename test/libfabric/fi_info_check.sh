@@ -15,7 +15,9 @@ expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
 expect "... its fabric" "$out" 'fabric: uet-pipe'
 expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
 out=$(fi_info -p uet -v 2>&1)
-expect "fi_info -v: caps FI_MSG and FI_TAGGED" "$out" 'caps: \[ FI_MSG, FI_TAGGED'
+for c in FI_MSG FI_TAGGED FI_RMA FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+    expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
+done
 expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'
 expect "... manual progress" "$out" 'data_progress: FI_PROGRESS_MANUAL'
 expect "... provider keys" "$out" 'mr_mode: \[ FI_MR_PROV_KEY \]'
@@ -33,6 +35,8 @@ for t in FI_EP_MSG FI_EP_DGRAM; do
     out=$(fi_info -p uet -t "$t" 2>&1)
     expect "-t $t: no provider" "$out" 'No data available|-61'
 done
+out=$(fi_info -p uet -c FI_RMA 2>&1)
+expect "-c FI_RMA: the provider" "$out" '^provider: uet$'
 out=$(fi_info -p uet -c FI_ATOMIC 2>&1)
 expect "-c FI_ATOMIC: no provider" "$out" 'No data available|-61'
 out=$(FI_UET_MODE=sideways fi_info -p uet 2>&1)

@@ -53,13 +53,17 @@ int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
     hints->fabric_attr->prov_name = strdup("uet");
+    struct fi_info* no = NULL;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_RMA without FI_MR_PROV_KEY: -FI_ENODATA");
+    hints->domain_attr->mr_mode = FI_MR_PROV_KEY;
     int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-    check(rc == 0 && info != NULL, "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED)");
+    check(rc == 0 && info != NULL && info->domain_attr->mr_mode == FI_MR_PROV_KEY,
+          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA)");
     if (rc) return 1;
 
-    struct fi_info* no = NULL;
     hints->ep_attr->type = FI_EP_MSG;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
           "fi_getinfo(FI_EP_MSG) says -FI_ENODATA");
@@ -147,8 +151,28 @@ int main(void) {
 
     check(fi_send(a.ep, out, 4, NULL, 77, &ctx_s) == -FI_EINVAL,
           "fi_send to an address not in the AV: -FI_EINVAL");
-    check(fi_write(a.ep, out, 4, NULL, addrs[1], 0, 1, &ctx_s) == -FI_ENOSYS,
-          "fi_write: -FI_ENOSYS");
+    // RMA into a region b registered; addresses are offsets into it, keys the provider's
+    unsigned long long region[8] = {0};
+    struct fid_mr* mr;
+    check(fi_mr_reg(dom, region, sizeof(region), FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+                    NULL) == 0,
+          "fi_mr_reg(FI_REMOTE_READ | FI_REMOTE_WRITE)");
+    unsigned long long words[2] = {7, 9}, back[2] = {0};
+    check(fi_write(a.ep, words, sizeof(words), NULL, addrs[1], 8, fi_mr_key(mr), &ctx_s) == 0,
+          "fi_write posted");
+    check(wait_cq(a.tx, &e) == 1 && (e.flags & (FI_RMA | FI_WRITE)) == (FI_RMA | FI_WRITE) &&
+              region[1] == 7 && region[2] == 9,
+          "fi_write lands at the offset");
+    check(fi_read(a.ep, back, sizeof(back), NULL, addrs[1], 8, fi_mr_key(mr), &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && (e.flags & FI_READ) && back[0] == 7 && back[1] == 9,
+          "fi_read reads it back");
+    fi_write(a.ep, words, sizeof(words), NULL, addrs[1], 0, fi_mr_key(mr) + 1, &ctx_s);
+    check(wait_cq(a.tx, &e) == -FI_EAVAIL && fi_cq_readerr(a.tx, &err, 0) == 1 &&
+              err.err == FI_EKEYREJECTED && region[0] == 0,
+          "a key b never registered: FI_EKEYREJECTED");
+    check(fi_inject_write(a.ep, words, 8, addrs[1], 0, fi_mr_key(mr)) == -FI_ENOSYS,
+          "fi_inject_write: -FI_ENOSYS");
+    check(fi_close(&mr->fid) == 0, "fi_close(mr)");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
