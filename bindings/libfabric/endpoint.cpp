@@ -6,6 +6,7 @@
 #include <rdma/fi_collective.h>
 #include <rdma/providers/fi_log.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -272,7 +273,8 @@ void print_stats(const ep_obj* ep) {
         stderr,
         "uet: endpoint %s: packets sent %llu received %llu, retransmits %llu "
         "(timeouts %llu), pdcs opened %llu failed %llu, unexpected %llu, deferred %llu, "
-        "rendezvous %llu; port rx %llu tx %llu dropped rx %llu tx %llu\n",
+        "rendezvous %llu; port rx %llu tx %llu dropped rx %llu tx %llu; CQ entries tx %llu rx %llu "
+        "errors %llu\n",
         uet::to_string(ep->ep.address()).c_str(), static_cast<unsigned long long>(c.packets_sent),
         static_cast<unsigned long long>(c.packets_received),
         static_cast<unsigned long long>(c.retransmits), static_cast<unsigned long long>(c.timeouts),
@@ -281,7 +283,10 @@ void print_stats(const ep_obj* ep) {
         static_cast<unsigned long long>(c.unexpected), static_cast<unsigned long long>(c.deferred),
         static_cast<unsigned long long>(c.rendezvous), static_cast<unsigned long long>(s.rx_frames),
         static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.rx_dropped),
-        static_cast<unsigned long long>(s.tx_dropped));
+        static_cast<unsigned long long>(s.tx_dropped),
+        static_cast<unsigned long long>(ep->tx_entries),
+        static_cast<unsigned long long>(ep->rx_entries),
+        static_cast<unsigned long long>(ep->error_entries));
 }
 
 int ep_close(fid* f) {
@@ -356,6 +361,7 @@ int ep_enable(ep_obj* ep) {
     }
     ep->cq = std::move(*cq);
     ep->ep = std::move(*e);
+    ep->linger_ns = std::uint64_t{cfg.linger_us} * 1000;
     ep->slots.resize(inject_slots);
     for (auto& s : ep->slots) {
         s.data.resize(ep->inject_size);
@@ -440,6 +446,8 @@ void ep_obj::deliver(const uet::completion& c) {
         e.olen = c.olen;
         e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
     }
+    ++(rx ? rx_entries : tx_entries);
+    if (e.err != 0) ++error_entries;
     cq->push(std::move(e));
 }
 
@@ -451,19 +459,31 @@ void ep_obj::progress() {
     // Steps until one ends nothing: the step after a completion sends what finishing it left
     // owed (the answer to a rendezvous send, an acknowledgement), which the peer may be waiting
     // for while this application stops reading its CQs.
+    bool received = false;
     for (;;) {
-        const std::size_t n = cq.read(batch);
-        for (std::size_t i = 0; i < n; ++i)
-            deliver(batch[i]);
-        bool errors = false;
-        while (cq.has_error()) {
-            uet::completion c;
-            if (!cq.read_error(c)) break;
-            deliver(c);
-            errors = true;
-        }
-        if (n == 0 && !errors) return;
+        const std::size_t n = drain();
+        received = received || n > 0;
+        if (n == 0) break;
     }
+    // After a receive the application may stop progressing for long (fi_pingpong talks over its
+    // TCP socket after its last receive of a size) while the sender still waits for what this
+    // side owes it; some of that leaves only after the step after. Linger a while.
+    if (!received || linger_ns == 0) return;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(linger_ns);
+    while (std::chrono::steady_clock::now() < end)
+        drain();
+}
+
+std::size_t ep_obj::drain() {
+    std::size_t delivered = cq.read(batch);
+    for (std::size_t i = 0; i < delivered; ++i)
+        deliver(batch[i]);
+    uet::completion c;
+    while (cq.has_error() && cq.read_error(c)) {
+        deliver(c);
+        ++delivered;
+    }
+    return delivered;
 }
 
 int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {

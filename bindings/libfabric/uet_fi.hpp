@@ -50,6 +50,8 @@ struct config {
     // fi_pingpong does between sizes: its peer would wait for that answer forever. An answer sent
     // as a message leaves in the progress step after the completion, which the provider takes.
     bool answers_in_acks = false;
+    // FI_UET_LINGER_US: after a progress call that ended receives, keep progressing this long.
+    std::uint32_t linger_us = 50;
     std::string error;  // set when a variable holds a value it cannot take
 };
 void define_params();
@@ -162,6 +164,9 @@ struct ep_obj {
     uet::completion_queue cq;
     uet::endpoint ep;
     bool enabled = false;
+    // Entries delivered to the transmit and receive CQs, and of those, error entries
+    // (FI_UET_STATS prints them).
+    std::uint64_t tx_entries = 0, rx_entries = 0, error_entries = 0;
     std::array<uet::completion, 32> batch{};
     // fi_sendmsg(FI_INJECT) with a completion: the message is copied into a slot that the send
     // then uses; the slot goes back when the send completes.
@@ -172,7 +177,10 @@ struct ep_obj {
     std::vector<inject_slot> slots;
     std::vector<inject_slot*> free_slots;
 
+    std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
+
     void progress();
+    std::size_t drain();  // one progress step; delivers and counts what it ended
     void deliver(const uet::completion& c);
 };
 
