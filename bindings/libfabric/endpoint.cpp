@@ -447,6 +447,7 @@ void ep_obj::deliver(const uet::completion& c) {
         e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
     }
     ++(rx ? rx_entries : tx_entries);
+    received = received || rx;
     if (e.err != 0) ++error_entries;
     cq->push(std::move(e));
 }
@@ -459,11 +460,8 @@ void ep_obj::progress() {
     // Steps until one ends nothing: the step after a completion sends what finishing it left
     // owed (the answer to a rendezvous send, an acknowledgement), which the peer may be waiting
     // for while this application stops reading its CQs.
-    bool received = false;
-    for (;;) {
-        const std::size_t n = drain();
-        received = received || n > 0;
-        if (n == 0) break;
+    received = false;
+    while (drain() > 0) {
     }
     // After a receive the application may stop progressing for long (fi_pingpong talks over its
     // TCP socket after its last receive of a size) while the sender still waits for what this

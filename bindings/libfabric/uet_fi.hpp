@@ -178,6 +178,7 @@ struct ep_obj {
     std::vector<inject_slot*> free_slots;
 
     std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
+    bool received = false;        // the current progress() delivered a receive completion
 
     void progress();
     std::size_t drain();  // one progress step; delivers and counts what it ended
