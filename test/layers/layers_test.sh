@@ -15,7 +15,7 @@ python3 "$src/scripts/check-layers.py" "$src" || fail "the tree breaks its layer
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$src/layers.txt" "$tmp/"
-for d in lib providers sim include; do cp -r "$src/$d" "$tmp/$d"; done
+for d in lib providers sim include bindings; do cp -r "$src/$d" "$tmp/$d"; done
 sed -i '0,/#include "pds\//s//#include "engine\/engine.hpp"\n#include "pds\//' "$tmp/lib/pds/pdc.hpp"
 grep -q '#include "engine/engine.hpp"' "$tmp/lib/pds/pdc.hpp" || fail "could not plant the include"
 if out=$(python3 "$src/scripts/check-layers.py" "$tmp"); then

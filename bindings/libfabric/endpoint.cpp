@@ -1,0 +1,614 @@
+// FI_EP_RDM endpoints of the uet libfabric provider: a uet::endpoint opened at fi_enable, with
+// its own uet completion queue whose entries go to the transmit or receive CQ bound to it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/providers/fi_log.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "uet_fi/uet_fi.hpp"
+
+namespace uet_fi {
+
+namespace {
+
+constexpr std::size_t inject_slots = 64;
+constexpr std::size_t max_queue_size = 16384;
+
+std::uint64_t fi_flags(uet::completion_flags f) {
+    using uet::completion_flags;
+    std::uint64_t out = 0;
+    if (has(f, completion_flags::send)) out |= FI_SEND;
+    if (has(f, completion_flags::recv)) out |= FI_RECV;
+    if (has(f, completion_flags::tagged))
+        out |= FI_TAGGED;
+    else if (out != 0)
+        out |= FI_MSG;
+    if (has(f, completion_flags::rma)) out |= FI_RMA;
+    if (has(f, completion_flags::atomic)) out |= FI_ATOMIC;
+    if (has(f, completion_flags::read)) out |= FI_READ;
+    if (has(f, completion_flags::write)) out |= FI_WRITE;
+    if (has(f, completion_flags::remote_cq_data)) out |= FI_REMOTE_CQ_DATA;
+    if (has(f, completion_flags::remote_write)) out |= FI_REMOTE_WRITE;
+    if (has(f, completion_flags::multi_recv)) out |= FI_MULTI_RECV;
+    return out;
+}
+
+// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
+ssize_t posted(ep_obj* ep, std::error_code ec) {
+    if (!ec) return 0;
+    const int e = to_fi_errno(ec);
+    if (e == -FI_EAGAIN) ep->progress();
+    return e;
+}
+
+// Whether a send posted with these flags ends in a completion: fi_inject never does; others
+// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
+bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call) {
+    return !inject_call && (!ep->tx_selective || (flags & FI_COMPLETION));
+}
+
+ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, void* context,
+                  std::uint64_t flags, bool tagged, std::uint64_t tag, bool inject_call = false) {
+    if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (flags & FI_REMOTE_CQ_DATA) return -FI_EBADFLAGS;
+    uet::peer_addr peer;
+    if (!ep->av->peer(dest, peer)) return -FI_EINVAL;
+    const auto bytes = std::span(static_cast<const std::byte*>(buf), len);
+    const bool completion = wants_completion(ep, flags, inject_call);
+    if (flags & FI_INJECT) {
+        if (len > ep->inject_size) return -FI_EMSGSIZE;
+        if (!completion) {
+            const ssize_t rc =
+                posted(ep, tagged ? ep->ep.tinject(peer, bytes, tag) : ep->ep.inject(peer, bytes));
+            // Nothing may read a CQ for a while (no completion is awaited for an inject), and
+            // progress is manual: one step now hands the message to the port.
+            if (rc == 0) ep->progress();
+            return rc;
+        }
+        // The message is copied now, as FI_INJECT promises, and its send still completes.
+        if (ep->free_slots.empty()) {
+            ep->progress();
+            return -FI_EAGAIN;
+        }
+        ep_obj::inject_slot* slot = ep->free_slots.back();
+        std::memcpy(slot->data.data(), buf, len);
+        slot->context = context;
+        const auto copy = std::span<const std::byte>(slot->data.data(), len);
+        const std::error_code ec =
+            tagged ? ep->ep.tsend(peer, copy, tag, slot) : ep->ep.send(peer, copy, slot);
+        if (!ec) ep->free_slots.pop_back();
+        return posted(ep, ec);
+    }
+    const auto of = completion ? uet::op_flags::none : uet::op_flags::no_completion;
+    return posted(ep, tagged ? ep->ep.tsend(peer, bytes, tag, context, of)
+                             : ep->ep.send(peer, bytes, context, of));
+}
+
+ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
+                  std::uint64_t flags, bool tagged, std::uint64_t tag, std::uint64_t ignore) {
+    if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_EBADFLAGS;
+    uet::peer_addr from = uet::any_peer;
+    if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
+        return -FI_EINVAL;
+    const auto bytes = std::span(static_cast<std::byte*>(buf), len);
+    if (tagged) {
+        if (flags & FI_MULTI_RECV) return -FI_EBADFLAGS;
+        return posted(ep, ep->ep.trecv(bytes, tag, ignore, context, from));
+    }
+    const auto of = (flags & FI_MULTI_RECV) ? uet::op_flags::multi_recv : uet::op_flags::none;
+    return posted(ep, ep->ep.recv(bytes, context, from, of));
+}
+
+// One iov at most (iov_limit 1).
+bool one_iov(const iovec* iov, std::size_t count, void*& base, std::size_t& len) {
+    if (count > 1) return false;
+    base = count == 1 ? iov[0].iov_base : nullptr;
+    len = count == 1 ? iov[0].iov_len : 0;
+    return true;
+}
+
+// ---- fi_ops_msg ----
+
+ssize_t msg_recv(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_recv(ep, buf, len, src, context, ep->rx_op_flags, false, 0, 0);
+}
+ssize_t msg_recvv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t src,
+                  void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return msg_recv(f, base, len, nullptr, src, context);
+}
+ssize_t msg_recvmsg(fid_ep* f, const fi_msg* m, std::uint64_t flags) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
+    return post_recv(self<ep_obj>(f), base, len, m->addr, m->context, flags, false, 0, 0);
+}
+ssize_t msg_send(fid_ep* f, const void* buf, std::size_t len, void*, fi_addr_t dest,
+                 void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_send(ep, buf, len, dest, context, ep->tx_op_flags & ~FI_INJECT, false, 0);
+}
+ssize_t msg_sendv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t dest,
+                  void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return msg_send(f, base, len, nullptr, dest, context);
+}
+ssize_t msg_sendmsg(fid_ep* f, const fi_msg* m, std::uint64_t flags) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
+    return post_send(self<ep_obj>(f), base, len, m->addr, m->context, flags, false, 0);
+}
+ssize_t msg_inject(fid_ep* f, const void* buf, std::size_t len, fi_addr_t dest) {
+    return post_send(self<ep_obj>(f), buf, len, dest, nullptr, FI_INJECT, false, 0, true);
+}
+
+// ---- fi_ops_tagged ----
+
+ssize_t tagged_recv(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t tag,
+                    std::uint64_t ignore, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_recv(ep, buf, len, src, context, ep->rx_op_flags, true, tag, ignore);
+}
+ssize_t tagged_recvv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t src,
+                     std::uint64_t tag, std::uint64_t ignore, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return tagged_recv(f, base, len, nullptr, src, tag, ignore, context);
+}
+ssize_t tagged_recvmsg(fid_ep* f, const fi_msg_tagged* m, std::uint64_t flags) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
+    return post_recv(self<ep_obj>(f), base, len, m->addr, m->context, flags, true, m->tag,
+                     m->ignore);
+}
+ssize_t tagged_send(fid_ep* f, const void* buf, std::size_t len, void*, fi_addr_t dest,
+                    std::uint64_t tag, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_send(ep, buf, len, dest, context, ep->tx_op_flags & ~FI_INJECT, true, tag);
+}
+ssize_t tagged_sendv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t dest,
+                     std::uint64_t tag, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return tagged_send(f, base, len, nullptr, dest, tag, context);
+}
+ssize_t tagged_sendmsg(fid_ep* f, const fi_msg_tagged* m, std::uint64_t flags) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
+    return post_send(self<ep_obj>(f), base, len, m->addr, m->context, flags, true, m->tag);
+}
+ssize_t tagged_inject(fid_ep* f, const void* buf, std::size_t len, fi_addr_t dest,
+                      std::uint64_t tag) {
+    return post_send(self<ep_obj>(f), buf, len, dest, nullptr, FI_INJECT, true, tag, true);
+}
+
+// ---- fi_ops_rma: addr is the offset into the target's region named by key ----
+
+ssize_t post_rma(ep_obj* ep, bool write, void* buf, std::size_t len, fi_addr_t peer_addr,
+                 std::uint64_t offset, std::uint64_t key, void* context, std::uint64_t flags) {
+    if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (!(ep->caps & FI_RMA)) return -FI_EOPNOTSUPP;
+    if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)) return -FI_EBADFLAGS;
+    uet::peer_addr peer;
+    if (!ep->av->peer(peer_addr, peer)) return -FI_EINVAL;
+    const auto of =
+        wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
+    auto* bytes = static_cast<std::byte*>(buf);
+    return posted(ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset,
+                                           key, context, of)
+                            : ep->ep.read(peer, std::span(bytes, len), offset, key, context, of));
+}
+
+ssize_t rma_read(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t addr,
+                 std::uint64_t key, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_rma(ep, false, buf, len, src, addr, key, context, ep->tx_op_flags);
+}
+ssize_t rma_readv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t src,
+                  std::uint64_t addr, std::uint64_t key, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return rma_read(f, base, len, nullptr, src, addr, key, context);
+}
+ssize_t rma_write(fid_ep* f, const void* buf, std::size_t len, void*, fi_addr_t dest,
+                  std::uint64_t addr, std::uint64_t key, void* context) {
+    auto* ep = self<ep_obj>(f);
+    return post_rma(ep, true, const_cast<void*>(buf), len, dest, addr, key, context,
+                    ep->tx_op_flags);
+}
+ssize_t rma_writev(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t dest,
+                   std::uint64_t addr, std::uint64_t key, void* context) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(iov, count, base, len)) return -FI_EINVAL;
+    return rma_write(f, base, len, nullptr, dest, addr, key, context);
+}
+// One iov and one rma_iov of the same length.
+ssize_t rma_msg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags, bool write) {
+    void* base;
+    std::size_t len;
+    if (!one_iov(m->msg_iov, m->iov_count, base, len) || m->rma_iov_count != 1 ||
+        m->rma_iov[0].len != len)
+        return -FI_EINVAL;
+    return post_rma(self<ep_obj>(f), write, base, len, m->addr, m->rma_iov[0].addr,
+                    m->rma_iov[0].key, m->context, flags);
+}
+ssize_t rma_readmsg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags) {
+    return rma_msg(f, m, flags, false);
+}
+ssize_t rma_writemsg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags) {
+    return rma_msg(f, m, flags, true);
+}
+
+// ---- fid: close, bind, control ----
+
+void unbind_cq(ep_obj* ep, cq_obj*& cq) {
+    if (cq == nullptr) return;
+    std::erase(cq->eps, ep);
+    --cq->refs;
+    cq = nullptr;
+}
+
+void print_stats(const ep_obj* ep) {
+    const uet::endpoint_counters c = ep->ep.counters();
+    const uet::fabric_stats s = ep->domain->fabric->fab->stats();
+    std::fprintf(
+        stderr,
+        "uet: endpoint %s: packets sent %llu received %llu, retransmits %llu "
+        "(timeouts %llu), pdcs opened %llu failed %llu, unexpected %llu, deferred %llu, "
+        "rendezvous %llu; port rx %llu tx %llu dropped rx %llu tx %llu; CQ entries tx %llu rx %llu "
+        "errors %llu\n",
+        uet::to_string(ep->ep.address()).c_str(), static_cast<unsigned long long>(c.packets_sent),
+        static_cast<unsigned long long>(c.packets_received),
+        static_cast<unsigned long long>(c.retransmits), static_cast<unsigned long long>(c.timeouts),
+        static_cast<unsigned long long>(c.pdcs_opened),
+        static_cast<unsigned long long>(c.pdcs_failed),
+        static_cast<unsigned long long>(c.unexpected), static_cast<unsigned long long>(c.deferred),
+        static_cast<unsigned long long>(c.rendezvous), static_cast<unsigned long long>(s.rx_frames),
+        static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.rx_dropped),
+        static_cast<unsigned long long>(s.tx_dropped),
+        static_cast<unsigned long long>(ep->tx_entries),
+        static_cast<unsigned long long>(ep->rx_entries),
+        static_cast<unsigned long long>(ep->error_entries));
+}
+
+int ep_close(fid* f) {
+    auto* ep = self<ep_obj>(f);
+    if (ep->enabled && ep->domain->fabric->cfg.stats) print_stats(ep);
+    ep->ep.close();
+    if (ep->tx_cq == ep->rx_cq)
+        ep->rx_cq = nullptr;  // bound once
+    else
+        unbind_cq(ep, ep->rx_cq);
+    unbind_cq(ep, ep->tx_cq);
+    if (ep->av != nullptr) --ep->av->refs;
+    --ep->domain->refs;
+    delete ep;
+    return 0;
+}
+
+int ep_bind(fid* f, fid* b, std::uint64_t flags) {
+    auto* ep = self<ep_obj>(f);
+    if (ep->enabled) return -FI_EOPBADSTATE;
+    switch (b->fclass) {
+        case FI_CLASS_CQ: {
+            auto* cq = self<cq_obj>(b);
+            if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) return -FI_EBADFLAGS;
+            if ((flags & FI_SELECTIVE_COMPLETION) && (flags & FI_RECV)) return -FI_EBADFLAGS;
+            if ((flags & FI_TRANSMIT) && ep->tx_cq != nullptr) return -FI_EINVAL;
+            if ((flags & FI_RECV) && ep->rx_cq != nullptr) return -FI_EINVAL;
+            if (ep->tx_cq != cq && ep->rx_cq != cq) {
+                cq->eps.push_back(ep);
+                ++cq->refs;
+            }
+            if (flags & FI_TRANSMIT) {
+                ep->tx_cq = cq;
+                ep->tx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+            }
+            if (flags & FI_RECV) ep->rx_cq = cq;
+            return 0;
+        }
+        case FI_CLASS_AV:
+            if (ep->av != nullptr) return -FI_EINVAL;
+            ep->av = self<av_obj>(b);
+            ++ep->av->refs;
+            return 0;
+        case FI_CLASS_EQ:
+            return 0;  // no connection or AV events on RDM endpoints
+        default:
+            return -FI_ENOSYS;
+    }
+}
+
+int ep_enable(ep_obj* ep) {
+    if (ep->enabled) return 0;
+    if (ep->av == nullptr) return -FI_ENOAV;
+    if (ep->tx_cq == nullptr && ep->rx_cq == nullptr) return -FI_ENOCQ;
+    const config& cfg = ep->domain->fabric->cfg;
+    uet::endpoint_attr a;
+    a.job_id = cfg.job;
+    a.mode = cfg.mode;
+    a.cc = cfg.cc;
+    a.lb = cfg.lb;
+    a.tx_depth = ep->tx_size;
+    a.rx_depth = ep->rx_size;
+    a.inject_size = ep->inject_size;
+    a.answers_in_acks = cfg.answers_in_acks;
+    auto cq = ep->domain->dom.open_cq(ep->tx_size + ep->rx_size);
+    if (!cq) return to_fi_errno(cq.error());
+    auto e = ep->domain->dom.open_endpoint(a, *cq, ep->av->av);
+    if (!e) {
+        FI_WARN(&provider, FI_LOG_EP_CTRL, "uet: endpoint: %s\n",
+                uet::fabric::last_error().c_str());
+        return to_fi_errno(e.error());
+    }
+    ep->cq = std::move(*cq);
+    ep->ep = std::move(*e);
+    ep->linger_ns = std::uint64_t{cfg.linger_us} * 1000;
+    ep->slots.resize(inject_slots);
+    for (auto& s : ep->slots) {
+        s.data.resize(ep->inject_size);
+        ep->free_slots.push_back(&s);
+    }
+    ep->enabled = true;
+    return 0;
+}
+
+int ep_control(fid* f, int command, void* arg) {
+    auto* ep = self<ep_obj>(f);
+    switch (command) {
+        case FI_ENABLE:
+            return ep_enable(ep);
+        case FI_GETOPSFLAG: {
+            auto* flags = static_cast<std::uint64_t*>(arg);
+            if (flags == nullptr) return -FI_EINVAL;
+            *flags = (*flags & FI_TRANSMIT) ? ep->tx_op_flags : ep->rx_op_flags;
+            return 0;
+        }
+        case FI_SETOPSFLAG: {
+            auto* flags = static_cast<std::uint64_t*>(arg);
+            if (flags == nullptr) return -FI_EINVAL;
+            if (*flags & FI_TRANSMIT)
+                ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+            else
+                ep->rx_op_flags = *flags & ~FI_RECV;
+            return 0;
+        }
+        default:
+            return -FI_ENOSYS;
+    }
+}
+
+int ep_getname(fid_t f, void* addr, std::size_t* addrlen) {
+    auto* ep = self<ep_obj>(f);
+    if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (addrlen == nullptr) return -FI_EINVAL;
+    const bool fits = *addrlen >= sizeof(sockaddr_in);
+    *addrlen = sizeof(sockaddr_in);
+    if (!fits) return -FI_ETOOSMALL;
+    const uet::endpoint_address a = ep->ep.address();
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(a.port);
+    sin.sin_addr.s_addr = htonl(a.ip);
+    std::memcpy(addr, &sin, sizeof(sin));
+    return 0;
+}
+
+int ep_getopt(fid_t, int, int, void*, std::size_t*) {
+    return -FI_ENOPROTOOPT;
+}
+int ep_setopt(fid_t, int, int, const void*, std::size_t) {
+    return -FI_ENOPROTOOPT;
+}
+
+}  // namespace
+
+void ep_obj::deliver(const uet::completion& c) {
+    void* context = c.context;
+    if (!slots.empty() && context >= static_cast<void*>(slots.data()) &&
+        context < static_cast<void*>(slots.data() + slots.size())) {
+        auto* slot = static_cast<inject_slot*>(context);
+        context = slot->context;
+        free_slots.push_back(slot);
+    }
+    const bool rx = has(c.flags, uet::completion_flags::recv) ||
+                    has(c.flags, uet::completion_flags::remote_write);
+    cq_obj* cq = rx ? rx_cq : tx_cq;
+    if (cq == nullptr) return;
+    cq_entry e;
+    e.e.op_context = context;
+    e.e.flags = fi_flags(c.flags);
+    e.e.len = c.len;
+    e.e.buf = c.buf;
+    e.e.data = c.data;
+    e.e.tag = c.tag;
+    if (c.error) {
+        e.err = -to_fi_errno(c.error);
+        e.prov_errno = c.prov_errno;
+        e.olen = c.olen;
+        e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
+    }
+    ++(rx ? rx_entries : tx_entries);
+    received = received || rx;
+    if (e.err != 0) ++error_entries;
+    cq->push(std::move(e));
+}
+
+void ep_obj::progress() {
+    if (!enabled) {
+        domain->dom.progress();
+        return;
+    }
+    // Steps until one ends nothing: the step after a completion sends what finishing it left
+    // owed (the answer to a rendezvous send, an acknowledgement), which the peer may be waiting
+    // for while this application stops reading its CQs.
+    received = false;
+    while (drain() > 0) {
+    }
+    // After a receive the application may stop progressing for long (fi_pingpong talks over its
+    // TCP socket after its last receive of a size) while the sender still waits for what this
+    // side owes it; some of that leaves only after the step after. Linger a while.
+    if (!received || linger_ns == 0) return;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(linger_ns);
+    while (std::chrono::steady_clock::now() < end)
+        drain();
+}
+
+std::size_t ep_obj::drain() {
+    std::size_t delivered = cq.read(batch);
+    for (std::size_t i = 0; i < delivered; ++i)
+        deliver(batch[i]);
+    uet::completion c;
+    while (cq.has_error() && cq.read_error(c)) {
+        deliver(c);
+        ++delivered;
+    }
+    return delivered;
+}
+
+int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
+    if (info == nullptr || info->ep_attr == nullptr) return -FI_EINVAL;
+    if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_UNSPEC) return -FI_EINVAL;
+    static fi_ops ops = base_ops(ep_close, ep_bind, ep_control);
+    static fi_ops_ep ep_ops = [] {
+        fi_ops_ep o{};
+        o.size = sizeof(o);
+        set_enosys(o.cancel);
+        o.getopt = ep_getopt;
+        o.setopt = ep_setopt;
+        set_enosys(o.tx_ctx);
+        set_enosys(o.rx_ctx);
+        set_enosys(o.rx_size_left);
+        set_enosys(o.tx_size_left);
+        return o;
+    }();
+    static fi_ops_cm cm_ops = [] {
+        fi_ops_cm o{};
+        o.size = sizeof(o);
+        set_enosys(o.setname);
+        o.getname = ep_getname;
+        set_enosys(o.getpeer);
+        set_enosys(o.connect);
+        set_enosys(o.listen);
+        set_enosys(o.accept);
+        set_enosys(o.reject);
+        set_enosys(o.shutdown);
+        set_enosys(o.join);
+        return o;
+    }();
+    static fi_ops_msg msg_ops = {
+        .size = sizeof(fi_ops_msg),
+        .recv = msg_recv,
+        .recvv = msg_recvv,
+        .recvmsg = msg_recvmsg,
+        .send = msg_send,
+        .sendv = msg_sendv,
+        .sendmsg = msg_sendmsg,
+        .inject = msg_inject,
+        .senddata = enosys<decltype(fi_ops_msg::senddata)>::fn,
+        .injectdata = enosys<decltype(fi_ops_msg::injectdata)>::fn,
+    };
+    static fi_ops_tagged tagged_ops = {
+        .size = sizeof(fi_ops_tagged),
+        .recv = tagged_recv,
+        .recvv = tagged_recvv,
+        .recvmsg = tagged_recvmsg,
+        .send = tagged_send,
+        .sendv = tagged_sendv,
+        .sendmsg = tagged_sendmsg,
+        .inject = tagged_inject,
+        .senddata = enosys<decltype(fi_ops_tagged::senddata)>::fn,
+        .injectdata = enosys<decltype(fi_ops_tagged::injectdata)>::fn,
+    };
+    static fi_ops_rma rma_ops = [] {
+        fi_ops_rma o{};
+        o.size = sizeof(o);
+        o.read = rma_read;
+        o.readv = rma_readv;
+        o.readmsg = rma_readmsg;
+        o.write = rma_write;
+        o.writev = rma_writev;
+        o.writemsg = rma_writemsg;
+        set_enosys(o.inject);
+        set_enosys(o.writedata);
+        set_enosys(o.injectdata);
+        return o;
+    }();
+    static fi_ops_atomic atomic_ops = [] {
+        fi_ops_atomic o{};
+        o.size = sizeof(o);
+        set_enosys(o.write);
+        set_enosys(o.writev);
+        set_enosys(o.writemsg);
+        set_enosys(o.inject);
+        set_enosys(o.readwrite);
+        set_enosys(o.readwritev);
+        set_enosys(o.readwritemsg);
+        set_enosys(o.compwrite);
+        set_enosys(o.compwritev);
+        set_enosys(o.compwritemsg);
+        set_enosys(o.writevalid);
+        set_enosys(o.readwritevalid);
+        set_enosys(o.compwritevalid);
+        return o;
+    }();
+    static fi_ops_collective collective_ops = [] {
+        fi_ops_collective o{};
+        o.size = sizeof(o);
+        set_enosys(o.barrier);
+        set_enosys(o.broadcast);
+        set_enosys(o.alltoall);
+        set_enosys(o.allreduce);
+        set_enosys(o.allgather);
+        set_enosys(o.reduce_scatter);
+        set_enosys(o.reduce);
+        set_enosys(o.scatter);
+        set_enosys(o.gather);
+        set_enosys(o.msg);
+        return o;
+    }();
+    auto* ep = new_obj<ep_obj>(FI_CLASS_EP, context, &ops);
+    if (ep == nullptr) return -FI_ENOMEM;
+    ep->domain = self<domain_obj>(d);
+    ep->caps = info->caps;
+    if (info->tx_attr != nullptr) {
+        ep->tx_op_flags = info->tx_attr->op_flags;
+        if (info->tx_attr->size != 0) ep->tx_size = std::min(info->tx_attr->size, max_queue_size);
+        if (info->tx_attr->inject_size != 0)
+            ep->inject_size = std::min<std::size_t>(info->tx_attr->inject_size, 256);
+    }
+    if (info->rx_attr != nullptr) {
+        ep->rx_op_flags = info->rx_attr->op_flags;
+        if (info->rx_attr->size != 0) ep->rx_size = std::min(info->rx_attr->size, max_queue_size);
+    }
+    ep->fid.ops = &ep_ops;
+    ep->fid.cm = &cm_ops;
+    ep->fid.msg = &msg_ops;
+    ep->fid.rma = &rma_ops;
+    ep->fid.tagged = &tagged_ops;
+    ep->fid.atomic = &atomic_ops;
+    ep->fid.collective = &collective_ops;
+    ++ep->domain->refs;
+    *out = &ep->fid;
+    return 0;
+}
+
+}  // namespace uet_fi

@@ -1,0 +1,209 @@
+// The libfabric provider "uet" (libuet-fi.so): libfabric's objects (fabric, domain, EQ, CQ, AV,
+// MR, endpoint) over uet's public C++ API, for unmodified libfabric applications (fi_pingpong,
+// MPI, NCCL's OFI plugin). It stands on libfabric's public headers alone: Debian's libfabric
+// exports no ofi_*/util_* helpers, so the "not supported" operations are its own (enosys<>).
+// Every object is single-threaded (FI_THREAD_DOMAIN) and progress is manual, driven by CQ reads.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "uet/uet.hpp"
+
+namespace uet_fi {
+
+extern fi_provider provider;
+
+// What the FI_UET_* variables say (fi_param_get), read when a fabric opens or info is asked for.
+struct config {
+    std::string provider = "pipe";  // FI_UET_PROVIDER: pipe | dpdk
+    std::string device;             // FI_UET_DEVICE: dpdk's vdev, interface or PCI address
+    std::string address;            // FI_UET_ADDRESS: A.B.C.D/LEN (dpdk)
+    std::string eal_args;           // FI_UET_EAL_ARGS
+    std::string capture;            // FI_UET_CAPTURE: a pcap file
+    std::uint32_t mtu = 0;          // FI_UET_MTU: 0, the provider's default
+    std::uint32_t job = 1;          // FI_UET_JOB
+    uet::delivery mode = uet::delivery::rud;
+    uet::congestion_control cc = uet::congestion_control::nscc;
+    uet::path_policy lb = uet::path_policy::reps;
+    bool busy_poll = false;
+    bool stats = false;  // FI_UET_STATS: print each endpoint's counters when it closes
+    // FI_UET_ANSWERS_IN_ACKS: off by default here (endpoint_attr::answers_in_acks). An answer
+    // carried by the PDS ACK may wait for the ACK's coalescing timer, and a libfabric application
+    // may stop reading its CQs (so progressing) right after its last receive completes, as
+    // fi_pingpong does between sizes: its peer would wait for that answer forever. An answer sent
+    // as a message leaves in the progress step after the completion, which the provider takes.
+    bool answers_in_acks = false;
+    // FI_UET_LINGER_US: after a progress call that ended receives, keep progressing this long.
+    std::uint32_t linger_us = 50;
+    std::string error;  // set when a variable holds a value it cannot take
+};
+void define_params();
+config read_config();
+std::string fabric_name(const config& c);  // "uet-pipe", "uet-memif", "uet-af_packet", ...
+std::string domain_name(const config& c);  // "pipe", or the device up to its first comma
+
+int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
+            const fi_info* hints, fi_info** info);
+int open_fabric(fi_fabric_attr* attr, fid_fabric** fabric, void* context);
+
+// A libfabric error number (negative) for a uet error.
+int to_fi_errno(std::error_code ec) noexcept;
+
+// Fills every member of a libfabric ops table with a function that returns -FI_ENOSYS.
+template <class F>
+struct enosys;
+template <class R, class... A>
+struct enosys<R (*)(A...)> {
+    static R fn(A...) { return static_cast<R>(-FI_ENOSYS); }
+};
+template <class... A>
+struct enosys<const char* (*)(A...)> {
+    static const char* fn(A...) { return nullptr; }
+};
+template <class F>
+void set_enosys(F& member) {
+    member = &enosys<F>::fn;
+}
+
+// A fid's ops: close, bind and control as given, the rest -FI_ENOSYS.
+fi_ops base_ops(int (*close)(fid*), int (*bind)(fid*, fid*, std::uint64_t) = nullptr,
+                int (*control)(fid*, int, void*) = nullptr);
+
+struct fabric_obj;
+struct domain_obj;
+struct cq_obj;
+struct av_obj;
+struct ep_obj;
+
+struct fabric_obj {
+    fid_fabric fid{};
+    config cfg;
+    std::shared_ptr<uet::fabric> fab;  // shared by every fi fabric of the process on one device
+    int refs = 0;                      // open domains and EQs
+};
+
+struct domain_obj {
+    fid_domain fid{};
+    fabric_obj* fabric = nullptr;
+    uet::domain dom;
+    int refs = 0;  // open endpoints, CQs, AVs, MRs
+};
+
+struct eq_obj {
+    fid_eq fid{};
+    fabric_obj* fabric = nullptr;
+};
+
+struct mr_obj {
+    fid_mr fid{};
+    domain_obj* domain = nullptr;
+    uet::memory_region mr;
+};
+
+// One completion as libfabric reports it, or an error entry (err != 0).
+struct cq_entry {
+    fi_cq_tagged_entry e{};
+    int err = 0;
+    int prov_errno = 0;
+    std::size_t olen = 0;
+    std::string detail;
+};
+
+struct cq_obj {
+    fid_cq fid{};
+    domain_obj* domain = nullptr;
+    fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
+    std::vector<cq_entry> ring;  // grows when full (an entry is never dropped)
+    std::size_t head = 0, count = 0;
+    std::vector<ep_obj*> eps;  // bound endpoints: reading this queue progresses them
+    std::string err_text;      // the last error entry's detail, until the next read
+    int refs = 0;              // bound endpoints
+
+    void push(cq_entry&& entry);
+    void progress();
+};
+
+struct av_obj {
+    fid_av fid{};
+    domain_obj* domain = nullptr;
+    fi_av_type type = FI_AV_TABLE;
+    uet::address_vector av;
+    std::vector<uet::peer_addr> table;  // FI_AV_TABLE: fi_addr is the index
+    int refs = 0;                       // bound endpoints
+    // The uet peer of fi_addr, or nullopt when it names none.
+    bool peer(fi_addr_t addr, uet::peer_addr& out) const noexcept;
+};
+
+struct ep_obj {
+    fid_ep fid{};
+    domain_obj* domain = nullptr;
+    std::uint64_t caps = 0;
+    std::uint64_t tx_op_flags = 0, rx_op_flags = 0;
+    std::size_t tx_size = 1024, rx_size = 1024, inject_size = 256;
+    cq_obj* tx_cq = nullptr;
+    cq_obj* rx_cq = nullptr;
+    bool tx_selective = false;  // FI_SELECTIVE_COMPLETION on the transmit queue
+    av_obj* av = nullptr;
+    uet::completion_queue cq;
+    uet::endpoint ep;
+    bool enabled = false;
+    // Entries delivered to the transmit and receive CQs, and of those, error entries
+    // (FI_UET_STATS prints them).
+    std::uint64_t tx_entries = 0, rx_entries = 0, error_entries = 0;
+    std::array<uet::completion, 32> batch{};
+    // fi_sendmsg(FI_INJECT) with a completion: the message is copied into a slot that the send
+    // then uses; the slot goes back when the send completes.
+    struct inject_slot {
+        void* context = nullptr;
+        std::vector<std::byte> data;
+    };
+    std::vector<inject_slot> slots;
+    std::vector<inject_slot*> free_slots;
+
+    std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
+    bool received = false;        // the current progress() delivered a receive completion
+
+    void progress();
+    std::size_t drain();  // one progress step; delivers and counts what it ended
+    void deliver(const uet::completion& c);
+};
+
+int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
+int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
+int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
+
+template <class Obj, class Fid>
+Obj* self(Fid* f) noexcept {
+    return reinterpret_cast<Obj*>(f);  // the fid is each object's first member
+}
+
+// A new object with its fid filled in (class, the application's context, ops); nullptr when
+// memory ran out.
+template <class Obj>
+Obj* new_obj(std::size_t fclass, void* context, fi_ops* ops) {
+    auto* o = new (std::nothrow) Obj;
+    if (o == nullptr) return nullptr;
+    o->fid.fid.fclass = fclass;
+    o->fid.fid.context = context;
+    o->fid.fid.ops = ops;
+    return o;
+}
+
+}  // namespace uet_fi

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# libfabric_fi_info: Debian's fi_info finds the uet provider in the build directory
+# (FI_PROVIDER_PATH), lists it with its endpoint type and capabilities, lists its FI_UET_*
+# variables, and says no to what it cannot do.
+set -uo pipefail
+export FI_PROVIDER_PATH=$1
+unset FI_UET_PROVIDER FI_UET_DEVICE FI_UET_ADDRESS
+failed=0
+expect() {  # what, text, regex
+    if grep -qE -- "$3" <<<"$2"; then echo "ok      $1"; else echo "FAILED  $1 (no /$3/)"; failed=1; fi
+}
+
+out=$(fi_info -p uet 2>&1)
+expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
+expect "... its fabric" "$out" 'fabric: uet-pipe'
+expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
+out=$(fi_info -p uet -v 2>&1)
+for c in FI_MSG FI_TAGGED FI_RMA FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+    expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
+done
+expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'
+expect "... manual progress" "$out" 'data_progress: FI_PROGRESS_MANUAL'
+expect "... provider keys" "$out" 'mr_mode: \[ FI_MR_PROV_KEY \]'
+out=$(FI_UET_DEVICE='net_memif0,role=server,socket=/tmp/x.sock' FI_UET_ADDRESS=10.1.0.1/24 \
+    fi_info -p uet 2>&1)
+expect "FI_UET_DEVICE=net_memif0: fabric uet-memif" "$out" 'fabric: uet-memif'
+expect "... domain net_memif0" "$out" 'domain: net_memif0'
+
+out=$(fi_info -p uet -e 2>&1 | tr -d '\0')
+for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE STATS LINGER_US ANSWERS_IN_ACKS; do
+    expect "fi_info -e lists FI_UET_$v" "$out" "^# FI_UET_${v}: "
+done
+
+for t in FI_EP_MSG FI_EP_DGRAM; do
+    out=$(fi_info -p uet -t "$t" 2>&1)
+    expect "-t $t: no provider" "$out" 'No data available|-61'
+done
+out=$(fi_info -p uet -c FI_RMA 2>&1)
+expect "-c FI_RMA: the provider" "$out" '^provider: uet$'
+out=$(fi_info -p uet -c FI_ATOMIC 2>&1)
+expect "-c FI_ATOMIC: no provider" "$out" 'No data available|-61'
+out=$(FI_UET_MODE=sideways fi_info -p uet 2>&1)
+expect "FI_UET_MODE=sideways: no provider" "$out" 'No data available|-61'
+exit $failed

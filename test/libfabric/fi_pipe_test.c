@@ -1,0 +1,188 @@
+// The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
+// two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
+// bad use gets libfabric's errors. Exit status 0 when every check holds.
+#define _POSIX_C_SOURCE 200809L
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+static void check(int ok, const char* what) {
+    printf("%-52s %s\n", what, ok ? "ok" : "FAILED");
+    if (!ok) ++failures;
+}
+
+struct side {
+    struct fid_ep* ep;
+    struct fid_cq* tx;
+    struct fid_cq* rx;
+};
+
+// Reads cq until an entry (or an error entry: -FI_EAVAIL) comes; bounded.
+static ssize_t wait_cq(struct fid_cq* cq, struct fi_cq_tagged_entry* e) {
+    for (long i = 0; i < 10000000; ++i) {
+        ssize_t n = fi_cq_read(cq, e, 1);
+        if (n != -FI_EAGAIN) return n;
+    }
+    return -FI_EAGAIN;
+}
+
+static int open_side(struct fid_domain* dom, struct fi_info* info, struct fid_av* av,
+                     struct side* s) {
+    struct fi_cq_attr cq_attr = {
+        .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE, .size = 64};
+    if (fi_cq_open(dom, &cq_attr, &s->tx, NULL) || fi_cq_open(dom, &cq_attr, &s->rx, NULL) ||
+        fi_endpoint(dom, info, &s->ep, NULL))
+        return -1;
+    if (fi_ep_bind(s->ep, &av->fid, 0) || fi_ep_bind(s->ep, &s->tx->fid, FI_TRANSMIT) ||
+        fi_ep_bind(s->ep, &s->rx->fid, FI_RECV))
+        return -1;
+    return fi_enable(s->ep);
+}
+
+int main(void) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+    hints->fabric_attr->prov_name = strdup("uet");
+    struct fi_info* no = NULL;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_RMA without FI_MR_PROV_KEY: -FI_ENODATA");
+    hints->domain_attr->mr_mode = FI_MR_PROV_KEY;
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && info != NULL && info->domain_attr->mr_mode == FI_MR_PROV_KEY,
+          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA)");
+    if (rc) return 1;
+
+    hints->ep_attr->type = FI_EP_MSG;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "fi_getinfo(FI_EP_MSG) says -FI_ENODATA");
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_ATOMIC;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "fi_getinfo(FI_ATOMIC) says -FI_ENODATA");
+
+    struct fid_fabric* fab;
+    struct fid_domain* dom;
+    struct fid_eq* eq;
+    struct fid_av* av;
+    struct fi_eq_attr eq_attr = {.wait_obj = FI_WAIT_UNSPEC};
+    struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
+    check(fi_fabric(info->fabric_attr, &fab, NULL) == 0, "fi_fabric");
+    check(fi_eq_open(fab, &eq_attr, &eq, NULL) == 0, "fi_eq_open");
+    check(fi_domain(fab, info, &dom, NULL) == 0, "fi_domain");
+    check(fi_av_open(dom, &av_attr, &av, NULL) == 0, "fi_av_open(FI_AV_TABLE)");
+    struct side a, b;
+    check(open_side(dom, info, av, &a) == 0 && open_side(dom, info, av, &b) == 0,
+          "two endpoints: bind AV and CQs, fi_enable");
+
+    struct sockaddr_in names[2];
+    size_t len = 1;
+    check(fi_getname(&a.ep->fid, &names[0], &len) == -FI_ETOOSMALL &&
+              len == sizeof(struct sockaddr_in),
+          "fi_getname: -FI_ETOOSMALL and the size needed");
+    check(fi_getname(&a.ep->fid, &names[0], &len) == 0 &&
+              fi_getname(&b.ep->fid, &names[1], &len) == 0 && names[0].sin_family == AF_INET,
+          "fi_getname: the names");
+    fi_addr_t addrs[2];
+    check(fi_av_insert(av, names, 2, addrs, 0, NULL) == 2 && addrs[0] == 0 && addrs[1] == 1,
+          "fi_av_insert: table indices 0 and 1");
+
+    struct fi_cq_tagged_entry e;
+    char in[64] = {0}, out[] = "hello over uet";
+    int ctx_r, ctx_s;
+    fi_recv(b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(fi_send(a.ep, out, sizeof(out), NULL, addrs[1], &ctx_s) == 0, "fi_send posted");
+    check(wait_cq(b.rx, &e) == 1 && e.op_context == &ctx_r && e.len == sizeof(out) &&
+              (e.flags & (FI_RECV | FI_MSG)) == (FI_RECV | FI_MSG) && !strcmp(in, out),
+          "fi_recv completes with the message");
+    check(wait_cq(a.tx, &e) == 1 && e.op_context == &ctx_s && (e.flags & FI_SEND),
+          "fi_send completes on the transmit CQ");
+
+    // tagged: the receive ignores the low 8 bits
+    unsigned long long v = 0x1122334455667788ull, got = 0;
+    fi_trecv(a.ep, &got, sizeof(got), NULL, FI_ADDR_UNSPEC, 0x500, 0xff, &ctx_r);
+    check(fi_tsend(b.ep, &v, sizeof(v), NULL, addrs[0], 0x5ab, &ctx_s) == 0, "fi_tsend posted");
+    check(wait_cq(a.rx, &e) == 1 && e.tag == 0x5ab && (e.flags & FI_TAGGED) && got == v,
+          "fi_trecv matches under its ignore mask");
+    check(wait_cq(b.tx, &e) == 1 && e.op_context == &ctx_s, "fi_tsend completes");
+
+    // inject: no completion; sendmsg(FI_INJECT) with a completion
+    memset(in, 0, sizeof(in));
+    fi_recv(b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(fi_inject(a.ep, "inj", 4, addrs[1]) == 0, "fi_inject posted");
+    check(wait_cq(b.rx, &e) == 1 && !strcmp(in, "inj"), "fi_inject arrives");
+    char big[1024] = {0};
+    check(fi_inject(a.ep, big, sizeof(big), addrs[1]) == -FI_EMSGSIZE,
+          "fi_inject above inject_size: -FI_EMSGSIZE");
+    struct iovec iov = {.iov_base = out, .iov_len = 4};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = addrs[1], .context = &ctx_s};
+    fi_recv(b.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(fi_sendmsg(a.ep, &msg, FI_INJECT | FI_TRANSMIT_COMPLETE) == 0,
+          "fi_sendmsg(FI_INJECT) posted");
+    out[0] = 'X';  // the message was copied at the call
+    check(wait_cq(a.tx, &e) == 1 && e.op_context == &ctx_s, "fi_sendmsg(FI_INJECT) completes");
+    check(wait_cq(b.rx, &e) == 1 && !memcmp(in, "hell", 4), "... with the bytes of the call");
+
+    // errors: truncation is an error entry with fi_cq_readerr / fi_cq_strerror
+    char small[4];
+    fi_recv(b.ep, small, sizeof(small), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    fi_send(a.ep, out, sizeof(out), NULL, addrs[1], &ctx_s);
+    check(wait_cq(b.rx, &e) == -FI_EAVAIL, "a truncated receive: -FI_EAVAIL");
+    struct fi_cq_err_entry err = {0};
+    check(fi_cq_readerr(b.rx, &err, 0) == 1 && err.err == FI_ETRUNC && err.op_context == &ctx_r,
+          "fi_cq_readerr: FI_ETRUNC with the context");
+    const char* text = fi_cq_strerror(b.rx, err.prov_errno, err.err_data, NULL, 0);
+    printf("  strerror: %s\n", text ? text : "(null)");
+    check(text != NULL && text[0] != '\0', "fi_cq_strerror says why");
+    ssize_t sr = wait_cq(a.tx, &e);
+    if (sr == -FI_EAVAIL) sr = fi_cq_readerr(a.tx, &err, 0);
+    check(sr == 1, "the sender's completion (success or error entry)");
+
+    check(fi_send(a.ep, out, 4, NULL, 77, &ctx_s) == -FI_EINVAL,
+          "fi_send to an address not in the AV: -FI_EINVAL");
+    // RMA into a region b registered; addresses are offsets into it, keys the provider's
+    unsigned long long region[8] = {0};
+    struct fid_mr* mr;
+    check(fi_mr_reg(dom, region, sizeof(region), FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+                    NULL) == 0,
+          "fi_mr_reg(FI_REMOTE_READ | FI_REMOTE_WRITE)");
+    unsigned long long words[2] = {7, 9}, back[2] = {0};
+    check(fi_write(a.ep, words, sizeof(words), NULL, addrs[1], 8, fi_mr_key(mr), &ctx_s) == 0,
+          "fi_write posted");
+    check(wait_cq(a.tx, &e) == 1 && (e.flags & (FI_RMA | FI_WRITE)) == (FI_RMA | FI_WRITE) &&
+              region[1] == 7 && region[2] == 9,
+          "fi_write lands at the offset");
+    check(fi_read(a.ep, back, sizeof(back), NULL, addrs[1], 8, fi_mr_key(mr), &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && (e.flags & FI_READ) && back[0] == 7 && back[1] == 9,
+          "fi_read reads it back");
+    fi_write(a.ep, words, sizeof(words), NULL, addrs[1], 0, fi_mr_key(mr) + 1, &ctx_s);
+    check(wait_cq(a.tx, &e) == -FI_EAVAIL && fi_cq_readerr(a.tx, &err, 0) == 1 &&
+              err.err == FI_EKEYREJECTED && region[0] == 0,
+          "a key b never registered: FI_EKEYREJECTED");
+    check(fi_inject_write(a.ep, words, 8, addrs[1], 0, fi_mr_key(mr)) == -FI_ENOSYS,
+          "fi_inject_write: -FI_ENOSYS");
+    check(fi_close(&mr->fid) == 0, "fi_close(mr)");
+    check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
+
+    int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
+                 fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
+                 fi_close(&b.tx->fid) == 0 && fi_close(&b.rx->fid) == 0 &&
+                 fi_close(&av->fid) == 0 && fi_close(&eq->fid) == 0 && fi_close(&dom->fid) == 0 &&
+                 fi_close(&fab->fid) == 0;
+    check(closed, "fi_close of everything");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+    printf("%s\n", failures ? "FAILED" : "passed");
+    return failures ? 1 : 0;
+}

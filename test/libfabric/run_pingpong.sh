@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# libfabric_pingpong: Debian's unmodified fi_pingpong over the uet provider (FI_PROVIDER_PATH),
+# server and client in two processes joined by a memif link (uet's own memif port, a socket in a
+# temporary directory), every size of its default sweep; both must exit 0. (Over DPDK's net_memif
+# about one run in eight stalls: docs/libfabric.md, "Not yet".) Both run in a network
+# namespace of their own, so that fi_pingpong's TCP control port cannot collide with anything.
+#   run_pingpong.sh PROVIDER_DIR [fi_pingpong options, e.g. -m tagged]
+set -euo pipefail
+export FI_PROVIDER_PATH=${1:?usage: $0 PROVIDER_DIR [fi_pingpong options]}
+shift
+[[ $(id -u) -eq 0 ]] || { echo "needs root (a network namespace, DPDK)"; exit 1; }
+WORK=$(mktemp -d /tmp/uet-fi-pingpong.XXXXXX)
+NS=uetfi$$
+PIDS=()
+cleanup() {
+    local rc=$?
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    ip netns del "$NS" 2>/dev/null || true
+    if [[ $rc -ne 0 ]]; then
+        for f in "$WORK"/*.log; do [[ -f $f ]] && { echo "---- $f"; cat "$f"; }; done
+    fi
+    rm -rf "$WORK"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+
+SOCK=$WORK/memif.sock
+run() {  # name device address [client's server address]
+    local name=$1 dev=$2 addr=$3
+    shift 3
+    ip netns exec "$NS" env FI_UET_DEVICE="$dev" FI_UET_ADDRESS="$addr" FI_UET_STATS=1 \
+        timeout 50 fi_pingpong -p uet -e rdm "${PP_ARGS[@]}" "$@" >"$WORK/$name.log" 2>&1 &
+    PIDS+=($!)
+}
+PP_ARGS=("$@")
+run server "uet_memif0,role=server,socket=$SOCK" 10.77.0.1/24
+# The client connects to the server's control port; the server opens its fabric (and the memif
+# socket) once the client is there, and the client its own after the server's name came.
+end=$((SECONDS + 10))
+until ip netns exec "$NS" ss -ltn | grep -q ':47592 '; do
+    ((SECONDS < end)) || { echo "FAIL: the server never listened"; exit 1; }
+    kill -0 "${PIDS[0]}" 2>/dev/null || { echo "FAIL: the server exited"; exit 1; }
+    sleep 0.1
+done
+run client "uet_memif1,role=client,socket=$SOCK" 10.77.0.2/24 127.0.0.1
+status=0
+wait "${PIDS[1]}" || { echo "FAIL: client exited $?"; status=1; }
+wait "${PIDS[0]}" || { echo "FAIL: server exited $?"; status=1; }
+PIDS=()
+for n in server client; do
+    for size in 64 256 1k 4k 64k 1m; do
+        grep -qE "^$size +[0-9]+ += *[0-9]+ " "$WORK/$n.log" ||
+            { echo "FAIL: $n has no row for $size"; status=1; }
+    done
+done
+echo "== client"; grep -aE '^(bytes|[0-9]+[km]? )|^uet: endpoint' "$WORK/client.log" || true
+echo "== server"; grep -aE '^uet: endpoint' "$WORK/server.log" || true
+exit $status
