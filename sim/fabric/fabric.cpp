@@ -418,11 +418,13 @@ void fabric::advance(std::uint64_t now) {
             const change c = changes_.back();
             changes_.pop_back();
             now_ps_ = std::max(now_ps_, c.at_ps);
+            ++stats_.events;
             apply(c, now_ps_);
             continue;
         }
         if (tp == none || tp > limit) break;
         now_ps_ = tp;
+        ++stats_.events;
         run_port_event(events_.top_id());
     }
     if (limit != none) now_ps_ = std::max(now_ps_, limit);

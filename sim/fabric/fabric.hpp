@@ -111,6 +111,7 @@ struct fabric_stats {
     std::uint64_t oversized = 0;       // longer than max_frame_bytes
     std::uint64_t pool_exhausted = 0;  // max_frames_in_flight reached
     std::uint64_t hops = 0;            // packet serialisations over all ports
+    std::uint64_t events = 0;  // port events (serialisation ends, arrivals) and link changes run
     std::uint64_t dropped = 0, trimmed = 0, ecn_marked = 0, blackholed = 0;  // over all ports
 };
 

@@ -1,0 +1,202 @@
+// uet-sim: the real UET engines, one per host, over the fabric model in virtual time
+// (sim/cluster). Builds the topology and the workload from the command line, runs until every
+// flow is done (or the time limit), and reports flow completion times. docs/uet-sim.md.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.hpp"
+#include "options.hpp"
+#include "report.hpp"
+#include "workload.hpp"
+
+namespace uet::simcli {
+namespace {
+
+constexpr std::uint32_t frame_overhead = 110;  // Ethernet, IPv4, UDP, PDS and SES headers
+
+std::uint64_t bdp_bytes(const netmodel::topology& t, std::uint32_t mtu, double gbps) {
+    return static_cast<std::uint64_t>(double(sim::base_rtt(t, mtu + frame_overhead)) * gbps / 8);
+}
+
+netmodel::link_params link(const options& o, double gbps, std::uint64_t queue) {
+    netmodel::link_params p = netmodel::uet_link(gbps, o.hop_latency_ns, queue);
+    p.trimming = o.trimming;
+    if (o.ecn_min_bytes) p.ecn_kmin_bytes = *o.ecn_min_bytes;
+    if (o.ecn_max_bytes) p.ecn_kmax_bytes = *o.ecn_max_bytes;
+    if (p.ecn_kmin_bytes > p.ecn_kmax_bytes)
+        throw usage_error("--ecn-min: " + std::to_string(p.ecn_kmin_bytes) +
+                          " bytes is above the ECN maximum, " + std::to_string(p.ecn_kmax_bytes));
+    return p;
+}
+
+netmodel::topology build_topology(const options& o) {
+    if (o.topology == topology_kind::fattree)
+        throw usage_error("--topology fattree: not built yet (leafspine only in this version)");
+    netmodel::topology t;
+    t.leaves = o.leaves;
+    t.spines = o.spines;
+    t.hosts_per_leaf = o.hosts_per_leaf;
+    t.seed = o.seed;
+    t.max_frame_bytes = o.mtu + 256;
+    const double fabric_gbps = o.oversubscription > 0 ? double(o.hosts_per_leaf) * o.speed_gbps /
+                                                            (double(o.spines) * o.oversubscription)
+                                                      : o.speed_gbps;
+    t.host_link.rate_gbps = o.speed_gbps;
+    t.host_link.delay_ns = t.fabric_link.delay_ns = o.hop_latency_ns;
+    t.fabric_link.rate_gbps = fabric_gbps;
+    const std::uint64_t q_host = o.queue_bytes ? o.queue_bytes : bdp_bytes(t, o.mtu, o.speed_gbps);
+    const std::uint64_t q_fabric = o.queue_bytes ? o.queue_bytes : bdp_bytes(t, o.mtu, fabric_gbps);
+    t.host_link = link(o, o.speed_gbps, q_host);
+    t.fabric_link = link(o, fabric_gbps, q_fabric);
+    return t;
+}
+
+// "a->b": that port; "a-b": both directions. Names as the fabric prints its ports.
+std::vector<std::uint32_t> resolve_link(const std::map<std::string, std::uint32_t>& ports,
+                                        const link_event& e) {
+    const char* opt = e.what == link_event::op::fail   ? "--fail"
+                      : e.what == link_event::op::slow ? "--slow"
+                                                       : "--restore";
+    std::vector<std::string> names;
+    if (const std::size_t arrow = e.link.find("->"); arrow != std::string::npos) {
+        names.push_back(e.link);
+    } else if (const std::size_t dash = e.link.find('-'); dash != std::string::npos) {
+        const std::string a = e.link.substr(0, dash), b = e.link.substr(dash + 1);
+        names = {a + "->" + b, b + "->" + a};
+    }
+    std::vector<std::uint32_t> out;
+    for (const auto& n : names) {
+        const auto it = ports.find(n);
+        if (it == ports.end()) break;
+        out.push_back(it->second);
+    }
+    if (names.empty() || out.size() != names.size())
+        throw usage_error(std::string(opt) + ": link '" + e.link +
+                          "' does not exist (e.g. leaf0-spine1, leaf0->spine1, h3-leaf0)");
+    return out;
+}
+
+void schedule_events(const options& o, netmodel::fabric& f) {
+    if (o.events.empty()) return;
+    std::map<std::string, std::uint32_t> ports;
+    for (std::uint32_t p = 0; p < f.port_count(); ++p)
+        ports.emplace(f.port_name(p), p);
+    for (const link_event& e : o.events) {
+        for (const std::uint32_t p : resolve_link(ports, e)) {
+            switch (e.what) {
+                case link_event::op::fail:
+                    f.fail_port(p, e.at_ns);
+                    break;
+                case link_event::op::slow:
+                    f.set_port_rate(p, e.gbps, e.at_ns);
+                    break;
+                case link_event::op::restore:
+                    f.restore_port(p, e.at_ns);
+                    break;
+            }
+        }
+    }
+}
+
+engine_config host_config(const options& o, const netmodel::topology& t,
+                          const std::vector<flow>& flows, std::uint32_t hosts) {
+    // Each flow takes a PDC at both ends; a host needs room for all of its flows at once.
+    std::vector<std::uint32_t> per_host(hosts, 0);
+    for (const flow& f : flows) {
+        ++per_host[f.src];
+        ++per_host[f.dst];
+    }
+    const std::uint32_t most = *std::max_element(per_host.begin(), per_host.end());
+    if (most > 4000)
+        throw usage_error("--workload: a host has " + std::to_string(most) +
+                          " flows; the engine holds at most 4095 PDCs");
+    engine_config e;
+    e.cc = o.cc;
+    e.lb = o.lb;
+    e.link_gbps = o.speed_gbps;
+    e.base_rtt_ns = sim::base_rtt(t, o.mtu + frame_overhead);
+    e.trimming = o.trimming;
+    e.mtu_payload = o.mtu;
+    e.seed = o.seed;
+    e.max_pdcs = std::max<std::uint32_t>(64, most + 16);
+    e.max_peers = std::max<std::uint32_t>(64, most + 16);
+    e.control_queue = 16384;
+    return e;
+}
+
+double wall_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int run(const options& o) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const netmodel::topology t = build_topology(o);
+    const std::uint32_t hosts = t.leaves * t.hosts_per_leaf;
+    const std::vector<flow> flows = make_flows(o, hosts);
+    sim::cluster c(t, host_config(o, t, flows, hosts));
+    schedule_events(o, c.net());
+    for (const flow& f : flows) {
+        const auto message =
+            static_cast<std::uint32_t>(std::min<std::uint64_t>(o.message_bytes, f.bytes));
+        c.add_flow({.src = f.src,
+                    .dst = f.dst,
+                    .message_bytes = message,
+                    .outstanding = o.outstanding,
+                    .start_ns = f.start_ns,
+                    .mode = o.mode,
+                    .bytes = f.bytes});
+    }
+
+    const bool tty = isatty(STDERR_FILENO);
+    double last_report = 0;
+    bool reported = false;
+    while (!c.all_finished() && c.step(o.time_limit_ns)) {
+        if (!o.progress || (c.steps() & 4095) != 0) continue;
+        const double wall = wall_since(t0);
+        if (wall < 2 || wall - last_report < 1) continue;
+        last_report = wall;
+        reported = true;
+        std::fprintf(stderr, "uet-sim: virtual %.1f us, %zu/%zu flows done, %.2f M events/s%s",
+                     double(c.now()) / 1e3, c.finished_flows(), c.flows().size(),
+                     double(c.net().counters().events) / wall / 1e6, tty ? "   \r" : "\n");
+    }
+    if (reported && tty) std::fputc('\n', stderr);
+
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    const run_result r = summarise(o, t, c, wall_since(t0), std::uint64_t(ru.ru_maxrss) * 1024);
+    print_summary(stdout, o, t, r);
+    if (!o.csv.empty()) write_file(o.csv, flows_csv(r));
+    if (!o.json.empty()) write_file(o.json, to_json(o, r));
+    return r.unfinished == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace uet::simcli
+
+int main(int argc, char** argv) {
+    using namespace uet::simcli;
+    try {
+        const options o = parse_options(argc, argv);
+        if (o.help) {
+            std::fputs(usage(), stdout);
+            return 0;
+        }
+        return run(o);
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "uet-sim: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "uet-sim: %s\n", e.what());
+        return 1;
+    }
+}
