@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -110,12 +111,17 @@ void schedule_events(const options& o, netmodel::fabric& f) {
 engine_config host_config(const options& o, const netmodel::topology& t,
                           const std::vector<flow>& flows, std::uint32_t hosts) {
     // Each flow takes a PDC at both ends; a host needs room for all of its flows at once.
-    std::vector<std::uint32_t> per_host(hosts, 0);
+    std::vector<std::uint32_t> out(hosts, 0), in(hosts, 0);
     for (const flow& f : flows) {
-        ++per_host[f.src];
-        ++per_host[f.dst];
+        ++out[f.src];
+        ++in[f.dst];
     }
-    const std::uint32_t most = *std::max_element(per_host.begin(), per_host.end());
+    std::uint32_t most = 0, most_in = 0, most_out = 0;
+    for (std::uint32_t h = 0; h < hosts; ++h) {
+        most = std::max(most, in[h] + out[h]);
+        most_in = std::max(most_in, in[h]);
+        most_out = std::max(most_out, out[h]);
+    }
     if (most > 4000)
         throw usage_error("--workload: a host has " + std::to_string(most) +
                           " flows; the engine holds at most 4095 PDCs");
@@ -127,9 +133,25 @@ engine_config host_config(const options& o, const netmodel::topology& t,
     e.trimming = o.trimming;
     e.mtu_payload = o.mtu;
     e.seed = o.seed;
-    e.max_pdcs = std::max<std::uint32_t>(64, most + 16);
-    e.max_peers = std::max<std::uint32_t>(64, most + 16);
-    e.control_queue = 16384;
+    // Tables sized to the workload, not to the engine's defaults (which are for a host with
+    // thousands of peers): a thousand engines must fit in a few hundred MB.
+    const auto room = [](std::uint64_t n, std::uint64_t lo, std::uint64_t hi) {
+        return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(n, lo, hi));
+    };
+    e.max_pdcs = room(most + 4, 8, 4095);
+    e.max_peers = room(most + 4, 8, 4095);
+    // A PDC's packets in flight: 2 BDPs (NSCC opens its window to 1.5), rounded up to a power
+    // of two; every PDC slot holds a ring of this many.
+    const double bdp_packets = double(e.base_rtt_ns) * o.speed_gbps / 8 / o.mtu;
+    e.mpr = room(std::bit_ceil(static_cast<std::uint64_t>(2 * bdp_packets) + 1), 32, 4095);
+    e.max_pending_messages = room(std::uint64_t{most_out} * o.outstanding + 8, 16, 65536);
+    e.max_rx_messages = room(std::uint64_t{most_in} * o.outstanding + 8, 16, 65536);
+    e.max_message_size = o.message_bytes;
+    e.remembered_messages = 64;  // RUDI and UUD only: not used here
+    e.rudi_max_in_flight = 16;
+    e.control_queue = room(std::uint64_t{most_in} * 128, 256, 65536);
+    e.tx_burst = 16;         // each engine stages this many frames
+    e.udp_checksum = false;  // no wire to corrupt a frame: summing payloads is wasted work
     return e;
 }
 
@@ -142,7 +164,7 @@ int run(const options& o) {
     const netmodel::topology t = build_topology(o);
     const std::uint32_t hosts = t.leaves * t.hosts_per_leaf;
     const std::vector<flow> flows = make_flows(o, hosts);
-    sim::cluster c(t, host_config(o, t, flows, hosts));
+    sim::cluster c(t, host_config(o, t, flows, hosts), 0, sim::payload_kind::placed_writes);
     schedule_events(o, c.net());
     for (const flow& f : flows) {
         const auto message =

@@ -17,8 +17,9 @@ std::uint64_t base_rtt(const netmodel::topology& t, double data_frame, double ac
     return static_cast<std::uint64_t>(rtt);
 }
 
-cluster::cluster(const netmodel::topology& t, const engine_config& base, std::uint64_t bin_ns)
-    : fab_(t), bin_ns_(bin_ns) {
+cluster::cluster(const netmodel::topology& t, const engine_config& base, std::uint64_t bin_ns,
+                 payload_kind payload)
+    : fab_(t), payload_(payload), bin_ns_(bin_ns) {
     const std::uint32_t hosts = fab_.host_count();
     engines_.reserve(hosts);
     for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -26,6 +27,7 @@ cluster::cluster(const netmodel::topology& t, const engine_config& base, std::ui
         c.mac = fab_.host_mac(h);
         c.ip = fab_.host_ip(h);
         c.seed = base.seed * 1000 + h;
+        if (payload == payload_kind::placed_writes) c.deliver_to = this;
         engines_.push_back(std::make_unique<engine>(c));
     }
     deadlines_ = netmodel::event_heap(hosts);
@@ -50,6 +52,7 @@ std::size_t cluster::add_flow(const flow_spec& spec) {
     }
     const std::uint32_t biggest = f.spec.messages > 1 ? spec.message_bytes : f.message_size(0);
     if (data_.size() < biggest) data_.assign(biggest, 0x5a);
+    if (payload_ == payload_kind::placed_writes && sink_.size() < biggest) sink_.resize(biggest);
     flows_.push_back(f);
     const auto i = static_cast<std::uint32_t>(flows_.size() - 1);
     // Descending by (start, index): the new flow goes after every one that starts later or at
@@ -134,14 +137,27 @@ void cluster::start_flows() {
     }
 }
 
+std::uint8_t* cluster::place_write(std::uint32_t, const ses::op_fields&, std::uint32_t,
+                                   std::uint32_t length) noexcept {
+    return length <= sink_.size() ? sink_.data() : nullptr;
+}
+
 void cluster::top_up(std::size_t i) {
+    static const ses_fields write_fields = [] {
+        ses_fields f;
+        f.opcode = wire::ses_opcode::write;
+        return f;
+    }();
     flow_state& f = flows_[i];
     engine& e = *engines_[f.spec.src];
     const peer_id to = e.add_peer(fab_.host_mac(f.spec.dst), fab_.host_ip(f.spec.dst));
     while (f.posted < f.spec.messages && f.posted - f.completed - f.failed < f.spec.outstanding) {
         const std::uint64_t ctx = (std::uint64_t{i} << 32) | f.posted;
-        if (!e.post_send(to, f.spec.mode, {data_.data(), f.message_size(f.posted)}, ctx).ok())
-            break;
+        const std::span<const std::uint8_t> payload{data_.data(), f.message_size(f.posted)};
+        const status st = payload_ == payload_kind::sends
+                              ? e.post_send(to, f.spec.mode, payload, ctx)
+                              : e.post_message(to, f.spec.mode, write_fields, payload, ctx);
+        if (!st.ok()) break;
         ++f.posted;
     }
 }
@@ -191,13 +207,14 @@ void cluster::collect(engine& e) {
     received_message m;
     while (e.poll_received(m)) {
         const std::uint32_t from = fab_.host_of_ip(e.peer_ip(m.from));
+        const std::size_t bytes = m.placed ? m.ses->request_length : m.data.size();
         if (from < rx_bytes_.size()) {
-            rx_bytes_[from] += m.data.size();
+            rx_bytes_[from] += bytes;
             if (bin_ns_ != 0) {
                 const std::size_t b = now_ / bin_ns_;
                 if (bins_.size() <= b)
                     bins_.resize(b + 1, std::vector<std::uint64_t>(rx_bytes_.size(), 0));
-                bins_[b][from] += m.data.size();
+                bins_[b][from] += bytes;
             }
         }
         e.release(m.handle);

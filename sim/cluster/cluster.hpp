@@ -67,13 +67,23 @@ struct engine_totals {
 std::uint64_t base_rtt(const netmodel::topology& t, double data_frame = 4096 + 110,
                        double ack_frame = 80);
 
-class cluster {
+// How a flow's messages travel. sends: SEND requests, each reassembled at the receiver into a
+// buffer of its own (what the engine does for an application's receive). placed_writes: RMA
+// WRITEs whose packets the receiver places (delivery_target::place_write) into one scratch
+// buffer the whole cluster shares: the same packets and protocol, without a message-sized
+// buffer per message in flight, which at a thousand hosts is gigabytes of page faults.
+enum class payload_kind : std::uint8_t { sends, placed_writes };
+
+class cluster final : private delivery_target {
   public:
     static constexpr std::uint64_t never = ~std::uint64_t{0};
 
     // `bin_ns`: width of the receive-rate bins (0: none kept). The engines take base's
     // configuration with their own address and seed base.seed x 1000 + host.
-    cluster(const netmodel::topology& t, const engine_config& base, std::uint64_t bin_ns = 0);
+    cluster(const netmodel::topology& t, const engine_config& base, std::uint64_t bin_ns = 0,
+            payload_kind payload = payload_kind::sends);
+    cluster(const cluster&) = delete;
+    cluster& operator=(const cluster&) = delete;
 
     netmodel::fabric& net() { return fab_; }
     const netmodel::fabric& net() const { return fab_; }
@@ -113,6 +123,11 @@ class cluster {
     void collect(engine& e);
     void refresh(std::uint32_t h) { deadlines_.set(h, engines_[h]->next_deadline()); }
 
+    // delivery_target: every WRITE lands in sink_, whatever its offset.
+    bool places_writes() const noexcept override { return payload_ == payload_kind::placed_writes; }
+    std::uint8_t* place_write(std::uint32_t from, const ses::op_fields& f, std::uint32_t offset,
+                              std::uint32_t length) noexcept override;
+
     netmodel::fabric fab_;
     std::vector<std::unique_ptr<engine>> engines_;
     netmodel::event_heap deadlines_;  // engines by next_deadline()
@@ -121,7 +136,9 @@ class cluster {
     // Flows not started, by (start, index) from the back: the next to start is last.
     std::vector<std::uint32_t> start_order_;
     std::size_t finished_ = 0;
-    std::vector<std::uint8_t> data_;
+    payload_kind payload_;
+    std::vector<std::uint8_t> data_;  // every message's payload (0x5a bytes)
+    std::vector<std::uint8_t> sink_;  // placed_writes: where every WRITE's payload goes
     std::vector<std::uint64_t> rx_bytes_;
     std::vector<std::uint64_t> spines_used_;
     std::vector<std::vector<std::uint64_t>> bins_;
