@@ -39,13 +39,40 @@ netmodel::link_params link(const options& o, double gbps, std::uint64_t queue) {
     return p;
 }
 
+// A k-ary fat tree: k pods of k/2 edges and k/2 aggregation switches, (k/2)^2 cores, k/2 hosts
+// an edge; or, given a host count, the smallest k with room for it, its edges holding
+// ceil(hosts / edges) hosts each.
+void fat_tree(const options& o, netmodel::topology& t) {
+    std::uint32_t k = o.k;
+    if (k == 0) {
+        const std::uint32_t want = o.hosts ? o.hosts : 128;
+        for (k = 2; std::uint64_t{k} * k * k / 4 < want;)
+            k += 2;
+    }
+    const std::uint32_t edges = k * k / 2;
+    if (edges > 256)
+        throw usage_error(
+            "--" + std::string(o.k ? "k " : "hosts ") + std::to_string(o.k ? o.k : o.hosts) +
+            ": a fat tree of k = " + std::to_string(k) + " has " + std::to_string(edges) +
+            " edge switches; the model addresses at most 256 (k <= 22)");
+    t.pods = k;
+    t.leaves = edges;
+    t.spines = k / 2;
+    t.cores_per_agg = k / 2;
+    t.hosts_per_leaf = o.hosts ? (o.hosts + edges - 1) / edges : k / 2;
+}
+
 netmodel::topology build_topology(const options& o) {
-    if (o.topology == topology_kind::fattree)
-        throw usage_error("--topology fattree: not built yet (leafspine only in this version)");
     netmodel::topology t;
-    t.leaves = o.leaves;
-    t.spines = o.spines;
-    t.hosts_per_leaf = o.hosts_per_leaf;
+    if (o.topology == topology_kind::fattree) {
+        if (o.oversubscription > 0)
+            throw usage_error("--oversub: leaf-spine only (fat trees are not oversubscribed)");
+        fat_tree(o, t);
+    } else {
+        t.leaves = o.leaves;
+        t.spines = o.spines;
+        t.hosts_per_leaf = o.hosts_per_leaf;
+    }
     t.seed = o.seed;
     t.max_frame_bytes = o.mtu + 256;
     const double fabric_gbps = o.oversubscription > 0 ? double(o.hosts_per_leaf) * o.speed_gbps /

@@ -49,12 +49,11 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     run_result r;
     const netmodel::fabric& net = c.net();
     // The ideal: the flow's frames back to back at the host's rate, plus the unloaded round
-    // trip of its last frame and the ACK (across the spines, or within the leaf).
-    netmodel::topology one_leaf = t;
-    one_leaf.leaves = 1;
+    // trip of its last frame and the ACK over its path (within the leaf, through a spine or
+    // aggregation switch, through a core).
     const double frame = c.max_frame() ? double(c.max_frame()) : double(o.mtu) + 110;
-    const double rtt_far = double(sim::base_rtt(t, frame)),
-                 rtt_near = double(sim::base_rtt(one_leaf, frame));
+    const double rtt[3] = {double(sim::path_rtt(t, 2, frame)), double(sim::path_rtt(t, 4, frame)),
+                           double(sim::path_rtt(t, 6, frame))};
     std::vector<double> fct, slow;
     std::uint64_t first = ~std::uint64_t{0}, last = 0, bytes_done = 0;
     double rate_sum = 0;
@@ -68,8 +67,8 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         f.failed = s.failed;
         const double packets = std::ceil(double(f.bytes) / o.mtu);
         const double wire = double(f.bytes) + packets * (frame - o.mtu);
-        const double rtt = net.leaf_of(f.src) == net.leaf_of(f.dst) ? rtt_near : rtt_far;
-        f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + rtt);
+        const double path = rtt[net.path_links(f.src, f.dst) / 2 - 1];
+        f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + path);
         r.failed_messages += s.failed;
         if (s.finished()) {
             f.end_ns = s.done_ns;
@@ -111,12 +110,22 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
 
 void print_summary(std::FILE* out, const options& o, const netmodel::topology& t,
                    const run_result& r) {
+    if (t.pods) {
+        std::fprintf(out,
+                     "topology    fattree: k %u, %u hosts (%u an edge), %u edges, %u aggregation "
+                     "switches, %u cores; ",
+                     t.pods, t.leaves * t.hosts_per_leaf, t.hosts_per_leaf, t.leaves,
+                     t.pods * t.spines, t.spines * t.cores_per_agg);
+    } else {
+        std::fprintf(out, "topology    leafspine: %u leaves x %u hosts, %u spines; ", t.leaves,
+                     t.hosts_per_leaf, t.spines);
+    }
     std::fprintf(
         out,
-        "topology    leafspine: %u leaves x %u hosts, %u spines; %.0f Gb/s hosts, %.1f "
-        "Gb/s fabric; hop %llu ns; queue %llu B; ECN %llu..%llu B; trim %s; mtu %u\n",
-        t.leaves, t.hosts_per_leaf, t.spines, t.host_link.rate_gbps, t.fabric_link.rate_gbps,
-        (unsigned long long)t.host_link.delay_ns, (unsigned long long)t.fabric_link.queue_bytes,
+        "%.0f Gb/s hosts, %.1f Gb/s fabric; hop %llu ns; queue %llu B; ECN %llu..%llu B; "
+        "trim %s; mtu %u\n",
+        t.host_link.rate_gbps, t.fabric_link.rate_gbps, (unsigned long long)t.host_link.delay_ns,
+        (unsigned long long)t.fabric_link.queue_bytes,
         (unsigned long long)t.fabric_link.ecn_kmin_bytes,
         (unsigned long long)t.fabric_link.ecn_kmax_bytes, o.trimming ? "on" : "off", o.mtu);
     std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu\n",

@@ -7,14 +7,20 @@
 
 namespace uet::sim {
 
-std::uint64_t base_rtt(const netmodel::topology& t, double data_frame, double ack_frame) {
+std::uint64_t path_rtt(const netmodel::topology& t, std::uint32_t links, double data_frame,
+                       double ack_frame) {
     const double host_ns = 8 / t.host_link.rate_gbps, fab_ns = 8 / t.fabric_link.rate_gbps;
-    double rtt = 2.0 * (double(t.host_link.delay_ns) + data_frame * host_ns) +
-                 2.0 * (double(t.host_link.delay_ns) + ack_frame * host_ns);
-    if (t.leaves > 1)
-        rtt += 2.0 * (double(t.fabric_link.delay_ns) + data_frame * fab_ns) +
-               2.0 * (double(t.fabric_link.delay_ns) + ack_frame * fab_ns);
+    const double fabric_links = links > 2 ? double(links - 2) : 0;
+    const double rtt = 2.0 * (double(t.host_link.delay_ns) + data_frame * host_ns) +
+                       2.0 * (double(t.host_link.delay_ns) + ack_frame * host_ns) +
+                       fabric_links * (double(t.fabric_link.delay_ns) + data_frame * fab_ns) +
+                       fabric_links * (double(t.fabric_link.delay_ns) + ack_frame * fab_ns);
     return static_cast<std::uint64_t>(rtt);
+}
+
+std::uint64_t base_rtt(const netmodel::topology& t, double data_frame, double ack_frame) {
+    const std::uint32_t links = t.leaves <= 1 ? 2 : t.pods > 1 ? 6 : 4;
+    return path_rtt(t, links, data_frame, ack_frame);
 }
 
 cluster::cluster(const netmodel::topology& t, const engine_config& base, std::uint64_t bin_ns,

@@ -61,9 +61,12 @@ struct engine_totals {
     lb::lb_stats lb;
 };
 
-// The unloaded round trip of a data frame of data_frame bytes out and an ACK back between hosts
-// on different leaves (on one leaf when the fabric has one): each link adds its delay and the
-// frame's serialisation (store and forward). What the engines take as their base RTT.
+// The unloaded round trip of a data frame of data_frame bytes out and an ACK back over a path of
+// `links` links each way (2 within a leaf, 4 through a spine, 6 through a fat tree's core):
+// each link adds its delay and the frame's serialisation (store and forward).
+std::uint64_t path_rtt(const netmodel::topology& t, std::uint32_t links, double data_frame,
+                       double ack_frame = 80);
+// path_rtt over the fabric's longest path: what the engines take as their base RTT.
 std::uint64_t base_rtt(const netmodel::topology& t, double data_frame = 4096 + 110,
                        double ack_frame = 80);
 

@@ -63,9 +63,13 @@ fabric::fabric(const topology& t) : topo_(t) {
     require(t.host_link.rate_gbps > 0 && t.fabric_link.rate_gbps > 0, "fabric: rate must be > 0");
     require(t.max_frame_bytes >= 64, "fabric: max_frame_bytes must be >= 64");
     require(t.max_frames_in_flight >= 1, "fabric: max_frames_in_flight must be >= 1");
+    require(t.pods == 0 || (t.leaves % t.pods == 0 && t.cores_per_agg >= 1 &&
+                            std::uint64_t{t.spines} * t.cores_per_agg <= 65535),
+            "fabric: pods must divide leaves, 1 <= spines x cores_per_agg <= 65535");
     hosts_ = t.leaves * t.hosts_per_leaf;
-    const std::uint32_t links = t.leaves * t.spines;
-    ports_.resize(std::size_t{2} * hosts_ + std::size_t{2} * links);
+    links_ = t.leaves * t.spines;
+    core_links_ = t.pods * t.spines * t.cores_per_agg;
+    ports_.resize(std::size_t{2} * hosts_ + std::size_t{2} * links_ + std::size_t{2} * core_links_);
     events_ = event_heap(port_count());
     std::uint64_t state = t.seed;
     leaf_seeds_.resize(t.leaves);
@@ -146,14 +150,33 @@ std::uint32_t fabric::up_port(std::uint32_t leaf, std::uint32_t spine) const noe
 }
 
 std::uint32_t fabric::down_port(std::uint32_t spine, std::uint32_t leaf) const noexcept {
-    return 2 * hosts_ + topo_.leaves * topo_.spines + spine * topo_.leaves + leaf;
+    return 2 * hosts_ + links_ + spine * topo_.leaves + leaf;
+}
+
+std::uint32_t fabric::agg_up_port(std::uint32_t pod, std::uint32_t spine,
+                                  std::uint32_t c) const noexcept {
+    return 2 * hosts_ + 2 * links_ + (pod * topo_.spines + spine) * topo_.cores_per_agg + c;
+}
+
+std::uint32_t fabric::core_down_port(std::uint32_t spine, std::uint32_t c,
+                                     std::uint32_t pod) const noexcept {
+    return 2 * hosts_ + 2 * links_ + core_links_ + (spine * topo_.cores_per_agg + c) * topo_.pods +
+           pod;
 }
 
 port_kind fabric::kind(std::uint32_t port) const noexcept {
     if (port < hosts_) return port_kind::nic;
     if (port < 2 * hosts_) return port_kind::to_host;
-    if (port < 2 * hosts_ + topo_.leaves * topo_.spines) return port_kind::up;
-    return port_kind::down;
+    if (port < 2 * hosts_ + links_) return port_kind::up;
+    if (port < 2 * hosts_ + 2 * links_) return port_kind::down;
+    if (port < 2 * hosts_ + 2 * links_ + core_links_) return port_kind::agg_up;
+    return port_kind::core_down;
+}
+
+std::uint32_t fabric::path_links(std::uint32_t from, std::uint32_t to) const noexcept {
+    const std::uint32_t a = leaf_of(from), b = leaf_of(to);
+    if (a == b) return 2;
+    return pod_of_leaf(a) == pod_of_leaf(b) ? 4 : 6;
 }
 
 port_stats fabric::port_counters(std::uint32_t port_id) const noexcept {
@@ -256,9 +279,15 @@ void fabric::send(std::uint32_t from_host, std::span<const std::uint8_t> frame, 
     const std::uint32_t leaf = leaf_of(from_host);
     // Spraying turns the round robin only for packets that go up to a spine.
     const bool up = m.dst_host != no_host && leaf_of(m.dst_host) != leaf;
-    m.uplink = static_cast<std::uint16_t>(!topo_.leaf_spray ? uplink_for(leaf, frame)
-                                          : up              ? next_spine_[leaf]++ % topo_.spines
-                                                            : 0);
+    // One draw picks the spine (aggregation switch) and, in a fat tree, the core above it.
+    std::uint64_t draw = 0;
+    if (!topo_.leaf_spray) {
+        draw = uplink_hash(leaf, frame);
+    } else if (up) {
+        draw = next_spine_[leaf]++;
+    }
+    m.uplink = static_cast<std::uint16_t>(draw % topo_.spines);
+    m.core = topo_.pods ? static_cast<std::uint16_t>(draw / topo_.spines % topo_.cores_per_agg) : 0;
     enqueue(nic_port(from_host), s, now_ps_);
 }
 
@@ -382,8 +411,25 @@ void fabric::forward(std::uint32_t port_id, std::uint32_t s, std::uint64_t t) {
             return;
         }
         case port_kind::up: {
+            const std::uint32_t from_leaf = (port_id - up_port(0, 0)) / topo_.spines;
             const std::uint32_t spine = (port_id - up_port(0, 0)) % topo_.spines;
-            enqueue(down_port(spine, leaf_of(dst)), s, t);
+            const std::uint32_t pod = pod_of_leaf(from_leaf);
+            if (topo_.pods == 0 || pod_of_leaf(leaf_of(dst)) == pod) {
+                enqueue(down_port(spine, leaf_of(dst)), s, t);
+            } else {
+                enqueue(agg_up_port(pod, spine, meta_[s].core), s, t);
+            }
+            return;
+        }
+        case port_kind::agg_up: {
+            const std::uint32_t agg = (port_id - agg_up_port(0, 0, 0)) / topo_.cores_per_agg;
+            const std::uint32_t c = (port_id - agg_up_port(0, 0, 0)) % topo_.cores_per_agg;
+            enqueue(core_down_port(agg % topo_.spines, c, pod_of_leaf(leaf_of(dst))), s, t);
+            return;
+        }
+        case port_kind::core_down: {
+            const std::uint32_t core = (port_id - core_down_port(0, 0, 0)) / topo_.pods;
+            enqueue(down_port(core / topo_.cores_per_agg, leaf_of(dst)), s, t);
             return;
         }
         case port_kind::down:

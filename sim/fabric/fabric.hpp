@@ -13,6 +13,16 @@
 // to an unknown destination (or that are not IPv4) are dropped at the first leaf and counted.
 // The switches do not rewrite MACs or TTL: a frame arrives as sent, apart from ECN and trimming.
 //
+// Three tiers (topology::pods > 0, a fat tree): the leaves are edge switches, `leaves / pods` to
+// a pod; each pod has `spines` aggregation switches, every one joined to every edge of its pod,
+// and aggregation switch a of every pod is joined to cores a x cores_per_agg .. + cores_per_agg
+// - 1 (so a k-ary fat tree is pods k, leaves k^2/2, spines k/2, cores_per_agg k/2). A frame to
+// another pod goes host->edge->agg->core->agg->edge->host; the source edge's hash picks the
+// aggregation switch (hash mod spines) and the core behind it ((hash / spines) mod
+// cores_per_agg), the rest of the path follows from the destination. Within a pod it turns at
+// the aggregation switch. Ports are named edge<i>, agg<pod x spines + a>, core<a x
+// cores_per_agg + c>.
+//
 // Every link direction is an output-queued port (store and forward): a packet waits in the
 // port's queue, is serialised at the port's rate (kept to the picosecond, so back-to-back frames
 // add up exactly) and arrives at the next node delay_ns after its last bit left. Each port has
@@ -78,6 +88,9 @@ link_params uet_link(double rate_gbps, std::uint64_t delay_ns, std::uint64_t bdp
 
 struct topology {
     std::uint32_t leaves = 2, hosts_per_leaf = 8, spines = 8;  // at most 256, 255, 65535
+    // 0: two tiers (leaf-spine). Otherwise a fat tree: leaves are edges, `pods` divides them,
+    // spines are the aggregation switches of a pod, each with cores_per_agg cores above it.
+    std::uint32_t pods = 0, cores_per_agg = 0;
     link_params host_link, fabric_link;
     std::uint64_t nic_queue_bytes = 0;   // host transmit queue; 0 = unbounded
     std::uint32_t ip_base = 0x0a000000;  // 10.0.0.0: hosts are 10.<leaf>.<index>.1
@@ -90,7 +103,8 @@ struct topology {
     bool leaf_spray = false;
 };
 
-enum class port_kind : std::uint8_t { nic, to_host, up, down };
+// up/down: leaf<->spine (edge<->agg in a fat tree); agg_up/core_down: agg<->core.
+enum class port_kind : std::uint8_t { nic, to_host, up, down, agg_up, core_down };
 
 struct port_stats {
     std::uint64_t tx_packets = 0, tx_bytes = 0;  // serialised onto the link
@@ -131,6 +145,12 @@ class fabric {
     std::uint32_t host_ip(std::uint32_t host) const noexcept;
     wire::mac_address host_mac(std::uint32_t host) const noexcept;
     std::uint32_t leaf_of(std::uint32_t host) const noexcept { return host / topo_.hosts_per_leaf; }
+    std::uint32_t pod_of_leaf(std::uint32_t leaf) const noexcept {
+        return topo_.pods ? leaf / (topo_.leaves / topo_.pods) : 0;
+    }
+    // Links a frame from one host to the other crosses: 2 on one leaf, 4 through a spine (or an
+    // aggregation switch), 6 through a core.
+    std::uint32_t path_links(std::uint32_t from, std::uint32_t to) const noexcept;
     std::uint32_t host_of_ip(std::uint32_t ip) const noexcept;  // no_host if none
     // The spine the leaf's ECMP picks for this frame (what the fabric does when it forwards it,
     // unless the topology sprays in the leaves).
@@ -179,6 +199,11 @@ class fabric {
     std::uint32_t to_host_port(std::uint32_t host) const noexcept { return hosts_ + host; }
     std::uint32_t up_port(std::uint32_t leaf, std::uint32_t spine) const noexcept;
     std::uint32_t down_port(std::uint32_t spine, std::uint32_t leaf) const noexcept;
+    // Fat tree: aggregation switch `spine` of `pod` to its core c (0..cores_per_agg-1), and back.
+    std::uint32_t agg_up_port(std::uint32_t pod, std::uint32_t spine,
+                              std::uint32_t c) const noexcept;
+    std::uint32_t core_down_port(std::uint32_t spine, std::uint32_t c,
+                                 std::uint32_t pod) const noexcept;
     port_kind kind(std::uint32_t port) const noexcept;
     std::string port_name(std::uint32_t port) const;  // "h3->leaf0", "spine2->leaf1", ...
     port_stats port_counters(std::uint32_t port) const noexcept;
@@ -204,6 +229,7 @@ class fabric {
         std::uint32_t length = 0;
         std::uint32_t dst_host = no_host;
         std::uint16_t uplink = 0;  // spine chosen by the source leaf
+        std::uint16_t core = 0;    // fat tree: core (of the spine's) chosen by the source leaf
         std::uint8_t dscp = 0;
         bool priority = false;  // class it was queued in at the current port
     };
@@ -270,7 +296,8 @@ class fabric {
     std::uint32_t hosts_ = 0;
     std::vector<port> ports_;
     std::vector<std::uint64_t> leaf_seeds_;
-    std::vector<std::uint32_t> next_spine_;  // leaf_spray's round robin, per leaf
+    std::vector<std::uint32_t> next_spine_;     // leaf_spray's round robin, per leaf
+    std::uint32_t links_ = 0, core_links_ = 0;  // leaf-spine, agg-core (one direction each)
     std::vector<std::unique_ptr<std::uint8_t[]>> chunks_;
     std::vector<slot_meta> meta_;
     std::vector<std::uint32_t> free_;  // LIFO: recently used slots are reused first

@@ -47,6 +47,12 @@ python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert len(j["pe
 ok --workload alltoall --size 4KiB --lb static --cc none --speed 400
 ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
 ok --matrix "$dir/plain.txt" --lb reps
+ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
+    --restore agg0-core1@30us --csv "$dir/ft.csv"
+grep -q '^topology    fattree: k 4, 16 hosts' "$dir/ok.out" || fail "fattree: $(cat "$dir/ok.out")"
+[ "$(wc -l <"$dir/ft.csv")" -eq 17 ] || fail "16 flows expected in ft.csv"
+ok --topology fattree --hosts 100 --workload incast --incast-degree 8 --size 64KiB
+grep -q '^topology    fattree: k 8, 128 hosts (4 an edge)' "$dir/ok.out" || fail "--hosts 100: $(cat "$dir/ok.out")"
 ok --workload cm --matrix "$dir/m.cm" --csv "$dir/m.csv"
 grep -q '^1,3,9,1000000,10000,' "$dir/m.csv" || fail ".cm start in us: $(cat "$dir/m.csv")"
 ok --help
@@ -71,6 +77,11 @@ bad "link 'leaf0-spine9' does not exist" --fail leaf0-spine9@1us
 bad "link 'leaf5-spine0' does not exist" --slow leaf5-spine0=10@1us
 bad "link 'h99-leaf0' does not exist" --restore h99-leaf0@1us
 bad "--fail: 'leaf0-spine1' has no time" --fail leaf0-spine1
+bad "link 'leaf0-spine0' does not exist" --topology fattree --k 4 --fail leaf0-spine0@1us
+bad "link 'agg0-core2' does not exist" --topology fattree --k 4 --fail agg0-core2@1us
+bad "--hosts 3000: a fat tree of k = 24" --topology fattree --hosts 3000
+bad "--k: must be even" --topology fattree --k 5
+bad "--oversub: leaf-spine only" --topology fattree --k 4 --oversub 2
 bad "--slow: 'leaf0-spine1@1us' has no rate" --slow leaf0-spine1@1us
 bad "--size: '-5'" --size -5
 bad "--size: '2XB'" --size 2XB
