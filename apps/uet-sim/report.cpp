@@ -103,6 +103,8 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     r.fabric = net.counters();
     r.engines = c.totals();
     r.steps = c.steps();
+    r.fabric_memory_bytes = net.memory_bytes();
+    r.pool_high_water = net.pool_high_water();
     r.wall_s = wall_s;
     r.peak_rss_bytes = peak_rss_bytes;
     return r;
@@ -149,11 +151,13 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
     const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
     std::fprintf(out,
                  "run         virtual %.1f us; %llu events, %llu packet hops, %llu steps; wall "
-                 "%.2f s, %.2f M events/s, %.0f ns per packet hop; peak RSS %.0f MB\n",
+                 "%.2f s, %.2f M events/s, %.0f ns per packet hop; peak RSS %.0f MB (fabric %.0f "
+                 "MB, %zu frames at most)\n",
                  double(r.virtual_ns) / 1e3, ull(r.fabric.events), ull(r.fabric.hops), ull(r.steps),
                  r.wall_s, double(r.fabric.events) / wall / 1e6,
                  r.fabric.hops ? wall * 1e9 / double(r.fabric.hops) : 0.0,
-                 double(r.peak_rss_bytes) / 1e6);
+                 double(r.peak_rss_bytes) / 1e6, double(r.fabric_memory_bytes) / 1e6,
+                 r.pool_high_water);
 }
 
 std::string flows_csv(const run_result& r) {

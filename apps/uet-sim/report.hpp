@@ -32,6 +32,7 @@ struct run_result {
     netmodel::fabric_stats fabric;
     sim::engine_totals engines;
     std::uint64_t steps = 0;
+    std::size_t fabric_memory_bytes = 0, pool_high_water = 0;  // frames held at once, at most
     double wall_s = 0;
     std::uint64_t peak_rss_bytes = 0;
 };

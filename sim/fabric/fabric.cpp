@@ -66,6 +66,13 @@ fabric::fabric(const topology& t) : topo_(t) {
     require(t.pods == 0 || (t.leaves % t.pods == 0 && t.cores_per_agg >= 1 &&
                             std::uint64_t{t.spines} * t.cores_per_agg <= 65535),
             "fabric: pods must divide leaves, 1 <= spines x cores_per_agg <= 65535");
+    require(t.carried_bytes == 0 || t.carried_bytes >= 64, "fabric: carried_bytes must be >= 64");
+    slot_bytes_ =
+        t.carried_bytes ? std::min(t.carried_bytes, t.max_frame_bytes) : t.max_frame_bytes;
+    if (slot_bytes_ < t.max_frame_bytes) {
+        deliver_scratch_.assign(t.max_frame_bytes, 0x5a);
+        edit_scratch_.assign(t.max_frame_bytes, 0x5a);
+    }
     hosts_ = t.leaves * t.hosts_per_leaf;
     links_ = t.leaves * t.spines;
     core_links_ = t.pods * t.spines * t.cores_per_agg;
@@ -208,7 +215,7 @@ std::uint64_t fabric::spine_packets(std::uint32_t spine) const noexcept {
 
 std::size_t fabric::memory_bytes() const noexcept {
     return ports_.capacity() * sizeof(port) + leaf_seeds_.capacity() * sizeof(std::uint64_t) +
-           chunks_.size() * (std::size_t{topo_.max_frame_bytes} << chunk_bits) +
+           chunks_.size() * (std::size_t{slot_bytes_} << chunk_bits) +
            meta_.capacity() * sizeof(slot_meta) + free_.capacity() * sizeof(std::uint32_t) +
            events_.memory_bytes() + changes_.capacity() * sizeof(change);
 }
@@ -220,8 +227,7 @@ std::uint32_t fabric::alloc_slot() {
         const std::size_t base = meta_.size();
         if (base >= topo_.max_frames_in_flight) return nil;
         const std::size_t n = std::size_t{1} << chunk_bits;
-        chunks_.push_back(
-            std::make_unique_for_overwrite<std::uint8_t[]>(n * topo_.max_frame_bytes));
+        chunks_.push_back(std::make_unique_for_overwrite<std::uint8_t[]>(n * slot_bytes_));
         meta_.resize(base + n);
         const std::size_t end = std::min<std::size_t>(base + n, topo_.max_frames_in_flight);
         for (std::size_t i = end; i-- > base;)
@@ -236,6 +242,19 @@ std::uint32_t fabric::alloc_slot() {
 void fabric::free_slot(std::uint32_t s) noexcept {
     free_.push_back(s);
     --used_;
+}
+
+std::span<std::uint8_t> fabric::whole(std::uint32_t s,
+                                      std::vector<std::uint8_t>& scratch) noexcept {
+    const std::uint32_t length = meta_[s].length;
+    if (length <= slot_bytes_) return {data(s), length};
+    std::memcpy(scratch.data(), data(s), slot_bytes_);
+    return {scratch.data(), length};
+}
+
+void fabric::put_back(std::uint32_t s, std::span<const std::uint8_t> frame) noexcept {
+    if (frame.data() != data(s))
+        std::memcpy(data(s), frame.data(), std::min<std::size_t>(frame.size(), slot_bytes_));
 }
 
 void fabric::push(fifo& f, std::uint32_t s) noexcept {
@@ -270,7 +289,7 @@ void fabric::send(std::uint32_t from_host, std::span<const std::uint8_t> frame, 
         ++stats_.pool_exhausted;
         return;
     }
-    std::memcpy(data(s), frame.data(), frame.size());
+    std::memcpy(data(s), frame.data(), std::min<std::size_t>(frame.size(), slot_bytes_));
     slot_meta& m = meta_[s];
     m.length = static_cast<std::uint32_t>(frame.size());
     const pipe::frame_layout l = pipe::locate(frame);
@@ -326,8 +345,10 @@ bool fabric::admit_data(port& p, std::uint32_t s) {
         return true;
     }
     if (!p.marks_and_trims || !lp.trimming) return false;
-    const std::size_t n = pipe::trim_frame({data(s), m.length}, lp.trim_to, lp.trim_dscp);
+    const std::span<std::uint8_t> frame = whole(s, edit_scratch_);
+    const std::size_t n = pipe::trim_frame(frame, lp.trim_to, lp.trim_dscp);
     if (n == 0) return false;
+    put_back(s, frame.first(n));
     m.length = static_cast<std::uint32_t>(n);
     m.dscp = lp.trim_dscp;
     ++p.stats.trimmed;
@@ -346,7 +367,9 @@ void fabric::mark(port& p, std::uint32_t s) noexcept {
                                 static_cast<double>(lp.ecn_kmax_bytes - lp.ecn_kmin_bytes);
     }
     if (!p.ecn_rng.bernoulli(probability)) return;
-    if (!pipe::mark_ce({data(s), meta_[s].length})) return;  // Not-ECT, CE already, not IPv4
+    const std::span<std::uint8_t> frame = whole(s, edit_scratch_);
+    if (!pipe::mark_ce(frame)) return;  // Not-ECT, CE already, not IPv4
+    put_back(s, frame);
     ++p.stats.ecn_marked;
     ++stats_.ecn_marked;
     p.stats.min_marked_queue_bytes = std::min(p.stats.min_marked_queue_bytes, q);
@@ -391,6 +414,7 @@ void fabric::finish_tx(port& p, std::uint64_t t) noexcept {
     p.stats.tx_bytes += m.length;
     ++stats_.hops;
     m.time_ps = t + p.delay_ps;
+    if (p.wire.empty()) p.wire_head_ps = m.time_ps;
     push(p.wire, s);
     start_next(p, t);
 }
@@ -444,8 +468,9 @@ void fabric::forward(std::uint32_t port_id, std::uint32_t s, std::uint64_t t) {
 void fabric::run_port_event(std::uint32_t port_id) {
     port& p = ports_[port_id];
     const std::uint64_t t = p.next_ps;
-    if (!p.wire.empty() && meta_[p.wire.head].time_ps <= t) {
+    if (p.wire_head_ps <= t) {
         const std::uint32_t s = pop(p.wire);
+        p.wire_head_ps = p.wire.empty() ? none : meta_[p.wire.head].time_ps;
         refresh(port_id);
         forward(port_id, s, t);
         return;
@@ -531,6 +556,7 @@ void fabric::flush(port& p) {
     }
     p.in_service = nil;
     p.tx_done_ps = none;
+    p.wire_head_ps = none;
     p.data_bytes = p.prio_bytes = 0;
     p.stats.blackholed += lost;
     stats_.blackholed += lost;
@@ -580,7 +606,7 @@ void fabric::set_host_link_rate(std::uint32_t host, double gbps, std::uint64_t a
 void fabric::refresh(std::uint32_t port_id) noexcept {
     port& p = ports_[port_id];
     std::uint64_t next = p.in_service == nil ? none : p.tx_done_ps;
-    if (!p.wire.empty()) next = std::min(next, meta_[p.wire.head].time_ps);
+    next = std::min(next, p.wire_head_ps);
     if (next == p.next_ps) return;
     p.next_ps = next;
     events_.set(port_id, next);

@@ -242,9 +242,10 @@ struct incast_result {
 };
 
 // Hosts 0 and 1 push 400 frames of 1500 B each at line rate into host 2 on the same leaf.
-incast_result incast(bool trimming) {
+incast_result incast(bool trimming, std::uint32_t carried_bytes = 0) {
     auto t = small(1, 3, 1);
     t.host_link.trimming = trimming;
+    t.carried_bytes = carried_bytes;
     fabric f(t);
     for (std::uint32_t seq = 0; seq < 400; ++seq) {
         for (std::uint32_t from = 0; from < 2; ++from) {
@@ -310,6 +311,21 @@ TEST(fabric_model, trimming_replaces_drops_and_trimmed_headers_overtake_data) {
     }
     EXPECT_EQ(trimmed, r.port.trimmed);
     EXPECT_TRUE(overtook);
+}
+
+// Carrying only the headers: the same deliveries (times, lengths, ECN marks, trims), with the
+// payload after the carried bytes filled with 0x5a, which is what these frames hold anyway.
+TEST(fabric_model, carrying_headers_only_changes_no_delivery) {
+    const incast_result whole = incast(true), headers = incast(true, 64);
+    ASSERT_EQ(whole.got.size(), headers.got.size());
+    EXPECT_GT(headers.port.trimmed, 0u);
+    EXPECT_GT(headers.port.ecn_marked, 0u);
+    EXPECT_EQ(whole.port.trimmed, headers.port.trimmed);
+    EXPECT_EQ(whole.port.ecn_marked, headers.port.ecn_marked);
+    for (std::size_t i = 0; i < whole.got.size(); ++i) {
+        EXPECT_EQ(whole.got[i].time_ns, headers.got[i].time_ns) << i;
+        EXPECT_EQ(whole.got[i].frame, headers.got[i].frame) << i;
+    }
 }
 
 TEST(fabric_model, priority_dscp_skips_the_data_queue) {
