@@ -1,6 +1,7 @@
-// A two-tier leaf-spine (Clos) fabric in virtual time that carries real Ethernet frames between
-// hosts: the test bed for comparing congestion control and packet spraying, and the core of the
-// discrete-event simulator. No clock, no threads: every call takes the current time in ns.
+// A two-tier leaf-spine (Clos) or three-tier fat-tree fabric in virtual time that carries real
+// Ethernet frames between hosts: the test bed for comparing congestion control and packet
+// spraying, and the core of the discrete-event simulator (uet-sim). No clock, no threads: every
+// call takes the current time in ns.
 //
 // Topology: `leaves` leaf switches with `hosts_per_leaf` hosts each, and `spines` spine switches
 // joined to every leaf. Host h sits on leaf h / hosts_per_leaf; its address is
