@@ -65,8 +65,6 @@ void fat_tree(const options& o, netmodel::topology& t) {
 netmodel::topology build_topology(const options& o) {
     netmodel::topology t;
     if (o.topology == topology_kind::fattree) {
-        if (o.oversubscription > 0)
-            throw usage_error("--oversub: leaf-spine only (fat trees are not oversubscribed)");
         fat_tree(o, t);
     } else {
         t.leaves = o.leaves;

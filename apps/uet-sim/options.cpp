@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace uet::simcli {
 
@@ -188,6 +189,7 @@ output
 options parse_options(int argc, const char* const* argv) {
     options o;
     bool workload_given = false;
+    std::set<std::string_view> given;  // options seen (the map's keys, which outlive the call)
     using handler = std::function<void(std::string_view, std::string_view)>;
     const std::map<std::string_view, handler> with_value = {
         {"--topology",
@@ -306,6 +308,7 @@ options parse_options(int argc, const char* const* argv) {
             value = argv[++i];
         }
         it->second(arg, value);
+        given.insert(it->first);
     }
     if (!o.matrix.empty() && !workload_given) o.workload = workload_kind::matrix;
     if (o.workload == workload_kind::matrix && o.matrix.empty())
@@ -314,8 +317,15 @@ options parse_options(int argc, const char* const* argv) {
         fail("--matrix: only with --workload cm");
     if (o.ecn_min_bytes && o.ecn_max_bytes && *o.ecn_min_bytes > *o.ecn_max_bytes)
         fail("--ecn-min: above --ecn-max");
-    if (o.topology == topology_kind::fattree && o.k != 0 && o.hosts != 0)
-        fail("--k: give --k or --hosts, not both");
+    // Each topology's own size options.
+    const bool fat = o.topology == topology_kind::fattree;
+    for (const std::string_view opt : {"--leaves", "--spines", "--hosts-per-leaf", "--oversub"})
+        if (fat && given.count(opt))
+            fail(std::string(opt) + ": leaf-spine only (a fat tree takes --k or --hosts)");
+    for (const std::string_view opt : {"--k", "--hosts"})
+        if (!fat && given.count(opt))
+            fail(std::string(opt) + ": fat tree only (--topology fattree)");
+    if (fat && o.k != 0 && o.hosts != 0) fail("--k: give --k or --hosts, not both");
     if (o.k % 2 != 0) fail("--k: must be even");
     return o;
 }

@@ -82,6 +82,9 @@ bad "link 'agg0-core2' does not exist" --topology fattree --k 4 --fail agg0-core
 bad "--hosts 3000: a fat tree of k = 24" --topology fattree --hosts 3000
 bad "--k: must be even" --topology fattree --k 5
 bad "--oversub: leaf-spine only" --topology fattree --k 4 --oversub 2
+bad "--spines: leaf-spine only" --topology fattree --spines 4
+bad "--hosts: fat tree only" --hosts 64
+bad "--k: give --k or --hosts, not both" --topology fattree --k 4 --hosts 16
 bad "--slow: 'leaf0-spine1@1us' has no rate" --slow leaf0-spine1@1us
 bad "--size: '-5'" --size -5
 bad "--size: '2XB'" --size 2XB
