@@ -215,9 +215,19 @@ int run(const options& o) {
         if (wall < 2 || wall - last_report < 1) continue;
         last_report = wall;
         reported = true;
-        std::fprintf(stderr, "uet-sim: virtual %.1f us, %zu/%zu flows done, %.2f M events/s%s",
+        // ETA: the rest of the bytes at the rate so far (start-up included, so it errs long).
+        std::uint64_t done = 0, total = 0;
+        for (const sim::flow_state& f : c.flows()) {
+            done += f.completed_bytes;
+            total += f.total_bytes();
+        }
+        char eta[32] = "ETA -";
+        if (done > 0)
+            std::snprintf(eta, sizeof eta, "ETA %.0f s",
+                          wall * double(total - done) / double(done));
+        std::fprintf(stderr, "uet-sim: virtual %.1f us, %zu/%zu flows done, %.2f M events/s, %s%s",
                      double(c.now()) / 1e3, c.finished_flows(), c.flows().size(),
-                     double(c.net().counters().events) / wall / 1e6, tty ? "   \r" : "\n");
+                     double(c.net().counters().events) / wall / 1e6, eta, tty ? "   \r" : "\n");
     }
     if (reported && tty) std::fputc('\n', stderr);
 
