@@ -26,6 +26,13 @@ class event_heap {
         return heap_.capacity() * sizeof(entry) + pos_.capacity() * sizeof(std::uint32_t);
     }
 
+    // The ids that come to the top if the top's time moves later (its children; absent if
+    // none): for prefetching what their events will touch.
+    static constexpr std::uint32_t absent = std::numeric_limits<std::uint32_t>::max();
+    std::uint32_t next_id(std::uint32_t k) const noexcept {
+        return 1 + k < heap_.size() ? heap_[1 + k].id : absent;
+    }
+
     // Inserts id, moves it to the new time, or (time == never) removes it.
     void set(std::uint32_t id, std::uint64_t time) noexcept {
         std::uint32_t p = pos_[id];
@@ -44,7 +51,6 @@ class event_heap {
     }
 
   private:
-    static constexpr std::uint32_t absent = std::numeric_limits<std::uint32_t>::max();
     static constexpr std::uint32_t arity = 2;
 
     struct entry {

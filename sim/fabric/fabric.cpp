@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/prefetch.hpp"
 #include "pipe/frame_edit.hpp"
 #include "wire/bytes.hpp"
 #include "wire/ipv4.hpp"
@@ -63,9 +64,20 @@ fabric::fabric(const topology& t) : topo_(t) {
     require(t.host_link.rate_gbps > 0 && t.fabric_link.rate_gbps > 0, "fabric: rate must be > 0");
     require(t.max_frame_bytes >= 64, "fabric: max_frame_bytes must be >= 64");
     require(t.max_frames_in_flight >= 1, "fabric: max_frames_in_flight must be >= 1");
+    require(t.pods == 0 || (t.leaves % t.pods == 0 && t.cores_per_agg >= 1 &&
+                            std::uint64_t{t.spines} * t.cores_per_agg <= 65535),
+            "fabric: pods must divide leaves, 1 <= spines x cores_per_agg <= 65535");
+    require(t.carried_bytes == 0 || t.carried_bytes >= 64, "fabric: carried_bytes must be >= 64");
+    slot_bytes_ =
+        t.carried_bytes ? std::min(t.carried_bytes, t.max_frame_bytes) : t.max_frame_bytes;
+    if (slot_bytes_ < t.max_frame_bytes) {
+        deliver_scratch_.assign(t.max_frame_bytes, 0x5a);
+        edit_scratch_.assign(t.max_frame_bytes, 0x5a);
+    }
     hosts_ = t.leaves * t.hosts_per_leaf;
-    const std::uint32_t links = t.leaves * t.spines;
-    ports_.resize(std::size_t{2} * hosts_ + std::size_t{2} * links);
+    links_ = t.leaves * t.spines;
+    core_links_ = t.pods * t.spines * t.cores_per_agg;
+    ports_.resize(std::size_t{2} * hosts_ + std::size_t{2} * links_ + std::size_t{2} * core_links_);
     events_ = event_heap(port_count());
     std::uint64_t state = t.seed;
     leaf_seeds_.resize(t.leaves);
@@ -146,14 +158,33 @@ std::uint32_t fabric::up_port(std::uint32_t leaf, std::uint32_t spine) const noe
 }
 
 std::uint32_t fabric::down_port(std::uint32_t spine, std::uint32_t leaf) const noexcept {
-    return 2 * hosts_ + topo_.leaves * topo_.spines + spine * topo_.leaves + leaf;
+    return 2 * hosts_ + links_ + spine * topo_.leaves + leaf;
+}
+
+std::uint32_t fabric::agg_up_port(std::uint32_t pod, std::uint32_t spine,
+                                  std::uint32_t c) const noexcept {
+    return 2 * hosts_ + 2 * links_ + (pod * topo_.spines + spine) * topo_.cores_per_agg + c;
+}
+
+std::uint32_t fabric::core_down_port(std::uint32_t spine, std::uint32_t c,
+                                     std::uint32_t pod) const noexcept {
+    return 2 * hosts_ + 2 * links_ + core_links_ + (spine * topo_.cores_per_agg + c) * topo_.pods +
+           pod;
 }
 
 port_kind fabric::kind(std::uint32_t port) const noexcept {
     if (port < hosts_) return port_kind::nic;
     if (port < 2 * hosts_) return port_kind::to_host;
-    if (port < 2 * hosts_ + topo_.leaves * topo_.spines) return port_kind::up;
-    return port_kind::down;
+    if (port < 2 * hosts_ + links_) return port_kind::up;
+    if (port < 2 * hosts_ + 2 * links_) return port_kind::down;
+    if (port < 2 * hosts_ + 2 * links_ + core_links_) return port_kind::agg_up;
+    return port_kind::core_down;
+}
+
+std::uint32_t fabric::path_links(std::uint32_t from, std::uint32_t to) const noexcept {
+    const std::uint32_t a = leaf_of(from), b = leaf_of(to);
+    if (a == b) return 2;
+    return pod_of_leaf(a) == pod_of_leaf(b) ? 4 : 6;
 }
 
 port_stats fabric::port_counters(std::uint32_t port_id) const noexcept {
@@ -185,7 +216,7 @@ std::uint64_t fabric::spine_packets(std::uint32_t spine) const noexcept {
 
 std::size_t fabric::memory_bytes() const noexcept {
     return ports_.capacity() * sizeof(port) + leaf_seeds_.capacity() * sizeof(std::uint64_t) +
-           chunks_.size() * (std::size_t{topo_.max_frame_bytes} << chunk_bits) +
+           chunks_.size() * (std::size_t{slot_bytes_} << chunk_bits) +
            meta_.capacity() * sizeof(slot_meta) + free_.capacity() * sizeof(std::uint32_t) +
            events_.memory_bytes() + changes_.capacity() * sizeof(change);
 }
@@ -197,8 +228,7 @@ std::uint32_t fabric::alloc_slot() {
         const std::size_t base = meta_.size();
         if (base >= topo_.max_frames_in_flight) return nil;
         const std::size_t n = std::size_t{1} << chunk_bits;
-        chunks_.push_back(
-            std::make_unique_for_overwrite<std::uint8_t[]>(n * topo_.max_frame_bytes));
+        chunks_.push_back(std::make_unique_for_overwrite<std::uint8_t[]>(n * slot_bytes_));
         meta_.resize(base + n);
         const std::size_t end = std::min<std::size_t>(base + n, topo_.max_frames_in_flight);
         for (std::size_t i = end; i-- > base;)
@@ -213,6 +243,19 @@ std::uint32_t fabric::alloc_slot() {
 void fabric::free_slot(std::uint32_t s) noexcept {
     free_.push_back(s);
     --used_;
+}
+
+std::span<std::uint8_t> fabric::whole(std::uint32_t s,
+                                      std::vector<std::uint8_t>& scratch) noexcept {
+    const std::uint32_t length = meta_[s].length;
+    if (length <= slot_bytes_) return {data(s), length};
+    std::memcpy(scratch.data(), data(s), slot_bytes_);
+    return {scratch.data(), length};
+}
+
+void fabric::put_back(std::uint32_t s, std::span<const std::uint8_t> frame) noexcept {
+    if (frame.data() != data(s))
+        std::memcpy(data(s), frame.data(), std::min<std::size_t>(frame.size(), slot_bytes_));
 }
 
 void fabric::push(fifo& f, std::uint32_t s) noexcept {
@@ -247,7 +290,7 @@ void fabric::send(std::uint32_t from_host, std::span<const std::uint8_t> frame, 
         ++stats_.pool_exhausted;
         return;
     }
-    std::memcpy(data(s), frame.data(), frame.size());
+    std::memcpy(data(s), frame.data(), std::min<std::size_t>(frame.size(), slot_bytes_));
     slot_meta& m = meta_[s];
     m.length = static_cast<std::uint32_t>(frame.size());
     const pipe::frame_layout l = pipe::locate(frame);
@@ -256,9 +299,15 @@ void fabric::send(std::uint32_t from_host, std::span<const std::uint8_t> frame, 
     const std::uint32_t leaf = leaf_of(from_host);
     // Spraying turns the round robin only for packets that go up to a spine.
     const bool up = m.dst_host != no_host && leaf_of(m.dst_host) != leaf;
-    m.uplink = static_cast<std::uint16_t>(!topo_.leaf_spray ? uplink_for(leaf, frame)
-                                          : up              ? next_spine_[leaf]++ % topo_.spines
-                                                            : 0);
+    // One draw picks the spine (aggregation switch) and, in a fat tree, the core above it.
+    std::uint64_t draw = 0;
+    if (!topo_.leaf_spray) {
+        draw = uplink_hash(leaf, frame);
+    } else if (up) {
+        draw = next_spine_[leaf]++;
+    }
+    m.uplink = static_cast<std::uint16_t>(draw % topo_.spines);
+    m.core = topo_.pods ? static_cast<std::uint16_t>(draw / topo_.spines % topo_.cores_per_agg) : 0;
     enqueue(nic_port(from_host), s, now_ps_);
 }
 
@@ -297,8 +346,10 @@ bool fabric::admit_data(port& p, std::uint32_t s) {
         return true;
     }
     if (!p.marks_and_trims || !lp.trimming) return false;
-    const std::size_t n = pipe::trim_frame({data(s), m.length}, lp.trim_to, lp.trim_dscp);
+    const std::span<std::uint8_t> frame = whole(s, edit_scratch_);
+    const std::size_t n = pipe::trim_frame(frame, lp.trim_to, lp.trim_dscp);
     if (n == 0) return false;
+    put_back(s, frame.first(n));
     m.length = static_cast<std::uint32_t>(n);
     m.dscp = lp.trim_dscp;
     ++p.stats.trimmed;
@@ -317,7 +368,9 @@ void fabric::mark(port& p, std::uint32_t s) noexcept {
                                 static_cast<double>(lp.ecn_kmax_bytes - lp.ecn_kmin_bytes);
     }
     if (!p.ecn_rng.bernoulli(probability)) return;
-    if (!pipe::mark_ce({data(s), meta_[s].length})) return;  // Not-ECT, CE already, not IPv4
+    const std::span<std::uint8_t> frame = whole(s, edit_scratch_);
+    if (!pipe::mark_ce(frame)) return;  // Not-ECT, CE already, not IPv4
+    put_back(s, frame);
     ++p.stats.ecn_marked;
     ++stats_.ecn_marked;
     p.stats.min_marked_queue_bytes = std::min(p.stats.min_marked_queue_bytes, q);
@@ -362,6 +415,7 @@ void fabric::finish_tx(port& p, std::uint64_t t) noexcept {
     p.stats.tx_bytes += m.length;
     ++stats_.hops;
     m.time_ps = t + p.delay_ps;
+    if (p.wire.empty()) p.wire_head_ps = m.time_ps;
     push(p.wire, s);
     start_next(p, t);
 }
@@ -382,8 +436,25 @@ void fabric::forward(std::uint32_t port_id, std::uint32_t s, std::uint64_t t) {
             return;
         }
         case port_kind::up: {
+            const std::uint32_t from_leaf = (port_id - up_port(0, 0)) / topo_.spines;
             const std::uint32_t spine = (port_id - up_port(0, 0)) % topo_.spines;
-            enqueue(down_port(spine, leaf_of(dst)), s, t);
+            const std::uint32_t pod = pod_of_leaf(from_leaf);
+            if (topo_.pods == 0 || pod_of_leaf(leaf_of(dst)) == pod) {
+                enqueue(down_port(spine, leaf_of(dst)), s, t);
+            } else {
+                enqueue(agg_up_port(pod, spine, meta_[s].core), s, t);
+            }
+            return;
+        }
+        case port_kind::agg_up: {
+            const std::uint32_t agg = (port_id - agg_up_port(0, 0, 0)) / topo_.cores_per_agg;
+            const std::uint32_t c = (port_id - agg_up_port(0, 0, 0)) % topo_.cores_per_agg;
+            enqueue(core_down_port(agg % topo_.spines, c, pod_of_leaf(leaf_of(dst))), s, t);
+            return;
+        }
+        case port_kind::core_down: {
+            const std::uint32_t core = (port_id - core_down_port(0, 0, 0)) / topo_.pods;
+            enqueue(down_port(core / topo_.cores_per_agg, leaf_of(dst)), s, t);
             return;
         }
         case port_kind::down:
@@ -398,8 +469,9 @@ void fabric::forward(std::uint32_t port_id, std::uint32_t s, std::uint64_t t) {
 void fabric::run_port_event(std::uint32_t port_id) {
     port& p = ports_[port_id];
     const std::uint64_t t = p.next_ps;
-    if (!p.wire.empty() && meta_[p.wire.head].time_ps <= t) {
+    if (p.wire_head_ps <= t) {
         const std::uint32_t s = pop(p.wire);
+        p.wire_head_ps = p.wire.empty() ? none : meta_[p.wire.head].time_ps;
         refresh(port_id);
         forward(port_id, s, t);
         return;
@@ -418,11 +490,18 @@ void fabric::advance(std::uint64_t now) {
             const change c = changes_.back();
             changes_.pop_back();
             now_ps_ = std::max(now_ps_, c.at_ps);
+            ++stats_.events;
             apply(c, now_ps_);
             continue;
         }
         if (tp == none || tp > limit) break;
         now_ps_ = tp;
+        ++stats_.events;
+        // The next event is most likely one of these ports': at a thousand hosts a port's
+        // record is a cache miss, fetched while this event runs.
+        for (std::uint32_t k = 0; k < 2; ++k)
+            if (const std::uint32_t id = events_.next_id(k); id != event_heap::absent)
+                prefetch_line(&ports_[id]);
         run_port_event(events_.top_id());
     }
     if (limit != none) now_ps_ = std::max(now_ps_, limit);
@@ -483,6 +562,7 @@ void fabric::flush(port& p) {
     }
     p.in_service = nil;
     p.tx_done_ps = none;
+    p.wire_head_ps = none;
     p.data_bytes = p.prio_bytes = 0;
     p.stats.blackholed += lost;
     stats_.blackholed += lost;
@@ -532,7 +612,7 @@ void fabric::set_host_link_rate(std::uint32_t host, double gbps, std::uint64_t a
 void fabric::refresh(std::uint32_t port_id) noexcept {
     port& p = ports_[port_id];
     std::uint64_t next = p.in_service == nil ? none : p.tx_done_ps;
-    if (!p.wire.empty()) next = std::min(next, meta_[p.wire.head].time_ps);
+    next = std::min(next, p.wire_head_ps);
     if (next == p.next_ps) return;
     p.next_ps = next;
     events_.set(port_id, next);

@@ -1,6 +1,7 @@
-// A two-tier leaf-spine (Clos) fabric in virtual time that carries real Ethernet frames between
-// hosts: the test bed for comparing congestion control and packet spraying, and the core of the
-// discrete-event simulator. No clock, no threads: every call takes the current time in ns.
+// A two-tier leaf-spine (Clos) or three-tier fat-tree fabric in virtual time that carries real
+// Ethernet frames between hosts: the test bed for comparing congestion control and packet
+// spraying, and the core of the discrete-event simulator (uet-sim). No clock, no threads: every
+// call takes the current time in ns.
 //
 // Topology: `leaves` leaf switches with `hosts_per_leaf` hosts each, and `spines` spine switches
 // joined to every leaf. Host h sits on leaf h / hosts_per_leaf; its address is
@@ -12,6 +13,16 @@
 // sprayer that changes the entropy per packet spreads. Routing is by destination IP only; frames
 // to an unknown destination (or that are not IPv4) are dropped at the first leaf and counted.
 // The switches do not rewrite MACs or TTL: a frame arrives as sent, apart from ECN and trimming.
+//
+// Three tiers (topology::pods > 0, a fat tree): the leaves are edge switches, `leaves / pods` to
+// a pod; each pod has `spines` aggregation switches, every one joined to every edge of its pod,
+// and aggregation switch a of every pod is joined to cores a x cores_per_agg .. + cores_per_agg
+// - 1 (so a k-ary fat tree is pods k, leaves k^2/2, spines k/2, cores_per_agg k/2). A frame to
+// another pod goes host->edge->agg->core->agg->edge->host; the source edge's hash picks the
+// aggregation switch (hash mod spines) and the core behind it ((hash / spines) mod
+// cores_per_agg), the rest of the path follows from the destination. Within a pod it turns at
+// the aggregation switch. Ports are named edge<i>, agg<pod x spines + a>, core<a x
+// cores_per_agg + c>.
 //
 // Every link direction is an output-queued port (store and forward): a packet waits in the
 // port's queue, is serialised at the port's rate (kept to the picosecond, so back-to-back frames
@@ -78,10 +89,18 @@ link_params uet_link(double rate_gbps, std::uint64_t delay_ns, std::uint64_t bdp
 
 struct topology {
     std::uint32_t leaves = 2, hosts_per_leaf = 8, spines = 8;  // at most 256, 255, 65535
+    // 0: two tiers (leaf-spine). Otherwise a fat tree: leaves are edges, `pods` divides them,
+    // spines are the aggregation switches of a pod, each with cores_per_agg cores above it.
+    std::uint32_t pods = 0, cores_per_agg = 0;
     link_params host_link, fabric_link;
     std::uint64_t nic_queue_bytes = 0;   // host transmit queue; 0 = unbounded
     std::uint32_t ip_base = 0x0a000000;  // 10.0.0.0: hosts are 10.<leaf>.<index>.1
     std::uint32_t max_frame_bytes = 9216;
+    // 0: frames are carried whole. Otherwise only each frame's first carried_bytes (its
+    // headers: at least 64) are, and it is delivered with its length intact and 0x5a bytes after
+    // them; for senders whose payload nobody reads (a simulation with UDP checksum 0), where
+    // the frames in flight at a thousand hosts would otherwise take gigabytes.
+    std::uint32_t carried_bytes = 0;
     std::uint32_t max_frames_in_flight = 1u << 20;  // pool limit; beyond it send() drops
     std::uint64_t seed = 1;
     // Per-packet spraying in the switches: a source leaf sends each packet to another leaf on
@@ -90,7 +109,8 @@ struct topology {
     bool leaf_spray = false;
 };
 
-enum class port_kind : std::uint8_t { nic, to_host, up, down };
+// up/down: leaf<->spine (edge<->agg in a fat tree); agg_up/core_down: agg<->core.
+enum class port_kind : std::uint8_t { nic, to_host, up, down, agg_up, core_down };
 
 struct port_stats {
     std::uint64_t tx_packets = 0, tx_bytes = 0;  // serialised onto the link
@@ -111,6 +131,7 @@ struct fabric_stats {
     std::uint64_t oversized = 0;       // longer than max_frame_bytes
     std::uint64_t pool_exhausted = 0;  // max_frames_in_flight reached
     std::uint64_t hops = 0;            // packet serialisations over all ports
+    std::uint64_t events = 0;  // port events (serialisation ends, arrivals) and link changes run
     std::uint64_t dropped = 0, trimmed = 0, ecn_marked = 0, blackholed = 0;  // over all ports
 };
 
@@ -130,6 +151,12 @@ class fabric {
     std::uint32_t host_ip(std::uint32_t host) const noexcept;
     wire::mac_address host_mac(std::uint32_t host) const noexcept;
     std::uint32_t leaf_of(std::uint32_t host) const noexcept { return host / topo_.hosts_per_leaf; }
+    std::uint32_t pod_of_leaf(std::uint32_t leaf) const noexcept {
+        return topo_.pods ? leaf / (topo_.leaves / topo_.pods) : 0;
+    }
+    // Links a frame from one host to the other crosses: 2 on one leaf, 4 through a spine (or an
+    // aggregation switch), 6 through a core.
+    std::uint32_t path_links(std::uint32_t from, std::uint32_t to) const noexcept;
     std::uint32_t host_of_ip(std::uint32_t ip) const noexcept;  // no_host if none
     // The spine the leaf's ECMP picks for this frame (what the fabric does when it forwards it,
     // unless the topology sprays in the leaves).
@@ -178,6 +205,11 @@ class fabric {
     std::uint32_t to_host_port(std::uint32_t host) const noexcept { return hosts_ + host; }
     std::uint32_t up_port(std::uint32_t leaf, std::uint32_t spine) const noexcept;
     std::uint32_t down_port(std::uint32_t spine, std::uint32_t leaf) const noexcept;
+    // Fat tree: aggregation switch `spine` of `pod` to its core c (0..cores_per_agg-1), and back.
+    std::uint32_t agg_up_port(std::uint32_t pod, std::uint32_t spine,
+                              std::uint32_t c) const noexcept;
+    std::uint32_t core_down_port(std::uint32_t spine, std::uint32_t c,
+                                 std::uint32_t pod) const noexcept;
     port_kind kind(std::uint32_t port) const noexcept;
     std::string port_name(std::uint32_t port) const;  // "h3->leaf0", "spine2->leaf1", ...
     port_stats port_counters(std::uint32_t port) const noexcept;
@@ -203,6 +235,7 @@ class fabric {
         std::uint32_t length = 0;
         std::uint32_t dst_host = no_host;
         std::uint16_t uplink = 0;  // spine chosen by the source leaf
+        std::uint16_t core = 0;    // fat tree: core (of the spine's) chosen by the source leaf
         std::uint8_t dscp = 0;
         bool priority = false;  // class it was queued in at the current port
     };
@@ -210,6 +243,9 @@ class fabric {
     struct port {
         std::uint64_t next_ps = none;  // its key in events_
         std::uint64_t tx_done_ps = none;
+        // Arrival of the wire's first frame (none: empty): kept here so that finding a port's
+        // next event never reads a frame's record, a cache miss per hop at a thousand hosts.
+        std::uint64_t wire_head_ps = none;
         fifo wire, data, prio;
         std::uint32_t in_service = nil;
         bool failed = false;
@@ -237,8 +273,12 @@ class fabric {
     std::uint32_t alloc_slot();
     void free_slot(std::uint32_t s) noexcept;
     std::uint8_t* data(std::uint32_t s) noexcept {
-        return chunks_[s >> chunk_bits].get() + std::size_t{s & chunk_mask} * topo_.max_frame_bytes;
+        return chunks_[s >> chunk_bits].get() + std::size_t{s & chunk_mask} * slot_bytes_;
     }
+    // The whole frame in slot s: the slot itself, or (carried_bytes) a copy of what it carries
+    // in `scratch`, filled out to its length; put_back() returns the scratch copy's headers.
+    std::span<std::uint8_t> whole(std::uint32_t s, std::vector<std::uint8_t>& scratch) noexcept;
+    void put_back(std::uint32_t s, std::span<const std::uint8_t> frame) noexcept;
     void push(fifo& f, std::uint32_t s) noexcept;
     std::uint32_t pop(fifo& f) noexcept;
 
@@ -267,9 +307,14 @@ class fabric {
 
     topology topo_;
     std::uint32_t hosts_ = 0;
+    std::uint32_t slot_bytes_ = 0;  // max_frame_bytes, or carried_bytes
+    // carried_bytes: where frames are filled out, for deliver() and for ECN and trimming (apart,
+    // as to_host may send() and so mark or trim while a delivered frame is in use).
+    std::vector<std::uint8_t> deliver_scratch_, edit_scratch_;
     std::vector<port> ports_;
     std::vector<std::uint64_t> leaf_seeds_;
-    std::vector<std::uint32_t> next_spine_;  // leaf_spray's round robin, per leaf
+    std::vector<std::uint32_t> next_spine_;     // leaf_spray's round robin, per leaf
+    std::uint32_t links_ = 0, core_links_ = 0;  // leaf-spine, agg-core (one direction each)
     std::vector<std::unique_ptr<std::uint8_t[]>> chunks_;
     std::vector<slot_meta> meta_;
     std::vector<std::uint32_t> free_;  // LIFO: recently used slots are reused first
@@ -297,7 +342,7 @@ std::size_t fabric::deliver(std::uint64_t now, F&& to_host) {
         // Copies, not references: to_host may send(), which may grow meta_.
         const std::uint32_t host = meta_[s].dst_host;
         const std::uint64_t arrival_ns = (meta_[s].time_ps + 999) / 1000;
-        const std::span<const std::uint8_t> frame(data(s), meta_[s].length);
+        const std::span<const std::uint8_t> frame = whole(s, deliver_scratch_);
         ++stats_.delivered;
         if constexpr (std::is_invocable_v<F&, std::uint32_t, std::span<const std::uint8_t>,
                                           std::uint64_t>) {

@@ -8,23 +8,45 @@ namespace uet::netmodel {
 
 std::string fabric::port_name(std::uint32_t port) const {
     const std::uint32_t fabric_base = 2 * hosts_;
-    const std::uint32_t links = topo_.leaves * topo_.spines;
+    // Two tiers: leaves and spines; a fat tree: edges, aggregation switches (numbered over every
+    // pod) and cores.
+    const bool three = topo_.pods != 0;
+    const char* leaf = three ? "edge" : "leaf";
+    const auto spine = [&](std::uint32_t leaf_index, std::uint32_t s) {
+        return three ? "agg" + std::to_string(pod_of_leaf(leaf_index) * topo_.spines + s)
+                     : "spine" + std::to_string(s);
+    };
     std::ostringstream out;
     switch (kind(port)) {
         case port_kind::nic:
-            out << 'h' << port << "->leaf" << leaf_of(port);
+            out << 'h' << port << "->" << leaf << leaf_of(port);
             break;
         case port_kind::to_host:
-            out << "leaf" << leaf_of(port - hosts_) << "->h" << port - hosts_;
+            out << leaf << leaf_of(port - hosts_) << "->h" << port - hosts_;
             break;
-        case port_kind::up:
-            out << "leaf" << (port - fabric_base) / topo_.spines << "->spine"
-                << (port - fabric_base) % topo_.spines;
+        case port_kind::up: {
+            const std::uint32_t l = (port - fabric_base) / topo_.spines;
+            out << leaf << l << "->" << spine(l, (port - fabric_base) % topo_.spines);
             break;
-        case port_kind::down:
-            out << "spine" << (port - fabric_base - links) / topo_.leaves << "->leaf"
-                << (port - fabric_base - links) % topo_.leaves;
+        }
+        case port_kind::down: {
+            const std::uint32_t l = (port - fabric_base - links_) % topo_.leaves;
+            out << spine(l, (port - fabric_base - links_) / topo_.leaves) << "->" << leaf << l;
             break;
+        }
+        case port_kind::agg_up: {
+            const std::uint32_t i = port - agg_up_port(0, 0, 0);
+            const std::uint32_t agg = i / topo_.cores_per_agg;
+            out << "agg" << agg << "->core"
+                << (agg % topo_.spines) * topo_.cores_per_agg + i % topo_.cores_per_agg;
+            break;
+        }
+        case port_kind::core_down: {
+            const std::uint32_t i = port - core_down_port(0, 0, 0);
+            const std::uint32_t core = i / topo_.pods, pod = i % topo_.pods;
+            out << "core" << core << "->agg" << pod * topo_.spines + core / topo_.cores_per_agg;
+            break;
+        }
     }
     return out.str();
 }
@@ -44,8 +66,12 @@ void print_port(std::ostream& out, const std::string& name, const port_stats& s)
 std::string fabric::summary(bool per_port) const {
     std::ostringstream out;
     const fabric_stats& f = stats_;
-    out << "fabric " << topo_.leaves << " leaves x " << topo_.hosts_per_leaf << " hosts, "
-        << topo_.spines << " spines, at " << now() << " ns\n"
+    out << "fabric " << topo_.leaves << (topo_.pods ? " edges x " : " leaves x ")
+        << topo_.hosts_per_leaf << " hosts, " << topo_.spines
+        << (topo_.pods ? " aggregation switches a pod, " + std::to_string(topo_.pods) + " pods, " +
+                             std::to_string(topo_.spines * topo_.cores_per_agg) + " cores"
+                       : std::string(" spines"))
+        << ", at " << now() << " ns\n"
         << "  sent " << f.sent << ", delivered " << f.delivered << ", in flight " << used_
         << ", hops " << f.hops << "\n"
         << "  dropped " << f.dropped << ", trimmed " << f.trimmed << ", ecn marked " << f.ecn_marked

@@ -1,6 +1,6 @@
 // Congestion control and path selection in the real engine, on the leaf-spine fabric model:
 // every host runs a uet::engine, frames go through output-queued ports with ECN, trimming and
-// ECMP on the entropy (fabric_cluster.hpp). Virtual time, seeded: the same run every time.
+// ECMP on the entropy (sim/cluster). Virtual time, seeded: the same run every time.
 // Each scenario prints its table (docs/results.md carries them) and asserts what issue 7 asks;
 // the incast across spines backs the endpoint's default path policy (issue 51).
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "fabric_cluster.hpp"
+#include "cluster/cluster.hpp"
 
 namespace uet::test {
 namespace {
@@ -39,23 +39,13 @@ netmodel::topology two_tier(std::uint32_t hosts_per_leaf, std::uint32_t spines,
     return t;
 }
 
-// The unloaded RTT of a full data packet out and its ACK back over `links` links each way
-// (store and forward: each link adds its delay and the frame's serialisation), the base RTT
-// every engine is configured with. NSCC measures queueing delay against it: a configured value
+// The base RTT every engine is configured with: the unloaded RTT of a full data packet out and
+// its ACK back (sim::base_rtt). NSCC measures queueing delay against it: a configured value
 // above the true one would let flows that start into a standing queue (and so never see the
 // true RTT) believe the queue is shorter than the first flow does, and take more than their
 // share.
-std::uint64_t base_rtt(const netmodel::topology& t) {
-    constexpr double data_frame = 4096 + 110, ack_frame = 80;  // bytes on the wire
-    const bool two_tier = t.leaves > 1;
-    const double host_ns = 8 / t.host_link.rate_gbps, fab_ns = 8 / t.fabric_link.rate_gbps;
-    double rtt = 2.0 * (t.host_link.delay_ns + data_frame * host_ns) +
-                 2.0 * (t.host_link.delay_ns + ack_frame * host_ns);
-    if (two_tier)
-        rtt += 2.0 * (t.fabric_link.delay_ns + data_frame * fab_ns) +
-               2.0 * (t.fabric_link.delay_ns + ack_frame * fab_ns);
-    return static_cast<std::uint64_t>(rtt);
-}
+using sim::base_rtt;
+using fabric_cluster = sim::cluster;
 
 engine_config host_config(cc::algorithm c, lb::algorithm l, std::uint64_t base_rtt_ns) {
     engine_config e;
@@ -83,28 +73,6 @@ double mean_gbps(const fabric_cluster& c) {
     for (const auto& f : c.flows())
         s += f.gbps();
     return s / double(c.flows().size());
-}
-
-std::uint64_t total_timeouts(fabric_cluster& c) {
-    std::uint64_t n = 0;
-    for (std::uint32_t h = 0; h < c.net().host_count(); ++h)
-        n += c.host(h).counters().pds.timeouts;
-    return n;
-}
-
-std::uint64_t total_retransmits(fabric_cluster& c) {
-    std::uint64_t n = 0;
-    for (std::uint32_t h = 0; h < c.net().host_count(); ++h)
-        for (auto r : c.host(h).counters().pds.retransmits)
-            n += r;
-    return n;
-}
-
-std::uint64_t total_repaths(fabric_cluster& c) {
-    std::uint64_t n = 0;
-    for (std::uint32_t h = 0; h < c.net().host_count(); ++h)
-        n += c.host(h).counters().pds.repaths;
-    return n;
 }
 
 std::uint64_t failed_messages(const fabric_cluster& c) {
@@ -212,15 +180,6 @@ double rate_gbps(const fabric_cluster& c, std::uint32_t senders, std::size_t b0,
     return b1 > b0 ? double(bytes) * 8 / double((b1 - b0) * bin_ns) : 0;
 }
 
-lb::lb_stats lb_totals(fabric_cluster& c) {
-    lb::lb_stats s;
-    for (std::uint32_t h = 0; h < c.net().host_count(); ++h) {
-        s.reps_freezes += c.host(h).counters().lb.reps_freezes;
-        s.reps_freezes_ended += c.host(h).counters().lb.reps_freezes_ended;
-    }
-    return s;
-}
-
 struct bin_mark {
     lb::lb_stats lb;
     std::uint64_t timeouts = 0;
@@ -231,7 +190,7 @@ bool run_in_bins(fabric_cluster& c, std::vector<bin_mark>& at_end) {
     for (std::uint64_t t = bin_ns; !c.all_finished(); t += bin_ns) {
         if (t > 1'000'000'000) return false;
         c.run_to(t);
-        at_end.push_back({lb_totals(c), total_timeouts(c)});
+        at_end.push_back({c.totals().lb, c.totals().timeouts});
     }
     return true;
 }
@@ -282,7 +241,7 @@ failure_result run_failure(lb::algorithm l, std::uint32_t spine, std::uint32_t* 
     failure_result r;
     std::vector<bin_mark> at_end;  // [k]: at the end of bin k
     r.finished = run_in_bins(c, at_end);
-    r.lb = lb_totals(c);
+    r.lb = c.totals().lb;
     std::uint64_t first_done = ~std::uint64_t{0};
     for (const auto& f : c.flows())
         first_done = std::min(first_done, f.done_ns);
@@ -296,8 +255,8 @@ failure_result run_failure(lb::algorithm l, std::uint32_t spine, std::uint32_t* 
     r.after_fits = after_end * bin_ns <= first_done;
     if (outage_ns / bin_ns <= at_end.size())
         r.timeouts_one_link = at_end[outage_ns / bin_ns - 1].timeouts;
-    r.timeouts = total_timeouts(c);
-    r.repaths = total_repaths(c);
+    r.timeouts = c.totals().timeouts;
+    r.repaths = c.totals().repaths;
     r.failed = failed_messages(c);
     r.done_us = max_done_us(c);
     return r;
@@ -422,11 +381,11 @@ TEST(cc_lb_scenarios, incast_16_to_1) {
         const double ideal_us = (16.0 * size * overhead / 12.5 + base_rtt_ns) / 1e3;
         const double done = max_done_us(c);
         const auto port = c.net().port_counters(c.net().to_host_port(0));
-        const std::uint64_t timeouts = total_timeouts(c);
+        const std::uint64_t timeouts = c.totals().timeouts;
         std::printf("| %s | %.0f | %.0f | %.3f | %.0f | %llu | %llu | %llu |\n",
                     cc::algorithm_name(cc).data(), done, ideal_us, done / ideal_us,
                     port.peak_queue_bytes / 1e3, (unsigned long long)port.trimmed,
-                    (unsigned long long)timeouts, (unsigned long long)total_retransmits(c));
+                    (unsigned long long)timeouts, (unsigned long long)c.totals().retransmits);
         EXPECT_LE(done, 1.10 * ideal_us) << cc::algorithm_name(cc);
         EXPECT_LE(port.peak_queue_bytes, t.host_link.queue_bytes);
         EXPECT_EQ(timeouts, 0u) << cc::algorithm_name(cc);
@@ -462,8 +421,8 @@ incast_result run_incast_across(lb::algorithm l, double spine0_gbps) {
     r.done_us = max_done_us(c);
     const auto up = spine_up_packets(c, 0);
     r.slow_share = double(up[0]) / double(std::accumulate(up.begin(), up.end(), std::uint64_t{0}));
-    r.timeouts = total_timeouts(c);
-    r.retransmits = total_retransmits(c);
+    r.timeouts = c.totals().timeouts;
+    r.retransmits = c.totals().retransmits;
     r.failed = failed_messages(c);
     return r;
 }

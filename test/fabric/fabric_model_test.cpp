@@ -134,6 +134,62 @@ TEST(fabric_model, serialisation_and_propagation_add_up_exactly) {
     EXPECT_EQ(f.counters().hops, 1u * 4 + 2 * 2 + 3 * 2);  // hops: ports crossed
 }
 
+// ---- 1b. three tiers: a k = 4 fat tree ----
+
+TEST(fabric_model, fat_tree_paths_cross_two_four_or_six_links) {
+    fb::topology t;  // k = 4: 4 pods of 2 edges and 2 aggregation switches, 4 cores
+    t.pods = 4;
+    t.leaves = 8;
+    t.hosts_per_leaf = 2;
+    t.spines = 2;
+    t.cores_per_agg = 2;
+    t.host_link.rate_gbps = t.fabric_link.rate_gbps = 100;  // 1000 B: 80 ns
+    t.host_link.delay_ns = t.fabric_link.delay_ns = 1000;
+    fabric f(t);
+    ASSERT_EQ(f.host_count(), 16u);
+    ASSERT_EQ(f.port_count(), 2u * 16 + 2 * 8 * 2 + 2 * 4 * 2 * 2);
+    EXPECT_EQ(f.path_links(0, 1), 2u);   // one edge
+    EXPECT_EQ(f.path_links(0, 2), 4u);   // edges 0 and 1: pod 0
+    EXPECT_EQ(f.path_links(0, 15), 6u);  // pod 0 to pod 3
+    // Each host pair's frames arrive after its links' serialisation and delay, and only the
+    // cross-pod one climbs to a core.
+    const std::pair<std::uint32_t, std::uint32_t> pairs[] = {{0, 1}, {0, 2}, {0, 15}};
+    for (const auto& [from, to] : pairs) {
+        const std::uint64_t cores_before = [&] {
+            std::uint64_t n = 0;
+            for (std::uint32_t p = 0; p < f.port_count(); ++p)
+                if (f.kind(p) == fb::port_kind::core_down) n += f.port_counters(p).tx_packets;
+            return n;
+        }();
+        const std::uint64_t t0 = f.now() + 10'000;
+        f.send(from, make_frame(f, {.from = from, .to = to}), t0);
+        const std::vector<arrival> got = drain(f);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].host, to);
+        EXPECT_EQ(got[0].time_ns, t0 + f.path_links(from, to) * 1080);
+        std::uint64_t cores = 0;
+        for (std::uint32_t p = 0; p < f.port_count(); ++p)
+            if (f.kind(p) == fb::port_kind::core_down) cores += f.port_counters(p).tx_packets;
+        EXPECT_EQ(cores - cores_before, f.path_links(from, to) == 6 ? 1u : 0u);
+    }
+    // Names: edges, aggregation switches numbered over the pods, cores above them.
+    std::set<std::string> names;
+    for (std::uint32_t p = 0; p < f.port_count(); ++p)
+        names.insert(f.port_name(p));
+    EXPECT_EQ(names.size(), f.port_count());
+    for (const char* n : {"h3->edge1", "edge1->h3", "edge7->agg7", "agg7->edge7", "agg0->core1",
+                          "core1->agg6", "agg7->core3", "core3->agg1"})
+        EXPECT_TRUE(names.count(n)) << n;
+    // A frame to pod 3 from varied source ports spreads over all four cores.
+    std::set<std::uint32_t> used;
+    for (std::uint16_t sport = 0xc000; sport < 0xc000 + 64; ++sport)
+        f.send(0, make_frame(f, {.from = 0, .to = 15, .sport = sport}), f.now());
+    drain(f);
+    for (std::uint32_t p = 0; p < f.port_count(); ++p)
+        if (f.kind(p) == fb::port_kind::agg_up && f.port_counters(p).tx_packets > 0) used.insert(p);
+    EXPECT_EQ(used.size(), 4u);  // agg0 and agg1 of pod 0, two cores each
+}
+
 // ---- 2. ECMP ----
 
 TEST(fabric_model, fixed_tuple_sticks_to_one_spine_and_varied_entropy_spreads) {
@@ -186,9 +242,10 @@ struct incast_result {
 };
 
 // Hosts 0 and 1 push 400 frames of 1500 B each at line rate into host 2 on the same leaf.
-incast_result incast(bool trimming) {
+incast_result incast(bool trimming, std::uint32_t carried_bytes = 0) {
     auto t = small(1, 3, 1);
     t.host_link.trimming = trimming;
+    t.carried_bytes = carried_bytes;
     fabric f(t);
     for (std::uint32_t seq = 0; seq < 400; ++seq) {
         for (std::uint32_t from = 0; from < 2; ++from) {
@@ -254,6 +311,21 @@ TEST(fabric_model, trimming_replaces_drops_and_trimmed_headers_overtake_data) {
     }
     EXPECT_EQ(trimmed, r.port.trimmed);
     EXPECT_TRUE(overtook);
+}
+
+// Carrying only the headers: the same deliveries (times, lengths, ECN marks, trims), with the
+// payload after the carried bytes filled with 0x5a, which is what these frames hold anyway.
+TEST(fabric_model, carrying_headers_only_changes_no_delivery) {
+    const incast_result whole = incast(true), headers = incast(true, 64);
+    ASSERT_EQ(whole.got.size(), headers.got.size());
+    EXPECT_GT(headers.port.trimmed, 0u);
+    EXPECT_GT(headers.port.ecn_marked, 0u);
+    EXPECT_EQ(whole.port.trimmed, headers.port.trimmed);
+    EXPECT_EQ(whole.port.ecn_marked, headers.port.ecn_marked);
+    for (std::size_t i = 0; i < whole.got.size(); ++i) {
+        EXPECT_EQ(whole.got[i].time_ns, headers.got[i].time_ns) << i;
+        EXPECT_EQ(whole.got[i].frame, headers.got[i].frame) << i;
+    }
 }
 
 TEST(fabric_model, priority_dscp_skips_the_data_queue) {

@@ -1,0 +1,333 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace uet::simcli {
+
+namespace {
+
+struct unit {
+    std::string_view name;
+    double scale;
+};
+
+bool same_letters(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+// A non-negative finite number followed by one of the units (case-insensitive; "" is the
+// bare number's), scaled. nullopt for anything else.
+std::optional<double> quantity(std::string_view text, std::initializer_list<unit> units) {
+    double v = 0;
+    const char* end = text.data() + text.size();
+    const auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc{} || p == text.data() || !std::isfinite(v) || v < 0) return std::nullopt;
+    const std::string_view suffix(p, static_cast<std::size_t>(end - p));
+    for (const unit& u : units)
+        if (same_letters(suffix, u.name)) return v * u.scale;
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> whole(std::optional<double> v, double max) {
+    if (!v || *v > max || *v != std::floor(*v)) return std::nullopt;
+    return static_cast<std::uint64_t>(*v);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+    throw usage_error(what);
+}
+
+std::uint32_t count(std::string_view opt, std::string_view v, std::uint32_t lo, std::uint32_t hi) {
+    const auto n = whole(quantity(v, {{"", 1}}), hi);
+    if (!n || *n < lo)
+        fail(std::string(opt) + ": '" + std::string(v) + "' is not a whole number in " +
+             std::to_string(lo) + ".." + std::to_string(hi));
+    return static_cast<std::uint32_t>(*n);
+}
+
+std::uint64_t bytes(std::string_view opt, std::string_view v, std::uint64_t lo, std::uint64_t hi) {
+    const auto n = parse_bytes(v);
+    if (!n || *n < lo || *n > hi)
+        fail(std::string(opt) + ": '" + std::string(v) + "' is not a size in " +
+             std::to_string(lo) + ".." + std::to_string(hi) + " bytes (e.g. 2MB, 64KiB)");
+    return *n;
+}
+
+std::uint64_t time_ns(std::string_view opt, std::string_view v) {
+    const auto n = parse_time_ns(v);
+    if (!n) fail(std::string(opt) + ": '" + std::string(v) + "' is not a time (e.g. 10us, 2ms)");
+    return *n;
+}
+
+// LINK@T, LINK=RATE@T
+link_event event(std::string_view opt, std::string_view v, link_event::op what) {
+    link_event e;
+    e.what = what;
+    e.text = std::string(v);
+    const std::size_t at = v.rfind('@');
+    if (at == std::string_view::npos)
+        fail(std::string(opt) + ": '" + e.text + "' has no time (LINK" +
+             (what == link_event::op::slow ? "=RATE" : "") + "@TIME)");
+    std::string_view link = v.substr(0, at);
+    e.at_ns = time_ns(opt, v.substr(at + 1));
+    if (what == link_event::op::slow) {
+        const std::size_t eq = link.rfind('=');
+        if (eq == std::string_view::npos)
+            fail(std::string(opt) + ": '" + e.text + "' has no rate (LINK=RATE@TIME)");
+        const auto r = parse_rate_gbps(link.substr(eq + 1));
+        if (!r || !(*r > 0))
+            fail(std::string(opt) + ": '" + std::string(link.substr(eq + 1)) +
+                 "' is not a rate > 0 (Gb/s, e.g. 25 or 400Mbps)");
+        e.gbps = *r;
+        link = link.substr(0, eq);
+    }
+    if (link.empty()) fail(std::string(opt) + ": '" + e.text + "' names no link");
+    e.link = std::string(link);
+    return e;
+}
+
+// What a library's parser made of v.
+template <class T>
+T known(std::string_view opt, std::string_view v, std::optional<T> parsed, const char* what,
+        const char* names) {
+    if (!parsed)
+        fail(std::string(opt) + ": unknown " + what + " '" + std::string(v) + "' (" + names + ")");
+    return *parsed;
+}
+
+// One of the names (the first of each value is the one listed in the message).
+template <class T>
+T pick(std::string_view opt, std::string_view v, const char* what,
+       std::initializer_list<std::pair<std::string_view, T>> names) {
+    std::string listed;
+    for (const auto& [name, value] : names) {
+        if (name == v) return value;
+        if (listed.find(std::string(name)) == std::string::npos)
+            listed += (listed.empty() ? "" : ", ") + std::string(name);
+    }
+    fail(std::string(opt) + ": unknown " + what + " '" + std::string(v) + "' (" + listed + ")");
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_bytes(std::string_view text) {
+    return whole(quantity(text, {{"", 1},
+                                 {"B", 1},
+                                 {"K", 1e3},
+                                 {"KB", 1e3},
+                                 {"M", 1e6},
+                                 {"MB", 1e6},
+                                 {"G", 1e9},
+                                 {"GB", 1e9},
+                                 {"KiB", 1024.0},
+                                 {"MiB", 1048576.0},
+                                 {"GiB", 1073741824.0}}),
+                 1e15);
+}
+
+std::optional<std::uint64_t> parse_time_ns(std::string_view text) {
+    const auto v = quantity(text, {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}});
+    if (!v || *v > 1e15) return std::nullopt;
+    return static_cast<std::uint64_t>(std::llround(*v));
+}
+
+std::optional<double> parse_rate_gbps(std::string_view text) {
+    return quantity(text, {{"", 1}, {"G", 1}, {"Gbps", 1}, {"Mbps", 1e-3}, {"Tbps", 1e3}});
+}
+
+const char* usage() noexcept {
+    return R"(usage: uet-sim [options]
+Runs the real UET engines (one per host) over a fabric model in virtual time and reports flow
+completion times. See docs/uet-sim.md.
+
+topology
+  --topology leafspine|fattree   (default leafspine)
+  --leaves N --spines N --hosts-per-leaf N    leaf-spine size (default 2, 4, 8)
+  --oversub R          leaf-spine: hosts-per-leaf x speed / (spines x fabric link rate);
+                       default: fabric links at --speed
+  --k K | --hosts N    3-tier k-ary fat tree (k^3/4 hosts), or the smallest one with N hosts
+  --speed 100|200|400|800        link rate in Gb/s (default 100)
+  --hop-latency T      per link (default 1us)
+  --queue BYTES        per port (default one BDP of the unloaded RTT)
+  --ecn-min BYTES --ecn-max BYTES   ECN marking thresholds (default 20%, 80% of the queue)
+  --trim on|off        packet trimming in the switches (default on)
+  --mtu BYTES          payload bytes per packet (default 4096)
+workload
+  --workload permutation|incast|alltoall|cm   (default permutation)
+  --size BYTES         bytes per flow (default 1MiB; 2MB, 64KiB, ...)
+  --incast-degree N    incast senders (default every other host)
+  --matrix FILE        flows from FILE (implies --workload cm): "src dst bytes start" per line,
+                       or the UEC htsim .cm format ("Nodes N", "Connections C", "0->5 id 1
+                       start 0 size 4096", start in us)
+  --message BYTES      flows are posted as messages of this size (default 1MiB)
+  --outstanding N      messages per flow in flight (default 8)
+policies
+  --lb static|oblivious|bitmap|reps   (default oblivious)
+  --cc nscc|rccc|none                 (default nscc)
+  --mode rud|rod                      (default rud)
+  --seed N             (default 1)
+events (LINK: leaf0-spine1 both ways, leaf0->spine1 one way, h3-leaf0 a host's link)
+  --fail LINK@T  --slow LINK=RATE@T  --restore LINK@T
+output
+  --csv FILE           one line per flow (byte-identical for the same seed)
+  --json FILE          the summary and the flows
+  --time-limit T       stop at this virtual time (default 1s)
+  --no-progress        no progress line on stderr
+  -h, --help
+)";
+}
+
+options parse_options(int argc, const char* const* argv) {
+    options o;
+    bool workload_given = false;
+    std::set<std::string_view> given;  // options seen (the map's keys, which outlive the call)
+    using handler = std::function<void(std::string_view, std::string_view)>;
+    const std::map<std::string_view, handler> with_value = {
+        {"--topology",
+         [&](auto opt, auto v) {
+             o.topology = pick<topology_kind>(opt, v, "topology",
+                                              {{"leafspine", topology_kind::leafspine},
+                                               {"leaf-spine", topology_kind::leafspine},
+                                               {"fattree", topology_kind::fattree},
+                                               {"fat-tree", topology_kind::fattree}});
+         }},
+        {"--leaves", [&](auto opt, auto v) { o.leaves = count(opt, v, 1, 256); }},
+        {"--spines", [&](auto opt, auto v) { o.spines = count(opt, v, 1, 65535); }},
+        {"--hosts-per-leaf", [&](auto opt, auto v) { o.hosts_per_leaf = count(opt, v, 1, 255); }},
+        {"--oversub",
+         [&](auto opt, auto v) {
+             const auto r = quantity(v, {{"", 1}});
+             if (!r || !(*r > 0) || *r > 1000)
+                 fail(std::string(opt) + ": '" + std::string(v) + "' is not a ratio in (0, 1000]");
+             o.oversubscription = *r;
+         }},
+        {"--k", [&](auto opt, auto v) { o.k = count(opt, v, 2, 64); }},
+        {"--hosts", [&](auto opt, auto v) { o.hosts = count(opt, v, 2, 65536); }},
+        {"--speed",
+         [&](auto opt, auto v) {
+             const auto r = parse_rate_gbps(v);
+             if (!r || (*r != 100 && *r != 200 && *r != 400 && *r != 800))
+                 fail(std::string(opt) + ": '" + std::string(v) +
+                      "' is not one of 100, 200, 400, 800 (Gb/s)");
+             o.speed_gbps = *r;
+         }},
+        {"--hop-latency", [&](auto opt, auto v) { o.hop_latency_ns = time_ns(opt, v); }},
+        {"--queue", [&](auto opt, auto v) { o.queue_bytes = bytes(opt, v, 1, 1ull << 32); }},
+        {"--ecn-min", [&](auto opt, auto v) { o.ecn_min_bytes = bytes(opt, v, 0, 1ull << 32); }},
+        {"--ecn-max", [&](auto opt, auto v) { o.ecn_max_bytes = bytes(opt, v, 0, 1ull << 32); }},
+        {"--trim",
+         [&](auto opt, auto v) {
+             o.trimming = pick<bool>(opt, v, "setting", {{"on", true}, {"off", false}});
+         }},
+        {"--mtu",
+         [&](auto opt, auto v) { o.mtu = static_cast<std::uint32_t>(bytes(opt, v, 256, 9000)); }},
+        {"--workload",
+         [&](auto opt, auto v) {
+             workload_given = true;
+             o.workload = pick<workload_kind>(opt, v, "workload",
+                                              {{"permutation", workload_kind::permutation},
+                                               {"incast", workload_kind::incast},
+                                               {"alltoall", workload_kind::alltoall},
+                                               {"all-to-all", workload_kind::alltoall},
+                                               {"cm", workload_kind::matrix},
+                                               {"matrix", workload_kind::matrix}});
+         }},
+        {"--size", [&](auto opt, auto v) { o.size_bytes = bytes(opt, v, 1, 1ull << 40); }},
+        {"--incast-degree", [&](auto opt, auto v) { o.incast_degree = count(opt, v, 1, 65535); }},
+        {"--matrix", [&](auto, auto v) { o.matrix = std::string(v); }},
+        {"--message",
+         [&](auto opt, auto v) {
+             o.message_bytes = static_cast<std::uint32_t>(bytes(opt, v, 1, 16u << 20));
+         }},
+        {"--outstanding", [&](auto opt, auto v) { o.outstanding = count(opt, v, 1, 4096); }},
+        {"--lb",
+         [&](auto opt, auto v) {
+             o.lb =
+                 known(opt, v, lb::parse_algorithm(v), "policy", "static, oblivious, bitmap, reps");
+         }},
+        {"--cc",
+         [&](auto opt, auto v) {
+             o.cc = known(opt, v, cc::parse_algorithm(v), "congestion control", "nscc, rccc, none");
+         }},
+        {"--mode",
+         [&](auto opt, auto v) {
+             o.mode =
+                 pick<delivery_mode>(opt, v, "delivery mode",
+                                     {{"rud", delivery_mode::rud}, {"rod", delivery_mode::rod}});
+         }},
+        {"--seed",
+         [&](auto opt, auto v) {
+             const auto n = whole(quantity(v, {{"", 1}}), 1e18);
+             if (!n) fail(std::string(opt) + ": '" + std::string(v) + "' is not a whole number");
+             o.seed = *n;
+         }},
+        {"--fail",
+         [&](auto opt, auto v) { o.events.push_back(event(opt, v, link_event::op::fail)); }},
+        {"--slow",
+         [&](auto opt, auto v) { o.events.push_back(event(opt, v, link_event::op::slow)); }},
+        {"--restore",
+         [&](auto opt, auto v) { o.events.push_back(event(opt, v, link_event::op::restore)); }},
+        {"--csv", [&](auto, auto v) { o.csv = std::string(v); }},
+        {"--json", [&](auto, auto v) { o.json = std::string(v); }},
+        {"--time-limit",
+         [&](auto opt, auto v) {
+             o.time_limit_ns = time_ns(opt, v);
+             if (o.time_limit_ns == 0) fail(std::string(opt) + ": must be > 0");
+         }},
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            o.help = true;
+            continue;
+        }
+        if (arg == "--no-progress") {
+            o.progress = false;
+            continue;
+        }
+        std::string_view value;
+        bool inline_value = false;
+        if (const std::size_t eq = arg.find('='); arg.starts_with("--") && eq != arg.npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+            inline_value = true;
+        }
+        const auto it = with_value.find(arg);
+        if (it == with_value.end()) fail("unknown option '" + std::string(arg) + "' (see --help)");
+        if (!inline_value) {
+            if (i + 1 >= argc) fail(std::string(arg) + ": needs a value");
+            value = argv[++i];
+        }
+        it->second(arg, value);
+        given.insert(it->first);
+    }
+    if (!o.matrix.empty() && !workload_given) o.workload = workload_kind::matrix;
+    if (o.workload == workload_kind::matrix && o.matrix.empty())
+        fail("--workload cm: needs --matrix FILE");
+    if (o.workload != workload_kind::matrix && !o.matrix.empty())
+        fail("--matrix: only with --workload cm");
+    if (o.ecn_min_bytes && o.ecn_max_bytes && *o.ecn_min_bytes > *o.ecn_max_bytes)
+        fail("--ecn-min: above --ecn-max");
+    // Each topology's own size options.
+    const bool fat = o.topology == topology_kind::fattree;
+    for (const std::string_view opt : {"--leaves", "--spines", "--hosts-per-leaf", "--oversub"})
+        if (fat && given.count(opt))
+            fail(std::string(opt) + ": leaf-spine only (a fat tree takes --k or --hosts)");
+    for (const std::string_view opt : {"--k", "--hosts"})
+        if (!fat && given.count(opt))
+            fail(std::string(opt) + ": fat tree only (--topology fattree)");
+    if (fat && o.k != 0 && o.hosts != 0) fail("--k: give --k or --hosts, not both");
+    if (o.k % 2 != 0) fail("--k: must be even");
+    return o;
+}
+
+}  // namespace uet::simcli

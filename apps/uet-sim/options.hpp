@@ -1,0 +1,78 @@
+// uet-sim's command line: what to build (topology, links), what to run (workload, policies,
+// link events) and where the results go. Every bad value is a usage_error naming the option.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cc/cc_factory.hpp"
+#include "engine/engine.hpp"
+#include "lb/lb_factory.hpp"
+
+namespace uet::simcli {
+
+// A bad option or input file: one line, exit status 2.
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class topology_kind : std::uint8_t { leafspine, fattree };
+enum class workload_kind : std::uint8_t { permutation, incast, alltoall, matrix };
+
+struct link_event {
+    enum class op : std::uint8_t { fail, slow, restore };
+    op what = op::fail;
+    std::string link;  // "leaf0-spine1" (both directions) or "leaf0->spine1" (one)
+    double gbps = 0;   // slow only
+    std::uint64_t at_ns = 0;
+    std::string text;  // as given, for messages
+};
+
+struct options {
+    topology_kind topology = topology_kind::leafspine;
+    std::uint32_t leaves = 2, spines = 4, hosts_per_leaf = 8;
+    double oversubscription = 0;     // 0: fabric links at --speed
+    std::uint32_t k = 0, hosts = 0;  // fat tree: k-ary, or the smallest k with this many hosts
+    double speed_gbps = 100;
+    std::uint64_t hop_latency_ns = 1000;
+    std::uint64_t queue_bytes = 0;  // 0: one BDP of the unloaded RTT at the link's rate
+    std::optional<std::uint64_t> ecn_min_bytes, ecn_max_bytes;  // default 20% / 80% of the queue
+    bool trimming = true;
+    std::uint32_t mtu = 4096;  // SES payload bytes per packet
+
+    workload_kind workload = workload_kind::permutation;
+    std::uint64_t size_bytes = 1 << 20;
+    std::uint32_t incast_degree = 0;  // 0: every other host
+    std::string matrix;
+    std::uint32_t message_bytes = 1 << 20;  // a flow is posted as messages of this size
+    std::uint32_t outstanding = 8;          // messages of a flow posted and not completed
+
+    lb::algorithm lb = lb::algorithm::oblivious;
+    cc::algorithm cc = cc::algorithm::nscc;
+    delivery_mode mode = delivery_mode::rud;
+    std::uint64_t seed = 1;
+    std::vector<link_event> events;
+    std::uint64_t time_limit_ns = 1'000'000'000;  // virtual
+
+    std::string csv, json;
+    bool progress = true;
+    bool help = false;
+};
+
+// Throws usage_error.
+options parse_options(int argc, const char* const* argv);
+const char* usage() noexcept;
+
+// Values: bytes with an optional unit (B, KB/MB/GB decimal, KiB/MiB/GiB binary: "2MB",
+// "64KiB"); times with an optional unit (ns when none: "1500", "10us", "2ms", "1s"); rates in
+// Gb/s with an optional unit ("25", "25G", "25Gbps", "400Mbps"). nullopt when unparsable,
+// negative or out of range.
+std::optional<std::uint64_t> parse_bytes(std::string_view text);
+std::optional<std::uint64_t> parse_time_ns(std::string_view text);
+std::optional<double> parse_rate_gbps(std::string_view text);
+
+}  // namespace uet::simcli

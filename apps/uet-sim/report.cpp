@@ -1,0 +1,222 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace uet::simcli {
+
+namespace {
+
+// Nearest rank: the smallest value with at least p of the values at or below it.
+double percentile(const std::vector<double>& sorted, double p) {
+    if (sorted.empty()) return 0;
+    const auto rank = static_cast<std::size_t>(std::ceil(p * double(sorted.size())));
+    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+std::string fixed(double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", digits, v);
+    return b;
+}
+
+const char* mode_name(delivery_mode m) {
+    return m == delivery_mode::rod ? "rod" : "rud";
+}
+
+// The columns of a flow, shared by the CSV and the JSON.
+std::vector<std::pair<const char*, std::string>> columns(std::size_t i, const flow_result& f) {
+    return {{"flow", std::to_string(i)},
+            {"src", std::to_string(f.src)},
+            {"dst", std::to_string(f.dst)},
+            {"bytes", std::to_string(f.bytes)},
+            {"start_ns", std::to_string(f.start_ns)},
+            {"end_ns", std::to_string(f.end_ns)},
+            {"fct_ns", std::to_string(f.fct_ns)},
+            {"ideal_ns", std::to_string(f.ideal_ns)},
+            {"slowdown", fixed(f.slowdown, 4)},
+            {"goodput_gbps", fixed(f.gbps, 3)},
+            {"messages", std::to_string(f.messages)},
+            {"failed", std::to_string(f.failed)}};
+}
+
+}  // namespace
+
+run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
+                     double wall_s, std::uint64_t peak_rss_bytes) {
+    run_result r;
+    const netmodel::fabric& net = c.net();
+    // The ideal: the flow's frames back to back at the host's rate, plus the unloaded round
+    // trip of its last frame and the ACK over its path (within the leaf, through a spine or
+    // aggregation switch, through a core).
+    const double frame = c.max_frame() ? double(c.max_frame()) : double(o.mtu) + 110;
+    const double rtt[3] = {double(sim::path_rtt(t, 2, frame)), double(sim::path_rtt(t, 4, frame)),
+                           double(sim::path_rtt(t, 6, frame))};
+    std::vector<double> fct, slow;
+    std::uint64_t first = ~std::uint64_t{0}, last = 0, bytes_done = 0;
+    double rate_sum = 0;
+    for (const sim::flow_state& s : c.flows()) {
+        flow_result f;
+        f.src = s.spec.src;
+        f.dst = s.spec.dst;
+        f.bytes = s.total_bytes();
+        f.start_ns = s.spec.start_ns;
+        f.messages = s.spec.messages;
+        f.failed = s.failed;
+        const double packets = std::ceil(double(f.bytes) / o.mtu);
+        const double wire = double(f.bytes) + packets * (frame - o.mtu);
+        const double path = rtt[net.path_links(f.src, f.dst) / 2 - 1];
+        f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + path);
+        r.failed_messages += s.failed;
+        if (s.finished()) {
+            f.end_ns = s.done_ns;
+            f.fct_ns = s.done_ns - s.spec.start_ns;
+            f.slowdown = double(f.fct_ns) / double(f.ideal_ns);
+            f.gbps = s.gbps();
+            fct.push_back(double(f.fct_ns) / 1e3);
+            slow.push_back(f.slowdown);
+            first = std::min(first, f.start_ns);
+            last = std::max(last, f.end_ns);
+            bytes_done += s.completed_bytes;
+            rate_sum += f.gbps;
+        } else {
+            ++r.unfinished;
+        }
+        r.flows.push_back(f);
+    }
+    std::sort(fct.begin(), fct.end());
+    std::sort(slow.begin(), slow.end());
+    if (!fct.empty()) {
+        r.fct_us[0] = fct.front();
+        r.fct_us[1] = percentile(fct, 0.5);
+        r.fct_us[2] = percentile(fct, 0.99);
+        r.fct_us[3] = fct.back();
+        r.slowdown[0] = percentile(slow, 0.5);
+        r.slowdown[1] = percentile(slow, 0.99);
+        r.slowdown[2] = slow.back();
+        r.goodput_gbps = last > first ? double(bytes_done) * 8 / double(last - first) : 0;
+        r.mean_flow_gbps = rate_sum / double(fct.size());
+    }
+    r.virtual_ns = c.now();
+    r.fabric = net.counters();
+    r.engines = c.totals();
+    r.steps = c.steps();
+    r.fabric_memory_bytes = net.memory_bytes();
+    r.pool_high_water = net.pool_high_water();
+    r.wall_s = wall_s;
+    r.peak_rss_bytes = peak_rss_bytes;
+    return r;
+}
+
+void print_summary(std::FILE* out, const options& o, const netmodel::topology& t,
+                   const run_result& r) {
+    if (t.pods) {
+        std::fprintf(out,
+                     "topology    fattree: k %u, %u hosts (%u an edge), %u edges, %u aggregation "
+                     "switches, %u cores; ",
+                     t.pods, t.leaves * t.hosts_per_leaf, t.hosts_per_leaf, t.leaves,
+                     t.pods * t.spines, t.spines * t.cores_per_agg);
+    } else {
+        std::fprintf(out, "topology    leafspine: %u leaves x %u hosts, %u spines; ", t.leaves,
+                     t.hosts_per_leaf, t.spines);
+    }
+    std::fprintf(
+        out,
+        "%.0f Gb/s hosts, %.1f Gb/s fabric; hop %llu ns; queue %llu B; ECN %llu..%llu B; "
+        "trim %s; mtu %u\n",
+        t.host_link.rate_gbps, t.fabric_link.rate_gbps, (unsigned long long)t.host_link.delay_ns,
+        (unsigned long long)t.fabric_link.queue_bytes,
+        (unsigned long long)t.fabric_link.ecn_kmin_bytes,
+        (unsigned long long)t.fabric_link.ecn_kmax_bytes, o.trimming ? "on" : "off", o.mtu);
+    std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu\n",
+                 lb::algorithm_name(o.lb).data(), cc::algorithm_name(o.cc).data(),
+                 mode_name(o.mode), (unsigned long long)o.seed);
+    std::fprintf(out, "flows       %zu (%zu unfinished, %llu failed messages)\n", r.flows.size(),
+                 r.unfinished, (unsigned long long)r.failed_messages);
+    std::fprintf(out, "FCT (us)    min %.1f  p50 %.1f  p99 %.1f  max %.1f\n", r.fct_us[0],
+                 r.fct_us[1], r.fct_us[2], r.fct_us[3]);
+    std::fprintf(out, "slowdown    p50 %.3f  p99 %.3f  max %.3f  (FCT / ideal FCT)\n",
+                 r.slowdown[0], r.slowdown[1], r.slowdown[2]);
+    std::fprintf(out, "goodput     %.1f Gb/s in all, %.1f Gb/s mean per flow\n", r.goodput_gbps,
+                 r.mean_flow_gbps);
+    using ull = unsigned long long;
+    std::fprintf(out, "fabric      drops %llu, trims %llu, ECN marks %llu, blackholed %llu\n",
+                 ull(r.fabric.dropped), ull(r.fabric.trimmed), ull(r.fabric.ecn_marked),
+                 ull(r.fabric.blackholed));
+    std::fprintf(out, "engines     retransmits %llu, timeouts %llu, trimmed received %llu\n",
+                 ull(r.engines.retransmits), ull(r.engines.timeouts),
+                 ull(r.engines.trimmed_received));
+    const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
+    std::fprintf(out,
+                 "run         virtual %.1f us; %llu events, %llu packet hops, %llu steps; wall "
+                 "%.2f s, %.2f M events/s, %.0f ns per packet hop; peak RSS %.0f MB (fabric %.0f "
+                 "MB, %zu frames at most)\n",
+                 double(r.virtual_ns) / 1e3, ull(r.fabric.events), ull(r.fabric.hops), ull(r.steps),
+                 r.wall_s, double(r.fabric.events) / wall / 1e6,
+                 r.fabric.hops ? wall * 1e9 / double(r.fabric.hops) : 0.0,
+                 double(r.peak_rss_bytes) / 1e6, double(r.fabric_memory_bytes) / 1e6,
+                 r.pool_high_water);
+}
+
+std::string flows_csv(const run_result& r) {
+    std::ostringstream out;
+    bool first = true;
+    for (const auto& [name, value] : columns(0, {})) {
+        out << (first ? "" : ",") << name;
+        first = false;
+    }
+    out << '\n';
+    for (std::size_t i = 0; i < r.flows.size(); ++i) {
+        first = true;
+        for (const auto& [name, value] : columns(i, r.flows[i])) {
+            out << (first ? "" : ",") << value;
+            first = false;
+        }
+        out << '\n';
+    }
+    return out.str();
+}
+
+std::string to_json(const options& o, const run_result& r) {
+    std::ostringstream out;
+    using ull = unsigned long long;
+    out << "{\n  \"lb\": \"" << lb::algorithm_name(o.lb) << "\", \"cc\": \""
+        << cc::algorithm_name(o.cc) << "\", \"mode\": \"" << mode_name(o.mode)
+        << "\", \"seed\": " << o.seed << ",\n  \"flows\": " << r.flows.size()
+        << ", \"unfinished\": " << r.unfinished << ", \"failed_messages\": " << r.failed_messages
+        << ",\n  \"fct_us\": {\"min\": " << fixed(r.fct_us[0], 3)
+        << ", \"p50\": " << fixed(r.fct_us[1], 3) << ", \"p99\": " << fixed(r.fct_us[2], 3)
+        << ", \"max\": " << fixed(r.fct_us[3], 3)
+        << "},\n  \"slowdown\": {\"p50\": " << fixed(r.slowdown[0], 4)
+        << ", \"p99\": " << fixed(r.slowdown[1], 4) << ", \"max\": " << fixed(r.slowdown[2], 4)
+        << "},\n  \"goodput_gbps\": " << fixed(r.goodput_gbps, 3)
+        << ", \"mean_flow_gbps\": " << fixed(r.mean_flow_gbps, 3)
+        << ",\n  \"drops\": " << ull(r.fabric.dropped) << ", \"trims\": " << ull(r.fabric.trimmed)
+        << ", \"ecn_marks\": " << ull(r.fabric.ecn_marked)
+        << ", \"blackholed\": " << ull(r.fabric.blackholed)
+        << ", \"retransmits\": " << ull(r.engines.retransmits)
+        << ", \"timeouts\": " << ull(r.engines.timeouts) << ",\n  \"virtual_ns\": " << r.virtual_ns
+        << ", \"events\": " << ull(r.fabric.events) << ", \"packet_hops\": " << ull(r.fabric.hops)
+        << ",\n  \"per_flow\": [\n";
+    for (std::size_t i = 0; i < r.flows.size(); ++i) {
+        out << "    {";
+        bool first = true;
+        for (const auto& [name, value] : columns(i, r.flows[i])) {
+            out << (first ? "" : ", ") << '"' << name << "\": " << value;
+            first = false;
+        }
+        out << (i + 1 < r.flows.size() ? "},\n" : "}\n");
+    }
+    out << "  ]\n}\n";
+    return out.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f || !f.write(text.data(), std::streamsize(text.size())) || !f.flush())
+        throw usage_error("cannot write '" + path + "'");
+}
+
+}  // namespace uet::simcli

@@ -1,0 +1,50 @@
+// What a run produced: per-flow completion times against the ideal, fabric and engine
+// counters, and the summary table, CSV and JSON made from them.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.hpp"
+#include "options.hpp"
+
+namespace uet::simcli {
+
+struct flow_result {
+    std::uint32_t src = 0, dst = 0;
+    std::uint64_t bytes = 0, start_ns = 0, end_ns = 0;  // end 0: not finished
+    std::uint64_t fct_ns = 0, ideal_ns = 0;
+    double slowdown = 0, gbps = 0;
+    std::uint32_t messages = 0, failed = 0;
+};
+
+struct run_result {
+    std::vector<flow_result> flows;
+    std::size_t unfinished = 0;
+    std::uint64_t failed_messages = 0;
+    double fct_us[4] = {};    // min, p50, p99, max over finished flows
+    double slowdown[3] = {};  // p50, p99, max
+    double goodput_gbps = 0;  // bytes of finished flows over first start .. last completion
+    double mean_flow_gbps = 0;
+    std::uint64_t virtual_ns = 0;
+    netmodel::fabric_stats fabric;
+    sim::engine_totals engines;
+    std::uint64_t steps = 0;
+    std::size_t fabric_memory_bytes = 0, pool_high_water = 0;  // frames held at once, at most
+    double wall_s = 0;
+    std::uint64_t peak_rss_bytes = 0;
+};
+
+run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
+                     double wall_s, std::uint64_t peak_rss_bytes);
+void print_summary(std::FILE* out, const options& o, const netmodel::topology& t,
+                   const run_result& r);
+// No wall-clock figure in either: the same seed gives the same bytes.
+std::string flows_csv(const run_result& r);
+std::string to_json(const options& o, const run_result& r);
+// Throws usage_error naming the file if it cannot be written.
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace uet::simcli

@@ -1,0 +1,185 @@
+#include "workload.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "core/rng.hpp"
+
+namespace uet::simcli {
+
+namespace {
+
+std::vector<std::string_view> words(std::string_view line) {
+    std::vector<std::string_view> w;
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+            ++i;
+        const std::size_t b = i;
+        while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            ++i;
+        if (i > b) w.push_back(line.substr(b, i - b));
+    }
+    return w;
+}
+
+class matrix_reader {
+  public:
+    matrix_reader(const std::string& name, std::uint32_t hosts) : name_(name), hosts_(hosts) {}
+
+    [[noreturn]] void fail(const std::string& why) const {
+        throw usage_error("--matrix: " + name_ + ":" + std::to_string(line_) + ": " + why);
+    }
+
+    std::uint32_t host(std::string_view w) const {
+        std::uint32_t h = 0;
+        const auto [p, ec] = std::from_chars(w.data(), w.data() + w.size(), h);
+        if (ec != std::errc{} || p != w.data() + w.size())
+            fail("'" + std::string(w) + "' is not a host number");
+        if (h >= hosts_)
+            fail("host " + std::string(w) + " does not exist (" + std::to_string(hosts_) +
+                 " hosts)");
+        return h;
+    }
+
+    std::uint64_t size(std::string_view w) const {
+        const auto b = parse_bytes(w);
+        if (!b || *b == 0) fail("'" + std::string(w) + "' is not a size > 0 in bytes");
+        return *b;
+    }
+
+    flow pair(std::uint32_t src, std::uint32_t dst) const {
+        if (src == dst) fail("host " + std::to_string(src) + " sends to itself");
+        return {src, dst, 0, 0};
+    }
+
+    // "src dst bytes [start]"
+    flow plain(const std::vector<std::string_view>& w) const {
+        if (w.size() < 3 || w.size() > 4)
+            fail("expected 'source destination bytes [start]', got " + std::to_string(w.size()) +
+                 " fields");
+        flow f = pair(host(w[0]), host(w[1]));
+        f.bytes = size(w[2]);
+        if (w.size() == 4) {
+            const auto t = parse_time_ns(w[3]);
+            if (!t) fail("'" + std::string(w[3]) + "' is not a start time");
+            f.start_ns = *t;
+        }
+        return f;
+    }
+
+    // "src->dst id I start S size B [prio P]"
+    flow htsim(const std::vector<std::string_view>& w) const {
+        const std::size_t arrow = w[0].find("->");
+        flow f = pair(host(w[0].substr(0, arrow)), host(w[0].substr(arrow + 2)));
+        bool has_start = false;
+        for (std::size_t i = 1; i < w.size(); i += 2) {
+            if (i + 1 >= w.size()) fail("'" + std::string(w[i]) + "' has no value");
+            const std::string_view key = w[i], v = w[i + 1];
+            if (key == "start") {
+                // htsim takes the start in microseconds.
+                const auto t = parse_time_ns(std::string(v) + "us");
+                if (!t) fail("'" + std::string(v) + "' is not a start time (us)");
+                f.start_ns = *t;
+                has_start = true;
+            } else if (key == "size") {
+                f.bytes = size(v);
+            } else if (key == "id" || key == "prio") {
+                // Flow ids and priorities: nothing here depends on them.
+            } else {
+                fail("'" + std::string(key) + "' is not supported (id, start, size, prio)");
+            }
+        }
+        if (!has_start) fail("no start");
+        if (f.bytes == 0) fail("no size");
+        return f;
+    }
+
+    std::vector<flow> read(std::istream& in) {
+        std::vector<flow> flows;
+        std::string text;
+        std::optional<std::uint64_t> connections;
+        while (std::getline(in, text)) {
+            ++line_;
+            std::string_view l = text;
+            if (const std::size_t hash = l.find('#'); hash != l.npos) l = l.substr(0, hash);
+            const auto w = words(l);
+            if (w.empty()) continue;
+            if (w[0] == "Nodes" || w[0] == "Connections") {
+                if (w.size() != 2) fail("expected '" + std::string(w[0]) + " N'");
+                std::uint64_t n = 0;
+                const auto [p, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), n);
+                if (ec != std::errc{} || p != w[1].data() + w[1].size())
+                    fail("'" + std::string(w[1]) + "' is not a number");
+                if (w[0] == "Nodes" && n > hosts_)
+                    fail("Nodes " + std::to_string(n) + ": the fabric has " +
+                         std::to_string(hosts_) + " hosts");
+                if (w[0] == "Connections") connections = n;
+                continue;
+            }
+            if (w[0] == "Triggers" || w[0] == "Failures" || w[0] == "trigger" || w[0] == "failure")
+                fail("htsim " + std::string(w[0]) + " are not supported");
+            flows.push_back(w[0].find("->") != w[0].npos ? htsim(w) : plain(w));
+        }
+        if (in.bad()) fail("read error");
+        if (connections && *connections != flows.size())
+            fail("Connections " + std::to_string(*connections) + " but " +
+                 std::to_string(flows.size()) + " flows");
+        if (flows.empty()) fail("no flows");
+        return flows;
+    }
+
+  private:
+    std::string name_;
+    std::uint32_t hosts_;
+    std::size_t line_ = 0;
+};
+
+}  // namespace
+
+std::vector<flow> read_matrix(std::istream& in, const std::string& name, std::uint32_t hosts) {
+    return matrix_reader(name, hosts).read(in);
+}
+
+std::vector<flow> make_flows(const options& o, std::uint32_t hosts) {
+    std::vector<flow> flows;
+    switch (o.workload) {
+        case workload_kind::permutation: {
+            // Sattolo's shuffle: one cycle through every host, so nobody sends to itself and
+            // every host receives exactly one flow.
+            std::vector<std::uint32_t> to(hosts);
+            for (std::uint32_t h = 0; h < hosts; ++h)
+                to[h] = h;
+            rng r(o.seed * 0x9e3779b97f4a7c15ull + 1);
+            for (std::uint32_t i = hosts - 1; i > 0; --i)
+                std::swap(to[i], to[r.uniform(i)]);
+            for (std::uint32_t h = 0; h < hosts; ++h)
+                flows.push_back({h, to[h], o.size_bytes, 0});
+            break;
+        }
+        case workload_kind::incast: {
+            const std::uint32_t degree = o.incast_degree ? o.incast_degree : hosts - 1;
+            if (degree > hosts - 1)
+                throw usage_error("--incast-degree: " + std::to_string(degree) + " senders, but " +
+                                  std::to_string(hosts) + " hosts (one receives)");
+            for (std::uint32_t i = 1; i <= degree; ++i)
+                flows.push_back({i, 0, o.size_bytes, 0});
+            break;
+        }
+        case workload_kind::alltoall:
+            for (std::uint32_t s = 0; s < hosts; ++s)
+                for (std::uint32_t d = 0; d < hosts; ++d)
+                    if (s != d) flows.push_back({s, d, o.size_bytes, 0});
+            break;
+        case workload_kind::matrix: {
+            std::ifstream in(o.matrix);
+            if (!in) throw usage_error("--matrix: cannot open '" + o.matrix + "'");
+            flows = read_matrix(in, o.matrix, hosts);
+            break;
+        }
+    }
+    return flows;
+}
+
+}  // namespace uet::simcli

@@ -1,0 +1,113 @@
+#!/bin/sh
+# uet-sim's command line (docs/uet-sim.md): one seed gives a byte-identical CSV, every option
+# parses, and each bad input is one line on stderr naming it, with exit status 2: sim_cli UET_SIM
+set -u
+sim=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+# ---- determinism: a small run with link events, twice with one seed, once with another ----
+small="--leaves 2 --hosts-per-leaf 4 --spines 2 --size 256KiB --lb reps --no-progress"
+events="--fail leaf1-spine0@20us --slow h1-leaf0=50@0 --restore leaf1-spine0@60us"
+# shellcheck disable=SC2086
+"$sim" $small $events --seed 5 --csv "$dir/a.csv" >"$dir/a.out" || fail "run a: $(cat "$dir/a.out")"
+# shellcheck disable=SC2086
+"$sim" $small $events --seed 5 --csv "$dir/b.csv" >/dev/null || fail "run b"
+# shellcheck disable=SC2086
+"$sim" $small $events --seed 6 --csv "$dir/c.csv" >/dev/null || fail "run c"
+cmp -s "$dir/a.csv" "$dir/b.csv" || fail "seed 5 twice: the CSVs differ"
+cmp -s "$dir/a.csv" "$dir/c.csv" && fail "seeds 5 and 6 gave the same CSV"
+[ "$(head -1 "$dir/a.csv")" = "flow,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_ns,slowdown,goodput_gbps,messages,failed" ] ||
+    fail "CSV header: $(head -1 "$dir/a.csv")"
+[ "$(wc -l <"$dir/a.csv")" -eq 9 ] || fail "8 flows expected in a.csv"
+# Every flow finished, no earlier than its ideal allows (5% for rounding), every byte counted.
+awk -F, 'NR > 1 && ($6 == 0 || $9 < 0.95 || $4 != 262144 || $12 != 0) { bad = 1 }
+         END { exit bad }' "$dir/a.csv" || fail "a flow in a.csv: $(cat "$dir/a.csv")"
+grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
+grep -q 'blackholed [1-9]' "$dir/a.out" || fail "--fail black-holed nothing: $(cat "$dir/a.out")"
+echo "ok: same seed, same CSV; another seed, another"
+
+# ---- every option parses (and the run completes) ----
+printf '# src dst bytes start\n0 5 64KiB\n3 9 100000 10us\n' >"$dir/plain.txt"
+printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n3->9 id 2 start 10 size 1MB\n' >"$dir/m.cm"
+ok() {
+    "$sim" --no-progress "$@" >"$dir/ok.out" 2>"$dir/ok.err" || fail "uet-sim $*: $(cat "$dir/ok.err")"
+}
+ok --topology leafspine --leaves 2 --spines 4 --hosts-per-leaf 8 --oversub 2 --speed 200 \
+    --hop-latency 500ns --queue 200KB --ecn-min 40KB --ecn-max 160KB --trim off --mtu 2048 \
+    --workload incast --incast-degree 4 --size 64KiB --message 16KiB --outstanding 2 \
+    --lb bitmap --cc rccc --mode rod --seed 3 --time-limit 100ms --csv "$dir/o.csv" \
+    --json "$dir/o.json"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert len(j["per_flow"]) == 4' \
+    "$dir/o.json" || fail "--json"
+ok --workload alltoall --size 4KiB --lb static --cc none --speed 400
+ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
+ok --matrix "$dir/plain.txt" --lb reps
+ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
+    --restore agg0-core1@30us --csv "$dir/ft.csv"
+grep -q '^topology    fattree: k 4, 16 hosts' "$dir/ok.out" || fail "fattree: $(cat "$dir/ok.out")"
+[ "$(wc -l <"$dir/ft.csv")" -eq 17 ] || fail "16 flows expected in ft.csv"
+ok --topology fattree --hosts 100 --workload incast --incast-degree 8 --size 64KiB
+grep -q '^topology    fattree: k 8, 128 hosts (4 an edge)' "$dir/ok.out" || fail "--hosts 100: $(cat "$dir/ok.out")"
+ok --workload cm --matrix "$dir/m.cm" --csv "$dir/m.csv"
+grep -q '^1,3,9,1000000,10000,' "$dir/m.csv" || fail ".cm start in us: $(cat "$dir/m.csv")"
+ok --help
+echo "ok: every option parses"
+
+# ---- bad input: exit 2, one line naming it ----
+bad() {
+    want=$1
+    shift
+    "$sim" --no-progress "$@" >/dev/null 2>"$dir/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "uet-sim $*: exit $rc, not 2 ($(cat "$dir/err"))"
+    [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "uet-sim $*: not one line: $(cat "$dir/err")"
+    grep -qF -- "$want" "$dir/err" || fail "uet-sim $*: '$want' not in: $(cat "$dir/err")"
+}
+bad "unknown policy 'spray'" --lb spray
+bad "unknown congestion control 'cubic'" --cc cubic
+bad "unknown topology 'torus'" --topology torus
+bad "unknown workload 'ring'" --workload ring
+bad "unknown delivery mode 'uud'" --mode uud
+bad "link 'leaf0-spine9' does not exist" --fail leaf0-spine9@1us
+bad "link 'leaf5-spine0' does not exist" --slow leaf5-spine0=10@1us
+bad "link 'h99-leaf0' does not exist" --restore h99-leaf0@1us
+bad "--fail: 'leaf0-spine1' has no time" --fail leaf0-spine1
+bad "link 'leaf0-spine0' does not exist" --topology fattree --k 4 --fail leaf0-spine0@1us
+bad "link 'agg0-core2' does not exist" --topology fattree --k 4 --fail agg0-core2@1us
+bad "--hosts 3000: a fat tree of k = 24" --topology fattree --hosts 3000
+bad "--k: must be even" --topology fattree --k 5
+bad "--oversub: leaf-spine only" --topology fattree --k 4 --oversub 2
+bad "--spines: leaf-spine only" --topology fattree --spines 4
+bad "--hosts: fat tree only" --hosts 64
+bad "--k: give --k or --hosts, not both" --topology fattree --k 4 --hosts 16
+bad "--slow: 'leaf0-spine1@1us' has no rate" --slow leaf0-spine1@1us
+bad "--size: '-5'" --size -5
+bad "--size: '2XB'" --size 2XB
+bad "--size: '0'" --size 0
+bad "--speed: '300'" --speed 300
+bad "--leaves: 'two'" --leaves two
+bad "--hop-latency: '1 parsec'" --hop-latency "1 parsec"
+bad "--trim: unknown setting 'maybe'" --trim maybe
+bad "--ecn-min: above --ecn-max" --ecn-min 100KB --ecn-max 10KB
+bad "unknown option '--bogus'" --bogus
+bad "--seed: needs a value" --seed
+bad "--incast-degree: 40 senders" --workload incast --incast-degree 40
+bad "--matrix: cannot open" --matrix "$dir/missing"
+printf '0 5 64KiB\n0 5 -3\n' >"$dir/neg.txt"
+bad "neg.txt:2: '-3' is not a size" --matrix "$dir/neg.txt"
+printf '0 5 64KiB\n\n7 x 100\n' >"$dir/host.txt"
+bad "host.txt:3: 'x' is not a host number" --matrix "$dir/host.txt"
+printf '0 5 64KiB\n0 99 100\n' >"$dir/far.txt"
+bad "far.txt:2: host 99 does not exist" --matrix "$dir/far.txt"
+printf '0 5\n' >"$dir/short.txt"
+bad "short.txt:1: expected 'source destination bytes [start]'" --matrix "$dir/short.txt"
+printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n' >"$dir/count.cm"
+bad "Connections 2 but 1 flows" --matrix "$dir/count.cm"
+printf 'Nodes 16\nConnections 1\n0->5 id 1 start 0 size 65536 trigger 3\n' >"$dir/trig.cm"
+bad "trig.cm:3: 'trigger' is not supported" --matrix "$dir/trig.cm"
+echo "ok: every bad input exits 2 with one line naming it"
