@@ -11,12 +11,15 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster.hpp"
 #include "options.hpp"
+#include "plot.hpp"
 #include "report.hpp"
+#include "series.hpp"
 #include "workload.hpp"
 
 namespace uet::simcli {
@@ -187,8 +190,18 @@ double wall_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+struct plot_tools {
+    std::string python, script;
+};
+
 int run(const options& o) {
     const auto t0 = std::chrono::steady_clock::now();
+    // --plot: everything it needs is checked before the run, not after it.
+    plot_tools plotter;
+    if (!o.plot_dir.empty()) {
+        plotter = {find_python(), plot_script()};
+        make_dir("--plot", o.plot_dir);
+    }
     const netmodel::topology t = build_topology(o);
     const std::uint32_t hosts = t.leaves * t.hosts_per_leaf;
     const std::vector<flow> flows = make_flows(o, hosts);
@@ -206,10 +219,21 @@ int run(const options& o) {
                     .bytes = f.bytes});
     }
 
+    // The time series: the run stops at each sample time (an event-free stop changes nothing).
+    const bool sampling = !o.series_csv.empty() || !o.plot_dir.empty();
+    std::optional<sampler> series;
+    if (sampling) series.emplace(c.net(), o.sample_ns);
     const bool tty = isatty(STDERR_FILENO);
     double last_report = 0;
     bool reported = false;
-    while (!c.all_finished() && c.step(o.time_limit_ns)) {
+    while (!c.all_finished()) {
+        const std::uint64_t limit =
+            series ? std::min(o.time_limit_ns, series->next_ns()) : o.time_limit_ns;
+        if (!c.step(limit)) {
+            if (limit == o.time_limit_ns) break;
+            series->take(c.net());
+            continue;
+        }
         if (!o.progress || (c.steps() & 4095) != 0) continue;
         const double wall = wall_since(t0);
         if (wall < 2 || wall - last_report < 1) continue;
@@ -237,6 +261,15 @@ int run(const options& o) {
     print_summary(stdout, o, t, r);
     if (!o.csv.empty()) write_file(o.csv, flows_csv(r));
     if (!o.json.empty()) write_file(o.json, to_json(o, r));
+    if (!o.links_csv.empty()) write_file(o.links_csv, links_csv(c.net()));
+    if (!o.series_csv.empty()) write_file(o.series_csv, series->csv());
+    if (!o.plot_dir.empty()) {
+        write_file(o.plot_dir + "/flows.csv", flows_csv(r));
+        write_file(o.plot_dir + "/summary.json", to_json(o, r));
+        write_file(o.plot_dir + "/links.csv", links_csv(c.net()));
+        write_file(o.plot_dir + "/series.csv", series->csv());
+        plot(plotter.python, plotter.script, "run", o.plot_dir);
+    }
     return r.unfinished == 0 ? 0 : 1;
 }
 

@@ -170,6 +170,8 @@ workload
                        start 0 size 4096", start in us)
   --message BYTES      flows are posted as messages of this size (default 1MiB)
   --outstanding N      messages per flow in flight (default 8)
+  --load L             the fraction of hosts that take part, in (0, 1] (default 1): a
+                       permutation among them, that share of the incast's senders
 policies
   --lb static|oblivious|bitmap|reps   (default oblivious)
   --cc nscc|rccc|none                 (default nscc)
@@ -180,6 +182,12 @@ events (LINK: leaf0-spine1 both ways, leaf0->spine1 one way, h3-leaf0 a host's l
 output
   --csv FILE           one line per flow (byte-identical for the same seed)
   --json FILE          the summary and the flows
+  --links FILE         one line per port (link direction): bytes, drops, trims, marks, queues
+  --series FILE        time series: every host's and uplink's rate, bytes queued
+  --sample T           the time series' interval (default 1us; doubled as the run grows
+                       so that at most 512 samples are kept)
+  --plot DIR           all of the above in DIR, and plots (SVG, PNG) by uet_sim_plot.py with
+                       python3-matplotlib: FCT CDF, rates over time, per-uplink share
   --time-limit T       stop at this virtual time (default 1s)
   --no-progress        no progress line on stderr
   -h, --help
@@ -276,7 +284,22 @@ options parse_options(int argc, const char* const* argv) {
          [&](auto opt, auto v) { o.events.push_back(event(opt, v, link_event::op::slow)); }},
         {"--restore",
          [&](auto opt, auto v) { o.events.push_back(event(opt, v, link_event::op::restore)); }},
+        {"--load",
+         [&](auto opt, auto v) {
+             const auto r = quantity(v, {{"", 1}});
+             if (!r || !(*r > 0) || *r > 1)
+                 fail(std::string(opt) + ": '" + std::string(v) + "' is not a fraction in (0, 1]");
+             o.load = *r;
+         }},
         {"--csv", [&](auto, auto v) { o.csv = std::string(v); }},
+        {"--links", [&](auto, auto v) { o.links_csv = std::string(v); }},
+        {"--series", [&](auto, auto v) { o.series_csv = std::string(v); }},
+        {"--plot", [&](auto, auto v) { o.plot_dir = std::string(v); }},
+        {"--sample",
+         [&](auto opt, auto v) {
+             o.sample_ns = time_ns(opt, v);
+             if (o.sample_ns == 0) fail(std::string(opt) + ": must be > 0");
+         }},
         {"--json", [&](auto, auto v) { o.json = std::string(v); }},
         {"--time-limit",
          [&](auto opt, auto v) {
@@ -315,6 +338,8 @@ options parse_options(int argc, const char* const* argv) {
         fail("--workload cm: needs --matrix FILE");
     if (o.workload != workload_kind::matrix && !o.matrix.empty())
         fail("--matrix: only with --workload cm");
+    if (o.workload == workload_kind::matrix && o.load != 1)
+        fail("--load: not with a matrix (its flows are as given)");
     if (o.ecn_min_bytes && o.ecn_max_bytes && *o.ecn_min_bytes > *o.ecn_max_bytes)
         fail("--ecn-min: above --ecn-max");
     // Each topology's own size options.

@@ -50,6 +50,7 @@ struct options {
     std::string matrix;
     std::uint32_t message_bytes = 1 << 20;  // a flow is posted as messages of this size
     std::uint32_t outstanding = 8;          // messages of a flow posted and not completed
+    double load = 1;  // the fraction of hosts that take part (permutation, incast, all-to-all)
 
     lb::algorithm lb = lb::algorithm::oblivious;
     cc::algorithm cc = cc::algorithm::nscc;
@@ -59,6 +60,9 @@ struct options {
     std::uint64_t time_limit_ns = 1'000'000'000;  // virtual
 
     std::string csv, json;
+    std::string links_csv, series_csv;  // per port; time series (series.hpp)
+    std::string plot_dir;               // every CSV, the summary JSON and the plots
+    std::uint64_t sample_ns = 1000;     // the time series' first interval (series.hpp)
     bool progress = true;
     bool help = false;
 };

@@ -213,6 +213,25 @@ std::string to_json(const options& o, const run_result& r) {
     return out.str();
 }
 
+std::string links_csv(const netmodel::fabric& f) {
+    static constexpr const char* kinds[] = {"nic", "to_host", "up", "down", "agg_up", "core_down"};
+    std::ostringstream out;
+    out << "port,name,kind,uplink,tx_packets,tx_bytes,dropped,trimmed,ecn_marked,blackholed,"
+           "peak_queue_bytes,mean_queue_bytes\n";
+    const netmodel::topology& t = f.layout();
+    const std::uint32_t first_up = t.leaves > 1 ? f.up_port(0, 0) : 0;
+    for (std::uint32_t p = 0; p < f.port_count(); ++p) {
+        const netmodel::port_kind k = f.kind(p);
+        const netmodel::port_stats s = f.port_counters(p);
+        out << p << ',' << f.port_name(p) << ',' << kinds[static_cast<int>(k)] << ',';
+        if (k == netmodel::port_kind::up) out << (p - first_up) % t.spines;
+        out << ',' << s.tx_packets << ',' << s.tx_bytes << ',' << s.dropped << ',' << s.trimmed
+            << ',' << s.ecn_marked << ',' << s.blackholed << ',' << s.peak_queue_bytes << ','
+            << fixed(s.mean_queue_bytes, 1) << '\n';
+    }
+    return out.str();
+}
+
 void write_file(const std::string& path, const std::string& text) {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     if (!f || !f.write(text.data(), std::streamsize(text.size())) || !f.flush())

@@ -44,6 +44,9 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
 // No wall-clock figure in either: the same seed gives the same bytes.
 std::string flows_csv(const run_result& r);
 std::string to_json(const options& o, const run_result& r);
+// One line per port (a link direction): port, name, kind (nic, to_host, up, down, agg_up,
+// core_down), uplink (up ports: the spine / aggregation index; empty otherwise), counters.
+std::string links_csv(const netmodel::fabric& f);
 // Throws usage_error naming the file if it cannot be written.
 void write_file(const std::string& path, const std::string& text);
 

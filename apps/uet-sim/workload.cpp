@@ -1,6 +1,8 @@
 #include "workload.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -136,6 +138,23 @@ class matrix_reader {
     std::size_t line_ = 0;
 };
 
+// The hosts that take part, in order: all of them at load 1, otherwise round(load x hosts)
+// (at least 2) drawn with the seed.
+std::vector<std::uint32_t> taking_part(const options& o, std::uint32_t hosts) {
+    std::vector<std::uint32_t> all(hosts);
+    for (std::uint32_t h = 0; h < hosts; ++h)
+        all[h] = h;
+    const auto n = std::clamp<std::uint32_t>(
+        static_cast<std::uint32_t>(std::lround(o.load * hosts)), 2, hosts);
+    if (n == hosts) return all;
+    rng r(o.seed * 0xbf58476d1ce4e5b9ull + 7);
+    for (std::uint32_t i = 0; i < n; ++i)
+        std::swap(all[i], all[i + r.uniform(hosts - i)]);
+    all.resize(n);
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
 }  // namespace
 
 std::vector<flow> read_matrix(std::istream& in, const std::string& name, std::uint32_t hosts) {
@@ -146,32 +165,39 @@ std::vector<flow> make_flows(const options& o, std::uint32_t hosts) {
     std::vector<flow> flows;
     switch (o.workload) {
         case workload_kind::permutation: {
-            // Sattolo's shuffle: one cycle through every host, so nobody sends to itself and
-            // every host receives exactly one flow.
-            std::vector<std::uint32_t> to(hosts);
-            for (std::uint32_t h = 0; h < hosts; ++h)
-                to[h] = h;
+            // Sattolo's shuffle: one cycle through every host taking part, so nobody sends to
+            // itself and each of them receives exactly one flow.
+            std::vector<std::uint32_t> who = taking_part(o, hosts);
+            const auto n = static_cast<std::uint32_t>(who.size());
+            std::vector<std::uint32_t> to(who);
             rng r(o.seed * 0x9e3779b97f4a7c15ull + 1);
-            for (std::uint32_t i = hosts - 1; i > 0; --i)
+            for (std::uint32_t i = n - 1; i > 0; --i)
                 std::swap(to[i], to[r.uniform(i)]);
+            std::vector<std::uint32_t> dst(hosts, hosts);
+            for (std::uint32_t i = 0; i < n; ++i)
+                dst[who[i]] = to[i];
             for (std::uint32_t h = 0; h < hosts; ++h)
-                flows.push_back({h, to[h], o.size_bytes, 0});
+                if (dst[h] != hosts) flows.push_back({h, dst[h], o.size_bytes, 0});
             break;
         }
         case workload_kind::incast: {
-            const std::uint32_t degree = o.incast_degree ? o.incast_degree : hosts - 1;
-            if (degree > hosts - 1)
-                throw usage_error("--incast-degree: " + std::to_string(degree) + " senders, but " +
+            const std::uint32_t given = o.incast_degree ? o.incast_degree : hosts - 1;
+            if (given > hosts - 1)
+                throw usage_error("--incast-degree: " + std::to_string(given) + " senders, but " +
                                   std::to_string(hosts) + " hosts (one receives)");
+            const auto degree =
+                std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(o.load * given)));
             for (std::uint32_t i = 1; i <= degree; ++i)
                 flows.push_back({i, 0, o.size_bytes, 0});
             break;
         }
-        case workload_kind::alltoall:
-            for (std::uint32_t s = 0; s < hosts; ++s)
-                for (std::uint32_t d = 0; d < hosts; ++d)
+        case workload_kind::alltoall: {
+            const std::vector<std::uint32_t> who = taking_part(o, hosts);
+            for (const std::uint32_t s : who)
+                for (const std::uint32_t d : who)
                     if (s != d) flows.push_back({s, d, o.size_bytes, 0});
             break;
+        }
         case workload_kind::matrix: {
             std::ifstream in(o.matrix);
             if (!in) throw usage_error("--matrix: cannot open '" + o.matrix + "'");

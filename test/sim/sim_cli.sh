@@ -31,6 +31,24 @@ grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/a.out" || fail
 grep -q 'blackholed [1-9]' "$dir/a.out" || fail "--fail black-holed nothing: $(cat "$dir/a.out")"
 echo "ok: same seed, same CSV; another seed, another"
 
+# ---- --plot: the CSVs, the summary and the plots, byte-identical for one seed ----
+# shellcheck disable=SC2086
+"$sim" $small $events --seed 5 --sample 2us --plot "$dir/p1" >/dev/null || fail "--plot p1"
+# shellcheck disable=SC2086
+"$sim" $small $events --seed 5 --sample 2us --plot "$dir/p2" >/dev/null || fail "--plot p2"
+for f in flows.csv links.csv series.csv summary.json fct_cdf.svg fct_cdf.png rate.svg rate.png \
+    paths.svg paths.png; do
+    [ -s "$dir/p1/$f" ] || fail "--plot wrote no $f"
+    cmp -s "$dir/p1/$f" "$dir/p2/$f" || fail "--plot: $f differs between two runs of one seed"
+done
+cmp -s "$dir/a.csv" "$dir/p1/flows.csv" || fail "sampling changed the flows"
+# 8 flows, 2 uplinks: t_us, queued_bytes, max_queue_bytes, 8 hosts, 2 uplinks.
+[ "$(head -1 "$dir/p1/series.csv" | tr , '\n' | wc -l)" -eq 13 ] || fail "series.csv columns"
+[ "$(grep -c ',up,' "$dir/p1/links.csv")" -eq 4 ] || fail "links.csv: 4 uplink ports expected"
+grep -q '^[0-9]*,leaf1->spine0,up,0,.*,[1-9][0-9]*,[0-9]*,[0-9.]*$' "$dir/p1/links.csv" ||
+    fail "links.csv: leaf1->spine0 black-holed nothing: $(cat "$dir/p1/links.csv")"
+echo "ok: --plot gives the same files twice"
+
 # ---- every option parses (and the run completes) ----
 printf '# src dst bytes start\n0 5 64KiB\n3 9 100000 10us\n' >"$dir/plain.txt"
 printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n3->9 id 2 start 10 size 1MB\n' >"$dir/m.cm"
@@ -44,7 +62,12 @@ ok --topology leafspine --leaves 2 --spines 4 --hosts-per-leaf 8 --oversub 2 --s
     --json "$dir/o.json"
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert len(j["per_flow"]) == 4' \
     "$dir/o.json" || fail "--json"
-ok --workload alltoall --size 4KiB --lb static --cc none --speed 400
+ok --workload alltoall --size 4KiB --lb static --cc none --speed 400 --load 0.5
+grep -q '^flows       56 ' "$dir/ok.out" || fail "alltoall at load 0.5: $(cat "$dir/ok.out")"
+ok --workload permutation --size 64KiB --load 0.25 --links "$dir/l.csv" --series "$dir/s.csv" \
+    --sample 500ns
+grep -q '^flows       4 ' "$dir/ok.out" || fail "permutation at load 0.25: $(cat "$dir/ok.out")"
+[ -s "$dir/l.csv" ] && [ -s "$dir/s.csv" ] || fail "--links, --series"
 ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
 ok --matrix "$dir/plain.txt" --lb reps
 ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
@@ -93,6 +116,15 @@ bad "--speed: '300'" --speed 300
 bad "--leaves: 'two'" --leaves two
 bad "--hop-latency: '1 parsec'" --hop-latency "1 parsec"
 bad "--trim: unknown setting 'maybe'" --trim maybe
+bad "--load: '1.5' is not a fraction" --load 1.5
+bad "--load: not with a matrix" --matrix "$dir/plain.txt" --load 0.5
+bad "--sample: must be > 0" --sample 0
+bad "--plot: cannot create" --plot "$dir/missing/plots"
+(
+    export UET_SIM_PYTHON=/nonexistent
+    bad "--plot: no python3 with matplotlib" --plot "$dir/p3"
+) || exit 1
+[ -e "$dir/p3" ] && fail "--plot without python made its directory"
 bad "--ecn-min: above --ecn-max" --ecn-min 100KB --ecn-max 10KB
 bad "unknown option '--bogus'" --bogus
 bad "--seed: needs a value" --seed
