@@ -20,6 +20,7 @@
 #include "plot.hpp"
 #include "report.hpp"
 #include "series.hpp"
+#include "sweep.hpp"
 #include "workload.hpp"
 
 namespace uet::simcli {
@@ -261,6 +262,7 @@ int run(const options& o) {
     print_summary(stdout, o, t, r);
     if (!o.csv.empty()) write_file(o.csv, flows_csv(r));
     if (!o.json.empty()) write_file(o.json, to_json(o, r));
+    if (!o.summary_csv.empty()) write_file(o.summary_csv, summary_csv(o, r));
     if (!o.links_csv.empty()) write_file(o.links_csv, links_csv(c.net()));
     if (!o.series_csv.empty()) write_file(o.series_csv, series->csv());
     if (!o.plot_dir.empty()) {
@@ -279,6 +281,14 @@ int run(const options& o) {
 int main(int argc, char** argv) {
     using namespace uet::simcli;
     try {
+        if (argc > 1 && std::string_view(argv[1]) == "sweep") {
+            const sweep_options s = parse_sweep(argc - 1, argv + 1);
+            if (s.help) {
+                std::fputs(sweep_usage(), stdout);
+                return 0;
+            }
+            return run_sweep(s);
+        }
         const options o = parse_options(argc, argv);
         if (o.help) {
             std::fputs(usage(), stdout);

@@ -146,6 +146,7 @@ std::optional<double> parse_rate_gbps(std::string_view text) {
 
 const char* usage() noexcept {
     return R"(usage: uet-sim [options]
+       uet-sim sweep [grid] [options]   (uet-sim sweep --help)
 Runs the real UET engines (one per host) over a fabric model in virtual time and reports flow
 completion times. See docs/uet-sim.md.
 
@@ -182,6 +183,7 @@ events (LINK: leaf0-spine1 both ways, leaf0->spine1 one way, h3-leaf0 a host's l
 output
   --csv FILE           one line per flow (byte-identical for the same seed)
   --json FILE          the summary and the flows
+  --summary-csv FILE   the summary's figures as a CSV header and one row
   --links FILE         one line per port (link direction): bytes, drops, trims, marks, queues
   --series FILE        time series: every host's and uplink's rate, bytes queued
   --sample T           the time series' interval (default 1us; doubled as the run grows
@@ -293,6 +295,7 @@ options parse_options(int argc, const char* const* argv) {
          }},
         {"--csv", [&](auto, auto v) { o.csv = std::string(v); }},
         {"--links", [&](auto, auto v) { o.links_csv = std::string(v); }},
+        {"--summary-csv", [&](auto, auto v) { o.summary_csv = std::string(v); }},
         {"--series", [&](auto, auto v) { o.series_csv = std::string(v); }},
         {"--plot", [&](auto, auto v) { o.plot_dir = std::string(v); }},
         {"--sample",

@@ -61,6 +61,7 @@ struct options {
 
     std::string csv, json;
     std::string links_csv, series_csv;  // per port; time series (series.hpp)
+    std::string summary_csv;            // the summary as a CSV header and row
     std::string plot_dir;               // every CSV, the summary JSON and the plots
     std::uint64_t sample_ns = 1000;     // the time series' first interval (series.hpp)
     bool progress = true;

@@ -25,10 +25,7 @@ bool is_file(const std::string& path) {
 }
 
 std::string exe_dir() {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return ".";
-    std::string p(buf, static_cast<std::size_t>(n));
+    const std::string p = self_exe();
     const std::size_t slash = p.rfind('/');
     return slash == std::string::npos ? "." : p.substr(0, slash);
 }
@@ -44,6 +41,13 @@ int run_quietly(const std::vector<std::string>& argv) {
 }
 
 }  // namespace
+
+std::string self_exe() {
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw std::runtime_error("cannot find uet-sim's own executable");
+    return std::string(buf, static_cast<std::size_t>(n));
+}
 
 void make_dir(const std::string& opt, const std::string& dir) {
     if (mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST)

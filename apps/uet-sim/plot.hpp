@@ -7,6 +7,9 @@
 
 namespace uet::simcli {
 
+// This executable's path (/proc/self/exe). Throws std::runtime_error if it cannot be read.
+std::string self_exe();
+
 // The directory, created if missing (its parent must exist). Throws usage_error naming opt.
 void make_dir(const std::string& opt, const std::string& dir);
 

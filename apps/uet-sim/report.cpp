@@ -42,6 +42,17 @@ std::vector<std::pair<const char*, std::string>> columns(std::size_t i, const fl
             {"failed", std::to_string(f.failed)}};
 }
 
+// Names joined by commas, then values: a CSV header and its row.
+template <class Columns>
+void csv_line(std::ostream& out, const Columns& cols, bool names) {
+    bool first = true;
+    for (const auto& [name, value] : cols) {
+        out << (first ? "" : ",") << (names ? std::string(name) : value);
+        first = false;
+    }
+    out << '\n';
+}
+
 }  // namespace
 
 run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
@@ -162,20 +173,49 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
 
 std::string flows_csv(const run_result& r) {
     std::ostringstream out;
-    bool first = true;
-    for (const auto& [name, value] : columns(0, {})) {
-        out << (first ? "" : ",") << name;
-        first = false;
-    }
-    out << '\n';
-    for (std::size_t i = 0; i < r.flows.size(); ++i) {
-        first = true;
-        for (const auto& [name, value] : columns(i, r.flows[i])) {
-            out << (first ? "" : ",") << value;
-            first = false;
-        }
-        out << '\n';
-    }
+    csv_line(out, columns(0, {}), true);
+    for (std::size_t i = 0; i < r.flows.size(); ++i)
+        csv_line(out, columns(i, r.flows[i]), false);
+    return out.str();
+}
+
+std::vector<std::pair<const char*, std::string>> summary_columns(const options& o,
+                                                                 const run_result& r) {
+    const auto n = [](std::uint64_t v) { return std::to_string(v); };
+    char load[32];
+    std::snprintf(load, sizeof load, "%g", o.load);
+    return {{"lb", std::string(lb::algorithm_name(o.lb))},
+            {"cc", std::string(cc::algorithm_name(o.cc))},
+            {"mode", mode_name(o.mode)},
+            {"seed", n(o.seed)},
+            {"load", load},
+            {"speed_gbps", fixed(o.speed_gbps, 0)},
+            {"flows", n(r.flows.size())},
+            {"unfinished", n(r.unfinished)},
+            {"failed_messages", n(r.failed_messages)},
+            {"fct_min_us", fixed(r.fct_us[0], 3)},
+            {"fct_p50_us", fixed(r.fct_us[1], 3)},
+            {"fct_p99_us", fixed(r.fct_us[2], 3)},
+            {"fct_max_us", fixed(r.fct_us[3], 3)},
+            {"slowdown_p50", fixed(r.slowdown[0], 4)},
+            {"slowdown_p99", fixed(r.slowdown[1], 4)},
+            {"slowdown_max", fixed(r.slowdown[2], 4)},
+            {"goodput_gbps", fixed(r.goodput_gbps, 3)},
+            {"mean_flow_gbps", fixed(r.mean_flow_gbps, 3)},
+            {"drops", n(r.fabric.dropped)},
+            {"trims", n(r.fabric.trimmed)},
+            {"ecn_marks", n(r.fabric.ecn_marked)},
+            {"blackholed", n(r.fabric.blackholed)},
+            {"retransmits", n(r.engines.retransmits)},
+            {"timeouts", n(r.engines.timeouts)},
+            {"virtual_us", fixed(double(r.virtual_ns) / 1e3, 3)}};
+}
+
+std::string summary_csv(const options& o, const run_result& r) {
+    std::ostringstream out;
+    const auto cols = summary_columns(o, r);
+    csv_line(out, cols, true);
+    csv_line(out, cols, false);
     return out.str();
 }
 

@@ -44,6 +44,11 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
 // No wall-clock figure in either: the same seed gives the same bytes.
 std::string flows_csv(const run_result& r);
 std::string to_json(const options& o, const run_result& r);
+// The summary's figures (no wall-clock one) as (name, value): lb, cc, mode, seed, load, flows,
+// ..., virtual_us; and as a CSV header and one row (--summary-csv, what a sweep collects).
+std::vector<std::pair<const char*, std::string>> summary_columns(const options& o,
+                                                                 const run_result& r);
+std::string summary_csv(const options& o, const run_result& r);
 // One line per port (a link direction): port, name, kind (nic, to_host, up, down, agg_up,
 // core_down), uplink (up ports: the spine / aggregation index; empty otherwise), counters.
 std::string links_csv(const netmodel::fabric& f);

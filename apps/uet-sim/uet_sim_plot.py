@@ -150,25 +150,38 @@ def plot_sweep(directory):
     for r in rows:
         if (r["lb"], r["cc"]) not in policies:
             policies.append((r["lb"], r["cc"]))
-    # p50 and p99 FCT per policy and load: mean over seeds, min..max as the error bar.
-    fig, axes = plt.subplots(1, len(loads), figsize=(max(4, 0.7 * len(policies) + 2) * len(loads), 3.6),
-                             squeeze=False, sharey=True)
-    for ax, load in zip(axes[0], loads):
-        for j, (metric, label) in enumerate((("fct_p50_us", "p50"), ("fct_p99_us", "p99"))):
-            means, errs = [], [[], []]
-            for lb, cc in policies:
-                v = [float(r[metric]) for r in rows if (r["lb"], r["cc"], r["load"]) == (lb, cc, load)]
-                m = sum(v) / len(v) if v else 0
-                means.append(m)
-                errs[0].append(m - min(v) if v else 0)
-                errs[1].append(max(v) - m if v else 0)
-            xs = [i + (j - 0.5) * 0.4 for i in range(len(policies))]
-            ax.bar(xs, means, width=0.4, yerr=errs, capsize=2, label=label + " FCT")
+    # Per policy and load, mean over seeds with min..max as the error bar: p50 and p99 FCT, and
+    # each flow's own rate (bytes over its FCT, averaged over flows) as a share of line rate.
+    width = max(4, 0.7 * len(policies) + 2)
+    fig, axes = plt.subplots(2, len(loads), figsize=(width * len(loads), 6.4), squeeze=False,
+                             sharey="row")
+
+    def bars(ax, load, metric, scale, offset, bar_width, label):
+        means, errs = [], [[], []]
+        for lb, cc in policies:
+            v = [float(r[metric]) * scale(r) for r in rows
+                 if (r["lb"], r["cc"], r["load"]) == (lb, cc, load)]
+            m = sum(v) / len(v) if v else 0
+            means.append(m)
+            errs[0].append(m - min(v) if v else 0)
+            errs[1].append(max(v) - m if v else 0)
+        xs = [i + offset for i in range(len(policies))]
+        ax.bar(xs, means, width=bar_width, yerr=errs, capsize=2, label=label)
         ax.set_xticks(range(len(policies)))
         ax.set_xticklabels(["%s\n%s" % p for p in policies], fontsize=7)
-        ax.set_title("load %s" % load)
         ax.grid(alpha=0.3, axis="y")
+
+    for col, load in enumerate(loads):
+        ax = axes[0][col]
+        bars(ax, load, "fct_p50_us", lambda r: 1, -0.2, 0.4, "p50 FCT")
+        bars(ax, load, "fct_p99_us", lambda r: 1, 0.2, 0.4, "p99 FCT")
+        ax.set_title("load %s" % load)
+        ax = axes[1][col]
+        bars(ax, load, "mean_flow_gbps", lambda r: 1 / float(r["speed_gbps"]), 0, 0.6,
+             "mean flow rate")
+        ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("FCT (us), mean over seeds")
+    axes[1][0].set_ylabel("flow rate / line rate")
     axes[0][-1].legend(loc="upper right", fontsize=7)
     save(fig, directory, "sweep_fct")
     # FCT CDF of each policy at each load (the first seed's run).

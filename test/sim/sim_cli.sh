@@ -49,11 +49,41 @@ grep -q '^[0-9]*,leaf1->spine0,up,0,.*,[1-9][0-9]*,[0-9]*,[0-9.]*$' "$dir/p1/lin
     fail "links.csv: leaf1->spine0 black-holed nothing: $(cat "$dir/p1/links.csv")"
 echo "ok: --plot gives the same files twice"
 
+# ---- sweep: a grid of 2 x 2 x 2 x 1 runs, in parallel, twice: the same CSV ----
+tiny="--leaves 2 --hosts-per-leaf 2 --spines 2 --size 32KiB"
+# shellcheck disable=SC2086
+"$sim" sweep --lb static,reps --cc nscc,none --seeds 1-2 --load 1 --jobs 3 $tiny --no-progress \
+    --csv "$dir/sw1.csv" >"$dir/sw.out" || fail "sweep 1: $(cat "$dir/sw.out")"
+# shellcheck disable=SC2086
+"$sim" sweep --lb=static,reps --cc nscc,none --seeds 1,2 --jobs 1 $tiny --no-progress \
+    --plot "$dir/sw" >/dev/null || fail "sweep 2"
+cmp -s "$dir/sw1.csv" "$dir/sw/sweep.csv" || fail "sweep: two runs of one grid differ"
+[ "$(wc -l <"$dir/sw1.csv")" -eq 9 ] || fail "sweep: 8 runs expected: $(cat "$dir/sw1.csv")"
+head -1 "$dir/sw1.csv" | grep -q '^run,exit,lb,cc,mode,seed,load,speed_gbps,flows,' ||
+    fail "sweep CSV header: $(head -1 "$dir/sw1.csv")"
+grep -q '^reps-none-load1-seed2,0,reps,none,rud,2,1,100,4,0,' "$dir/sw1.csv" ||
+    fail "sweep: no reps-none-load1-seed2 row: $(cat "$dir/sw1.csv")"
+[ "$(grep -c '^run ' "$dir/sw.out")" -eq 1 ] && [ "$(wc -l <"$dir/sw.out")" -eq 9 ] ||
+    fail "sweep table: $(cat "$dir/sw.out")"
+for f in sweep_fct.svg sweep_fct.png sweep_cdf.svg sweep_cdf.png runs/static-nscc-load1-seed1.csv; do
+    [ -s "$dir/sw/$f" ] || fail "sweep --plot wrote no $f"
+done
+echo "ok: sweep runs its grid, the same CSV twice"
+
 # ---- every option parses (and the run completes) ----
 printf '# src dst bytes start\n0 5 64KiB\n3 9 100000 10us\n' >"$dir/plain.txt"
 printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n3->9 id 2 start 10 size 1MB\n' >"$dir/m.cm"
+# uet-sim (or uet-sim sweep, when the first argument is sweep) --no-progress ARGS
+quiet() {
+    if [ "$1" = sweep ]; then
+        shift
+        "$sim" sweep --no-progress "$@"
+    else
+        "$sim" --no-progress "$@"
+    fi
+}
 ok() {
-    "$sim" --no-progress "$@" >"$dir/ok.out" 2>"$dir/ok.err" || fail "uet-sim $*: $(cat "$dir/ok.err")"
+    quiet "$@" >"$dir/ok.out" 2>"$dir/ok.err" || fail "uet-sim $*: $(cat "$dir/ok.err")"
 }
 ok --topology leafspine --leaves 2 --spines 4 --hosts-per-leaf 8 --oversub 2 --speed 200 \
     --hop-latency 500ns --queue 200KB --ecn-min 40KB --ecn-max 160KB --trim off --mtu 2048 \
@@ -79,13 +109,14 @@ grep -q '^topology    fattree: k 8, 128 hosts (4 an edge)' "$dir/ok.out" || fail
 ok --workload cm --matrix "$dir/m.cm" --csv "$dir/m.csv"
 grep -q '^1,3,9,1000000,10000,' "$dir/m.csv" || fail ".cm start in us: $(cat "$dir/m.csv")"
 ok --help
+ok sweep --help
 echo "ok: every option parses"
 
 # ---- bad input: exit 2, one line naming it ----
 bad() {
     want=$1
     shift
-    "$sim" --no-progress "$@" >/dev/null 2>"$dir/err"
+    quiet "$@" >/dev/null 2>"$dir/err"
     rc=$?
     [ $rc -eq 2 ] || fail "uet-sim $*: exit $rc, not 2 ($(cat "$dir/err"))"
     [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "uet-sim $*: not one line: $(cat "$dir/err")"
@@ -125,6 +156,18 @@ bad "--plot: cannot create" --plot "$dir/missing/plots"
     bad "--plot: no python3 with matplotlib" --plot "$dir/p3"
 ) || exit 1
 [ -e "$dir/p3" ] && fail "--plot without python made its directory"
+bad "sweep: --lb: unknown policy 'spray'" sweep --lb static,spray
+bad "sweep: --cc: an empty item in 'nscc,,none'" sweep --cc nscc,,none
+bad "sweep: --seeds: '3-1' is not a seed or a range" sweep --seeds 3-1
+bad "sweep: --load: '2' is not a fraction" sweep --load 0.5,2
+bad "sweep: --seed: not in a sweep" sweep --seed 3
+bad "sweep: --jobs: '0'" sweep --jobs 0
+bad "sweep: --lb: needs a value" sweep --lb --size 1MB
+bad "sweep: --size: '-1'" sweep --size -1
+bad "sweep: unknown option '--bogus'" sweep --bogus 1
+# shellcheck disable=SC2086
+bad "sweep: run oblivious-nscc-load1-seed1: --fail: link 'leaf0-spine9' does not exist" \
+    sweep $tiny --fail leaf0-spine9@1us
 bad "--ecn-min: above --ecn-max" --ecn-min 100KB --ecn-max 10KB
 bad "unknown option '--bogus'" --bogus
 bad "--seed: needs a value" --seed
