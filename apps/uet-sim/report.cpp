@@ -65,6 +65,10 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     const double frame = c.max_frame() ? double(c.max_frame()) : double(o.mtu) + 110;
     const double rtt[3] = {double(sim::path_rtt(t, 2, frame)), double(sim::path_rtt(t, 4, frame)),
                            double(sim::path_rtt(t, 6, frame))};
+    // Per host and direction (0 out, 1 in): earliest start, wire ns, shortest path's round trip.
+    const std::uint32_t hosts = net.host_count();
+    std::vector<double> wire_ns(2 * hosts, 0), rtt_min(2 * hosts, 0);
+    std::vector<std::uint64_t> start_min(2 * hosts, ~std::uint64_t{0});
     std::vector<double> fct, slow;
     std::uint64_t first = ~std::uint64_t{0}, last = 0, bytes_done = 0;
     double rate_sum = 0;
@@ -80,6 +84,11 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         const double wire = double(f.bytes) + packets * (frame - o.mtu);
         const double path = rtt[net.path_links(f.src, f.dst) / 2 - 1];
         f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + path);
+        for (const std::size_t k : {std::size_t{f.src}, std::size_t{hosts} + f.dst}) {
+            rtt_min[k] = start_min[k] == ~std::uint64_t{0} ? path : std::min(rtt_min[k], path);
+            start_min[k] = std::min(start_min[k], f.start_ns);
+            wire_ns[k] += wire * 8 / o.speed_gbps;
+        }
         r.failed_messages += s.failed;
         if (s.finished()) {
             f.end_ns = s.done_ns;
@@ -97,6 +106,14 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         }
         r.flows.push_back(f);
     }
+    for (std::size_t k = 0; k < wire_ns.size(); ++k) {
+        if (start_min[k] == ~std::uint64_t{0}) continue;
+        // The last frame's serialisation is in the round trip already.
+        const double bound =
+            double(start_min[k]) + wire_ns[k] - frame * 8 / o.speed_gbps + rtt_min[k];
+        r.ideal_last_ns = std::max(r.ideal_last_ns, static_cast<std::uint64_t>(bound));
+    }
+    r.last_ns = last;
     std::sort(fct.begin(), fct.end());
     std::sort(slow.begin(), slow.end());
     if (!fct.empty()) {
@@ -150,6 +167,10 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
                  r.fct_us[1], r.fct_us[2], r.fct_us[3]);
     std::fprintf(out, "slowdown    p50 %.3f  p99 %.3f  max %.3f  (FCT / ideal FCT)\n",
                  r.slowdown[0], r.slowdown[1], r.slowdown[2]);
+    std::fprintf(out, "last        %.1f us, ideal %.1f us, ratio %.3f  (%s)\n",
+                 double(r.last_ns) / 1e3, double(r.ideal_last_ns) / 1e3,
+                 r.ideal_last_ns ? double(r.last_ns) / double(r.ideal_last_ns) : 0.0,
+                 r.unfinished ? "finished flows only" : "the whole workload");
     std::fprintf(out, "goodput     %.1f Gb/s in all, %.1f Gb/s mean per flow\n", r.goodput_gbps,
                  r.mean_flow_gbps);
     using ull = unsigned long long;
@@ -200,6 +221,8 @@ std::vector<std::pair<const char*, std::string>> summary_columns(const options& 
             {"slowdown_p50", fixed(r.slowdown[0], 4)},
             {"slowdown_p99", fixed(r.slowdown[1], 4)},
             {"slowdown_max", fixed(r.slowdown[2], 4)},
+            {"last_us", fixed(double(r.last_ns) / 1e3, 3)},
+            {"ideal_last_us", fixed(double(r.ideal_last_ns) / 1e3, 3)},
             {"goodput_gbps", fixed(r.goodput_gbps, 3)},
             {"mean_flow_gbps", fixed(r.mean_flow_gbps, 3)},
             {"drops", n(r.fabric.dropped)},
@@ -231,7 +254,9 @@ std::string to_json(const options& o, const run_result& r) {
         << ", \"max\": " << fixed(r.fct_us[3], 3)
         << "},\n  \"slowdown\": {\"p50\": " << fixed(r.slowdown[0], 4)
         << ", \"p99\": " << fixed(r.slowdown[1], 4) << ", \"max\": " << fixed(r.slowdown[2], 4)
-        << "},\n  \"goodput_gbps\": " << fixed(r.goodput_gbps, 3)
+        << "},\n  \"last_us\": " << fixed(double(r.last_ns) / 1e3, 3)
+        << ", \"ideal_last_us\": " << fixed(double(r.ideal_last_ns) / 1e3, 3)
+        << ", \"goodput_gbps\": " << fixed(r.goodput_gbps, 3)
         << ", \"mean_flow_gbps\": " << fixed(r.mean_flow_gbps, 3)
         << ",\n  \"drops\": " << ull(r.fabric.dropped) << ", \"trims\": " << ull(r.fabric.trimmed)
         << ", \"ecn_marks\": " << ull(r.fabric.ecn_marked)

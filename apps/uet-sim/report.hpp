@@ -26,6 +26,11 @@ struct run_result {
     std::uint64_t failed_messages = 0;
     double fct_us[4] = {};    // min, p50, p99, max over finished flows
     double slowdown[3] = {};  // p50, p99, max
+    // The last completion (0: none finished), and its ideal, the largest over hosts of: the
+    // host's earliest flow start plus all the frames it sends (or receives) back to back at its
+    // link's rate, plus the unloaded round trip of its shortest path (an incast's receiver, a
+    // permutation's slowest flow). Frames counted full-size, as in the flows' ideal FCT.
+    std::uint64_t last_ns = 0, ideal_last_ns = 0;
     double goodput_gbps = 0;  // bytes of finished flows over first start .. last completion
     double mean_flow_gbps = 0;
     std::uint64_t virtual_ns = 0;

@@ -175,6 +175,9 @@ def plot_sweep(directory):
         ax = axes[0][col]
         bars(ax, load, "fct_p50_us", lambda r: 1, -0.2, 0.4, "p50 FCT")
         bars(ax, load, "fct_p99_us", lambda r: 1, 0.2, 0.4, "p99 FCT")
+        ideal = [float(r["ideal_last_us"]) for r in rows if r["load"] == load]
+        if ideal:
+            ax.axhline(min(ideal), color="grey", linestyle="--", label="ideal last completion")
         ax.set_title("load %s" % load)
         ax = axes[1][col]
         bars(ax, load, "mean_flow_gbps", lambda r: 1 / float(r["speed_gbps"]), 0, 0.6,

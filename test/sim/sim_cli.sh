@@ -29,6 +29,9 @@ awk -F, 'NR > 1 && ($6 == 0 || $9 < 0.95 || $4 != 262144 || $12 != 0) { bad = 1 
          END { exit bad }' "$dir/a.csv" || fail "a flow in a.csv: $(cat "$dir/a.csv")"
 grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
 grep -q 'blackholed [1-9]' "$dir/a.out" || fail "--fail black-holed nothing: $(cat "$dir/a.out")"
+# The last completion is never below its lower bound.
+awk '/^last / { found = 1; if ($2 < $5) bad = 1 } END { exit bad || !found }' "$dir/a.out" ||
+    fail "last below its ideal: $(cat "$dir/a.out")"
 echo "ok: same seed, same CSV; another seed, another"
 
 # ---- --plot: the CSVs, the summary and the plots, byte-identical for one seed ----
