@@ -1,0 +1,35 @@
+#!/bin/sh
+# Re-runs every command of docs/policy-study.md and copies the plots it shows into this
+# directory: regenerate.sh [UET_SIM [OUT]] (defaults: build/apps/uet-sim/uet-sim, /tmp/policy-study).
+# Each sweep's CSV, per-run flows and plots stay in OUT.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+sim=${1:-build/apps/uet-sim/uet-sim}
+out=${2:-/tmp/policy-study}
+mkdir -p "$out"
+
+# 1. Permutation: static ECMP against spraying.
+"$sim" sweep --lb static,oblivious,reps --cc nscc --seeds 1-3 \
+    --leaves 16 --hosts-per-leaf 16 --spines 16 --size 4MB --plot "$out/permutation"
+cp "$out/permutation/sweep_fct.png" "$here/permutation.png"
+
+# 2. Asymmetry: one leaf-spine link at 10 Gb/s.
+"$sim" sweep --lb static,oblivious,reps --cc nscc --seeds 1-3 \
+    --leaves 8 --hosts-per-leaf 8 --spines 8 --size 4MB --slow leaf0-spine0=10@0 \
+    --plot "$out/asymmetry"
+cp "$out/asymmetry/sweep_cdf.png" "$here/asymmetry.png"
+
+# 3. Link failure: one leaf-spine link black-holed 50 us in.
+"$sim" sweep --lb oblivious,reps --cc nscc --seeds 1-3 \
+    --leaves 8 --hosts-per-leaf 8 --spines 8 --size 4MB --fail leaf0-spine0@50us \
+    --plot "$out/failure"
+cp "$out/failure/sweep_fct.png" "$here/failure.png"
+
+# 4. Incast: NSCC and RCCC against the ideal completion time.
+"$sim" sweep --lb reps --cc nscc,rccc,none --seeds 1-3 \
+    --leaves 4 --hosts-per-leaf 8 --spines 4 --workload incast --incast-degree 16 --size 1MiB \
+    --plot "$out/incast"
+cp "$out/incast/sweep_fct.png" "$here/incast.png"
+"$sim" --lb reps --cc nscc --leaves 4 --hosts-per-leaf 8 --spines 4 --workload incast \
+    --incast-degree 16 --size 1MiB --sample 25us --plot "$out/incast-nscc"
+cp "$out/incast-nscc/rate.png" "$here/incast-rate.png"
