@@ -177,9 +177,18 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
     std::fprintf(out, "fabric      drops %llu, trims %llu, ECN marks %llu, blackholed %llu\n",
                  ull(r.fabric.dropped), ull(r.fabric.trimmed), ull(r.fabric.ecn_marked),
                  ull(r.fabric.blackholed));
-    std::fprintf(out, "engines     retransmits %llu, timeouts %llu, trimmed received %llu\n",
+    std::fprintf(out, "engines     retransmits %llu, timeouts %llu, trimmed received %llu",
                  ull(r.engines.retransmits), ull(r.engines.timeouts),
                  ull(r.engines.trimmed_received));
+    // Frames the engines refused, by reason (none in a healthy run but duplicates' kin).
+    const char* sep = "; dropped: ";
+    for (std::size_t k = 0; k < drop_reason_count; ++k) {
+        if (r.engines.drops[k] == 0) continue;
+        std::fprintf(out, "%s%s %llu", sep, to_string(static_cast<drop_reason>(k)),
+                     ull(r.engines.drops[k]));
+        sep = ", ";
+    }
+    std::fputc('\n', out);
     const double wall = r.wall_s > 0 ? r.wall_s : 1e-9;
     std::fprintf(out,
                  "run         virtual %.1f us; %llu events, %llu packet hops, %llu steps; wall "

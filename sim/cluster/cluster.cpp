@@ -83,6 +83,8 @@ engine_totals cluster::totals() const {
         t.duplicates += c.pds.duplicates;
         t.lb.reps_freezes += c.lb.reps_freezes;
         t.lb.reps_freezes_ended += c.lb.reps_freezes_ended;
+        for (std::size_t r = 0; r < drop_reason_count; ++r)
+            t.drops[r] += c.drops[r];
     }
     return t;
 }

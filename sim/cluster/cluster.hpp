@@ -59,6 +59,7 @@ struct engine_totals {
     std::uint64_t timeouts = 0, retransmits = 0, repaths = 0;
     std::uint64_t trimmed_received = 0, duplicates = 0;
     lb::lb_stats lb;
+    std::array<std::uint64_t, drop_reason_count> drops{};  // frames the engines dropped, by reason
 };
 
 // The unloaded round trip of a data frame of data_frame bytes out and an ACK back over a path of
