@@ -66,8 +66,9 @@ head -1 "$dir/sw1.csv" | grep -q '^run,exit,lb,cc,mode,seed,load,speed_gbps,flow
     fail "sweep CSV header: $(head -1 "$dir/sw1.csv")"
 grep -q '^reps-none-load1-seed2,0,reps,none,rud,2,1,100,4,0,' "$dir/sw1.csv" ||
     fail "sweep: no reps-none-load1-seed2 row: $(cat "$dir/sw1.csv")"
-[ "$(grep -c '^run ' "$dir/sw.out")" -eq 1 ] && [ "$(wc -l <"$dir/sw.out")" -eq 9 ] ||
+if [ "$(grep -c '^run ' "$dir/sw.out")" -ne 1 ] || [ "$(wc -l <"$dir/sw.out")" -ne 9 ]; then
     fail "sweep table: $(cat "$dir/sw.out")"
+fi
 for f in sweep_fct.svg sweep_fct.png sweep_cdf.svg sweep_cdf.png runs/static-nscc-load1-seed1.csv; do
     [ -s "$dir/sw/$f" ] || fail "sweep --plot wrote no $f"
 done
@@ -100,7 +101,8 @@ grep -q '^flows       56 ' "$dir/ok.out" || fail "alltoall at load 0.5: $(cat "$
 ok --workload permutation --size 64KiB --load 0.25 --links "$dir/l.csv" --series "$dir/s.csv" \
     --sample 500ns
 grep -q '^flows       4 ' "$dir/ok.out" || fail "permutation at load 0.25: $(cat "$dir/ok.out")"
-[ -s "$dir/l.csv" ] && [ -s "$dir/s.csv" ] || fail "--links, --series"
+[ -s "$dir/l.csv" ] || fail "--links wrote nothing"
+[ -s "$dir/s.csv" ] || fail "--series wrote nothing"
 ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
 ok --matrix "$dir/plain.txt" --lb reps
 ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
