@@ -261,7 +261,7 @@ int run(const options& o) {
     const run_result r = summarise(o, t, c, wall_since(t0), std::uint64_t(ru.ru_maxrss) * 1024);
     print_summary(stdout, o, t, r);
     if (!o.csv.empty()) write_file(o.csv, flows_csv(r));
-    if (!o.json.empty()) write_file(o.json, to_json(o, r));
+    if (!o.json.empty()) write_file(o.json, to_json(o, r, &c.net()));
     if (!o.summary_csv.empty()) write_file(o.summary_csv, summary_csv(o, r));
     if (!o.links_csv.empty()) write_file(o.links_csv, links_csv(c.net()));
     if (!o.series_csv.empty()) write_file(o.series_csv, series->csv());

@@ -182,7 +182,7 @@ events (LINK: leaf0-spine1 both ways, leaf0->spine1 one way, h3-leaf0 a host's l
   --fail LINK@T  --slow LINK=RATE@T  --restore LINK@T
 output
   --csv FILE           one line per flow (byte-identical for the same seed)
-  --json FILE          the summary and the flows
+  --json FILE          the summary, the flows and the links
   --summary-csv FILE   the summary's figures as a CSV header and one row
   --links FILE         one line per port (link direction): bytes, drops, trims, marks, queues
   --series FILE        time series: every host's and uplink's rate, bytes queued

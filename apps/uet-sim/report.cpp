@@ -42,6 +42,28 @@ std::vector<std::pair<const char*, std::string>> columns(std::size_t i, const fl
             {"failed", std::to_string(f.failed)}};
 }
 
+// The columns of a port (a link direction), shared by the CSV and the JSON.
+std::vector<std::pair<const char*, std::string>> link_columns(const netmodel::fabric& f,
+                                                              std::uint32_t p) {
+    static constexpr const char* kinds[] = {"nic", "to_host", "up", "down", "agg_up", "core_down"};
+    const netmodel::topology& t = f.layout();
+    const netmodel::port_kind k = f.kind(p);
+    const netmodel::port_stats s = f.port_counters(p);
+    const auto n = [](std::uint64_t v) { return std::to_string(v); };
+    return {{"port", n(p)},
+            {"name", f.port_name(p)},
+            {"kind", kinds[static_cast<int>(k)]},
+            {"uplink", k == netmodel::port_kind::up ? n((p - f.up_port(0, 0)) % t.spines) : ""},
+            {"tx_packets", n(s.tx_packets)},
+            {"tx_bytes", n(s.tx_bytes)},
+            {"dropped", n(s.dropped)},
+            {"trimmed", n(s.trimmed)},
+            {"ecn_marked", n(s.ecn_marked)},
+            {"blackholed", n(s.blackholed)},
+            {"peak_queue_bytes", n(s.peak_queue_bytes)},
+            {"mean_queue_bytes", fixed(s.mean_queue_bytes, 1)}};
+}
+
 // Names joined by commas, then values: a CSV header and its row.
 template <class Columns>
 void csv_line(std::ostream& out, const Columns& cols, bool names) {
@@ -251,7 +273,7 @@ std::string summary_csv(const options& o, const run_result& r) {
     return out.str();
 }
 
-std::string to_json(const options& o, const run_result& r) {
+std::string to_json(const options& o, const run_result& r, const netmodel::fabric* links) {
     std::ostringstream out;
     using ull = unsigned long long;
     out << "{\n  \"lb\": \"" << lb::algorithm_name(o.lb) << "\", \"cc\": \""
@@ -283,26 +305,34 @@ std::string to_json(const options& o, const run_result& r) {
         }
         out << (i + 1 < r.flows.size() ? "},\n" : "}\n");
     }
-    out << "  ]\n}\n";
+    out << "  ]";
+    if (links) {
+        out << ",\n  \"per_link\": [\n";
+        for (std::uint32_t p = 0; p < links->port_count(); ++p) {
+            out << "    {";
+            bool first = true;
+            for (const auto& [name, value] : link_columns(*links, p)) {
+                const std::string_view n = name;
+                out << (first ? "" : ", ") << '"' << name << "\": ";
+                if (n == "name" || n == "kind")
+                    out << '"' << value << '"';  // port names hold no quote or backslash
+                else
+                    out << (value.empty() ? "null" : value);
+                first = false;
+            }
+            out << (p + 1 < links->port_count() ? "},\n" : "}\n");
+        }
+        out << "  ]";
+    }
+    out << "\n}\n";
     return out.str();
 }
 
 std::string links_csv(const netmodel::fabric& f) {
-    static constexpr const char* kinds[] = {"nic", "to_host", "up", "down", "agg_up", "core_down"};
     std::ostringstream out;
-    out << "port,name,kind,uplink,tx_packets,tx_bytes,dropped,trimmed,ecn_marked,blackholed,"
-           "peak_queue_bytes,mean_queue_bytes\n";
-    const netmodel::topology& t = f.layout();
-    const std::uint32_t first_up = t.leaves > 1 ? f.up_port(0, 0) : 0;
-    for (std::uint32_t p = 0; p < f.port_count(); ++p) {
-        const netmodel::port_kind k = f.kind(p);
-        const netmodel::port_stats s = f.port_counters(p);
-        out << p << ',' << f.port_name(p) << ',' << kinds[static_cast<int>(k)] << ',';
-        if (k == netmodel::port_kind::up) out << (p - first_up) % t.spines;
-        out << ',' << s.tx_packets << ',' << s.tx_bytes << ',' << s.dropped << ',' << s.trimmed
-            << ',' << s.ecn_marked << ',' << s.blackholed << ',' << s.peak_queue_bytes << ','
-            << fixed(s.mean_queue_bytes, 1) << '\n';
-    }
+    csv_line(out, link_columns(f, 0), true);
+    for (std::uint32_t p = 0; p < f.port_count(); ++p)
+        csv_line(out, link_columns(f, p), false);
     return out.str();
 }
 

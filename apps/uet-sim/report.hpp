@@ -48,7 +48,8 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
                    const run_result& r);
 // No wall-clock figure in either: the same seed gives the same bytes.
 std::string flows_csv(const run_result& r);
-std::string to_json(const options& o, const run_result& r);
+// With links: every port's counters too, under per_link (the columns of links_csv).
+std::string to_json(const options& o, const run_result& r, const netmodel::fabric* links = nullptr);
 // The summary's figures (no wall-clock one) as (name, value): lb, cc, mode, seed, load, flows,
 // ..., virtual_us; and as a CSV header and one row (--summary-csv, what a sweep collects).
 std::vector<std::pair<const char*, std::string>> summary_columns(const options& o,

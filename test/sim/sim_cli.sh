@@ -94,8 +94,10 @@ ok --topology leafspine --leaves 2 --spines 4 --hosts-per-leaf 8 --oversub 2 --s
     --workload incast --incast-degree 4 --size 64KiB --message 16KiB --outstanding 2 \
     --lb bitmap --cc rccc --mode rod --seed 3 --time-limit 100ms --csv "$dir/o.csv" \
     --json "$dir/o.json"
-python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert len(j["per_flow"]) == 4' \
-    "$dir/o.json" || fail "--json"
+# 4 flows; 48 ports: 16 NICs, 16 to hosts, 8 up, 8 down.
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert len(j["per_flow"]) == 4
+assert len(j["per_link"]) == 48 and sorted({l["uplink"] for l in j["per_link"] if l["kind"] == "up"}) == [0, 1, 2, 3]' \
+    "$dir/o.json" || fail "--json: $(cat "$dir/o.json")"
 ok --workload alltoall --size 4KiB --lb static --cc none --speed 400 --load 0.5
 grep -q '^flows       56 ' "$dir/ok.out" || fail "alltoall at load 0.5: $(cat "$dir/ok.out")"
 ok --workload permutation --size 64KiB --load 0.25 --links "$dir/l.csv" --series "$dir/s.csv" \
