@@ -36,6 +36,7 @@
 //   wrong_sdi     the client's captured frames naming another secure domain.
 //   truncated_icv the client's captured frames cut to their TSS header (or less) and the first
 //                 0..15 bytes of their ICV.
+//   unsealed      requests of the victim's job with no TSS header, as an unsecured peer sends.
 // With the key (--tss-key-file; refused for the classes above), frames a member of the domain
 // seals from our own address, which the victim would accept as they are:
 //   stale_epoch   sealed under epochs older than the victim's lifetime allows.
@@ -303,7 +304,8 @@ class attacker {
             {"wrong_sdi", &attacker::wrong_sdi},
             {"truncated_icv", &attacker::truncated_icv},
             {"stale_epoch", &attacker::stale_epoch},
-            {"bit_flips", &attacker::bit_flips}};
+            {"bit_flips", &attacker::bit_flips},
+            {"unsealed", &attacker::unsealed}};
         for (const std::string& c : o_.classes) {
             const auto* it = std::find_if(std::begin(classes), std::end(classes),
                                           [&](const auto& k) { return k.first == c; });
@@ -954,6 +956,14 @@ class attacker {
         const auto ahead = static_cast<std::uint16_t>(e - o_.tss_epoch);
         if (age < tss::domain_config{}.lifetime || ahead == 1) return "tss_bad_icv";
         return ahead < 0x8000 ? "tss_future_epoch" : "tss_stale_epoch";
+    }
+
+    // Frames of a peer outside the domain: SYN WRITEs of the victim's job, not sealed.
+    void unsealed() {
+        for (std::uint32_t i = 0; i < o_.count; ++i)
+            link_.send(plain_request());
+        expect_["tss_not_tss"] = o_.count;
+        report("unsealed", o_.count);
     }
 
     void stale_epoch() {

@@ -11,8 +11,8 @@
 # after another, each its own attacker process, each class of a run counted for reasons of its
 # own: against an unsecured server syn_flood alone, forged_pdc and guessed_rkey, wrong_job and
 # malformed; against a server in a secure domain (both sides --tss, a fresh key, epoch 9),
-# forged_icv, replay, wrong_sdi, truncated_icv and stale_epoch (one TSS reason each), and
-# bit_flips alone. The client's switch port is mirrored to
+# forged_icv, replay, wrong_sdi, truncated_icv, unsealed and stale_epoch (one TSS reason each),
+# and bit_flips alone. The client's switch port is mirrored to
 # the attacker's (tc mirred), which is how it captures the sealed frames it replays and rewrites;
 # it is given the key only for stale_epoch and bit_flips, which need frames a member sealed.
 #
@@ -44,7 +44,7 @@ SIZE=4096 DEPTH=32 DURATION=${HOSTILE_PEER_SECONDS:-4}
 # Server runs, separated by '|', each of attack classes run one after another during one
 # transfer; classes of one run must be counted for different reasons (checked below).
 RUNS=${HOSTILE_PEER_RUNS:-syn_flood | forged_pdc guessed_rkey | wrong_job malformed |
-    forged_icv replay wrong_sdi truncated_icv stale_epoch | bit_flips}
+    forged_icv replay wrong_sdi truncated_icv unsealed stale_epoch | bit_flips}
 TSS_SDI=1516 TSS_EPOCH=9
 TAG=uethp$$
 NS_V=${TAG}v NS_C=${TAG}c NS_A=${TAG}a NS_BR=${TAG}br
@@ -117,7 +117,7 @@ count_for() {
 
 ROWS=()
 MIRROR=
-secured() { case $1 in forged_icv | replay | wrong_sdi | truncated_icv | stale_epoch | bit_flips) return 0 ;; esac; return 1; }
+secured() { case $1 in forged_icv | replay | wrong_sdi | truncated_icv | unsealed | stale_epoch | bit_flips) return 0 ;; esac; return 1; }
 keyed() { [ "$1" = stale_epoch ] || [ "$1" = bit_flips ]; }
 
 # The client's switch port mirrored to the attacker's: what it sends, the attacker sees.
