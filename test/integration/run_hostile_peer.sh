@@ -117,7 +117,13 @@ count_for() {
 
 ROWS=()
 MIRROR=
-secured() { case $1 in forged_icv | replay | wrong_sdi | truncated_icv | unsealed | stale_epoch | bit_flips) return 0 ;; esac; return 1; }
+# The classes against a secured server, and those of them given the key.
+secured() {
+    case $1 in
+    forged_icv | replay | wrong_sdi | truncated_icv | unsealed | stale_epoch | bit_flips) return 0 ;;
+    esac
+    return 1
+}
 keyed() { [ "$1" = stale_epoch ] || [ "$1" = bit_flips ]; }
 
 # The client's switch port mirrored to the attacker's: what it sends, the attacker sees.
@@ -257,7 +263,10 @@ run_group() {
         ROWS+=("$(printf '%-13s %6s  %-9s %s' "$cls" "$sent" "$delivered" "$dropped")")
     done
     if [ ${#tss[@]} != 0 ]; then
-        ROWS+=("$(printf '%-13s %s' "  (TSS run)" "$(grep -h "^ TSS:" "$S" | head -1 | sed 's/^ //'); the client's $(grep -h "^ TSS:" "$C" | head -1 | sed 's/^ TSS: //')")")
+        local server_tss client_tss
+        server_tss=$(grep -h "^ TSS:" "$S" | head -1 | sed 's/^ //')
+        client_tss=$(grep -h "^ TSS:" "$C" | head -1 | sed 's/^ TSS: //')
+        ROWS+=("$(printf '%-13s %s' "  (TSS run)" "$server_tss; the client's $client_tss")")
     fi
     if [ "$failures" != "$before" ]; then
         echo "---- server"; cat "$S"
