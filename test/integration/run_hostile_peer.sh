@@ -12,9 +12,9 @@
 # own: against an unsecured server syn_flood alone, forged_pdc and guessed_rkey, wrong_job and
 # malformed; against a server in a secure domain (both sides --tss, a fresh key, epoch 9),
 # forged_icv, replay, wrong_sdi, truncated_icv, unsealed and stale_epoch (one TSS reason each),
-# and bit_flips alone. The client's switch port is mirrored to
-# the attacker's (tc mirred), which is how it captures the sealed frames it replays and rewrites;
-# it is given the key only for stale_epoch and bit_flips, which need frames a member sealed.
+# and bit_flips alone. The client's switch port is mirrored to the attacker's (tc mirred), which
+# is how it captures the sealed frames it replays and rewrites; it is given the key only for
+# stale_epoch and bit_flips, which need frames a member sealed.
 #
 # Each run must show: the transfer verified on both sides (exit 0, "Verify: OK"); every frame
 # of a class counted by the server for the reason hostile_sender expected (EXPECT lines:
