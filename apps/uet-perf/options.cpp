@@ -151,7 +151,7 @@ class parser {
     bool check_tss();
 
     bool iterations_given_ = false, depth_given_ = false, size_given_ = false, mtu_given_ = false;
-    bool tss_sdi_given_ = false;
+    bool tss_sdi_given_ = false, tss_epoch_given_ = false;
     std::string tss_key_file_;
 };
 
@@ -220,6 +220,11 @@ bool parser::numeric(std::string_view opt, std::string_view v) {
                 std::string(v) + "'");
         s.tss_sdi = static_cast<std::uint32_t>(n);
         tss_sdi_given_ = true;
+    } else if (opt == "--tss-epoch") {
+        if (!parse_u64(v, 0, 0xffff, n))
+            return fail("--tss-epoch must be 0 .. 65535 (16 bits), not '" + std::string(v) + "'");
+        s.tss_epoch = static_cast<std::uint16_t>(n);
+        tss_epoch_given_ = true;
     } else if (opt == "--port-mtu") {
         if (!parse_u64(v, 576, 9000, n))
             return fail("--port-mtu must be 576 .. 9000, not '" + std::string(v) + "'");
@@ -456,6 +461,7 @@ bool parser::option(std::string_view arg) {
                                                                  "--rnr_retry",
                                                                  "--min_rnr_timer",
                                                                  "--tss-sdi",
+                                                                 "--tss-epoch",
                                                                  "--tss-key-file"};
         bool known = false;
         for (auto k : valued)
@@ -574,8 +580,8 @@ bool parser::check() {
 bool parser::check_tss() {
     settings& s = r_.s;
     if (!s.tss) {
-        if (tss_sdi_given_ || !tss_key_file_.empty())
-            return fail("--tss-sdi and --tss-key-file apply with --tss only");
+        if (tss_sdi_given_ || tss_epoch_given_ || !tss_key_file_.empty())
+            return fail("--tss-sdi, --tss-epoch and --tss-key-file apply with --tss only");
         return true;
     }
     if (s.transport != transport::uet) return fail("--tss applies to --transport uet only");
@@ -765,6 +771,8 @@ std::string usage() {
            "                     UET_TSS_KEY (64 hex digits), never the command line\n"
            "  --tss-key-file F   the secure domain's key: 32 bytes, or 64 hex digits\n"
            "  --tss-sdi N        the secure domain identifier, 0..16777215 (default 1)\n"
+           "  --tss-epoch N      the domain's epoch, 0..65535 (default 0): frames of an epoch\n"
+           "                     older than the one before it are dropped (stale_epoch)\n"
            "  --stats            endpoint counters at the end\n"
            "  --time-stages      --stats with the port's time per frame by stage (dpdk)\n"
            "  --timeout S        give up on a peer that does not answer (default 10 s)\n"

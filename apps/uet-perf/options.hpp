@@ -84,8 +84,9 @@ struct settings {
     // --tss-key-file or UET_TSS_KEY, never given on the command line. Both sides must use it
     // with the same key and SDI: a mismatch is dropped as unauthentic, and the run times out.
     bool tss = false;
-    std::uint32_t tss_sdi = 1;  // --tss-sdi
-    tss_key tss_key_bytes;      // read by the parser; wiped when the settings go
+    std::uint32_t tss_sdi = 1;    // --tss-sdi
+    std::uint16_t tss_epoch = 0;  // --tss-epoch
+    tss_key tss_key_bytes;        // read by the parser; wiped when the settings go
 
     // Local only.
     // Every operation in flight gets buffers of its own (tx depth x size on each side), instead

@@ -132,7 +132,7 @@ std::string settings_block(const settings& s, const run_info& info) {
     o += format(" Bidirectional   : %s\n", s.bidirectional ? "ON" : "OFF");
     o += format(" Verify          : %s\n", s.verify ? "ON" : "OFF");
     if (s.tss)
-        o += format(" TSS             : on (SDI %u)\n", s.tss_sdi);
+        o += format(" TSS             : on (SDI %u, epoch %u)\n", s.tss_sdi, s.tss_epoch);
     else
         o += " TSS             : off\n";
     if (is_send(s.test)) o += multi_recv_line(s);

@@ -284,6 +284,7 @@ endpoint_attr endpoint_attr_for(const settings& s) {
     if (s.tss) {
         a.tss.enabled = true;
         a.tss.sdi = s.tss_sdi;
+        a.tss.epoch = s.tss_epoch;
         a.tss.key = s.tss_key_bytes;
     }
     return a;

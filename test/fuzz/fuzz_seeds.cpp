@@ -77,13 +77,18 @@ int main(int argc, char** argv) {
                 std::vector<std::uint8_t> input{mode};
                 input.insert(input.end(), s.bytes.begin(), s.bytes.end());
                 write_file(dir, s.name + "_seal" + std::to_string(mode), input);
-                std::vector<std::uint8_t> sealed(1 + s.bytes.size() + 64);
-                const std::size_t n = tx.seal_frame(*tx.find_domain(mode == 1 ? 7 : 9), s.bytes,
-                                                    std::span(sealed).subspan(1));
-                sealed[0] = uet::tss::fuzz::open_as_received;
-                if (n)
-                    write_file(dir, s.name + "_open" + std::to_string(mode),
-                               std::span(sealed).first(1 + n));
+                // Sealed twice (two TSCs): to open whole, and in two pieces.
+                for (const std::uint8_t how :
+                     {uet::tss::fuzz::open_as_received, uet::tss::fuzz::in_two_pieces}) {
+                    std::vector<std::uint8_t> sealed(1 + s.bytes.size() + 64);
+                    const std::size_t n = tx.seal_frame(*tx.find_domain(mode == 1 ? 7 : 9), s.bytes,
+                                                        std::span(sealed).subspan(1));
+                    sealed[0] = how;
+                    if (n)
+                        write_file(dir,
+                                   s.name + (how ? "_open_pieces" : "_open") + std::to_string(mode),
+                                   std::span(sealed).first(1 + n));
+                }
             }
         }
     } else if (kind == "roce_engine") {

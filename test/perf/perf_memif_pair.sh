@@ -207,7 +207,7 @@ p2p uet_atomic_lat atomic_lat -n 500 --verify
 KEY_A=$(printf '%064x' 1) KEY_B=$(printf '%064x' 2)
 UET_TSS_KEY=$KEY_A p2p uet_write_bw_tss write_bw -s 65536 -n 500 --verify --tss --tss-sdi 9 --stats
 for side in client server; do
-    grep -q "^ TSS             : on (SDI 9)$" "$WORK/uet_write_bw_tss.$side" &&
+    grep -q "^ TSS             : on (SDI 9, epoch 0)$" "$WORK/uet_write_bw_tss.$side" &&
         grep -q "^ TSS: sealed [1-9][0-9]*, opened [1-9][0-9]*, seal failures 0; dropped 0$" \
             "$WORK/uet_write_bw_tss.$side" ||
         bad "uet_write_bw_tss: the $side's settings block or TSS counters"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "options.hpp"
+#include "runner.hpp"
 #include "traffic.hpp"
 
 namespace uet::perf {
@@ -446,6 +447,15 @@ TEST(perf_options, tss_key_from_a_file_or_the_environment) {
     EXPECT_NE(r.error.find("with --tss only"), std::string::npos) << r.error;
     r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-sdi", "16777216"});
     EXPECT_NE(r.error.find("24 bits"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-epoch", "65535", "--tss-key-file",
+               raw.c_str()});
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.s.tss_epoch, 0xffffu);
+    EXPECT_EQ(endpoint_attr_for(r.s).tss.epoch, 0xffffu);
+    r = parse({"write_bw", "--provider", "pipe", "--tss", "--tss-epoch", "65536"});
+    EXPECT_NE(r.error.find("16 bits"), std::string::npos) << r.error;
+    r = parse({"write_bw", "--provider", "pipe", "--tss-epoch", "3"});
+    EXPECT_NE(r.error.find("with --tss only"), std::string::npos) << r.error;
 
     ::setenv("UET_TSS_KEY", ("  " + hex + "\n").c_str(), 1);
     r = parse({"write_bw", "--provider", "pipe", "--tss"});
