@@ -42,7 +42,7 @@ constexpr std::size_t max_masked = 60 + udp_size + bth_size;  // IHL 15 is the l
 // CRC-32 by folding (Intel, "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", for
 // the reflected IEEE polynomial, as Linux's crc32-pclmul): four 128-bit lanes are each multiplied
 // by x^(512+64) and x^512 mod P and added to the next 64 bytes, then folded into one lane, reduced
-// to 64 and 32 bits, and Barrett-reduced to the CRC. n >= 64 and a multiple of 16.
+// to 64 and 32 bits, and Barrett-reduced to the CRC. (Runs of 16 to 63 bytes skip the four lanes.)
 constexpr std::uint64_t fold_512_lo = 0x154442bd4, fold_512_hi = 0x1c6e41596;
 constexpr std::uint64_t fold_128_lo = 0x1751997d0, fold_128_hi = 0x0ccaa009e;
 constexpr std::uint64_t fold_64_to_32 = 0x163cd6124;
@@ -83,25 +83,28 @@ template <bool copy>
     return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(q, x1), 1));
 }
 
-// Folds n bytes at p; with `copy`, stores each loaded vector at out too, so the bytes are read
+// Folds n bytes at p (n >= 16, a multiple of 16); with `copy`, stores each loaded vector at out too, so the bytes are read
 // once for both.
 template <bool copy>
 [[gnu::target("pclmul,sse4.1")]] std::uint32_t crc32_fold(std::uint32_t state,
                                                           const std::uint8_t* p, std::size_t n,
                                                           std::uint8_t* out = nullptr) {
     __m128i x1 = _mm_xor_si128(take16<copy>(p, out, 0), _mm_cvtsi32_si128(static_cast<int>(state)));
-    __m128i x2 = take16<copy>(p, out, 16), x3 = take16<copy>(p, out, 32),
-            x4 = take16<copy>(p, out, 48);
-    std::size_t at = 64;
-    const __m128i k512 = _mm_set_epi64x(fold_512_hi, fold_512_lo);
-    for (; n - at >= 64; at += 64) {
-        x1 = fold_into(x1, k512, take16<copy>(p, out, at));
-        x2 = fold_into(x2, k512, take16<copy>(p, out, at + 16));
-        x3 = fold_into(x3, k512, take16<copy>(p, out, at + 32));
-        x4 = fold_into(x4, k512, take16<copy>(p, out, at + 48));
-    }
     const __m128i k128 = _mm_set_epi64x(fold_128_hi, fold_128_lo);
-    x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
+    std::size_t at = 16;
+    if (n >= 64) {  // four lanes 64 bytes apart; shorter runs fold 16 bytes at a time
+        __m128i x2 = take16<copy>(p, out, 16), x3 = take16<copy>(p, out, 32),
+                x4 = take16<copy>(p, out, 48);
+        at = 64;
+        const __m128i k512 = _mm_set_epi64x(fold_512_hi, fold_512_lo);
+        for (; n - at >= 64; at += 64) {
+            x1 = fold_into(x1, k512, take16<copy>(p, out, at));
+            x2 = fold_into(x2, k512, take16<copy>(p, out, at + 16));
+            x3 = fold_into(x3, k512, take16<copy>(p, out, at + 32));
+            x4 = fold_into(x4, k512, take16<copy>(p, out, at + 48));
+        }
+        x1 = fold_into(fold_into(fold_into(x1, k128, x2), k128, x3), k128, x4);
+    }
     for (; n - at >= 16; at += 16)
         x1 = fold_into(x1, k128, take16<copy>(p, out, at));
     return crc32_reduce(x1);
@@ -191,7 +194,7 @@ bool crc32_folds_wide() noexcept {
 
 std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept {
 #if defined(__x86_64__)
-    if (data.size() >= 64 && cpu_folds) {
+    if (data.size() >= 16 && cpu_folds) {
         const std::size_t folded = data.size() & ~std::size_t{15};
         state = folded >= 256 && cpu_folds_wide ? crc32_fold_wide<false>(state, data.data(), folded)
                                                 : crc32_fold<false>(state, data.data(), folded);
@@ -204,7 +207,7 @@ std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> da
 std::uint32_t crc32_copy(std::uint32_t state, std::uint8_t* dst, const std::uint8_t* src,
                          std::size_t n) noexcept {
 #if defined(__x86_64__)
-    if (n >= 64 && cpu_folds) {
+    if (n >= 16 && cpu_folds) {
         const std::size_t folded = n & ~std::size_t{15};
         state = folded >= 256 && cpu_folds_wide ? crc32_fold_wide<true>(state, src, folded, dst)
                                                 : crc32_fold<true>(state, src, folded, dst);
@@ -236,9 +239,13 @@ std::uint32_t crc32_update_table(std::uint32_t state, std::span<const std::uint8
 }
 
 std::uint32_t roce_icrc(std::span<const std::uint8_t> ip_packet) noexcept {
+    return crc32_finish(roce_icrc_state(ip_packet));
+}
+
+std::uint32_t roce_icrc_state(std::span<const std::uint8_t> ip_packet) noexcept {
     static constexpr std::uint8_t ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     std::uint32_t state = crc32_update(crc32_init, ones);
-    if (ip_packet.empty()) return crc32_finish(state);
+    if (ip_packet.empty()) return state;
 
     // Copy the headers that have masked fields, mask them, then run over the rest in place.
     std::size_t ihl = std::size_t{ip_packet[0] & 0x0fu} * 4;
@@ -255,8 +262,7 @@ std::uint32_t roce_icrc(std::span<const std::uint8_t> ip_packet) noexcept {
     mask(ihl + 6, 2);             // UDP checksum
     mask(ihl + udp_size + 4, 1);  // BTH resv8a (FECN, BECN)
     state = crc32_update(state, std::span(hdr.data(), masked_len));
-    state = crc32_update(state, ip_packet.subspan(masked_len));
-    return crc32_finish(state);
+    return crc32_update(state, ip_packet.subspan(masked_len));
 }
 
 }  // namespace uet::wire

@@ -19,8 +19,9 @@ namespace uet::wire {
 inline constexpr std::size_t icrc_size = 4;
 
 // Standard CRC-32 (zlib/Ethernet): crc32(data) == crc32_finish(crc32_update(crc32_init, data)).
-// On x86 CPUs with carry-less multiplication (PCLMULQDQ) runs of 64 bytes and more are folded 64
-// bytes at a time; elsewhere, and for short runs and tails, eight table lookups per 8 bytes.
+// On x86 CPUs with carry-less multiplication (PCLMULQDQ) runs of 16 bytes and more are folded (64
+// bytes at a time from 64 on); elsewhere, and for tails under 16 bytes, eight table lookups per 8
+// bytes.
 inline constexpr std::uint32_t crc32_init = 0xffffffffu;
 std::uint32_t crc32_update(std::uint32_t state, std::span<const std::uint8_t> data) noexcept;
 // The table path alone (slice-by-8), whatever the CPU: the reference the folding is tested
@@ -46,6 +47,10 @@ inline std::uint32_t crc32(std::span<const std::uint8_t> data) noexcept {
 // payload, pad). The IP header length is taken from byte 0. If the span is too short to hold the
 // IP, UDP and BTH headers the result is meaningless but nothing outside the span is read.
 std::uint32_t roce_icrc(std::span<const std::uint8_t> ip_packet) noexcept;
+// The same over a packet in pieces: the CRC state after its first piece (which must hold the
+// IP, UDP and BTH headers), to go on with crc32_update over the others and end with
+// crc32_finish. roce_icrc(p) == crc32_finish(roce_icrc_state(p)).
+std::uint32_t roce_icrc_state(std::span<const std::uint8_t> ip_head) noexcept;
 
 inline std::uint32_t load_le32(const std::uint8_t* p) noexcept {
     return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) |
