@@ -61,7 +61,7 @@ measure() {
     frames=$(grep -o "Port: rx frames [0-9]*, tx frames [0-9]*" "$log" |
         awk -v f="$field" '{ print f == "rx" ? $4 + 0 : $7 + 0 }')
     [[ -n $ir && -n $frames ]] || { echo "FAIL: no count in $log"; tail -20 "$log"; return 1; }
-    grep '^ PDS:' "$WORK/$name-client.log" | sed 's/^/  client /'
+    grep -E '^ (PDS|RoCE):' "$WORK/$name-client.log" | sed 's/^/  client /' || true
     # Its idle polls, which the whole side's count holds (and inclusive counts of functions
     # called on every poll, such as endpoint_impl::process): they vary between runs.
     grep '^ Polling:' "$log" | sed "s/^/  $SIDE /"

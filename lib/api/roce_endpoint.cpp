@@ -52,6 +52,11 @@ roce::engine_config roce_config_for(const engine_config& prepared, const endpoin
     c.cm.min_rnr_timer = attr.roce.min_rnr_timer;
     // Room for the connections of 16 peers both ways, qps_per_connection QPs each.
     c.max_qps = std::max<std::uint32_t>(c.max_qps, 32 * qps_per_connection);
+    // Payloads leave registered memory by reference where the port chains their ICRC after them.
+    if (prepared.zero_copy != nullptr && prepared.zero_copy_tail) {
+        c.zero_copy = prepared.zero_copy;
+        c.zero_copy_min = std::max<std::uint32_t>(1, prepared.reference_min_bytes);
+    }
     return c;
 }
 

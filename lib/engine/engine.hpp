@@ -166,6 +166,10 @@ struct engine_config {
     // from the run's first, as without zero-copy (a payload that might go by reference has to
     // be built frame by frame). 0: every data payload is offered.
     std::uint32_t reference_min_bytes = 0;
+    // The port chains a trailer after a payload sent by reference too (io_caps::zero_copy_tail):
+    // a RoCE engine on the same provider may then send its payloads, whose ICRC follows them,
+    // by reference as well. UET's engine does not look at it.
+    bool zero_copy_tail = false;
     // Answers in ACKs (target side; every initiator understands them): a RUD/ROD request
     // answered by post_response() with RC_OK and no data costs no frame: the PDS ACK covering
     // it says so. Each ACK carries a RESPONSE header whose modified_length counts the PDC's

@@ -85,6 +85,7 @@ inline std::size_t frame_builder::hand_out(tx_frame& f, std::span<std::uint8_t> 
     if (len == 0) return 0;
     f.payload = referenced_;
     f.payload_region = referenced_region_;
+    f.tail_length = 0;
     f.data = buf.first(len);
     return 1;
 }

@@ -18,10 +18,12 @@ void capture_handler::on_receive_burst(std::span<const rx_frame> frames, const s
                                        std::uint64_t now) {
     const std::uint64_t t = stamp(now);
     for (const rx_frame& f : frames) {
-        if (f.rest.at == nullptr || f.rest.from > f.bytes.size())
+        const std::size_t mid_end = f.rest.tail_at ? f.rest.tail_from : f.bytes.size();
+        if (f.rest.at == nullptr || f.rest.from > mid_end || mid_end > f.bytes.size())
             out_.write(f.bytes, t);
         else
-            out_.write(f.bytes.first(f.rest.from), {f.rest.at, f.bytes.size() - f.rest.from}, t);
+            out_.write(f.bytes.first(f.rest.from), {f.rest.at, mid_end - f.rest.from}, t,
+                       {f.rest.tail_at, f.bytes.size() - mid_end});
     }
     inner_.on_receive_burst(frames, by, now);
 }
@@ -35,7 +37,8 @@ std::size_t capture_handler::on_transmit(std::uint64_t now, std::span<tx_frame> 
     const std::uint64_t t = stamp(now);
     for (std::size_t i = 0; i < n; ++i) {
         const tx_frame& f = frames[i];
-        out_.write(f.buffer.first(f.length), {f.ext.data, f.ext.length}, t);
+        out_.write(f.buffer.first(f.length), {f.ext.data, f.ext.length}, t,
+                   {f.ext.tail.data(), f.ext.length != 0 ? f.ext.tail_length : 0u});
     }
     return n;
 }

@@ -10,11 +10,18 @@ void engine_handler::on_receive(std::span<const std::uint8_t> frame, std::uint64
     engine_.receive_burst({&frame, 1}, nullptr, now);
 }
 
+void engine_handler::on_start(const io_caps& caps) {
+    caps_ = caps;
+    joined_slot_ = caps.max_frame;
+    joined_.assign(burst_size * joined_slot_, 0);
+}
+
 // The engine takes the burst at once (UET's engine finds runs of one message's packets in it).
 void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const steering_config*,
                                       std::uint64_t now) {
     burst_room<std::span<const std::uint8_t>> bytes;
     burst_room<wire::frame_rest> rests;
+    const bool trailers_taken = engine_.takes_trailers();
     while (!frames.empty()) {
         const std::size_t n = std::min(frames.size(), bytes.size());
         bool split = false;
@@ -22,9 +29,20 @@ void engine_handler::on_receive_burst(std::span<const rx_frame> frames, const st
             bytes.set(i, frames[i].bytes);
             split |= frames[i].rest.at != nullptr;
         }
-        if (split)  // frames in two pieces (zero-copy transmit over uet_memif): their rests too
-            for (std::size_t i = 0; i < n; ++i)
-                rests.set(i, frames[i].rest);
+        if (split)  // frames in pieces (zero-copy transmit over uet_memif): their rests too
+            for (std::size_t i = 0; i < n; ++i) {
+                wire::frame_rest rest = frames[i].rest;
+                if (rest.tail_at != nullptr && !trailers_taken) {
+                    // (Before on_start there is no room: the frame reads as truncated.)
+                    const std::span<std::uint8_t> room =
+                        joined_.empty()
+                            ? std::span<std::uint8_t>()
+                            : std::span(joined_).subspan(i * joined_slot_, joined_slot_);
+                    bytes.data()[i] = rest.join(frames[i].bytes, room);
+                    rest = {};
+                }
+                rests.set(i, rest);
+            }
         stats_.frames_rx += n;
         engine_.receive_burst(std::span(bytes.data(), n), split ? rests.data() : nullptr, now);
         frames = frames.subspan(n);
@@ -50,7 +68,13 @@ std::size_t engine_handler::on_transmit(std::uint64_t now, std::span<tx_frame> f
             frames[n].ext = {};
             if (!payload.empty()) {
                 // Zero-copy: the payload stays in registered memory; the port chains it.
-                frames[n].ext = {payload.data(), payload.size(), out_[i].payload_region};
+                ext_payload& ext = frames[n].ext;
+                ext.data = payload.data();
+                ext.length = payload.size();
+                ext.region = out_[i].payload_region;
+                ext.tail_length =
+                    std::min<std::uint8_t>(out_[i].tail_length, ext_payload::max_tail);
+                ext.tail = out_[i].tail;  // whole: a fixed-size copy, no call
                 ++stats_.frames_by_reference;
             }
             frames[n++].length = data.size();

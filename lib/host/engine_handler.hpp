@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "host/frame_handler.hpp"
 #include "wire/frame_engine.hpp"
@@ -34,7 +35,7 @@ class engine_handler final : public frame_handler {
   public:
     explicit engine_handler(frame_engine& e) noexcept : engine_(e) {}
 
-    void on_start(const io_caps& caps) override { caps_ = caps; }
+    void on_start(const io_caps& caps) override;
     void on_receive(std::span<const std::uint8_t> frame, std::uint64_t now) override;
     void on_receive_burst(std::span<const rx_frame> frames, const steering_config* by,
                           std::uint64_t now) override;
@@ -51,6 +52,9 @@ class engine_handler final : public frame_handler {
     io_caps caps_;
     std::array<uet::tx_frame, burst_size> out_{};
     engine_handler_stats stats_;
+    // Frames in three pieces joined for an engine that does not take them, a burst's worth.
+    std::vector<std::uint8_t> joined_;
+    std::size_t joined_slot_ = 0;
 };
 
 }  // namespace uet::host

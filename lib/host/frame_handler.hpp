@@ -4,6 +4,7 @@
 // memif, the in-memory pipe or the simulator.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -45,20 +46,28 @@ struct io_caps {
     bool ipv4_checksum_offload = false;
     bool udp_checksum_offload = false;
     bool zero_copy = false;  // tx_frame::ext is sent without a copy (multi-segment TX)
+    // ext_payload::tail is chained after the payload too (uet_memif); elsewhere a frame with a
+    // tail is copied whole.
+    bool zero_copy_tail = false;
 };
 
 // Memory registered with a port (port::register_memory): a tx_frame may point into it.
 struct ext_payload {
+    static constexpr std::size_t max_tail = 8;
     const std::uint8_t* data = nullptr;
     std::size_t length = 0;
     std::uint32_t region = 0;  // the handle register_memory returned
+    // Bytes that follow the payload on the wire: a trailer computed over it (RoCEv2's pad and
+    // ICRC), which cannot be written into registered memory.
+    std::uint8_t tail_length = 0;
+    std::array<std::uint8_t, max_tail> tail{};
 };
 
 // One frame to transmit. The packet_io hands out slots whose buffer is writable room for a frame
 // (an mbuf's data room in providers/dpdk, a ring slot in providers/memif); the handler writes
 // headers (and usually the payload) there and sets length. With ext set, ext.length bytes of
 // registered memory follow buffer[0, length) on the wire: chained without a copy where
-// io_caps::zero_copy, copied otherwise.
+// io_caps::zero_copy, copied otherwise; ext.tail's bytes follow them.
 struct tx_frame {
     std::span<std::uint8_t> buffer;
     std::size_t length = 0;

@@ -251,14 +251,17 @@ bool host_stack::address(tx_frame& f, std::uint64_t now, burst_route& last) noex
     std::span<const std::uint8_t> whole = b;
     if (f.ext.length != 0 && neighbors_.usable(hop, now) == nullptr) {
         // Held frames are copies: join the external payload so the memory can be reused.
-        if (f.length + f.ext.length > scratch_.size()) {
+        const std::size_t total = f.length + f.ext.length + f.ext.tail_length;
+        if (total > scratch_.size()) {
             neighbors_.resolve(hop, now);
             drop(host_drop::tx_too_large_to_hold);
             return false;
         }
         std::memcpy(scratch_.data(), b.data(), f.length);
         std::memcpy(scratch_.data() + f.length, f.ext.data, f.ext.length);
-        whole = std::span<const std::uint8_t>(scratch_.data(), f.length + f.ext.length);
+        std::memcpy(scratch_.data() + f.length + f.ext.length, f.ext.tail.data(),
+                    f.ext.tail_length);
+        whole = std::span<const std::uint8_t>(scratch_.data(), total);
     }
     switch (neighbors_.send_or_hold(hop, whole, now, mac)) {
         case neighbor_table::send_result::ready:

@@ -173,32 +173,80 @@ std::size_t engine::poll_completions(std::span<work_completion> out) {
 void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                            const wire::frame_rest* rests, std::uint64_t now) {
     now_ = now;
-    for (std::size_t i = 0; i < frames.size(); ++i)
-        receive_one(rests ? rests[i].join(frames[i], joined_) : frames[i], now);
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        if (rests == nullptr || rests[i].at == nullptr)
+            receive_one(frames[i], now);
+        else if (rests[i].tail_at != nullptr)
+            receive_split(frames[i], rests[i], now);
+        else
+            receive_one(rests[i].join(frames[i], joined_), now);
+    }
 }
 
-void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now) {
+bool engine::admit(std::span<const std::uint8_t> frame, wire::l2l4_view& v) {
     ++counters_.frames_rx;
     counters_.bytes_rx += frame.size();
-    wire::l2l4_view v;
     if (const wire::reject_reason r = wire::parse_l2l4(frame, v); r != wire::reject_reason::none) {
         ++counters_.rejects[static_cast<std::size_t>(r)];
-        return;
+        return false;
     }
     if (v.l3 != wire::l2l4_view::l3_kind::ipv4 || !v.udp || v.udp->dport != cfg_.udp_port) {
         count_drop(roce_drop::not_roce);
-        return;
+        return false;
     }
     if (v.ip.dst != cfg_.ip) {
         count_drop(roce_drop::not_for_us);
-        return;
+        return false;
     }
+    return true;
+}
+
+void engine::receive_one(std::span<const std::uint8_t> frame, std::uint64_t now) {
+    wire::l2l4_view v;
+    if (!admit(frame, v)) return;
     wire::roce_packet p;
     if (const wire::reject_reason r = wire::decode_roce(v.l4_payload, v.ip_packet, p);
         r != wire::reject_reason::none) {
         ++counters_.rejects[static_cast<std::size_t>(r)];
         return;
     }
+    dispatch(v, p, now);
+}
+
+void engine::receive_split(std::span<const std::uint8_t> frame, const wire::frame_rest& rest,
+                           std::uint64_t now) {
+    if (rest.from > rest.tail_from || rest.tail_from > frame.size()) {
+        receive_one(rest.join(frame, joined_), now);  // pieces that do not add up: dropped
+        return;
+    }
+    // The Ethernet, IP and UDP headers are parsed from the frame's span, whose first rest.from
+    // bytes are the first piece (a peer that split inside them only misleads the parse: the
+    // memory is the port's, and the ICRC is checked over what really arrived).
+    wire::l2l4_view v;
+    if (!admit(frame, v)) return;
+    const std::size_t ip_off = static_cast<std::size_t>(v.ip_packet.data() - frame.data());
+    const std::size_t udp_at = static_cast<std::size_t>(v.l4_payload.data() - v.ip_packet.data());
+    wire::roce_packet p;
+    const std::optional<wire::reject_reason> r =
+        rest.from < ip_off
+            ? std::nullopt
+            : wire::decode_roce_split(v.ip_packet.first(rest.from - ip_off), udp_at,
+                                      v.l4_payload.size(), {rest.at, rest.tail_from - rest.from},
+                                      {rest.tail_at, frame.size() - rest.tail_from}, p);
+    if (!r) {  // another split: read joined (counted again there)
+        --counters_.frames_rx;
+        counters_.bytes_rx -= frame.size();
+        receive_one(rest.join(frame, joined_), now);
+        return;
+    }
+    if (*r != wire::reject_reason::none) {
+        ++counters_.rejects[static_cast<std::size_t>(*r)];
+        return;
+    }
+    dispatch(v, p, now);
+}
+
+void engine::dispatch(const wire::l2l4_view& v, const wire::roce_packet& p, std::uint64_t now) {
     if (p.deth) [[unlikely]] {
         on_cm_datagram(v, p, now);
         return;
@@ -287,6 +335,17 @@ std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& o
                          std::size_t slot) {
     const wire::roce_packet_spec spec = spec_of(q, packet);
     const qp_headers& h = headers_of(q);
+    if (data && by_reference(spec.payload, out) && h.built) {
+        std::size_t tail = 0;
+        const std::size_t len = wire::build_roce_headers_fast(
+            h.data, ip_id_++, source_port_of(q, spec.bth.opcode), spec, out.room, out.tail, tail);
+        if (emitted(len, out.room, out) == 0) return 0;
+        out.payload = spec.payload;
+        out.payload_region = reference_region_;
+        out.tail_length = static_cast<std::uint8_t>(tail);
+        counters_.bytes_tx += spec.payload.size() + tail;
+        return len + spec.payload.size() + tail;
+    }
     const std::span<std::uint8_t> room =
         room_for(wire::udp_header_template::size + wire::roce_udp_payload_size(spec), out, slot);
     return emitted(h.built ? wire::build_roce_frame_fast(data ? h.data : h.control, ip_id_++,
@@ -294,6 +353,16 @@ std::size_t engine::emit(const qp& q, const Spec& packet, bool data, tx_frame& o
                                                          cfg_.udp_checksum, spec, room)
                            : 0,
                    room, out);
+}
+
+// Whether a data packet's payload may leave by reference (engine_config::zero_copy): sets
+// reference_region_ to the caller's region holding it.
+bool engine::by_reference(std::span<const std::uint8_t> payload, const tx_frame& out) noexcept {
+    if (cfg_.zero_copy == nullptr || cfg_.udp_checksum || payload.size() < cfg_.zero_copy_min ||
+        out.room.empty())  // the headers go in the caller's room (build_roce_headers_fast checks)
+        return false;
+    reference_region_ = cfg_.zero_copy->find(payload.data(), payload.size());
+    return reference_region_ != no_payload_region;
 }
 
 std::size_t engine::emitted(std::size_t len, std::span<std::uint8_t> room, tx_frame& out) noexcept {

@@ -46,6 +46,12 @@ struct engine_config {
     bool spray = false;
     std::uint64_t seed = 1;  // QP numbers, initial PSNs and sprayed source ports
     cm_config cm;            // connect(), and REQs from peers
+    // Zero-copy transmit, as a NIC DMAs from registered memory: a payload of at least
+    // zero_copy_min bytes that zero_copy finds in registered memory leaves by reference
+    // (tx_frame::payload, its pad and ICRC in tx_frame::tail), where the caller offered room and
+    // no UDP checksum is wanted. nullptr: every payload is copied into the frame.
+    payload_memory* zero_copy = nullptr;
+    std::uint32_t zero_copy_min = 1;
 };
 
 // A QP's UDP source port is its ECMP path: the address vector's choice, or from its number.
@@ -117,7 +123,16 @@ class engine final : public frame_engine {
     void stop_data() noexcept override { data_stopped_ = true; }
 
   private:
+    bool takes_trailers() const noexcept override { return true; }
     void receive_one(std::span<const std::uint8_t> frame, std::uint64_t now);
+    // A frame in three pieces (headers, payload, pad and ICRC: zero-copy transmit over
+    // uet_memif) read where they lie; any other split is joined first.
+    void receive_split(std::span<const std::uint8_t> frame, const wire::frame_rest& rest,
+                       std::uint64_t now);
+    // Counts the frame and parses its Ethernet, IP and UDP headers: false (counted) when it is
+    // no RoCEv2 packet for this host.
+    bool admit(std::span<const std::uint8_t> frame, wire::l2l4_view& v);
+    void dispatch(const wire::l2l4_view& v, const wire::roce_packet& p, std::uint64_t now);
     // The connection manager's exchange (engine_cm.cpp).
     void on_cm_datagram(const wire::l2l4_view& v, const wire::roce_packet& p, std::uint64_t now);
     void on_req(const wire::cm_message& m, std::uint32_t ip, const wire::mac_address& mac,
@@ -153,6 +168,7 @@ class engine final : public frame_engine {
     // Counts a frame of len bytes built at room (0: it did not fit, counted in tx_dropped) and
     // points out at it; len.
     std::size_t emitted(std::size_t len, std::span<std::uint8_t> room, tx_frame& out) noexcept;
+    bool by_reference(std::span<const std::uint8_t> payload, const tx_frame& out) noexcept;
     // out's room when the frame fits it, else staging slot `slot`.
     std::span<std::uint8_t> room_for(std::size_t frame, tx_frame& out, std::size_t slot) noexcept;
     wire::frame_spec frame_spec_to(const frame_path& to, bool data) const noexcept;
@@ -197,7 +213,8 @@ class engine final : public frame_engine {
     std::uint64_t now_ = 0;
     bool data_stopped_ = false;
     std::vector<std::uint8_t> staging_;
-    std::vector<std::uint8_t> joined_;  // a received frame in two pieces, joined
+    std::vector<std::uint8_t> joined_;                    // a received frame in two pieces, joined
+    std::uint32_t reference_region_ = no_payload_region;  // by_reference's find
     engine_counters counters_;
     connection_manager cm_;
     std::uint32_t cm_psn_ = 0;  // the GSI's send PSN

@@ -3,6 +3,7 @@
 // engine and the RoCE engine both implement it, so that what drives them need not name either.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -40,14 +41,20 @@ struct tx_frame {
     // Empty for every other frame.
     std::span<const std::uint8_t> payload;
     std::uint32_t payload_region = no_payload_region;
+    // With payload: bytes that follow it on the wire (RoCEv2's pad and ICRC), at most 8.
+    std::uint8_t tail_length = 0;
+    std::array<std::uint8_t, 8> tail{};
 };
 
 class frame_engine {
   public:
-    // A burst of received frames, all valid during the call, some in two pieces (rests[i] for
+    // A burst of received frames, all valid during the call, some in pieces (rests[i] for
     // frames[i]; rests may be null). Any content: hostile input is counted and dropped.
     virtual void receive_burst(std::span<const std::span<const std::uint8_t>> frames,
                                const wire::frame_rest* rests, std::uint64_t now) = 0;
+    // Whether receive_burst takes frames in three pieces (frame_rest::tail_at); an engine that
+    // does not is handed them joined.
+    virtual bool takes_trailers() const noexcept { return false; }
     // Fires due timers, then fills out with up to out.size() frames to send now.
     virtual std::size_t transmit(std::uint64_t now, std::span<tx_frame> out) = 0;
     // When the engine next needs a call: the current time if it has frames ready, else its

@@ -40,22 +40,24 @@ bool pcap_writer::open(const std::string& path) {
     return true;
 }
 
-bool pcap_writer::write(std::span<const std::uint8_t> head, std::span<const std::uint8_t> tail,
-                        std::uint64_t timestamp_ns) {
+bool pcap_writer::write(std::span<const std::uint8_t> head, std::span<const std::uint8_t> rest,
+                        std::uint64_t timestamp_ns, std::span<const std::uint8_t> trailer) {
     if (!file_) return false;
-    const std::size_t length = head.size() + tail.size();
+    const std::array<std::span<const std::uint8_t>, 3> pieces{head, rest, trailer};
+    const std::size_t length = head.size() + rest.size() + trailer.size();
     const auto caplen = static_cast<std::uint32_t>(std::min<std::size_t>(length, snaplen));
-    const std::size_t from_head = std::min<std::size_t>(head.size(), caplen);
-    const std::size_t from_tail = caplen - from_head;
     std::array<std::uint8_t, 16> r{};
     put_le32(r, 0, static_cast<std::uint32_t>(timestamp_ns / 1'000'000'000));
     put_le32(r, 4, static_cast<std::uint32_t>(timestamp_ns % 1'000'000'000 / 1000));
     put_le32(r, 8, caplen);
     put_le32(r, 12, static_cast<std::uint32_t>(length));
-    const bool ok =
-        std::fwrite(r.data(), 1, r.size(), file_) == r.size() &&
-        (from_head == 0 || std::fwrite(head.data(), 1, from_head, file_) == from_head) &&
-        (from_tail == 0 || std::fwrite(tail.data(), 1, from_tail, file_) == from_tail);
+    bool ok = std::fwrite(r.data(), 1, r.size(), file_) == r.size();
+    std::size_t left = caplen;
+    for (const auto& piece : pieces) {
+        const std::size_t n = std::min(piece.size(), left);
+        ok = ok && (n == 0 || std::fwrite(piece.data(), 1, n, file_) == n);
+        left -= n;
+    }
     if (!ok) {
         failed_ = true;
         close();

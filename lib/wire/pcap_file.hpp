@@ -23,9 +23,9 @@ class pcap_writer {
     bool write(std::span<const std::uint8_t> frame, std::uint64_t timestamp_ns) {
         return write(frame, {}, timestamp_ns);
     }
-    // Appends one frame held in two pieces (headers, then a payload kept elsewhere).
-    bool write(std::span<const std::uint8_t> head, std::span<const std::uint8_t> tail,
-               std::uint64_t timestamp_ns);
+    // Appends one frame held in pieces (headers, a payload kept elsewhere, a trailer).
+    bool write(std::span<const std::uint8_t> head, std::span<const std::uint8_t> rest,
+               std::uint64_t timestamp_ns, std::span<const std::uint8_t> trailer = {});
     // Hands what is buffered to the file (a capture cut short later keeps it).
     void flush() noexcept {
         if (file_) std::fflush(file_);

@@ -379,32 +379,43 @@ reject_reason check_payload(const roce_opcode_info& info, std::uint8_t pad,
 
 }  // namespace
 
+namespace {
+// The BTH and extension headers from the front of `in` (the UDP payload's first bytes; udp_len
+// its whole length, BTH .. ICRC), the payload's shape checked: sets off (where the payload
+// starts) and padded_len (payload and pad).
+reject_reason decode_roce_headers(std::span<const std::uint8_t> in, std::size_t udp_len,
+                                  roce_packet& p, std::size_t& off,
+                                  std::size_t& padded_len) noexcept {
+    if (udp_len < bth_header::wire_size + icrc_size) return reject_reason::truncated;
+    if (auto r = decode(in, p.bth); r != reject_reason::none) return r;
+    const roce_opcode_info info = roce_opcode_lookup(p.bth.opcode);
+    if (!info.known) return reject_reason::unsupported_roce_opcode;
+    const std::size_t body = udp_len - icrc_size;
+    if (body < bth_header::wire_size + ext_headers_size(info))
+        return reject_reason::roce_short_for_opcode;
+    if (in.size() > body) in = in.first(body);
+    off = bth_header::wire_size;
+    reject_reason r = reject_reason::none;
+    if (info.deth) r = decode_ext(in, off, p.deth);
+    if (r == reject_reason::none && info.reth) r = decode_ext(in, off, p.reth);
+    if (r == reject_reason::none && info.atomic_eth) r = decode_ext(in, off, p.atomic_eth);
+    if (r == reject_reason::none && info.aeth) r = decode_ext(in, off, p.aeth);
+    if (r == reject_reason::none && info.atomic_ack_eth) r = decode_ext(in, off, p.atomic_ack_eth);
+    if (r == reject_reason::none && info.immdt) r = decode_ext(in, off, p.immdt);
+    if (r != reject_reason::none) return r;
+    padded_len = body - off;
+    return check_payload(info, p.bth.pad_count, padded_len);
+}
+}  // namespace
+
 reject_reason decode_roce(std::span<const std::uint8_t> udp_payload,
                           std::span<const std::uint8_t> ip_packet, roce_packet& out) noexcept {
     roce_packet p;
-    if (udp_payload.size() < bth_header::wire_size + icrc_size) return reject_reason::truncated;
-    if (auto r = decode(udp_payload, p.bth); r != reject_reason::none) return r;
-    roce_opcode_info info = roce_opcode_lookup(p.bth.opcode);
-    if (!info.known) return reject_reason::unsupported_roce_opcode;
-
-    auto body = udp_payload.first(udp_payload.size() - icrc_size);
-    if (body.size() < bth_header::wire_size + ext_headers_size(info))
-        return reject_reason::roce_short_for_opcode;
-    std::size_t off = bth_header::wire_size;
-    reject_reason r = reject_reason::none;
-    if (info.deth) r = decode_ext(body, off, p.deth);
-    if (r == reject_reason::none && info.reth) r = decode_ext(body, off, p.reth);
-    if (r == reject_reason::none && info.atomic_eth) r = decode_ext(body, off, p.atomic_eth);
-    if (r == reject_reason::none && info.aeth) r = decode_ext(body, off, p.aeth);
-    if (r == reject_reason::none && info.atomic_ack_eth)
-        r = decode_ext(body, off, p.atomic_ack_eth);
-    if (r == reject_reason::none && info.immdt) r = decode_ext(body, off, p.immdt);
-    if (r != reject_reason::none) return r;
-
-    std::size_t padded_len = body.size() - off;
-    if (auto c = check_payload(info, p.bth.pad_count, padded_len); c != reject_reason::none)
-        return c;
-    p.payload = body.subspan(off, padded_len - p.bth.pad_count);
+    std::size_t off = 0, padded_len = 0;
+    if (auto r = decode_roce_headers(udp_payload, udp_payload.size(), p, off, padded_len);
+        r != reject_reason::none)
+        return r;
+    p.payload = udp_payload.subspan(off, padded_len - p.bth.pad_count);
 
     // The ICRC covers the IP and UDP headers too, so udp_payload must be ip_packet's tail.
     if (ip_packet.size() < udp_payload.size() ||
@@ -413,6 +424,33 @@ reject_reason decode_roce(std::span<const std::uint8_t> udp_payload,
     p.icrc = load_le32(&udp_payload[udp_payload.size() - icrc_size]);
     if (roce_icrc(ip_packet.first(ip_packet.size() - icrc_size)) != p.icrc)
         return reject_reason::bad_icrc;
+    out = p;
+    return reject_reason::none;
+}
+
+std::optional<reject_reason> decode_roce_split(std::span<const std::uint8_t> ip_head,
+                                               std::size_t udp_at, std::size_t udp_len,
+                                               std::span<const std::uint8_t> payload,
+                                               std::span<const std::uint8_t> trailer,
+                                               roce_packet& out) noexcept {
+    if (udp_at > ip_head.size()) return std::nullopt;
+    roce_packet p;
+    std::size_t off = 0, padded_len = 0;
+    const reject_reason r =
+        decode_roce_headers(ip_head.subspan(udp_at), udp_len, p, off, padded_len);
+    if (r == reject_reason::truncated) return std::nullopt;  // perhaps only the first piece
+    if (r != reject_reason::none) return r;
+    // The layout a zero-copy sender makes: headers | payload | pad and ICRC. Any other split
+    // is read joined.
+    const std::size_t pad = p.bth.pad_count;
+    if (udp_at + off != ip_head.size() || trailer.size() != pad + icrc_size ||
+        payload.size() + pad != padded_len)
+        return std::nullopt;
+    p.payload = payload;
+    p.icrc = load_le32(&trailer[pad]);
+    std::uint32_t state = crc32_update(roce_icrc_state(ip_head), payload);
+    state = crc32_update(state, trailer.first(pad));
+    if (crc32_finish(state) != p.icrc) return reject_reason::bad_icrc;
     out = p;
     return reject_reason::none;
 }
@@ -493,7 +531,7 @@ void encode_ext(const std::optional<H>& h, std::span<std::uint8_t> out, std::siz
 
 namespace {
 // The BTH (its pad count set) and the extension headers of r at out; their size. out must hold
-// roce_udp_payload_size(r) bytes, which the callers checked.
+// them (40 bytes at most; the callers checked r against its opcode).
 std::size_t encode_roce_headers(const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
     bth_header bth = r.bth;
     bth.pad_count = static_cast<std::uint8_t>((4 - r.payload.size() % 4) % 4);
@@ -535,6 +573,47 @@ std::size_t build_roce_frame(const frame_spec& s, const roce_packet_spec& r,
     return total;
 }
 
+namespace {
+// The headers of a frame from the template (Ethernet, IPv4, UDP) and r (BTH and extension
+// headers) at f, which holds udp_header_template::size + udp_len bytes; the ICRC's state over
+// its prefix (roce_icrc): 8 bytes of 1s, then the IPv4, UDP and transport headers with the
+// fields a router may rewrite set to 1s. Sets th to the transport headers' size.
+std::uint32_t write_roce_headers(const udp_header_template& t, std::uint16_t ip_id,
+                                 std::uint16_t src_port, std::size_t udp_len,
+                                 const roce_packet_spec& r, std::uint8_t* f,
+                                 std::size_t& th) noexcept {
+    constexpr std::size_t hdr = udp_header_template::size, ip = eth_header::wire_size;
+    constexpr std::size_t most =
+        bth_header::wire_size + 28;  // the extension headers take 28 at most
+    // Built here and copied into the frame once: the frame's lines are usually still on their
+    // way from the core that read them last, and reading back what was just stored there
+    // would wait for them.
+    std::array<std::uint8_t, hdr + most> h;
+    t.write(h.data(), ip_id, src_port, udp_len);
+    th = encode_roce_headers(r, std::span<std::uint8_t>(h.data() + hdr, most));
+    std::memcpy(f, h.data(), hdr + th);
+    constexpr std::size_t ones = 8, ip_at = ones, udp_at = ones + ipv4_header::wire_size;
+    constexpr std::size_t bth_at = udp_at + udp_header::wire_size;
+    std::array<std::uint8_t, bth_at + most> masked;
+    std::memset(masked.data(), 0xff, ones);
+    std::memcpy(masked.data() + ones, h.data() + ip, hdr - ip + th);
+    masked[ip_at + 1] = 0xff;                        // TOS: DSCP and ECN
+    masked[ip_at + 8] = 0xff;                        // TTL
+    masked[ip_at + 10] = masked[ip_at + 11] = 0xff;  // IPv4 header checksum
+    masked[udp_at + 6] = masked[udp_at + 7] = 0xff;  // UDP checksum
+    masked[bth_at + 4] = 0xff;                       // BTH resv8a (FECN, BECN)
+    return crc32_update(crc32_init, std::span(masked.data(), bth_at + th));
+}
+
+// The pad (zeros) and the ICRC at `at`, after a payload the state has summed: their length.
+std::size_t write_roce_trailer(std::uint32_t state, std::size_t pad, std::uint8_t* at) noexcept {
+    std::memset(at, 0, pad);
+    state = crc32_update(state, std::span<const std::uint8_t>(at, pad));
+    store_le32(at + pad, crc32_finish(state));
+    return pad + icrc_size;
+}
+}  // namespace
+
 std::size_t build_roce_frame_fast(const udp_header_template& t, std::uint16_t ip_id,
                                   std::uint16_t src_port, bool udp_checksum,
                                   const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept {
@@ -544,34 +623,34 @@ std::size_t build_roce_frame_fast(const udp_header_template& t, std::uint16_t ip
     if (!udp_len || udp_len > udp_header_template::max_udp_payload || out.size() < hdr + udp_len)
         return 0;
     std::uint8_t* const f = out.data();
-    t.write(f, ip_id, src_port, udp_len);
-    const std::size_t th = encode_roce_headers(r, out.subspan(hdr));
-    // The ICRC's prefix (roce_icrc): 8 bytes of 1s, then the IPv4, UDP and transport headers
-    // with the fields a router may rewrite set to 1s.
-    constexpr std::size_t ones = 8, ip_at = ones, udp_at = ones + ipv4_header::wire_size;
-    constexpr std::size_t bth_at = udp_at + udp_header::wire_size;
-    std::array<std::uint8_t, bth_at + 64> masked;  // the extension headers take 28 at most
-    std::memset(masked.data(), 0xff, ones);
-    std::memcpy(masked.data() + ones, f + ip, hdr - ip + th);
-    masked[ip_at + 1] = 0xff;                        // TOS: DSCP and ECN
-    masked[ip_at + 8] = 0xff;                        // TTL
-    masked[ip_at + 10] = masked[ip_at + 11] = 0xff;  // IPv4 header checksum
-    masked[udp_at + 6] = masked[udp_at + 7] = 0xff;  // UDP checksum
-    masked[bth_at + 4] = 0xff;                       // BTH resv8a (FECN, BECN)
-    std::uint32_t state = crc32_update(crc32_init, std::span(masked.data(), bth_at + th));
+    std::size_t th = 0;
+    std::uint32_t state = write_roce_headers(t, ip_id, src_port, udp_len, r, f, th);
     std::uint8_t* at = f + hdr + th;
     const std::size_t n = r.payload.size();
     if (n != 0) state = crc32_copy(state, at, r.payload.data(), n);
-    at += n;
-    const std::size_t pad = udp_len - th - n - icrc_size;
-    std::memset(at, 0, pad);
-    state = crc32_update(state, std::span<const std::uint8_t>(at, pad));
-    store_le32(at + pad, crc32_finish(state));
+    write_roce_trailer(state, udp_len - th - n - icrc_size, at + n);
     if (udp_checksum)
         store_be16(f + udp + 6,
                    wire::udp_checksum(load_be32(f + ip + 12), load_be32(f + ip + 16),
                                       std::span<const std::uint8_t>(f + udp, udp_len + 8)));
     return hdr + udp_len;
+}
+
+std::size_t build_roce_headers_fast(const udp_header_template& t, std::uint16_t ip_id,
+                                    std::uint16_t src_port, const roce_packet_spec& r,
+                                    std::span<std::uint8_t> out, std::span<std::uint8_t, 8> trailer,
+                                    std::size_t& trailer_length) noexcept {
+    constexpr std::size_t hdr = udp_header_template::size;
+    const std::size_t udp_len = roce_udp_payload_size(r);
+    const std::size_t n = r.payload.size();
+    if (!udp_len || udp_len > udp_header_template::max_udp_payload ||
+        out.size() < hdr + (udp_len - n))
+        return 0;
+    std::size_t th = 0;
+    std::uint32_t state = write_roce_headers(t, ip_id, src_port, udp_len, r, out.data(), th);
+    if (n != 0) state = crc32_update(state, r.payload);
+    trailer_length = write_roce_trailer(state, udp_len - th - n - icrc_size, trailer.data());
+    return hdr + th;
 }
 
 }  // namespace uet::wire

@@ -182,6 +182,15 @@ struct roce_packet {
 // holds the opcode's extension headers, the pad count, 4-byte alignment and the ICRC.
 reject_reason decode_roce(std::span<const std::uint8_t> udp_payload,
                           std::span<const std::uint8_t> ip_packet, roce_packet& out) noexcept;
+// The same for a packet received in three pieces (zero-copy transmit over uet_memif): ip_head
+// from the IPv4 header to the end of the transport headers (the UDP payload starting at
+// udp_at, udp_len bytes long in all), then the payload, then the pad and the ICRC (trailer).
+// nullopt when the pieces are not split so (the caller joins them and calls decode_roce).
+std::optional<reject_reason> decode_roce_split(std::span<const std::uint8_t> ip_head,
+                                               std::size_t udp_at, std::size_t udp_len,
+                                               std::span<const std::uint8_t> payload,
+                                               std::span<const std::uint8_t> trailer,
+                                               roce_packet& out) noexcept;
 void visit(const roce_packet& p, field_visitor& v);
 // One tcpdump-style line, appended to out, e.g.
 // "RC_RDMA_WRITE_FIRST qp 0x000012 psn 100 ackreq va 0x1000 rkey 0x42 len 4096 payload 1024".
@@ -218,5 +227,13 @@ std::size_t build_roce_frame(const frame_spec& s, const roce_packet_spec& r,
 std::size_t build_roce_frame_fast(const udp_header_template& t, std::uint16_t ip_id,
                                   std::uint16_t src_port, bool udp_checksum,
                                   const roce_packet_spec& r, std::span<std::uint8_t> out) noexcept;
+// Zero-copy transmit: the same frame in three pieces, the headers in out (their length is
+// returned, 0 as above), then r.payload where it lies, then the trailer, the pad and the ICRC
+// (trailer_length bytes, at most 7, in trailer). The ICRC sums the payload where it lies (a
+// read, no copy). No UDP checksum: it would take a pass over the pieces (RoCEv2 sends 0).
+std::size_t build_roce_headers_fast(const udp_header_template& t, std::uint16_t ip_id,
+                                    std::uint16_t src_port, const roce_packet_spec& r,
+                                    std::span<std::uint8_t> out, std::span<std::uint8_t, 8> trailer,
+                                    std::size_t& trailer_length) noexcept;
 
 }  // namespace uet::wire

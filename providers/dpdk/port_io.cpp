@@ -232,11 +232,14 @@ bool port::queue_io::prepare(host::tx_frame& f) noexcept {
     m->pkt_len = f.length;
     m->ol_flags = 0;
     if (f.ext.length != 0) {
-        if (owner_.caps_.zero_copy && attach_payload(m, f)) {
+        // A payload with a trailer (the port does not chain one) is copied with it.
+        const std::size_t tail = f.ext.tail_length;
+        if (tail == 0 && owner_.caps_.zero_copy && attach_payload(m, f)) {
             ++c_.tx_zero_copy;
-        } else if (f.ext.data != nullptr && f.ext.length <= f.buffer.size() - f.length) {
+        } else if (f.ext.data != nullptr && f.ext.length + tail <= f.buffer.size() - f.length) {
             std::memcpy(f.buffer.data() + f.length, f.ext.data, f.ext.length);
-            m->data_len = static_cast<std::uint16_t>(f.length + f.ext.length);
+            std::memcpy(f.buffer.data() + f.length + f.ext.length, f.ext.tail.data(), tail);
+            m->data_len = static_cast<std::uint16_t>(f.length + f.ext.length + tail);
             m->pkt_len = m->data_len;
             ++c_.tx_copied;
         } else {

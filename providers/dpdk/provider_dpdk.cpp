@@ -128,6 +128,7 @@ std::error_code dpdk_network::prepare(engine_config& c) {
     if (zero_copy()) {
         c.zero_copy = &tx_memory_;
         c.reference_min_bytes = zero_copy_from();  // tx_memory_ refuses what is shorter
+        c.zero_copy_tail = port_->caps().zero_copy_tail;
     }
     return {};
 }

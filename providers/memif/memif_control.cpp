@@ -178,7 +178,7 @@ host::io_caps port::caps() const noexcept {
     host::io_caps c;
     c.max_frame = max_frame_;
     // A client chains payloads of the shared memory the server mapped (and copies the others).
-    c.zero_copy = !cfg_.server;
+    c.zero_copy = c.zero_copy_tail = !cfg_.server;
     return c;
 }
 
@@ -447,7 +447,9 @@ bool port::create_client_memory(std::string& why) {
     const std::uint8_t log2 = cfg_.log2_ring_size;
     const std::size_t rb = ring_bytes(log2), slots = std::size_t{1} << log2;
     const std::size_t buffers_at = (2 * rb + 4095) / 4096 * 4096;
-    const std::size_t size = buffers_at + 2 * slots * cfg_.buffer_size;
+    // After the buffers, a trailer cell per TX ring slot (a chained payload's trailer).
+    const std::size_t trailers_at = buffers_at + 2 * slots * cfg_.buffer_size;
+    const std::size_t size = trailers_at + slots * trailer_cell;
     const int fd = memfd_create("uet_memif", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return why = sys_error("memfd_create"), false;
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
@@ -465,6 +467,7 @@ bool port::create_client_memory(std::string& why) {
     regions_.push_back({static_cast<std::uint8_t*>(base), size, fd});
     tx_buffers_at_ = static_cast<std::uint32_t>(buffers_at);
     rx_buffers_at_ = static_cast<std::uint32_t>(buffers_at + slots * cfg_.buffer_size);
+    trailers_at_ = static_cast<std::uint32_t>(trailers_at);
     // C2S ring first (our TX), S2C second (our RX); the buffers after both.
     ring* rings[2] = {&tx_, &rx_};
     for (std::size_t k = 0; k < 2; ++k) {

@@ -149,8 +149,8 @@ std::uint16_t port::io::gather(std::uint16_t at, std::uint16_t avail, std::size_
     return 0;
 }
 
-// A chained frame from ring position at: handed on in its two pieces where it has two and the
-// handler takes such frames (the headers read where the peer wrote them, the payload where its
+// A chained frame from ring position at: handed on in its pieces where it has two or three and
+// the handler takes such frames (the headers read where the peer wrote them, the payload where its
 // application keeps it: no copy), gathered whole into scratch slot `into` otherwise. Returns
 // the slots it took (0: incomplete); f.bytes empty when the frame was refused (counted).
 std::uint16_t port::io::take_chain(std::uint16_t at, std::uint16_t avail, std::size_t into,
@@ -159,20 +159,32 @@ std::uint16_t port::io::take_chain(std::uint16_t at, std::uint16_t avail, std::s
     if (split && avail >= 2) {
         const port& p = owner_;
         const descriptor* desc = p.rx_.desc();
-        descriptor d0, d1;
-        std::memcpy(&d0, &desc[at & p.rx_.mask], sizeof d0);
-        std::memcpy(&d1, &desc[(at + 1) & p.rx_.mask], sizeof d1);
-        const std::uint64_t total = std::uint64_t{d0.length} + d1.length;
+        descriptor d[3];
+        std::memcpy(&d[0], &desc[at & p.rx_.mask], sizeof d[0]);
+        std::memcpy(&d[1], &desc[(at + 1) & p.rx_.mask], sizeof d[1]);
+        // Two pieces, or three (a trailer after the payload: RoCEv2's pad and ICRC).
+        const bool three = (d[1].flags & desc_flag_next) && avail >= 3;
+        if (three) std::memcpy(&d[2], &desc[(at + 2) & p.rx_.mask], sizeof d[2]);
+        const std::size_t pieces = three ? 3 : 2;
+        std::uint64_t total = 0;
+        for (std::size_t k = 0; k < pieces; ++k)
+            total += d[k].length;
         // The whole frame's length must lie in the first piece's region too: readers of the
         // headers are given a span of the whole frame.
         const auto length = static_cast<std::uint32_t>(total);
-        const std::uint8_t* head = total <= scratch_slot_ ? p.buffer_of(d0, length) : nullptr;
-        const std::uint8_t* rest = p.buffer_of(d1, d1.length);
-        if (!(d1.flags & desc_flag_next) && head != nullptr && rest != nullptr && d0.length != 0 &&
-            d1.length != 0) {
+        const std::uint8_t* head = total <= scratch_slot_ ? p.buffer_of(d[0], length) : nullptr;
+        const std::uint8_t* rest = p.buffer_of(d[1], d[1].length);
+        const std::uint8_t* tail = three ? p.buffer_of(d[2], d[2].length) : nullptr;
+        if (!(d[pieces - 1].flags & desc_flag_next) && head != nullptr && rest != nullptr &&
+            d[0].length != 0 && d[1].length != 0 &&
+            (!three || (tail != nullptr && d[2].length != 0))) {
             f.bytes = {head, length};
-            f.rest = {rest, d0.length};
-            return 2;
+            f.rest = {rest, d[0].length};
+            if (three) {
+                f.rest.tail_at = tail;
+                f.rest.tail_from = d[0].length + d[1].length;
+            }
+            return static_cast<std::uint16_t>(pieces);
         }
     }
     std::uint32_t length = 0;
@@ -230,8 +242,8 @@ std::size_t port::io::offer_slots(std::uint16_t free, std::size_t from) {
         // were posted by the client, each with its length: the client's word, checked.
         descriptor d;
         std::memcpy(&d, &desc[s], sizeof d);
-        if (!p.cfg_.server && d.region != 0) [[unlikely]] {
-            // The slot held a chained payload: its buffer is one of the spare ones.
+        if (!p.cfg_.server && !p.names_tx_buffer(d)) [[unlikely]] {
+            // The slot held a chained payload or a trailer: its buffer is a spare one.
             if (spare_.empty()) {
                 ++p.c_.rx_bad_descriptor;
                 return i;
@@ -278,7 +290,7 @@ inline std::size_t port::io::offer_own_slots(std::size_t from, std::size_t n) no
     for (; i < n; ++i) {
         descriptor d;
         std::memcpy(&d, &desc[(r.next + i) & r.mask], sizeof d);
-        if (d.region != 0 || d.offset > last_offset) break;
+        if (!p.names_tx_buffer(d) || d.offset > last_offset) break;
         buffers[i] = slot_buffer{0, d.offset, bsize, bsize};
         std::uint8_t* at = base + d.offset;
         prefetch_line_for_write(at);  // as in offer_slots
@@ -289,27 +301,33 @@ inline std::size_t port::io::offer_own_slots(std::size_t from, std::size_t n) no
 }
 
 // A frame the handler filled, checked. An external payload goes in a slot of its own where it
-// lies in memory the server mapped (and chain_ok: a slot is left for it); else it is copied
-// behind the headers. Either way the whole must fit the frame's buffer, as a frame of the port.
-inline int port::io::finish_frame(host::tx_frame& f, bool chain_ok,
+// lies in memory the server mapped (and `spare_slots` are left past the offer: one for it, one
+// more for a trailer); else it is copied behind the headers, its trailer after it. Either way
+// the whole must fit the frame's buffer, as a frame of the port.
+inline int port::io::finish_frame(host::tx_frame& f, std::size_t spare_slots,
                                   const app_region*& in) noexcept {
     if (f.length == 0 || f.length > f.buffer.size()) return 0;
     if (f.ext.length != 0) {
-        if (f.ext.data == nullptr || f.ext.length > f.buffer.size() - f.length) return 0;
-        if (chain_ok && (in = owner_.chainable(f.ext)) != nullptr) return 2;
+        const std::size_t tail = f.ext.tail_length;
+        if (f.ext.data == nullptr || tail > trailer_cell ||
+            f.ext.length + tail > f.buffer.size() - f.length)
+            return 0;
+        const std::size_t slots = tail == 0 ? 1 : 2;
+        if (slots <= spare_slots && (in = owner_.chainable(f.ext)) != nullptr) return 1 + slots;
         std::memcpy(f.buffer.data() + f.length, f.ext.data, f.ext.length);
-        f.length += f.ext.length;
+        std::memcpy(f.buffer.data() + f.length + f.ext.length, f.ext.tail.data(), tail);
+        f.length += f.ext.length + tail;
         f.ext = {};
         ++owner_.c_.tx_copied;
     }
     return 1;
 }
 
-// Before publish writes ring position next + k past the offer (chained frames took two slots
-// each): the free slot's buffer (none if it held a chained payload) is spare from now on.
+// Before publish writes ring position next + k past the offer (chained frames took two or three
+// slots each): the free slot's buffer (none if it held a chained payload) is spare from now on.
 inline void port::io::keep_spare(const descriptor& d, std::size_t k) noexcept {
     if (k < written_past_offer_) return;
-    if (d.region == 0) spare_.push_back(d.offset);
+    if (owner_.names_tx_buffer(d)) spare_.push_back(d.offset);
     written_past_offer_ = k + 1;
 }
 
@@ -352,7 +370,7 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
         moved |= f.io_cookie != &buffers[i];
         const slot_buffer& b = *static_cast<const slot_buffer*>(f.io_cookie);
         const app_region* in = nullptr;
-        const int kind = finish_frame(f, client && pos - out < room, in);
+        const int kind = finish_frame(f, client ? room - std::min(room, pos - out) : 0, in);
         if (kind == 0) {
             ++p.c_.tx_bad_frame;
             bad = true;
@@ -360,13 +378,20 @@ std::uint16_t port::io::publish(std::size_t filled, std::size_t offered, std::si
             continue;
         }
         const auto length = static_cast<std::uint32_t>(f.length);
-        put(pos++, {kind == 2 ? desc_flag_next : std::uint16_t{0}, b.region, length, b.offset, 0});
+        put(pos++, {kind >= 2 ? desc_flag_next : std::uint16_t{0}, b.region, length, b.offset, 0});
         ++out;
         bytes += length;
-        if (kind == 2) {
+        if (kind >= 2) {
             const auto ext = static_cast<std::uint32_t>(f.ext.length);
-            put(pos++, {0, in->index, ext, static_cast<std::uint32_t>(f.ext.data - in->base), 0});
+            put(pos++, {kind == 3 ? desc_flag_next : std::uint16_t{0}, in->index, ext,
+                        static_cast<std::uint32_t>(f.ext.data - in->base), 0});
             bytes += ext;
+            if (kind == 3) {  // the trailer, in the cell of its ring slot
+                const std::uint32_t cell = p.trailers_at_ + ((next + pos) & mask) * trailer_cell;
+                std::memcpy(p.regions_[0].base + cell, f.ext.tail.data(), trailer_cell);
+                put(pos++, {0, 0, f.ext.tail_length, cell, 0});
+                bytes += f.ext.tail_length;
+            }
             ++chained;
             if (f.ext.region != last_handle && last_handle != 0)
                 p.app_regions_[last_handle - 1].last_chained = p.tx_slots_ + last_pos;
@@ -493,8 +518,8 @@ inline std::uint16_t port::io::tx_room() noexcept {
                    ? static_cast<std::uint16_t>(seen - r.next)
                    : static_cast<std::uint16_t>(r.size - static_cast<std::uint16_t>(r.next - seen));
     };
-    // A full offer: a burst of slots, twice that where each frame may take two (chained).
-    const std::size_t enough = p.chains_ ? 2 * host::burst_size : host::burst_size;
+    // A full offer: a burst of slots, three times that where each frame may take three.
+    const std::size_t enough = p.chains_ ? 3 * host::burst_size : host::burst_size;
     std::uint16_t free = room(r.peer_seen);
     if (free >= enough && free <= r.size) return free;
     const std::uint16_t seen = load(server ? r.hdr->head : r.hdr->tail);
@@ -515,10 +540,10 @@ std::size_t port::io::transmit_burst(host::frame_handler& h, std::uint64_t now) 
     // polling server reads all the time: asked for now, that line is back by the time the
     // frames are built (read only then, it would miss the cache on every burst).
     prefetch_line(r.hdr);
-    // Where payloads may be chained, half the free slots are offered: a chained frame takes a
-    // second slot, so that every frame offered can have one. Until a frame leaves, slots may
-    // only become free, never stop being so.
-    const std::uint16_t to_offer = p.chains_ ? free / 2 : free;
+    // Where payloads may be chained, a third of the free slots are offered: a chained frame
+    // takes a second slot and a third for a trailer, so that every frame offered can have them.
+    // Until a frame leaves, slots may only become free, never stop being so.
+    const std::uint16_t to_offer = p.chains_ ? free / 3 : free;
     if (offered_ < std::min<std::size_t>(to_offer, host::burst_size))
         offered_ = offer_slots(to_offer, offered_);
     if (offered_ == 0) return 0;

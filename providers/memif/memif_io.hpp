@@ -32,13 +32,13 @@ class port::io final : public host::packet_io {
     inline std::size_t offer_own_slots(std::size_t from, std::size_t n) noexcept;
     bool publish_in_place(std::size_t filled) noexcept;
     inline void past_sent(std::size_t filled) noexcept;
-    // Writes the descriptors of the frames (a chained frame takes two slots, of at most
-    // `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.
+    // Writes the descriptors of the frames (a chained frame takes two or three slots, of at
+    // most `room` more than offered); returns the ring slots used, the frames sent in `frames_out`.
     std::uint16_t publish(std::size_t filled, std::size_t offered, std::size_t room,
                           std::uint16_t& frames_out);
     // Before ring position next + k past the offer is first written (a chained frame pushed the
     // slots on): the buffer its descriptor d named is kept spare.
-    inline void keep_spare(const descriptor& d, std::size_t k) noexcept;
+    [[gnu::always_inline]] inline void keep_spare(const descriptor& d, std::size_t k) noexcept;
     // A frame in several slots from ring position at (at most avail of them published): copied
     // whole into scratch slot `into`. Returns the slots it took (0: incomplete); length 0 when
     // the frame was refused (counted).
@@ -49,9 +49,10 @@ class port::io final : public host::packet_io {
     void keep_unused_offered() noexcept;
     void offer_from_front() noexcept;
     // Called for every frame sent: inlined into publish, so that no frame pays for a call.
-    // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot, if
-    // chain_ok), from the shared region `in`.
-    [[gnu::always_inline]] inline int finish_frame(host::tx_frame& f, bool chain_ok,
+    // 0: a bad frame; 1: whole in its buffer; 2: its payload chained (a second slot), from the
+    // shared region `in`; 3: chained with a trailer (a third slot). Chained only where the
+    // slots it takes are among `spare_slots`.
+    [[gnu::always_inline]] inline int finish_frame(host::tx_frame& f, std::size_t spare_slots,
                                                    const app_region*& in) noexcept;
     void give_back_rx(std::uint16_t n) noexcept;
     static bool wants_kick(const ring& r) noexcept;  // the reader has not masked kicks

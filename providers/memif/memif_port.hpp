@@ -175,12 +175,21 @@ class port final : public host::net_port {
     // The client's buffers: ring slot s of its TX (C2S) and RX (S2C) ring at these offsets of
     // region 0, plus s * buffer_size.
     std::uint32_t tx_buffers_at_ = 0, rx_buffers_at_ = 0;
+    // Then, from trailers_at_, trailer_cell bytes per TX ring slot: the trailer (ext_payload's
+    // tail) of a frame whose payload is chained, named by the ring slot after the payload's.
+    static constexpr std::uint32_t trailer_cell = host::ext_payload::max_tail;
+    std::uint32_t trailers_at_ = UINT32_MAX;
+    // Whether a client's TX descriptor names one of its buffers (not a chained payload or a
+    // trailer): such a slot is offered with its buffer, any other with a spare one.
+    bool names_tx_buffer(const descriptor& d) const noexcept {
+        return d.region == 0 && d.offset < trailers_at_;
+    }
     // Zero-copy transmit (client): the regions, whether the server is uet's (only uet's is sent
     // late regions), the next memif region index, an ADD_REGION awaiting its ACK, and the TX
     // slots published (a region's payloads are in flight until the server's tail passes its last).
     std::vector<app_region> app_regions_;
     bool peer_is_uet_ = false, awaiting_ack_ = false;
-    bool chains_ = false;  // some region is shared: frames may take two slots
+    bool chains_ = false;  // some region is shared: frames may take three slots
     std::uint16_t next_region_index_ = 1;
     std::uint64_t tx_slots_ = 0;  // TX slots published on this link, all told
     std::unique_ptr<io> io_;

@@ -235,6 +235,17 @@ for name in uet_send_bw_multi_recv uet_send_lat_multi_recv; do
             bad "$name: the $side's settings block does not show --multi-recv"
     done
 done
+# RoCEv2 RC on uet's memif port.
+pair uet_roce_write_bw write_bw --transport roce -s 65536 -n 500 --verify --stats
+# The WRITEs' payloads leave the client's memory by reference, their ICRC in a third slot.
+grep -Eq '^ Port: .*\(zero-copy [1-9][0-9]*\)' "$WORK/uet_roce_write_bw.client" ||
+    bad "uet_roce_write_bw: no payload was sent by reference (the client's Port: line)"
+pair uet_roce_read_bw read_bw --transport roce -s 65536 -n 200 --verify
+# Four QPs a connection, CAST-scheduled (issue 54): every byte checked, and the client's --stats
+# shows each QP with work on it.
+pair uet_roce_cast write_bw --transport roce --qps 4 --qp-sched cast -s 262144 -n 200 --verify --stats
+[ "$(grep -c '^ QP [0-3] (QPN [1-9][0-9]*): requests [1-9]' "$WORK/uet_roce_cast.client")" = 4 ] ||
+    bad "uet_roce_cast: the client's --stats does not show 4 QPs with work"
 DEV=net_memif0
 
 # Settings that differ: refused, both sides say why, both exit 1.
@@ -248,13 +259,6 @@ start_server mismatch send_bw -s 4096 -n 10 && {
         { bad "mismatch: the server does not say why"; cat "$WORK/mismatch.server"; }
     said_goodbye mismatch
 }
-pair uet_roce_write_bw write_bw --transport roce -s 65536 -n 500 --verify
-pair uet_roce_read_bw read_bw --transport roce -s 65536 -n 200 --verify
-# Four QPs a connection, CAST-scheduled (issue 54): every byte checked, and the client's --stats
-# shows each QP with work on it.
-pair uet_roce_cast write_bw --transport roce --qps 4 --qp-sched cast -s 262144 -n 200 --verify --stats
-[ "$(grep -c '^ QP [0-3] (QPN [1-9][0-9]*): requests [1-9]' "$WORK/uet_roce_cast.client")" = 4 ] ||
-    bad "uet_roce_cast: the client's --stats does not show 4 QPs with work"
 
 echo "perf_memif_pair: $failures failure(s)"
 [ "$failures" = 0 ]

@@ -56,6 +56,24 @@ class sequence_handler final : public host::frame_handler {
     const std::uint8_t* shared = nullptr;
     std::uint32_t shared_region = 0;
     unsigned by_reference = 0;
+    // With tails: a frame sent by reference leaves its last 0..8 bytes (by its number) to
+    // ext.tail, a trailer the port sends after the payload (RoCEv2's ICRC).
+    bool with_tails = false;
+    unsigned with_a_tail = 0;
+    // Takes frames in pieces as the port hands them (joined here to be checked); counts them.
+    bool split = false;
+    unsigned in_two = 0, in_three = 0;
+
+    bool takes_split_frames() const noexcept override { return split; }
+    void on_receive_burst(std::span<const host::rx_frame> frames, const host::steering_config*,
+                          std::uint64_t now) override {
+        std::vector<std::uint8_t> room(9216);
+        for (const host::rx_frame& f : frames) {
+            in_two += f.rest.at != nullptr && f.rest.tail_at == nullptr;
+            in_three += f.rest.tail_at != nullptr;
+            on_receive(f.rest.join(f.bytes, room), now);
+        }
+    }
 
     void on_receive(std::span<const std::uint8_t> f, std::uint64_t) override {
         std::uint32_t seq = 0;
@@ -91,6 +109,7 @@ class sequence_handler final : public host::frame_handler {
             }
             if (!fill(frames[n])) break;
             by_reference += frames[n].ext.length != 0;
+            with_a_tail += frames[n].ext.tail_length != 0;
             ++n;
             ++sent;
         }
@@ -110,7 +129,13 @@ class sequence_handler final : public host::frame_handler {
             f.buffer[i] = pattern(sent, i);
         f.length = in_buffer;
         f.ext = {};
-        if (by_ref) f.ext = {shared + pattern(sent, head_bytes), len - head_bytes, shared_region};
+        if (!by_ref) return true;
+        const std::size_t tail =
+            with_tails ? std::min<std::size_t>(sent % 9, len - head_bytes - 1) : 0;
+        f.ext = {shared + pattern(sent, head_bytes), len - head_bytes - tail, shared_region};
+        f.ext.tail_length = static_cast<std::uint8_t>(tail);
+        for (std::size_t i = 0; i < tail; ++i)
+            f.ext.tail[i] = pattern(sent, len - tail + i);
         return true;
     }
     static constexpr std::size_t head_bytes = 64;
@@ -119,6 +144,7 @@ class sequence_handler final : public host::frame_handler {
         std::size_t n = 0;
         for (; n < frames.size() / 2 && sent < to_send && fill(frames[last - n]); ++n, ++sent) {
             by_reference += frames[last - n].ext.length != 0;
+            with_a_tail += frames[last - n].ext.tail_length != 0;
             std::swap(frames[n], frames[last - n]);
         }
         return n;
@@ -179,6 +205,10 @@ class uet_memif : public ::testing::Test {
         EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor, 0u);
         EXPECT_EQ(s.tx_bad_frame + c.tx_bad_frame, 0u);
     }
+
+    std::uint32_t share(const std::uint8_t* base);
+    std::uint32_t send_by_reference_variants();
+    host::port_counters expect_all_by_reference(std::uint32_t handle);
 
     std::filesystem::path dir_;
     std::string sock_;
@@ -335,22 +365,37 @@ uet::shared_buffer counting_buffer() {
 // their own, which the server gathers whole. Frames arrive intact and in order, through ring
 // wraps, with the handler reordering slots and making bad frames among them; every chained
 // payload slot comes back (in_flight 0) and the memory can then be unregistered.
-TEST_F(uet_memif, a_client_sends_payloads_of_shared_memory_in_slots_of_their_own) {
-    const uet::shared_buffer mem = counting_buffer();
-    const auto* base = reinterpret_cast<const std::uint8_t*>(mem.data());
+// The client registers memory and waits until the server shares it; its handle.
+std::uint32_t uet_memif::share(const std::uint8_t* base) {
     const std::uint32_t handle = client_->register_memory(base + 100, 2000);
-    ASSERT_NE(handle, 0u);
-    EXPECT_TRUE(client_->caps().zero_copy);
-    EXPECT_FALSE(server_->caps().zero_copy);
+    EXPECT_NE(handle, 0u);
     connect();
     for (int i = 0; i < 20000 && !client_->shares(handle); ++i) {
         server_->queue().receive_burst(sh_, 0);
         client_->queue().receive_burst(ch_, 0);
     }
-    ASSERT_TRUE(client_->shares(handle));
+    EXPECT_TRUE(client_->shares(handle));
     ch_.shared = base;
     ch_.shared_region = handle;
-    std::uint32_t total = 0;
+    return handle;
+}
+
+// Every payload the client offered by reference left so and arrived in a frame of its own
+// slots, nothing refused, nothing still in flight; the client's counters.
+host::port_counters uet_memif::expect_all_by_reference(std::uint32_t handle) {
+    const auto c = client_->counters(), s = server_->counters();
+    EXPECT_EQ(c.tx_zero_copy, ch_.by_reference);
+    EXPECT_EQ(c.tx_copied, 0u);
+    EXPECT_EQ(s.rx_multiseg, ch_.by_reference);
+    EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor + s.rx_oversize, 0u);
+    EXPECT_EQ(client_->in_flight(handle), 0u);
+    return c;
+}
+
+// 300 frames each with slots reordered, bad frames among them, short calls with unused slots
+// swapped: every frame arrives intact, its payload sent by reference every other frame.
+std::uint32_t uet_memif::send_by_reference_variants() {
+    std::uint32_t total = sh_.received;
     for (int variant = 0; variant < 4; ++variant) {
         ch_.reorder = variant == 1;
         ch_.bad_every = variant == 2 ? 5 : 0;
@@ -363,13 +408,44 @@ TEST_F(uet_memif, a_client_sends_payloads_of_shared_memory_in_slots_of_their_own
         EXPECT_EQ(client_->counters().tx_bad_frame, ch_.made_bad) << "variant " << variant;
     }
     EXPECT_EQ(sh_.bad, 0u);
-    const auto c = client_->counters(), s = server_->counters();
+    return total;
+}
+
+TEST_F(uet_memif, payloads_with_a_trailer_take_a_third_slot_and_arrive_whole) {
+    const uet::shared_buffer mem = counting_buffer();
+    EXPECT_TRUE(client_->caps().zero_copy_tail);
+    const std::uint32_t handle = share(reinterpret_cast<const std::uint8_t*>(mem.data()));
+    ch_.with_tails = true;
+    // Two rounds: the slots that held payloads and trailers are offered again with spare
+    // buffers, and every buffer stays in the ring once. The server takes the frames gathered
+    // whole, then in their pieces.
+    send_by_reference_variants();
+    EXPECT_EQ(sh_.in_two + sh_.in_three, 0u);
+    sh_.split = true;
+    const unsigned tails_before = ch_.with_a_tail;
+    send_by_reference_variants();
+    EXPECT_EQ(sh_.in_three, ch_.with_a_tail - tails_before);
+    EXPECT_GT(sh_.in_three, 400u);
+    EXPECT_GT(sh_.in_two, 0u);  // frames by reference without a trailer (number divisible by 9)
+    EXPECT_GT(ch_.with_a_tail, 800u);
+    const auto c = expect_all_by_reference(handle);
+    // A payload the port cannot chain (a handle it never gave) is copied, its trailer after it.
+    ch_.shared_region = handle + 100;
+    ch_.to_send += 300;
+    exchange();
+    EXPECT_EQ(sh_.received, ch_.to_send);
+    EXPECT_EQ(sh_.bad, 0u);
+    EXPECT_EQ(client_->counters().tx_copied, ch_.by_reference - c.tx_zero_copy);
+}
+
+TEST_F(uet_memif, a_client_sends_payloads_of_shared_memory_in_slots_of_their_own) {
+    const uet::shared_buffer mem = counting_buffer();
+    EXPECT_TRUE(client_->caps().zero_copy);
+    EXPECT_FALSE(server_->caps().zero_copy);
+    const std::uint32_t handle = share(reinterpret_cast<const std::uint8_t*>(mem.data()));
+    const std::uint32_t total = send_by_reference_variants();
     EXPECT_GT(ch_.by_reference, 500u);
-    EXPECT_EQ(c.tx_zero_copy, ch_.by_reference);
-    EXPECT_EQ(c.tx_copied, 0u);
-    EXPECT_EQ(s.rx_multiseg, ch_.by_reference);
-    EXPECT_EQ(s.rx_bad_descriptor + c.rx_bad_descriptor + s.rx_oversize, 0u);
-    EXPECT_EQ(client_->in_flight(handle), 0u);
+    expect_all_by_reference(handle);
     // Frames the server has not read yet still name the memory: it cannot be unregistered.
     ch_.to_send += 6;
     ch_.reorder = false;
