@@ -93,6 +93,9 @@ ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* c
                   std::uint64_t flags, bool tagged, std::uint64_t tag, std::uint64_t ignore) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
     if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_EBADFLAGS;
+    // uet's receives always complete: on a queue bound with FI_SELECTIVE_COMPLETION, one
+    // posted without FI_COMPLETION asks what uet cannot do.
+    if (ep->rx_selective && !(flags & FI_COMPLETION)) return -FI_EBADFLAGS;
     uet::peer_addr from = uet::any_peer;
     if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
         return -FI_EINVAL;
@@ -311,7 +314,6 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
         case FI_CLASS_CQ: {
             auto* cq = self<cq_obj>(b);
             if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) return -FI_EBADFLAGS;
-            if ((flags & FI_SELECTIVE_COMPLETION) && (flags & FI_RECV)) return -FI_EBADFLAGS;
             if ((flags & FI_TRANSMIT) && ep->tx_cq != nullptr) return -FI_EINVAL;
             if ((flags & FI_RECV) && ep->rx_cq != nullptr) return -FI_EINVAL;
             if (ep->tx_cq != cq && ep->rx_cq != cq) {
@@ -322,7 +324,10 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
                 ep->tx_cq = cq;
                 ep->tx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
             }
-            if (flags & FI_RECV) ep->rx_cq = cq;
+            if (flags & FI_RECV) {
+                ep->rx_cq = cq;
+                ep->rx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+            }
             return 0;
         }
         case FI_CLASS_AV:
@@ -344,7 +349,7 @@ int ep_enable(ep_obj* ep) {
     const config& cfg = ep->domain->fabric->cfg;
     uet::endpoint_attr a;
     a.job_id = cfg.job;
-    a.mode = cfg.mode;
+    a.mode = ep->mode;
     a.cc = cfg.cc;
     a.lb = cfg.lb;
     a.tx_depth = ep->tx_size;
@@ -589,6 +594,11 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     if (ep == nullptr) return -FI_ENOMEM;
     ep->domain = self<domain_obj>(d);
     ep->caps = info->caps;
+    ep->mode = endpoint_mode(ep->domain->fabric->cfg, info);
+    if ((msg_order(info) & FI_ORDER_SAS) && ep->mode != uet::delivery::rod) {
+        delete ep;
+        return -FI_EINVAL;  // FI_UET_MODE says unordered
+    }
     if (info->tx_attr != nullptr) {
         ep->tx_op_flags = info->tx_attr->op_flags;
         if (info->tx_attr->size != 0) ep->tx_size = std::min(info->tx_attr->size, max_queue_size);

@@ -16,7 +16,7 @@ namespace {
 void cleanup() {}
 
 constexpr std::uint64_t supported_caps =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
 // RMA addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by uet's keys
 // (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 and later).
 constexpr std::uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
@@ -154,17 +154,17 @@ const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg
             return "FI_PROGRESS_MANUAL only";
         if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP)
             return "FI_AV_TABLE or FI_AV_MAP";
-        if (d->cq_data_size > 0) return "no remote CQ data with messages";
     }
     if (const fi_fabric_attr* f = hints->fabric_attr) {
         if (f->prov_name != nullptr && strcasecmp(f->prov_name, provider.name) != 0)
             return "another provider";
         if (f->name != nullptr && fabric_name(cfg) != f->name) return "another fabric name";
     }
+    const std::uint64_t order = msg_order(hints);
+    if (order & ~std::uint64_t{FI_ORDER_SAS}) return "message order: FI_ORDER_SAS only";
+    if (order != 0 && cfg.mode_set && cfg.mode != uet::delivery::rod)
+        return "message order: FI_UET_MODE is not rod";
     if (const fi_tx_attr* tx = hints->tx_attr) {
-        if (tx->msg_order & ~std::uint64_t{FI_ORDER_SAS} ||
-            (tx->msg_order != 0 && cfg.mode != uet::delivery::rod))
-            return "message order: FI_ORDER_SAS with FI_UET_MODE=rod only";
         if (tx->iov_limit > 1) return "one iov per operation";
         if (tx->inject_size > 256) return "inject_size above 256";
     }
@@ -233,8 +233,10 @@ config read_config() {
     }
     if (fi_param_get_bool(&provider, "answers_in_acks", &n) == FI_SUCCESS)
         c.answers_in_acks = n != 0;
-    if (const std::string m = get_str("mode"); !m.empty() && !pick(m, modes, c.mode))
-        c.error = "FI_UET_MODE must be rud, rod or rudi";
+    if (const std::string m = get_str("mode"); !m.empty()) {
+        c.mode_set = true;
+        if (!pick(m, modes, c.mode)) c.error = "FI_UET_MODE must be rud, rod or rudi";
+    }
     if (const std::string v = get_str("cc"); !v.empty() && !pick(v, ccs, c.cc))
         c.error = "FI_UET_CC must be nscc, rccc or none";
     if (const std::string v = get_str("lb"); !v.empty() && !pick(v, lbs, c.lb))
@@ -256,6 +258,16 @@ std::string fabric_name(const config& c) {
     if (d.starts_with("net_")) return "uet-dpdk";
     if (d.find(':') != std::string::npos) return "uet-pci";
     return "uet-af_packet";  // a Linux interface name
+}
+
+uet::delivery endpoint_mode(const config& c, const fi_info* info) {
+    if (c.mode_set || info == nullptr) return c.mode;
+    return (msg_order(info) & FI_ORDER_SAS) ? uet::delivery::rod : c.mode;
+}
+
+std::uint64_t msg_order(const fi_info* info) {
+    return (info->tx_attr ? info->tx_attr->msg_order : 0) |
+           (info->rx_attr ? info->rx_attr->msg_order : 0);
 }
 
 std::string domain_name(const config& c) {
@@ -312,7 +324,14 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
         FI_WARN(&provider, FI_LOG_CORE, "uet: %s\n", cfg.error.c_str());
         return -FI_ENODATA;
     }
-    if (const char* why = unmet(version, hints, cfg)) return refuse(why);
+    if (const char* why = unmet(version, hints, cfg)) {
+        if (hints->caps & ~offered_caps(version, hints)) {
+            const std::uint64_t extra = hints->caps & ~offered_caps(version, hints);
+            FI_INFO(&provider, FI_LOG_CORE, "uet: not offered: %s\n",
+                    fi_tostr(&extra, FI_TYPE_CAPS));
+        }
+        return refuse(why);
+    }
     std::uint32_t node_ip = 0;
     std::uint16_t node_port = 0;
     const bool has_node = parse_node(node, service, node_ip, node_port);
@@ -334,7 +353,11 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
     fi->ep_attr->max_msg_size = std::size_t{1} << 31;
     fi->ep_attr->tx_ctx_cnt = 1;
     fi->ep_attr->rx_ctx_cnt = 1;
-    const std::uint64_t order = cfg.mode == uet::delivery::rod ? FI_ORDER_SAS : FI_ORDER_NONE;
+    // uet matches all 64 bits of a tag. This is libfabric's FI_TAG_GENERIC (its internal
+    // headers only): Open MPI counts the leading zero bits as bits it may not use.
+    fi->ep_attr->mem_tag_format = 0xaaaa'aaaa'aaaa'aaaaULL;
+    const std::uint64_t order =
+        endpoint_mode(cfg, hints) == uet::delivery::rod ? FI_ORDER_SAS : FI_ORDER_NONE;
     fi->tx_attr->caps = fi->caps;
     fi->tx_attr->msg_order = order;
     fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -358,6 +381,9 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
         hints != nullptr && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
     fi->domain_attr->mr_mode = (fi->caps & rma_caps) ? FI_MR_PROV_KEY : 0;
     fi->domain_attr->mr_key_size = sizeof(std::uint64_t);
+    // No remote CQ data (the capability FI_REMOTE_CQ_DATA is refused above). A cq_data_size in
+    // the hints without it is answered with 0 rather than refused: Open MPI's mtl ofi asks for 4
+    // bytes and, given less, carries the source rank in the tag instead.
     fi->domain_attr->cq_data_size = 0;
     fi->domain_attr->cq_cnt = 64;
     fi->domain_attr->ep_cnt = cfg.provider == "dpdk" ? 1 : 256;

@@ -40,6 +40,7 @@ struct config {
     std::uint32_t mtu = 0;          // FI_UET_MTU: 0, the provider's default
     std::uint32_t job = 1;          // FI_UET_JOB
     uet::delivery mode = uet::delivery::rud;
+    bool mode_set = false;  // FI_UET_MODE given: else rod for applications that ask FI_ORDER_SAS
     uet::congestion_control cc = uet::congestion_control::nscc;
     uet::path_policy lb = uet::path_policy::reps;
     bool busy_poll = false;
@@ -58,6 +59,11 @@ void define_params();
 config read_config();
 std::string fabric_name(const config& c);  // "uet-pipe", "uet-memif", "uet-af_packet", ...
 std::string domain_name(const config& c);  // "pipe", or the device up to its first comma
+// The delivery mode of an RDM endpoint opened with info (or offered for hints): FI_UET_MODE when
+// given, else rod when the application asks for FI_ORDER_SAS (MPI does), else rud.
+uet::delivery endpoint_mode(const config& c, const fi_info* info);
+// The message order info asks for or has: its transmit and receive msg_order together.
+std::uint64_t msg_order(const fi_info* info);
 
 int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
             const fi_info* hints, fi_info** info);
@@ -160,6 +166,8 @@ struct ep_obj {
     cq_obj* tx_cq = nullptr;
     cq_obj* rx_cq = nullptr;
     bool tx_selective = false;  // FI_SELECTIVE_COMPLETION on the transmit queue
+    bool rx_selective = false;  // ... on the receive queue: receives must ask FI_COMPLETION
+    uet::delivery mode = uet::delivery::rud;  // endpoint_mode() of its fi_info
     av_obj* av = nullptr;
     uet::completion_queue cq;
     uet::endpoint ep;

@@ -1,6 +1,7 @@
 // The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
-// bad use gets libfabric's errors. Exit status 0 when every check holds.
+// bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
+// directed receives and messages to themselves. Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -12,6 +13,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures;
@@ -47,6 +49,72 @@ static int open_side(struct fid_domain* dom, struct fi_info* info, struct fid_av
         fi_ep_bind(s->ep, &s->rx->fid, FI_RECV))
         return -1;
     return fi_enable(s->ep);
+}
+
+// What Open MPI's mtl ofi asks for: tagged messages with directed receives, send-after-send
+// order, 4 bytes of remote CQ data (it carries the source rank in the tag when it gets none),
+// one CQ for both directions with selective completion, messages to its own address.
+static void ordered_tagged(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    struct fi_info* no = NULL;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->tx_attr->op_flags = hints->rx_attr->op_flags = FI_COMPLETION;
+    hints->domain_attr->cq_data_size = 4;
+    hints->fabric_attr->prov_name = strdup("uet");
+    setenv("FI_UET_MODE", "rud", 1);
+    check(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_ORDER_SAS with FI_UET_MODE=rud: -FI_ENODATA");
+    unsetenv("FI_UET_MODE");
+    int rc = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && info->tx_attr->msg_order == FI_ORDER_SAS &&
+              info->rx_attr->msg_order == FI_ORDER_SAS && (info->caps & FI_DIRECTED_RECV) &&
+              info->domain_attr->cq_data_size == 0 && !(info->caps & FI_REMOTE_CQ_DATA) &&
+              (info->ep_attr->mem_tag_format >> 63) == 1,
+          "Open MPI's hints: FI_ORDER_SAS, no CQ data, 64 tag bits");
+    hints->caps |= FI_REMOTE_CQ_DATA;
+    check(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "caps FI_REMOTE_CQ_DATA: -FI_ENODATA");
+    if (rc) return;
+    struct fid_ep* ep[2];
+    struct fid_cq* cq[2];
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    for (int i = 0; i < 2; ++i) {
+        size_t len = sizeof(names[i]);
+        check(fi_cq_open(dom, &cq_attr, &cq[i], NULL) == 0 &&
+                  fi_endpoint(dom, info, &ep[i], NULL) == 0 &&
+                  fi_ep_bind(ep[i], &av->fid, 0) == 0 &&
+                  fi_ep_bind(ep[i], &cq[i]->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION) ==
+                      0 &&
+                  fi_enable(ep[i]) == 0 && fi_getname(&ep[i]->fid, &names[i], &len) == 0,
+              "an ordered endpoint, one CQ with FI_SELECTIVE_COMPLETION");
+    }
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    struct fi_cq_tagged_entry e;
+    unsigned long long mine = 1, theirs = 2, got[2] = {0, 0};
+    int ctx[2];
+    struct iovec iov = {.iov_base = &got[0], .iov_len = 8};
+    struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = addr[1], .tag = 1};
+    check(fi_trecvmsg(ep[0], &m, 0) == -FI_EBADFLAGS,
+          "a receive without FI_COMPLETION there: -FI_EBADFLAGS");
+    // ep[0]'s receive names ep[1]: its own message, sent first, waits for the second receive.
+    fi_trecv(ep[0], &got[0], 8, NULL, addr[1], 1, 0, &ctx[0]);
+    check(fi_tinject(ep[0], &mine, 8, addr[0], 1) == 0, "fi_tinject to its own address");
+    check(fi_tinject(ep[1], &theirs, 8, addr[0], 1) == 0, "fi_tinject from the other");
+    check(wait_cq(cq[0], &e) == 1 && e.op_context == &ctx[0] && got[0] == theirs,
+          "FI_DIRECTED_RECV: the receive takes its source's message");
+    fi_trecv(ep[0], &got[1], 8, NULL, FI_ADDR_UNSPEC, 1, 0, &ctx[1]);
+    check(wait_cq(cq[0], &e) == 1 && e.op_context == &ctx[1] && got[1] == mine,
+          "... and a message to oneself arrives");
+    for (int i = 0; i < 2; ++i)
+        check(fi_close(&ep[i]->fid) == 0 && fi_close(&cq[i]->fid) == 0, "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
 }
 
 int main(void) {
@@ -174,6 +242,8 @@ int main(void) {
           "fi_inject_write: -FI_ENOSYS");
     check(fi_close(&mr->fid) == 0, "fi_close(mr)");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
+
+    ordered_tagged(dom, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
