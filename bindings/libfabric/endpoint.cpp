@@ -366,7 +366,8 @@ int ep_enable(ep_obj* ep) {
     }
     ep->cq = std::move(*cq);
     ep->ep = std::move(*e);
-    ep->linger_ns = std::uint64_t{cfg.linger_us} * 1000;
+    // A datagram owes its sender nothing (no acknowledgement, no answer): no linger.
+    ep->linger_ns = ep->mode == uet::delivery::uud ? 0 : std::uint64_t{cfg.linger_us} * 1000;
     ep->slots.resize(inject_slots);
     for (auto& s : ep->slots) {
         s.data.resize(ep->inject_size);
@@ -491,7 +492,8 @@ std::size_t ep_obj::drain() {
 
 int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     if (info == nullptr || info->ep_attr == nullptr) return -FI_EINVAL;
-    if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_UNSPEC) return -FI_EINVAL;
+    const fi_ep_type type = info->ep_attr->type;
+    if (type != FI_EP_RDM && type != FI_EP_DGRAM && type != FI_EP_UNSPEC) return -FI_EINVAL;
     static fi_ops ops = base_ops(ep_close, ep_bind, ep_control);
     static fi_ops_ep ep_ops = [] {
         fi_ops_ep o{};
@@ -594,10 +596,12 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     if (ep == nullptr) return -FI_ENOMEM;
     ep->domain = self<domain_obj>(d);
     ep->caps = info->caps;
-    ep->mode = endpoint_mode(ep->domain->fabric->cfg, info);
+    // FI_EP_DGRAM: UET's unreliable datagrams, one packet per message, never ordered.
+    ep->mode =
+        type == FI_EP_DGRAM ? uet::delivery::uud : endpoint_mode(ep->domain->fabric->cfg, info);
     if ((msg_order(info) & FI_ORDER_SAS) && ep->mode != uet::delivery::rod) {
         delete ep;
-        return -FI_EINVAL;  // FI_UET_MODE says unordered
+        return -FI_EINVAL;  // FI_UET_MODE says unordered, or datagrams
     }
     if (info->tx_attr != nullptr) {
         ep->tx_op_flags = info->tx_attr->op_flags;

@@ -40,14 +40,12 @@ int open_uet_fabric(const config& c, std::shared_ptr<uet::fabric>& out) {
     uet::fabric_attr fa;
     fa.provider = c.provider;
     fa.capture_file = c.capture;
+    fa.mtu = fabric_mtu(c);
     if (c.provider == "dpdk") {
-        fa.mtu = c.mtu != 0 ? c.mtu : uet::largest_dpdk_mtu(1500);
         fa.dpdk.device = c.device;
         fa.dpdk.address = c.address;
         fa.dpdk.eal_args = c.eal_args;
         fa.dpdk.busy_poll = c.busy_poll;
-    } else if (c.mtu != 0) {
-        fa.mtu = c.mtu;
     }
     auto fab = uet::fabric::open(fa);
     if (!fab) {

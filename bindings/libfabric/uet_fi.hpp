@@ -62,6 +62,10 @@ std::string domain_name(const config& c);  // "pipe", or the device up to its fi
 // The delivery mode of an RDM endpoint opened with info (or offered for hints): FI_UET_MODE when
 // given, else rod when the application asks for FI_ORDER_SAS (MPI does), else rud.
 uet::delivery endpoint_mode(const config& c, const fi_info* info);
+// SES payload bytes per packet (FI_UET_MTU, else the provider's default).
+std::uint32_t fabric_mtu(const config& c);
+// An endpoint's largest message: 2 GiB on FI_EP_RDM, one packet on FI_EP_DGRAM.
+std::size_t max_msg_size(const config& c, fi_ep_type type);
 // The message order info asks for or has: its transmit and receive msg_order together.
 std::uint64_t msg_order(const fi_info* info);
 

@@ -31,10 +31,16 @@ for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE S
     expect "fi_info -e lists FI_UET_$v" "$out" "^# FI_UET_${v}: "
 done
 
-for t in FI_EP_MSG FI_EP_DGRAM; do
-    out=$(fi_info -p uet -t "$t" 2>&1)
-    expect "-t $t: no provider" "$out" 'No data available|-61'
-done
+out=$(fi_info -p uet -t FI_EP_MSG 2>&1)
+expect "-t FI_EP_MSG: no provider" "$out" 'No data available|-61'
+out=$(fi_info -p uet -t FI_EP_DGRAM -v 2>&1)
+expect "-t FI_EP_DGRAM: the provider" "$out" 'type: FI_EP_DGRAM'
+expect "... one packet per message" "$out" 'max_msg_size: 4096$'
+expect "... caps FI_MSG, FI_TAGGED" "$out" '^    caps: \[ FI_MSG, FI_TAGGED,'
+out=$(fi_info -t FI_EP_RDM 2>&1 | grep -c '^provider: uet;ofi_rxd$')
+expect "no ofi_rxd layered over uet's datagrams" "$out" '^0$'
+out=$(fi_info -p uet -t FI_EP_DGRAM -c FI_RMA 2>&1)
+expect "-t FI_EP_DGRAM -c FI_RMA: no provider" "$out" 'No data available|-61'
 out=$(fi_info -p uet -c FI_RMA 2>&1)
 expect "-c FI_RMA: the provider" "$out" '^provider: uet$'
 out=$(fi_info -p uet -c FI_ATOMIC 2>&1)

@@ -1,7 +1,8 @@
 // The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
 // bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
-// directed receives and messages to themselves. Exit status 0 when every check holds.
+// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams.
+// Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
 #include <rdma/fabric.h>
@@ -113,6 +114,59 @@ static void ordered_tagged(struct fid_domain* dom, struct fid_av* av) {
           "... and a message to oneself arrives");
     for (int i = 0; i < 2; ++i)
         check(fi_close(&ep[i]->fid) == 0 && fi_close(&cq[i]->fid) == 0, "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
+// FI_EP_DGRAM: UET's unreliable datagrams, one packet per message.
+static void datagrams(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    struct fi_info* no = NULL;
+    hints->ep_attr->type = FI_EP_DGRAM;
+    hints->caps = FI_MSG | FI_TAGGED;
+    hints->fabric_attr->prov_name = strdup("uet");
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_EP_DGRAM with FI_ORDER_SAS: -FI_ENODATA");
+    hints->tx_attr->msg_order = 0;
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && info->ep_attr->type == FI_EP_DGRAM && info->ep_attr->max_msg_size == 4096 &&
+              info->next == NULL,
+          "fi_getinfo(FI_EP_DGRAM): one packet (4096 B on the pipe)");
+    if (rc) return;
+    struct side d[2];
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    for (int i = 0; i < 2; ++i) {
+        size_t len = sizeof(names[i]);
+        check(
+            open_side(dom, info, av, &d[i]) == 0 && fi_getname(&d[i].ep->fid, &names[i], &len) == 0,
+            "a datagram endpoint");
+    }
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    static char big[4097], in[4097];
+    struct fi_cq_tagged_entry e;
+    int ctx_r, ctx_s;
+    memset(big, 'd', sizeof(big));
+    check(fi_send(d[0].ep, big, sizeof(big), NULL, addr[1], &ctx_s) == -FI_EMSGSIZE,
+          "a datagram above one packet: -FI_EMSGSIZE");
+    fi_recv(d[1].ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(fi_send(d[0].ep, big, 4096, NULL, addr[1], &ctx_s) == 0, "fi_send of 4096 B");
+    check(wait_cq(d[1].rx, &e) == 1 && e.op_context == &ctx_r && e.len == 4096 &&
+              !memcmp(in, big, 4096),
+          "... arrives whole");
+    check(wait_cq(d[0].tx, &e) == 1 && e.op_context == &ctx_s, "... and completes");
+    unsigned long long v = 99, got = 0;
+    fi_trecv(d[0].ep, &got, sizeof(got), NULL, FI_ADDR_UNSPEC, 0x77, 0, &ctx_r);
+    check(fi_tinject(d[1].ep, &v, sizeof(v), addr[0], 0x77) == 0, "fi_tinject of a datagram");
+    check(wait_cq(d[0].rx, &e) == 1 && e.tag == 0x77 && got == v, "... matches its tag");
+    check(fi_write(d[0].ep, &v, sizeof(v), NULL, addr[1], 0, 1, &ctx_s) == -FI_EOPNOTSUPP,
+          "fi_write on a datagram endpoint: -FI_EOPNOTSUPP");
+    for (int i = 0; i < 2; ++i)
+        check(fi_close(&d[i].ep->fid) == 0 && fi_close(&d[i].tx->fid) == 0 &&
+                  fi_close(&d[i].rx->fid) == 0,
+              "fi_close");
     fi_freeinfo(info);
     fi_freeinfo(hints);
 }
@@ -244,6 +298,7 @@ int main(void) {
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
     ordered_tagged(dom, av);
+    datagrams(dom, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&

@@ -4,7 +4,9 @@
 # temporary directory), every size of its default sweep; both must exit 0. (Over DPDK's net_memif
 # about one run in eight stalls: docs/libfabric.md, "Not yet".) Both run in a network
 # namespace of their own, so that fi_pingpong's TCP control port cannot collide with anything.
-#   run_pingpong.sh PROVIDER_DIR [fi_pingpong options, e.g. -m tagged]
+# FI_EP_RDM unless the options name an endpoint type (-e dgram: datagrams of one packet, so the
+# sweep stops at 1 KiB).
+#   run_pingpong.sh PROVIDER_DIR [fi_pingpong options, e.g. -m tagged, -e dgram]
 set -euo pipefail
 export FI_PROVIDER_PATH=${1:?usage: $0 PROVIDER_DIR [fi_pingpong options]}
 shift
@@ -33,10 +35,17 @@ run() {  # name device address [client's server address]
     local name=$1 dev=$2 addr=$3
     shift 3
     ip netns exec "$NS" env FI_UET_DEVICE="$dev" FI_UET_ADDRESS="$addr" FI_UET_STATS=1 \
-        timeout 50 fi_pingpong -p uet -e rdm "${PP_ARGS[@]}" "$@" >"$WORK/$name.log" 2>&1 &
+        timeout 50 fi_pingpong -p uet "${EP[@]}" "${PP_ARGS[@]}" "$@" >"$WORK/$name.log" 2>&1 &
     PIDS+=($!)
 }
 PP_ARGS=("$@")
+EP=(-e rdm)
+SIZES=(64 256 1k 4k 64k 1m)
+for ((i = 0; i < ${#PP_ARGS[@]}; ++i)); do
+    [[ ${PP_ARGS[i]} == -e ]] || continue
+    EP=()
+    [[ ${PP_ARGS[i + 1]:-} == dgram ]] && SIZES=(64 256 1k)
+done
 run server "uet_memif0,role=server,socket=$SOCK" 10.77.0.1/24
 # The client connects to the server's control port; the server opens its fabric (and the memif
 # socket) once the client is there, and the client its own after the server's name came.
@@ -52,7 +61,7 @@ wait "${PIDS[1]}" || { echo "FAIL: client exited $?"; status=1; }
 wait "${PIDS[0]}" || { echo "FAIL: server exited $?"; status=1; }
 PIDS=()
 for n in server client; do
-    for size in 64 256 1k 4k 64k 1m; do
+    for size in "${SIZES[@]}"; do
         grep -qE "^$size +[0-9]+ += *[0-9]+ " "$WORK/$n.log" ||
             { echo "FAIL: $n has no row for $size"; status=1; }
     done
