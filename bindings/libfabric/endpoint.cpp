@@ -452,6 +452,7 @@ void ep_obj::deliver(const uet::completion& c) {
         e.olen = c.olen;
         e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
     }
+    if (rx && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
     ++(rx ? rx_entries : tx_entries);
     received = received || rx;
     if (e.err != 0) ++error_entries;

@@ -235,7 +235,8 @@ std::size_t entry_size(fi_cq_format f) {
     }
 }
 
-ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
+// Up to count successful entries; with src, each one's source (FI_SOURCE) too.
+ssize_t read_entries(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src) {
     auto* cq = self<cq_obj>(f);
     if (cq->count == 0) cq->progress();
     if (cq->count == 0) return -FI_EAGAIN;
@@ -245,6 +246,7 @@ ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
     std::size_t n = 0;
     while (n < count && cq->count > 0 && cq->ring[cq->head].err == 0) {
         std::memcpy(out + n * size, &cq->ring[cq->head].e, size);
+        if (src != nullptr) src[n] = cq->ring[cq->head].src;
         cq->head = (cq->head + 1) % cq->ring.size();
         --cq->count;
         ++n;
@@ -252,11 +254,12 @@ ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
     return static_cast<ssize_t>(n);
 }
 
+ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
+    return read_entries(f, buf, count, nullptr);
+}
+
 ssize_t cq_readfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src) {
-    const ssize_t n = cq_read(f, buf, count);
-    for (ssize_t i = 0; src != nullptr && i < n; ++i)
-        src[i] = FI_ADDR_NOTAVAIL;
-    return n;
+    return read_entries(f, buf, count, src);
 }
 
 ssize_t cq_readerr(fid_cq* f, fi_cq_err_entry* out, std::uint64_t) {
@@ -288,21 +291,18 @@ ssize_t cq_readerr(fid_cq* f, fi_cq_err_entry* out, std::uint64_t) {
     return 1;
 }
 
-ssize_t cq_sread(fid_cq* f, void* buf, std::size_t count, const void*, int timeout) {
+ssize_t cq_sreadfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src, const void*,
+                     int timeout) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
     for (;;) {
-        const ssize_t n = cq_read(f, buf, count);
+        const ssize_t n = read_entries(f, buf, count, src);
         if (n != -FI_EAGAIN) return n;
         if (timeout >= 0 && std::chrono::steady_clock::now() >= end) return -FI_EAGAIN;
     }
 }
 
-ssize_t cq_sreadfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src, const void* cond,
-                     int timeout) {
-    const ssize_t n = cq_sread(f, buf, count, cond, timeout);
-    for (ssize_t i = 0; src != nullptr && i < n; ++i)
-        src[i] = FI_ADDR_NOTAVAIL;
-    return n;
+ssize_t cq_sread(fid_cq* f, void* buf, std::size_t count, const void* cond, int timeout) {
+    return cq_sreadfrom(f, buf, count, nullptr, cond, timeout);
 }
 
 const char* cq_strerror(fid_cq*, int prov_errno, const void* err_data, char* buf, std::size_t len) {
@@ -344,6 +344,7 @@ int av_insert(fid_av* f, const void* addr, std::size_t count, fi_addr_t* fi_addr
                 } else {
                     out = av->table.size();
                     av->table.push_back(*p);
+                    av->remember(*p, out);
                 }
                 ++inserted;
             }
@@ -367,8 +368,9 @@ int av_insertsvc(fid_av* f, const char* node, const char* service, fi_addr_t* fi
 int av_remove(fid_av* f, fi_addr_t* fi_addr, std::size_t count, std::uint64_t) {
     auto* av = self<av_obj>(f);
     for (std::size_t i = 0; i < count; ++i) {
-        if (av->type == FI_AV_TABLE && fi_addr[i] < av->table.size())
-            av->table[fi_addr[i]] = uet::any_peer;  // the index names nothing any more
+        if (av->type != FI_AV_TABLE || fi_addr[i] >= av->table.size()) continue;
+        av->forget(av->table[fi_addr[i]], fi_addr[i]);
+        av->table[fi_addr[i]] = uet::any_peer;  // the index names nothing any more
     }
     return 0;
 }
@@ -419,6 +421,25 @@ bool av_obj::peer(fi_addr_t addr, uet::peer_addr& out) const noexcept {
     if (addr >= table.size() || table[addr] == uet::any_peer) return false;
     out = table[addr];
     return true;
+}
+
+fi_addr_t av_obj::fi_addr_of(uet::peer_addr p) const noexcept {
+    if (p == uet::any_peer) return FI_ADDR_NOTAVAIL;
+    if (type == FI_AV_MAP) return static_cast<fi_addr_t>(p);
+    const auto i = static_cast<std::uint64_t>(p);
+    return i < index_of.size() ? index_of[i] : FI_ADDR_NOTAVAIL;
+}
+
+void av_obj::remember(uet::peer_addr p, fi_addr_t index) {
+    const auto i = static_cast<std::uint64_t>(p);
+    if (i >= max_reverse) return;  // not expected: uet's handles count from 0
+    if (i >= index_of.size()) index_of.resize(i + 1, FI_ADDR_NOTAVAIL);
+    if (index_of[i] == FI_ADDR_NOTAVAIL) index_of[i] = index;
+}
+
+void av_obj::forget(uet::peer_addr p, fi_addr_t index) noexcept {
+    const auto i = static_cast<std::uint64_t>(p);
+    if (i < index_of.size() && index_of[i] == index) index_of[i] = FI_ADDR_NOTAVAIL;
 }
 
 void cq_obj::push(cq_entry&& entry) {

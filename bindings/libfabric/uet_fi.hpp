@@ -134,6 +134,7 @@ struct cq_entry {
     int prov_errno = 0;
     std::size_t olen = 0;
     std::string detail;
+    fi_addr_t src = FI_ADDR_NOTAVAIL;  // FI_SOURCE: the sender, where the AV names it
 };
 
 struct cq_obj {
@@ -156,9 +157,17 @@ struct av_obj {
     fi_av_type type = FI_AV_TABLE;
     uet::address_vector av;
     std::vector<uet::peer_addr> table;  // FI_AV_TABLE: fi_addr is the index
-    int refs = 0;                       // bound endpoints
+    // FI_AV_TABLE: the first index naming each uet peer (indexed by the handle's value), for
+    // FI_SOURCE; FI_ADDR_NOTAVAIL where none does.
+    std::vector<fi_addr_t> index_of;
+    static constexpr std::uint64_t max_reverse = 1u << 24;
+    int refs = 0;  // bound endpoints
     // The uet peer of fi_addr, or nullopt when it names none.
     bool peer(fi_addr_t addr, uet::peer_addr& out) const noexcept;
+    // The fi_addr that names a uet peer (a completion's source); FI_ADDR_NOTAVAIL if none.
+    fi_addr_t fi_addr_of(uet::peer_addr p) const noexcept;
+    void remember(uet::peer_addr p, fi_addr_t index);
+    void forget(uet::peer_addr p, fi_addr_t index) noexcept;
 };
 
 struct ep_obj {

@@ -175,7 +175,7 @@ int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE;
     hints->fabric_attr->prov_name = strdup("uet");
     struct fi_info* no = NULL;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
@@ -230,6 +230,15 @@ int main(void) {
           "fi_recv completes with the message");
     check(wait_cq(a.tx, &e) == 1 && e.op_context == &ctx_s && (e.flags & FI_SEND),
           "fi_send completes on the transmit CQ");
+    // FI_SOURCE: fi_cq_readfrom names the sender by its index in the AV
+    fi_addr_t src = FI_ADDR_UNSPEC;
+    fi_recv(a.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    fi_send(b.ep, out, sizeof(out), NULL, addrs[0], &ctx_s);
+    ssize_t got_from = -FI_EAGAIN;
+    for (long i = 0; i < 10000000 && got_from == -FI_EAGAIN; ++i)
+        got_from = fi_cq_readfrom(a.rx, &e, 1, &src);
+    check(got_from == 1 && src == addrs[1], "FI_SOURCE: fi_cq_readfrom gives the sender");
+    check(wait_cq(b.tx, &e) == 1, "... whose send completes");
 
     // tagged: the receive ignores the low 8 bits
     unsigned long long v = 0x1122334455667788ull, got = 0;
