@@ -14,6 +14,20 @@
 
 namespace uet_fi {
 
+// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
+ssize_t posted(ep_obj* ep, std::error_code ec) {
+    if (!ec) return 0;
+    const int e = to_fi_errno(ec);
+    if (e == -FI_EAGAIN) ep->progress();
+    return e;
+}
+
+// Whether a send posted with these flags ends in a completion: fi_inject never does; others
+// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
+bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call) {
+    return !inject_call && (!ep->tx_selective || (flags & FI_COMPLETION));
+}
+
 namespace {
 
 constexpr std::size_t inject_slots = 64;
@@ -36,20 +50,6 @@ std::uint64_t fi_flags(uet::completion_flags f) {
     if (has(f, completion_flags::remote_write)) out |= FI_REMOTE_WRITE;
     if (has(f, completion_flags::multi_recv)) out |= FI_MULTI_RECV;
     return out;
-}
-
-// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
-ssize_t posted(ep_obj* ep, std::error_code ec) {
-    if (!ec) return 0;
-    const int e = to_fi_errno(ec);
-    if (e == -FI_EAGAIN) ep->progress();
-    return e;
-}
-
-// Whether a send posted with these flags ends in a completion: fi_inject never does; others
-// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
-bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call) {
-    return !inject_call && (!ep->tx_selective || (flags & FI_COMPLETION));
 }
 
 ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, void* context,
@@ -560,24 +560,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
         set_enosys(o.injectdata);
         return o;
     }();
-    static fi_ops_atomic atomic_ops = [] {
-        fi_ops_atomic o{};
-        o.size = sizeof(o);
-        set_enosys(o.write);
-        set_enosys(o.writev);
-        set_enosys(o.writemsg);
-        set_enosys(o.inject);
-        set_enosys(o.readwrite);
-        set_enosys(o.readwritev);
-        set_enosys(o.readwritemsg);
-        set_enosys(o.compwrite);
-        set_enosys(o.compwritev);
-        set_enosys(o.compwritemsg);
-        set_enosys(o.writevalid);
-        set_enosys(o.readwritevalid);
-        set_enosys(o.compwritevalid);
-        return o;
-    }();
+    static fi_ops_atomic atomic_table = atomic_ops();
     static fi_ops_collective collective_ops = [] {
         fi_ops_collective o{};
         o.size = sizeof(o);
@@ -619,7 +602,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     ep->fid.msg = &msg_ops;
     ep->fid.rma = &rma_ops;
     ep->fid.tagged = &tagged_ops;
-    ep->fid.atomic = &atomic_ops;
+    ep->fid.atomic = &atomic_table;
     ep->fid.collective = &collective_ops;
     ++ep->domain->refs;
     *out = &ep->fid;

@@ -17,9 +17,10 @@ void cleanup() {}
 
 constexpr std::uint64_t supported_caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
                                          FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
-// RMA addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by uet's keys
-// (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 and later).
-constexpr std::uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+// RMA and atomic addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by
+// uet's keys (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 on).
+constexpr std::uint64_t rma_caps =
+    FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 // FI_EP_DGRAM (UUD underneath): untagged and tagged messages of one packet each.
 constexpr std::uint64_t dgram_caps =
@@ -145,8 +146,8 @@ const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg
         FI_INFO(&provider, FI_LOG_CORE, "uet: %s: not offered: %s\n",
                 type == FI_EP_DGRAM ? "FI_EP_DGRAM" : "FI_EP_RDM", fi_tostr(&extra, FI_TYPE_CAPS));
         return type == FI_EP_DGRAM ? "FI_EP_DGRAM: messages only"
-                                   : "hints ask for capabilities uet does not offer (FI_RMA "
-                                     "needs FI_MR_PROV_KEY)";
+                                   : "hints ask for capabilities uet does not offer (FI_RMA and "
+                                     "FI_ATOMIC need FI_MR_PROV_KEY)";
     }
     if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR_IN &&
         hints->addr_format != FI_SOCKADDR)

@@ -187,7 +187,7 @@ int domain_open(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
         set_enosys(o.poll_open);
         set_enosys(o.stx_ctx);
         set_enosys(o.srx_ctx);
-        set_enosys(o.query_atomic);
+        o.query_atomic = query_atomic;
         set_enosys(o.query_collective);
         set_enosys(o.endpoint2);
         o.av_open = av_open;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -207,6 +208,15 @@ struct ep_obj {
 };
 
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
+// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
+ssize_t posted(ep_obj* ep, std::error_code ec);
+// Whether a send posted with these flags ends in a completion: fi_inject never does; others
+// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
+bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call);
+// FI_ATOMIC (atomic.cpp): the endpoint's atomic operations and fi_query_atomic.
+fi_ops_atomic atomic_ops();
+int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr,
+                 std::uint64_t flags);
 int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
 int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
 

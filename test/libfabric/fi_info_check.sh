@@ -15,7 +15,7 @@ expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
 expect "... its fabric" "$out" 'fabric: uet-pipe'
 expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
 out=$(fi_info -p uet -v 2>&1)
-for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_SOURCE FI_RMA FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
     expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
 done
 expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'
@@ -44,7 +44,9 @@ expect "-t FI_EP_DGRAM -c FI_RMA: no provider" "$out" 'No data available|-61'
 out=$(fi_info -p uet -c FI_RMA 2>&1)
 expect "-c FI_RMA: the provider" "$out" '^provider: uet$'
 out=$(fi_info -p uet -c FI_ATOMIC 2>&1)
-expect "-c FI_ATOMIC: no provider" "$out" 'No data available|-61'
+expect "-c FI_ATOMIC: the provider" "$out" '^provider: uet$'
+out=$(fi_info -p uet -c FI_RMA_EVENT 2>&1)
+expect "-c FI_RMA_EVENT: no provider" "$out" 'No data available|-61'
 out=$(FI_UET_MODE=sideways fi_info -p uet 2>&1)
 expect "FI_UET_MODE=sideways: no provider" "$out" 'No data available|-61'
 exit $failed

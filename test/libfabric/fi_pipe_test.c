@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -175,24 +176,24 @@ int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE;
     hints->fabric_attr->prov_name = strdup("uet");
     struct fi_info* no = NULL;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
-          "FI_RMA without FI_MR_PROV_KEY: -FI_ENODATA");
+          "FI_RMA, FI_ATOMIC without FI_MR_PROV_KEY: -FI_ENODATA");
     hints->domain_attr->mr_mode = FI_MR_PROV_KEY;
     int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
     check(rc == 0 && info != NULL && info->domain_attr->mr_mode == FI_MR_PROV_KEY,
-          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA)");
+          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC)");
     if (rc) return 1;
 
     hints->ep_attr->type = FI_EP_MSG;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
           "fi_getinfo(FI_EP_MSG) says -FI_ENODATA");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_ATOMIC;
+    hints->caps = FI_MSG | FI_RMA_EVENT;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
-          "fi_getinfo(FI_ATOMIC) says -FI_ENODATA");
+          "fi_getinfo(FI_RMA_EVENT) says -FI_ENODATA");
 
     struct fid_fabric* fab;
     struct fid_domain* dom;
@@ -303,6 +304,38 @@ int main(void) {
           "a key b never registered: FI_EKEYREJECTED");
     check(fi_inject_write(a.ep, words, 8, addrs[1], 0, fi_mr_key(mr)) == -FI_ENOSYS,
           "fi_inject_write: -FI_ENOSYS");
+
+    // atomics on the same region: region[1] == 7, region[2] == 9
+    unsigned long long add[2] = {5, 6}, old[2] = {0, 0}, cmp = 12, swp = 100, was = 0;
+    check(
+        fi_atomic(a.ep, add, 2, NULL, addrs[1], 8, fi_mr_key(mr), FI_UINT64, FI_SUM, &ctx_s) == 0 &&
+            wait_cq(a.tx, &e) == 1 && (e.flags & FI_ATOMIC) && region[1] == 12 && region[2] == 15,
+        "fi_atomic(FI_SUM) of two uint64");
+    check(fi_fetch_atomic(a.ep, NULL, 2, NULL, old, NULL, addrs[1], 8, fi_mr_key(mr), FI_UINT64,
+                          FI_ATOMIC_READ, &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && old[0] == 12 && old[1] == 15 && region[1] == 12,
+          "fi_fetch_atomic(FI_ATOMIC_READ)");
+    check(fi_compare_atomic(a.ep, &swp, 1, NULL, &cmp, NULL, &was, NULL, addrs[1], 8, fi_mr_key(mr),
+                            FI_UINT64, FI_CSWAP, &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && was == 12 && region[1] == 100,
+          "fi_compare_atomic(FI_CSWAP)");
+    size_t count = 0;
+    check(fi_atomicvalid(a.ep, FI_UINT64, FI_SUM, &count) == 0 && count == 32,
+          "fi_atomicvalid(FI_UINT64, FI_SUM): 32 (256 bytes)");
+    check(fi_atomicvalid(a.ep, FI_DOUBLE, FI_BAND, &count) == -FI_EOPNOTSUPP &&
+              fi_compare_atomicvalid(a.ep, FI_INT32, FI_MSWAP, &count) == -FI_EOPNOTSUPP,
+          "... bitwise on doubles, FI_MSWAP: -FI_EOPNOTSUPP");
+    struct fi_atomic_attr aattr = {0};
+    check(fi_query_atomic(dom, FI_INT32, FI_MIN, &aattr, FI_FETCH_ATOMIC) == 0 &&
+              aattr.count == 64 && aattr.size == 4 &&
+              fi_query_atomic(dom, FI_INT32, FI_PROD, &aattr, 0) == -FI_EOPNOTSUPP,
+          "fi_query_atomic");
+    check(fi_atomic(a.ep, add, 33, NULL, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM, &ctx_s) ==
+              -FI_EINVAL,
+          "fi_atomic above 256 bytes: -FI_EINVAL");
+    check(
+        fi_inject_atomic(a.ep, add, 1, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM) == -FI_ENOSYS,
+        "fi_inject_atomic: -FI_ENOSYS");
     check(fi_close(&mr->fid) == 0, "fi_close(mr)");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
