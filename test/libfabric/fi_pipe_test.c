@@ -283,6 +283,31 @@ int main(void) {
 
     check(fi_send(a.ep, out, 4, NULL, 77, &ctx_s) == -FI_EINVAL,
           "fi_send to an address not in the AV: -FI_EINVAL");
+    // past the queue depth: an endpoint with four transmit and four receive slots (uet's
+    // operations share them) takes sends until -FI_EAGAIN, and again once its CQ is read
+    struct fi_info* small_info = fi_dupinfo(info);
+    small_info->tx_attr->size = small_info->rx_attr->size = 4;
+    struct side q;
+    check(open_side(dom, small_info, av, &q) == 0, "an endpoint with 4 + 4 slots");
+    int posted = 0;
+    ssize_t rc_q = 0;
+    while (posted < 100 && (rc_q = fi_send(q.ep, out, 4, NULL, addrs[1], &ctx_s)) == 0)
+        ++posted;
+    check(rc_q == -FI_EAGAIN && posted >= 4 && posted <= 8,
+          "sends past the slots: -FI_EAGAIN (after 4 to 8)");
+    char sink[8][16];
+    int ended = 0;
+    for (int i = 0; i < posted; ++i) {
+        fi_recv(b.ep, sink[i], sizeof(sink[i]), NULL, FI_ADDR_UNSPEC, &ctx_r);
+        ended += wait_cq(q.tx, &e) == 1 && wait_cq(b.rx, &e) == 1;
+    }
+    check(ended == posted && fi_send(q.ep, out, 4, NULL, addrs[1], &ctx_s) == 0,
+          "... and after the CQ is read, a send goes again");
+    fi_recv(b.ep, sink[0], sizeof(sink[0]), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(wait_cq(q.tx, &e) == 1 && wait_cq(b.rx, &e) == 1 && fi_close(&q.ep->fid) == 0 &&
+              fi_close(&q.tx->fid) == 0 && fi_close(&q.rx->fid) == 0,
+          "... it completes; fi_close");
+    fi_freeinfo(small_info);
     // RMA into a region b registered; addresses are offsets into it, keys the provider's
     unsigned long long region[8] = {0};
     struct fid_mr* mr;
