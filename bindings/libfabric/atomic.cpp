@@ -81,6 +81,7 @@ ssize_t post_atomic(ep_obj* ep, kind k, const void* buf, std::size_t count, cons
     // A read sends no operand (libfabric lets buf be NULL): the result's bytes stand in.
     const void* from = aop == uet::atomic_op::read ? result : buf;
     const auto operand = std::span(static_cast<const std::byte*>(from), bytes);
+    context = op_context(context);
     switch (k) {
         case kind::write:
             return posted(ep, ep->ep.atomic(peer, aop, type, operand, offset, key, context, of));

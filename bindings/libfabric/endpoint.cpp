@@ -85,8 +85,8 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
         return posted(ep, ec);
     }
     const auto of = completion ? uet::op_flags::none : uet::op_flags::no_completion;
-    return posted(ep, tagged ? ep->ep.tsend(peer, bytes, tag, context, of)
-                             : ep->ep.send(peer, bytes, context, of));
+    return posted(ep, tagged ? ep->ep.tsend(peer, bytes, tag, op_context(context), of)
+                             : ep->ep.send(peer, bytes, op_context(context), of));
 }
 
 ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
@@ -102,10 +102,10 @@ ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* c
     const auto bytes = std::span(static_cast<std::byte*>(buf), len);
     if (tagged) {
         if (flags & FI_MULTI_RECV) return -FI_EBADFLAGS;
-        return posted(ep, ep->ep.trecv(bytes, tag, ignore, context, from));
+        return posted(ep, ep->ep.trecv(bytes, tag, ignore, op_context(context), from));
     }
     const auto of = (flags & FI_MULTI_RECV) ? uet::op_flags::multi_recv : uet::op_flags::none;
-    return posted(ep, ep->ep.recv(bytes, context, from, of));
+    return posted(ep, ep->ep.recv(bytes, op_context(context), from, of));
 }
 
 // One iov at most (iov_limit 1).
@@ -213,9 +213,10 @@ ssize_t post_rma(ep_obj* ep, bool write, void* buf, std::size_t len, fi_addr_t p
     const auto of =
         wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
     auto* bytes = static_cast<std::byte*>(buf);
-    return posted(ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset,
-                                           key, context, of)
-                            : ep->ep.read(peer, std::span(bytes, len), offset, key, context, of));
+    return posted(
+        ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset, key,
+                                 op_context(context), of)
+                  : ep->ep.read(peer, std::span(bytes, len), offset, key, op_context(context), of));
 }
 
 ssize_t rma_read(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t addr,
@@ -429,14 +430,22 @@ int ep_setopt(fid_t, int, int, const void*, std::size_t) {
 
 void ep_obj::deliver(const uet::completion& c) {
     void* context = c.context;
+    const bool rx = has(c.flags, uet::completion_flags::recv) ||
+                    has(c.flags, uet::completion_flags::remote_write);
+    if (context == nullptr && !rx) {
+        // A failed fi_inject (uet gives injects no context): no completion, as libfabric says.
+        ++error_entries;
+        FI_WARN(&provider, FI_LOG_EP_DATA, "uet: an inject failed: %s\n",
+                c.detail.empty() ? c.error.message().c_str() : std::string(c.detail).c_str());
+        return;
+    }
+    if (context == &null_context_tag) context = nullptr;
     if (!slots.empty() && context >= static_cast<void*>(slots.data()) &&
         context < static_cast<void*>(slots.data() + slots.size())) {
         auto* slot = static_cast<inject_slot*>(context);
         context = slot->context;
         free_slots.push_back(slot);
     }
-    const bool rx = has(c.flags, uet::completion_flags::recv) ||
-                    has(c.flags, uet::completion_flags::remote_write);
     cq_obj* cq = rx ? rx_cq : tx_cq;
     if (cq == nullptr) return;
     cq_entry e;

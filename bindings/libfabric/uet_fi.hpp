@@ -208,6 +208,14 @@ struct ep_obj {
 };
 
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
+// What uet is given as an operation's context: never nullptr, which uet's completions give to
+// injects (a failed inject's entry, which libfabric never delivers: fi_inject has no
+// completion, and Open MPI reads an error entry's context without looking). ep_obj::deliver
+// gives the application its nullptr back.
+inline char null_context_tag;
+inline void* op_context(void* context) noexcept {
+    return context != nullptr ? context : &null_context_tag;
+}
 // A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
 ssize_t posted(ep_obj* ep, std::error_code ec);
 // Whether a send posted with these flags ends in a completion: fi_inject never does; others

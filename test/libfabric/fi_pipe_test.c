@@ -283,6 +283,20 @@ int main(void) {
 
     check(fi_send(a.ep, out, 4, NULL, 77, &ctx_s) == -FI_EINVAL,
           "fi_send to an address not in the AV: -FI_EINVAL");
+    // to an address nobody has: the send with a NULL context ends in an error entry whose
+    // context is NULL; the inject before it ends in none (fi_inject has no completion)
+    struct sockaddr_in nobody = names[0];
+    nobody.sin_addr.s_addr = htonl(0x0a630001);  // 10.99.0.1
+    fi_addr_t dead;
+    check(fi_av_insert(av, &nobody, 1, &dead, 0, NULL) == 1,
+          "fi_av_insert of an address nobody has");
+    check(fi_inject(a.ep, "x", 1, dead) == 0 && fi_send(a.ep, out, 4, NULL, dead, NULL) == 0,
+          "fi_inject and fi_send (context NULL) to it");
+    check(wait_cq(a.tx, &e) == -FI_EAVAIL && fi_cq_readerr(a.tx, &err, 0) == 1 &&
+              err.op_context == NULL && (err.flags & FI_SEND) && err.err != 0,
+          "the send's error entry, context NULL");
+    printf("  error: %s\n", fi_strerror(err.err));
+    check(wait_cq(a.tx, &e) == -FI_EAGAIN, "... and no entry for the inject");
     // past the queue depth: an endpoint with four transmit and four receive slots (uet's
     // operations share them) takes sends until -FI_EAGAIN, and again once its CQ is read
     struct fi_info* small_info = fi_dupinfo(info);
