@@ -211,11 +211,37 @@ static void self_sends(unsigned char* buf) {
     if (rank == 0) printf("ok      sends to one's own rank (4 B to 1 MiB)\n");
 }
 
+// "mpi_check lat N": no checks, but the mean half round trip of N ping-pongs of 8 bytes between
+// ranks 0 and 1 (after N/10 not timed), for docs/results.md.
+static void latency(int n) {
+    char b[8] = {0};
+    const int warm = n / 10;
+    double start = 0;
+    for (int i = -warm; i < n; ++i) {
+        if (i == 0) start = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(b, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(b, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(b, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(b, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    if (rank == 0)
+        printf("latency: 8 B, %d round trips, %.2f us per half round trip\n", n,
+               (MPI_Wtime() - start) * 1e6 / (2.0 * n));
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(size >= 2, "needs two ranks, has %d", size);
+    if (argc > 2 && strcmp(argv[1], "lat") == 0) {
+        latency(atoi(argv[2]) > 0 ? atoi(argv[2]) : 1000);
+        MPI_Finalize();
+        return 0;
+    }
     const int rounds = argc > 1 ? atoi(argv[1]) : 3;
     unsigned char* buf = malloc((2 << 20) + 5);
     CHECK(buf != NULL, "out of memory");
