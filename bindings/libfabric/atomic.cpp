@@ -75,26 +75,23 @@ ssize_t post_atomic(ep_obj* ep, kind k, const void* buf, std::size_t count, cons
     uet::peer_addr peer;
     if (!ep->av->peer(dest, peer)) return -FI_EINVAL;
     const std::size_t bytes = count * uet::size_of(type);
-    const auto of =
-        wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
+    cntr_obj* counter = k == kind::write ? ep->write_cntr : ep->read_cntr;
+    const bool completion = wants_completion(ep, flags, false);
+    void* ctx = completion ? op_context(context) : counted_context(ep, counter, context);
+    if (ctx == nullptr) return posted(ep, uet::errc::again);
+    const auto of = completion || counter ? uet::op_flags::none : uet::op_flags::no_completion;
     const auto res = std::span(static_cast<std::byte*>(result), k == kind::write ? 0 : bytes);
     // A read sends no operand (libfabric lets buf be NULL): the result's bytes stand in.
     const void* from = aop == uet::atomic_op::read ? result : buf;
     const auto operand = std::span(static_cast<const std::byte*>(from), bytes);
-    context = op_context(context);
-    switch (k) {
-        case kind::write:
-            return posted(ep, ep->ep.atomic(peer, aop, type, operand, offset, key, context, of));
-        case kind::fetch:
-            return posted(
-                ep, ep->ep.fetch_atomic(peer, aop, type, operand, res, offset, key, context, of));
-        case kind::compare:
-            return posted(
-                ep, ep->ep.compare_atomic(peer, type,
-                                          std::span(static_cast<const std::byte*>(compare), bytes),
-                                          operand, res, offset, key, context, of));
-    }
-    return -FI_EINVAL;
+    const auto cmp =
+        std::span(static_cast<const std::byte*>(compare), k == kind::compare ? bytes : 0);
+    const std::error_code ec =
+        k == kind::write ? ep->ep.atomic(peer, aop, type, operand, offset, key, ctx, of)
+        : k == kind::fetch
+            ? ep->ep.fetch_atomic(peer, aop, type, operand, res, offset, key, ctx, of)
+            : ep->ep.compare_atomic(peer, type, cmp, operand, res, offset, key, ctx, of);
+    return posted_counted(ep, ec, ctx);
 }
 
 // One fi_ioc (and one fi_rma_ioc of the same count) per operation: iov_limit 1.

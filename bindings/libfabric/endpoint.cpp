@@ -62,7 +62,9 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
     const bool completion = wants_completion(ep, flags, inject_call);
     if (flags & FI_INJECT) {
         if (len > ep->inject_size) return -FI_EMSGSIZE;
-        if (!completion) {
+        // Counted, an inject needs its completion: it takes the copying path below, quietly.
+        const bool quiet = !completion && ep->send_cntr != nullptr;
+        if (!completion && !quiet) {
             const ssize_t rc =
                 posted(ep, tagged ? ep->ep.tinject(peer, bytes, tag) : ep->ep.inject(peer, bytes));
             // Nothing may read a CQ for a while (no completion is awaited for an inject), and
@@ -78,15 +80,20 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
         ep_obj::inject_slot* slot = ep->free_slots.back();
         std::memcpy(slot->data.data(), buf, len);
         slot->context = context;
+        slot->quiet = quiet;
         const auto copy = std::span<const std::byte>(slot->data.data(), len);
         const std::error_code ec =
             tagged ? ep->ep.tsend(peer, copy, tag, slot) : ep->ep.send(peer, copy, slot);
         if (!ec) ep->free_slots.pop_back();
         return posted(ep, ec);
     }
-    const auto of = completion ? uet::op_flags::none : uet::op_flags::no_completion;
-    return posted(ep, tagged ? ep->ep.tsend(peer, bytes, tag, op_context(context), of)
-                             : ep->ep.send(peer, bytes, op_context(context), of));
+    void* ctx = completion ? op_context(context) : counted_context(ep, ep->send_cntr, context);
+    if (ctx == nullptr) return posted(ep, uet::errc::again);
+    const auto of =
+        completion || ep->send_cntr ? uet::op_flags::none : uet::op_flags::no_completion;
+    return posted_counted(
+        ep, tagged ? ep->ep.tsend(peer, bytes, tag, ctx, of) : ep->ep.send(peer, bytes, ctx, of),
+        ctx);
 }
 
 ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
@@ -210,13 +217,17 @@ ssize_t post_rma(ep_obj* ep, bool write, void* buf, std::size_t len, fi_addr_t p
     if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)) return -FI_EBADFLAGS;
     uet::peer_addr peer;
     if (!ep->av->peer(peer_addr, peer)) return -FI_EINVAL;
-    const auto of =
-        wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
+    cntr_obj* counter = write ? ep->write_cntr : ep->read_cntr;
+    const bool completion = wants_completion(ep, flags, false);
+    void* ctx = completion ? op_context(context) : counted_context(ep, counter, context);
+    if (ctx == nullptr) return posted(ep, uet::errc::again);
+    const auto of = completion || counter ? uet::op_flags::none : uet::op_flags::no_completion;
     auto* bytes = static_cast<std::byte*>(buf);
-    return posted(
-        ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset, key,
-                                 op_context(context), of)
-                  : ep->ep.read(peer, std::span(bytes, len), offset, key, op_context(context), of));
+    return posted_counted(
+        ep,
+        write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset, key, ctx, of)
+              : ep->ep.read(peer, std::span(bytes, len), offset, key, ctx, of),
+        ctx);
 }
 
 ssize_t rma_read(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t addr,
@@ -302,6 +313,8 @@ int ep_close(fid* f) {
     else
         unbind_cq(ep, ep->rx_cq);
     unbind_cq(ep, ep->tx_cq);
+    for (cntr_obj* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr})
+        if (c != nullptr) std::erase(c->eps, ep);
     if (ep->av != nullptr) --ep->av->refs;
     --ep->domain->refs;
     delete ep;
@@ -336,6 +349,23 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
             ep->av = self<av_obj>(b);
             ++ep->av->refs;
             return 0;
+        case FI_CLASS_CNTR: {
+            // Remote reads and writes are not seen by the target (no FI_RMA_EVENT).
+            if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) return -FI_ENOSYS;
+            if (flags == 0 || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE)))
+                return -FI_EBADFLAGS;
+            auto* c = self<cntr_obj>(b);
+            const std::pair<std::uint64_t, cntr_obj**> kinds[] = {{FI_SEND, &ep->send_cntr},
+                                                                  {FI_RECV, &ep->recv_cntr},
+                                                                  {FI_READ, &ep->read_cntr},
+                                                                  {FI_WRITE, &ep->write_cntr}};
+            for (const auto& [flag, slot] : kinds)
+                if ((flags & flag) && *slot != nullptr) return -FI_EINVAL;
+            for (const auto& [flag, slot] : kinds)
+                if (flags & flag) *slot = c;
+            if (std::find(c->eps.begin(), c->eps.end(), ep) == c->eps.end()) c->eps.push_back(ep);
+            return 0;
+        }
         case FI_CLASS_EQ:
             return 0;  // no connection or AV events on RDM endpoints
         default:
@@ -346,7 +376,9 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
 int ep_enable(ep_obj* ep) {
     if (ep->enabled) return 0;
     if (ep->av == nullptr) return -FI_ENOAV;
-    if (ep->tx_cq == nullptr && ep->rx_cq == nullptr) return -FI_ENOCQ;
+    if (ep->tx_cq == nullptr && ep->rx_cq == nullptr && ep->send_cntr == nullptr &&
+        ep->recv_cntr == nullptr && ep->read_cntr == nullptr && ep->write_cntr == nullptr)
+        return -FI_ENOCQ;
     const config& cfg = ep->domain->fabric->cfg;
     uet::endpoint_attr a;
     a.job_id = cfg.job;
@@ -374,6 +406,9 @@ int ep_enable(ep_obj* ep) {
         s.data.resize(ep->inject_size);
         ep->free_slots.push_back(&s);
     }
+    ep->quiet.resize(ep->tx_size);
+    for (auto& q : ep->quiet)
+        ep->free_quiet.push_back(&q);
     ep->enabled = true;
     return 0;
 }
@@ -428,6 +463,22 @@ int ep_setopt(fid_t, int, int, const void*, std::size_t) {
 
 }  // namespace
 
+ssize_t posted_counted(ep_obj* ep, std::error_code ec, void* ctx) {
+    if (ec && !ep->quiet.empty() && ctx >= static_cast<void*>(ep->quiet.data()) &&
+        ctx < static_cast<void*>(ep->quiet.data() + ep->quiet.size()))
+        ep->free_quiet.push_back(static_cast<ep_obj::quiet_op*>(ctx));  // not posted
+    return posted(ep, ec);
+}
+
+void* counted_context(ep_obj* ep, cntr_obj* c, void* context) {
+    if (c == nullptr) return op_context(context);
+    if (ep->free_quiet.empty()) return nullptr;
+    ep_obj::quiet_op* q = ep->free_quiet.back();
+    ep->free_quiet.pop_back();
+    q->context = context;
+    return q;
+}
+
 void ep_obj::deliver(const uet::completion& c) {
     void* context = c.context;
     const bool rx = has(c.flags, uet::completion_flags::recv) ||
@@ -435,19 +486,37 @@ void ep_obj::deliver(const uet::completion& c) {
     if (context == nullptr && !rx) {
         // A failed fi_inject (uet gives injects no context): no completion, as libfabric says.
         ++error_entries;
+        if (send_cntr != nullptr) ++send_cntr->errors;
         FI_WARN(&provider, FI_LOG_EP_DATA, "uet: an inject failed: %s\n",
                 c.detail.empty() ? c.error.message().c_str() : std::string(c.detail).c_str());
         return;
     }
     if (context == &null_context_tag) context = nullptr;
+    bool entry = true;  // a CQ entry is wanted (when the operation succeeds)
     if (!slots.empty() && context >= static_cast<void*>(slots.data()) &&
         context < static_cast<void*>(slots.data() + slots.size())) {
         auto* slot = static_cast<inject_slot*>(context);
         context = slot->context;
+        entry = !slot->quiet;
         free_slots.push_back(slot);
+    } else if (!quiet.empty() && context >= static_cast<void*>(quiet.data()) &&
+               context < static_cast<void*>(quiet.data() + quiet.size())) {
+        auto* q = static_cast<quiet_op*>(context);
+        context = q->context;
+        entry = false;
+        free_quiet.push_back(q);
     }
+    using uet::completion_flags;
+    cntr_obj* counter =
+        has(c.flags, completion_flags::remote_write) ? nullptr
+        : rx                                         ? recv_cntr
+        : has(c.flags, completion_flags::read)       ? read_cntr
+        : has(c.flags, completion_flags::write) || has(c.flags, completion_flags::atomic)
+            ? write_cntr
+            : send_cntr;
+    if (counter != nullptr) ++(c.error ? counter->errors : counter->value);
     cq_obj* cq = rx ? rx_cq : tx_cq;
-    if (cq == nullptr) return;
+    if (cq == nullptr || (!entry && !c.error)) return;
     cq_entry e;
     e.e.op_context = context;
     e.e.flags = fi_flags(c.flags);

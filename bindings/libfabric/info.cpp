@@ -389,6 +389,7 @@ fi_info* make_info(std::uint32_t version, const node_addr& n, std::uint64_t flag
     // bytes and, given less, carries the source rank in the tag instead.
     fi->domain_attr->cq_data_size = 0;
     fi->domain_attr->cq_cnt = 64;
+    fi->domain_attr->cntr_cnt = 64;
     fi->domain_attr->ep_cnt = cfg.provider == "dpdk" ? 1 : 256;
     fi->domain_attr->tx_ctx_cnt = fi->domain_attr->ep_cnt;
     fi->domain_attr->rx_ctx_cnt = fi->domain_attr->ep_cnt;

@@ -183,7 +183,7 @@ int domain_open(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
         fi_ops_domain o{};
         o.size = sizeof(o);
         set_enosys(o.scalable_ep);
-        set_enosys(o.cntr_open);
+        o.cntr_open = cntr_open;
         set_enosys(o.poll_open);
         set_enosys(o.stx_ctx);
         set_enosys(o.srx_ctx);
@@ -403,6 +403,56 @@ const char* av_straddr(fid_av*, const void* addr, char* buf, std::size_t* len) {
     return buf;
 }
 
+// ---- counters: completions and errors of the operations bound to them ----
+
+int cntr_close(fid* f) {
+    auto* c = self<cntr_obj>(f);
+    if (!c->eps.empty()) return -FI_EBUSY;
+    --c->domain->refs;
+    delete c;
+    return 0;
+}
+
+std::uint64_t cntr_read(fid_cntr* f) {
+    auto* c = self<cntr_obj>(f);
+    c->progress();
+    return c->value;
+}
+std::uint64_t cntr_readerr(fid_cntr* f) {
+    auto* c = self<cntr_obj>(f);
+    c->progress();
+    return c->errors;
+}
+int cntr_add(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->value += v;
+    return 0;
+}
+int cntr_set(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->value = v;
+    return 0;
+}
+int cntr_adderr(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->errors += v;
+    return 0;
+}
+int cntr_seterr(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->errors = v;
+    return 0;
+}
+// Progresses until the count reaches threshold (0), an error is counted (-FI_EAVAIL) or
+// timeout milliseconds pass (-FI_ETIMEDOUT; a negative timeout waits for ever).
+int cntr_wait(fid_cntr* f, std::uint64_t threshold, int timeout) {
+    auto* c = self<cntr_obj>(f);
+    const std::uint64_t errors = c->errors;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+    for (;;) {
+        c->progress();
+        if (c->value >= threshold) return 0;
+        if (c->errors != errors) return -FI_EAVAIL;
+        if (timeout >= 0 && std::chrono::steady_clock::now() >= end) return -FI_ETIMEDOUT;
+    }
+}
+
 int av_close(fid* f) {
     auto* av = self<av_obj>(f);
     if (av->refs > 0) return -FI_EBUSY;
@@ -442,6 +492,50 @@ void av_obj::forget(uet::peer_addr p, fi_addr_t index) noexcept {
     if (i < index_of.size() && index_of[i] == index) index_of[i] = FI_ADDR_NOTAVAIL;
 }
 
+namespace {
+
+// What reading a CQ or counter does: progress the endpoints bound to it, or the domain.
+void progress_bound(domain_obj* domain, const std::vector<ep_obj*>& eps) {
+    if (eps.empty()) {
+        domain->dom.progress();
+        return;
+    }
+    for (ep_obj* ep : eps)
+        ep->progress();
+}
+
+}  // namespace
+
+void cntr_obj::progress() {
+    progress_bound(domain, eps);
+}
+
+int cntr_open(fid_domain* d, fi_cntr_attr* attr, fid_cntr** out, void* context) {
+    if (attr != nullptr) {
+        if (attr->events != FI_CNTR_EVENTS_COMP) return -FI_ENOSYS;
+        if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) return -FI_ENOSYS;
+        if (attr->flags != 0) return -FI_EBADFLAGS;
+    }
+    static fi_ops ops = base_ops(cntr_close);
+    static fi_ops_cntr cntr_ops = {
+        .size = sizeof(fi_ops_cntr),
+        .read = cntr_read,
+        .readerr = cntr_readerr,
+        .add = cntr_add,
+        .set = cntr_set,
+        .wait = cntr_wait,
+        .adderr = cntr_adderr,
+        .seterr = cntr_seterr,
+    };
+    auto* c = new_obj<cntr_obj>(FI_CLASS_CNTR, context, &ops);
+    if (c == nullptr) return -FI_ENOMEM;
+    c->domain = self<domain_obj>(d);
+    c->fid.ops = &cntr_ops;
+    ++c->domain->refs;
+    *out = &c->fid;
+    return 0;
+}
+
 void cq_obj::push(cq_entry&& entry) {
     if (count == ring.size()) {
         std::vector<cq_entry> bigger(std::max<std::size_t>(64, ring.size() * 2));
@@ -455,12 +549,7 @@ void cq_obj::push(cq_entry&& entry) {
 }
 
 void cq_obj::progress() {
-    if (eps.empty()) {
-        domain->dom.progress();
-        return;
-    }
-    for (ep_obj* ep : eps)
-        ep->progress();
+    progress_bound(domain, eps);
 }
 
 int cq_open(fid_domain* d, fi_cq_attr* attr, fid_cq** out, void* context) {

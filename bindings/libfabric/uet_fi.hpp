@@ -100,6 +100,7 @@ fi_ops base_ops(int (*close)(fid*), int (*bind)(fid*, fid*, std::uint64_t) = nul
 struct fabric_obj;
 struct domain_obj;
 struct cq_obj;
+struct cntr_obj;
 struct av_obj;
 struct ep_obj;
 
@@ -152,6 +153,15 @@ struct cq_obj {
     void progress();
 };
 
+// A counter (fi_cntr): the completions and errors of the endpoint operations bound to it.
+struct cntr_obj {
+    fid_cntr fid{};
+    domain_obj* domain = nullptr;
+    std::uint64_t value = 0, errors = 0;
+    std::vector<ep_obj*> eps;  // bound endpoints: reading or waiting progresses them
+    void progress();
+};
+
 struct av_obj {
     fid_av fid{};
     domain_obj* domain = nullptr;
@@ -179,6 +189,12 @@ struct ep_obj {
     std::size_t tx_size = 1024, rx_size = 1024, inject_size = 256;
     cq_obj* tx_cq = nullptr;
     cq_obj* rx_cq = nullptr;
+    // Counters bound with FI_SEND, FI_RECV, FI_READ (reads, fetching atomics) and FI_WRITE
+    // (writes, other atomics).
+    cntr_obj* send_cntr = nullptr;
+    cntr_obj* recv_cntr = nullptr;
+    cntr_obj* read_cntr = nullptr;
+    cntr_obj* write_cntr = nullptr;
     bool tx_selective = false;  // FI_SELECTIVE_COMPLETION on the transmit queue
     bool rx_selective = false;  // ... on the receive queue: receives must ask FI_COMPLETION
     uet::delivery mode = uet::delivery::rud;  // endpoint_mode() of its fi_info
@@ -195,9 +211,17 @@ struct ep_obj {
     struct inject_slot {
         void* context = nullptr;
         std::vector<std::byte> data;
+        bool quiet = false;  // an fi_inject counted by a counter: no CQ entry
     };
     std::vector<inject_slot> slots;
     std::vector<inject_slot*> free_slots;
+    // An operation that wants no CQ entry but is counted: uet must complete it (to count it),
+    // so it gets one of these as its context, and its entry is dropped unless it failed.
+    struct quiet_op {
+        void* context = nullptr;
+    };
+    std::vector<quiet_op> quiet;
+    std::vector<quiet_op*> free_quiet;
 
     std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
     bool received = false;        // the current progress() delivered a receive completion
@@ -227,6 +251,12 @@ int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* a
                  std::uint64_t flags);
 int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
 int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
+int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);
+// The context uet gets for an operation without a CQ entry that counter c (nullptr: none)
+// counts: a quiet_op when c is set (nullptr if none is free), else the operation's own.
+void* counted_context(ep_obj* ep, cntr_obj* c, void* context);
+// posted() of an operation given ctx: a quiet_op it held goes back when the post failed.
+ssize_t posted_counted(ep_obj* ep, std::error_code ec, void* ctx);
 
 template <class Obj, class Fid>
 Obj* self(Fid* f) noexcept {

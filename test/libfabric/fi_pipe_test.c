@@ -172,6 +172,71 @@ static void datagrams(struct fid_domain* dom, struct fid_av* av) {
     fi_freeinfo(hints);
 }
 
+// Counters: a sender whose transmit CQ takes only what asks for FI_COMPLETION, with a send
+// counter that counts every send (inject and quiet ones too) and its errors; a receiver with a
+// receive counter and no CQ at all.
+static void counters(struct fid_domain* dom, struct fi_info* info, struct fid_av* av) {
+    struct fid_cntr *sc, *rc;
+    struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    check(fi_cntr_open(dom, &ca, &sc, NULL) == 0 && fi_cntr_open(dom, &ca, &rc, NULL) == 0,
+          "fi_cntr_open");
+    struct fid_cq* tx;
+    struct fid_ep *s, *r;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    check(fi_cq_open(dom, &cq_attr, &tx, NULL) == 0 && fi_endpoint(dom, info, &s, NULL) == 0 &&
+              fi_ep_bind(s, &av->fid, 0) == 0 &&
+              fi_ep_bind(s, &tx->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION) == 0 &&
+              fi_ep_bind(s, &sc->fid, FI_SEND) == 0 && fi_enable(s) == 0,
+          "a sender: selective transmit CQ, send counter");
+    check(fi_endpoint(dom, info, &r, NULL) == 0 && fi_ep_bind(r, &av->fid, 0) == 0 &&
+              fi_ep_bind(r, &rc->fid, FI_REMOTE_WRITE) == -FI_ENOSYS &&
+              fi_ep_bind(r, &rc->fid, FI_RECV) == 0 && fi_enable(r) == 0,
+          "a receiver: a receive counter, no CQ (FI_REMOTE_WRITE: -FI_ENOSYS)");
+    struct sockaddr_in names[2];
+    size_t len = sizeof(names[0]);
+    fi_addr_t addr[2];
+    fi_getname(&s->fid, &names[0], &len);
+    fi_getname(&r->fid, &names[1], &len);
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    char in[3][8], out[8] = "count";
+    int ctx[3];
+    for (int i = 0; i < 3; ++i)
+        fi_recv(r, in[i], sizeof(in[i]), NULL, FI_ADDR_UNSPEC, &ctx[i]);
+    struct iovec iov = {.iov_base = out, .iov_len = sizeof(out)};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = addr[1], .context = &ctx[2]};
+    check(fi_send(s, out, sizeof(out), NULL, addr[1], &ctx[0]) == 0 &&
+              fi_inject(s, out, sizeof(out), addr[1]) == 0 &&
+              fi_sendmsg(s, &msg, FI_COMPLETION) == 0,
+          "fi_send, fi_inject, fi_sendmsg(FI_COMPLETION)");
+    check(fi_cntr_wait(sc, 3, 10000) == 0 && fi_cntr_read(sc) == 3 && fi_cntr_readerr(sc) == 0,
+          "the send counter counts all three");
+    check(fi_cntr_wait(rc, 3, 10000) == 0 && fi_cntr_read(rc) == 3 && !strcmp(in[2], "count"),
+          "the receive counter counts the three receives");
+    struct fi_cq_tagged_entry e;
+    check(fi_cq_read(tx, &e, 1) == 1 && e.op_context == &ctx[2] &&
+              fi_cq_read(tx, &e, 1) == -FI_EAGAIN,
+          "one CQ entry: the send that asked for it");
+    struct sockaddr_in nobody = names[0];
+    nobody.sin_addr.s_addr = htonl(0x0a630002);  // 10.99.0.2
+    fi_addr_t dead;
+    fi_av_insert(av, &nobody, 1, &dead, 0, NULL);
+    check(fi_send(s, out, sizeof(out), NULL, dead, &ctx[0]) == 0 &&
+              fi_cntr_wait(sc, 4, 10000) == -FI_EAVAIL && fi_cntr_readerr(sc) == 1 &&
+              fi_cntr_read(sc) == 3,
+          "a failed send: the error count, -FI_EAVAIL from fi_cntr_wait");
+    struct fi_cq_err_entry err = {0};
+    check(fi_cq_read(tx, &e, 1) == -FI_EAVAIL && fi_cq_readerr(tx, &err, 0) == 1 &&
+              err.op_context == &ctx[0],
+          "... and its error entry, selective or not");
+    check(fi_cntr_add(sc, 2) == 0 && fi_cntr_read(sc) == 5 && fi_cntr_set(sc, 0) == 0 &&
+              fi_cntr_seterr(sc, 0) == 0 && fi_cntr_read(sc) == 0 && fi_cntr_readerr(sc) == 0,
+          "fi_cntr_add, fi_cntr_set, fi_cntr_seterr");
+    check(fi_close(&sc->fid) == -FI_EBUSY, "closing a bound counter: -FI_EBUSY");
+    check(fi_close(&s->fid) == 0 && fi_close(&r->fid) == 0 && fi_close(&tx->fid) == 0 &&
+              fi_close(&sc->fid) == 0 && fi_close(&rc->fid) == 0,
+          "fi_close");
+}
+
 int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
@@ -380,6 +445,7 @@ int main(void) {
 
     ordered_tagged(dom, av);
     datagrams(dom, av);
+    counters(dom, info, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
