@@ -7,7 +7,7 @@ packages=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev lld
   dpdk dpdk-dev libdpdk-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libbpf-dev libpcap-dev libelf-dev libnuma-dev tshark iproute2 clang-format python3
-  libfabric-dev libfabric-bin
+  libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
   nlohmann-json3-dev iputils-ping jq iperf3 valgrind
 )
 

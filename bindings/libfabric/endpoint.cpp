@@ -14,6 +14,20 @@
 
 namespace uet_fi {
 
+// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
+ssize_t posted(ep_obj* ep, std::error_code ec) {
+    if (!ec) return 0;
+    const int e = to_fi_errno(ec);
+    if (e == -FI_EAGAIN) ep->progress();
+    return e;
+}
+
+// Whether a send posted with these flags ends in a completion: fi_inject never does; others
+// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
+bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call) {
+    return !inject_call && (!ep->tx_selective || (flags & FI_COMPLETION));
+}
+
 namespace {
 
 constexpr std::size_t inject_slots = 64;
@@ -38,20 +52,6 @@ std::uint64_t fi_flags(uet::completion_flags f) {
     return out;
 }
 
-// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
-ssize_t posted(ep_obj* ep, std::error_code ec) {
-    if (!ec) return 0;
-    const int e = to_fi_errno(ec);
-    if (e == -FI_EAGAIN) ep->progress();
-    return e;
-}
-
-// Whether a send posted with these flags ends in a completion: fi_inject never does; others
-// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
-bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call) {
-    return !inject_call && (!ep->tx_selective || (flags & FI_COMPLETION));
-}
-
 ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, void* context,
                   std::uint64_t flags, bool tagged, std::uint64_t tag, bool inject_call = false) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
@@ -62,7 +62,9 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
     const bool completion = wants_completion(ep, flags, inject_call);
     if (flags & FI_INJECT) {
         if (len > ep->inject_size) return -FI_EMSGSIZE;
-        if (!completion) {
+        // Counted, an inject needs its completion: it takes the copying path below, quietly.
+        const bool quiet = !completion && ep->send_cntr != nullptr;
+        if (!completion && !quiet) {
             const ssize_t rc =
                 posted(ep, tagged ? ep->ep.tinject(peer, bytes, tag) : ep->ep.inject(peer, bytes));
             // Nothing may read a CQ for a while (no completion is awaited for an inject), and
@@ -78,31 +80,39 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
         ep_obj::inject_slot* slot = ep->free_slots.back();
         std::memcpy(slot->data.data(), buf, len);
         slot->context = context;
+        slot->quiet = quiet;
         const auto copy = std::span<const std::byte>(slot->data.data(), len);
         const std::error_code ec =
             tagged ? ep->ep.tsend(peer, copy, tag, slot) : ep->ep.send(peer, copy, slot);
         if (!ec) ep->free_slots.pop_back();
         return posted(ep, ec);
     }
-    const auto of = completion ? uet::op_flags::none : uet::op_flags::no_completion;
-    return posted(ep, tagged ? ep->ep.tsend(peer, bytes, tag, context, of)
-                             : ep->ep.send(peer, bytes, context, of));
+    void* ctx = completion ? op_context(context) : counted_context(ep, ep->send_cntr, context);
+    if (ctx == nullptr) return posted(ep, uet::errc::again);
+    const auto of =
+        completion || ep->send_cntr ? uet::op_flags::none : uet::op_flags::no_completion;
+    return posted_counted(
+        ep, tagged ? ep->ep.tsend(peer, bytes, tag, ctx, of) : ep->ep.send(peer, bytes, ctx, of),
+        ctx);
 }
 
 ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
                   std::uint64_t flags, bool tagged, std::uint64_t tag, std::uint64_t ignore) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
     if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_EBADFLAGS;
+    // uet's receives always complete: on a queue bound with FI_SELECTIVE_COMPLETION, one
+    // posted without FI_COMPLETION asks what uet cannot do.
+    if (ep->rx_selective && !(flags & FI_COMPLETION)) return -FI_EBADFLAGS;
     uet::peer_addr from = uet::any_peer;
     if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
         return -FI_EINVAL;
     const auto bytes = std::span(static_cast<std::byte*>(buf), len);
     if (tagged) {
         if (flags & FI_MULTI_RECV) return -FI_EBADFLAGS;
-        return posted(ep, ep->ep.trecv(bytes, tag, ignore, context, from));
+        return posted(ep, ep->ep.trecv(bytes, tag, ignore, op_context(context), from));
     }
     const auto of = (flags & FI_MULTI_RECV) ? uet::op_flags::multi_recv : uet::op_flags::none;
-    return posted(ep, ep->ep.recv(bytes, context, from, of));
+    return posted(ep, ep->ep.recv(bytes, op_context(context), from, of));
 }
 
 // One iov at most (iov_limit 1).
@@ -207,12 +217,17 @@ ssize_t post_rma(ep_obj* ep, bool write, void* buf, std::size_t len, fi_addr_t p
     if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA)) return -FI_EBADFLAGS;
     uet::peer_addr peer;
     if (!ep->av->peer(peer_addr, peer)) return -FI_EINVAL;
-    const auto of =
-        wants_completion(ep, flags, false) ? uet::op_flags::none : uet::op_flags::no_completion;
+    cntr_obj* counter = write ? ep->write_cntr : ep->read_cntr;
+    const bool completion = wants_completion(ep, flags, false);
+    void* ctx = completion ? op_context(context) : counted_context(ep, counter, context);
+    if (ctx == nullptr) return posted(ep, uet::errc::again);
+    const auto of = completion || counter ? uet::op_flags::none : uet::op_flags::no_completion;
     auto* bytes = static_cast<std::byte*>(buf);
-    return posted(ep, write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset,
-                                           key, context, of)
-                            : ep->ep.read(peer, std::span(bytes, len), offset, key, context, of));
+    return posted_counted(
+        ep,
+        write ? ep->ep.write(peer, std::span<const std::byte>(bytes, len), offset, key, ctx, of)
+              : ep->ep.read(peer, std::span(bytes, len), offset, key, ctx, of),
+        ctx);
 }
 
 ssize_t rma_read(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t addr,
@@ -298,6 +313,8 @@ int ep_close(fid* f) {
     else
         unbind_cq(ep, ep->rx_cq);
     unbind_cq(ep, ep->tx_cq);
+    for (cntr_obj* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr})
+        if (c != nullptr) std::erase(c->eps, ep);
     if (ep->av != nullptr) --ep->av->refs;
     --ep->domain->refs;
     delete ep;
@@ -311,7 +328,6 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
         case FI_CLASS_CQ: {
             auto* cq = self<cq_obj>(b);
             if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) return -FI_EBADFLAGS;
-            if ((flags & FI_SELECTIVE_COMPLETION) && (flags & FI_RECV)) return -FI_EBADFLAGS;
             if ((flags & FI_TRANSMIT) && ep->tx_cq != nullptr) return -FI_EINVAL;
             if ((flags & FI_RECV) && ep->rx_cq != nullptr) return -FI_EINVAL;
             if (ep->tx_cq != cq && ep->rx_cq != cq) {
@@ -322,7 +338,10 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
                 ep->tx_cq = cq;
                 ep->tx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
             }
-            if (flags & FI_RECV) ep->rx_cq = cq;
+            if (flags & FI_RECV) {
+                ep->rx_cq = cq;
+                ep->rx_selective = (flags & FI_SELECTIVE_COMPLETION) != 0;
+            }
             return 0;
         }
         case FI_CLASS_AV:
@@ -330,6 +349,23 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
             ep->av = self<av_obj>(b);
             ++ep->av->refs;
             return 0;
+        case FI_CLASS_CNTR: {
+            // Remote reads and writes are not seen by the target (no FI_RMA_EVENT).
+            if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) return -FI_ENOSYS;
+            if (flags == 0 || (flags & ~(FI_SEND | FI_RECV | FI_READ | FI_WRITE)))
+                return -FI_EBADFLAGS;
+            auto* c = self<cntr_obj>(b);
+            const std::pair<std::uint64_t, cntr_obj**> kinds[] = {{FI_SEND, &ep->send_cntr},
+                                                                  {FI_RECV, &ep->recv_cntr},
+                                                                  {FI_READ, &ep->read_cntr},
+                                                                  {FI_WRITE, &ep->write_cntr}};
+            for (const auto& [flag, slot] : kinds)
+                if ((flags & flag) && *slot != nullptr) return -FI_EINVAL;
+            for (const auto& [flag, slot] : kinds)
+                if (flags & flag) *slot = c;
+            if (std::find(c->eps.begin(), c->eps.end(), ep) == c->eps.end()) c->eps.push_back(ep);
+            return 0;
+        }
         case FI_CLASS_EQ:
             return 0;  // no connection or AV events on RDM endpoints
         default:
@@ -340,11 +376,13 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
 int ep_enable(ep_obj* ep) {
     if (ep->enabled) return 0;
     if (ep->av == nullptr) return -FI_ENOAV;
-    if (ep->tx_cq == nullptr && ep->rx_cq == nullptr) return -FI_ENOCQ;
+    if (ep->tx_cq == nullptr && ep->rx_cq == nullptr && ep->send_cntr == nullptr &&
+        ep->recv_cntr == nullptr && ep->read_cntr == nullptr && ep->write_cntr == nullptr)
+        return -FI_ENOCQ;
     const config& cfg = ep->domain->fabric->cfg;
     uet::endpoint_attr a;
     a.job_id = cfg.job;
-    a.mode = cfg.mode;
+    a.mode = ep->mode;
     a.cc = cfg.cc;
     a.lb = cfg.lb;
     a.tx_depth = ep->tx_size;
@@ -361,12 +399,16 @@ int ep_enable(ep_obj* ep) {
     }
     ep->cq = std::move(*cq);
     ep->ep = std::move(*e);
-    ep->linger_ns = std::uint64_t{cfg.linger_us} * 1000;
+    // A datagram owes its sender nothing (no acknowledgement, no answer): no linger.
+    ep->linger_ns = ep->mode == uet::delivery::uud ? 0 : std::uint64_t{cfg.linger_us} * 1000;
     ep->slots.resize(inject_slots);
     for (auto& s : ep->slots) {
         s.data.resize(ep->inject_size);
         ep->free_slots.push_back(&s);
     }
+    ep->quiet.resize(ep->tx_size);
+    for (auto& q : ep->quiet)
+        ep->free_quiet.push_back(&q);
     ep->enabled = true;
     return 0;
 }
@@ -421,18 +463,60 @@ int ep_setopt(fid_t, int, int, const void*, std::size_t) {
 
 }  // namespace
 
+ssize_t posted_counted(ep_obj* ep, std::error_code ec, void* ctx) {
+    if (ec && !ep->quiet.empty() && ctx >= static_cast<void*>(ep->quiet.data()) &&
+        ctx < static_cast<void*>(ep->quiet.data() + ep->quiet.size()))
+        ep->free_quiet.push_back(static_cast<ep_obj::quiet_op*>(ctx));  // not posted
+    return posted(ep, ec);
+}
+
+void* counted_context(ep_obj* ep, cntr_obj* c, void* context) {
+    if (c == nullptr) return op_context(context);
+    if (ep->free_quiet.empty()) return nullptr;
+    ep_obj::quiet_op* q = ep->free_quiet.back();
+    ep->free_quiet.pop_back();
+    q->context = context;
+    return q;
+}
+
 void ep_obj::deliver(const uet::completion& c) {
     void* context = c.context;
+    const bool rx = has(c.flags, uet::completion_flags::recv) ||
+                    has(c.flags, uet::completion_flags::remote_write);
+    if (context == nullptr && !rx) {
+        // A failed fi_inject (uet gives injects no context): no completion, as libfabric says.
+        ++error_entries;
+        if (send_cntr != nullptr) ++send_cntr->errors;
+        FI_WARN(&provider, FI_LOG_EP_DATA, "uet: an inject failed: %s\n",
+                c.detail.empty() ? c.error.message().c_str() : std::string(c.detail).c_str());
+        return;
+    }
+    if (context == &null_context_tag) context = nullptr;
+    bool entry = true;  // a CQ entry is wanted (when the operation succeeds)
     if (!slots.empty() && context >= static_cast<void*>(slots.data()) &&
         context < static_cast<void*>(slots.data() + slots.size())) {
         auto* slot = static_cast<inject_slot*>(context);
         context = slot->context;
+        entry = !slot->quiet;
         free_slots.push_back(slot);
+    } else if (!quiet.empty() && context >= static_cast<void*>(quiet.data()) &&
+               context < static_cast<void*>(quiet.data() + quiet.size())) {
+        auto* q = static_cast<quiet_op*>(context);
+        context = q->context;
+        entry = false;
+        free_quiet.push_back(q);
     }
-    const bool rx = has(c.flags, uet::completion_flags::recv) ||
-                    has(c.flags, uet::completion_flags::remote_write);
+    using uet::completion_flags;
+    cntr_obj* counter =
+        has(c.flags, completion_flags::remote_write) ? nullptr
+        : rx                                         ? recv_cntr
+        : has(c.flags, completion_flags::read)       ? read_cntr
+        : has(c.flags, completion_flags::write) || has(c.flags, completion_flags::atomic)
+            ? write_cntr
+            : send_cntr;
+    if (counter != nullptr) ++(c.error ? counter->errors : counter->value);
     cq_obj* cq = rx ? rx_cq : tx_cq;
-    if (cq == nullptr) return;
+    if (cq == nullptr || (!entry && !c.error)) return;
     cq_entry e;
     e.e.op_context = context;
     e.e.flags = fi_flags(c.flags);
@@ -446,6 +530,7 @@ void ep_obj::deliver(const uet::completion& c) {
         e.olen = c.olen;
         e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
     }
+    if (rx && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
     ++(rx ? rx_entries : tx_entries);
     received = received || rx;
     if (e.err != 0) ++error_entries;
@@ -486,7 +571,8 @@ std::size_t ep_obj::drain() {
 
 int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     if (info == nullptr || info->ep_attr == nullptr) return -FI_EINVAL;
-    if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_UNSPEC) return -FI_EINVAL;
+    const fi_ep_type type = info->ep_attr->type;
+    if (type != FI_EP_RDM && type != FI_EP_DGRAM && type != FI_EP_UNSPEC) return -FI_EINVAL;
     static fi_ops ops = base_ops(ep_close, ep_bind, ep_control);
     static fi_ops_ep ep_ops = [] {
         fi_ops_ep o{};
@@ -552,24 +638,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
         set_enosys(o.injectdata);
         return o;
     }();
-    static fi_ops_atomic atomic_ops = [] {
-        fi_ops_atomic o{};
-        o.size = sizeof(o);
-        set_enosys(o.write);
-        set_enosys(o.writev);
-        set_enosys(o.writemsg);
-        set_enosys(o.inject);
-        set_enosys(o.readwrite);
-        set_enosys(o.readwritev);
-        set_enosys(o.readwritemsg);
-        set_enosys(o.compwrite);
-        set_enosys(o.compwritev);
-        set_enosys(o.compwritemsg);
-        set_enosys(o.writevalid);
-        set_enosys(o.readwritevalid);
-        set_enosys(o.compwritevalid);
-        return o;
-    }();
+    static fi_ops_atomic atomic_table = atomic_ops();
     static fi_ops_collective collective_ops = [] {
         fi_ops_collective o{};
         o.size = sizeof(o);
@@ -589,6 +658,13 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     if (ep == nullptr) return -FI_ENOMEM;
     ep->domain = self<domain_obj>(d);
     ep->caps = info->caps;
+    // FI_EP_DGRAM: UET's unreliable datagrams, one packet per message, never ordered.
+    ep->mode =
+        type == FI_EP_DGRAM ? uet::delivery::uud : endpoint_mode(ep->domain->fabric->cfg, info);
+    if ((msg_order(info) & FI_ORDER_SAS) && ep->mode != uet::delivery::rod) {
+        delete ep;
+        return -FI_EINVAL;  // FI_UET_MODE says unordered, or datagrams
+    }
     if (info->tx_attr != nullptr) {
         ep->tx_op_flags = info->tx_attr->op_flags;
         if (info->tx_attr->size != 0) ep->tx_size = std::min(info->tx_attr->size, max_queue_size);
@@ -604,7 +680,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     ep->fid.msg = &msg_ops;
     ep->fid.rma = &rma_ops;
     ep->fid.tagged = &tagged_ops;
-    ep->fid.atomic = &atomic_ops;
+    ep->fid.atomic = &atomic_table;
     ep->fid.collective = &collective_ops;
     ++ep->domain->refs;
     *out = &ep->fid;

@@ -15,13 +15,19 @@ namespace {
 
 void cleanup() {}
 
-constexpr std::uint64_t supported_caps =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
-// RMA addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by uet's keys
-// (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 and later).
-constexpr std::uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+constexpr std::uint64_t supported_caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+                                         FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+// RMA and atomic addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by
+// uet's keys (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 on).
+constexpr std::uint64_t rma_caps =
+    FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
-std::uint64_t offered_caps(std::uint32_t version, const fi_info* hints) {
+// FI_EP_DGRAM (UUD underneath): untagged and tagged messages of one packet each.
+constexpr std::uint64_t dgram_caps =
+    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+
+std::uint64_t offered_caps(std::uint32_t version, const fi_info* hints, fi_ep_type type) {
+    if (type == FI_EP_DGRAM) return dgram_caps;
     if (!FI_VERSION_GE(version, FI_VERSION(1, 5))) return supported_caps;
     if (hints != nullptr && hints->domain_attr != nullptr &&
         !(hints->domain_attr->mr_mode & FI_MR_PROV_KEY))
@@ -133,17 +139,23 @@ int refuse(const char* why) {
     return -FI_ENODATA;
 }
 
-// Whether the hints ask for nothing this provider cannot do; why not in `why`.
-const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg) {
+// Why an endpoint of this type cannot meet the hints; nullptr when it can.
+const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg, fi_ep_type type) {
     if (hints == nullptr) return nullptr;
-    if (hints->caps & ~offered_caps(version, hints))
-        return "hints ask for capabilities uet does not offer (FI_RMA needs FI_MR_PROV_KEY)";
+    if (const std::uint64_t extra = hints->caps & ~offered_caps(version, hints, type)) {
+        FI_INFO(&provider, FI_LOG_CORE, "uet: %s: not offered: %s\n",
+                type == FI_EP_DGRAM ? "FI_EP_DGRAM" : "FI_EP_RDM", fi_tostr(&extra, FI_TYPE_CAPS));
+        return type == FI_EP_DGRAM ? "FI_EP_DGRAM: messages only"
+                                   : "hints ask for capabilities uet does not offer (FI_RMA and "
+                                     "FI_ATOMIC need FI_MR_PROV_KEY)";
+    }
     if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_SOCKADDR_IN &&
         hints->addr_format != FI_SOCKADDR)
         return "addresses are FI_SOCKADDR_IN";
     if (const fi_ep_attr* ep = hints->ep_attr) {
-        if (ep->type != FI_EP_UNSPEC && ep->type != FI_EP_RDM) return "FI_EP_RDM only";
-        if (ep->max_msg_size > (std::size_t{1} << 31)) return "max_msg_size above 2 GiB";
+        if (ep->max_msg_size > max_msg_size(cfg, type))
+            return type == FI_EP_DGRAM ? "FI_EP_DGRAM: max_msg_size above one packet (FI_UET_MTU)"
+                                       : "max_msg_size above 2 GiB";
         if (ep->tx_ctx_cnt > 1 || ep->rx_ctx_cnt > 1) return "one transmit and receive context";
     }
     if (const fi_domain_attr* d = hints->domain_attr) {
@@ -154,17 +166,18 @@ const char* unmet(std::uint32_t version, const fi_info* hints, const config& cfg
             return "FI_PROGRESS_MANUAL only";
         if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP)
             return "FI_AV_TABLE or FI_AV_MAP";
-        if (d->cq_data_size > 0) return "no remote CQ data with messages";
     }
     if (const fi_fabric_attr* f = hints->fabric_attr) {
         if (f->prov_name != nullptr && strcasecmp(f->prov_name, provider.name) != 0)
             return "another provider";
         if (f->name != nullptr && fabric_name(cfg) != f->name) return "another fabric name";
     }
+    const std::uint64_t order = msg_order(hints);
+    if (order & ~std::uint64_t{FI_ORDER_SAS}) return "message order: FI_ORDER_SAS only";
+    if (order != 0 && type == FI_EP_DGRAM) return "FI_EP_DGRAM: no message order";
+    if (order != 0 && cfg.mode_set && cfg.mode != uet::delivery::rod)
+        return "message order: FI_UET_MODE is not rod";
     if (const fi_tx_attr* tx = hints->tx_attr) {
-        if (tx->msg_order & ~std::uint64_t{FI_ORDER_SAS} ||
-            (tx->msg_order != 0 && cfg.mode != uet::delivery::rod))
-            return "message order: FI_ORDER_SAS with FI_UET_MODE=rod only";
         if (tx->iov_limit > 1) return "one iov per operation";
         if (tx->inject_size > 256) return "inject_size above 256";
     }
@@ -233,8 +246,10 @@ config read_config() {
     }
     if (fi_param_get_bool(&provider, "answers_in_acks", &n) == FI_SUCCESS)
         c.answers_in_acks = n != 0;
-    if (const std::string m = get_str("mode"); !m.empty() && !pick(m, modes, c.mode))
-        c.error = "FI_UET_MODE must be rud, rod or rudi";
+    if (const std::string m = get_str("mode"); !m.empty()) {
+        c.mode_set = true;
+        if (!pick(m, modes, c.mode)) c.error = "FI_UET_MODE must be rud, rod or rudi";
+    }
     if (const std::string v = get_str("cc"); !v.empty() && !pick(v, ccs, c.cc))
         c.error = "FI_UET_CC must be nscc, rccc or none";
     if (const std::string v = get_str("lb"); !v.empty() && !pick(v, lbs, c.lb))
@@ -256,6 +271,16 @@ std::string fabric_name(const config& c) {
     if (d.starts_with("net_")) return "uet-dpdk";
     if (d.find(':') != std::string::npos) return "uet-pci";
     return "uet-af_packet";  // a Linux interface name
+}
+
+uet::delivery endpoint_mode(const config& c, const fi_info* info) {
+    if (c.mode_set || info == nullptr) return c.mode;
+    return (msg_order(info) & FI_ORDER_SAS) ? uet::delivery::rod : c.mode;
+}
+
+std::uint64_t msg_order(const fi_info* info) {
+    return (info->tx_attr ? info->tx_attr->msg_order : 0) |
+           (info->rx_attr ? info->rx_attr->msg_order : 0);
 }
 
 std::string domain_name(const config& c) {
@@ -305,43 +330,44 @@ int to_fi_errno(std::error_code ec) noexcept {
     return -FI_EOTHER;
 }
 
-int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
-            const fi_info* hints, fi_info** info) {
-    const config cfg = read_config();
-    if (!cfg.error.empty()) {
-        FI_WARN(&provider, FI_LOG_CORE, "uet: %s\n", cfg.error.c_str());
-        return -FI_ENODATA;
-    }
-    if (const char* why = unmet(version, hints, cfg)) return refuse(why);
-    std::uint32_t node_ip = 0;
-    std::uint16_t node_port = 0;
-    const bool has_node = parse_node(node, service, node_ip, node_port);
-    if (node != nullptr && !has_node) return refuse("node is not an IPv4 address");
-    if (hints != nullptr && hints->dest_addr != nullptr &&
-        (hints->dest_addrlen < sizeof(sockaddr_in) ||
-         static_cast<const sockaddr*>(hints->dest_addr)->sa_family != AF_INET))
-        return refuse("dest_addr is not a sockaddr_in");
+namespace {
 
+// Where the application wants to be (FI_SOURCE) or to reach: node and service, or the hints.
+struct node_addr {
+    bool has_node = false;
+    std::uint32_t ip = 0;
+    std::uint16_t port = 0;
+};
+
+// One fi_info for an endpoint of this type that meets the hints (unmet() said so).
+fi_info* make_info(std::uint32_t version, const node_addr& n, std::uint64_t flags,
+                   const fi_info* hints, const config& cfg, fi_ep_type type) {
     fi_info* fi = fi_allocinfo();
-    if (fi == nullptr) return -FI_ENOMEM;
-    fi->caps = hints != nullptr && hints->caps != 0 ? hints->caps : offered_caps(version, hints);
+    if (fi == nullptr) return nullptr;
+    const bool dgram = type == FI_EP_DGRAM;
+    fi->caps =
+        hints != nullptr && hints->caps != 0 ? hints->caps : offered_caps(version, hints, type);
     if (!(fi->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM))) fi->caps |= FI_LOCAL_COMM | FI_REMOTE_COMM;
     fi->mode = 0;
     fi->addr_format = FI_SOCKADDR_IN;
-    fi->ep_attr->type = FI_EP_RDM;
+    fi->ep_attr->type = type;
     fi->ep_attr->protocol = FI_PROTO_UNSPEC;
     fi->ep_attr->protocol_version = 1;
-    fi->ep_attr->max_msg_size = std::size_t{1} << 31;
+    fi->ep_attr->max_msg_size = max_msg_size(cfg, type);
     fi->ep_attr->tx_ctx_cnt = 1;
     fi->ep_attr->rx_ctx_cnt = 1;
-    const std::uint64_t order = cfg.mode == uet::delivery::rod ? FI_ORDER_SAS : FI_ORDER_NONE;
+    // uet matches all 64 bits of a tag. This is libfabric's FI_TAG_GENERIC (its internal
+    // headers only): Open MPI counts the leading zero bits as bits it may not use.
+    fi->ep_attr->mem_tag_format = 0xaaaa'aaaa'aaaa'aaaaULL;
+    const std::uint64_t order =
+        !dgram && endpoint_mode(cfg, hints) == uet::delivery::rod ? FI_ORDER_SAS : FI_ORDER_NONE;
     fi->tx_attr->caps = fi->caps;
     fi->tx_attr->msg_order = order;
     fi->tx_attr->comp_order = FI_ORDER_NONE;
-    fi->tx_attr->inject_size = 256;
+    fi->tx_attr->inject_size = std::min<std::size_t>(256, fi->ep_attr->max_msg_size);
     fi->tx_attr->size = 1024;
     fi->tx_attr->iov_limit = 1;
-    fi->tx_attr->rma_iov_limit = 1;
+    fi->tx_attr->rma_iov_limit = dgram ? 0 : 1;
     fi->tx_attr->op_flags = hints != nullptr && hints->tx_attr ? hints->tx_attr->op_flags : 0;
     fi->rx_attr->caps = fi->caps;
     fi->rx_attr->msg_order = order;
@@ -358,8 +384,12 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
         hints != nullptr && hints->domain_attr ? hints->domain_attr->av_type : FI_AV_UNSPEC;
     fi->domain_attr->mr_mode = (fi->caps & rma_caps) ? FI_MR_PROV_KEY : 0;
     fi->domain_attr->mr_key_size = sizeof(std::uint64_t);
+    // No remote CQ data (the capability FI_REMOTE_CQ_DATA is refused). A cq_data_size in the
+    // hints without it is answered with 0 rather than refused: Open MPI's mtl ofi asks for 4
+    // bytes and, given less, carries the source rank in the tag instead.
     fi->domain_attr->cq_data_size = 0;
     fi->domain_attr->cq_cnt = 64;
+    fi->domain_attr->cntr_cnt = 64;
     fi->domain_attr->ep_cnt = cfg.provider == "dpdk" ? 1 : 256;
     fi->domain_attr->tx_ctx_cnt = fi->domain_attr->ep_cnt;
     fi->domain_attr->rx_ctx_cnt = fi->domain_attr->ep_cnt;
@@ -372,17 +402,17 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
     // libfabric itself names the provider (fabric_attr->prov_name).
     if (fi->domain_attr->name == nullptr || fi->fabric_attr->name == nullptr) {
         fi_freeinfo(fi);
-        return -FI_ENOMEM;
+        return nullptr;
     }
     // Where the endpoint will be: dpdk knows from FI_UET_ADDRESS; the pipe numbers its
     // endpoints as they open.
-    if (cfg.provider == "dpdk" || (has_node && (flags & FI_SOURCE))) {
-        const std::uint32_t ip = has_node && (flags & FI_SOURCE) ? node_ip : configured_ip(cfg);
-        fi->src_addr = new_sockaddr(ip, has_node && (flags & FI_SOURCE) ? node_port : 4793);
+    const bool source = n.has_node && (flags & FI_SOURCE);
+    if (cfg.provider == "dpdk" || source) {
+        fi->src_addr = new_sockaddr(source ? n.ip : configured_ip(cfg), source ? n.port : 4793);
         fi->src_addrlen = sizeof(sockaddr_in);
     }
-    if (has_node && !(flags & FI_SOURCE)) {
-        fi->dest_addr = new_sockaddr(node_ip, node_port);
+    if (n.has_node && !(flags & FI_SOURCE)) {
+        fi->dest_addr = new_sockaddr(n.ip, n.port);
         fi->dest_addrlen = sizeof(sockaddr_in);
     } else if (hints != nullptr && hints->dest_addr != nullptr) {
         fi->dest_addr = std::calloc(1, sizeof(sockaddr_in));
@@ -390,7 +420,65 @@ int getinfo(std::uint32_t version, const char* node, const char* service, std::u
             std::memcpy(fi->dest_addr, hints->dest_addr, sizeof(sockaddr_in));
         fi->dest_addrlen = sizeof(sockaddr_in);
     }
-    *info = fi;
+    return fi;
+}
+
+}  // namespace
+
+std::uint32_t fabric_mtu(const config& c) {
+    if (c.mtu != 0) return c.mtu;
+    return c.provider == "dpdk" ? uet::largest_dpdk_mtu(1500) : uet::fabric_attr{}.mtu;
+}
+
+std::size_t max_msg_size(const config& c, fi_ep_type type) {
+    return type == FI_EP_DGRAM ? fabric_mtu(c) : std::size_t{1} << 31;
+}
+
+// The getinfo flag with which libfabric's utility providers (ofi_rxd, ofi_rxm) ask for a core
+// provider to layer over (OFI_CORE_PROV_ONLY in libfabric's internal ofi_util.h, 1.5 on).
+constexpr std::uint64_t core_provider_only = 1ULL << 59;
+
+int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
+            const fi_info* hints, fi_info** info) {
+    // uet has reliable endpoints of its own: ofi_rxd's reliability over its datagrams would only
+    // stand in their way (Open MPI, told to include "uet", takes "uet;ofi_rxd", listed first).
+    if (flags & core_provider_only) return refuse("no utility provider over uet");
+    const config cfg = read_config();
+    if (!cfg.error.empty()) {
+        FI_WARN(&provider, FI_LOG_CORE, "uet: %s\n", cfg.error.c_str());
+        return -FI_ENODATA;
+    }
+    node_addr n;
+    n.has_node = parse_node(node, service, n.ip, n.port);
+    if (node != nullptr && !n.has_node) return refuse("node is not an IPv4 address");
+    if (hints != nullptr && hints->dest_addr != nullptr &&
+        (hints->dest_addrlen < sizeof(sockaddr_in) ||
+         static_cast<const sockaddr*>(hints->dest_addr)->sa_family != AF_INET))
+        return refuse("dest_addr is not a sockaddr_in");
+    // FI_EP_RDM first (the richer), then FI_EP_DGRAM, each where the hints allow it.
+    const fi_ep_type asked =
+        hints != nullptr && hints->ep_attr != nullptr ? hints->ep_attr->type : FI_EP_UNSPEC;
+    if (asked != FI_EP_UNSPEC && asked != FI_EP_RDM && asked != FI_EP_DGRAM)
+        return refuse("FI_EP_RDM and FI_EP_DGRAM only");
+    fi_info* head = nullptr;
+    fi_info** tail = &head;
+    const char* why = nullptr;
+    for (const fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+        if (asked != FI_EP_UNSPEC && asked != type) continue;
+        if (const char* no = unmet(version, hints, cfg, type)) {
+            if (why == nullptr) why = no;
+            continue;
+        }
+        fi_info* fi = make_info(version, n, flags, hints, cfg, type);
+        if (fi == nullptr) {
+            fi_freeinfo(head);
+            return -FI_ENOMEM;
+        }
+        *tail = fi;
+        tail = &fi->next;
+    }
+    if (head == nullptr) return refuse(why);
+    *info = head;
     return 0;
 }
 

@@ -40,14 +40,12 @@ int open_uet_fabric(const config& c, std::shared_ptr<uet::fabric>& out) {
     uet::fabric_attr fa;
     fa.provider = c.provider;
     fa.capture_file = c.capture;
+    fa.mtu = fabric_mtu(c);
     if (c.provider == "dpdk") {
-        fa.mtu = c.mtu != 0 ? c.mtu : uet::largest_dpdk_mtu(1500);
         fa.dpdk.device = c.device;
         fa.dpdk.address = c.address;
         fa.dpdk.eal_args = c.eal_args;
         fa.dpdk.busy_poll = c.busy_poll;
-    } else if (c.mtu != 0) {
-        fa.mtu = c.mtu;
     }
     auto fab = uet::fabric::open(fa);
     if (!fab) {
@@ -185,11 +183,11 @@ int domain_open(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
         fi_ops_domain o{};
         o.size = sizeof(o);
         set_enosys(o.scalable_ep);
-        set_enosys(o.cntr_open);
+        o.cntr_open = cntr_open;
         set_enosys(o.poll_open);
         set_enosys(o.stx_ctx);
         set_enosys(o.srx_ctx);
-        set_enosys(o.query_atomic);
+        o.query_atomic = query_atomic;
         set_enosys(o.query_collective);
         set_enosys(o.endpoint2);
         o.av_open = av_open;
@@ -237,7 +235,8 @@ std::size_t entry_size(fi_cq_format f) {
     }
 }
 
-ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
+// Up to count successful entries; with src, each one's source (FI_SOURCE) too.
+ssize_t read_entries(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src) {
     auto* cq = self<cq_obj>(f);
     if (cq->count == 0) cq->progress();
     if (cq->count == 0) return -FI_EAGAIN;
@@ -247,6 +246,7 @@ ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
     std::size_t n = 0;
     while (n < count && cq->count > 0 && cq->ring[cq->head].err == 0) {
         std::memcpy(out + n * size, &cq->ring[cq->head].e, size);
+        if (src != nullptr) src[n] = cq->ring[cq->head].src;
         cq->head = (cq->head + 1) % cq->ring.size();
         --cq->count;
         ++n;
@@ -254,11 +254,12 @@ ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
     return static_cast<ssize_t>(n);
 }
 
+ssize_t cq_read(fid_cq* f, void* buf, std::size_t count) {
+    return read_entries(f, buf, count, nullptr);
+}
+
 ssize_t cq_readfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src) {
-    const ssize_t n = cq_read(f, buf, count);
-    for (ssize_t i = 0; src != nullptr && i < n; ++i)
-        src[i] = FI_ADDR_NOTAVAIL;
-    return n;
+    return read_entries(f, buf, count, src);
 }
 
 ssize_t cq_readerr(fid_cq* f, fi_cq_err_entry* out, std::uint64_t) {
@@ -290,21 +291,18 @@ ssize_t cq_readerr(fid_cq* f, fi_cq_err_entry* out, std::uint64_t) {
     return 1;
 }
 
-ssize_t cq_sread(fid_cq* f, void* buf, std::size_t count, const void*, int timeout) {
+ssize_t cq_sreadfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src, const void*,
+                     int timeout) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
     for (;;) {
-        const ssize_t n = cq_read(f, buf, count);
+        const ssize_t n = read_entries(f, buf, count, src);
         if (n != -FI_EAGAIN) return n;
         if (timeout >= 0 && std::chrono::steady_clock::now() >= end) return -FI_EAGAIN;
     }
 }
 
-ssize_t cq_sreadfrom(fid_cq* f, void* buf, std::size_t count, fi_addr_t* src, const void* cond,
-                     int timeout) {
-    const ssize_t n = cq_sread(f, buf, count, cond, timeout);
-    for (ssize_t i = 0; src != nullptr && i < n; ++i)
-        src[i] = FI_ADDR_NOTAVAIL;
-    return n;
+ssize_t cq_sread(fid_cq* f, void* buf, std::size_t count, const void* cond, int timeout) {
+    return cq_sreadfrom(f, buf, count, nullptr, cond, timeout);
 }
 
 const char* cq_strerror(fid_cq*, int prov_errno, const void* err_data, char* buf, std::size_t len) {
@@ -346,6 +344,7 @@ int av_insert(fid_av* f, const void* addr, std::size_t count, fi_addr_t* fi_addr
                 } else {
                     out = av->table.size();
                     av->table.push_back(*p);
+                    av->remember(*p, out);
                 }
                 ++inserted;
             }
@@ -369,8 +368,9 @@ int av_insertsvc(fid_av* f, const char* node, const char* service, fi_addr_t* fi
 int av_remove(fid_av* f, fi_addr_t* fi_addr, std::size_t count, std::uint64_t) {
     auto* av = self<av_obj>(f);
     for (std::size_t i = 0; i < count; ++i) {
-        if (av->type == FI_AV_TABLE && fi_addr[i] < av->table.size())
-            av->table[fi_addr[i]] = uet::any_peer;  // the index names nothing any more
+        if (av->type != FI_AV_TABLE || fi_addr[i] >= av->table.size()) continue;
+        av->forget(av->table[fi_addr[i]], fi_addr[i]);
+        av->table[fi_addr[i]] = uet::any_peer;  // the index names nothing any more
     }
     return 0;
 }
@@ -403,6 +403,56 @@ const char* av_straddr(fid_av*, const void* addr, char* buf, std::size_t* len) {
     return buf;
 }
 
+// ---- counters: completions and errors of the operations bound to them ----
+
+int cntr_close(fid* f) {
+    auto* c = self<cntr_obj>(f);
+    if (!c->eps.empty()) return -FI_EBUSY;
+    --c->domain->refs;
+    delete c;
+    return 0;
+}
+
+std::uint64_t cntr_read(fid_cntr* f) {
+    auto* c = self<cntr_obj>(f);
+    c->progress();
+    return c->value;
+}
+std::uint64_t cntr_readerr(fid_cntr* f) {
+    auto* c = self<cntr_obj>(f);
+    c->progress();
+    return c->errors;
+}
+int cntr_add(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->value += v;
+    return 0;
+}
+int cntr_set(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->value = v;
+    return 0;
+}
+int cntr_adderr(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->errors += v;
+    return 0;
+}
+int cntr_seterr(fid_cntr* f, std::uint64_t v) {
+    self<cntr_obj>(f)->errors = v;
+    return 0;
+}
+// Progresses until the count reaches threshold (0), an error is counted (-FI_EAVAIL) or
+// timeout milliseconds pass (-FI_ETIMEDOUT; a negative timeout waits for ever).
+int cntr_wait(fid_cntr* f, std::uint64_t threshold, int timeout) {
+    auto* c = self<cntr_obj>(f);
+    const std::uint64_t errors = c->errors;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+    for (;;) {
+        c->progress();
+        if (c->value >= threshold) return 0;
+        if (c->errors != errors) return -FI_EAVAIL;
+        if (timeout >= 0 && std::chrono::steady_clock::now() >= end) return -FI_ETIMEDOUT;
+    }
+}
+
 int av_close(fid* f) {
     auto* av = self<av_obj>(f);
     if (av->refs > 0) return -FI_EBUSY;
@@ -423,6 +473,69 @@ bool av_obj::peer(fi_addr_t addr, uet::peer_addr& out) const noexcept {
     return true;
 }
 
+fi_addr_t av_obj::fi_addr_of(uet::peer_addr p) const noexcept {
+    if (p == uet::any_peer) return FI_ADDR_NOTAVAIL;
+    if (type == FI_AV_MAP) return static_cast<fi_addr_t>(p);
+    const auto i = static_cast<std::uint64_t>(p);
+    return i < index_of.size() ? index_of[i] : FI_ADDR_NOTAVAIL;
+}
+
+void av_obj::remember(uet::peer_addr p, fi_addr_t index) {
+    const auto i = static_cast<std::uint64_t>(p);
+    if (i >= max_reverse) return;  // not expected: uet's handles count from 0
+    if (i >= index_of.size()) index_of.resize(i + 1, FI_ADDR_NOTAVAIL);
+    if (index_of[i] == FI_ADDR_NOTAVAIL) index_of[i] = index;
+}
+
+void av_obj::forget(uet::peer_addr p, fi_addr_t index) noexcept {
+    const auto i = static_cast<std::uint64_t>(p);
+    if (i < index_of.size() && index_of[i] == index) index_of[i] = FI_ADDR_NOTAVAIL;
+}
+
+namespace {
+
+// What reading a CQ or counter does: progress the endpoints bound to it, or the domain.
+void progress_bound(domain_obj* domain, const std::vector<ep_obj*>& eps) {
+    if (eps.empty()) {
+        domain->dom.progress();
+        return;
+    }
+    for (ep_obj* ep : eps)
+        ep->progress();
+}
+
+}  // namespace
+
+void cntr_obj::progress() {
+    progress_bound(domain, eps);
+}
+
+int cntr_open(fid_domain* d, fi_cntr_attr* attr, fid_cntr** out, void* context) {
+    if (attr != nullptr) {
+        if (attr->events != FI_CNTR_EVENTS_COMP) return -FI_ENOSYS;
+        if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) return -FI_ENOSYS;
+        if (attr->flags != 0) return -FI_EBADFLAGS;
+    }
+    static fi_ops ops = base_ops(cntr_close);
+    static fi_ops_cntr cntr_ops = {
+        .size = sizeof(fi_ops_cntr),
+        .read = cntr_read,
+        .readerr = cntr_readerr,
+        .add = cntr_add,
+        .set = cntr_set,
+        .wait = cntr_wait,
+        .adderr = cntr_adderr,
+        .seterr = cntr_seterr,
+    };
+    auto* c = new_obj<cntr_obj>(FI_CLASS_CNTR, context, &ops);
+    if (c == nullptr) return -FI_ENOMEM;
+    c->domain = self<domain_obj>(d);
+    c->fid.ops = &cntr_ops;
+    ++c->domain->refs;
+    *out = &c->fid;
+    return 0;
+}
+
 void cq_obj::push(cq_entry&& entry) {
     if (count == ring.size()) {
         std::vector<cq_entry> bigger(std::max<std::size_t>(64, ring.size() * 2));
@@ -436,12 +549,7 @@ void cq_obj::push(cq_entry&& entry) {
 }
 
 void cq_obj::progress() {
-    if (eps.empty()) {
-        domain->dom.progress();
-        return;
-    }
-    for (ep_obj* ep : eps)
-        ep->progress();
+    progress_bound(domain, eps);
 }
 
 int cq_open(fid_domain* d, fi_cq_attr* attr, fid_cq** out, void* context) {

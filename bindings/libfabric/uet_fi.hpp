@@ -6,6 +6,7 @@
 #pragma once
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -40,6 +41,7 @@ struct config {
     std::uint32_t mtu = 0;          // FI_UET_MTU: 0, the provider's default
     std::uint32_t job = 1;          // FI_UET_JOB
     uet::delivery mode = uet::delivery::rud;
+    bool mode_set = false;  // FI_UET_MODE given: else rod for applications that ask FI_ORDER_SAS
     uet::congestion_control cc = uet::congestion_control::nscc;
     uet::path_policy lb = uet::path_policy::reps;
     bool busy_poll = false;
@@ -58,6 +60,15 @@ void define_params();
 config read_config();
 std::string fabric_name(const config& c);  // "uet-pipe", "uet-memif", "uet-af_packet", ...
 std::string domain_name(const config& c);  // "pipe", or the device up to its first comma
+// The delivery mode of an RDM endpoint opened with info (or offered for hints): FI_UET_MODE when
+// given, else rod when the application asks for FI_ORDER_SAS (MPI does), else rud.
+uet::delivery endpoint_mode(const config& c, const fi_info* info);
+// SES payload bytes per packet (FI_UET_MTU, else the provider's default).
+std::uint32_t fabric_mtu(const config& c);
+// An endpoint's largest message: 2 GiB on FI_EP_RDM, one packet on FI_EP_DGRAM.
+std::size_t max_msg_size(const config& c, fi_ep_type type);
+// The message order info asks for or has: its transmit and receive msg_order together.
+std::uint64_t msg_order(const fi_info* info);
 
 int getinfo(std::uint32_t version, const char* node, const char* service, std::uint64_t flags,
             const fi_info* hints, fi_info** info);
@@ -89,6 +100,7 @@ fi_ops base_ops(int (*close)(fid*), int (*bind)(fid*, fid*, std::uint64_t) = nul
 struct fabric_obj;
 struct domain_obj;
 struct cq_obj;
+struct cntr_obj;
 struct av_obj;
 struct ep_obj;
 
@@ -124,6 +136,7 @@ struct cq_entry {
     int prov_errno = 0;
     std::size_t olen = 0;
     std::string detail;
+    fi_addr_t src = FI_ADDR_NOTAVAIL;  // FI_SOURCE: the sender, where the AV names it
 };
 
 struct cq_obj {
@@ -140,15 +153,32 @@ struct cq_obj {
     void progress();
 };
 
+// A counter (fi_cntr): the completions and errors of the endpoint operations bound to it.
+struct cntr_obj {
+    fid_cntr fid{};
+    domain_obj* domain = nullptr;
+    std::uint64_t value = 0, errors = 0;
+    std::vector<ep_obj*> eps;  // bound endpoints: reading or waiting progresses them
+    void progress();
+};
+
 struct av_obj {
     fid_av fid{};
     domain_obj* domain = nullptr;
     fi_av_type type = FI_AV_TABLE;
     uet::address_vector av;
     std::vector<uet::peer_addr> table;  // FI_AV_TABLE: fi_addr is the index
-    int refs = 0;                       // bound endpoints
+    // FI_AV_TABLE: the first index naming each uet peer (indexed by the handle's value), for
+    // FI_SOURCE; FI_ADDR_NOTAVAIL where none does.
+    std::vector<fi_addr_t> index_of;
+    static constexpr std::uint64_t max_reverse = 1u << 24;
+    int refs = 0;  // bound endpoints
     // The uet peer of fi_addr, or nullopt when it names none.
     bool peer(fi_addr_t addr, uet::peer_addr& out) const noexcept;
+    // The fi_addr that names a uet peer (a completion's source); FI_ADDR_NOTAVAIL if none.
+    fi_addr_t fi_addr_of(uet::peer_addr p) const noexcept;
+    void remember(uet::peer_addr p, fi_addr_t index);
+    void forget(uet::peer_addr p, fi_addr_t index) noexcept;
 };
 
 struct ep_obj {
@@ -159,7 +189,15 @@ struct ep_obj {
     std::size_t tx_size = 1024, rx_size = 1024, inject_size = 256;
     cq_obj* tx_cq = nullptr;
     cq_obj* rx_cq = nullptr;
+    // Counters bound with FI_SEND, FI_RECV, FI_READ (reads, fetching atomics) and FI_WRITE
+    // (writes, other atomics).
+    cntr_obj* send_cntr = nullptr;
+    cntr_obj* recv_cntr = nullptr;
+    cntr_obj* read_cntr = nullptr;
+    cntr_obj* write_cntr = nullptr;
     bool tx_selective = false;  // FI_SELECTIVE_COMPLETION on the transmit queue
+    bool rx_selective = false;  // ... on the receive queue: receives must ask FI_COMPLETION
+    uet::delivery mode = uet::delivery::rud;  // endpoint_mode() of its fi_info
     av_obj* av = nullptr;
     uet::completion_queue cq;
     uet::endpoint ep;
@@ -173,9 +211,17 @@ struct ep_obj {
     struct inject_slot {
         void* context = nullptr;
         std::vector<std::byte> data;
+        bool quiet = false;  // an fi_inject counted by a counter: no CQ entry
     };
     std::vector<inject_slot> slots;
     std::vector<inject_slot*> free_slots;
+    // An operation that wants no CQ entry but is counted: uet must complete it (to count it),
+    // so it gets one of these as its context, and its entry is dropped unless it failed.
+    struct quiet_op {
+        void* context = nullptr;
+    };
+    std::vector<quiet_op> quiet;
+    std::vector<quiet_op*> free_quiet;
 
     std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
     bool received = false;        // the current progress() delivered a receive completion
@@ -186,8 +232,31 @@ struct ep_obj {
 };
 
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
+// What uet is given as an operation's context: never nullptr, which uet's completions give to
+// injects (a failed inject's entry, which libfabric never delivers: fi_inject has no
+// completion, and Open MPI reads an error entry's context without looking). ep_obj::deliver
+// gives the application its nullptr back.
+inline char null_context_tag;
+inline void* op_context(void* context) noexcept {
+    return context != nullptr ? context : &null_context_tag;
+}
+// A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
+ssize_t posted(ep_obj* ep, std::error_code ec);
+// Whether a send posted with these flags ends in a completion: fi_inject never does; others
+// unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
+bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call);
+// FI_ATOMIC (atomic.cpp): the endpoint's atomic operations and fi_query_atomic.
+fi_ops_atomic atomic_ops();
+int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr,
+                 std::uint64_t flags);
 int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
 int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
+int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);
+// The context uet gets for an operation without a CQ entry that counter c (nullptr: none)
+// counts: a quiet_op when c is set (nullptr if none is free), else the operation's own.
+void* counted_context(ep_obj* ep, cntr_obj* c, void* context);
+// posted() of an operation given ctx: a quiet_op it held goes back when the post failed.
+ssize_t posted_counted(ep_obj* ep, std::error_code ec, void* ctx);
 
 template <class Obj, class Fid>
 Obj* self(Fid* f) noexcept {

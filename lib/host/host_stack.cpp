@@ -7,6 +7,7 @@
 #include "host/icmp.hpp"
 #include "wire/bytes.hpp"
 #include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
 
 namespace uet::host {
 
@@ -76,8 +77,8 @@ host_stack::host_stack(const host_config& cfg, frame_handler& inner)
       inner_(inner),
       neighbors_(cfg.iface, cfg.neighbors),
       max_frame_(cfg.neighbors.max_frame),
-      icmp_bytes_(std::max<std::size_t>(cfg.icmp_slots, 1) * cfg.neighbors.max_frame),
-      icmp_len_(std::max<std::size_t>(cfg.icmp_slots, 1)),
+      icmp_(cfg.icmp_slots, cfg.neighbors.max_frame),
+      loop_(cfg.loopback_slots, cfg.neighbors.max_frame),
       scratch_(cfg.neighbors.max_frame),
       joined_(cfg.neighbors.max_frame) {}
 
@@ -204,27 +205,47 @@ void host_stack::receive_icmp(std::span<const std::uint8_t> frame) noexcept {
     if (echo.type != icmp_echo_request || !cfg_.answer_ping) {
         return drop(host_drop::icmp_not_echo_request);
     }
-    if (icmp_count_ == icmp_len_.size()) return drop(host_drop::icmp_queue_full);
-    const std::size_t slot = (icmp_head_ + icmp_count_) % icmp_len_.size();
-    const std::span<std::uint8_t> out(&icmp_bytes_[slot * max_frame_], max_frame_);
-    const std::size_t n = build_echo_reply_frame(ip, echo, cfg_.iface.mac, cfg_.iface.ip, out);
+    if (icmp_.full()) return drop(host_drop::icmp_queue_full);
+    const std::size_t n =
+        build_echo_reply_frame(ip, echo, cfg_.iface.mac, cfg_.iface.ip, icmp_.room());
     if (n == 0) return drop(host_drop::icmp_too_large);
-    icmp_len_[slot] = static_cast<std::uint32_t>(n);
-    ++icmp_count_;
+    icmp_.push(n);
+}
+
+host_stack::frame_ring::frame_ring(std::size_t slots, std::size_t max_frame)
+    : max_frame(max_frame),
+      bytes(std::max<std::size_t>(slots, 1) * max_frame),
+      len(std::max<std::size_t>(slots, 1)) {}
+
+std::span<std::uint8_t> host_stack::frame_ring::room() noexcept {
+    return {&bytes[(head + count) % len.size() * max_frame], max_frame};
+}
+
+void host_stack::frame_ring::push(std::size_t length) noexcept {
+    len[(head + count) % len.size()] = static_cast<std::uint32_t>(length);
+    ++count;
+}
+
+std::span<const std::uint8_t> host_stack::frame_ring::front() const noexcept {
+    return {&bytes[head * max_frame], len[head]};
+}
+
+void host_stack::frame_ring::pop() noexcept {
+    head = (head + 1) % len.size();
+    --count;
 }
 
 // ARP and echo replies, due ARP requests and frames released by resolution go first: they are
 // few, and the peer is waiting on them.
 std::size_t host_stack::emit_control(std::uint64_t now, std::span<tx_frame> frames) noexcept {
     std::size_t n = 0;
-    while (n < frames.size() && icmp_count_ > 0) {
-        const std::uint32_t len = icmp_len_[icmp_head_];
-        if (frames[n].buffer.size() < len) break;
-        std::memcpy(frames[n].buffer.data(), &icmp_bytes_[icmp_head_ * max_frame_], len);
+    while (n < frames.size() && icmp_.count > 0) {
+        const std::span<const std::uint8_t> reply = icmp_.front();
+        if (frames[n].buffer.size() < reply.size()) break;
+        std::memcpy(frames[n].buffer.data(), reply.data(), reply.size());
         frames[n].ext = {};
-        frames[n++].length = len;
-        icmp_head_ = (icmp_head_ + 1) % icmp_len_.size();
-        --icmp_count_;
+        frames[n++].length = reply.size();
+        icmp_.pop();
         ++stats_.echo_replies;
     }
     while (n < frames.size()) {
@@ -244,6 +265,10 @@ bool host_stack::address(tx_frame& f, std::uint64_t now, burst_route& last) noex
     if (c.cls == traffic_class::arp || c.cls == traffic_class::other_ethertype ||
         c.cls == traffic_class::runt) {
         drop(host_drop::tx_not_ipv4);
+        return false;
+    }
+    if (c.dst_ip == cfg_.iface.ip) {
+        loop_back(f, c);
         return false;
     }
     const std::uint32_t hop = neighbors_.next_hop(c.dst_ip);
@@ -293,7 +318,42 @@ bool host_stack::address_again(tx_frame& f, const burst_route& last) noexcept {
     return true;
 }
 
+void host_stack::loop_back(const tx_frame& f, const classification& c) noexcept {
+    const std::size_t length = f.length + f.ext.length;
+    if (loop_.full() || length > loop_.max_frame) {
+        ++stats_.loopback_dropped;
+        return;
+    }
+    std::uint8_t* b = loop_.room().data();
+    std::memcpy(b, f.buffer.data(), f.length);
+    if (f.ext.length != 0) std::memcpy(b + f.length, f.ext.data, f.ext.length);
+    std::memcpy(b, cfg_.iface.mac.octets.data(), 6);
+    std::memcpy(b + 6, cfg_.iface.mac.octets.data(), 6);
+    // What the port was to compute: the IPv4 header checksum here, and no UDP checksum (0,
+    // which IPv4 allows) rather than the pseudo-header sum the handler left for the NIC.
+    const std::size_t ip = c.l3_offset;
+    const std::size_t ihl = std::size_t{b[ip] & 0x0fu} * 4;
+    if (f.offload_ipv4_checksum && ip + ihl <= length) {
+        wire::store_be16(&b[ip + 10], 0);
+        wire::store_be16(&b[ip + 10], wire::internet_checksum(std::span(&b[ip], ihl)));
+    }
+    if (f.offload_udp_checksum && ip + ihl + 8 <= length) wire::store_be16(&b[ip + ihl + 6], 0);
+    loop_.push(length);
+}
+
+void host_stack::deliver_looped(std::uint64_t now) {
+    // Only the frames queued before this call: what answering them sends to ourselves again
+    // comes back on the next call.
+    for (std::size_t n = loop_.count; n > 0; --n) {
+        const std::span<const std::uint8_t> frame = loop_.front();
+        ++stats_.looped_back;
+        dispatch(frame, classify(frame, cfg_.steering), now);
+        loop_.pop();
+    }
+}
+
 std::size_t host_stack::on_transmit(std::uint64_t now, std::span<tx_frame> frames) {
+    if (loop_.count > 0) deliver_looped(now);
     std::size_t n = emit_control(now, frames);
     if (n == frames.size()) return n;
     const std::size_t produced = inner_.on_transmit(now, frames.subspan(n));
@@ -310,7 +370,7 @@ std::size_t host_stack::on_transmit(std::uint64_t now, std::span<tx_frame> frame
 }
 
 std::uint64_t host_stack::next_deadline() const {
-    if (icmp_count_ > 0) return 0;
+    if (icmp_.count > 0 || loop_.count > 0) return 0;
     return std::min(inner_.next_deadline(), neighbors_.next_deadline());
 }
 

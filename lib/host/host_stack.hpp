@@ -24,6 +24,10 @@ struct host_config {
     steering_config steering;
     bool answer_ping = true;
     std::size_t icmp_slots = 8;  // echo replies waiting for transmit
+    // Frames the inner handler sends to our own address (an endpoint talking to itself, as MPI
+    // ranks do) come back to it as received frames, as Linux's loopback route does: they never
+    // reach the port, where no host would answer for them. Slots of frames waiting to come back.
+    std::size_t loopback_slots = 64;
 };
 
 enum class host_drop : std::uint8_t {
@@ -51,6 +55,9 @@ struct host_stats {
     std::array<std::uint64_t, host_drop_count> drops{};
     steering_counters received;  // every frame by class, before any drop
     std::uint64_t to_inner = 0, from_inner = 0, held = 0, echo_replies = 0;
+    // Frames to our own address turned back to the inner handler, and those dropped because
+    // every loopback slot was taken (or, larger than max_frame, none could hold them).
+    std::uint64_t looped_back = 0, loopback_dropped = 0;
     std::uint64_t operator[](host_drop d) const noexcept {
         return drops[static_cast<std::size_t>(d)];
     }
@@ -78,6 +85,20 @@ class host_stack final : public frame_handler {
     const host_config& config() const noexcept { return cfg_; }
 
   private:
+    // Whole frames in preallocated slots of max_frame bytes, oldest first: echo replies waiting
+    // to go, frames to our own address waiting to come back.
+    struct frame_ring {
+        frame_ring(std::size_t slots, std::size_t max_frame);
+        bool full() const noexcept { return count == len.size(); }
+        std::span<std::uint8_t> room() noexcept;  // the slot push() fills
+        void push(std::size_t length) noexcept;
+        std::span<const std::uint8_t> front() const noexcept;
+        void pop() noexcept;
+        std::size_t max_frame;
+        std::vector<std::uint8_t> bytes;
+        std::vector<std::uint32_t> len;
+        std::size_t head = 0, count = 0;
+    };
     void dispatch(std::span<const std::uint8_t> frame, const classification& c, std::uint64_t now);
     // Counts the frame and takes what is the stack's own (ARP, ICMP) or dropped; true for a frame
     // the inner handler is to have.
@@ -96,6 +117,11 @@ class host_stack final : public frame_handler {
     bool address(tx_frame& f, std::uint64_t now, burst_route& last) noexcept;
     // address() of a frame to last's destination (true), without a lookup.
     bool address_again(tx_frame& f, const burst_route& last) noexcept;
+    // A frame of the inner handler to our own address: copied (external payload joined) into a
+    // loopback slot, its checksums completed where the port was to compute them.
+    void loop_back(const tx_frame& f, const classification& c) noexcept;
+    // The looped frames queued before the call, to the inner handler as received frames.
+    void deliver_looped(std::uint64_t now);
 
     host_config cfg_;
     // What nearly every received frame is, recognised at once: untagged IPv4 without options,
@@ -105,9 +131,8 @@ class host_stack final : public frame_handler {
     frame_handler& inner_;
     neighbor_table neighbors_;
     std::size_t max_frame_ = 9216;
-    std::vector<std::uint8_t> icmp_bytes_;  // icmp_slots frames of max_frame
-    std::vector<std::uint32_t> icmp_len_;
-    std::size_t icmp_head_ = 0, icmp_count_ = 0;
+    frame_ring icmp_;                    // echo replies
+    frame_ring loop_;                    // frames to our own address
     std::vector<std::uint8_t> scratch_;  // a held frame with its external payload joined
     std::vector<std::uint8_t> joined_;   // a received frame in two pieces, joined (max_frame)
     host_stats stats_;

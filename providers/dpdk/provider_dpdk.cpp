@@ -270,8 +270,8 @@ void dpdk_network::add_host_counters(fabric_stats& s) const noexcept {
     if (!host_) return;
     const auto& h = host_->stats();
     const auto& n = host_->neighbors().stats();
-    const std::uint64_t tx_host =
-        h[host::host_drop::tx_not_ipv4] + h[host::host_drop::tx_too_large_to_hold];
+    const std::uint64_t tx_host = h[host::host_drop::tx_not_ipv4] +
+                                  h[host::host_drop::tx_too_large_to_hold] + h.loopback_dropped;
     s.rx_dropped += total(h.drops) - tx_host + n[host::neighbor_drop::arp_not_for_us] +
                     n[host::neighbor_drop::arp_bad_sender] +
                     n[host::neighbor_drop::arp_unsolicited] +

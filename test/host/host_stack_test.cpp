@@ -63,6 +63,29 @@ TEST(host_stack, exchange_over_lossy_wire_resolves_and_completes) {
     EXPECT_TRUE(a.host.neighbors().lookup(ip_b, now).has_value());
 }
 
+// An endpoint talking to itself (MPI ranks send to their own address): every frame to our own
+// address comes back to the inner handler without reaching the wire, where nobody would answer
+// ARP for it, and the verified exchange completes.
+TEST(host_stack, frames_to_our_own_address_come_back) {
+    side a(ip_a, ip_a, 1, 500);
+    std::vector<std::vector<std::uint8_t>> bufs(host::burst_size, std::vector<std::uint8_t>(1514));
+    std::vector<host::tx_frame> frames(host::burst_size);
+    std::size_t sent = 0;
+    std::uint64_t now = 0;
+    for (int step = 0; step < 20000 && !a.x.finished(now); ++step) {
+        now += 10'000;
+        for (std::size_t i = 0; i < frames.size(); ++i)
+            frames[i].reset(bufs[i], nullptr);
+        sent += a.host.on_transmit(now, frames);
+    }
+    ASSERT_TRUE(a.x.done()) << a.x.progress();
+    EXPECT_EQ(a.x.counters().corrupt, 0u);
+    EXPECT_EQ(sent, 0u);  // not one frame to the wire: no ARP for ourselves either
+    EXPECT_GT(a.host.stats().looped_back, 500u);
+    EXPECT_EQ(a.host.stats().loopback_dropped, 0u);
+    EXPECT_EQ(a.host.neighbors().stats().requests_sent, 0u);
+}
+
 TEST(host_stack, answers_ping_and_drops_others_traffic) {
     side a(ip_a, ip_b, 1, 1);
     std::vector<std::uint8_t> data(32, 7), msg(64), frame(200);

@@ -15,7 +15,7 @@ expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
 expect "... its fabric" "$out" 'fabric: uet-pipe'
 expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
 out=$(fi_info -p uet -v 2>&1)
-for c in FI_MSG FI_TAGGED FI_RMA FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
     expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
 done
 expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'
@@ -31,14 +31,22 @@ for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE S
     expect "fi_info -e lists FI_UET_$v" "$out" "^# FI_UET_${v}: "
 done
 
-for t in FI_EP_MSG FI_EP_DGRAM; do
-    out=$(fi_info -p uet -t "$t" 2>&1)
-    expect "-t $t: no provider" "$out" 'No data available|-61'
-done
+out=$(fi_info -p uet -t FI_EP_MSG 2>&1)
+expect "-t FI_EP_MSG: no provider" "$out" 'No data available|-61'
+out=$(fi_info -p uet -t FI_EP_DGRAM -v 2>&1)
+expect "-t FI_EP_DGRAM: the provider" "$out" 'type: FI_EP_DGRAM'
+expect "... one packet per message" "$out" 'max_msg_size: 4096$'
+expect "... caps FI_MSG, FI_TAGGED" "$out" '^    caps: \[ FI_MSG, FI_TAGGED,'
+out=$(fi_info -t FI_EP_RDM 2>&1 | grep -c '^provider: uet;ofi_rxd$')
+expect "no ofi_rxd layered over uet's datagrams" "$out" '^0$'
+out=$(fi_info -p uet -t FI_EP_DGRAM -c FI_RMA 2>&1)
+expect "-t FI_EP_DGRAM -c FI_RMA: no provider" "$out" 'No data available|-61'
 out=$(fi_info -p uet -c FI_RMA 2>&1)
 expect "-c FI_RMA: the provider" "$out" '^provider: uet$'
 out=$(fi_info -p uet -c FI_ATOMIC 2>&1)
-expect "-c FI_ATOMIC: no provider" "$out" 'No data available|-61'
+expect "-c FI_ATOMIC: the provider" "$out" '^provider: uet$'
+out=$(fi_info -p uet -c FI_RMA_EVENT 2>&1)
+expect "-c FI_RMA_EVENT: no provider" "$out" 'No data available|-61'
 out=$(FI_UET_MODE=sideways fi_info -p uet 2>&1)
 expect "FI_UET_MODE=sideways: no provider" "$out" 'No data available|-61'
 exit $failed

@@ -1,9 +1,12 @@
 // The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
-// bad use gets libfabric's errors. Exit status 0 when every check holds.
+// bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
+// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams.
+// Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -12,6 +15,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures;
@@ -49,28 +53,212 @@ static int open_side(struct fid_domain* dom, struct fi_info* info, struct fid_av
     return fi_enable(s->ep);
 }
 
+// What Open MPI's mtl ofi asks for: tagged messages with directed receives, send-after-send
+// order, 4 bytes of remote CQ data (it carries the source rank in the tag when it gets none),
+// one CQ for both directions with selective completion, messages to its own address.
+static void ordered_tagged(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    struct fi_info* no = NULL;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM;
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->tx_attr->op_flags = hints->rx_attr->op_flags = FI_COMPLETION;
+    hints->domain_attr->cq_data_size = 4;
+    hints->fabric_attr->prov_name = strdup("uet");
+    setenv("FI_UET_MODE", "rud", 1);
+    check(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_ORDER_SAS with FI_UET_MODE=rud: -FI_ENODATA");
+    unsetenv("FI_UET_MODE");
+    int rc = fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && info->tx_attr->msg_order == FI_ORDER_SAS &&
+              info->rx_attr->msg_order == FI_ORDER_SAS && (info->caps & FI_DIRECTED_RECV) &&
+              info->domain_attr->cq_data_size == 0 && !(info->caps & FI_REMOTE_CQ_DATA) &&
+              (info->ep_attr->mem_tag_format >> 63) == 1,
+          "Open MPI's hints: FI_ORDER_SAS, no CQ data, 64 tag bits");
+    hints->caps |= FI_REMOTE_CQ_DATA;
+    check(fi_getinfo(FI_VERSION(1, 5), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "caps FI_REMOTE_CQ_DATA: -FI_ENODATA");
+    if (rc) return;
+    struct fid_ep* ep[2];
+    struct fid_cq* cq[2];
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    for (int i = 0; i < 2; ++i) {
+        size_t len = sizeof(names[i]);
+        check(fi_cq_open(dom, &cq_attr, &cq[i], NULL) == 0 &&
+                  fi_endpoint(dom, info, &ep[i], NULL) == 0 &&
+                  fi_ep_bind(ep[i], &av->fid, 0) == 0 &&
+                  fi_ep_bind(ep[i], &cq[i]->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION) ==
+                      0 &&
+                  fi_enable(ep[i]) == 0 && fi_getname(&ep[i]->fid, &names[i], &len) == 0,
+              "an ordered endpoint, one CQ with FI_SELECTIVE_COMPLETION");
+    }
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    struct fi_cq_tagged_entry e;
+    unsigned long long mine = 1, theirs = 2, got[2] = {0, 0};
+    int ctx[2];
+    struct iovec iov = {.iov_base = &got[0], .iov_len = 8};
+    struct fi_msg_tagged m = {.msg_iov = &iov, .iov_count = 1, .addr = addr[1], .tag = 1};
+    check(fi_trecvmsg(ep[0], &m, 0) == -FI_EBADFLAGS,
+          "a receive without FI_COMPLETION there: -FI_EBADFLAGS");
+    // ep[0]'s receive names ep[1]: its own message, sent first, waits for the second receive.
+    fi_trecv(ep[0], &got[0], 8, NULL, addr[1], 1, 0, &ctx[0]);
+    check(fi_tinject(ep[0], &mine, 8, addr[0], 1) == 0, "fi_tinject to its own address");
+    check(fi_tinject(ep[1], &theirs, 8, addr[0], 1) == 0, "fi_tinject from the other");
+    check(wait_cq(cq[0], &e) == 1 && e.op_context == &ctx[0] && got[0] == theirs,
+          "FI_DIRECTED_RECV: the receive takes its source's message");
+    fi_trecv(ep[0], &got[1], 8, NULL, FI_ADDR_UNSPEC, 1, 0, &ctx[1]);
+    check(wait_cq(cq[0], &e) == 1 && e.op_context == &ctx[1] && got[1] == mine,
+          "... and a message to oneself arrives");
+    for (int i = 0; i < 2; ++i)
+        check(fi_close(&ep[i]->fid) == 0 && fi_close(&cq[i]->fid) == 0, "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
+// FI_EP_DGRAM: UET's unreliable datagrams, one packet per message.
+static void datagrams(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    struct fi_info* no = NULL;
+    hints->ep_attr->type = FI_EP_DGRAM;
+    hints->caps = FI_MSG | FI_TAGGED;
+    hints->fabric_attr->prov_name = strdup("uet");
+    hints->tx_attr->msg_order = FI_ORDER_SAS;
+    check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
+          "FI_EP_DGRAM with FI_ORDER_SAS: -FI_ENODATA");
+    hints->tx_attr->msg_order = 0;
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && info->ep_attr->type == FI_EP_DGRAM && info->ep_attr->max_msg_size == 4096 &&
+              info->next == NULL,
+          "fi_getinfo(FI_EP_DGRAM): one packet (4096 B on the pipe)");
+    if (rc) return;
+    struct side d[2];
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    for (int i = 0; i < 2; ++i) {
+        size_t len = sizeof(names[i]);
+        check(
+            open_side(dom, info, av, &d[i]) == 0 && fi_getname(&d[i].ep->fid, &names[i], &len) == 0,
+            "a datagram endpoint");
+    }
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    static char big[4097], in[4097];
+    struct fi_cq_tagged_entry e;
+    int ctx_r, ctx_s;
+    memset(big, 'd', sizeof(big));
+    check(fi_send(d[0].ep, big, sizeof(big), NULL, addr[1], &ctx_s) == -FI_EMSGSIZE,
+          "a datagram above one packet: -FI_EMSGSIZE");
+    fi_recv(d[1].ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(fi_send(d[0].ep, big, 4096, NULL, addr[1], &ctx_s) == 0, "fi_send of 4096 B");
+    check(wait_cq(d[1].rx, &e) == 1 && e.op_context == &ctx_r && e.len == 4096 &&
+              !memcmp(in, big, 4096),
+          "... arrives whole");
+    check(wait_cq(d[0].tx, &e) == 1 && e.op_context == &ctx_s, "... and completes");
+    unsigned long long v = 99, got = 0;
+    fi_trecv(d[0].ep, &got, sizeof(got), NULL, FI_ADDR_UNSPEC, 0x77, 0, &ctx_r);
+    check(fi_tinject(d[1].ep, &v, sizeof(v), addr[0], 0x77) == 0, "fi_tinject of a datagram");
+    check(wait_cq(d[0].rx, &e) == 1 && e.tag == 0x77 && got == v, "... matches its tag");
+    check(fi_write(d[0].ep, &v, sizeof(v), NULL, addr[1], 0, 1, &ctx_s) == -FI_EOPNOTSUPP,
+          "fi_write on a datagram endpoint: -FI_EOPNOTSUPP");
+    for (int i = 0; i < 2; ++i)
+        check(fi_close(&d[i].ep->fid) == 0 && fi_close(&d[i].tx->fid) == 0 &&
+                  fi_close(&d[i].rx->fid) == 0,
+              "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
+// Counters: a sender whose transmit CQ takes only what asks for FI_COMPLETION, with a send
+// counter that counts every send (inject and quiet ones too) and its errors; a receiver with a
+// receive counter and no CQ at all.
+static void counters(struct fid_domain* dom, struct fi_info* info, struct fid_av* av) {
+    struct fid_cntr *sc, *rc;
+    struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    check(fi_cntr_open(dom, &ca, &sc, NULL) == 0 && fi_cntr_open(dom, &ca, &rc, NULL) == 0,
+          "fi_cntr_open");
+    struct fid_cq* tx;
+    struct fid_ep *s, *r;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    check(fi_cq_open(dom, &cq_attr, &tx, NULL) == 0 && fi_endpoint(dom, info, &s, NULL) == 0 &&
+              fi_ep_bind(s, &av->fid, 0) == 0 &&
+              fi_ep_bind(s, &tx->fid, FI_TRANSMIT | FI_SELECTIVE_COMPLETION) == 0 &&
+              fi_ep_bind(s, &sc->fid, FI_SEND) == 0 && fi_enable(s) == 0,
+          "a sender: selective transmit CQ, send counter");
+    check(fi_endpoint(dom, info, &r, NULL) == 0 && fi_ep_bind(r, &av->fid, 0) == 0 &&
+              fi_ep_bind(r, &rc->fid, FI_REMOTE_WRITE) == -FI_ENOSYS &&
+              fi_ep_bind(r, &rc->fid, FI_RECV) == 0 && fi_enable(r) == 0,
+          "a receiver: a receive counter, no CQ (FI_REMOTE_WRITE: -FI_ENOSYS)");
+    struct sockaddr_in names[2];
+    size_t len = sizeof(names[0]);
+    fi_addr_t addr[2];
+    fi_getname(&s->fid, &names[0], &len);
+    fi_getname(&r->fid, &names[1], &len);
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    char in[3][8], out[8] = "count";
+    int ctx[3];
+    for (int i = 0; i < 3; ++i)
+        fi_recv(r, in[i], sizeof(in[i]), NULL, FI_ADDR_UNSPEC, &ctx[i]);
+    struct iovec iov = {.iov_base = out, .iov_len = sizeof(out)};
+    struct fi_msg msg = {.msg_iov = &iov, .iov_count = 1, .addr = addr[1], .context = &ctx[2]};
+    check(fi_send(s, out, sizeof(out), NULL, addr[1], &ctx[0]) == 0 &&
+              fi_inject(s, out, sizeof(out), addr[1]) == 0 &&
+              fi_sendmsg(s, &msg, FI_COMPLETION) == 0,
+          "fi_send, fi_inject, fi_sendmsg(FI_COMPLETION)");
+    check(fi_cntr_wait(sc, 3, 10000) == 0 && fi_cntr_read(sc) == 3 && fi_cntr_readerr(sc) == 0,
+          "the send counter counts all three");
+    check(fi_cntr_wait(rc, 3, 10000) == 0 && fi_cntr_read(rc) == 3 && !strcmp(in[2], "count"),
+          "the receive counter counts the three receives");
+    struct fi_cq_tagged_entry e;
+    check(fi_cq_read(tx, &e, 1) == 1 && e.op_context == &ctx[2] &&
+              fi_cq_read(tx, &e, 1) == -FI_EAGAIN,
+          "one CQ entry: the send that asked for it");
+    struct sockaddr_in nobody = names[0];
+    nobody.sin_addr.s_addr = htonl(0x0a630002);  // 10.99.0.2
+    fi_addr_t dead;
+    fi_av_insert(av, &nobody, 1, &dead, 0, NULL);
+    check(fi_send(s, out, sizeof(out), NULL, dead, &ctx[0]) == 0 &&
+              fi_cntr_wait(sc, 4, 10000) == -FI_EAVAIL && fi_cntr_readerr(sc) == 1 &&
+              fi_cntr_read(sc) == 3,
+          "a failed send: the error count, -FI_EAVAIL from fi_cntr_wait");
+    struct fi_cq_err_entry err = {0};
+    check(fi_cq_read(tx, &e, 1) == -FI_EAVAIL && fi_cq_readerr(tx, &err, 0) == 1 &&
+              err.op_context == &ctx[0],
+          "... and its error entry, selective or not");
+    check(fi_cntr_add(sc, 2) == 0 && fi_cntr_read(sc) == 5 && fi_cntr_set(sc, 0) == 0 &&
+              fi_cntr_seterr(sc, 0) == 0 && fi_cntr_read(sc) == 0 && fi_cntr_readerr(sc) == 0,
+          "fi_cntr_add, fi_cntr_set, fi_cntr_seterr");
+    check(fi_close(&sc->fid) == -FI_EBUSY, "closing a bound counter: -FI_EBUSY");
+    check(fi_close(&s->fid) == 0 && fi_close(&r->fid) == 0 && fi_close(&tx->fid) == 0 &&
+              fi_close(&sc->fid) == 0 && fi_close(&rc->fid) == 0,
+          "fi_close");
+}
+
 int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_TAGGED | FI_RMA;
+    hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE;
     hints->fabric_attr->prov_name = strdup("uet");
     struct fi_info* no = NULL;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
-          "FI_RMA without FI_MR_PROV_KEY: -FI_ENODATA");
+          "FI_RMA, FI_ATOMIC without FI_MR_PROV_KEY: -FI_ENODATA");
     hints->domain_attr->mr_mode = FI_MR_PROV_KEY;
     int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
     check(rc == 0 && info != NULL && info->domain_attr->mr_mode == FI_MR_PROV_KEY,
-          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA)");
+          "fi_getinfo(FI_EP_RDM, FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC)");
     if (rc) return 1;
 
     hints->ep_attr->type = FI_EP_MSG;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
           "fi_getinfo(FI_EP_MSG) says -FI_ENODATA");
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG | FI_ATOMIC;
+    hints->caps = FI_MSG | FI_RMA_EVENT;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
-          "fi_getinfo(FI_ATOMIC) says -FI_ENODATA");
+          "fi_getinfo(FI_RMA_EVENT) says -FI_ENODATA");
 
     struct fid_fabric* fab;
     struct fid_domain* dom;
@@ -108,6 +296,15 @@ int main(void) {
           "fi_recv completes with the message");
     check(wait_cq(a.tx, &e) == 1 && e.op_context == &ctx_s && (e.flags & FI_SEND),
           "fi_send completes on the transmit CQ");
+    // FI_SOURCE: fi_cq_readfrom names the sender by its index in the AV
+    fi_addr_t src = FI_ADDR_UNSPEC;
+    fi_recv(a.ep, in, sizeof(in), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    fi_send(b.ep, out, sizeof(out), NULL, addrs[0], &ctx_s);
+    ssize_t got_from = -FI_EAGAIN;
+    for (long i = 0; i < 10000000 && got_from == -FI_EAGAIN; ++i)
+        got_from = fi_cq_readfrom(a.rx, &e, 1, &src);
+    check(got_from == 1 && src == addrs[1], "FI_SOURCE: fi_cq_readfrom gives the sender");
+    check(wait_cq(b.tx, &e) == 1, "... whose send completes");
 
     // tagged: the receive ignores the low 8 bits
     unsigned long long v = 0x1122334455667788ull, got = 0;
@@ -151,6 +348,45 @@ int main(void) {
 
     check(fi_send(a.ep, out, 4, NULL, 77, &ctx_s) == -FI_EINVAL,
           "fi_send to an address not in the AV: -FI_EINVAL");
+    // to an address nobody has: the send with a NULL context ends in an error entry whose
+    // context is NULL; the inject before it ends in none (fi_inject has no completion)
+    struct sockaddr_in nobody = names[0];
+    nobody.sin_addr.s_addr = htonl(0x0a630001);  // 10.99.0.1
+    fi_addr_t dead;
+    check(fi_av_insert(av, &nobody, 1, &dead, 0, NULL) == 1,
+          "fi_av_insert of an address nobody has");
+    check(fi_inject(a.ep, "x", 1, dead) == 0 && fi_send(a.ep, out, 4, NULL, dead, NULL) == 0,
+          "fi_inject and fi_send (context NULL) to it");
+    check(wait_cq(a.tx, &e) == -FI_EAVAIL && fi_cq_readerr(a.tx, &err, 0) == 1 &&
+              err.op_context == NULL && (err.flags & FI_SEND) && err.err != 0,
+          "the send's error entry, context NULL");
+    printf("  error: %s\n", fi_strerror(err.err));
+    check(wait_cq(a.tx, &e) == -FI_EAGAIN, "... and no entry for the inject");
+    // past the queue depth: an endpoint with four transmit and four receive slots (uet's
+    // operations share them) takes sends until -FI_EAGAIN, and again once its CQ is read
+    struct fi_info* small_info = fi_dupinfo(info);
+    small_info->tx_attr->size = small_info->rx_attr->size = 4;
+    struct side q;
+    check(open_side(dom, small_info, av, &q) == 0, "an endpoint with 4 + 4 slots");
+    int posted = 0;
+    ssize_t rc_q = 0;
+    while (posted < 100 && (rc_q = fi_send(q.ep, out, 4, NULL, addrs[1], &ctx_s)) == 0)
+        ++posted;
+    check(rc_q == -FI_EAGAIN && posted >= 4 && posted <= 8,
+          "sends past the slots: -FI_EAGAIN (after 4 to 8)");
+    char sink[8][16];
+    int ended = 0;
+    for (int i = 0; i < posted; ++i) {
+        fi_recv(b.ep, sink[i], sizeof(sink[i]), NULL, FI_ADDR_UNSPEC, &ctx_r);
+        ended += wait_cq(q.tx, &e) == 1 && wait_cq(b.rx, &e) == 1;
+    }
+    check(ended == posted && fi_send(q.ep, out, 4, NULL, addrs[1], &ctx_s) == 0,
+          "... and after the CQ is read, a send goes again");
+    fi_recv(b.ep, sink[0], sizeof(sink[0]), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(wait_cq(q.tx, &e) == 1 && wait_cq(b.rx, &e) == 1 && fi_close(&q.ep->fid) == 0 &&
+              fi_close(&q.tx->fid) == 0 && fi_close(&q.rx->fid) == 0,
+          "... it completes; fi_close");
+    fi_freeinfo(small_info);
     // RMA into a region b registered; addresses are offsets into it, keys the provider's
     unsigned long long region[8] = {0};
     struct fid_mr* mr;
@@ -172,8 +408,44 @@ int main(void) {
           "a key b never registered: FI_EKEYREJECTED");
     check(fi_inject_write(a.ep, words, 8, addrs[1], 0, fi_mr_key(mr)) == -FI_ENOSYS,
           "fi_inject_write: -FI_ENOSYS");
+
+    // atomics on the same region: region[1] == 7, region[2] == 9
+    unsigned long long add[2] = {5, 6}, old[2] = {0, 0}, cmp = 12, swp = 100, was = 0;
+    check(
+        fi_atomic(a.ep, add, 2, NULL, addrs[1], 8, fi_mr_key(mr), FI_UINT64, FI_SUM, &ctx_s) == 0 &&
+            wait_cq(a.tx, &e) == 1 && (e.flags & FI_ATOMIC) && region[1] == 12 && region[2] == 15,
+        "fi_atomic(FI_SUM) of two uint64");
+    check(fi_fetch_atomic(a.ep, NULL, 2, NULL, old, NULL, addrs[1], 8, fi_mr_key(mr), FI_UINT64,
+                          FI_ATOMIC_READ, &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && old[0] == 12 && old[1] == 15 && region[1] == 12,
+          "fi_fetch_atomic(FI_ATOMIC_READ)");
+    check(fi_compare_atomic(a.ep, &swp, 1, NULL, &cmp, NULL, &was, NULL, addrs[1], 8, fi_mr_key(mr),
+                            FI_UINT64, FI_CSWAP, &ctx_s) == 0 &&
+              wait_cq(a.tx, &e) == 1 && was == 12 && region[1] == 100,
+          "fi_compare_atomic(FI_CSWAP)");
+    size_t count = 0;
+    check(fi_atomicvalid(a.ep, FI_UINT64, FI_SUM, &count) == 0 && count == 32,
+          "fi_atomicvalid(FI_UINT64, FI_SUM): 32 (256 bytes)");
+    check(fi_atomicvalid(a.ep, FI_DOUBLE, FI_BAND, &count) == -FI_EOPNOTSUPP &&
+              fi_compare_atomicvalid(a.ep, FI_INT32, FI_MSWAP, &count) == -FI_EOPNOTSUPP,
+          "... bitwise on doubles, FI_MSWAP: -FI_EOPNOTSUPP");
+    struct fi_atomic_attr aattr = {0};
+    check(fi_query_atomic(dom, FI_INT32, FI_MIN, &aattr, FI_FETCH_ATOMIC) == 0 &&
+              aattr.count == 64 && aattr.size == 4 &&
+              fi_query_atomic(dom, FI_INT32, FI_PROD, &aattr, 0) == -FI_EOPNOTSUPP,
+          "fi_query_atomic");
+    check(fi_atomic(a.ep, add, 33, NULL, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM, &ctx_s) ==
+              -FI_EINVAL,
+          "fi_atomic above 256 bytes: -FI_EINVAL");
+    check(
+        fi_inject_atomic(a.ep, add, 1, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM) == -FI_ENOSYS,
+        "fi_inject_atomic: -FI_ENOSYS");
     check(fi_close(&mr->fid) == 0, "fi_close(mr)");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
+
+    ordered_tagged(dom, av);
+    datagrams(dom, av);
+    counters(dom, info, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
