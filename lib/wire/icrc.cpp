@@ -83,8 +83,8 @@ template <bool copy>
     return static_cast<std::uint32_t>(_mm_extract_epi32(_mm_xor_si128(q, x1), 1));
 }
 
-// Folds n bytes at p (n >= 16, a multiple of 16); with `copy`, stores each loaded vector at out too, so the bytes are read
-// once for both.
+// Folds n bytes at p (n >= 16, a multiple of 16); with `copy`, stores each loaded vector at out
+// too, so the bytes are read once for both.
 template <bool copy>
 [[gnu::target("pclmul,sse4.1")]] std::uint32_t crc32_fold(std::uint32_t state,
                                                           const std::uint8_t* p, std::size_t n,
@@ -243,25 +243,24 @@ std::uint32_t roce_icrc(std::span<const std::uint8_t> ip_packet) noexcept {
 }
 
 std::uint32_t roce_icrc_state(std::span<const std::uint8_t> ip_packet) noexcept {
-    static constexpr std::uint8_t ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    std::uint32_t state = crc32_update(crc32_init, ones);
-    if (ip_packet.empty()) return state;
-
-    // Copy the headers that have masked fields, mask them, then run over the rest in place.
-    std::size_t ihl = std::size_t{ip_packet[0] & 0x0fu} * 4;
-    std::size_t masked_len = std::min(ihl + udp_size + bth_size, ip_packet.size());
-    std::array<std::uint8_t, max_masked> hdr;
-    std::memcpy(hdr.data(), ip_packet.data(), masked_len);
+    // The 8 bytes of 1s, then a copy of the headers that have masked fields, masked: one run
+    // (48 bytes without IP options, folded); then the rest in place.
+    constexpr std::size_t ones = 8;
+    const std::size_t ihl = ip_packet.empty() ? 0 : std::size_t{ip_packet[0] & 0x0fu} * 4;
+    const std::size_t masked_len = std::min(ihl + udp_size + bth_size, ip_packet.size());
+    std::array<std::uint8_t, ones + max_masked> hdr;
+    std::memset(hdr.data(), 0xff, ones);
+    std::memcpy(hdr.data() + ones, ip_packet.data(), masked_len);
     auto mask = [&](std::size_t off, std::size_t len) {
         for (std::size_t i = off; i < off + len && i < masked_len; ++i)
-            hdr[i] = 0xff;
+            hdr[ones + i] = 0xff;
     };
     mask(1, 1);                   // TOS: DSCP and ECN
     mask(8, 1);                   // TTL
     mask(10, 2);                  // header checksum
     mask(ihl + 6, 2);             // UDP checksum
     mask(ihl + udp_size + 4, 1);  // BTH resv8a (FECN, BECN)
-    state = crc32_update(state, std::span(hdr.data(), masked_len));
+    const std::uint32_t state = crc32_update(crc32_init, std::span(hdr.data(), ones + masked_len));
     return crc32_update(state, ip_packet.subspan(masked_len));
 }
 
