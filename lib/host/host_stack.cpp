@@ -76,7 +76,6 @@ host_stack::host_stack(const host_config& cfg, frame_handler& inner)
       uet_to_us_(uet_frame_to(cfg)),
       inner_(inner),
       neighbors_(cfg.iface, cfg.neighbors),
-      max_frame_(cfg.neighbors.max_frame),
       icmp_(cfg.icmp_slots, cfg.neighbors.max_frame),
       loop_(cfg.loopback_slots, cfg.neighbors.max_frame),
       scratch_(cfg.neighbors.max_frame),

@@ -130,7 +130,6 @@ class host_stack final : public frame_handler {
     byte_pattern<48> uet_to_us_;
     frame_handler& inner_;
     neighbor_table neighbors_;
-    std::size_t max_frame_ = 9216;
     frame_ring icmp_;                    // echo replies
     frame_ring loop_;                    // frames to our own address
     std::vector<std::uint8_t> scratch_;  // a held frame with its external payload joined
