@@ -136,8 +136,13 @@ bool tx_pipeline::retransmit_from(engine_impl& eng, pds::pdc& p, std::uint64_t n
                                   std::span<std::uint8_t> buf, std::size_t& len) {
     tx_entry* e = p.tx.peek_retransmit();
     if (!e) return false;
-    // Retransmissions spend window (or credit) like new data; a CLOSE is never held back.
-    if (e->kind == tx_kind::data && !p.cc_allows(e->length)) {
+    // Retransmissions spend window (or credit) like new data; a CLOSE is never held back. One
+    // exception: a credit sender whose first packets all came back trimmed before the target
+    // held the PDC (their NACKs name none) can ask for no credit, and none would come: while
+    // nothing is in flight it resends one packet without, to open the PDC.
+    const bool syn_probe =
+        p.credit_cc && p.state == pds::pdc_state::syn_sent && p.inflight_bytes == 0;
+    if (e->kind == tx_kind::data && !p.cc_allows(e->length) && !syn_probe) {
         maybe_request_credit(eng, p);
         return false;
     }

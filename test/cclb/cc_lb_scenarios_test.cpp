@@ -392,6 +392,29 @@ TEST(cc_lb_scenarios, incast_16_to_1) {
     }
 }
 
+// ---- 4a. a wide RCCC incast: every first packet of some senders trimmed ----
+
+// 31 senders of 4 leaves -> one host, RCCC: the speculative first packets of the later senders
+// all come back trimmed before the target holds their PDCs (the NACKs name none), which ends
+// their speculation with no PDC to ask credit on. Each must still open its PDC (one packet at a
+// time without credit while nothing is in flight) and finish; before, 4 of the 31 waited for ever.
+TEST(cc_lb_scenarios, incast_31_to_1_rccc_first_packets_trimmed) {
+    netmodel::topology t = two_tier(8, 4);
+    t.leaves = 4;
+    fabric_cluster c(t, host_config(cc::algorithm::rccc, lb::algorithm::oblivious, base_rtt(t)));
+    constexpr std::uint32_t size = 1 << 20;
+    for (std::uint32_t h = 1; h < 32; ++h)
+        c.add_flow({.src = h, .dst = 0, .message_bytes = size, .messages = 1});
+    ASSERT_TRUE(c.run_until_done(1'000'000'000));
+    EXPECT_EQ(failed_messages(c), 0u);
+    EXPECT_GT(c.net().port_counters(c.net().to_host_port(0)).trimmed, 0u);
+    const double overhead = double(c.max_frame()) / c.host(1).config().mtu_payload;
+    const double ideal_us = (31.0 * size * overhead / 12.5 + double(base_rtt(t))) / 1e3;
+    std::printf("rccc incast 31:1: last completion %.0f us, ideal %.0f us, ratio %.3f\n",
+                max_done_us(c), ideal_us, max_done_us(c) / ideal_us);
+    EXPECT_LE(max_done_us(c), 1.25 * ideal_us);
+}
+
 // ---- 4b. incast across the spines, the spines healthy and one of them slow ----
 
 // The endpoint's default (docs/api.md) must be safe where traffic converges on a receiver
