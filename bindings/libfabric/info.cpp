@@ -15,8 +15,9 @@ namespace {
 
 void cleanup() {}
 
+// FI_MULTI_RECV: untagged receives only (fi_recvmsg with FI_MULTI_RECV), on FI_EP_RDM.
 constexpr std::uint64_t supported_caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
-                                         FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+                                         FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
 // RMA and atomic addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by
 // uet's keys (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 on).
 constexpr std::uint64_t rma_caps =

@@ -15,7 +15,7 @@ expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
 expect "... its fabric" "$out" 'fabric: uet-pipe'
 expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
 out=$(fi_info -p uet -v 2>&1)
-for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_MULTI_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
     expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
 done
 expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'

@@ -1,7 +1,8 @@
 // The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
 // bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
-// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams.
+// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams;
+// multi-receive buffers (FI_MULTI_RECV) take several messages each.
 // Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
@@ -237,6 +238,125 @@ static void counters(struct fid_domain* dom, struct fi_info* info, struct fid_av
           "fi_close");
 }
 
+// FI_MULTI_RECV: one buffer takes several messages, each with its own entry whose buf points
+// into it; the buffer's last entry carries FI_MULTI_RECV (a message's, or one of length 0 when
+// the next message does not fit what is left). FI_OPT_MIN_MULTI_RECV set before fi_enable.
+// Ordered endpoints (FI_ORDER_SAS), so that where each message lands is known.
+static void multi_recv(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->fabric_attr->prov_name = strdup("uet");
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && (info->caps & FI_MULTI_RECV), "fi_getinfo(FI_MULTI_RECV)");
+    if (rc) return;
+    struct side s, r;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    size_t min = 0, len = sizeof(min);
+    check(open_side(dom, info, av, &s) == 0 && fi_cq_open(dom, &cq_attr, &r.tx, NULL) == 0 &&
+              fi_cq_open(dom, &cq_attr, &r.rx, NULL) == 0 &&
+              fi_endpoint(dom, info, &r.ep, NULL) == 0,
+          "a sender, and a receiver not yet enabled");
+    check(fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) == 0 &&
+              len == sizeof(size_t) && min == 64,
+          "fi_getopt(FI_OPT_MIN_MULTI_RECV): 64 by default");
+    min = 100;
+    len = 1;
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) == 0 &&
+              fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) ==
+                  -FI_ETOOSMALL &&
+              fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) == 0 &&
+              min == 100,
+          "fi_setopt(FI_OPT_MIN_MULTI_RECV, 100), read back");
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &min, sizeof(min)) ==
+              -FI_ENOPROTOOPT,
+          "fi_setopt of another option: -FI_ENOPROTOOPT");
+    struct fid_cntr* cntr = NULL;
+    struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    check(fi_cntr_open(dom, &ca, &cntr, NULL) == 0 && fi_ep_bind(r.ep, &av->fid, 0) == 0 &&
+              fi_ep_bind(r.ep, &r.tx->fid, FI_TRANSMIT) == 0 &&
+              fi_ep_bind(r.ep, &r.rx->fid, FI_RECV) == 0 &&
+              fi_ep_bind(r.ep, &cntr->fid, FI_RECV) == 0 && fi_enable(r.ep) == 0,
+          "... a receive counter, fi_enable");
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) ==
+              -FI_EOPBADSTATE,
+          "fi_setopt(FI_OPT_MIN_MULTI_RECV) after fi_enable: -FI_EOPBADSTATE");
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    len = sizeof(names[0]);
+    fi_getname(&s.ep->fid, &names[0], &len);
+    fi_getname(&r.ep->fid, &names[1], &len);
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+
+    static char buf[2][1024];
+    int ctx[2];
+    struct iovec iov = {.iov_base = buf[0], .iov_len = 99};
+    struct fi_msg m = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &ctx[0]};
+    check(fi_recvmsg(r.ep, &m, FI_MULTI_RECV) == -FI_EINVAL,
+          "a multi-receive buffer below the minimum: -FI_EINVAL");
+    struct fi_msg_tagged tm = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC};
+    check(fi_trecvmsg(r.ep, &tm, FI_MULTI_RECV) == -FI_EBADFLAGS,
+          "a tagged multi-receive: -FI_EBADFLAGS");
+    // Buffer 0 (1024 B) takes 300, 300, 300; 124 B are left (>= 100), too few for the 200 that
+    // follow: it is released by an entry of length 0, and buffer 1 (512 B) takes 200 and 230,
+    // leaving 82 (< 100, not < 64, the default): the 230's entry releases it.
+    const size_t sizes[5] = {300, 300, 300, 200, 230};
+    const int in_buf[5] = {0, 0, 0, 1, 1};
+    const size_t at[5] = {0, 300, 600, 0, 200};
+    for (int i = 0; i < 2; ++i) {
+        iov.iov_base = buf[i];
+        iov.iov_len = i == 0 ? 1024 : 512;
+        m.context = &ctx[i];
+        check(fi_recvmsg(r.ep, &m, FI_MULTI_RECV) == 0, "fi_recvmsg(FI_MULTI_RECV)");
+    }
+    static char out[5][300];
+    int sent = 0;
+    for (int i = 0; i < 5; ++i) {
+        memset(out[i], 'A' + i, sizeof(out[i]));
+        sent += fi_send(s.ep, out[i], sizes[i], NULL, addr[1], NULL) == 0;
+    }
+    check(sent == 5, "five fi_send of 300, 300, 300, 200, 230 B");
+    // Expected entries, in order: the three messages in buffer 0, its release (length 0), the
+    // two in buffer 1, the last with FI_MULTI_RECV.
+    struct fi_cq_tagged_entry e;
+    int placed = 0, releases[2] = {0, 0}, order_ok = 1, next = 0;
+    for (int n = 0; n < 6; ++n) {
+        if (wait_cq(r.rx, &e) != 1) {
+            order_ok = 0;
+            break;
+        }
+        const int b = e.op_context == &ctx[1];
+        const int release = (e.flags & FI_MULTI_RECV) != 0;
+        releases[b] += release;
+        if (release && e.len == 0) {  // buffer 0's own release: FI_MULTI_RECV alone
+            order_ok &= b == 0 && next == 3 && e.buf == NULL && e.flags == FI_MULTI_RECV;
+            continue;
+        }
+        const int i = next++;
+        const int ok = i < 5 && b == in_buf[i] && e.len == sizes[i] && e.buf == buf[b] + at[i] &&
+                       (e.flags & (FI_RECV | FI_MSG)) == (FI_RECV | FI_MSG) &&
+                       release == (i == 4) && !memcmp(e.buf, out[i], sizes[i]);
+        placed += ok;
+        order_ok &= ok;
+    }
+    check(placed == 5 && order_ok, "each message's entry: its bytes, buf into the buffer");
+    check(releases[0] == 1 && releases[1] == 1, "FI_MULTI_RECV once per buffer, on its last entry");
+    check(fi_cq_read(r.rx, &e, 1) == -FI_EAGAIN && fi_cntr_read(cntr) == 5,
+          "... no entry more; the counter counts the 5 messages");
+    int done = 0;
+    for (int i = 0; i < 5; ++i)
+        done += wait_cq(s.tx, &e) == 1;
+    check(done == 5, "the five sends complete");
+    check(fi_close(&s.ep->fid) == 0 && fi_close(&r.ep->fid) == 0 && fi_close(&s.tx->fid) == 0 &&
+              fi_close(&s.rx->fid) == 0 && fi_close(&r.tx->fid) == 0 && fi_close(&r.rx->fid) == 0 &&
+              fi_close(&cntr->fid) == 0,
+          "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
 int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
@@ -441,11 +561,15 @@ int main(void) {
         fi_inject_atomic(a.ep, add, 1, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM) == -FI_ENOSYS,
         "fi_inject_atomic: -FI_ENOSYS");
     check(fi_close(&mr->fid) == 0, "fi_close(mr)");
+    struct fi_msg mmsg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC};
+    check(fi_recvmsg(a.ep, &mmsg, FI_MULTI_RECV) == -FI_EBADFLAGS,
+          "FI_MULTI_RECV without the capability: -FI_EBADFLAGS");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
     ordered_tagged(dom, av);
     datagrams(dom, av);
     counters(dom, info, av);
+    multi_recv(dom, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
