@@ -17,6 +17,9 @@ namespace uet_fi {
 // A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
 ssize_t posted(ep_obj* ep, std::error_code ec) {
     if (!ec) return 0;
+    // A peer uet does not know: an FI_AV_MAP handle the AV never gave. -FI_EINVAL, as for an
+    // FI_AV_TABLE index it never gave.
+    if (ec == uet::errc::unknown_peer) return -FI_EINVAL;
     const int e = to_fi_errno(ec);
     if (e == -FI_EAGAIN) ep->progress();
     return e;

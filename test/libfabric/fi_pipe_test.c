@@ -357,6 +357,107 @@ static void multi_recv(struct fid_domain* dom, struct fid_av* av) {
     fi_freeinfo(hints);
 }
 
+// Bad use, beyond what main() tries: posts before fi_enable, closing what an endpoint still
+// uses, every operation to an address the AV does not hold (an FI_AV_TABLE index never given or
+// removed, an FI_AV_MAP handle never given), receives past the queue depth, closing an endpoint
+// with receives posted, sends to an endpoint that closed. Local buffers need no registration
+// (mr_mode has no FI_MR_LOCAL): every buffer here and in main() is plain memory.
+static void bad_use(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC;
+    hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_LOCAL;
+    hints->fabric_attr->prov_name = strdup("uet");
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && !(info->domain_attr->mr_mode & FI_MR_LOCAL),
+          "mr_mode without FI_MR_LOCAL: local buffers unregistered");
+    if (rc) return;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    struct side x, y;
+    char buf[16] = "bad use";
+    int ctx;
+    size_t len = sizeof(struct sockaddr_in);
+    struct sockaddr_in names[2];
+    check(fi_cq_open(dom, &cq_attr, &x.tx, NULL) == 0 &&
+              fi_cq_open(dom, &cq_attr, &x.rx, NULL) == 0 &&
+              fi_endpoint(dom, info, &x.ep, NULL) == 0,
+          "an endpoint, not enabled");
+    check(fi_send(x.ep, buf, 4, NULL, 0, &ctx) == -FI_EOPBADSTATE &&
+              fi_recv(x.ep, buf, 4, NULL, FI_ADDR_UNSPEC, &ctx) == -FI_EOPBADSTATE &&
+              fi_getname(&x.ep->fid, &names[0], &len) == -FI_EOPBADSTATE,
+          "... posts and fi_getname: -FI_EOPBADSTATE");
+    check(fi_ep_bind(x.ep, &x.tx->fid, FI_TRANSMIT) == 0 && fi_enable(x.ep) == -FI_ENOAV,
+          "fi_enable without an AV: -FI_ENOAV");
+    check(fi_ep_bind(x.ep, &av->fid, 0) == 0 && fi_ep_bind(x.ep, &x.rx->fid, FI_RECV) == 0 &&
+              fi_enable(x.ep) == 0 && open_side(dom, info, av, &y) == 0,
+          "... fi_enable with one; a second endpoint");
+    check(fi_close(&x.tx->fid) == -FI_EBUSY && fi_close(&av->fid) == -FI_EBUSY,
+          "closing a CQ or AV an endpoint uses: -FI_EBUSY");
+    len = sizeof(names[0]);
+    fi_getname(&x.ep->fid, &names[0], &len);
+    fi_getname(&y.ep->fid, &names[1], &len);
+    fi_addr_t addr[2];
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    const fi_addr_t never = addr[1] + 100;
+    unsigned long long word = 1, old = 0;
+    check(fi_tsend(x.ep, buf, 4, NULL, never, 1, &ctx) == -FI_EINVAL &&
+              fi_write(x.ep, buf, 4, NULL, never, 0, 1, &ctx) == -FI_EINVAL &&
+              fi_read(x.ep, buf, 4, NULL, never, 0, 1, &ctx) == -FI_EINVAL &&
+              fi_atomic(x.ep, &word, 1, NULL, never, 0, 1, FI_UINT64, FI_SUM, &ctx) == -FI_EINVAL &&
+              fi_fetch_atomic(x.ep, &word, 1, NULL, &old, NULL, never, 0, 1, FI_UINT64, FI_SUM,
+                              &ctx) == -FI_EINVAL &&
+              fi_trecv(x.ep, buf, 4, NULL, never, 1, 0, &ctx) == -FI_EINVAL,
+          "tsend, write, read, atomics, directed trecv to an index never given: -FI_EINVAL");
+    fi_addr_t gone = addr[1];
+    struct fi_cq_tagged_entry e;
+    check(
+        fi_av_remove(av, &gone, 1, 0) == 0 && fi_send(x.ep, buf, 4, NULL, gone, &ctx) == -FI_EINVAL,
+        "fi_send to an index fi_av_remove removed: -FI_EINVAL");
+    check(fi_av_insert(av, &names[1], 1, &addr[1], 0, NULL) == 1, "... inserted again");
+    struct fid_av* map;
+    struct fi_av_attr map_attr = {.type = FI_AV_MAP};
+    struct side z;
+    check(fi_av_open(dom, &map_attr, &map, NULL) == 0 && open_side(dom, info, map, &z) == 0,
+          "an endpoint on an FI_AV_MAP");
+    check(fi_send(z.ep, buf, 4, NULL, (fi_addr_t)0x7777, &ctx) == -FI_EINVAL &&
+              fi_write(z.ep, buf, 4, NULL, (fi_addr_t)0x7777, 0, 1, &ctx) == -FI_EINVAL,
+          "fi_send, fi_write to a handle never given: -FI_EINVAL");
+    check(fi_close(&z.ep->fid) == 0 && fi_close(&z.tx->fid) == 0 && fi_close(&z.rx->fid) == 0 &&
+              fi_close(&map->fid) == 0,
+          "fi_close");
+    // receives past the depth: 4 receive and 4 transmit slots, shared
+    struct fi_info* small = fi_dupinfo(info);
+    small->tx_attr->size = small->rx_attr->size = 4;
+    struct side q;
+    check(open_side(dom, small, av, &q) == 0, "an endpoint with 4 + 4 slots");
+    static char sink[100][8];
+    int posted = 0;
+    ssize_t rq = 0;
+    while (posted < 100 && (rq = fi_recv(q.ep, sink[posted], 8, NULL, FI_ADDR_UNSPEC, &ctx)) == 0)
+        ++posted;
+    check(rq == -FI_EAGAIN && posted >= 4 && posted <= 8,
+          "receives past the slots: -FI_EAGAIN (after 4 to 8)");
+    check(fi_close(&q.ep->fid) == 0 && fi_cq_read(q.rx, &e, 1) == -FI_EAGAIN,
+          "closing it with receives posted: no entry for them");
+    check(fi_close(&q.tx->fid) == 0 && fi_close(&q.rx->fid) == 0, "fi_close of its CQs");
+    fi_freeinfo(small);
+    // y closes: x's send to it ends in an error entry
+    check(fi_close(&y.ep->fid) == 0, "the peer closes");
+    check(fi_send(x.ep, buf, 4, NULL, addr[1], &ctx) == 0, "fi_send to it posted");
+    struct fi_cq_err_entry err = {0};
+    const ssize_t r = wait_cq(x.tx, &e);
+    check(r == -FI_EAVAIL && fi_cq_readerr(x.tx, &err, 0) == 1 && err.op_context == &ctx &&
+              err.err != 0,
+          "... ends in an error entry");
+    printf("  error: %s\n", fi_strerror(err.err));
+    check(fi_close(&x.ep->fid) == 0 && fi_close(&x.tx->fid) == 0 && fi_close(&x.rx->fid) == 0 &&
+              fi_close(&y.tx->fid) == 0 && fi_close(&y.rx->fid) == 0,
+          "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
 int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
@@ -570,6 +671,7 @@ int main(void) {
     datagrams(dom, av);
     counters(dom, info, av);
     multi_recv(dom, av);
+    bad_use(dom, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
