@@ -126,7 +126,7 @@ static void datagrams(struct fid_domain* dom, struct fid_av* av) {
     struct fi_info* info = NULL;
     struct fi_info* no = NULL;
     hints->ep_attr->type = FI_EP_DGRAM;
-    hints->caps = FI_MSG | FI_TAGGED;
+    hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
     hints->fabric_attr->prov_name = strdup("uet");
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
@@ -165,6 +165,41 @@ static void datagrams(struct fid_domain* dom, struct fid_av* av) {
     check(wait_cq(d[0].rx, &e) == 1 && e.tag == 0x77 && got == v, "... matches its tag");
     check(fi_write(d[0].ep, &v, sizeof(v), NULL, addr[1], 0, 1, &ctx_s) == -FI_EOPNOTSUPP,
           "fi_write on a datagram endpoint: -FI_EOPNOTSUPP");
+    // FI_MULTI_RECV: two datagrams of 1000 B in one 2100-byte buffer, whose
+    // 100 B left (>= 64) stay posted until a third does not fit (an entry of its own).
+    static char mb[2100];
+    static char dg[3][1000];
+    struct iovec miov = {.iov_base = mb, .iov_len = sizeof(mb)};
+    struct fi_msg mm = {
+        .msg_iov = &miov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &ctx_r};
+    check(fi_recvmsg(d[1].ep, &mm, FI_MULTI_RECV) == 0, "a datagram multi-receive buffer");
+    int sent = 0, placed = 0, release = 0;
+    char seen[2] = {0, 0};
+    for (int i = 0; i < 3; ++i) {
+        memset(dg[i], 'a' + i, sizeof(dg[i]));
+        sent += fi_send(d[0].ep, dg[i], sizeof(dg[i]), NULL, addr[1], NULL) == 0;
+    }
+    for (int n = 0; n < 3 && wait_cq(d[1].rx, &e) == 1; ++n) {
+        char* at = e.buf;
+        if (e.flags == FI_MULTI_RECV && e.len == 0 && at == NULL) {
+            release += n == 2;
+            continue;
+        }
+        const int slot = at == mb ? 0 : at == mb + 1000 ? 1 : -1;
+        if (slot < 0 || e.len != 1000 || e.op_context != &ctx_r || (e.flags & FI_MULTI_RECV) ||
+            at[0] < 'a' || at[0] > 'c' || memcmp(at, dg[at[0] - 'a'], 1000))
+            continue;
+        seen[slot] = at[0];
+        ++placed;
+    }
+    check(sent == 3 && placed == 2 && release == 1 && seen[0] != seen[1],
+          "... takes two datagrams, then its release entry");
+    char last[1000];
+    fi_recv(d[1].ep, last, sizeof(last), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(wait_cq(d[1].rx, &e) == 1 && e.len == 1000 && last[0] != seen[0] && last[0] != seen[1],
+          "... and the third goes to the next receive");
+    for (int i = 0; i < 3; ++i)
+        wait_cq(d[0].tx, &e);
     for (int i = 0; i < 2; ++i)
         check(fi_close(&d[i].ep->fid) == 0 && fi_close(&d[i].tx->fid) == 0 &&
                   fi_close(&d[i].rx->fid) == 0,
