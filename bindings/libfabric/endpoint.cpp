@@ -17,6 +17,9 @@ namespace uet_fi {
 // A post's return: 0, or libfabric's error; a full queue progresses, so that a retry can pass.
 ssize_t posted(ep_obj* ep, std::error_code ec) {
     if (!ec) return 0;
+    // A peer uet does not know: an FI_AV_MAP handle the AV never gave. -FI_EINVAL, as for an
+    // FI_AV_TABLE index it never gave.
+    if (ec == uet::errc::unknown_peer) return -FI_EINVAL;
     const int e = to_fi_errno(ec);
     if (e == -FI_EAGAIN) ep->progress();
     return e;
@@ -107,10 +110,10 @@ ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* c
     if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
         return -FI_EINVAL;
     const auto bytes = std::span(static_cast<std::byte*>(buf), len);
-    if (tagged) {
-        if (flags & FI_MULTI_RECV) return -FI_EBADFLAGS;
-        return posted(ep, ep->ep.trecv(bytes, tag, ignore, op_context(context), from));
-    }
+    // FI_MULTI_RECV: untagged receives of an endpoint with the capability (libfabric 1.17 has
+    // no tagged multi-receive). A buffer below FI_OPT_MIN_MULTI_RECV gets -FI_EINVAL from uet.
+    if ((flags & FI_MULTI_RECV) && (tagged || !(ep->caps & FI_MULTI_RECV))) return -FI_EBADFLAGS;
+    if (tagged) return posted(ep, ep->ep.trecv(bytes, tag, ignore, op_context(context), from));
     const auto of = (flags & FI_MULTI_RECV) ? uet::op_flags::multi_recv : uet::op_flags::none;
     return posted(ep, ep->ep.recv(bytes, op_context(context), from, of));
 }
@@ -169,7 +172,9 @@ ssize_t msg_inject(fid_ep* f, const void* buf, std::size_t len, fi_addr_t dest) 
 ssize_t tagged_recv(fid_ep* f, void* buf, std::size_t len, void*, fi_addr_t src, std::uint64_t tag,
                     std::uint64_t ignore, void* context) {
     auto* ep = self<ep_obj>(f);
-    return post_recv(ep, buf, len, src, context, ep->rx_op_flags, true, tag, ignore);
+    // The default FI_MULTI_RECV of rx_attr->op_flags is for untagged receives.
+    return post_recv(ep, buf, len, src, context, ep->rx_op_flags & ~FI_MULTI_RECV, true, tag,
+                     ignore);
 }
 ssize_t tagged_recvv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_addr_t src,
                      std::uint64_t tag, std::uint64_t ignore, void* context) {
@@ -388,6 +393,7 @@ int ep_enable(ep_obj* ep) {
     a.tx_depth = ep->tx_size;
     a.rx_depth = ep->rx_size;
     a.inject_size = ep->inject_size;
+    a.min_multi_recv = ep->min_multi_recv;
     a.answers_in_acks = cfg.answers_in_acks;
     auto cq = ep->domain->dom.open_cq(ep->tx_size + ep->rx_size);
     if (!cq) return to_fi_errno(cq.error());
@@ -454,11 +460,24 @@ int ep_getname(fid_t f, void* addr, std::size_t* addrlen) {
     return 0;
 }
 
-int ep_getopt(fid_t, int, int, void*, std::size_t*) {
-    return -FI_ENOPROTOOPT;
+// FI_OPT_MIN_MULTI_RECV, the one option: a size_t.
+int ep_getopt(fid_t f, int level, int name, void* value, std::size_t* len) {
+    if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
+    if (value == nullptr || len == nullptr) return -FI_EINVAL;
+    const bool fits = *len >= sizeof(std::size_t);
+    *len = sizeof(std::size_t);
+    if (!fits) return -FI_ETOOSMALL;
+    std::memcpy(value, &self<ep_obj>(f)->min_multi_recv, sizeof(std::size_t));
+    return 0;
 }
-int ep_setopt(fid_t, int, int, const void*, std::size_t) {
-    return -FI_ENOPROTOOPT;
+// uet fixes the minimum when the endpoint opens: after fi_enable, -FI_EOPBADSTATE.
+int ep_setopt(fid_t f, int level, int name, const void* value, std::size_t len) {
+    if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV) return -FI_ENOPROTOOPT;
+    if (value == nullptr || len != sizeof(std::size_t)) return -FI_EINVAL;
+    auto* ep = self<ep_obj>(f);
+    if (ep->enabled) return -FI_EOPBADSTATE;
+    std::memcpy(&ep->min_multi_recv, value, sizeof(std::size_t));
+    return 0;
 }
 
 }  // namespace
@@ -514,12 +533,17 @@ void ep_obj::deliver(const uet::completion& c) {
         : has(c.flags, completion_flags::write) || has(c.flags, completion_flags::atomic)
             ? write_cntr
             : send_cntr;
-    if (counter != nullptr) ++(c.error ? counter->errors : counter->value);
+    // The entry that only releases a multi-receive buffer (no message: buf nullptr) is no
+    // receive to count.
+    const bool release_only =
+        has(c.flags, completion_flags::multi_recv) && c.buf == nullptr && !c.error;
+    if (counter != nullptr && !release_only) ++(c.error ? counter->errors : counter->value);
     cq_obj* cq = rx ? rx_cq : tx_cq;
     if (cq == nullptr || (!entry && !c.error)) return;
     cq_entry e;
     e.e.op_context = context;
-    e.e.flags = fi_flags(c.flags);
+    // libfabric's separate release entry has FI_MULTI_RECV alone (fi_cq(3)): no FI_RECV.
+    e.e.flags = release_only ? FI_MULTI_RECV : fi_flags(c.flags);
     e.e.len = c.len;
     e.e.buf = c.buf;
     e.e.data = c.data;
@@ -530,7 +554,7 @@ void ep_obj::deliver(const uet::completion& c) {
         e.olen = c.olen;
         e.detail = c.detail.empty() ? c.error.message() : std::string(c.detail);
     }
-    if (rx && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
+    if (rx && !release_only && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
     ++(rx ? rx_entries : tx_entries);
     received = received || rx;
     if (e.err != 0) ++error_entries;

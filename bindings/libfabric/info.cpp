@@ -15,16 +15,17 @@ namespace {
 
 void cleanup() {}
 
+// FI_MULTI_RECV: untagged receives only (fi_recvmsg with FI_MULTI_RECV).
 constexpr std::uint64_t supported_caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
-                                         FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+                                         FI_MULTI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
 // RMA and atomic addresses are offsets into the target's region (no FI_MR_VIRT_ADDR) named by
 // uet's keys (FI_MR_PROV_KEY): offered to applications that take provider keys (API 1.5 on).
 constexpr std::uint64_t rma_caps =
     FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 // FI_EP_DGRAM (UUD underneath): untagged and tagged messages of one packet each.
-constexpr std::uint64_t dgram_caps =
-    FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+constexpr std::uint64_t dgram_caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_MULTI_RECV |
+                                     FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
 
 std::uint64_t offered_caps(std::uint32_t version, const fi_info* hints, fi_ep_type type) {
     if (type == FI_EP_DGRAM) return dgram_caps;

@@ -187,6 +187,9 @@ struct ep_obj {
     std::uint64_t caps = 0;
     std::uint64_t tx_op_flags = 0, rx_op_flags = 0;
     std::size_t tx_size = 1024, rx_size = 1024, inject_size = 256;
+    // FI_OPT_MIN_MULTI_RECV: a multi-receive buffer is released once fewer bytes are left; set
+    // before fi_enable (uet's endpoint_attr::min_multi_recv).
+    std::size_t min_multi_recv = uet::endpoint_attr{}.min_multi_recv;
     cq_obj* tx_cq = nullptr;
     cq_obj* rx_cq = nullptr;
     // Counters bound with FI_SEND, FI_RECV, FI_READ (reads, fetching atomics) and FI_WRITE

@@ -15,7 +15,7 @@ expect "fi_info -p uet lists the provider" "$out" '^provider: uet$'
 expect "... its fabric" "$out" 'fabric: uet-pipe'
 expect "... an FI_EP_RDM endpoint" "$out" 'type: FI_EP_RDM'
 out=$(fi_info -p uet -v 2>&1)
-for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
+for c in FI_MSG FI_TAGGED FI_DIRECTED_RECV FI_MULTI_RECV FI_SOURCE FI_RMA FI_ATOMIC FI_READ FI_WRITE FI_REMOTE_READ FI_REMOTE_WRITE; do
     expect "fi_info -v: caps $c" "$out" "^    caps: \\[.* $c[ ,]"
 done
 expect "... FI_SOCKADDR_IN addresses" "$out" 'addr_format: FI_SOCKADDR_IN'
@@ -37,6 +37,7 @@ out=$(fi_info -p uet -t FI_EP_DGRAM -v 2>&1)
 expect "-t FI_EP_DGRAM: the provider" "$out" 'type: FI_EP_DGRAM'
 expect "... one packet per message" "$out" 'max_msg_size: 4096$'
 expect "... caps FI_MSG, FI_TAGGED" "$out" '^    caps: \[ FI_MSG, FI_TAGGED,'
+expect "... and FI_MULTI_RECV" "$out" '^    caps: \[.* FI_MULTI_RECV[ ,]'
 out=$(fi_info -t FI_EP_RDM 2>&1 | grep -c '^provider: uet;ofi_rxd$')
 expect "no ofi_rxd layered over uet's datagrams" "$out" '^0$'
 out=$(fi_info -p uet -t FI_EP_DGRAM -c FI_RMA 2>&1)

@@ -1,7 +1,8 @@
 // The uet libfabric provider on its pipe fabric, through libfabric itself (FI_PROVIDER_PATH):
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
 // bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
-// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams.
+// directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams;
+// multi-receive buffers (FI_MULTI_RECV) take several messages each.
 // Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
@@ -125,7 +126,7 @@ static void datagrams(struct fid_domain* dom, struct fid_av* av) {
     struct fi_info* info = NULL;
     struct fi_info* no = NULL;
     hints->ep_attr->type = FI_EP_DGRAM;
-    hints->caps = FI_MSG | FI_TAGGED;
+    hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
     hints->fabric_attr->prov_name = strdup("uet");
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     check(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &no) == -FI_ENODATA,
@@ -164,6 +165,41 @@ static void datagrams(struct fid_domain* dom, struct fid_av* av) {
     check(wait_cq(d[0].rx, &e) == 1 && e.tag == 0x77 && got == v, "... matches its tag");
     check(fi_write(d[0].ep, &v, sizeof(v), NULL, addr[1], 0, 1, &ctx_s) == -FI_EOPNOTSUPP,
           "fi_write on a datagram endpoint: -FI_EOPNOTSUPP");
+    // FI_MULTI_RECV: two datagrams of 1000 B in one 2100-byte buffer, whose
+    // 100 B left (>= 64) stay posted until a third does not fit (an entry of its own).
+    static char mb[2100];
+    static char dg[3][1000];
+    struct iovec miov = {.iov_base = mb, .iov_len = sizeof(mb)};
+    struct fi_msg mm = {
+        .msg_iov = &miov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &ctx_r};
+    check(fi_recvmsg(d[1].ep, &mm, FI_MULTI_RECV) == 0, "a datagram multi-receive buffer");
+    int sent = 0, placed = 0, release = 0;
+    char seen[2] = {0, 0};
+    for (int i = 0; i < 3; ++i) {
+        memset(dg[i], 'a' + i, sizeof(dg[i]));
+        sent += fi_send(d[0].ep, dg[i], sizeof(dg[i]), NULL, addr[1], NULL) == 0;
+    }
+    for (int n = 0; n < 3 && wait_cq(d[1].rx, &e) == 1; ++n) {
+        char* at = e.buf;
+        if (e.flags == FI_MULTI_RECV && e.len == 0 && at == NULL) {
+            release += n == 2;
+            continue;
+        }
+        const int slot = at == mb ? 0 : at == mb + 1000 ? 1 : -1;
+        if (slot < 0 || e.len != 1000 || e.op_context != &ctx_r || (e.flags & FI_MULTI_RECV) ||
+            at[0] < 'a' || at[0] > 'c' || memcmp(at, dg[at[0] - 'a'], 1000))
+            continue;
+        seen[slot] = at[0];
+        ++placed;
+    }
+    check(sent == 3 && placed == 2 && release == 1 && seen[0] != seen[1],
+          "... takes two datagrams, then its release entry");
+    char last[1000];
+    fi_recv(d[1].ep, last, sizeof(last), NULL, FI_ADDR_UNSPEC, &ctx_r);
+    check(wait_cq(d[1].rx, &e) == 1 && e.len == 1000 && last[0] != seen[0] && last[0] != seen[1],
+          "... and the third goes to the next receive");
+    for (int i = 0; i < 3; ++i)
+        wait_cq(d[0].tx, &e);
     for (int i = 0; i < 2; ++i)
         check(fi_close(&d[i].ep->fid) == 0 && fi_close(&d[i].tx->fid) == 0 &&
                   fi_close(&d[i].rx->fid) == 0,
@@ -235,6 +271,226 @@ static void counters(struct fid_domain* dom, struct fi_info* info, struct fid_av
     check(fi_close(&s->fid) == 0 && fi_close(&r->fid) == 0 && fi_close(&tx->fid) == 0 &&
               fi_close(&sc->fid) == 0 && fi_close(&rc->fid) == 0,
           "fi_close");
+}
+
+// FI_MULTI_RECV: one buffer takes several messages, each with its own entry whose buf points
+// into it; the buffer's last entry carries FI_MULTI_RECV (a message's, or one of length 0 when
+// the next message does not fit what is left). FI_OPT_MIN_MULTI_RECV set before fi_enable.
+// Ordered endpoints (FI_ORDER_SAS), so that where each message lands is known.
+static void multi_recv(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+    hints->tx_attr->msg_order = hints->rx_attr->msg_order = FI_ORDER_SAS;
+    hints->fabric_attr->prov_name = strdup("uet");
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && (info->caps & FI_MULTI_RECV), "fi_getinfo(FI_MULTI_RECV)");
+    if (rc) return;
+    struct side s, r;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    size_t min = 0, len = sizeof(min);
+    check(open_side(dom, info, av, &s) == 0 && fi_cq_open(dom, &cq_attr, &r.tx, NULL) == 0 &&
+              fi_cq_open(dom, &cq_attr, &r.rx, NULL) == 0 &&
+              fi_endpoint(dom, info, &r.ep, NULL) == 0,
+          "a sender, and a receiver not yet enabled");
+    check(fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) == 0 &&
+              len == sizeof(size_t) && min == 64,
+          "fi_getopt(FI_OPT_MIN_MULTI_RECV): 64 by default");
+    min = 100;
+    len = 1;
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) == 0 &&
+              fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) ==
+                  -FI_ETOOSMALL &&
+              fi_getopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, &len) == 0 &&
+              min == 100,
+          "fi_setopt(FI_OPT_MIN_MULTI_RECV, 100), read back");
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &min, sizeof(min)) ==
+              -FI_ENOPROTOOPT,
+          "fi_setopt of another option: -FI_ENOPROTOOPT");
+    struct fid_cntr* cntr = NULL;
+    struct fi_cntr_attr ca = {.events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE};
+    check(fi_cntr_open(dom, &ca, &cntr, NULL) == 0 && fi_ep_bind(r.ep, &av->fid, 0) == 0 &&
+              fi_ep_bind(r.ep, &r.tx->fid, FI_TRANSMIT) == 0 &&
+              fi_ep_bind(r.ep, &r.rx->fid, FI_RECV) == 0 &&
+              fi_ep_bind(r.ep, &cntr->fid, FI_RECV) == 0 && fi_enable(r.ep) == 0,
+          "... a receive counter, fi_enable");
+    check(fi_setopt(&r.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)) ==
+              -FI_EOPBADSTATE,
+          "fi_setopt(FI_OPT_MIN_MULTI_RECV) after fi_enable: -FI_EOPBADSTATE");
+    struct sockaddr_in names[2];
+    fi_addr_t addr[2];
+    len = sizeof(names[0]);
+    fi_getname(&s.ep->fid, &names[0], &len);
+    fi_getname(&r.ep->fid, &names[1], &len);
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+
+    static char buf[2][1024];
+    int ctx[2];
+    struct iovec iov = {.iov_base = buf[0], .iov_len = 99};
+    struct fi_msg m = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &ctx[0]};
+    check(fi_recvmsg(r.ep, &m, FI_MULTI_RECV) == -FI_EINVAL,
+          "a multi-receive buffer below the minimum: -FI_EINVAL");
+    struct fi_msg_tagged tm = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC};
+    check(fi_trecvmsg(r.ep, &tm, FI_MULTI_RECV) == -FI_EBADFLAGS,
+          "a tagged multi-receive: -FI_EBADFLAGS");
+    // Buffer 0 (1024 B) takes 300, 300, 300; 124 B are left (>= 100), too few for the 200 that
+    // follow: it is released by an entry of length 0, and buffer 1 (512 B) takes 200 and 230,
+    // leaving 82 (< 100, not < 64, the default): the 230's entry releases it.
+    const size_t sizes[5] = {300, 300, 300, 200, 230};
+    const int in_buf[5] = {0, 0, 0, 1, 1};
+    const size_t at[5] = {0, 300, 600, 0, 200};
+    for (int i = 0; i < 2; ++i) {
+        iov.iov_base = buf[i];
+        iov.iov_len = i == 0 ? 1024 : 512;
+        m.context = &ctx[i];
+        check(fi_recvmsg(r.ep, &m, FI_MULTI_RECV) == 0, "fi_recvmsg(FI_MULTI_RECV)");
+    }
+    static char out[5][300];
+    int sent = 0;
+    for (int i = 0; i < 5; ++i) {
+        memset(out[i], 'A' + i, sizeof(out[i]));
+        sent += fi_send(s.ep, out[i], sizes[i], NULL, addr[1], NULL) == 0;
+    }
+    check(sent == 5, "five fi_send of 300, 300, 300, 200, 230 B");
+    // Expected entries, in order: the three messages in buffer 0, its release (length 0), the
+    // two in buffer 1, the last with FI_MULTI_RECV.
+    struct fi_cq_tagged_entry e;
+    int placed = 0, releases[2] = {0, 0}, order_ok = 1, next = 0;
+    for (int n = 0; n < 6; ++n) {
+        if (wait_cq(r.rx, &e) != 1) {
+            order_ok = 0;
+            break;
+        }
+        const int b = e.op_context == &ctx[1];
+        const int release = (e.flags & FI_MULTI_RECV) != 0;
+        releases[b] += release;
+        if (release && e.len == 0) {  // buffer 0's own release: FI_MULTI_RECV alone
+            order_ok &= b == 0 && next == 3 && e.buf == NULL && e.flags == FI_MULTI_RECV;
+            continue;
+        }
+        const int i = next++;
+        const int ok = i < 5 && b == in_buf[i] && e.len == sizes[i] && e.buf == buf[b] + at[i] &&
+                       (e.flags & (FI_RECV | FI_MSG)) == (FI_RECV | FI_MSG) &&
+                       release == (i == 4) && !memcmp(e.buf, out[i], sizes[i]);
+        placed += ok;
+        order_ok &= ok;
+    }
+    check(placed == 5 && order_ok, "each message's entry: its bytes, buf into the buffer");
+    check(releases[0] == 1 && releases[1] == 1, "FI_MULTI_RECV once per buffer, on its last entry");
+    check(fi_cq_read(r.rx, &e, 1) == -FI_EAGAIN && fi_cntr_read(cntr) == 5,
+          "... no entry more; the counter counts the 5 messages");
+    int done = 0;
+    for (int i = 0; i < 5; ++i)
+        done += wait_cq(s.tx, &e) == 1;
+    check(done == 5, "the five sends complete");
+    check(fi_close(&s.ep->fid) == 0 && fi_close(&r.ep->fid) == 0 && fi_close(&s.tx->fid) == 0 &&
+              fi_close(&s.rx->fid) == 0 && fi_close(&r.tx->fid) == 0 && fi_close(&r.rx->fid) == 0 &&
+              fi_close(&cntr->fid) == 0,
+          "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
+}
+
+// Bad use, beyond what main() tries: posts before fi_enable, closing what an endpoint still
+// uses, every operation to an address the AV does not hold (an FI_AV_TABLE index never given or
+// removed, an FI_AV_MAP handle never given), receives past the queue depth, closing an endpoint
+// with receives posted, sends to an endpoint that closed. Local buffers need no registration
+// (mr_mode has no FI_MR_LOCAL): every buffer here and in main() is plain memory.
+static void bad_use(struct fid_domain* dom, struct fid_av* av) {
+    struct fi_info* hints = fi_allocinfo();
+    struct fi_info* info = NULL;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_RMA | FI_ATOMIC;
+    hints->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_LOCAL;
+    hints->fabric_attr->prov_name = strdup("uet");
+    int rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+    check(rc == 0 && !(info->domain_attr->mr_mode & FI_MR_LOCAL),
+          "mr_mode without FI_MR_LOCAL: local buffers unregistered");
+    if (rc) return;
+    struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .size = 64};
+    struct side x, y;
+    char buf[16] = "bad use";
+    int ctx;
+    size_t len = sizeof(struct sockaddr_in);
+    struct sockaddr_in names[2];
+    check(fi_cq_open(dom, &cq_attr, &x.tx, NULL) == 0 &&
+              fi_cq_open(dom, &cq_attr, &x.rx, NULL) == 0 &&
+              fi_endpoint(dom, info, &x.ep, NULL) == 0,
+          "an endpoint, not enabled");
+    check(fi_send(x.ep, buf, 4, NULL, 0, &ctx) == -FI_EOPBADSTATE &&
+              fi_recv(x.ep, buf, 4, NULL, FI_ADDR_UNSPEC, &ctx) == -FI_EOPBADSTATE &&
+              fi_getname(&x.ep->fid, &names[0], &len) == -FI_EOPBADSTATE,
+          "... posts and fi_getname: -FI_EOPBADSTATE");
+    check(fi_ep_bind(x.ep, &x.tx->fid, FI_TRANSMIT) == 0 && fi_enable(x.ep) == -FI_ENOAV,
+          "fi_enable without an AV: -FI_ENOAV");
+    check(fi_ep_bind(x.ep, &av->fid, 0) == 0 && fi_ep_bind(x.ep, &x.rx->fid, FI_RECV) == 0 &&
+              fi_enable(x.ep) == 0 && open_side(dom, info, av, &y) == 0,
+          "... fi_enable with one; a second endpoint");
+    check(fi_close(&x.tx->fid) == -FI_EBUSY && fi_close(&av->fid) == -FI_EBUSY,
+          "closing a CQ or AV an endpoint uses: -FI_EBUSY");
+    len = sizeof(names[0]);
+    fi_getname(&x.ep->fid, &names[0], &len);
+    fi_getname(&y.ep->fid, &names[1], &len);
+    fi_addr_t addr[2];
+    check(fi_av_insert(av, names, 2, addr, 0, NULL) == 2, "fi_av_insert of both");
+    const fi_addr_t never = addr[1] + 100;
+    unsigned long long word = 1, old = 0;
+    check(fi_tsend(x.ep, buf, 4, NULL, never, 1, &ctx) == -FI_EINVAL &&
+              fi_write(x.ep, buf, 4, NULL, never, 0, 1, &ctx) == -FI_EINVAL &&
+              fi_read(x.ep, buf, 4, NULL, never, 0, 1, &ctx) == -FI_EINVAL &&
+              fi_atomic(x.ep, &word, 1, NULL, never, 0, 1, FI_UINT64, FI_SUM, &ctx) == -FI_EINVAL &&
+              fi_fetch_atomic(x.ep, &word, 1, NULL, &old, NULL, never, 0, 1, FI_UINT64, FI_SUM,
+                              &ctx) == -FI_EINVAL &&
+              fi_trecv(x.ep, buf, 4, NULL, never, 1, 0, &ctx) == -FI_EINVAL,
+          "tsend, write, read, atomics, directed trecv to an index never given: -FI_EINVAL");
+    fi_addr_t gone = addr[1];
+    struct fi_cq_tagged_entry e;
+    check(
+        fi_av_remove(av, &gone, 1, 0) == 0 && fi_send(x.ep, buf, 4, NULL, gone, &ctx) == -FI_EINVAL,
+        "fi_send to an index fi_av_remove removed: -FI_EINVAL");
+    check(fi_av_insert(av, &names[1], 1, &addr[1], 0, NULL) == 1, "... inserted again");
+    struct fid_av* map;
+    struct fi_av_attr map_attr = {.type = FI_AV_MAP};
+    struct side z;
+    check(fi_av_open(dom, &map_attr, &map, NULL) == 0 && open_side(dom, info, map, &z) == 0,
+          "an endpoint on an FI_AV_MAP");
+    check(fi_send(z.ep, buf, 4, NULL, (fi_addr_t)0x7777, &ctx) == -FI_EINVAL &&
+              fi_write(z.ep, buf, 4, NULL, (fi_addr_t)0x7777, 0, 1, &ctx) == -FI_EINVAL,
+          "fi_send, fi_write to a handle never given: -FI_EINVAL");
+    check(fi_close(&z.ep->fid) == 0 && fi_close(&z.tx->fid) == 0 && fi_close(&z.rx->fid) == 0 &&
+              fi_close(&map->fid) == 0,
+          "fi_close");
+    // receives past the depth: 4 receive and 4 transmit slots, shared
+    struct fi_info* small = fi_dupinfo(info);
+    small->tx_attr->size = small->rx_attr->size = 4;
+    struct side q;
+    check(open_side(dom, small, av, &q) == 0, "an endpoint with 4 + 4 slots");
+    static char sink[100][8];
+    int posted = 0;
+    ssize_t rq = 0;
+    while (posted < 100 && (rq = fi_recv(q.ep, sink[posted], 8, NULL, FI_ADDR_UNSPEC, &ctx)) == 0)
+        ++posted;
+    check(rq == -FI_EAGAIN && posted >= 4 && posted <= 8,
+          "receives past the slots: -FI_EAGAIN (after 4 to 8)");
+    check(fi_close(&q.ep->fid) == 0 && fi_cq_read(q.rx, &e, 1) == -FI_EAGAIN,
+          "closing it with receives posted: no entry for them");
+    check(fi_close(&q.tx->fid) == 0 && fi_close(&q.rx->fid) == 0, "fi_close of its CQs");
+    fi_freeinfo(small);
+    // y closes: x's send to it ends in an error entry
+    check(fi_close(&y.ep->fid) == 0, "the peer closes");
+    check(fi_send(x.ep, buf, 4, NULL, addr[1], &ctx) == 0, "fi_send to it posted");
+    struct fi_cq_err_entry err = {0};
+    const ssize_t r = wait_cq(x.tx, &e);
+    check(r == -FI_EAVAIL && fi_cq_readerr(x.tx, &err, 0) == 1 && err.op_context == &ctx &&
+              err.err != 0,
+          "... ends in an error entry");
+    printf("  error: %s\n", fi_strerror(err.err));
+    check(fi_close(&x.ep->fid) == 0 && fi_close(&x.tx->fid) == 0 && fi_close(&x.rx->fid) == 0 &&
+              fi_close(&y.tx->fid) == 0 && fi_close(&y.rx->fid) == 0,
+          "fi_close");
+    fi_freeinfo(info);
+    fi_freeinfo(hints);
 }
 
 int main(void) {
@@ -441,11 +697,16 @@ int main(void) {
         fi_inject_atomic(a.ep, add, 1, addrs[1], 0, fi_mr_key(mr), FI_UINT64, FI_SUM) == -FI_ENOSYS,
         "fi_inject_atomic: -FI_ENOSYS");
     check(fi_close(&mr->fid) == 0, "fi_close(mr)");
+    struct fi_msg mmsg = {.msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC};
+    check(fi_recvmsg(a.ep, &mmsg, FI_MULTI_RECV) == -FI_EBADFLAGS,
+          "FI_MULTI_RECV without the capability: -FI_EBADFLAGS");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
     ordered_tagged(dom, av);
     datagrams(dom, av);
     counters(dom, info, av);
+    multi_recv(dom, av);
+    bad_use(dom, av);
 
     int closed = fi_close(&a.ep->fid) == 0 && fi_close(&b.ep->fid) == 0 &&
                  fi_close(&a.tx->fid) == 0 && fi_close(&a.rx->fid) == 0 &&
