@@ -217,7 +217,8 @@ int run(const options& o) {
                     .outstanding = o.outstanding,
                     .start_ns = f.start_ns,
                     .mode = o.mode,
-                    .bytes = f.bytes});
+                    .bytes = f.bytes,
+                    .after = f.after});
     }
 
     // The time series: the run stops at each sample time (an event-free stop changes nothing).

@@ -157,6 +157,24 @@ std::vector<std::uint32_t> taking_part(const options& o, std::uint32_t hosts) {
 
 }  // namespace
 
+ring_shape ring_of(const options& o, std::uint32_t hosts) {
+    if (hosts < 2)
+        throw usage_error("--workload " + std::string(workload_name(o.workload)) +
+                          ": a ring needs at least 2 hosts, the fabric has " +
+                          std::to_string(hosts));
+    ring_shape r;
+    r.hosts = static_cast<std::uint32_t>(taking_part(o, hosts).size());
+    r.total_steps = (r.hosts - 1) * (o.workload == workload_kind::ring_allreduce ? 2 : 1);
+    r.steps = o.steps ? std::min(o.steps, r.total_steps) : r.total_steps;
+    r.chunk = std::max<std::uint64_t>(1, (o.size_bytes + r.hosts - 1) / r.hosts);
+    // A host sends one flow and receives one a step; the engines hold at most ~4,000.
+    if (r.steps > 2000)
+        throw usage_error("--workload " + std::string(workload_name(o.workload)) + ": " +
+                          std::to_string(r.steps) + " steps of " + std::to_string(r.hosts) +
+                          " hosts; at most 2000 (limit them with --steps)");
+    return r;
+}
+
 std::vector<flow> read_matrix(std::istream& in, const std::string& name, std::uint32_t hosts) {
     return matrix_reader(name, hosts).read(in);
 }
@@ -196,6 +214,19 @@ std::vector<flow> make_flows(const options& o, std::uint32_t hosts) {
             for (const std::uint32_t s : who)
                 for (const std::uint32_t d : who)
                     if (s != d) flows.push_back({s, d, o.size_bytes, 0});
+            break;
+        }
+        case workload_kind::ring_allgather:
+        case workload_kind::ring_allreduce: {
+            // Step s: the host at ring position p sends a chunk to position p + 1 once it has
+            // received step s - 1's chunk from position p - 1 (flow (s - 1) N + p - 1).
+            const ring_shape ring = ring_of(o, hosts);
+            const std::vector<std::uint32_t> who = taking_part(o, hosts);
+            const std::uint32_t n = ring.hosts;
+            for (std::uint32_t s = 0; s < ring.steps; ++s)
+                for (std::uint32_t p = 0; p < n; ++p)
+                    flows.push_back({who[p], who[(p + 1) % n], ring.chunk, 0,
+                                     s == 0 ? flow::no_flow : (s - 1) * n + (p + n - 1) % n});
             break;
         }
         case workload_kind::matrix: {

@@ -1,5 +1,5 @@
-// The flows of a run: generated (permutation, incast, all-to-all) or read from a connection
-// matrix (uet-sim's own lines or the UEC htsim .cm format).
+// The flows of a run: generated (permutation, incast, all-to-all, ring collectives) or read from
+// a connection matrix (uet-sim's own lines or the UEC htsim .cm format).
 #pragma once
 
 #include <cstdint>
@@ -12,10 +12,22 @@
 namespace uet::simcli {
 
 struct flow {
+    static constexpr std::uint32_t no_flow = ~std::uint32_t{0};
     std::uint32_t src = 0, dst = 0;
     std::uint64_t bytes = 0;
     std::uint64_t start_ns = 0;
+    // A ring's next step: starts when flow `after` (an earlier one) has been received.
+    std::uint32_t after = no_flow;
 };
+
+// A ring collective as generated: N hosts, the steps run (of the collective's total), each
+// sending chunk bytes a host.
+struct ring_shape {
+    std::uint32_t hosts = 0, steps = 0, total_steps = 0;
+    std::uint64_t chunk = 0;
+};
+// Throws usage_error with fewer than 2 hosts, or more steps than a host's flows can hold.
+ring_shape ring_of(const options& o, std::uint32_t hosts);
 
 // Throws usage_error (a matrix that cannot be read, a bad line with its number, a host that
 // does not exist).
