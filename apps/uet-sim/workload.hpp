@@ -1,5 +1,6 @@
-// The flows of a run: generated (permutation, incast, all-to-all, ring collectives) or read from
-// a connection matrix (uet-sim's own lines or the UEC htsim .cm format).
+// The flows of a run: generated (permutation, incast, all-to-all, ring collectives, uniform
+// random with sizes from a CDF) or read from a connection matrix (uet-sim's own lines or the UEC
+// htsim .cm format).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,23 @@ struct ring_shape {
 };
 // Throws usage_error with fewer than 2 hosts, or more steps than a host's flows can hold.
 ring_shape ring_of(const options& o, std::uint32_t hosts);
+
+// A flow-size distribution: points (size, cumulative probability), sizes and probabilities
+// non-decreasing, the last probability 1; drawn by inverse transform, linear between points
+// (as the literature's generators do, e.g. HPCC's traffic_gen).
+class size_cdf {
+  public:
+    // `name` is for messages. Lines "size_bytes probability" ('#' starts a comment). Throws
+    // usage_error naming the file and line: a malformed line, a negative size, a probability
+    // outside [0, 1], a size or probability below the previous one, a last probability not 1.
+    static size_cdf read(std::istream& in, const std::string& name);
+    double mean() const;  // bytes
+    // u uniform in [0, 1): at least 1 byte.
+    std::uint64_t draw(double u) const;
+
+  private:
+    std::vector<double> size_, prob_;
+};
 
 // Throws usage_error (a matrix that cannot be read, a bad line with its number, a host that
 // does not exist).

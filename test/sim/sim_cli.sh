@@ -106,6 +106,18 @@ grep -q '^collective  ring-allgather over 4 hosts, 2 of 3 steps of 65536 B: ' "$
 grep -q '^flows       8 (0 unfinished' "$dir/r.out" || fail "ring-allgather flows: $(cat "$dir/r.out")"
 echo "ok: ring collectives step in order, at or above their ideal, the same CSV twice"
 
+# ---- uniform random traffic, sizes from a CDF: deterministic, distinct pairs, sizes in range ----
+printf '# size probability\n4096 0\n16KiB 0.5 # mid\n65536 1\n' >"$dir/small.cdf"
+uni="--workload uniform --cdf $dir/small.cdf --flows 20 --load 0.3 --no-progress"
+# shellcheck disable=SC2086
+seeded u 4 5 $ring $uni
+grep -q '^flows       20 (0 unfinished' "$dir/u.out" || fail "uniform summary: $(cat "$dir/u.out")"
+# src != dst, hosts 0..7, 4096 <= bytes <= 65536, starts rising, and not all at once.
+awk -F, 'NR > 1 { if ($2 == $3 || $2 > 7 || $3 > 7 || $4 < 4096 || $4 > 65536 || $5 < last) bad = 1
+                  last = $5; if ($4 != 4096 && $4 != 65536) mid = 1 }
+         END { exit bad || last == 0 || !mid }' "$dir/u1.csv" || fail "uniform flows: $(cat "$dir/u1.csv")"
+echo "ok: uniform traffic from a CDF, the same CSV twice"
+
 # ---- every option parses (and the run completes) ----
 printf '# src dst bytes start\n0 5 64KiB\n3 9 100000 10us\n' >"$dir/plain.txt"
 printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n3->9 id 2 start 10 size 1MB\n' >"$dir/m.cm"
@@ -228,4 +240,19 @@ bad "--workload ring-allgather: a ring needs at least 2 hosts, the fabric has 1"
     --workload ring-allgather --leaves 1 --hosts-per-leaf 1
 bad "--steps: only with --workload ring-allgather or ring-allreduce" --steps 3
 bad "--steps: '0'" --workload ring-allreduce --steps 0
+bad "--cdf: only with --workload uniform" --cdf "$dir/small.cdf"
+bad "--flows: only with --workload uniform" --flows 3
+bad "--flows: '-2'" --workload uniform --flows -2
+bad "--cdf: cannot open" --workload uniform --cdf "$dir/missing"
+# bad_cdf FILE LINES WANT: a CDF of LINES (printf's escapes) is refused, naming WANT.
+bad_cdf() {
+    printf '%b' "$2" >"$dir/$1"
+    bad "$3" --workload uniform --cdf "$dir/$1"
+}
+bad_cdf mal.cdf '4096 0.5\n8192\n' "mal.cdf:2: expected 'size_bytes cumulative_probability'"
+bad_cdf down.cdf '4096 0.5\n8192 0.4\n9000 1\n' "down.cdf:2: probability 0.4 is below the previous line's"
+bad_cdf end.cdf '4096 0.5\n8192 0.9\n' "end.cdf: the last probability is 0.9, not 1"
+bad_cdf neg.cdf '4096 0.5\n-3 1\n' "neg.cdf:2: '-3' is not a size"
+bad_cdf size.cdf '4096 0.5\n1000 1\n' "size.cdf:2: size 1000 is below the previous line's"
+bad_cdf prob.cdf '4096 1.5\n' "prob.cdf:1: '1.5' is not a probability"
 echo "ok: every bad input exits 2 with one line naming it"
