@@ -134,7 +134,11 @@ bool cluster::step(std::uint64_t limit) {
     now_ = std::max(now_, t);
     start_flows();
     fab_.deliver(now_, [&](std::uint32_t h, std::span<const std::uint8_t> frame) {
-        engines_[h]->receive(frame, now_);
+        engine& e = *engines_[h];
+        e.receive(frame, now_);
+        // Messages complete as their last packet is taken, not at the engine's next deadline
+        // (a coalesced ACK's): a ring's next step starts when the chunk is in.
+        take_received(e);
         refresh(h);
     });
     // Every engine whose deadline has come, in host order; serving one never moves another's.
@@ -237,6 +241,10 @@ void cluster::collect(engine& e) {
             top_up(i);
         }
     }
+    take_received(e);
+}
+
+void cluster::take_received(engine& e) {
     received_message m;
     while (e.poll_received(m)) {
         const std::uint32_t from = fab_.host_of_ip(e.peer_ip(m.from));

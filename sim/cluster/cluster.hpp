@@ -136,6 +136,7 @@ class cluster final : private delivery_target {
     void pump(std::uint32_t h, engine& e);
     void note_spine(std::uint32_t h, std::span<const std::uint8_t> frame);
     void collect(engine& e);
+    void take_received(engine& e);
     void refresh(std::uint32_t h) { deadlines_.set(h, engines_[h]->next_deadline()); }
 
     // delivery_target: every WRITE lands in sink_, whatever its offset.
