@@ -242,11 +242,12 @@ ring_shape ring_of(const options& o, std::uint32_t hosts) {
     r.total_steps = (r.hosts - 1) * (o.workload == workload_kind::ring_allreduce ? 2 : 1);
     r.steps = o.steps ? std::min(o.steps, r.total_steps) : r.total_steps;
     r.chunk = std::max<std::uint64_t>(1, (o.size_bytes + r.hosts - 1) / r.hosts);
-    // A host sends one flow and receives one a step; the engines hold at most ~4,000.
-    if (r.steps > 2000)
+    // A flow a host a step, each a few hundred bytes of state: 1,024 hosts' all-reduce fits.
+    if (std::uint64_t{r.steps} * r.hosts > max_ring_flows)
         throw usage_error("--workload " + std::string(workload_name(o.workload)) + ": " +
                           std::to_string(r.steps) + " steps of " + std::to_string(r.hosts) +
-                          " hosts; at most 2000 (limit them with --steps)");
+                          " hosts are more than " + std::to_string(max_ring_flows) +
+                          " flows (limit them with --steps)");
     return r;
 }
 

@@ -27,7 +27,8 @@ struct ring_shape {
     std::uint32_t hosts = 0, steps = 0, total_steps = 0;
     std::uint64_t chunk = 0;
 };
-// Throws usage_error with fewer than 2 hosts, or more steps than a host's flows can hold.
+// Throws usage_error with fewer than 2 hosts, or more than max_ring_flows (steps x hosts).
+constexpr std::uint64_t max_ring_flows = std::uint64_t{1} << 21;
 ring_shape ring_of(const options& o, std::uint32_t hosts);
 
 // A flow-size distribution: points (size, cumulative probability), sizes and probabilities

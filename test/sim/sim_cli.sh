@@ -240,6 +240,8 @@ bad "--workload ring-allgather: a ring needs at least 2 hosts, the fabric has 1"
     --workload ring-allgather --leaves 1 --hosts-per-leaf 1
 bad "--steps: only with --workload ring-allgather or ring-allreduce" --steps 3
 bad "--steps: '0'" --workload ring-allreduce --steps 0
+bad "--workload ring-allreduce: 4354 steps of 2178 hosts are more than 2097152 flows" \
+    --topology fattree --hosts 2048 --workload ring-allreduce
 bad "--cdf: only with --workload uniform" --cdf "$dir/small.cdf"
 bad "--flows: only with --workload uniform" --flows 3
 bad "--flows: '-2'" --workload uniform --flows -2
