@@ -79,7 +79,7 @@ void csv_line(std::ostream& out, const Columns& cols, bool names) {
 
 // The collective's time and bandwidths; the workload's flows are its steps in order.
 collective_result collective(const options& o, const netmodel::topology& t, const sim::cluster& c,
-                             double frame) {
+                             double overhead) {
     const netmodel::fabric& net = c.net();
     const ring_shape ring = ring_of(o, net.host_count());
     collective_result r{.present = true,
@@ -95,8 +95,8 @@ collective_result collective(const options& o, const netmodel::topology& t, cons
     // Each hop's ideal step: the chunk's frames back to back, the last one's trip over the hop
     // (the round trip without the ACK's frame, less the ACK's half of the delays).
     const double packets = std::ceil(double(ring.chunk) / o.mtu);
-    const double wire_ns =
-        (double(ring.chunk) + packets * (frame - o.mtu) - frame) * 8 / o.speed_gbps;
+    const double frame = double(std::min<std::uint64_t>(ring.chunk, o.mtu)) + overhead;
+    const double wire_ns = (double(ring.chunk) + packets * overhead - frame) * 8 / o.speed_gbps;
     const std::uint32_t n = ring.hosts;
     std::vector<double> hop(2 * n + 1, 0);  // prefix sums over the ring twice
     for (std::uint32_t p = 0; p < 2 * n; ++p) {
@@ -133,11 +133,14 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     const netmodel::fabric& net = c.net();
     // The ideal: the flow's frames back to back at the host's rate, plus the unloaded round
     // trip of its last frame and the ACK over its path (within the leaf, through a spine or
-    // aggregation switch, through a core).
-    const double frame = c.max_frame() ? double(c.max_frame()) : double(o.mtu) + 110;
-    const double rtt[3] = {double(sim::path_rtt(t, 2, frame)), double(sim::path_rtt(t, 4, frame)),
-                           double(sim::path_rtt(t, 6, frame))};
-    // Per host and direction (0 out, 1 in): earliest start, wire ns, shortest path's round trip.
+    // aggregation switch, through a core). A data frame's headers: the largest frame seen less
+    // the largest payload a packet took (the MTU, unless every message is shorter).
+    std::uint64_t payload = 0;
+    for (const sim::flow_state& s : c.flows())
+        payload = std::max<std::uint64_t>(payload, std::min(o.mtu, s.spec.message_bytes));
+    const double overhead = c.max_frame() > payload ? double(c.max_frame() - payload) : 110;
+    // Per host and direction (0 out, 1 in): earliest start, wire ns, and the least over its
+    // flows of the round trip beyond the last frame's serialisation.
     const std::uint32_t hosts = net.host_count();
     std::vector<double> wire_ns(2 * hosts, 0), rtt_min(2 * hosts, 0);
     std::vector<std::uint64_t> start_min(2 * hosts, ~std::uint64_t{0});
@@ -153,11 +156,13 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         f.messages = s.spec.messages;
         f.failed = s.failed;
         const double packets = std::ceil(double(f.bytes) / o.mtu);
-        const double wire = double(f.bytes) + packets * (frame - o.mtu);
-        const double path = rtt[net.path_links(f.src, f.dst) / 2 - 1];
+        const double wire = double(f.bytes) + packets * overhead;
+        const double frame = double(std::min<std::uint64_t>(f.bytes, o.mtu)) + overhead;
+        const double path = double(sim::path_rtt(t, net.path_links(f.src, f.dst), frame));
         f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + path);
+        const double beyond = path - frame * 8 / o.speed_gbps;
         for (const std::size_t k : {std::size_t{f.src}, std::size_t{hosts} + f.dst}) {
-            rtt_min[k] = start_min[k] == ~std::uint64_t{0} ? path : std::min(rtt_min[k], path);
+            rtt_min[k] = start_min[k] == ~std::uint64_t{0} ? beyond : std::min(rtt_min[k], beyond);
             start_min[k] = std::min(start_min[k], f.start_ns);
             wire_ns[k] += wire * 8 / o.speed_gbps;
         }
@@ -180,9 +185,7 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     }
     for (std::size_t k = 0; k < wire_ns.size(); ++k) {
         if (start_min[k] == ~std::uint64_t{0}) continue;
-        // The last frame's serialisation is in the round trip already.
-        const double bound =
-            double(start_min[k]) + wire_ns[k] - frame * 8 / o.speed_gbps + rtt_min[k];
+        const double bound = double(start_min[k]) + wire_ns[k] + rtt_min[k];
         r.ideal_last_ns = std::max(r.ideal_last_ns, static_cast<std::uint64_t>(bound));
     }
     r.last_ns = last;
@@ -199,7 +202,7 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         r.goodput_gbps = last > first ? double(bytes_done) * 8 / double(last - first) : 0;
         r.mean_flow_gbps = rate_sum / double(fct.size());
     }
-    if (is_ring(o.workload)) r.collective = collective(o, t, c, frame);
+    if (is_ring(o.workload)) r.collective = collective(o, t, c, overhead);
     r.virtual_ns = c.now();
     r.fabric = net.counters();
     r.engines = c.totals();

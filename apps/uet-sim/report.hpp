@@ -41,7 +41,8 @@ struct run_result {
     // The last completion (0: none finished), and its ideal, the largest over hosts of: the
     // host's earliest flow start plus all the frames it sends (or receives) back to back at its
     // link's rate, plus the unloaded round trip of its shortest path (an incast's receiver, a
-    // permutation's slowest flow). Frames counted full-size, as in the flows' ideal FCT.
+    // permutation's slowest flow). Frames counted as in the flows' ideal FCT: full-size, or a
+    // flow shorter than the MTU as its payload plus the headers.
     std::uint64_t last_ns = 0, ideal_last_ns = 0;
     double goodput_gbps = 0;  // bytes of finished flows over first start .. last completion
     double mean_flow_gbps = 0;
