@@ -142,21 +142,32 @@ void schedule_events(const options& o, netmodel::fabric& f) {
 
 engine_config host_config(const options& o, const netmodel::topology& t,
                           const std::vector<flow>& flows, std::uint32_t hosts) {
-    // Each flow takes a PDC at both ends; a host needs room for all of its flows at once.
-    std::vector<std::uint32_t> out(hosts, 0), in(hosts, 0);
+    // A host needs room for all of its flows' messages at once, and a PDC (and a peer) for
+    // each host it sends to or receives from: flows between one pair share them (a ring's
+    // steps, a matrix's repeated pairs).
+    std::vector<std::uint32_t> out(hosts, 0), in(hosts, 0), peers(hosts, 0);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+    pairs.reserve(flows.size());
     for (const flow& f : flows) {
         ++out[f.src];
         ++in[f.dst];
+        pairs.emplace_back(f.src, f.dst);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (const auto& [src, dst] : pairs) {
+        ++peers[src];
+        ++peers[dst];
     }
     std::uint32_t most = 0, most_in = 0, most_out = 0;
     for (std::uint32_t h = 0; h < hosts; ++h) {
-        most = std::max(most, in[h] + out[h]);
+        most = std::max(most, peers[h]);
         most_in = std::max(most_in, in[h]);
         most_out = std::max(most_out, out[h]);
     }
     if (most > 4000)
-        throw usage_error("--workload: a host has " + std::to_string(most) +
-                          " flows; the engine holds at most 4095 PDCs");
+        throw usage_error("--workload: a host exchanges with " + std::to_string(most) +
+                          " hosts; the engine holds at most 4095 PDCs");
     engine_config e;
     e.cc = o.cc;
     e.lb = o.lb;
@@ -217,7 +228,8 @@ int run(const options& o) {
                     .outstanding = o.outstanding,
                     .start_ns = f.start_ns,
                     .mode = o.mode,
-                    .bytes = f.bytes});
+                    .bytes = f.bytes,
+                    .after = f.after});
     }
 
     // The time series: the run stops at each sample time (an event-free stop changes nothing).

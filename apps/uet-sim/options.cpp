@@ -163,8 +163,14 @@ topology
   --trim on|off        packet trimming in the switches (default on)
   --mtu BYTES          payload bytes per packet (default 4096)
 workload
-  --workload permutation|incast|alltoall|cm   (default permutation)
-  --size BYTES         bytes per flow (default 1MiB; 2MB, 64KiB, ...)
+  --workload permutation|incast|alltoall|cm|ring-allgather|ring-allreduce|uniform
+                       (default permutation)
+  --size BYTES         bytes per flow (default 1MiB; 2MB, 64KiB, ...); a ring collective's
+                       buffer, each step sending --size / N to the next host
+  --steps K            ring: only the first K steps (all-gather N - 1, all-reduce 2(N - 1))
+  --flows N            uniform: N flows (default 100), Poisson arrivals, random distinct pairs
+  --cdf FILE           uniform: flow sizes drawn from FILE, lines "size_bytes probability"
+                       (cumulative, rising to 1; apps/uet-sim/cdf/websearch.txt); none: --size
   --incast-degree N    incast senders (default every other host)
   --matrix FILE        flows from FILE (implies --workload cm): "src dst bytes start" per line,
                        or the UEC htsim .cm format ("Nodes N", "Connections C", "0->5 id 1
@@ -172,7 +178,9 @@ workload
   --message BYTES      flows are posted as messages of this size (default 1MiB)
   --outstanding N      messages per flow in flight (default 8)
   --load L             the fraction of hosts that take part, in (0, 1] (default 1): a
-                       permutation among them, that share of the incast's senders
+                       permutation among them, that share of the incast's senders, a ring
+                       over them; uniform: the offered load, a fraction of every host's link
+                       rate (default 0.5)
 policies
   --lb static|oblivious|bitmap|reps   (default oblivious)
   --cc nscc|rccc|none                 (default nscc)
@@ -194,6 +202,26 @@ output
   --no-progress        no progress line on stderr
   -h, --help
 )";
+}
+
+const char* workload_name(workload_kind w) noexcept {
+    switch (w) {
+        case workload_kind::permutation:
+            return "permutation";
+        case workload_kind::incast:
+            return "incast";
+        case workload_kind::alltoall:
+            return "alltoall";
+        case workload_kind::matrix:
+            return "cm";
+        case workload_kind::ring_allgather:
+            return "ring-allgather";
+        case workload_kind::ring_allreduce:
+            return "ring-allreduce";
+        case workload_kind::uniform:
+            return "uniform";
+    }
+    return "?";
 }
 
 options parse_options(int argc, const char* const* argv) {
@@ -249,8 +277,14 @@ options parse_options(int argc, const char* const* argv) {
                                                {"alltoall", workload_kind::alltoall},
                                                {"all-to-all", workload_kind::alltoall},
                                                {"cm", workload_kind::matrix},
-                                               {"matrix", workload_kind::matrix}});
+                                               {"matrix", workload_kind::matrix},
+                                               {"ring-allgather", workload_kind::ring_allgather},
+                                               {"ring-allreduce", workload_kind::ring_allreduce},
+                                               {"uniform", workload_kind::uniform}});
          }},
+        {"--cdf", [&](auto, auto v) { o.cdf = std::string(v); }},
+        {"--flows", [&](auto opt, auto v) { o.flows = count(opt, v, 1, 10'000'000); }},
+        {"--steps", [&](auto opt, auto v) { o.steps = count(opt, v, 1, 1u << 20); }},
         {"--size", [&](auto opt, auto v) { o.size_bytes = bytes(opt, v, 1, 1ull << 40); }},
         {"--incast-degree", [&](auto opt, auto v) { o.incast_degree = count(opt, v, 1, 65535); }},
         {"--matrix", [&](auto, auto v) { o.matrix = std::string(v); }},
@@ -343,6 +377,12 @@ options parse_options(int argc, const char* const* argv) {
         fail("--matrix: only with --workload cm");
     if (o.workload == workload_kind::matrix && o.load != 1)
         fail("--load: not with a matrix (its flows are as given)");
+    const bool uniform = o.workload == workload_kind::uniform;
+    for (const std::string_view opt : {"--cdf", "--flows"})
+        if (!uniform && given.count(opt)) fail(std::string(opt) + ": only with --workload uniform");
+    if (uniform && !given.count("--load")) o.load = 0.5;
+    if (given.count("--steps") && !is_ring(o.workload))
+        fail("--steps: only with --workload ring-allgather or ring-allreduce");
     if (o.ecn_min_bytes && o.ecn_max_bytes && *o.ecn_min_bytes > *o.ecn_max_bytes)
         fail("--ecn-min: above --ecn-max");
     // Each topology's own size options.

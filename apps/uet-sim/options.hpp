@@ -21,7 +21,19 @@ struct usage_error : std::runtime_error {
 };
 
 enum class topology_kind : std::uint8_t { leafspine, fattree };
-enum class workload_kind : std::uint8_t { permutation, incast, alltoall, matrix };
+enum class workload_kind : std::uint8_t {
+    permutation,
+    incast,
+    alltoall,
+    matrix,
+    ring_allgather,  // N - 1 steps of --size / N to the ring's next host
+    ring_allreduce,  // reduce-scatter then all-gather: 2(N - 1) such steps
+    uniform,         // Poisson arrivals, random pairs, sizes from --cdf
+};
+constexpr bool is_ring(workload_kind w) {
+    return w == workload_kind::ring_allgather || w == workload_kind::ring_allreduce;
+}
+const char* workload_name(workload_kind w) noexcept;
 
 struct link_event {
     enum class op : std::uint8_t { fail, slow, restore };
@@ -50,7 +62,12 @@ struct options {
     std::string matrix;
     std::uint32_t message_bytes = 1 << 20;  // a flow is posted as messages of this size
     std::uint32_t outstanding = 8;          // messages of a flow posted and not completed
-    double load = 1;  // the fraction of hosts that take part (permutation, incast, all-to-all)
+    // The fraction of hosts that take part (permutation, incast, all-to-all, ring); uniform: the
+    // offered load, a fraction of every host link's rate (default 0.5 there).
+    double load = 1;
+    std::uint32_t steps = 0;    // ring: run only the first this many steps (0: all)
+    std::string cdf;            // uniform: flow sizes from this CDF (none: every flow --size)
+    std::uint32_t flows = 100;  // uniform: how many
 
     lb::algorithm lb = lb::algorithm::oblivious;
     cc::algorithm cc = cc::algorithm::nscc;

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "workload.hpp"
+
 namespace uet::simcli {
 
 namespace {
@@ -75,6 +77,54 @@ void csv_line(std::ostream& out, const Columns& cols, bool names) {
     out << '\n';
 }
 
+// The collective's time and bandwidths; the workload's flows are its steps in order.
+collective_result collective(const options& o, const netmodel::topology& t, const sim::cluster& c,
+                             double overhead) {
+    const netmodel::fabric& net = c.net();
+    const ring_shape ring = ring_of(o, net.host_count());
+    collective_result r{.present = true,
+                        .finished = true,
+                        .hosts = ring.hosts,
+                        .steps = ring.steps,
+                        .total_steps = ring.total_steps,
+                        .chunk = ring.chunk};
+    for (const sim::flow_state& f : c.flows()) {
+        r.finished = r.finished && f.received();
+        r.time_ns = std::max(r.time_ns, f.received_ns);
+    }
+    // Each hop's ideal step: the chunk's frames back to back, the last one's trip over the hop
+    // (the round trip without the ACK's frame, less the ACK's half of the delays).
+    const double packets = std::ceil(double(ring.chunk) / o.mtu);
+    const double frame = double(std::min<std::uint64_t>(ring.chunk, o.mtu)) + overhead;
+    const double wire_ns = (double(ring.chunk) + packets * overhead - frame) * 8 / o.speed_gbps;
+    const std::uint32_t n = ring.hosts;
+    std::vector<double> hop(2 * n + 1, 0);  // prefix sums over the ring twice
+    for (std::uint32_t p = 0; p < 2 * n; ++p) {
+        const sim::flow_spec& f = c.flows()[p % n].spec;  // step 0, position p
+        const std::uint32_t links = net.path_links(f.src, f.dst);
+        const double one_way =
+            double(sim::path_rtt(t, links, frame, 0)) - double(sim::path_rtt(t, links, 0, 0)) / 2;
+        hop[p + 1] = hop[p] + wire_ns + one_way;
+    }
+    // Step s at position p waits for step s - 1 at p - 1 only: the chains run diagonally, each
+    // over K consecutive hops; the ideal is the slowest chain's.
+    double ideal = 0;
+    for (std::uint32_t p = 0; p < n; ++p) {
+        const std::uint32_t rest = ring.steps % n;
+        ideal = std::max(ideal,
+                         double(ring.steps / n) * hop[n] + hop[p + n + 1] - hop[p + n + 1 - rest]);
+    }
+    r.ideal_ns = static_cast<std::uint64_t>(ideal);
+    const double sent = double(ring.steps) * double(ring.chunk) * 8;  // bits a host sends
+    const double factor = double(ring.total_steps) / double(ring.hosts);
+    if (r.finished && r.time_ns > 0) {
+        r.busbw_gbps = sent / double(r.time_ns);
+        r.algbw_gbps = r.busbw_gbps / factor;
+    }
+    if (r.ideal_ns > 0) r.ideal_busbw_gbps = sent / double(r.ideal_ns);
+    return r;
+}
+
 }  // namespace
 
 run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
@@ -83,11 +133,14 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     const netmodel::fabric& net = c.net();
     // The ideal: the flow's frames back to back at the host's rate, plus the unloaded round
     // trip of its last frame and the ACK over its path (within the leaf, through a spine or
-    // aggregation switch, through a core).
-    const double frame = c.max_frame() ? double(c.max_frame()) : double(o.mtu) + 110;
-    const double rtt[3] = {double(sim::path_rtt(t, 2, frame)), double(sim::path_rtt(t, 4, frame)),
-                           double(sim::path_rtt(t, 6, frame))};
-    // Per host and direction (0 out, 1 in): earliest start, wire ns, shortest path's round trip.
+    // aggregation switch, through a core). A data frame's headers: the largest frame seen less
+    // the largest payload a packet took (the MTU, unless every message is shorter).
+    std::uint64_t payload = 0;
+    for (const sim::flow_state& s : c.flows())
+        payload = std::max<std::uint64_t>(payload, std::min(o.mtu, s.spec.message_bytes));
+    const double overhead = c.max_frame() > payload ? double(c.max_frame() - payload) : 110;
+    // Per host and direction (0 out, 1 in): earliest start, wire ns, and the least over its
+    // flows of the round trip beyond the last frame's serialisation.
     const std::uint32_t hosts = net.host_count();
     std::vector<double> wire_ns(2 * hosts, 0), rtt_min(2 * hosts, 0);
     std::vector<std::uint64_t> start_min(2 * hosts, ~std::uint64_t{0});
@@ -103,11 +156,13 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         f.messages = s.spec.messages;
         f.failed = s.failed;
         const double packets = std::ceil(double(f.bytes) / o.mtu);
-        const double wire = double(f.bytes) + packets * (frame - o.mtu);
-        const double path = rtt[net.path_links(f.src, f.dst) / 2 - 1];
+        const double wire = double(f.bytes) + packets * overhead;
+        const double frame = double(std::min<std::uint64_t>(f.bytes, o.mtu)) + overhead;
+        const double path = double(sim::path_rtt(t, net.path_links(f.src, f.dst), frame));
         f.ideal_ns = static_cast<std::uint64_t>((wire - frame) * 8 / o.speed_gbps + path);
+        const double beyond = path - frame * 8 / o.speed_gbps;
         for (const std::size_t k : {std::size_t{f.src}, std::size_t{hosts} + f.dst}) {
-            rtt_min[k] = start_min[k] == ~std::uint64_t{0} ? path : std::min(rtt_min[k], path);
+            rtt_min[k] = start_min[k] == ~std::uint64_t{0} ? beyond : std::min(rtt_min[k], beyond);
             start_min[k] = std::min(start_min[k], f.start_ns);
             wire_ns[k] += wire * 8 / o.speed_gbps;
         }
@@ -130,9 +185,7 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     }
     for (std::size_t k = 0; k < wire_ns.size(); ++k) {
         if (start_min[k] == ~std::uint64_t{0}) continue;
-        // The last frame's serialisation is in the round trip already.
-        const double bound =
-            double(start_min[k]) + wire_ns[k] - frame * 8 / o.speed_gbps + rtt_min[k];
+        const double bound = double(start_min[k]) + wire_ns[k] + rtt_min[k];
         r.ideal_last_ns = std::max(r.ideal_last_ns, static_cast<std::uint64_t>(bound));
     }
     r.last_ns = last;
@@ -149,6 +202,7 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         r.goodput_gbps = last > first ? double(bytes_done) * 8 / double(last - first) : 0;
         r.mean_flow_gbps = rate_sum / double(fct.size());
     }
+    if (is_ring(o.workload)) r.collective = collective(o, t, c, overhead);
     r.virtual_ns = c.now();
     r.fabric = net.counters();
     r.engines = c.totals();
@@ -195,6 +249,20 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
                  r.unfinished ? "finished flows only" : "the whole workload");
     std::fprintf(out, "goodput     %.1f Gb/s in all, %.1f Gb/s mean per flow\n", r.goodput_gbps,
                  r.mean_flow_gbps);
+    if (const collective_result& k = r.collective; k.present) {
+        std::fprintf(out, "collective  %s over %u hosts, %u of %u steps of %llu B: ",
+                     workload_name(o.workload), k.hosts, k.steps, k.total_steps,
+                     (unsigned long long)k.chunk);
+        if (k.finished)
+            std::fprintf(out,
+                         "%.1f us, ideal %.1f us, ratio %.3f; algbw %.1f Gb/s, busbw %.1f Gb/s "
+                         "(ideal %.1f)\n",
+                         double(k.time_ns) / 1e3, double(k.ideal_ns) / 1e3,
+                         double(k.time_ns) / double(k.ideal_ns), k.algbw_gbps, k.busbw_gbps,
+                         k.ideal_busbw_gbps);
+        else
+            std::fprintf(out, "unfinished, ideal %.1f us\n", double(k.ideal_ns) / 1e3);
+    }
     using ull = unsigned long long;
     std::fprintf(out, "fabric      drops %llu, trims %llu, ECN marks %llu, blackholed %llu\n",
                  ull(r.fabric.dropped), ull(r.fabric.trimmed), ull(r.fabric.ecn_marked),
@@ -236,33 +304,41 @@ std::vector<std::pair<const char*, std::string>> summary_columns(const options& 
     const auto n = [](std::uint64_t v) { return std::to_string(v); };
     char load[32];
     std::snprintf(load, sizeof load, "%g", o.load);
-    return {{"lb", std::string(lb::algorithm_name(o.lb))},
-            {"cc", std::string(cc::algorithm_name(o.cc))},
-            {"mode", mode_name(o.mode)},
-            {"seed", n(o.seed)},
-            {"load", load},
-            {"speed_gbps", fixed(o.speed_gbps, 0)},
-            {"flows", n(r.flows.size())},
-            {"unfinished", n(r.unfinished)},
-            {"failed_messages", n(r.failed_messages)},
-            {"fct_min_us", fixed(r.fct_us[0], 3)},
-            {"fct_p50_us", fixed(r.fct_us[1], 3)},
-            {"fct_p99_us", fixed(r.fct_us[2], 3)},
-            {"fct_max_us", fixed(r.fct_us[3], 3)},
-            {"slowdown_p50", fixed(r.slowdown[0], 4)},
-            {"slowdown_p99", fixed(r.slowdown[1], 4)},
-            {"slowdown_max", fixed(r.slowdown[2], 4)},
-            {"last_us", fixed(double(r.last_ns) / 1e3, 3)},
-            {"ideal_last_us", fixed(double(r.ideal_last_ns) / 1e3, 3)},
-            {"goodput_gbps", fixed(r.goodput_gbps, 3)},
-            {"mean_flow_gbps", fixed(r.mean_flow_gbps, 3)},
-            {"drops", n(r.fabric.dropped)},
-            {"trims", n(r.fabric.trimmed)},
-            {"ecn_marks", n(r.fabric.ecn_marked)},
-            {"blackholed", n(r.fabric.blackholed)},
-            {"retransmits", n(r.engines.retransmits)},
-            {"timeouts", n(r.engines.timeouts)},
-            {"virtual_us", fixed(double(r.virtual_ns) / 1e3, 3)}};
+    std::vector<std::pair<const char*, std::string>> cols = {
+        {"lb", std::string(lb::algorithm_name(o.lb))},
+        {"cc", std::string(cc::algorithm_name(o.cc))},
+        {"mode", mode_name(o.mode)},
+        {"seed", n(o.seed)},
+        {"load", load},
+        {"speed_gbps", fixed(o.speed_gbps, 0)},
+        {"flows", n(r.flows.size())},
+        {"unfinished", n(r.unfinished)},
+        {"failed_messages", n(r.failed_messages)},
+        {"fct_min_us", fixed(r.fct_us[0], 3)},
+        {"fct_p50_us", fixed(r.fct_us[1], 3)},
+        {"fct_p99_us", fixed(r.fct_us[2], 3)},
+        {"fct_max_us", fixed(r.fct_us[3], 3)},
+        {"slowdown_p50", fixed(r.slowdown[0], 4)},
+        {"slowdown_p99", fixed(r.slowdown[1], 4)},
+        {"slowdown_max", fixed(r.slowdown[2], 4)},
+        {"last_us", fixed(double(r.last_ns) / 1e3, 3)},
+        {"ideal_last_us", fixed(double(r.ideal_last_ns) / 1e3, 3)},
+        {"goodput_gbps", fixed(r.goodput_gbps, 3)},
+        {"mean_flow_gbps", fixed(r.mean_flow_gbps, 3)},
+        {"drops", n(r.fabric.dropped)},
+        {"trims", n(r.fabric.trimmed)},
+        {"ecn_marks", n(r.fabric.ecn_marked)},
+        {"blackholed", n(r.fabric.blackholed)},
+        {"retransmits", n(r.engines.retransmits)},
+        {"timeouts", n(r.engines.timeouts)},
+        {"virtual_us", fixed(double(r.virtual_ns) / 1e3, 3)}};
+    if (const collective_result& k = r.collective; k.present) {
+        cols.insert(cols.end() - 1, {{"collective_us", fixed(double(k.time_ns) / 1e3, 3)},
+                                     {"collective_ideal_us", fixed(double(k.ideal_ns) / 1e3, 3)},
+                                     {"algbw_gbps", fixed(k.algbw_gbps, 3)},
+                                     {"busbw_gbps", fixed(k.busbw_gbps, 3)}});
+    }
+    return cols;
 }
 
 std::string summary_csv(const options& o, const run_result& r) {
@@ -288,8 +364,17 @@ std::string to_json(const options& o, const run_result& r, const netmodel::fabri
         << "},\n  \"last_us\": " << fixed(double(r.last_ns) / 1e3, 3)
         << ", \"ideal_last_us\": " << fixed(double(r.ideal_last_ns) / 1e3, 3)
         << ", \"goodput_gbps\": " << fixed(r.goodput_gbps, 3)
-        << ", \"mean_flow_gbps\": " << fixed(r.mean_flow_gbps, 3)
-        << ",\n  \"drops\": " << ull(r.fabric.dropped) << ", \"trims\": " << ull(r.fabric.trimmed)
+        << ", \"mean_flow_gbps\": " << fixed(r.mean_flow_gbps, 3);
+    if (const collective_result& k = r.collective; k.present)
+        out << ",\n  \"collective\": {\"workload\": \"" << workload_name(o.workload)
+            << "\", \"hosts\": " << k.hosts << ", \"steps\": " << k.steps
+            << ", \"total_steps\": " << k.total_steps << ", \"chunk_bytes\": " << k.chunk
+            << ", \"finished\": " << (k.finished ? "true" : "false")
+            << ", \"us\": " << fixed(double(k.time_ns) / 1e3, 3)
+            << ", \"ideal_us\": " << fixed(double(k.ideal_ns) / 1e3, 3)
+            << ", \"algbw_gbps\": " << fixed(k.algbw_gbps, 3)
+            << ", \"busbw_gbps\": " << fixed(k.busbw_gbps, 3) << "}";
+    out << ",\n  \"drops\": " << ull(r.fabric.dropped) << ", \"trims\": " << ull(r.fabric.trimmed)
         << ", \"ecn_marks\": " << ull(r.fabric.ecn_marked)
         << ", \"blackholed\": " << ull(r.fabric.blackholed)
         << ", \"retransmits\": " << ull(r.engines.retransmits)

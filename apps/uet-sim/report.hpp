@@ -20,6 +20,18 @@ struct flow_result {
     std::uint32_t messages = 0, failed = 0;
 };
 
+// A ring collective (--workload ring-*): from the start to the last chunk received, against
+// the ideal (every step a chunk's frames back to back at the host link's rate plus their one-way
+// trip over the ring's longest hop), and nccl-tests' bandwidths: busbw = bytes a host sent / time;
+// algbw = --size / time, scaled by steps / total steps when --steps cut the collective short
+// (busbw / (N-1)/N for an all-gather, / 2(N-1)/N for an all-reduce).
+struct collective_result {
+    bool present = false, finished = false;
+    std::uint32_t hosts = 0, steps = 0, total_steps = 0;
+    std::uint64_t chunk = 0, time_ns = 0, ideal_ns = 0;
+    double algbw_gbps = 0, busbw_gbps = 0, ideal_busbw_gbps = 0;
+};
+
 struct run_result {
     std::vector<flow_result> flows;
     std::size_t unfinished = 0;
@@ -29,10 +41,12 @@ struct run_result {
     // The last completion (0: none finished), and its ideal, the largest over hosts of: the
     // host's earliest flow start plus all the frames it sends (or receives) back to back at its
     // link's rate, plus the unloaded round trip of its shortest path (an incast's receiver, a
-    // permutation's slowest flow). Frames counted full-size, as in the flows' ideal FCT.
+    // permutation's slowest flow). Frames counted as in the flows' ideal FCT: full-size, or a
+    // flow shorter than the MTU as its payload plus the headers.
     std::uint64_t last_ns = 0, ideal_last_ns = 0;
     double goodput_gbps = 0;  // bytes of finished flows over first start .. last completion
     double mean_flow_gbps = 0;
+    collective_result collective;
     std::uint64_t virtual_ns = 0;
     netmodel::fabric_stats fabric;
     sim::engine_totals engines;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +25,20 @@ std::vector<std::string_view> words(std::string_view line) {
         if (i > b) w.push_back(line.substr(b, i - b));
     }
     return w;
+}
+
+// The next line with words (a '#' starts a comment) into w, its number in `line`; false at the
+// end. w points into text.
+bool next_words(std::istream& in, std::string& text, std::size_t& line,
+                std::vector<std::string_view>& w) {
+    while (std::getline(in, text)) {
+        ++line;
+        std::string_view l = text;
+        if (const std::size_t hash = l.find('#'); hash != l.npos) l = l.substr(0, hash);
+        w = words(l);
+        if (!w.empty()) return true;
+    }
+    return false;
 }
 
 class matrix_reader {
@@ -102,12 +117,8 @@ class matrix_reader {
         std::vector<flow> flows;
         std::string text;
         std::optional<std::uint64_t> connections;
-        while (std::getline(in, text)) {
-            ++line_;
-            std::string_view l = text;
-            if (const std::size_t hash = l.find('#'); hash != l.npos) l = l.substr(0, hash);
-            const auto w = words(l);
-            if (w.empty()) continue;
+        std::vector<std::string_view> w;
+        while (next_words(in, text, line_, w)) {
             if (w[0] == "Nodes" || w[0] == "Connections") {
                 if (w.size() != 2) fail("expected '" + std::string(w[0]) + " N'");
                 std::uint64_t n = 0;
@@ -155,7 +166,90 @@ std::vector<std::uint32_t> taking_part(const options& o, std::uint32_t hosts) {
     return all;
 }
 
+// A uniform [0, 1) double from the top 53 bits.
+double unit_draw(rng& r) {
+    return double(r.next_u64() >> 11) * 0x1p-53;
+}
+
 }  // namespace
+
+size_cdf size_cdf::read(std::istream& in, const std::string& name) {
+    size_cdf c;
+    std::string text;
+    std::size_t line = 0;
+    const auto fail = [&](const std::string& why) {
+        throw usage_error("--cdf: " + name + ":" + std::to_string(line) + ": " + why);
+    };
+    std::vector<std::string_view> w;
+    while (next_words(in, text, line, w)) {
+        if (w.size() != 2)
+            fail("expected 'size_bytes cumulative_probability', got " + std::to_string(w.size()) +
+                 " fields");
+        const auto size = parse_bytes(w[0]);
+        if (!size) fail("'" + std::string(w[0]) + "' is not a size >= 0 in bytes");
+        double p = 0;
+        const auto [end, ec] = std::from_chars(w[1].data(), w[1].data() + w[1].size(), p);
+        if (ec != std::errc{} || end != w[1].data() + w[1].size() || !(p >= 0 && p <= 1))
+            fail("'" + std::string(w[1]) + "' is not a probability in [0, 1]");
+        if (!c.prob_.empty() && p < c.prob_.back())
+            fail("probability " + std::string(w[1]) + " is below the previous line's");
+        if (!c.size_.empty() && double(*size) < c.size_.back())
+            fail("size " + std::string(w[0]) + " is below the previous line's");
+        c.size_.push_back(double(*size));
+        c.prob_.push_back(p);
+    }
+    if (in.bad()) fail("read error");
+    if (c.prob_.empty()) fail("no points");
+    if (c.prob_.back() != 1) {
+        char last[32];
+        std::snprintf(last, sizeof last, "%g", c.prob_.back());
+        throw usage_error("--cdf: " + name + ": the last probability is " + last + ", not 1");
+    }
+    if (c.size_.back() < 1) throw usage_error("--cdf: " + name + ": every size is 0");
+    return c;
+}
+
+double size_cdf::mean() const {
+    // The first point's mass at its size, then each segment's uniform spread.
+    double m = prob_[0] * size_[0];
+    for (std::size_t i = 1; i < size_.size(); ++i)
+        m += (prob_[i] - prob_[i - 1]) * (size_[i - 1] + size_[i]) / 2;
+    return std::max(m, 1.0);
+}
+
+std::uint64_t size_cdf::draw(double u) const {
+    const std::size_t i =
+        static_cast<std::size_t>(std::upper_bound(prob_.begin(), prob_.end(), u) - prob_.begin());
+    double s = 0;
+    if (i == 0) {
+        s = size_[0];
+    } else if (i == size_.size()) {
+        s = size_.back();
+    } else {
+        s = size_[i - 1] +
+            (size_[i] - size_[i - 1]) * (u - prob_[i - 1]) / (prob_[i] - prob_[i - 1]);
+    }
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(s)));
+}
+
+ring_shape ring_of(const options& o, std::uint32_t hosts) {
+    if (hosts < 2)
+        throw usage_error("--workload " + std::string(workload_name(o.workload)) +
+                          ": a ring needs at least 2 hosts, the fabric has " +
+                          std::to_string(hosts));
+    ring_shape r;
+    r.hosts = static_cast<std::uint32_t>(taking_part(o, hosts).size());
+    r.total_steps = (r.hosts - 1) * (o.workload == workload_kind::ring_allreduce ? 2 : 1);
+    r.steps = o.steps ? std::min(o.steps, r.total_steps) : r.total_steps;
+    r.chunk = std::max<std::uint64_t>(1, (o.size_bytes + r.hosts - 1) / r.hosts);
+    // A flow a host a step, each a few hundred bytes of state: 1,024 hosts' all-reduce fits.
+    if (std::uint64_t{r.steps} * r.hosts > max_ring_flows)
+        throw usage_error("--workload " + std::string(workload_name(o.workload)) + ": " +
+                          std::to_string(r.steps) + " steps of " + std::to_string(r.hosts) +
+                          " hosts are more than " + std::to_string(max_ring_flows) +
+                          " flows (limit them with --steps)");
+    return r;
+}
 
 std::vector<flow> read_matrix(std::istream& in, const std::string& name, std::uint32_t hosts) {
     return matrix_reader(name, hosts).read(in);
@@ -196,6 +290,45 @@ std::vector<flow> make_flows(const options& o, std::uint32_t hosts) {
             for (const std::uint32_t s : who)
                 for (const std::uint32_t d : who)
                     if (s != d) flows.push_back({s, d, o.size_bytes, 0});
+            break;
+        }
+        case workload_kind::ring_allgather:
+        case workload_kind::ring_allreduce: {
+            // Step s: the host at ring position p sends a chunk to position p + 1 once it has
+            // received step s - 1's chunk from position p - 1 (flow (s - 1) N + p - 1).
+            const ring_shape ring = ring_of(o, hosts);
+            const std::vector<std::uint32_t> who = taking_part(o, hosts);
+            const std::uint32_t n = ring.hosts;
+            for (std::uint32_t s = 0; s < ring.steps; ++s)
+                for (std::uint32_t p = 0; p < n; ++p)
+                    flows.push_back({who[p], who[(p + 1) % n], ring.chunk, 0,
+                                     s == 0 ? flow::no_flow : (s - 1) * n + (p + n - 1) % n});
+            break;
+        }
+        case workload_kind::uniform: {
+            if (hosts < 2)
+                throw usage_error("--workload uniform: needs at least 2 hosts, the fabric has " +
+                                  std::to_string(hosts));
+            std::optional<size_cdf> cdf;
+            if (!o.cdf.empty()) {
+                std::ifstream in(o.cdf);
+                if (!in) throw usage_error("--cdf: cannot open '" + o.cdf + "'");
+                cdf = size_cdf::read(in, o.cdf);
+            }
+            // Poisson arrivals offering `load` of every host link: hosts x rate / mean size
+            // flows a nanosecond (rate in bits a ns).
+            const double mean = cdf ? cdf->mean() : double(o.size_bytes);
+            const double per_ns = o.load * hosts * o.speed_gbps / (8 * mean);
+            rng r(o.seed * 0x94d049bb133111ebull + 3);
+            double t = 0;
+            for (std::uint32_t i = 0; i < o.flows; ++i) {
+                if (i > 0) t += -std::log(1 - unit_draw(r)) / per_ns;
+                const auto src = static_cast<std::uint32_t>(r.uniform(hosts));
+                auto dst = static_cast<std::uint32_t>(r.uniform(hosts - 1));
+                if (dst >= src) ++dst;
+                const std::uint64_t bytes = cdf ? cdf->draw(unit_draw(r)) : o.size_bytes;
+                flows.push_back({src, dst, bytes, static_cast<std::uint64_t>(t)});
+            }
             break;
         }
         case workload_kind::matrix: {

@@ -59,8 +59,22 @@ std::size_t cluster::add_flow(const flow_spec& spec) {
     const std::uint32_t biggest = f.spec.messages > 1 ? spec.message_bytes : f.message_size(0);
     if (data_.size() < biggest) data_.assign(biggest, 0x5a);
     if (payload_ == payload_kind::placed_writes && sink_.size() < biggest) sink_.resize(biggest);
+    const auto i = static_cast<std::uint32_t>(flows_.size());
+    if (spec.after != flow_spec::no_flow) {
+        if (spec.after >= i) throw std::invalid_argument("flow: depends on a later flow");
+        if (payload_ != payload_kind::placed_writes)
+            throw std::invalid_argument("flow: dependencies need placed_writes");
+        flow_state& first = flows_[spec.after];
+        f.next_dependent = first.first_dependent;
+        first.first_dependent = i;
+    }
     flows_.push_back(f);
-    const auto i = static_cast<std::uint32_t>(flows_.size() - 1);
+    // Waiting for its dependency: note_received() schedules it.
+    if (spec.after == flow_spec::no_flow || flows_[spec.after].received()) schedule_start(i);
+    return i;
+}
+
+void cluster::schedule_start(std::uint32_t i) {
     // Descending by (start, index): the new flow goes after every one that starts later or at
     // the same time, and so before none it ties with.
     const auto later = [&](std::uint32_t a, std::uint32_t b) {
@@ -68,7 +82,19 @@ std::size_t cluster::add_flow(const flow_spec& spec) {
         return sa != sb ? sa > sb : a > b;
     };
     start_order_.insert(std::upper_bound(start_order_.begin(), start_order_.end(), i, later), i);
-    return i;
+}
+
+void cluster::note_received(std::uint32_t i, std::uint64_t bytes) {
+    flow_state& f = flows_[i];
+    if (f.received()) return;
+    f.received_bytes += bytes;
+    if (!f.received()) return;
+    f.received_ns = now_;
+    for (std::uint32_t d = f.first_dependent; d != flow_spec::no_flow;
+         d = flows_[d].next_dependent) {
+        flows_[d].spec.start_ns = std::max(flows_[d].spec.start_ns, now_);
+        schedule_start(d);
+    }
 }
 
 engine_totals cluster::totals() const {
@@ -108,7 +134,11 @@ bool cluster::step(std::uint64_t limit) {
     now_ = std::max(now_, t);
     start_flows();
     fab_.deliver(now_, [&](std::uint32_t h, std::span<const std::uint8_t> frame) {
-        engines_[h]->receive(frame, now_);
+        engine& e = *engines_[h];
+        e.receive(frame, now_);
+        // Messages complete as their last packet is taken, not at the engine's next deadline
+        // (a coalesced ACK's): a ring's next step starts when the chunk is in.
+        take_received(e);
         refresh(h);
     });
     // Every engine whose deadline has come, in host order; serving one never moves another's.
@@ -151,20 +181,19 @@ std::uint8_t* cluster::place_write(std::uint32_t, const ses::op_fields&, std::ui
 }
 
 void cluster::top_up(std::size_t i) {
-    static const ses_fields write_fields = [] {
-        ses_fields f;
-        f.opcode = wire::ses_opcode::write;
-        return f;
-    }();
     flow_state& f = flows_[i];
     engine& e = *engines_[f.spec.src];
     const peer_id to = e.add_peer(fab_.host_mac(f.spec.dst), fab_.host_ip(f.spec.dst));
+    // The receiver knows the flow by the WRITE's memory key: 1 + its index (0: none).
+    ses_fields fields;
+    fields.opcode = wire::ses_opcode::write;
+    fields.memory_key = i + 1;
     while (f.posted < f.spec.messages && f.posted - f.completed - f.failed < f.spec.outstanding) {
         const std::uint64_t ctx = (std::uint64_t{i} << 32) | f.posted;
         const std::span<const std::uint8_t> payload{data_.data(), f.message_size(f.posted)};
         const status st = payload_ == payload_kind::sends
                               ? e.post_send(to, f.spec.mode, payload, ctx)
-                              : e.post_message(to, f.spec.mode, write_fields, payload, ctx);
+                              : e.post_message(to, f.spec.mode, fields, payload, ctx);
         if (!st.ok()) break;
         ++f.posted;
     }
@@ -212,10 +241,16 @@ void cluster::collect(engine& e) {
             top_up(i);
         }
     }
+    take_received(e);
+}
+
+void cluster::take_received(engine& e) {
     received_message m;
     while (e.poll_received(m)) {
         const std::uint32_t from = fab_.host_of_ip(e.peer_ip(m.from));
         const std::size_t bytes = m.placed ? m.ses->request_length : m.data.size();
+        if (m.placed && m.ses->memory_key != 0 && m.ses->memory_key <= flows_.size())
+            note_received(static_cast<std::uint32_t>(m.ses->memory_key - 1), bytes);
         if (from < rx_bytes_.size()) {
             rx_bytes_[from] += bytes;
             if (bin_ns_ != 0) {

@@ -31,6 +31,11 @@ struct flow_spec {
     // Payload bytes of the whole flow; 0: messages x message_bytes. Otherwise the flow is
     // ceil(bytes / message_bytes) messages, all of message_bytes but the last.
     std::uint64_t bytes = 0;
+    // A dependent flow (a collective's next step): it starts once flow `after` (added before
+    // it) has been received in full at its destination, and not before start_ns. payload_kind
+    // placed_writes only: the receiver tells the flows apart by the WRITE's memory key.
+    static constexpr std::uint32_t no_flow = ~std::uint32_t{0};
+    std::uint32_t after = no_flow;
 };
 
 struct flow_state {
@@ -38,7 +43,10 @@ struct flow_state {
     std::uint32_t posted = 0, completed = 0, failed = 0;
     std::uint64_t first_post_ns = 0, done_ns = 0;
     std::uint64_t completed_bytes = 0;
+    std::uint64_t received_bytes = 0, received_ns = 0;  // at the destination (placed_writes)
+    std::uint32_t first_dependent = flow_spec::no_flow, next_dependent = flow_spec::no_flow;
     bool started = false;
+    bool received() const { return received_bytes >= total_bytes(); }
     bool finished() const { return completed + failed == spec.messages; }
     std::uint64_t total_bytes() const {
         return spec.bytes != 0 ? spec.bytes : std::uint64_t{spec.messages} * spec.message_bytes;
@@ -96,7 +104,8 @@ class cluster final : private delivery_target {
     std::size_t max_frame() const { return max_frame_; }
     std::uint64_t steps() const { return steps_; }
 
-    // Throws std::invalid_argument for a host out of range, src == dst, or no payload.
+    // Throws std::invalid_argument for a host out of range, src == dst, no payload, or a
+    // dependency on a flow not added yet (or with sends).
     std::size_t add_flow(const flow_spec& f);
     const std::vector<flow_state>& flows() const { return flows_; }
     bool all_finished() const { return finished_ == flows_.size(); }
@@ -121,10 +130,13 @@ class cluster final : private delivery_target {
   private:
     std::uint64_t next_start() const;
     void start_flows();
+    void schedule_start(std::uint32_t i);
+    void note_received(std::uint32_t i, std::uint64_t bytes);
     void top_up(std::size_t i);
     void pump(std::uint32_t h, engine& e);
     void note_spine(std::uint32_t h, std::span<const std::uint8_t> frame);
     void collect(engine& e);
+    void take_received(engine& e);
     void refresh(std::uint32_t h) { deadlines_.set(h, engines_[h]->next_deadline()); }
 
     // delivery_target: every WRITE lands in sink_, whatever its offset.

@@ -10,23 +10,31 @@ fail() {
     exit 1
 }
 
+# seeded NAME SEED OTHER ARGS: uet-sim ARGS with SEED twice (NAME1.csv, NAME2.csv, NAME.out),
+# the same CSV both times; with OTHER (unless empty) once more, another CSV (NAME3.csv).
+seeded() {
+    name=$1 seed=$2 other=$3
+    shift 3
+    "$sim" "$@" --seed "$seed" --csv "$dir/${name}1.csv" >"$dir/$name.out" ||
+        fail "run $name: $(cat "$dir/$name.out")"
+    "$sim" "$@" --seed "$seed" --csv "$dir/${name}2.csv" >/dev/null || fail "run $name again"
+    cmp -s "$dir/${name}1.csv" "$dir/${name}2.csv" || fail "$name: seed $seed twice: the CSVs differ"
+    [ -z "$other" ] && return
+    "$sim" "$@" --seed "$other" --csv "$dir/${name}3.csv" >/dev/null || fail "run $name, seed $other"
+    cmp -s "$dir/${name}1.csv" "$dir/${name}3.csv" && fail "$name: seeds $seed and $other gave the same CSV"
+}
+
 # ---- determinism: a small run with link events, twice with one seed, once with another ----
 small="--leaves 2 --hosts-per-leaf 4 --spines 2 --size 256KiB --lb reps --no-progress"
 events="--fail leaf1-spine0@20us --slow h1-leaf0=50@0 --restore leaf1-spine0@60us"
 # shellcheck disable=SC2086
-"$sim" $small $events --seed 5 --csv "$dir/a.csv" >"$dir/a.out" || fail "run a: $(cat "$dir/a.out")"
-# shellcheck disable=SC2086
-"$sim" $small $events --seed 5 --csv "$dir/b.csv" >/dev/null || fail "run b"
-# shellcheck disable=SC2086
-"$sim" $small $events --seed 6 --csv "$dir/c.csv" >/dev/null || fail "run c"
-cmp -s "$dir/a.csv" "$dir/b.csv" || fail "seed 5 twice: the CSVs differ"
-cmp -s "$dir/a.csv" "$dir/c.csv" && fail "seeds 5 and 6 gave the same CSV"
-[ "$(head -1 "$dir/a.csv")" = "flow,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_ns,slowdown,goodput_gbps,messages,failed" ] ||
-    fail "CSV header: $(head -1 "$dir/a.csv")"
-[ "$(wc -l <"$dir/a.csv")" -eq 9 ] || fail "8 flows expected in a.csv"
+seeded a 5 6 $small $events
+[ "$(head -1 "$dir/a1.csv")" = "flow,src,dst,bytes,start_ns,end_ns,fct_ns,ideal_ns,slowdown,goodput_gbps,messages,failed" ] ||
+    fail "CSV header: $(head -1 "$dir/a1.csv")"
+[ "$(wc -l <"$dir/a1.csv")" -eq 9 ] || fail "8 flows expected in a.csv"
 # Every flow finished, no earlier than its ideal allows (5% for rounding), every byte counted.
 awk -F, 'NR > 1 && ($6 == 0 || $9 < 0.95 || $4 != 262144 || $12 != 0) { bad = 1 }
-         END { exit bad }' "$dir/a.csv" || fail "a flow in a.csv: $(cat "$dir/a.csv")"
+         END { exit bad }' "$dir/a1.csv" || fail "a flow in a.csv: $(cat "$dir/a1.csv")"
 grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
 grep -q 'blackholed [1-9]' "$dir/a.out" || fail "--fail black-holed nothing: $(cat "$dir/a.out")"
 # The last completion is never below its lower bound.
@@ -44,7 +52,7 @@ for f in flows.csv links.csv series.csv summary.json fct_cdf.svg fct_cdf.png rat
     [ -s "$dir/p1/$f" ] || fail "--plot wrote no $f"
     cmp -s "$dir/p1/$f" "$dir/p2/$f" || fail "--plot: $f differs between two runs of one seed"
 done
-cmp -s "$dir/a.csv" "$dir/p1/flows.csv" || fail "sampling changed the flows"
+cmp -s "$dir/a1.csv" "$dir/p1/flows.csv" || fail "sampling changed the flows"
 # 8 flows, 2 uplinks: t_us, queued_bytes, max_queue_bytes, 8 hosts, 2 uplinks.
 [ "$(head -1 "$dir/p1/series.csv" | tr , '\n' | wc -l)" -eq 13 ] || fail "series.csv columns"
 [ "$(grep -c ',up,' "$dir/p1/links.csv")" -eq 4 ] || fail "links.csv: 4 uplink ports expected"
@@ -73,6 +81,50 @@ for f in sweep_fct.svg sweep_fct.png sweep_cdf.svg sweep_cdf.png runs/static-nsc
     [ -s "$dir/sw/$f" ] || fail "sweep --plot wrote no $f"
 done
 echo "ok: sweep runs its grid, the same CSV twice"
+
+# ---- ring collectives: dependent steps, the collective against its ideal, deterministic ----
+ring="--leaves 2 --hosts-per-leaf 4 --spines 2 --no-progress"
+# shellcheck disable=SC2086
+seeded r 1 "" $ring --workload ring-allreduce --size 256KiB
+# 8 hosts: 2 x 7 steps of 8 flows of 32 KiB.
+grep -q '^collective  ring-allreduce over 8 hosts, 14 of 14 steps of 32768 B: ' "$dir/r.out" ||
+    fail "ring summary: $(cat "$dir/r.out")"
+# Never faster than its ideal (1% for rounding), nor busbw above its ideal.
+awk '/^collective / { found = 1; if ($19 + 0 < 0.99 || $24 + 0 > 1.01 * ($27 + 0)) bad = 1 }
+     END { exit bad || !found }' "$dir/r.out" || fail "ring below its ideal: $(cat "$dir/r.out")"
+# Step s at position p starts after step s - 1 at p - 1 has arrived: after it started, and
+# after 0 (flow = s x 8 + p; start_ns is column 5).
+awk -F, 'NR > 1 { start[$1] = $5; n++ }
+         END { for (f = 8; f < n; f++) { p = (f % 8 + 7) % 8; prev = (int(f / 8) - 1) * 8 + p
+                                          if (start[f] <= start[prev]) bad = 1 }
+               exit bad || n != 112 }' "$dir/r1.csv" || fail "ring steps out of order: $(cat "$dir/r1.csv")"
+# shellcheck disable=SC2086
+"$sim" $ring --workload ring-allgather --size 256KiB --load 0.5 --steps 2 >"$dir/r.out" ||
+    fail "ring-allgather: $(cat "$dir/r.out")"
+grep -q '^collective  ring-allgather over 4 hosts, 2 of 3 steps of 65536 B: ' "$dir/r.out" ||
+    fail "ring-allgather --steps 2: $(cat "$dir/r.out")"
+grep -q '^flows       8 (0 unfinished' "$dir/r.out" || fail "ring-allgather flows: $(cat "$dir/r.out")"
+# One-packet steps on an idle leaf meet their ideal within 5%: a step starts as the chunk is in
+# (not at the receiver's next ACK), and the ideal counts the chunk's own frame, not a full one.
+"$sim" --leaves 1 --hosts-per-leaf 4 --no-progress --workload ring-allgather --size 4KiB --cc none \
+    >"$dir/r.out" || fail "1 KiB ring: $(cat "$dir/r.out")"
+awk '/^collective / { found = 1; if ($19 + 0 < 0.99 || $19 + 0 > 1.05) bad = 1 }
+     END { exit bad || !found }' "$dir/r.out" || fail "1 KiB ring off its ideal: $(cat "$dir/r.out")"
+echo "ok: ring collectives step in order, at or above their ideal, the same CSV twice"
+
+# ---- uniform random traffic, sizes from a CDF: deterministic, distinct pairs, sizes in range ----
+printf '# size probability\n1000 0\n16KiB 0.5 # mid\n65536 1\n' >"$dir/small.cdf"
+uni="--workload uniform --cdf $dir/small.cdf --flows 20 --load 0.3 --no-progress"
+# shellcheck disable=SC2086
+seeded u 4 5 $ring $uni
+grep -q '^flows       20 (0 unfinished' "$dir/u.out" || fail "uniform summary: $(cat "$dir/u.out")"
+# src != dst, hosts 0..7, 1000 <= bytes <= 65536, starts rising, and not all at once; no flow
+# beats its ideal (flows under the MTU counted with their own frame).
+awk -F, 'NR > 1 { if ($2 == $3 || $2 > 7 || $3 > 7 || $4 < 1000 || $4 > 65536 || $5 < last ||
+                     $9 < 0.999) bad = 1
+                  last = $5; if ($4 != 1000 && $4 != 65536) mid = 1 }
+         END { exit bad || last == 0 || !mid }' "$dir/u1.csv" || fail "uniform flows: $(cat "$dir/u1.csv")"
+echo "ok: uniform traffic from a CDF, the same CSV twice"
 
 # ---- every option parses (and the run completes) ----
 printf '# src dst bytes start\n0 5 64KiB\n3 9 100000 10us\n' >"$dir/plain.txt"
@@ -192,4 +244,25 @@ printf 'Nodes 16\nConnections 2\n0->5 id 1 start 0 size 65536\n' >"$dir/count.cm
 bad "Connections 2 but 1 flows" --matrix "$dir/count.cm"
 printf 'Nodes 16\nConnections 1\n0->5 id 1 start 0 size 65536 trigger 3\n' >"$dir/trig.cm"
 bad "trig.cm:3: 'trigger' is not supported" --matrix "$dir/trig.cm"
+bad "--workload ring-allgather: a ring needs at least 2 hosts, the fabric has 1" \
+    --workload ring-allgather --leaves 1 --hosts-per-leaf 1
+bad "--steps: only with --workload ring-allgather or ring-allreduce" --steps 3
+bad "--steps: '0'" --workload ring-allreduce --steps 0
+bad "--workload ring-allreduce: 4354 steps of 2178 hosts are more than 2097152 flows" \
+    --topology fattree --hosts 2048 --workload ring-allreduce
+bad "--cdf: only with --workload uniform" --cdf "$dir/small.cdf"
+bad "--flows: only with --workload uniform" --flows 3
+bad "--flows: '-2'" --workload uniform --flows -2
+bad "--cdf: cannot open" --workload uniform --cdf "$dir/missing"
+# bad_cdf FILE LINES WANT: a CDF of LINES (printf's escapes) is refused, naming WANT.
+bad_cdf() {
+    printf '%b' "$2" >"$dir/$1"
+    bad "$3" --workload uniform --cdf "$dir/$1"
+}
+bad_cdf mal.cdf '4096 0.5\n8192\n' "mal.cdf:2: expected 'size_bytes cumulative_probability'"
+bad_cdf down.cdf '4096 0.5\n8192 0.4\n9000 1\n' "down.cdf:2: probability 0.4 is below the previous line's"
+bad_cdf end.cdf '4096 0.5\n8192 0.9\n' "end.cdf: the last probability is 0.9, not 1"
+bad_cdf neg.cdf '4096 0.5\n-3 1\n' "neg.cdf:2: '-3' is not a size"
+bad_cdf size.cdf '4096 0.5\n1000 1\n' "size.cdf:2: size 1000 is below the previous line's"
+bad_cdf prob.cdf '4096 1.5\n' "prob.cdf:1: '1.5' is not a probability"
 echo "ok: every bad input exits 2 with one line naming it"
