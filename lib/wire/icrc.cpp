@@ -250,7 +250,7 @@ std::uint32_t roce_icrc_state(std::span<const std::uint8_t> ip_packet) noexcept 
     const std::size_t masked_len = std::min(ihl + udp_size + bth_size, ip_packet.size());
     std::array<std::uint8_t, ones + max_masked> hdr;
     std::memset(hdr.data(), 0xff, ones);
-    std::memcpy(hdr.data() + ones, ip_packet.data(), masked_len);
+    if (masked_len != 0) std::memcpy(hdr.data() + ones, ip_packet.data(), masked_len);
     auto mask = [&](std::size_t off, std::size_t len) {
         for (std::size_t i = off; i < off + len && i < masked_len; ++i)
             hdr[ones + i] = 0xff;
