@@ -75,6 +75,11 @@ bool eal::running() noexcept {
     return instance != nullptr;
 }
 
+std::uint64_t eal::running_tsc_hz() noexcept {
+    std::lock_guard lock(eal_mutex);
+    return instance != nullptr ? instance->tsc_hz_ : 0;
+}
+
 void eal::shutdown() noexcept {
     std::lock_guard lock(eal_mutex);
     if (instance == nullptr) return;

@@ -29,6 +29,8 @@ class eal {
     // std::runtime_error with DPDK's reason if initialisation fails.
     static eal& start(const eal_options& opts = {});
     static bool running() noexcept;
+    // The running EAL's TSC rate in Hz; 0 when none runs. Unlike start(), says nothing.
+    static std::uint64_t running_tsc_hz() noexcept;
     // rte_eal_cleanup at the very end of a process; start() afterwards throws.
     static void shutdown() noexcept;
 

@@ -305,7 +305,10 @@ fabric_stats dpdk_network::stats() const noexcept {
     s.rx_dropped += p.rx_oversize + p.steered_away + p.rx_bad_descriptor;
     s.tx_dropped += p.tx_ring_full + p.tx_alloc_failed + p.tx_bad_frame + p.tx_peer_left;
     s.tx_zero_copy = p.tx_zero_copy;
-    const double ns_per_tick = 1e9 / static_cast<double>(dpdk::eal::start().tsc_hz());
+    // The port runs on the EAL, so it is up: read its TSC rate without start(), which would
+    // print its "already initialised" line on every call.
+    const std::uint64_t hz = dpdk::eal::running_tsc_hz();
+    const double ns_per_tick = hz != 0 ? 1e9 / static_cast<double>(hz) : 0.0;
     s.rx_driver_ns = static_cast<std::uint64_t>(p.rx_driver_ticks * ns_per_tick);
     s.rx_stack_ns = static_cast<std::uint64_t>(p.rx_stack_ticks * ns_per_tick);
     s.tx_stack_ns = static_cast<std::uint64_t>(p.tx_stack_ticks * ns_per_tick);
