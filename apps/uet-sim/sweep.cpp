@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -216,8 +217,11 @@ int run_sweep(const sweep_options& s) {
         dir = s.plot_dir + "/runs";
         make_dir("--plot", dir);
     } else {
-        char tmpl[] = "/tmp/uet-sim-sweep.XXXXXX";
-        if (!mkdtemp(tmpl)) throw std::runtime_error("sweep: cannot make a directory in /tmp");
+        // Scratch for the runs' rows, where the system keeps temporary files (TMPDIR).
+        const std::string base = std::filesystem::temp_directory_path().string();
+        std::string tmpl = base + "/uet-sim-sweep.XXXXXX";
+        if (!mkdtemp(tmpl.data()))
+            throw std::runtime_error("sweep: cannot make a directory in " + base);
         dir = tmpl;
     }
     std::vector<run_spec> grid;

@@ -174,6 +174,8 @@ void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames
                            const wire::frame_rest* rests, std::uint64_t now) {
     now_ = now;
     for (std::size_t i = 0; i < frames.size(); ++i) {
+        ++counters_.frames_rx;
+        counters_.bytes_rx += frames[i].size();
         if (rests == nullptr || rests[i].at == nullptr)
             receive_one(frames[i], now);
         else if (rests[i].tail_at != nullptr)
@@ -184,8 +186,6 @@ void engine::receive_burst(std::span<const std::span<const std::uint8_t>> frames
 }
 
 bool engine::admit(std::span<const std::uint8_t> frame, wire::l2l4_view& v) {
-    ++counters_.frames_rx;
-    counters_.bytes_rx += frame.size();
     if (const wire::reject_reason r = wire::parse_l2l4(frame, v); r != wire::reject_reason::none) {
         ++counters_.rejects[static_cast<std::size_t>(r)];
         return false;
@@ -233,9 +233,7 @@ void engine::receive_split(std::span<const std::uint8_t> frame, const wire::fram
             : wire::decode_roce_split(v.ip_packet.first(rest.from - ip_off), udp_at,
                                       v.l4_payload.size(), {rest.at, rest.tail_from - rest.from},
                                       {rest.tail_at, frame.size() - rest.tail_from}, p);
-    if (!r) {  // another split: read joined (counted again there)
-        --counters_.frames_rx;
-        counters_.bytes_rx -= frame.size();
+    if (!r) {  // another split: read joined
         receive_one(rest.join(frame, joined_), now);
         return;
     }

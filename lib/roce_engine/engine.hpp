@@ -129,8 +129,8 @@ class engine final : public frame_engine {
     // uet_memif) read where they lie; any other split is joined first.
     void receive_split(std::span<const std::uint8_t> frame, const wire::frame_rest& rest,
                        std::uint64_t now);
-    // Counts the frame and parses its Ethernet, IP and UDP headers: false (counted) when it is
-    // no RoCEv2 packet for this host.
+    // Parses a frame's Ethernet, IP and UDP headers: false (counted) when it is no RoCEv2
+    // packet for this host.
     bool admit(std::span<const std::uint8_t> frame, wire::l2l4_view& v);
     void dispatch(const wire::l2l4_view& v, const wire::roce_packet& p, std::uint64_t now);
     // The connection manager's exchange (engine_cm.cpp).

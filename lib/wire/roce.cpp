@@ -592,17 +592,7 @@ std::uint32_t write_roce_headers(const udp_header_template& t, std::uint16_t ip_
     t.write(h.data(), ip_id, src_port, udp_len);
     th = encode_roce_headers(r, std::span<std::uint8_t>(h.data() + hdr, most));
     std::memcpy(f, h.data(), hdr + th);
-    constexpr std::size_t ones = 8, ip_at = ones, udp_at = ones + ipv4_header::wire_size;
-    constexpr std::size_t bth_at = udp_at + udp_header::wire_size;
-    std::array<std::uint8_t, bth_at + most> masked;
-    std::memset(masked.data(), 0xff, ones);
-    std::memcpy(masked.data() + ones, h.data() + ip, hdr - ip + th);
-    masked[ip_at + 1] = 0xff;                        // TOS: DSCP and ECN
-    masked[ip_at + 8] = 0xff;                        // TTL
-    masked[ip_at + 10] = masked[ip_at + 11] = 0xff;  // IPv4 header checksum
-    masked[udp_at + 6] = masked[udp_at + 7] = 0xff;  // UDP checksum
-    masked[bth_at + 4] = 0xff;                       // BTH resv8a (FECN, BECN)
-    return crc32_update(crc32_init, std::span(masked.data(), bth_at + th));
+    return roce_icrc_state(std::span<const std::uint8_t>(h.data() + ip, hdr - ip + th));
 }
 
 // The pad (zeros) and the ICRC at `at`, after a payload the state has summed: their length.
