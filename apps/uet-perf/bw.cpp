@@ -135,12 +135,9 @@ inline std::error_code side::post_bw_op(std::uint32_t slot, std::uint64_t i, op_
             if (s_.verify) fill_pattern(buf, size >= 8 ? i : 0);
             if (bad) corrupt(buf);
             return ep_.send(peer_, buf, ctx, flags);
-        default: {  // atomic_bw, the last of the bandwidth tests
-            const std::uint64_t add = bad ? 2 : 1;
-            std::memcpy(buf.data(), &add, 8);
-            return ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                    rx_slot(slot).first(8), offset, peer_key_, ctx, flags);
-        }
+        default:  // atomic_bw, the last of the bandwidth tests
+            // Operation i is region slot k's (i / slots)-th (post_bw_ops goes round the slots).
+            return post_atomic_op(buf, rx_slot(slot), i / run_.slots, bad, offset, ctx, flags);
     }
 }
 
@@ -409,6 +406,8 @@ void side::on_data_slow(const completion& c, std::uint32_t slot, bool rx) {
     ++run_.completed;
     if (s_.verify && s_.test == test_kind::read_bw)
         verify_received(tx_slot(slot), tx_iter_[slot] % run_.slots, true);
+    else if (s_.verify && s_.compare_and_swap)
+        check_fetched(slot, tx_iter_[slot] / run_.slots);
 }
 
 // An entry of multi-receive buffer k: a message placed in it (at c.buf, c.len bytes), counted
@@ -460,8 +459,8 @@ void side::verify_region(std::uint64_t sent) {
             ++run_.verify.checked;
             if (got != want)
                 run_.verify.fail("atomic slot " + std::to_string(k) + " holds " +
-                                 std::to_string(got) + " after " + std::to_string(want) +
-                                 " additions of 1");
+                                 std::to_string(got) + " after " + std::to_string(want) + " " +
+                                 std::string(atomic_name()) + "s");
         }
     }
 }

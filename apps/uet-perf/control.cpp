@@ -46,6 +46,7 @@ enum hello_field : std::size_t {
     f_multi_recv,  // after the region: a HELLO without it (0) means plain receives
     f_transport,   // a HELLO without them (0) means UET
     f_roce_mode,
+    f_compare_and_swap,  // a HELLO without it (0) means FETCH_AND_ADD
 };
 
 }  // namespace
@@ -149,6 +150,7 @@ ctrl_msg make_hello(const settings& s, const endpoint_address& client, std::uint
     m.v[f_multi_recv] = s.multi_recv;
     m.v[f_transport] = static_cast<std::uint64_t>(s.transport);
     m.v[f_roce_mode] = static_cast<std::uint64_t>(s.roce_mode);
+    m.v[f_compare_and_swap] = s.compare_and_swap;
     return m;
 }
 
@@ -164,7 +166,8 @@ std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
         v[f_bidir] > 1 || v[f_job] > 0xffffff || v[f_mode] > 3 || v[f_cc] > 2 || v[f_lb] > 3 ||
         v[f_pdcs] == 0 || v[f_pdcs] > 16 || v[f_verify] > 1 || v[f_client_ip] > 0xffffffffu ||
         v[f_client_port] > 0xffff || v[f_region] > (std::uint64_t{1} << 32) ||
-        v[f_multi_recv] > 1 || v[f_transport] > 1 || v[f_roce_mode] > 1) {
+        v[f_multi_recv] > 1 || v[f_transport] > 1 || v[f_roce_mode] > 1 ||
+        v[f_compare_and_swap] > 1) {
         error = "malformed HELLO (a setting out of range)";
         return std::nullopt;
     }
@@ -187,6 +190,7 @@ std::optional<hello_info> read_hello(const ctrl_msg& m, std::string& error) {
     h.s.multi_recv = v[f_multi_recv];
     h.s.transport = static_cast<transport>(v[f_transport]);
     h.s.roce_mode = static_cast<roce_mode>(v[f_roce_mode]);
+    h.s.compare_and_swap = v[f_compare_and_swap];
     h.client.ip = static_cast<std::uint32_t>(v[f_client_ip]);
     h.client.port = static_cast<std::uint16_t>(v[f_client_port]);
     h.key = v[f_key];
@@ -229,6 +233,8 @@ std::string compare_settings(const settings& c, const settings& s) {
         differ(d, "--verify", on_off(c.verify), on_off(s.verify)) ||
         differ(d, "--corrupt", num(c.corrupt_iteration), num(s.corrupt_iteration)) ||
         differ(d, "--multi-recv", on_off(c.multi_recv), on_off(s.multi_recv)) ||
+        differ(d, "-A", std::string(c.compare_and_swap ? "CMP_AND_SWAP" : "FETCH_AND_ADD"),
+               std::string(s.compare_and_swap ? "CMP_AND_SWAP" : "FETCH_AND_ADD")) ||
         differ(d, "--transport", transport_name(c), transport_name(s)))
         return "settings differ: " + d;
     return {};

@@ -4,7 +4,7 @@
 //              the write from its remote-data completion (placement is out of order, so polling
 //              the last byte, as perftest does on RDMA, would not prove the whole write is in)
 //   read_lat   a read                                  the whole round trip
-//   atomic_lat a fetch-and-add of 1                    the whole round trip
+//   atomic_lat a fetch-and-add of 1 (or -A's compare-and-swap) the whole round trip
 #include <cstring>
 
 #include "context.hpp"
@@ -70,13 +70,9 @@ bool side::post_lat_ping(std::uint32_t slot) {
             run_.ping_t = clock_();
             ec = ep_.read(peer_, buf, 0, peer_key_, ctx);
             break;
-        default: {  // atomic_lat
-            const std::uint64_t add = bad ? 2 : 1;
-            std::memcpy(buf.data(), &add, 8);
+        default:  // atomic_lat: every operation on region slot 0
             run_.ping_t = clock_();
-            ec = ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, buf.first(8),
-                                  rx_slot(slot).first(8), 0, peer_key_, ctx);
-        }
+            ec = post_atomic_op(buf, rx_slot(slot), i, bad, 0, ctx, op_flags::none);
     }
     if (ec) {
         if (!transient(ec)) fail("cannot post: " + ec.message());
@@ -104,14 +100,7 @@ void side::lat_on_tx(std::uint32_t slot) {
         if (s_.verify) verify_received(tx_slot(slot), 0, true);
         on_pong(clock_());
     } else if (s_.test == test_kind::atomic_lat) {
-        if (s_.verify) {
-            std::uint64_t got = 0;
-            std::memcpy(&got, rx_slot(slot).data(), 8);
-            ++run_.verify.checked;
-            if (got != i)
-                run_.verify.fail("fetch-and-add " + std::to_string(i) + " returned " +
-                                 std::to_string(got) + " (" + std::to_string(i) + " expected)");
-        }
+        if (s_.verify) check_fetched(slot, i);
         on_pong(clock_());
     }
 }

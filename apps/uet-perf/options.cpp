@@ -48,11 +48,11 @@ constexpr std::array<test_names, test_count> tests{{
     {test_kind::write_bw, "write_bw", "RDMA_Write BW Test"},
     {test_kind::read_bw, "read_bw", "RDMA_Read BW Test"},
     {test_kind::send_bw, "send_bw", "Send BW Test"},
-    {test_kind::atomic_bw, "atomic_bw", "Atomic FETCH_AND_ADD BW Test"},
+    {test_kind::atomic_bw, "atomic_bw", "Atomic %s BW Test"},
     {test_kind::write_lat, "write_lat", "RDMA_Write Latency Test"},
     {test_kind::read_lat, "read_lat", "RDMA_Read Latency Test"},
     {test_kind::send_lat, "send_lat", "Send Latency Test"},
-    {test_kind::atomic_lat, "atomic_lat", "Atomic FETCH_AND_ADD Latency Test"},
+    {test_kind::atomic_lat, "atomic_lat", "Atomic %s Latency Test"},
 }};
 
 // Reads an unsigned decimal in [lo, hi]; false on anything else.
@@ -151,7 +151,7 @@ class parser {
     bool check_tss();
 
     bool iterations_given_ = false, depth_given_ = false, size_given_ = false, mtu_given_ = false;
-    bool tss_sdi_given_ = false, tss_epoch_given_ = false;
+    bool tss_sdi_given_ = false, tss_epoch_given_ = false, atomic_type_given_ = false;
     std::string tss_key_file_;
 };
 
@@ -336,6 +336,11 @@ bool parser::uet_option(std::string_view opt, std::string_view v) {
     } else if (opt == "--transport") {
         if (!pick(v, transports, s.transport))
             return fail("--transport must be uet or roce, not '" + std::string(v) + "'");
+    } else if (opt == "-A" || opt == "--atomic_type") {
+        if (v != "CMP_AND_SWAP" && v != "FETCH_AND_ADD")
+            return fail("-A must be CMP_AND_SWAP or FETCH_AND_ADD, not '" + std::string(v) + "'");
+        s.compare_and_swap = v == "CMP_AND_SWAP";
+        atomic_type_given_ = true;
     } else if (opt == "--roce-mode") {
         if (!pick(v, roce_modes, s.roce_mode))
             return fail("--roce-mode must be gbn or ooo, not '" + std::string(v) + "'");
@@ -414,7 +419,7 @@ bool parser::option(std::string_view arg) {
     } else if (opt == "-h" || opt == "--help") {
         s.help = true;
     } else {
-        static constexpr std::array<std::string_view, 49> valued{"-s",
+        static constexpr std::array<std::string_view, 51> valued{"-s",
                                                                  "--size",
                                                                  "-n",
                                                                  "--iters",
@@ -449,6 +454,8 @@ bool parser::option(std::string_view arg) {
                                                                  "--pcap",
                                                                  "--transport",
                                                                  "--roce-mode",
+                                                                 "-A",
+                                                                 "--atomic_type",
                                                                  "--qps",
                                                                  "--qp-sched",
                                                                  "--qp-split-min",
@@ -490,11 +497,21 @@ bool parser::check() {
             "count; uet-perf needs a reliable mode (rud, rod, rudi)");
     if (is_atomic(s.test)) {
         if (size_given_ && s.size != 8)
-            return fail(
-                "atomic tests use 8-byte operands (FETCH_AND_ADD on a uint64): -s must be "
-                "8");
+            return fail("atomic tests use 8-byte operands (a uint64): -s must be 8");
         if (s.all_sizes) return fail("-a does not apply to atomic tests (8 bytes only)");
         s.size = 8;
+        // Compare-and-swaps on one slot must run in the order they were posted (see
+        // settings::compare_and_swap); RUD, RUDI and several queue pairs reorder them.
+        const char* env_qps = std::getenv("NCCL_IB_QPS_PER_CONNECTION");
+        const bool one_qp =
+            s.qp_sched.qps ? *s.qp_sched.qps == 1 : !env_qps || std::string_view(env_qps) == "1";
+        const bool ordered = s.transport == transport::roce_rc ? one_qp : s.mode == delivery::rod;
+        if (s.compare_and_swap && s.verify && !ordered)
+            return fail(
+                "-A CMP_AND_SWAP --verify needs operations executed in the order posted: "
+                "use --mode rod, or --transport roce with one queue pair");
+    } else if (atomic_type_given_) {
+        return fail("-A applies to atomic_bw and atomic_lat only");
     }
     if (s.all_sizes && size_given_) return fail("-a and -s exclude each other");
     if (s.duration_ms && iterations_given_) return fail("-D and -n exclude each other");
@@ -662,6 +679,12 @@ std::string_view name_of(test_kind t) noexcept {
 std::string_view title_of(test_kind t) noexcept {
     return tests[static_cast<std::size_t>(t)].title;
 }
+std::string title_of(const settings& s) {
+    std::string t(title_of(s.test));
+    if (const auto at = t.find("%s"); at != std::string::npos)
+        t.replace(at, 2, s.compare_and_swap ? "CMP_AND_SWAP" : "FETCH_AND_ADD");
+    return t;
+}
 bool is_atomic(test_kind t) noexcept {
     return t == test_kind::atomic_bw || t == test_kind::atomic_lat;
 }
@@ -694,6 +717,7 @@ std::string usage() {
            "TEST: write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat\n"
            "\n"
            "  -s SIZE            message size in bytes (default 65536; atomics: 8)\n"
+           "  -A TYPE            atomic tests: FETCH_AND_ADD (default) or CMP_AND_SWAP\n"
            "  -a                 all sizes 2 .. 2^23\n"
            "  -n N               iterations (default 5000 for BW tests, 1000 for latency tests)\n"
            "  -D SECONDS         run for a duration instead of -n\n"

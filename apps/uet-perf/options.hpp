@@ -61,6 +61,10 @@ struct settings {
     path_policy lb = endpoint_attr{}.lb;
     std::uint32_t pdcs = 1;
     bool verify = false;
+    // -A (perftest's --atomic_type): atomic tests' operation. CMP_AND_SWAP's k-th operation on a
+    // region slot compares with k and swaps in k + 1, so on a transport that executes in posting
+    // order every one succeeds and the slot ends where FETCH_AND_ADD's would.
+    bool compare_and_swap = false;
     // Self-test of --verify: the data of this iteration (1-based; 0: none) is corrupted at its
     // source, so the receiving side must report a verification failure.
     std::uint64_t corrupt_iteration = 0;
@@ -146,6 +150,8 @@ std::optional<tss_key> read_tss_key_file(const std::string& path, std::string& w
 // The transport of a run as the header and a settings mismatch name it: "UET", "RoCEv2 RC
 // go-back-N" or "RoCEv2 RC out-of-order".
 std::string transport_name(const settings& s);
+// The report's title: title_of(s.test), with -A's operation for atomic tests.
+std::string title_of(const settings& s);
 
 struct parse_result {
     settings s;

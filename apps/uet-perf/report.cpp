@@ -108,8 +108,7 @@ std::string queue_pairs_of(const endpoint_attr& a) {
 
 std::string settings_block(const settings& s, const run_info& info) {
     std::string o = table_rule();
-    o += format("                    %.*s\n", static_cast<int>(title_of(s.test).size()),
-                title_of(s.test).data());
+    o += "                    " + title_of(s) + "\n";
     o += format(" Provider        : %-16s Device         : %s\n", info.provider.c_str(),
                 info.device.c_str());
     if (s.transport == transport::roce_rc)
@@ -178,7 +177,7 @@ std::string lat_line(const lat_row& r) {
 std::string to_json(const settings& s, const run_info& info, std::span<const bw_row> bw,
                     std::span<const lat_row> lat, const std::string& verify) {
     std::string o = "{\n\"test_info\": {\n";
-    o += "\"test\": " + json_string(title_of(s.test)) + ",\n";
+    o += "\"test\": " + json_string(title_of(s)) + ",\n";
     o += "\"Device\": " + json_string(info.device) + ",\n";
     o += "\"Provider\": " + json_string(info.provider) + ",\n";
     o += format("\"Number_of_qps\": %u,\n", s.pdcs);

@@ -3,6 +3,7 @@
 #include "traffic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -358,6 +359,34 @@ void side::verify_received(std::span<const std::byte> buf, std::uint64_t expecte
     if (const auto at = check_pattern(buf, q))
         run_.verify.fail("message " + std::to_string(q) + ": wrong byte at offset " +
                          std::to_string(*at));
+}
+
+std::error_code side::post_atomic_op(std::span<std::byte> operand, std::span<std::byte> result,
+                                     std::uint64_t n, bool bad, std::uint64_t offset, void* ctx,
+                                     op_flags flags) {
+    if (!s_.compare_and_swap) {
+        const std::uint64_t add = bad ? 2 : 1;
+        std::memcpy(operand.data(), &add, 8);
+        return ep_.fetch_atomic(peer_, atomic_op::sum, atomic_type::uint64, operand.first(8),
+                                result.first(8), offset, peer_key_, ctx, flags);
+    }
+    // The library copies the compare value when the operation is posted.
+    const std::uint64_t swap = bad ? ~n : n + 1;
+    std::array<std::byte, 8> compare;
+    std::memcpy(compare.data(), &n, 8);
+    std::memcpy(operand.data(), &swap, 8);
+    return ep_.compare_atomic(peer_, atomic_type::uint64, compare, operand.first(8),
+                              result.first(8), offset, peer_key_, ctx, flags);
+}
+
+void side::check_fetched(std::uint32_t slot, std::uint64_t n) {
+    std::uint64_t got = 0;
+    std::memcpy(&got, rx_slot(slot).data(), 8);
+    ++run_.verify.checked;
+    if (got != n)
+        run_.verify.fail(std::string(atomic_name()) + " " + std::to_string(n) +
+                         " of its slot returned " + std::to_string(got) + " (" + std::to_string(n) +
+                         " expected)");
 }
 
 }  // namespace uet::perf

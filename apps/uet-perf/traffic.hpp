@@ -264,6 +264,17 @@ class side {
     void lat_on_tx(std::uint32_t slot);
     void lat_on_rx(const completion& c, std::span<const std::byte> buf);
     bool post_lat_ping(std::uint32_t slot);
+    // An atomic test's operation, the n-th on its region slot: FETCH_AND_ADD of 1, or
+    // CMP_AND_SWAP of n for n + 1 (-A). `bad` (--corrupt) adds 2, or swaps in ~n (which no
+    // later compare matches).
+    std::error_code post_atomic_op(std::span<std::byte> operand, std::span<std::byte> result,
+                                   std::uint64_t n, bool bad, std::uint64_t offset, void* ctx,
+                                   op_flags flags);
+    // --verify: the n-th atomic on a region slot fetched n (run in the order posted).
+    void check_fetched(std::uint32_t slot, std::uint64_t n);
+    std::string_view atomic_name() const noexcept {
+        return s_.compare_and_swap ? "compare-and-swap" : "fetch-and-add";
+    }
     // Inline: a bandwidth test asks for one per operation.
     std::span<std::byte> tx_slot(std::uint32_t k) noexcept {
         return std::span(tx_).subspan(slot_offset_[k], run_.size);

@@ -182,6 +182,35 @@ TEST(perf_e2e, other_delivery_modes) {
     }
 }
 
+// -A CMP_AND_SWAP: where operations run in the order posted (UET ROD; one RoCE RC queue pair),
+// every compare-and-swap on a slot succeeds, each fetches the value its predecessor swapped in
+// and the slots end as FETCH_AND_ADD's would; a corrupted swap breaks the chain and is caught.
+TEST(perf_e2e, compare_and_swap_in_posting_order) {
+    for (const bool roce : {false, true})
+        for (test_kind t : {test_kind::atomic_bw, test_kind::atomic_lat})
+            for (const bool corrupt : {false, true}) {
+                SCOPED_TRACE(std::string(roce ? "roce " : "rod ") + std::string(name_of(t)) +
+                             (corrupt ? " --corrupt" : ""));
+                settings s = pipe_settings(t, 8, 600);
+                s.compare_and_swap = true;
+                if (roce)
+                    s.transport = transport::roce_rc;
+                else
+                    s.mode = delivery::rod;
+                s.tx_depth = is_bw(t) ? 16 : 1;
+                s.corrupt_iteration = corrupt ? 3 : 0;
+                pipe_pair p(s, s);
+                p.run();
+                if (!corrupt) {
+                    expect_clean(p, 600, 1);
+                    continue;
+                }
+                ASSERT_FALSE(p.client->failed()) << p.client->error();
+                EXPECT_EQ(p.client->verify_summary().rfind("FAILED: compare-and-swap ", 0), 0u)
+                    << p.client->verify_summary();
+            }
+}
+
 // --pdcs 4: the bandwidth tests spread their operations over four RUD PDCs to the server,
 // every byte verified, and the client's engine opened (at least) four of them.
 TEST(perf_e2e, parallel_pdcs) {

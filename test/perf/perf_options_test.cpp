@@ -233,6 +233,13 @@ TEST(perf_options, all_sizes_and_defaults) {
     const auto a = parse({"atomic_lat", "--provider", "pipe"});
     ASSERT_EQ(a.error, "");
     EXPECT_EQ(a.s.size, 8u);
+    EXPECT_FALSE(a.s.compare_and_swap);
+    const auto cas = parse(
+        {"atomic_bw", "--provider", "pipe", "--mode", "rod", "--verify", "-A", "CMP_AND_SWAP"});
+    ASSERT_EQ(cas.error, "");
+    EXPECT_TRUE(cas.s.compare_and_swap);
+    EXPECT_EQ(title_of(cas.s), "Atomic CMP_AND_SWAP BW Test");
+    EXPECT_EQ(title_of(a.s), "Atomic FETCH_AND_ADD Latency Test");
 }
 
 TEST(perf_options, duration_and_help) {
@@ -497,6 +504,14 @@ TEST(perf_options, errors_say_what_is_wrong) {
         {{"send_lat", "--provider", "pipe", "-t", "8"}, "latency tests keep one"},
         {{"send_lat", "--provider", "pipe", "-b"}, "-b applies to bandwidth tests"},
         {{"atomic_bw", "--provider", "pipe", "-s", "16"}, "8-byte operands"},
+        {{"atomic_bw", "--provider", "pipe", "-A", "CAS"},
+         "-A must be CMP_AND_SWAP or FETCH_AND_ADD, not 'CAS'"},
+        {{"write_bw", "--provider", "pipe", "-A", "FETCH_AND_ADD"}, "-A applies to atomic_bw"},
+        {{"atomic_bw", "--provider", "pipe", "-A", "CMP_AND_SWAP", "--verify"},
+         "needs operations executed in the order posted"},
+        {{"atomic_lat", "--provider", "pipe", "--transport", "roce", "--qps", "2", "-A",
+          "CMP_AND_SWAP", "--verify"},
+         "needs operations executed in the order posted"},
         {{"write_bw", "--provider", "pipe", "--corrupt", "3"}, "--corrupt needs --verify"},
         {{"write_bw", "--provider", "pipe", "--multi-recv"}, "applies to send_bw and send_lat"},
         {{"send_bw", "--provider", "pipe", "--multi-recv"}, "give -s below 65536"},
