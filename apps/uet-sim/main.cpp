@@ -54,11 +54,6 @@ void fat_tree(const options& o, netmodel::topology& t) {
             k += 2;
     }
     const std::uint32_t edges = k * k / 2;
-    if (edges > 256)
-        throw usage_error(
-            "--" + std::string(o.k ? "k " : "hosts ") + std::to_string(o.k ? o.k : o.hosts) +
-            ": a fat tree of k = " + std::to_string(k) + " has " + std::to_string(edges) +
-            " edge switches; the model addresses at most 256 (k <= 22)");
     t.pods = k;
     t.leaves = edges;
     t.spines = k / 2;
@@ -80,16 +75,24 @@ netmodel::topology build_topology(const options& o) {
     // The fabric carries each frame's headers only: nobody reads the payload (WRITEs placed in
     // one sink, UDP checksum 0), and whole frames in flight at 1,024 hosts take ~300 MB.
     t.carried_bytes = 256;
-    const double fabric_gbps = o.oversubscription > 0 ? double(o.hosts_per_leaf) * o.speed_gbps /
-                                                            (double(o.spines) * o.oversubscription)
+    // --oversub: a leaf's (edge's) hosts send R times what its uplinks carry; --core-oversub: an
+    // aggregation switch's edges send R times what its core links carry.
+    const double fabric_gbps = o.oversubscription > 0 ? double(t.hosts_per_leaf) * o.speed_gbps /
+                                                            (double(t.spines) * o.oversubscription)
                                                       : o.speed_gbps;
+    const double core_gbps = o.core_oversubscription > 0
+                                 ? double(t.leaves / std::max(t.pods, 1u)) * fabric_gbps /
+                                       (double(t.cores_per_agg) * o.core_oversubscription)
+                                 : fabric_gbps;
     t.host_link.rate_gbps = o.speed_gbps;
     t.host_link.delay_ns = t.fabric_link.delay_ns = o.hop_latency_ns;
     t.fabric_link.rate_gbps = fabric_gbps;
-    const std::uint64_t q_host = o.queue_bytes ? o.queue_bytes : bdp_bytes(t, o.mtu, o.speed_gbps);
-    const std::uint64_t q_fabric = o.queue_bytes ? o.queue_bytes : bdp_bytes(t, o.mtu, fabric_gbps);
-    t.host_link = link(o, o.speed_gbps, q_host);
-    t.fabric_link = link(o, fabric_gbps, q_fabric);
+    auto queue = [&](double gbps) {
+        return o.queue_bytes ? o.queue_bytes : bdp_bytes(t, o.mtu, gbps);
+    };
+    t.host_link = link(o, o.speed_gbps, queue(o.speed_gbps));
+    t.fabric_link = link(o, fabric_gbps, queue(fabric_gbps));
+    if (core_gbps != fabric_gbps) t.core_link = link(o, core_gbps, queue(core_gbps));
     return t;
 }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 
+#include "fabric/fabric.hpp"
+
 namespace uet::simcli {
 
 namespace {
@@ -52,6 +54,13 @@ std::uint32_t count(std::string_view opt, std::string_view v, std::uint32_t lo, 
         fail(std::string(opt) + ": '" + std::string(v) + "' is not a whole number in " +
              std::to_string(lo) + ".." + std::to_string(hi));
     return static_cast<std::uint32_t>(*n);
+}
+
+double ratio(std::string_view opt, std::string_view v) {
+    const auto r = quantity(v, {{"", 1}});
+    if (!r || !(*r > 0) || *r > 1000)
+        fail(std::string(opt) + ": '" + std::string(v) + "' is not a ratio in (0, 1000]");
+    return *r;
 }
 
 std::uint64_t bytes(std::string_view opt, std::string_view v, std::uint64_t lo, std::uint64_t hi) {
@@ -153,8 +162,10 @@ completion times. See docs/uet-sim.md.
 topology
   --topology leafspine|fattree   (default leafspine)
   --leaves N --spines N --hosts-per-leaf N    leaf-spine size (default 2, 4, 8)
-  --oversub R          leaf-spine: hosts-per-leaf x speed / (spines x fabric link rate);
-                       default: fabric links at --speed
+  --oversub R          a leaf's (fat tree: an edge's) hosts send R times what its uplinks
+                       carry (hosts x speed / (uplinks x link rate)); default: links at --speed
+  --core-oversub R     fat tree: an aggregation switch's edges send R times what its core
+                       links carry; default: core links at the uplinks' rate
   --k K | --hosts N    3-tier k-ary fat tree (k^3/4 hosts), or the smallest one with N hosts
   --speed 100|200|400|800        link rate in Gb/s (default 100)
   --hop-latency T      per link (default 1us)
@@ -238,16 +249,12 @@ options parse_options(int argc, const char* const* argv) {
                                                {"fattree", topology_kind::fattree},
                                                {"fat-tree", topology_kind::fattree}});
          }},
-        {"--leaves", [&](auto opt, auto v) { o.leaves = count(opt, v, 1, 256); }},
+        {"--leaves",
+         [&](auto opt, auto v) { o.leaves = count(opt, v, 1, netmodel::fabric::max_leaves); }},
         {"--spines", [&](auto opt, auto v) { o.spines = count(opt, v, 1, 65535); }},
         {"--hosts-per-leaf", [&](auto opt, auto v) { o.hosts_per_leaf = count(opt, v, 1, 255); }},
-        {"--oversub",
-         [&](auto opt, auto v) {
-             const auto r = quantity(v, {{"", 1}});
-             if (!r || !(*r > 0) || *r > 1000)
-                 fail(std::string(opt) + ": '" + std::string(v) + "' is not a ratio in (0, 1000]");
-             o.oversubscription = *r;
-         }},
+        {"--oversub", [&](auto opt, auto v) { o.oversubscription = ratio(opt, v); }},
+        {"--core-oversub", [&](auto opt, auto v) { o.core_oversubscription = ratio(opt, v); }},
         {"--k", [&](auto opt, auto v) { o.k = count(opt, v, 2, 64); }},
         {"--hosts", [&](auto opt, auto v) { o.hosts = count(opt, v, 2, 65536); }},
         {"--speed",
@@ -387,10 +394,10 @@ options parse_options(int argc, const char* const* argv) {
         fail("--ecn-min: above --ecn-max");
     // Each topology's own size options.
     const bool fat = o.topology == topology_kind::fattree;
-    for (const std::string_view opt : {"--leaves", "--spines", "--hosts-per-leaf", "--oversub"})
+    for (const std::string_view opt : {"--leaves", "--spines", "--hosts-per-leaf"})
         if (fat && given.count(opt))
             fail(std::string(opt) + ": leaf-spine only (a fat tree takes --k or --hosts)");
-    for (const std::string_view opt : {"--k", "--hosts"})
+    for (const std::string_view opt : {"--k", "--hosts", "--core-oversub"})
         if (!fat && given.count(opt))
             fail(std::string(opt) + ": fat tree only (--topology fattree)");
     if (fat && o.k != 0 && o.hosts != 0) fail("--k: give --k or --hosts, not both");

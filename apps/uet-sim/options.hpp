@@ -47,8 +47,9 @@ struct link_event {
 struct options {
     topology_kind topology = topology_kind::leafspine;
     std::uint32_t leaves = 2, spines = 4, hosts_per_leaf = 8;
-    double oversubscription = 0;     // 0: fabric links at --speed
-    std::uint32_t k = 0, hosts = 0;  // fat tree: k-ary, or the smallest k with this many hosts
+    double oversubscription = 0;       // 0: fabric links at --speed
+    double core_oversubscription = 0;  // fat tree: 0: core links at the fabric links' rate
+    std::uint32_t k = 0, hosts = 0;    // fat tree: k-ary, or the smallest k with this many hosts
     double speed_gbps = 100;
     std::uint64_t hop_latency_ns = 1000;
     std::uint64_t queue_bytes = 0;  // 0: one BDP of the unloaded RTT at the link's rate

@@ -226,12 +226,12 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
         std::fprintf(out, "topology    leafspine: %u leaves x %u hosts, %u spines; ", t.leaves,
                      t.hosts_per_leaf, t.spines);
     }
+    std::fprintf(out, "%.0f Gb/s hosts, %.1f Gb/s fabric", t.host_link.rate_gbps,
+                 t.fabric_link.rate_gbps);
+    if (t.core_link) std::fprintf(out, ", %.1f Gb/s core", t.core_link->rate_gbps);
     std::fprintf(
-        out,
-        "%.0f Gb/s hosts, %.1f Gb/s fabric; hop %llu ns; queue %llu B; ECN %llu..%llu B; "
-        "trim %s; mtu %u\n",
-        t.host_link.rate_gbps, t.fabric_link.rate_gbps, (unsigned long long)t.host_link.delay_ns,
-        (unsigned long long)t.fabric_link.queue_bytes,
+        out, "; hop %llu ns; queue %llu B; ECN %llu..%llu B; trim %s; mtu %u\n",
+        (unsigned long long)t.host_link.delay_ns, (unsigned long long)t.fabric_link.queue_bytes,
         (unsigned long long)t.fabric_link.ecn_kmin_bytes,
         (unsigned long long)t.fabric_link.ecn_kmax_bytes, o.trimming ? "on" : "off", o.mtu);
     std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu\n",

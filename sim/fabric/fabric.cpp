@@ -58,7 +58,7 @@ link_params uet_link(double rate_gbps, std::uint64_t delay_ns, std::uint64_t bdp
 // ---- construction and addressing ----
 
 fabric::fabric(const topology& t) : topo_(t) {
-    require(t.leaves >= 1 && t.leaves <= 256, "fabric: leaves must be 1..256");
+    require(t.leaves >= 1 && t.leaves <= max_leaves, "fabric: leaves must be 1..65024");
     require(t.hosts_per_leaf >= 1 && t.hosts_per_leaf <= 255, "fabric: hosts_per_leaf 1..255");
     require(t.spines >= 1 && t.spines <= 65535, "fabric: spines must be 1..65535");
     require(t.host_link.rate_gbps > 0 && t.fabric_link.rate_gbps > 0, "fabric: rate must be > 0");
@@ -85,9 +85,12 @@ fabric::fabric(const topology& t) : topo_(t) {
     for (auto& s : leaf_seeds_)
         s = splitmix64(state);
     for (std::uint32_t i = 0; i < port_count(); ++i) {
-        const bool host_side = i < 2 * hosts_;
-        init_port(i, host_side ? topo_.host_link : topo_.fabric_link, i < hosts_,
-                  splitmix64(state));
+        const bool host_side = i < 2 * hosts_, core_side = i >= 2 * hosts_ + 2 * links_;
+        // init_port keeps a pointer: to topo_'s own parameters, never a copy.
+        const link_params& lp = host_side                      ? topo_.host_link
+                                : core_side && topo_.core_link ? *topo_.core_link
+                                                               : topo_.fabric_link;
+        init_port(i, lp, i < hosts_, splitmix64(state));
     }
 }
 
@@ -104,17 +107,20 @@ void fabric::init_port(std::uint32_t id, const link_params& lp, bool nic, std::u
 
 std::uint32_t fabric::host_ip(std::uint32_t host) const noexcept {
     const std::uint32_t leaf = host / topo_.hosts_per_leaf, index = host % topo_.hosts_per_leaf;
-    return topo_.ip_base | leaf << 16 | index << 8 | 1;
+    return topo_.ip_base | (leaf & 0xff) << 16 | index << 8 | (1 + (leaf >> 8));
 }
 
 wire::mac_address fabric::host_mac(std::uint32_t host) const noexcept {
-    const auto leaf = static_cast<std::uint8_t>(host / topo_.hosts_per_leaf);
+    const std::uint32_t leaf = host / topo_.hosts_per_leaf;
     const auto index = static_cast<std::uint8_t>(host % topo_.hosts_per_leaf);
-    return {{0x02, 0x00, 0x00, leaf, index, 0x01}};
+    return {{0x02, 0x00, static_cast<std::uint8_t>(leaf >> 8), static_cast<std::uint8_t>(leaf),
+             index, 0x01}};
 }
 
 std::uint32_t fabric::host_of_ip(std::uint32_t ip) const noexcept {
-    const std::uint32_t leaf = (ip >> 16) & 0xff, index = (ip >> 8) & 0xff;
+    const std::uint32_t low = ip & 0xff;
+    if (low == 0) return no_host;
+    const std::uint32_t leaf = (low - 1) << 8 | ((ip >> 16) & 0xff), index = (ip >> 8) & 0xff;
     if (leaf >= topo_.leaves || index >= topo_.hosts_per_leaf) return no_host;
     const std::uint32_t host = leaf * topo_.hosts_per_leaf + index;
     return host_ip(host) == ip ? host : no_host;

@@ -5,14 +5,16 @@
 //
 // Topology: `leaves` leaf switches with `hosts_per_leaf` hosts each, and `spines` spine switches
 // joined to every leaf. Host h sits on leaf h / hosts_per_leaf; its address is
-// ip_base | leaf << 16 | index << 8 | 1 (10.<leaf>.<index>.1 by default), its MAC
-// 02:00:00:<leaf>:<index>:01. A frame to a host on the same leaf goes host->leaf->host; to another
-// leaf it goes host->leaf->spine->leaf->host, with the spine chosen by the source leaf as a
-// switch's ECMP does: a seeded hash of (src ip, dst ip, protocol, src port, dst port), modulo the
-// number of spines. So a flow with a fixed UDP source port (its entropy) sticks to one spine and a
-// sprayer that changes the entropy per packet spreads. Routing is by destination IP only; frames
-// to an unknown destination (or that are not IPv4) are dropped at the first leaf and counted.
-// The switches do not rewrite MACs or TTL: a frame arrives as sent, apart from ECN and trimming.
+// ip_base | (leaf mod 256) << 16 | index << 8 | (1 + leaf / 256) (10.<leaf>.<index>.1 by default
+// up to 256 leaves; 10.<leaf mod 256>.<index>.<1 + leaf / 256> beyond), its MAC
+// 02:00:<leaf / 256>:<leaf mod 256>:<index>:01. A frame to a host on the same leaf goes
+// host->leaf->host; to another leaf it goes host->leaf->spine->leaf->host, with the spine chosen by
+// the source leaf as a switch's ECMP does: a seeded hash of (src ip, dst ip, protocol, src port,
+// dst port), modulo the number of spines. So a flow with a fixed UDP source port (its entropy)
+// sticks to one spine and a sprayer that changes the entropy per packet spreads. Routing is by
+// destination IP only; frames to an unknown destination (or that are not IPv4) are dropped at the
+// first leaf and counted. The switches do not rewrite MACs or TTL: a frame arrives as sent, apart
+// from ECN and trimming.
 //
 // Three tiers (topology::pods > 0, a fat tree): the leaves are edge switches, `leaves / pods` to
 // a pod; each pod has `spines` aggregation switches, every one joined to every edge of its pod,
@@ -88,11 +90,14 @@ struct link_params {
 link_params uet_link(double rate_gbps, std::uint64_t delay_ns, std::uint64_t bdp_bytes);
 
 struct topology {
-    std::uint32_t leaves = 2, hosts_per_leaf = 8, spines = 8;  // at most 256, 255, 65535
+    std::uint32_t leaves = 2, hosts_per_leaf = 8, spines = 8;  // at most 65024, 255, 65535
     // 0: two tiers (leaf-spine). Otherwise a fat tree: leaves are edges, `pods` divides them,
     // spines are the aggregation switches of a pod, each with cores_per_agg cores above it.
     std::uint32_t pods = 0, cores_per_agg = 0;
     link_params host_link, fabric_link;
+    // A fat tree's aggregation<->core links, when they differ from fabric_link (an
+    // oversubscribed aggregation tier).
+    std::optional<link_params> core_link;
     std::uint64_t nic_queue_bytes = 0;   // host transmit queue; 0 = unbounded
     std::uint32_t ip_base = 0x0a000000;  // 10.0.0.0: hosts are 10.<leaf>.<index>.1
     std::uint32_t max_frame_bytes = 9216;
@@ -138,6 +143,7 @@ struct fabric_stats {
 class fabric {
   public:
     static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+    static constexpr std::uint32_t max_leaves = 254 * 256;  // what the addresses can name
     static constexpr std::uint32_t no_host = std::numeric_limits<std::uint32_t>::max();
 
     // Throws std::invalid_argument for an empty or oversized topology or a rate <= 0.

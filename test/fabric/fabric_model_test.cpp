@@ -136,15 +136,20 @@ TEST(fabric_model, serialisation_and_propagation_add_up_exactly) {
 
 // ---- 1b. three tiers: a k = 4 fat tree ----
 
-TEST(fabric_model, fat_tree_paths_cross_two_four_or_six_links) {
-    fb::topology t;  // k = 4: 4 pods of 2 edges and 2 aggregation switches, 4 cores
-    t.pods = 4;
-    t.leaves = 8;
-    t.hosts_per_leaf = 2;
-    t.spines = 2;
-    t.cores_per_agg = 2;
+// A k-ary fat tree: k pods of k/2 edges and k/2 aggregation switches, (k/2)^2 cores, k/2 hosts
+// an edge (k = 4: 16 hosts, 8 edges, 4 cores).
+fb::topology fat_tree(std::uint32_t k) {
+    fb::topology t;
+    t.pods = k;
+    t.leaves = k * k / 2;
+    t.hosts_per_leaf = t.spines = t.cores_per_agg = k / 2;
     t.host_link.rate_gbps = t.fabric_link.rate_gbps = 100;  // 1000 B: 80 ns
     t.host_link.delay_ns = t.fabric_link.delay_ns = 1000;
+    return t;
+}
+
+TEST(fabric_model, fat_tree_paths_cross_two_four_or_six_links) {
+    fb::topology t = fat_tree(4);
     fabric f(t);
     ASSERT_EQ(f.host_count(), 16u);
     ASSERT_EQ(f.port_count(), 2u * 16 + 2 * 8 * 2 + 2 * 4 * 2 * 2);
@@ -188,6 +193,51 @@ TEST(fabric_model, fat_tree_paths_cross_two_four_or_six_links) {
     for (std::uint32_t p = 0; p < f.port_count(); ++p)
         if (f.kind(p) == fb::port_kind::agg_up && f.port_counters(p).tx_packets > 0) used.insert(p);
     EXPECT_EQ(used.size(), 4u);  // agg0 and agg1 of pod 0, two cores each
+}
+
+// An oversubscribed aggregation tier: core links at their own rate (topology::core_link), the
+// other links unchanged; a cross-pod frame is serialised at it on its two core hops only.
+TEST(fabric_model, core_links_take_their_own_rate) {
+    fb::topology t = fat_tree(4);
+    t.core_link = t.fabric_link;
+    t.core_link->rate_gbps = 50;  // 160 ns
+    fabric f(t);
+    const std::uint64_t t0 = 10'000;
+    f.send(0, make_frame(f, {.from = 0, .to = 15}), t0);
+    f.send(1, make_frame(f, {.from = 1, .to = 2}), t0);  // within pod 0: no core
+    const std::vector<arrival> got = drain(f);
+    ASSERT_EQ(got.size(), 2u);
+    for (const arrival& a : got)
+        EXPECT_EQ(a.time_ns, a.host == 15 ? t0 + 6 * 1000 + 4 * 80 + 2 * 160 : t0 + 4 * 1080)
+            << "host " << a.host;
+}
+
+// Past 256 edges (k = 32: 512 edges of 16 hosts, 8,192 hosts) every host keeps an address and
+// a MAC of its own, each address names its host, and frames cross from pod to pod.
+TEST(fabric_model, fat_tree_of_8192_hosts_names_and_reaches_every_host) {
+    fabric f(fat_tree(32));
+    ASSERT_EQ(f.host_count(), 8192u);
+    std::set<std::uint32_t> ips;
+    std::set<std::array<std::uint8_t, 6>> macs;
+    for (std::uint32_t h = 0; h < f.host_count(); ++h) {
+        ASSERT_EQ(f.host_of_ip(f.host_ip(h)), h);
+        ips.insert(f.host_ip(h));
+        macs.insert(f.host_mac(h).octets);
+    }
+    EXPECT_EQ(ips.size(), 8192u);
+    EXPECT_EQ(macs.size(), 8192u);
+    EXPECT_EQ(f.host_ip(0), 0x0a000001u);     // 10.0.0.1, as on small fabrics
+    EXPECT_EQ(f.host_ip(8191), 0x0aff0f02u);  // edge 511 (1 x 256 + 255), index 15
+    EXPECT_EQ(f.host_of_ip(0x0a000000u), fabric::no_host);
+    EXPECT_EQ(f.host_of_ip(0x0a000003u), fabric::no_host);  // no edge 512
+    const std::pair<std::uint32_t, std::uint32_t> pairs[] = {{0, 8191}, {300 * 16 + 3, 5}};
+    for (const auto& [from, to] : pairs) {
+        f.send(from, make_frame(f, {.from = from, .to = to}), f.now());
+        const std::vector<arrival> got = drain(f);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].host, to);
+    }
+    EXPECT_EQ(f.counters().unroutable, 0u);
 }
 
 // ---- 2. ECMP ----

@@ -163,6 +163,11 @@ ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->a
     --restore agg0-core1@30us --csv "$dir/ft.csv"
 grep -q '^topology    fattree: k 4, 16 hosts' "$dir/ok.out" || fail "fattree: $(cat "$dir/ok.out")"
 [ "$(wc -l <"$dir/ft.csv")" -eq 17 ] || fail "16 flows expected in ft.csv"
+# Oversubscribed tiers: 2 hosts an edge over 2 uplinks at 2:1 (50 Gb/s), 2 edges a pod over 2
+# core links at 2:1 again (25 Gb/s).
+ok --topology fattree --k 4 --oversub 2 --core-oversub 2 --size 64KiB
+grep -q ' 100 Gb/s hosts, 50.0 Gb/s fabric, 25.0 Gb/s core;' "$dir/ok.out" ||
+    fail "--core-oversub: $(cat "$dir/ok.out")"
 ok --topology fattree --hosts 100 --workload incast --incast-degree 8 --size 64KiB
 grep -q '^topology    fattree: k 8, 128 hosts (4 an edge)' "$dir/ok.out" || fail "--hosts 100: $(cat "$dir/ok.out")"
 ok --workload cm --matrix "$dir/m.cm" --csv "$dir/m.csv"
@@ -192,9 +197,9 @@ bad "link 'h99-leaf0' does not exist" --restore h99-leaf0@1us
 bad "--fail: 'leaf0-spine1' has no time" --fail leaf0-spine1
 bad "link 'leaf0-spine0' does not exist" --topology fattree --k 4 --fail leaf0-spine0@1us
 bad "link 'agg0-core2' does not exist" --topology fattree --k 4 --fail agg0-core2@1us
-bad "--hosts 3000: a fat tree of k = 24" --topology fattree --hosts 3000
 bad "--k: must be even" --topology fattree --k 5
-bad "--oversub: leaf-spine only" --topology fattree --k 4 --oversub 2
+bad "--core-oversub: fat tree only" --core-oversub 2
+bad "--core-oversub: '0' is not a ratio" --topology fattree --k 4 --core-oversub 0
 bad "--spines: leaf-spine only" --topology fattree --spines 4
 bad "--hosts: fat tree only" --hosts 64
 bad "--k: give --k or --hosts, not both" --topology fattree --k 4 --hosts 16
