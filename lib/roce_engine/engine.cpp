@@ -1,8 +1,10 @@
 #include "roce_engine/engine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "core/rng.hpp"
 #include "roce/psn24.hpp"
@@ -95,8 +97,15 @@ engine::engine(const engine_config& config, delivery_target& target)
         throw std::invalid_argument(
             "roce engine: spray needs the out-of-order retransmission mode (qp.mode)");
     rng random(cfg_.seed);
-    // QP numbers from a random base, above the management QPs and clear of the 24-bit end.
-    qpn_base_ = 0x100 + static_cast<qpn_t>(random.next_u64() % (0xff0000 - cfg_.max_qps));
+    // QP numbers from a random base, above the management QPs and clear of the 24-bit end; a
+    // slot's later QPs take the numbers qpn_stride_ on (slot_of_qpn).
+    if (cfg_.max_qps > 0x10000) throw std::invalid_argument("roce engine: max_qps above 65536");
+    qpn_stride_ = std::bit_ceil(std::max<std::uint32_t>(cfg_.max_qps, 1));
+    qpn_span_ = (0xff0000 - 0x100) / qpn_stride_ * qpn_stride_;
+    generations_ = qpn_span_ / qpn_stride_;
+    qpn_offset_ =
+        static_cast<std::uint32_t>(random.next_u64() % (0xff0000 - cfg_.max_qps)) % qpn_span_;
+    generation_.assign(cfg_.max_qps, 0);
     spray_rng_ = rng(random.next_u64());
     staging_.resize(cfg_.tx_burst * max_frame);
     joined_.resize(max_frame);
@@ -107,19 +116,20 @@ engine::~engine() = default;
 qpn_t engine::create_qp(std::uint64_t context) {
     for (std::uint32_t i = 0; i < qps_.size(); ++i) {
         if (qps_[i]) continue;
-        qps_[i] = std::make_unique<qp>(qpn_base_ + i, cfg_.qp);
+        qps_[i] = std::make_unique<qp>(qpn_of_slot(i), cfg_.qp);
         qps_[i]->context = context;
         in_use_ = std::max(in_use_, i + 1);
         headers_[i].built = false;
         if (cfg_.dcqcn) cc_[i] = std::make_unique<qp_cc>(cfg_.dcqcn_params);
-        return qpn_base_ + i;
+        return qps_[i]->qpn;
     }
     return 0;
 }
 
 bool engine::destroy_qp(qpn_t qpn) {
-    const std::uint32_t slot = qpn - qpn_base_;
-    if (slot >= qps_.size() || !qps_[slot]) return false;
+    const qp* q = find(qpn);
+    if (q == nullptr) return false;
+    const std::size_t slot = slot_of(*q);
     // A connected QP says goodbye (its entry keeps sending the DREQ); a half-made one is
     // forgotten, and the peer's attempt runs out of retries.
     if (cm_entry* e = cm_.by_qpn(qpn)) {
@@ -130,6 +140,7 @@ bool engine::destroy_qp(qpn_t qpn) {
             cm_.release(*e);
     }
     qps_[slot].reset();
+    generation_[slot] = (generation_[slot] + 1) % generations_;
     while (in_use_ != 0 && !qps_[in_use_ - 1])
         --in_use_;
     cc_[slot].reset();
@@ -137,13 +148,13 @@ bool engine::destroy_qp(qpn_t qpn) {
 }
 
 qp* engine::find(qpn_t qpn) noexcept {
-    const std::uint32_t slot = qpn - qpn_base_;
-    return slot < qps_.size() ? qps_[slot].get() : nullptr;
+    return const_cast<qp*>(std::as_const(*this).find(qpn));
 }
 
 const qp* engine::find(qpn_t qpn) const noexcept {
-    const std::uint32_t slot = qpn - qpn_base_;
-    return slot < qps_.size() ? qps_[slot].get() : nullptr;
+    const std::uint32_t slot = slot_of_qpn(qpn);
+    const qp* q = slot < qps_.size() ? qps_[slot].get() : nullptr;
+    return q != nullptr && q->qpn == qpn ? q : nullptr;
 }
 
 fsm_result engine::modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask) {

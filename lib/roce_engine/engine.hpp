@@ -27,9 +27,9 @@ namespace uet::roce {
 
 struct engine_config {
     wire::mac_address mac{};
-    std::uint32_t ip = 0;           // host order
-    std::uint16_t udp_port = 4791;  // RoCEv2's (IANA); tests may move it
-    std::uint32_t max_qps = 64;
+    std::uint32_t ip = 0;            // host order
+    std::uint16_t udp_port = 4791;   // RoCEv2's (IANA); tests may move it
+    std::uint32_t max_qps = 64;      // at most 65536
     qp_limits qp;                    // every QP's sizes and retransmission mode
     std::uint8_t dscp = 26;          // requests and READ responses (ECT(0))
     std::uint8_t control_dscp = 48;  // ACKs, NAKs and CNPs (not ECT)
@@ -191,13 +191,24 @@ class engine final : public frame_engine {
         cc::dcqcn_np np;
         bool cnp_due = false;
     };
-    std::size_t slot_of(const qp& q) const noexcept { return q.qpn - qpn_base_; }
+    // A slot's QPNs: 0x100 + (qpn_offset_ + generation x qpn_stride_ + slot) mod qpn_span_. Its
+    // next QP takes the next generation, so a QP created after one was destroyed never answers
+    // to the old number.
+    std::uint32_t slot_of_qpn(qpn_t qpn) const noexcept {
+        std::uint32_t d = qpn - 0x100 - qpn_offset_;
+        if (d >= qpn_span_) d += qpn_span_;  // below the offset: wrapped round
+        return d & (qpn_stride_ - 1);
+    }
+    std::size_t slot_of(const qp& q) const noexcept { return slot_of_qpn(q.qpn); }
+    qpn_t qpn_of_slot(std::uint32_t slot) const noexcept {
+        return 0x100 + (qpn_offset_ + generation_[slot] * qpn_stride_ + slot) % qpn_span_;
+    }
     // Whether DCQCN holds the QP's data back at `now`.
     bool paced(qp_cc* cc, std::uint64_t now) const noexcept;
 
     engine_config cfg_;
     delivery_target& target_;
-    std::vector<std::unique_ptr<qp>> qps_;  // slot = qpn - qpn_base_
+    std::vector<std::unique_ptr<qp>> qps_;  // by slot (slot_of)
     std::uint32_t in_use_ = 0;              // slots from here on are empty
     // The slots the per-call passes (timers, transmit, completions, deadline) walk.
     std::span<std::unique_ptr<qp>> live() noexcept { return std::span(qps_).first(in_use_); }
@@ -206,8 +217,12 @@ class engine final : public frame_engine {
     }
     std::vector<std::unique_ptr<qp_cc>> cc_;  // by slot, with dcqcn
     std::vector<qp_headers> headers_;         // by slot
-    qpn_t qpn_base_ = 0;
-    std::uint32_t rr_ = 0;  // the QP transmit() starts with
+    std::uint32_t qpn_offset_ = 0;            // random, below qpn_span_
+    std::uint32_t qpn_stride_ = 1;            // max_qps rounded up to a power of two
+    std::uint32_t qpn_span_ = 1;              // a multiple of qpn_stride_
+    std::uint32_t generations_ = 1;           // QPNs a slot cycles through before it repeats one
+    std::vector<std::uint32_t> generation_;   // by slot
+    std::uint32_t rr_ = 0;                    // the QP transmit() starts with
     std::uint16_t ip_id_ = 0;
     rng spray_rng_;
     std::uint64_t now_ = 0;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <random>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -316,6 +317,33 @@ TEST(roce_engine, a_lost_atomic_answer_is_answered_again_from_the_responders_res
     EXPECT_EQ(lost, 4);
     EXPECT_EQ(p.mem_b.atomics_run, originals.size());
     EXPECT_EQ(p.qb().counters.dropped(roce_drop::atomic_dup_evicted), 0u);
+}
+
+// A QP created in the slot of a destroyed one takes another number, so the old QP's peer
+// (which has not heard of the destroy) reaches nothing; numbers do not repeat for many turns.
+TEST(roce_engine, a_qp_made_after_one_is_destroyed_takes_a_new_number) {
+    memory_target mem;
+    engine_config c = config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2);
+    c.max_qps = 3;
+    engine B(c, mem);
+    const qpn_t keep = B.create_qp();
+    std::set<qpn_t> seen{keep};
+    qpn_t last = B.create_qp();
+    for (int i = 0; i < 200; ++i) {
+        seen.insert(last);
+        ASSERT_TRUE(B.destroy_qp(last));
+        EXPECT_EQ(B.find(last), nullptr);
+        EXPECT_FALSE(B.destroy_qp(last));
+        const qpn_t next = B.create_qp();
+        ASSERT_NE(next, 0u);
+        EXPECT_FALSE(seen.count(next)) << "QPN " << next << " again after " << i << " turns";
+        ASSERT_NE(B.find(next), nullptr);
+        EXPECT_EQ(B.find(next)->qpn, next);
+        EXPECT_LE(next, 0xff0000u);
+        EXPECT_GE(next, 0x100u);
+        last = next;
+    }
+    ASSERT_NE(B.find(keep), nullptr);  // the other slot's QP is untouched
 }
 
 TEST(roce_engine, frames_that_lie_are_counted_and_dropped) {
