@@ -171,6 +171,37 @@ ok --help
 ok sweep --help
 echo "ok: every option parses"
 
+# ---- RoCE: deterministic, every RoCE option parses, each policy completes every flow ----
+roce="--transport roce --leaves 2 --hosts-per-leaf 4 --spines 2 --size 256KiB --no-progress"
+# shellcheck disable=SC2086
+seeded q 5 6 $roce --roce-mode ooo --lb spray
+grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/q.out" || fail "roce: $(cat "$dir/q.out")"
+grep -q '^policies    lb spray, cc dcqcn, mode ooo, seed 5; RoCEv2 RC, 1 QP a host pair$' "$dir/q.out" ||
+    fail "roce policies: $(cat "$dir/q.out")"
+awk -F, 'NR > 1 && ($6 == 0 || $9 < 0.95 || $4 != 262144 || $12 != 0) { bad = 1 }
+         END { exit bad }' "$dir/q1.csv" || fail "a RoCE flow: $(cat "$dir/q1.csv")"
+# roce_ok WANT ARGS: a small RoCE run completes every flow, its summary holding WANT.
+roce_ok() {
+    want=$1
+    shift
+    # shellcheck disable=SC2086
+    ok $roce "$@"
+    grep -q ' (0 unfinished, 0 failed messages)$' "$dir/ok.out" || fail "roce $*: $(cat "$dir/ok.out")"
+    grep -qF -- "$want" "$dir/ok.out" || fail "roce $*: '$want' not in: $(cat "$dir/ok.out")"
+}
+roce_ok "lb ecmp, cc dcqcn, mode gbn" --roce-mode gbn --lb ecmp --cc dcqcn
+roce_ok "lb ecmp, cc none, mode gbn" --lb static --cc none --trim off --mtu 4096
+roce_ok "lb switch-spray, cc dcqcn, mode gbn" --lb switch-spray --slow leaf1-spine0=50@20us
+roce_ok "lb switch-spray, cc dcqcn, mode ooo" --roce-mode ooo --lb switch-spray
+roce_ok "2 QPs a host pair, rr" --qps 2 --qp-sched rr
+roce_ok "4 QPs a host pair, stripe" --qps 4 --qp-sched stripe --roce-mode ooo
+roce_ok "3 QPs a host pair, cast-wrr" --qps 3 --qp-sched cast-wrr
+roce_ok "2 QPs a host pair, cast" --qps 2 --workload ring-allgather --json "$dir/rr.json"
+grep -q '"collective": {"workload": "ring-allgather", "hosts": 8, .*"finished": true' "$dir/rr.json" ||
+    fail "roce ring: $(cat "$dir/rr.json")"
+roce_ok "flows       56 " --workload alltoall --size 16KiB
+echo "ok: RoCE runs"
+
 # ---- bad input: exit 2, one line naming it ----
 bad() {
     want=$1
@@ -181,7 +212,7 @@ bad() {
     [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "uet-sim $*: not one line: $(cat "$dir/err")"
     grep -qF -- "$want" "$dir/err" || fail "uet-sim $*: '$want' not in: $(cat "$dir/err")"
 }
-bad "unknown policy 'spray'" --lb spray
+bad "unknown policy 'sprinkle'" --lb sprinkle
 bad "unknown congestion control 'cubic'" --cc cubic
 bad "unknown topology 'torus'" --topology torus
 bad "unknown workload 'ring'" --workload ring
@@ -215,7 +246,7 @@ bad "--plot: cannot create" --plot "$dir/missing/plots"
     bad "--plot: no python3 with matplotlib" --plot "$dir/p3"
 ) || exit 1
 [ -e "$dir/p3" ] && fail "--plot without python made its directory"
-bad "sweep: --lb: unknown policy 'spray'" sweep --lb static,spray
+bad "sweep: --lb: 'spray' is RoCE's" sweep --lb static,spray
 bad "sweep: --cc: an empty item in 'nscc,,none'" sweep --cc nscc,,none
 bad "sweep: --seeds: '3-1' is not a seed or a range" sweep --seeds 3-1
 bad "sweep: --load: '2' is not a fraction" sweep --load 0.5,2
@@ -228,6 +259,24 @@ bad "sweep: unknown option '--bogus'" sweep --bogus 1
 bad "sweep: run oblivious-nscc-load1-seed1: --fail: link 'leaf0-spine9' does not exist" \
     sweep $tiny --fail leaf0-spine9@1us
 bad "--ecn-min: above --ecn-max" --ecn-min 100KB --ecn-max 10KB
+bad "--transport: unknown transport 'ib'" --transport ib
+bad "--roce-mode: unknown RoCE mode 'sr'" --transport roce --roce-mode sr
+bad "--roce-mode: only with --transport roce" --roce-mode ooo
+bad "--qps: only with --transport roce" --qps 2
+bad "--qp-sched: only with --transport roce" --qp-sched cast
+bad "--qps: '0'" --transport roce --qps 0
+bad "--qp-sched: unknown scheduler 'fair'" --transport roce --qps 2 --qp-sched fair
+bad "--qp-sched: needs --qps 2 or more" --transport roce --qp-sched cast
+bad "--cc: 'nscc' is UET's" --transport roce --cc nscc
+bad "--cc: 'rccc' is UET's" --cc rccc --transport roce
+bad "--cc: 'dcqcn' is RoCE's" --cc dcqcn
+bad "--lb: 'reps' is UET's" --transport roce --lb reps
+bad "--lb: 'spray' is RoCE's" --lb spray
+bad "--lb: unknown policy 'sprinkle'" --transport roce --lb sprinkle
+bad "--lb spray: needs --roce-mode ooo" --transport roce --lb spray
+bad "--mode: UET's delivery mode" --transport roce --mode rod
+bad "--trim on: RoCE frames are not trimmed" --transport roce --trim on
+bad "--mtu: RoCE runs a path MTU of 4096" --transport roce --mtu 2048
 bad "unknown option '--bogus'" --bogus
 bad "--seed: needs a value" --seed
 bad "--incast-degree: 40 senders" --workload incast --incast-degree 40
