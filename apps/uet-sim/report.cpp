@@ -24,10 +24,8 @@ std::string fixed(double v, int digits) {
     return b;
 }
 
-// The run's lb, cc and mode by its transport's names.
-struct policy_names {
-    std::string lb, cc, mode;
-};
+}  // namespace
+
 policy_names names_of(const options& o) {
     if (o.transport == transport_kind::roce) {
         static constexpr const char* lbs[] = {"ecmp", "spray", "switch-spray"};
@@ -37,6 +35,8 @@ policy_names names_of(const options& o) {
     return {std::string(lb::algorithm_name(o.lb)), std::string(cc::algorithm_name(o.cc)),
             o.mode == delivery_mode::rod ? "rod" : "rud"};
 }
+
+namespace {
 
 // The columns of a flow, shared by the CSV and the JSON.
 std::vector<std::pair<const char*, std::string>> columns(std::size_t i, const flow_result& f) {

@@ -56,6 +56,12 @@ struct run_result {
     std::uint64_t peak_rss_bytes = 0;
 };
 
+// The run's lb, cc and mode by its transport's names (RoCE: ecmp, dcqcn, gbn, ...).
+struct policy_names {
+    std::string lb, cc, mode;
+};
+policy_names names_of(const options& o);
+
 // What summarise reads of a run, from sim::cluster or sim::roce_cluster.
 struct run_view {
     const netmodel::fabric& net;

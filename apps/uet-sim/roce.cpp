@@ -41,6 +41,16 @@ sim::roce_cluster_config roce_config(const options& o, const netmodel::topology&
     e.dcqcn_params.line_rate_gbps = o.speed_gbps;
     e.udp_checksum = false;
     c.fabric.nic_backlog_bytes = 2 * (std::uint64_t{o.mtu} + 100);  // about two frames queued
+    // The local ACK timeout: twice the round trip with every queue on the longest path full
+    // both ways (a deep queue is a slow path, not a lost packet); 131 us with 1-BDP queues.
+    const std::uint32_t fabric_ports = t.leaves <= 1 ? 0 : t.pods > 1 ? 4 : 2;
+    const double full_ns =
+        2 * (2 * double(t.host_link.queue_bytes) * 8 / t.host_link.rate_gbps +
+             fabric_ports * double(t.fabric_link.queue_bytes) * 8 / t.fabric_link.rate_gbps);
+    const double wait_ns = 2 * (full_ns + double(sim::base_rtt(t)));
+    c.fabric.timeout = 1;
+    while (c.fabric.timeout < 31 && double(roce::ack_timeout_ns(c.fabric.timeout)) < wait_ns)
+        ++c.fabric.timeout;
     c.qps = o.qps;
     c.sched.set(o.qp_sched);
     c.link_gbps = o.speed_gbps;

@@ -200,6 +200,17 @@ roce_ok "2 QPs a host pair, cast" --qps 2 --workload ring-allgather --json "$dir
 grep -q '"collective": {"workload": "ring-allgather", "hosts": 8, .*"finished": true' "$dir/rr.json" ||
     fail "roce ring: $(cat "$dir/rr.json")"
 roce_ok "flows       56 " --workload alltoall --size 16KiB
+# A sweep over RoCE's modes: gbn with spray is left out, the other three run, with RoCE's
+# default cc; the plot names the modes.
+# shellcheck disable=SC2086
+"$sim" sweep --transport roce --roce-mode gbn,ooo --lb ecmp,spray $tiny --no-progress \
+    --plot "$dir/rsw" >"$dir/rsw.out" || fail "roce sweep: $(cat "$dir/rsw.out")"
+[ "$(cut -d, -f1 "$dir/rsw/sweep.csv" | tr '\n' ' ')" = \
+    "run ecmp-dcqcn-gbn-load1-seed1 ecmp-dcqcn-ooo-load1-seed1 spray-dcqcn-ooo-load1-seed1 " ] ||
+    fail "roce sweep grid: $(cat "$dir/rsw/sweep.csv")"
+grep -q '^spray-dcqcn-ooo-load1-seed1,0,spray,dcqcn,ooo,' "$dir/rsw/sweep.csv" ||
+    fail "roce sweep row: $(cat "$dir/rsw/sweep.csv")"
+[ -s "$dir/rsw/sweep_fct.png" ] || fail "roce sweep --plot wrote no sweep_fct.png"
 echo "ok: RoCE runs"
 
 # ---- bad input: exit 2, one line naming it ----
@@ -277,6 +288,9 @@ bad "--lb spray: needs --roce-mode ooo" --transport roce --lb spray
 bad "--mode: UET's delivery mode" --transport roce --mode rod
 bad "--trim on: RoCE frames are not trimmed" --transport roce --trim on
 bad "--mtu: RoCE runs a path MTU of 4096" --transport roce --mtu 2048
+bad "sweep: --lb spray: needs --roce-mode ooo" sweep --transport roce --roce-mode gbn --lb spray
+bad "sweep: --roce-mode: only with --transport roce" sweep --roce-mode gbn,ooo
+bad "sweep: --roce-mode: unknown RoCE mode 'sr'" sweep --transport roce --roce-mode gbn,sr
 bad "unknown option '--bogus'" --bogus
 bad "--seed: needs a value" --seed
 bad "--incast-degree: 40 senders" --workload incast --incast-degree 40
