@@ -89,6 +89,7 @@ void roce_cluster::top_up(std::uint32_t i) {
         }
         ++f.posted;
     }
+    fab_.touch(c.src);
 }
 
 roce_cluster::work_request* roce_cluster::find(std::uint64_t id) {

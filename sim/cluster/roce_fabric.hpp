@@ -2,6 +2,9 @@
 // model (sim/fabric) in virtual time: QP pairs connected the verbs way, and rounds that hand the
 // arrivals due to their hosts, let every engine that has something to do transmit, and report
 // each completion. The roce tests and uet-sim's RoCE cluster (roce_cluster.hpp) drive it.
+// A round serves, in host order, only the hosts it concerns: those with arrivals, those whose
+// deadline has come (an indexed heap of them) and those whose NIC port was full; whoever posts
+// work requests outside a round says so with touch(h), as a doorbell.
 // By default an engine hands the fabric everything it may send at once (the NIC port's queue is
 // an unbounded FIFO). With options::nic_backlog_bytes an engine is asked for one frame at a time
 // while its NIC port holds less than that, as a NIC's transmit arbiter picks the next packet
@@ -17,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "fabric/event_heap.hpp"
 #include "fabric/fabric.hpp"
 #include "roce_engine/engine.hpp"
 
@@ -63,6 +67,8 @@ class roce_fabric {
     // netmodel::fabric::none when nothing is left.
     std::uint64_t next_time() const;
     void advance(std::uint64_t t) { now_ = std::max(now_, t); }
+    // Host h's engine has new work (a post_send): its deadline is read again.
+    void touch(std::uint32_t h);
 
     // Runs until done() or until nothing is left to happen (false). top_up() is called before
     // the loop and after each round, to post more.
@@ -73,11 +79,17 @@ class roce_fabric {
     void side(std::uint32_t self, roce::qpn_t q, std::uint32_t peer, roce::qpn_t peer_q,
               std::uint16_t sport, psn_t sq, psn_t rq);
     void send(std::uint32_t h, std::span<const std::uint8_t> frame);
+    void serve(std::uint32_t h);
+    void mark(std::uint32_t h);
 
     netmodel::fabric fab_;
     std::vector<std::unique_ptr<roce::engine>> engines_;
     options opt_;
-    std::vector<bool> held_;  // NIC port full this round (options::nic_backlog_bytes)
+    std::vector<bool> held_;          // NIC port full this round (options::nic_backlog_bytes)
+    netmodel::event_heap deadlines_;  // hosts neither held nor being served, by next_deadline()
+    std::vector<std::uint32_t> due_;  // hosts this round serves; marked_ says who is in it
+    std::vector<bool> marked_;
+    std::vector<std::uint32_t> held_hosts_;  // served again next round
     std::uint64_t now_ = 0;
     std::uint32_t pairs_ = 0;
     std::size_t max_frame_ = 0;
