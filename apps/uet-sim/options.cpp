@@ -138,7 +138,7 @@ void resolve_transport(options& o, const std::set<std::string_view>& given, std:
     if (!roce) {
         for (const std::string_view opt : {"--roce-mode", "--qps", "--qp-sched"})
             if (given.count(opt)) fail(std::string(opt) + ": only with --transport roce");
-        other("--lb", lb, in(lb, roce_lbs));
+        other("--lb", lb, lb != "ecmp" && in(lb, roce_lbs));  // ecmp: static, for both
         other("--cc", cc, cc == "dcqcn");
         if (!lb.empty())
             o.lb = known("--lb", lb, lb::parse_algorithm(lb), "policy",
@@ -239,8 +239,8 @@ policies
   --lb static|oblivious|bitmap|reps   (default oblivious)
   --cc nscc|rccc|none                 (default nscc)
   --mode rud|rod                      (default rud)
-  --transport uet|roce (default uet) roce: RoCEv2 RC queue pairs, one per host pair, flows as
-                       RDMA WRITEs with immediate, no trimming; then:
+  --transport uet|roce (default uet) roce: RoCEv2 RC queue pairs (--qps per host pair), flows
+                       as RDMA WRITEs with immediate, no trimming; then:
     --roce-mode gbn|ooo               go-back-N (default) or out-of-order placement
     --lb ecmp|spray|switch-spray      a source port per QP (default), a random one per packet
                                       (ooo only), or the leaves spraying every packet

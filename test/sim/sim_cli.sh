@@ -158,6 +158,8 @@ grep -q '^flows       4 ' "$dir/ok.out" || fail "permutation at load 0.25: $(cat
 [ -s "$dir/l.csv" ] || fail "--links wrote nothing"
 [ -s "$dir/s.csv" ] || fail "--series wrote nothing"
 ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
+ok --lb ecmp --size 64KiB
+grep -q '^policies    lb static,' "$dir/ok.out" || fail "--lb ecmp: $(cat "$dir/ok.out")"
 ok --matrix "$dir/plain.txt" --lb reps
 ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
     --restore agg0-core1@30us --csv "$dir/ft.csv"
