@@ -19,6 +19,7 @@
 #include "options.hpp"
 #include "plot.hpp"
 #include "report.hpp"
+#include "roce.hpp"
 #include "series.hpp"
 #include "sweep.hpp"
 #include "workload.hpp"
@@ -71,10 +72,12 @@ netmodel::topology build_topology(const options& o) {
         t.hosts_per_leaf = o.hosts_per_leaf;
     }
     t.seed = o.seed;
+    t.leaf_spray = o.transport == transport_kind::roce && o.rlb == roce_lb::switch_spray;
     t.max_frame_bytes = o.mtu + 256;
     // The fabric carries each frame's headers only: nobody reads the payload (WRITEs placed in
     // one sink, UDP checksum 0), and whole frames in flight at 1,024 hosts take ~300 MB.
-    t.carried_bytes = 256;
+    // RoCE's ICRC covers the payload: its frames go whole.
+    t.carried_bytes = o.transport == transport_kind::roce ? 0 : 256;
     // --oversub: a leaf's (edge's) hosts send R times what its uplinks carry; --core-oversub: an
     // aggregation switch's edges send R times what its core links carry.
     const double fabric_gbps = o.oversubscription > 0 ? double(t.hosts_per_leaf) * o.speed_gbps /
@@ -209,18 +212,10 @@ struct plot_tools {
     std::string python, script;
 };
 
-int run(const options& o) {
-    const auto t0 = std::chrono::steady_clock::now();
-    // --plot: everything it needs is checked before the run, not after it.
-    plot_tools plotter;
-    if (!o.plot_dir.empty()) {
-        plotter = {find_python(), plot_script()};
-        make_dir("--plot", o.plot_dir);
-    }
-    const netmodel::topology t = build_topology(o);
-    const std::uint32_t hosts = t.leaves * t.hosts_per_leaf;
-    const std::vector<flow> flows = make_flows(o, hosts);
-    sim::cluster c(t, host_config(o, t, flows, hosts), 0, sim::payload_kind::placed_writes);
+// Runs the flows on either cluster (sim::cluster or sim::roce_cluster) and writes the outputs.
+template <class Cluster>
+int drive(const options& o, const netmodel::topology& t, Cluster& c, const std::vector<flow>& flows,
+          const plot_tools& plotter, std::chrono::steady_clock::time_point t0) {
     schedule_events(o, c.net());
     for (const flow& f : flows) {
         const auto message =
@@ -273,7 +268,8 @@ int run(const options& o) {
 
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
-    const run_result r = summarise(o, t, c, wall_since(t0), std::uint64_t(ru.ru_maxrss) * 1024);
+    const run_result r =
+        summarise(o, t, view_of(c), wall_since(t0), std::uint64_t(ru.ru_maxrss) * 1024);
     print_summary(stdout, o, t, r);
     if (!o.csv.empty()) write_file(o.csv, flows_csv(r));
     if (!o.json.empty()) write_file(o.json, to_json(o, r, &c.net()));
@@ -288,6 +284,25 @@ int run(const options& o) {
         plot(plotter.python, plotter.script, "run", o.plot_dir);
     }
     return r.unfinished == 0 ? 0 : 1;
+}
+
+int run(const options& o) {
+    const auto t0 = std::chrono::steady_clock::now();
+    // --plot: everything it needs is checked before the run, not after it.
+    plot_tools plotter;
+    if (!o.plot_dir.empty()) {
+        plotter = {find_python(), plot_script()};
+        make_dir("--plot", o.plot_dir);
+    }
+    const netmodel::topology t = build_topology(o);
+    const std::uint32_t hosts = t.leaves * t.hosts_per_leaf;
+    const std::vector<flow> flows = make_flows(o, hosts);
+    if (o.transport == transport_kind::roce) {
+        sim::roce_cluster c(t, roce_config(o, t, flows, hosts));
+        return drive(o, t, c, flows, plotter, t0);
+    }
+    sim::cluster c(t, host_config(o, t, flows, hosts), 0, sim::payload_kind::placed_writes);
+    return drive(o, t, c, flows, plotter, t0);
 }
 
 }  // namespace

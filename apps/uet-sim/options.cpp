@@ -126,6 +126,60 @@ T pick(std::string_view opt, std::string_view v, const char* what,
     fail(std::string(opt) + ": unknown " + what + " '" + std::string(v) + "' (" + listed + ")");
 }
 
+// --lb and --cc by the transport's names (they may come before --transport), and the options
+// one transport has and the other has not.
+void resolve_transport(options& o, const std::set<std::string_view>& given, std::string_view lb,
+                       std::string_view cc) {
+    const bool roce = o.transport == transport_kind::roce;
+    static constexpr std::string_view uet_lbs[] = {"static", "oblivious", "bitmap", "reps"};
+    static constexpr std::string_view roce_lbs[] = {"ecmp", "spray", "switch-spray"};
+    const auto in = [](std::string_view v, const auto& names) {
+        return std::find(std::begin(names), std::end(names), v) != std::end(names);
+    };
+    const auto other = [&](std::string_view opt, std::string_view v, bool theirs) {
+        if (theirs)
+            fail(std::string(opt) + ": '" + std::string(v) + "' is " + (roce ? "UET's" : "RoCE's") +
+                 (roce ? " (RoCE: " : " (--transport roce; UET: ") +
+                 (opt == "--lb"
+                      ? (roce ? "ecmp, spray, switch-spray)" : "static, oblivious, bitmap, reps)")
+                      : (roce ? "dcqcn, none)" : "nscc, rccc, none)")));
+    };
+    if (!roce) {
+        for (const std::string_view opt : {"--roce-mode", "--qps", "--qp-sched"})
+            if (given.count(opt)) fail(std::string(opt) + ": only with --transport roce");
+        other("--lb", lb, lb != "ecmp" && in(lb, roce_lbs));  // ecmp: static, for both
+        other("--cc", cc, cc == "dcqcn");
+        if (!lb.empty())
+            o.lb = known("--lb", lb, lb::parse_algorithm(lb), "policy",
+                         "static, oblivious, bitmap, reps");
+        if (!cc.empty())
+            o.cc = known("--cc", cc, cc::parse_algorithm(cc), "congestion control",
+                         "nscc, rccc, none");
+        return;
+    }
+    if (given.count("--mode")) fail("--mode: UET's delivery mode (RoCE: --roce-mode gbn|ooo)");
+    if (o.mtu != 4096) fail("--mtu: RoCE runs a path MTU of 4096");
+    if (given.count("--trim") && o.trimming)
+        fail("--trim on: RoCE frames are not trimmed (off only)");
+    o.trimming = false;
+    other("--lb", lb, lb != "static" && in(lb, uet_lbs));
+    other("--cc", cc, cc == "nscc" || cc == "rccc");
+    if (!lb.empty())
+        o.rlb = pick<roce_lb>("--lb", lb, "policy",
+                              {{"ecmp", roce_lb::ecmp},
+                               {"static", roce_lb::ecmp},
+                               {"spray", roce_lb::spray},
+                               {"switch-spray", roce_lb::switch_spray}});
+    if (!cc.empty())
+        o.dcqcn = pick<bool>("--cc", cc, "congestion control", {{"dcqcn", true}, {"none", false}});
+    if (o.rlb == roce_lb::spray && !o.roce_ooo)
+        fail(
+            "--lb spray: needs --roce-mode ooo (go-back-N takes an overtaken packet for a lost "
+            "one; "
+            "--lb switch-spray shows it)");
+    if (given.count("--qp-sched") && o.qps < 2) fail("--qp-sched: needs --qps 2 or more");
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> parse_bytes(std::string_view text) {
@@ -196,6 +250,14 @@ policies
   --lb static|oblivious|bitmap|reps   (default oblivious)
   --cc nscc|rccc|none                 (default nscc)
   --mode rud|rod                      (default rud)
+  --transport uet|roce (default uet) roce: RoCEv2 RC queue pairs (--qps per host pair), flows
+                       as RDMA WRITEs with immediate, no trimming; then:
+    --roce-mode gbn|ooo               go-back-N (default) or out-of-order placement
+    --lb ecmp|spray|switch-spray      a source port per QP (default), a random one per packet
+                                      (ooo only), or the leaves spraying every packet
+    --cc dcqcn|none                   (default dcqcn)
+    --qps N              RC QPs per host pair (default 1), each its own source port
+    --qp-sched rr|stripe|cast|cast-wrr   how a message is split over them (default cast)
   --seed N             (default 1)
 events (LINK: leaf0-spine1 both ways, leaf0->spine1 one way, h3-leaf0 a host's link)
   --fail LINK@T  --slow LINK=RATE@T  --restore LINK@T
@@ -238,7 +300,8 @@ const char* workload_name(workload_kind w) noexcept {
 options parse_options(int argc, const char* const* argv) {
     options o;
     bool workload_given = false;
-    std::set<std::string_view> given;  // options seen (the map's keys, which outlive the call)
+    std::string_view lb_text, cc_text;  // resolved by the transport after the loop
+    std::set<std::string_view> given;   // options seen (the map's keys, which outlive the call)
     using handler = std::function<void(std::string_view, std::string_view)>;
     const std::map<std::string_view, handler> with_value = {
         {"--topology",
@@ -300,14 +363,24 @@ options parse_options(int argc, const char* const* argv) {
              o.message_bytes = static_cast<std::uint32_t>(bytes(opt, v, 1, 16u << 20));
          }},
         {"--outstanding", [&](auto opt, auto v) { o.outstanding = count(opt, v, 1, 4096); }},
-        {"--lb",
+        {"--lb", [&](auto, auto v) { lb_text = v; }},
+        {"--cc", [&](auto, auto v) { cc_text = v; }},
+        {"--transport",
          [&](auto opt, auto v) {
-             o.lb =
-                 known(opt, v, lb::parse_algorithm(v), "policy", "static, oblivious, bitmap, reps");
+             o.transport = pick<transport_kind>(
+                 opt, v, "transport",
+                 {{"uet", transport_kind::uet}, {"roce", transport_kind::roce}});
          }},
-        {"--cc",
+        {"--roce-mode",
          [&](auto opt, auto v) {
-             o.cc = known(opt, v, cc::parse_algorithm(v), "congestion control", "nscc, rccc, none");
+             o.roce_ooo = pick<bool>(opt, v, "RoCE mode", {{"gbn", false}, {"ooo", true}});
+         }},
+        {"--qps", [&](auto opt, auto v) { o.qps = count(opt, v, 1, 16); }},
+        {"--qp-sched",
+         [&](auto opt, auto v) {
+             if (!qp_sched::parse(v, o.qp_sched))
+                 fail(std::string(opt) + ": unknown scheduler '" + std::string(v) +
+                      "' (rr, stripe, cast, cast-wrr)");
          }},
         {"--mode",
          [&](auto opt, auto v) {
@@ -377,6 +450,7 @@ options parse_options(int argc, const char* const* argv) {
         it->second(arg, value);
         given.insert(it->first);
     }
+    resolve_transport(o, given, lb_text, cc_text);
     if (!o.matrix.empty() && !workload_given) o.workload = workload_kind::matrix;
     if (o.workload == workload_kind::matrix && o.matrix.empty())
         fail("--workload cm: needs --matrix FILE");

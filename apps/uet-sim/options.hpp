@@ -12,6 +12,7 @@
 #include "cc/cc_factory.hpp"
 #include "engine/engine.hpp"
 #include "lb/lb_factory.hpp"
+#include "qp_sched/qp_sched.hpp"
 
 namespace uet::simcli {
 
@@ -21,6 +22,10 @@ struct usage_error : std::runtime_error {
 };
 
 enum class topology_kind : std::uint8_t { leafspine, fattree };
+enum class transport_kind : std::uint8_t { uet, roce };
+// RoCE's --lb: one UDP source port per QP, a random one per packet (out-of-order mode only), or
+// the leaves spraying each packet to the next spine in turn.
+enum class roce_lb : std::uint8_t { ecmp, spray, switch_spray };
 enum class workload_kind : std::uint8_t {
     permutation,
     incast,
@@ -74,6 +79,13 @@ struct options {
     cc::algorithm cc = cc::algorithm::nscc;
     delivery_mode mode = delivery_mode::rud;
     std::uint64_t seed = 1;
+    // --transport roce: RoCEv2 RC engines (roce.hpp) with these in place of lb, cc and mode.
+    transport_kind transport = transport_kind::uet;
+    roce_lb rlb = roce_lb::ecmp;
+    bool dcqcn = true;      // --cc dcqcn|none
+    bool roce_ooo = false;  // --roce-mode ooo (out-of-order placement) | gbn (go-back-N)
+    std::uint32_t qps = 1;  // RC QPs per host pair, --qp-sched splitting messages over them
+    qp_sched::scheduler qp_sched = qp_sched::scheduler::cast_stripe;
     std::vector<link_event> events;
     std::uint64_t time_limit_ns = 1'000'000'000;  // virtual
 

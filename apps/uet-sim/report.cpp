@@ -24,9 +24,19 @@ std::string fixed(double v, int digits) {
     return b;
 }
 
-const char* mode_name(delivery_mode m) {
-    return m == delivery_mode::rod ? "rod" : "rud";
+}  // namespace
+
+policy_names names_of(const options& o) {
+    if (o.transport == transport_kind::roce) {
+        static constexpr const char* lbs[] = {"ecmp", "spray", "switch-spray"};
+        return {lbs[static_cast<int>(o.rlb)], o.dcqcn ? "dcqcn" : "none",
+                o.roce_ooo ? "ooo" : "gbn"};
+    }
+    return {std::string(lb::algorithm_name(o.lb)), std::string(cc::algorithm_name(o.cc)),
+            o.mode == delivery_mode::rod ? "rod" : "rud"};
 }
+
+namespace {
 
 // The columns of a flow, shared by the CSV and the JSON.
 std::vector<std::pair<const char*, std::string>> columns(std::size_t i, const flow_result& f) {
@@ -78,9 +88,9 @@ void csv_line(std::ostream& out, const Columns& cols, bool names) {
 }
 
 // The collective's time and bandwidths; the workload's flows are its steps in order.
-collective_result collective(const options& o, const netmodel::topology& t, const sim::cluster& c,
+collective_result collective(const options& o, const netmodel::topology& t, const run_view& c,
                              double overhead) {
-    const netmodel::fabric& net = c.net();
+    const netmodel::fabric& net = c.net;
     const ring_shape ring = ring_of(o, net.host_count());
     collective_result r{.present = true,
                         .finished = true,
@@ -88,7 +98,7 @@ collective_result collective(const options& o, const netmodel::topology& t, cons
                         .steps = ring.steps,
                         .total_steps = ring.total_steps,
                         .chunk = ring.chunk};
-    for (const sim::flow_state& f : c.flows()) {
+    for (const sim::flow_state& f : c.flows) {
         r.finished = r.finished && f.received();
         r.time_ns = std::max(r.time_ns, f.received_ns);
     }
@@ -100,7 +110,7 @@ collective_result collective(const options& o, const netmodel::topology& t, cons
     const std::uint32_t n = ring.hosts;
     std::vector<double> hop(2 * n + 1, 0);  // prefix sums over the ring twice
     for (std::uint32_t p = 0; p < 2 * n; ++p) {
-        const sim::flow_spec& f = c.flows()[p % n].spec;  // step 0, position p
+        const sim::flow_spec& f = c.flows[p % n].spec;  // step 0, position p
         const std::uint32_t links = net.path_links(f.src, f.dst);
         const double one_way =
             double(sim::path_rtt(t, links, frame, 0)) - double(sim::path_rtt(t, links, 0, 0)) / 2;
@@ -127,18 +137,18 @@ collective_result collective(const options& o, const netmodel::topology& t, cons
 
 }  // namespace
 
-run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
+run_result summarise(const options& o, const netmodel::topology& t, const run_view& c,
                      double wall_s, std::uint64_t peak_rss_bytes) {
     run_result r;
-    const netmodel::fabric& net = c.net();
+    const netmodel::fabric& net = c.net;
     // The ideal: the flow's frames back to back at the host's rate, plus the unloaded round
     // trip of its last frame and the ACK over its path (within the leaf, through a spine or
     // aggregation switch, through a core). A data frame's headers: the largest frame seen less
     // the largest payload a packet took (the MTU, unless every message is shorter).
     std::uint64_t payload = 0;
-    for (const sim::flow_state& s : c.flows())
+    for (const sim::flow_state& s : c.flows)
         payload = std::max<std::uint64_t>(payload, std::min(o.mtu, s.spec.message_bytes));
-    const double overhead = c.max_frame() > payload ? double(c.max_frame() - payload) : 110;
+    const double overhead = c.max_frame > payload ? double(c.max_frame - payload) : 110;
     // Per host and direction (0 out, 1 in): earliest start, wire ns, and the least over its
     // flows of the round trip beyond the last frame's serialisation.
     const std::uint32_t hosts = net.host_count();
@@ -147,7 +157,7 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
     std::vector<double> fct, slow;
     std::uint64_t first = ~std::uint64_t{0}, last = 0, bytes_done = 0;
     double rate_sum = 0;
-    for (const sim::flow_state& s : c.flows()) {
+    for (const sim::flow_state& s : c.flows) {
         flow_result f;
         f.src = s.spec.src;
         f.dst = s.spec.dst;
@@ -203,10 +213,10 @@ run_result summarise(const options& o, const netmodel::topology& t, const sim::c
         r.mean_flow_gbps = rate_sum / double(fct.size());
     }
     if (is_ring(o.workload)) r.collective = collective(o, t, c, overhead);
-    r.virtual_ns = c.now();
+    r.virtual_ns = c.now;
     r.fabric = net.counters();
-    r.engines = c.totals();
-    r.steps = c.steps();
+    r.engines = c.engines;
+    r.steps = c.steps;
     r.fabric_memory_bytes = net.memory_bytes();
     r.pool_high_water = net.pool_high_water();
     r.wall_s = wall_s;
@@ -234,9 +244,13 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
         (unsigned long long)t.host_link.delay_ns, (unsigned long long)t.fabric_link.queue_bytes,
         (unsigned long long)t.fabric_link.ecn_kmin_bytes,
         (unsigned long long)t.fabric_link.ecn_kmax_bytes, o.trimming ? "on" : "off", o.mtu);
-    std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu\n",
-                 lb::algorithm_name(o.lb).data(), cc::algorithm_name(o.cc).data(),
-                 mode_name(o.mode), (unsigned long long)o.seed);
+    const policy_names p = names_of(o);
+    std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu", p.lb.c_str(), p.cc.c_str(),
+                 p.mode.c_str(), (unsigned long long)o.seed);
+    if (o.transport == transport_kind::roce)
+        std::fprintf(out, "; RoCEv2 RC, %u QP%s a host pair%s%s", o.qps, o.qps > 1 ? "s" : "",
+                     o.qps > 1 ? ", " : "", o.qps > 1 ? qp_sched::to_string(o.qp_sched) : "");
+    std::fputc('\n', out);
     std::fprintf(out, "flows       %zu (%zu unfinished, %llu failed messages)\n", r.flows.size(),
                  r.unfinished, (unsigned long long)r.failed_messages);
     std::fprintf(out, "FCT (us)    min %.1f  p50 %.1f  p99 %.1f  max %.1f\n", r.fct_us[0],
@@ -267,9 +281,13 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
     std::fprintf(out, "fabric      drops %llu, trims %llu, ECN marks %llu, blackholed %llu\n",
                  ull(r.fabric.dropped), ull(r.fabric.trimmed), ull(r.fabric.ecn_marked),
                  ull(r.fabric.blackholed));
-    std::fprintf(out, "engines     retransmits %llu, timeouts %llu, trimmed received %llu",
-                 ull(r.engines.retransmits), ull(r.engines.timeouts),
-                 ull(r.engines.trimmed_received));
+    std::fprintf(out, "engines     retransmits %llu, timeouts %llu, ", ull(r.engines.retransmits),
+                 ull(r.engines.timeouts));
+    if (o.transport == transport_kind::roce)
+        std::fprintf(out, "go-back-N rounds %llu, CNPs %llu, duplicates %llu",
+                     ull(r.engines.go_back_rounds), ull(r.engines.cnps), ull(r.engines.duplicates));
+    else
+        std::fprintf(out, "trimmed received %llu", ull(r.engines.trimmed_received));
     // Frames the engines refused, by reason (none in a healthy run but duplicates' kin).
     const char* sep = "; dropped: ";
     for (std::size_t k = 0; k < drop_reason_count; ++k) {
@@ -304,10 +322,11 @@ std::vector<std::pair<const char*, std::string>> summary_columns(const options& 
     const auto n = [](std::uint64_t v) { return std::to_string(v); };
     char load[32];
     std::snprintf(load, sizeof load, "%g", o.load);
+    const policy_names p = names_of(o);
     std::vector<std::pair<const char*, std::string>> cols = {
-        {"lb", std::string(lb::algorithm_name(o.lb))},
-        {"cc", std::string(cc::algorithm_name(o.cc))},
-        {"mode", mode_name(o.mode)},
+        {"lb", p.lb},
+        {"cc", p.cc},
+        {"mode", p.mode},
         {"seed", n(o.seed)},
         {"load", load},
         {"speed_gbps", fixed(o.speed_gbps, 0)},
@@ -352,8 +371,8 @@ std::string summary_csv(const options& o, const run_result& r) {
 std::string to_json(const options& o, const run_result& r, const netmodel::fabric* links) {
     std::ostringstream out;
     using ull = unsigned long long;
-    out << "{\n  \"lb\": \"" << lb::algorithm_name(o.lb) << "\", \"cc\": \""
-        << cc::algorithm_name(o.cc) << "\", \"mode\": \"" << mode_name(o.mode)
+    const policy_names p = names_of(o);
+    out << "{\n  \"lb\": \"" << p.lb << "\", \"cc\": \"" << p.cc << "\", \"mode\": \"" << p.mode
         << "\", \"seed\": " << o.seed << ",\n  \"flows\": " << r.flows.size()
         << ", \"unfinished\": " << r.unfinished << ", \"failed_messages\": " << r.failed_messages
         << ",\n  \"fct_us\": {\"min\": " << fixed(r.fct_us[0], 3)

@@ -56,7 +56,26 @@ struct run_result {
     std::uint64_t peak_rss_bytes = 0;
 };
 
-run_result summarise(const options& o, const netmodel::topology& t, const sim::cluster& c,
+// The run's lb, cc and mode by its transport's names (RoCE: ecmp, dcqcn, gbn, ...).
+struct policy_names {
+    std::string lb, cc, mode;
+};
+policy_names names_of(const options& o);
+
+// What summarise reads of a run, from sim::cluster or sim::roce_cluster.
+struct run_view {
+    const netmodel::fabric& net;
+    const std::vector<sim::flow_state>& flows;
+    std::size_t max_frame = 0;
+    sim::engine_totals engines;
+    std::uint64_t steps = 0, now = 0;
+};
+template <class Cluster>
+run_view view_of(const Cluster& c) {
+    return {c.net(), c.flows(), c.max_frame(), c.totals(), c.steps(), c.now()};
+}
+
+run_result summarise(const options& o, const netmodel::topology& t, const run_view& c,
                      double wall_s, std::uint64_t peak_rss_bytes);
 void print_summary(std::FILE* out, const options& o, const netmodel::topology& t,
                    const run_result& r);

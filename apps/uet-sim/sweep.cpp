@@ -61,7 +61,7 @@ std::vector<std::uint64_t> seed_list(const std::string& v) {
 }
 
 struct run_spec {
-    std::string name, lb, cc, load;
+    std::string name, lb, cc, mode, load;
     std::uint64_t seed = 0;
     int pid = -1, status = -1;
 };
@@ -112,6 +112,8 @@ grid (comma-separated lists; each value is checked as a run would check it)
   --cc LIST            e.g. nscc,rccc,none (default nscc)
   --load LIST          fractions of hosts taking part, e.g. 0.5,1 (default 1)
   --seeds LIST         seeds and ranges, e.g. 1-3,7 (default 1)
+  --roce-mode LIST     with --transport roce: gbn,ooo (a pair of --lb and --roce-mode that a
+                       run refuses, spray with gbn, is left out)
 sweep
   --jobs N             runs at once (default: every online core)
   --csv FILE           one row per run: run, exit, then the run's summary figures
@@ -144,7 +146,8 @@ sweep_options parse_sweep(int argc, const char* const* argv) {
             inline_value = true;
         }
         const bool ours = arg == "--lb" || arg == "--cc" || arg == "--load" || arg == "--seeds" ||
-                          arg == "--jobs" || arg == "--csv" || arg == "--plot";
+                          arg == "--jobs" || arg == "--csv" || arg == "--plot" ||
+                          arg == "--roce-mode";
         for (const char* refused : {"--seed", "--json", "--links", "--series", "--summary-csv"})
             if (arg == refused)
                 fail(arg + ": not in a sweep" +
@@ -167,6 +170,7 @@ sweep_options parse_sweep(int argc, const char* const* argv) {
         if (arg == "--cc") s.ccs = split(arg, value), cc = true;
         if (arg == "--load") s.loads = split(arg, value), load = true;
         if (arg == "--seeds") s.seeds = seed_list(value), seeds = true;
+        if (arg == "--roce-mode") s.roce_modes = split(arg, value);
         if (arg == "--csv") s.csv = value;
         if (arg == "--plot") s.plot_dir = value;
         if (arg == "--jobs") {
@@ -177,11 +181,6 @@ sweep_options parse_sweep(int argc, const char* const* argv) {
         }
     }
     if (s.help) return s;
-    const options defaults;
-    if (!lb) s.lbs = {std::string(lb::algorithm_name(defaults.lb))};
-    if (!cc) s.ccs = {std::string(cc::algorithm_name(defaults.cc))};
-    if (!load) s.loads = {"1"};
-    if (!seeds) s.seeds = {defaults.seed};
     // Each value as a run takes it: the first one refused is the error.
     const auto check = [&](std::vector<std::string> extra) {
         std::vector<std::string> args = {"uet-sim"};
@@ -191,19 +190,42 @@ sweep_options parse_sweep(int argc, const char* const* argv) {
         for (const std::string& a : args)
             v.push_back(a.c_str());
         try {
-            parse_options(static_cast<int>(v.size()), v.data());
+            return parse_options(static_cast<int>(v.size()), v.data());
         } catch (const usage_error& e) {
             fail(e.what());
         }
     };
-    check({});
-    for (const std::string& v : s.lbs)
-        check({"--lb", v});
+    // The transport's own defaults (oblivious and nscc; ecmp and dcqcn for RoCE).
+    const policy_names defaults = names_of(check({}));
+    if (!lb) s.lbs = {defaults.lb};
+    if (!cc) s.ccs = {defaults.cc};
+    if (!load) s.loads = {"1"};
+    if (!seeds) s.seeds = {options{}.seed};
+    const auto mode_args = [](const std::string& m) {
+        return m.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--roce-mode", m};
+    };
+    for (const std::string& m : s.roce_modes)
+        check(mode_args(m));
+    // An lb refused with every mode: the last refusal is the error; with some: left out there.
+    for (const std::string& v : s.lbs) {
+        std::size_t refused = 0;
+        for (const std::string& m : s.roce_modes) {
+            std::vector<std::string> extra = mode_args(m);
+            extra.insert(extra.end(), {"--lb", v});
+            try {
+                check(extra);
+            } catch (const usage_error&) {
+                if (++refused == s.roce_modes.size()) throw;
+                s.left_out.emplace_back(v, m);
+            }
+        }
+    }
     for (const std::string& v : s.ccs)
         check({"--cc", v});
     for (const std::string& v : s.loads)
         check({"--load", v});
-    const std::size_t runs = s.lbs.size() * s.ccs.size() * s.loads.size() * s.seeds.size();
+    const std::size_t runs = (s.lbs.size() * s.roce_modes.size() - s.left_out.size()) *
+                             s.ccs.size() * s.loads.size() * s.seeds.size();
     if (runs > 10000) fail("the grid has " + std::to_string(runs) + " runs; at most 10000");
     return s;
 }
@@ -239,10 +261,16 @@ int run_sweep(const sweep_options& s) {
     } cleanup{grid, s.plot_dir.empty() ? dir : std::string()};
     for (const std::string& lb : s.lbs)
         for (const std::string& cc : s.ccs)
-            for (const std::string& load : s.loads)
-                for (const std::uint64_t seed : s.seeds)
-                    grid.push_back({lb + "-" + cc + "-load" + load + "-seed" + std::to_string(seed),
-                                    lb, cc, load, seed});
+            for (const std::string& mode : s.roce_modes) {
+                if (std::find(s.left_out.begin(), s.left_out.end(), std::pair{lb, mode}) !=
+                    s.left_out.end())
+                    continue;
+                const std::string policy = lb + "-" + cc + (mode.empty() ? "" : "-" + mode);
+                for (const std::string& load : s.loads)
+                    for (const std::uint64_t seed : s.seeds)
+                        grid.push_back({policy + "-load" + load + "-seed" + std::to_string(seed),
+                                        lb, cc, mode, load, seed});
+            }
     const std::string exe = self_exe();
     const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     const std::size_t jobs = s.jobs ? s.jobs : static_cast<std::size_t>(std::max(1L, cores));
@@ -257,6 +285,7 @@ int run_sweep(const sweep_options& s) {
             argv.insert(argv.end(), {"--lb", r.lb, "--cc", r.cc, "--load", r.load, "--seed",
                                      std::to_string(r.seed), "--no-progress", "--summary-csv",
                                      dir + "/" + r.name + ".row"});
+            if (!r.mode.empty()) argv.insert(argv.end(), {"--roce-mode", r.mode});
             if (!s.plot_dir.empty())
                 argv.insert(argv.end(), {"--csv", dir + "/" + r.name + ".csv"});
             r.pid = spawn(argv, dir + "/" + r.name + ".out");

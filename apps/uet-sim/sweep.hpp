@@ -5,12 +5,17 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace uet::simcli {
 
 struct sweep_options {
     std::vector<std::string> lbs, ccs, loads;  // as given (each checked by parse_options)
+    // --roce-mode LIST (--transport roce): a grid dimension too; {""} when not given. The
+    // (lb, mode) pairs a run refuses (spray with go-back-N) are left out of the grid.
+    std::vector<std::string> roce_modes{""};
+    std::vector<std::pair<std::string, std::string>> left_out;
     std::vector<std::uint64_t> seeds;
     unsigned jobs = 0;  // 0: every online core
     std::string csv, plot_dir;

@@ -146,10 +146,16 @@ def plot_sweep(directory):
     if not rows:
         sys.exit("uet_sim_plot.py: no run of the sweep finished")
     loads = sorted({r["load"] for r in rows}, key=float)
-    policies = []  # (lb, cc) in the sweep's order
+    # (lb, cc, mode) in the sweep's order; the mode is named only when the sweep has several
+    # (RoCE's --roce-mode gbn,ooo).
+    policies = []
     for r in rows:
-        if (r["lb"], r["cc"]) not in policies:
-            policies.append((r["lb"], r["cc"]))
+        if (r["lb"], r["cc"], r["mode"]) not in policies:
+            policies.append((r["lb"], r["cc"], r["mode"]))
+    modes = len({p[2] for p in policies}) > 1
+
+    def name(policy, sep):
+        return sep.join(policy if modes else policy[:2])
     # Per policy and load, mean over seeds with min..max as the error bar: p50 and p99 FCT, and
     # each flow's own rate (bytes over its FCT, averaged over flows) as a share of line rate.
     width = max(4, 0.7 * len(policies) + 2)
@@ -158,9 +164,9 @@ def plot_sweep(directory):
 
     def bars(ax, load, metric, scale, offset, bar_width, label):
         means, errs = [], [[], []]
-        for lb, cc in policies:
+        for policy in policies:
             v = [float(r[metric]) * scale(r) for r in rows
-                 if (r["lb"], r["cc"], r["load"]) == (lb, cc, load)]
+                 if ((r["lb"], r["cc"], r["mode"]), r["load"]) == (policy, load)]
             m = sum(v) / len(v) if v else 0
             means.append(m)
             errs[0].append(m - min(v) if v else 0)
@@ -168,7 +174,7 @@ def plot_sweep(directory):
         xs = [i + offset for i in range(len(policies))]
         ax.bar(xs, means, width=bar_width, yerr=errs, capsize=2, label=label)
         ax.set_xticks(range(len(policies)))
-        ax.set_xticklabels(["%s\n%s" % p for p in policies], fontsize=7)
+        ax.set_xticklabels([name(p, "\n") for p in policies], fontsize=7)
         ax.grid(alpha=0.3, axis="y")
 
     for col, load in enumerate(loads):
@@ -190,15 +196,15 @@ def plot_sweep(directory):
     # FCT CDF of each policy at each load (the first seed's run).
     fig, axes = plt.subplots(1, len(loads), figsize=(5 * len(loads), 3.6), squeeze=False, sharey=True)
     for ax, load in zip(axes[0], loads):
-        for lb, cc in policies:
-            mine = [r for r in rows if (r["lb"], r["cc"], r["load"]) == (lb, cc, load)]
+        for policy in policies:
+            mine = [r for r in rows if ((r["lb"], r["cc"], r["mode"]), r["load"]) == (policy, load)]
             path = os.path.join(directory, "runs", mine[0]["run"] + ".csv") if mine else ""
             if not path or not os.path.exists(path):
                 continue
             done = [f for f in read_csv(path) if f["end_ns"] != "0"]
             if done:
                 x, y = cdf([int(f["fct_ns"]) / 1e3 for f in done])
-                ax.step(x, y, where="post", label="%s / %s" % (lb, cc))
+                ax.step(x, y, where="post", label=name(policy, " / "))
         ax.set_title("FCT CDF, load %s, seed %s" % (load, rows[0]["seed"]))
         ax.set_xlabel("flow completion time (us)")
         ax.grid(alpha=0.3)

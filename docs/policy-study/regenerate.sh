@@ -33,3 +33,16 @@ cp "$out/incast/sweep_fct.png" "$here/incast.png"
 "$sim" --lb reps --cc nscc --leaves 4 --hosts-per-leaf 8 --spines 4 --workload incast \
     --incast-degree 16 --size 1MiB --sample 25us --plot "$out/incast-nscc"
 cp "$out/incast-nscc/rate.png" "$here/incast-rate.png"
+
+# 5. RoCE: go-back-N against out-of-order placement under spraying.
+"$sim" sweep --transport roce --roce-mode gbn,ooo --lb ecmp,spray,switch-spray --seeds 1-3 \
+    --leaves 4 --hosts-per-leaf 8 --spines 8 --size 4MB --plot "$out/roce-spray"
+cp "$out/roce-spray/sweep_fct.png" "$here/roce-spray.png"
+
+# 6. CAST: four QPs per host pair, spine 0 at a quarter of the rate (the table's other rows:
+# --qps 1, or --qp-sched rr, stripe, cast-wrr; and without the --slow options).
+"$sim" --transport roce --qps 4 --qp-sched cast --leaves 4 --hosts-per-leaf 4 --spines 4 \
+    --size 16MB --message 512KiB --outstanding 4 --queue 4MB --ecn-min 50KB --ecn-max 400KB \
+    --slow leaf0-spine0=25@0 --slow leaf1-spine0=25@0 --slow leaf2-spine0=25@0 \
+    --slow leaf3-spine0=25@0 --plot "$out/cast"
+cp "$out/cast/paths.png" "$here/cast-paths.png"

@@ -43,4 +43,19 @@ constexpr bool responder_ready(qp_state s) noexcept {
     return s == qp_state::rtr || s == qp_state::rts || s == qp_state::sqd || s == qp_state::sqe;
 }
 
+// RESET -> INIT -> RTR -> RTS with `a` (its state fields are set here), each step through
+// `modify(attr, mask)`: a bare QP's modify_qp, or an engine's. false at the first step refused.
+template <typename Modify>
+bool connect_rc(Modify&& modify, qp_attr a) {
+    a.state = qp_state::init;
+    if (!modify(a, attr_state | attr_pkey_index | attr_port | attr_access_flags)) return false;
+    a.state = qp_state::rtr;
+    if (!modify(a, attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn |
+                       attr_max_dest_rd_atomic | attr_min_rnr_timer))
+        return false;
+    a.state = qp_state::rts;
+    return static_cast<bool>(modify(a, attr_state | attr_sq_psn | attr_max_qp_rd_atomic |
+                                           attr_retry_cnt | attr_rnr_retry | attr_timeout));
+}
+
 }  // namespace uet::roce

@@ -313,6 +313,7 @@ rsp_verdict take_out_of_order(qp& q, const req_in& in, psn_t psn, std::int32_t a
         return v;
     }
     rsp_verdict v;
+    bool released = false;
     if (ahead == 0) {
         if (s.cls == op_class::read && in.reth != nullptr &&
             (in.reth->dma_len + q.mtu() - 1) / q.mtu() > o.rxw.capacity())
@@ -320,6 +321,9 @@ rsp_verdict take_out_of_order(qp& q, const req_in& in, psn_t psn, std::int32_t a
         v = take_in_order(q, in, psn, s, d);
         if (v != rsp_verdict::accepted) return v;
         o.rxw.accept_run(psn, r.epsn - psn);  // a READ takes its response PSNs too
+        // Packets placed early behind this one complete now: acknowledged here, as the AckReq
+        // among them (a message's last packet) has had its ACK, up to this hole, already.
+        released = o.rxw.expected() != r.epsn;
     } else {
         // A NAK that ends the connection acknowledges every PSN before its own, so an early
         // packet the checks refuse is held back: it is refused when its turn comes.
@@ -347,7 +351,7 @@ rsp_verdict take_out_of_order(qp& q, const req_in& in, psn_t psn, std::int32_t a
         v = rsp_verdict::accepted;
     }
     ooo_after_arrival(q, now, d);
-    if (in.ack_req) queue_ack(r, o.rxw.cack(), ack_syndrome);
+    if (in.ack_req || released) queue_ack(r, o.rxw.cack(), ack_syndrome);
     return v;
 }
 

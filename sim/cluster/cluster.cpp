@@ -45,56 +45,13 @@ cluster::cluster(const netmodel::topology& t, const engine_config& base, std::ui
 }
 
 std::size_t cluster::add_flow(const flow_spec& spec) {
-    const std::uint32_t hosts = fab_.host_count();
-    if (spec.src >= hosts || spec.dst >= hosts) throw std::invalid_argument("flow: no such host");
-    if (spec.src == spec.dst) throw std::invalid_argument("flow: source is its destination");
-    if (spec.message_bytes == 0 || spec.outstanding == 0 || (spec.bytes == 0 && spec.messages == 0))
-        throw std::invalid_argument("flow: no payload");
-    flow_state f{spec};
-    if (spec.bytes != 0) {
-        const std::uint64_t n = (spec.bytes + spec.message_bytes - 1) / spec.message_bytes;
-        if (n > 0xffffffffu) throw std::invalid_argument("flow: too many messages");
-        f.spec.messages = static_cast<std::uint32_t>(n);
-    }
+    const std::uint32_t i =
+        flows_.add(spec, fab_.host_count(), payload_ == payload_kind::placed_writes);
+    const flow_state& f = flows_[i];
     const std::uint32_t biggest = f.spec.messages > 1 ? spec.message_bytes : f.message_size(0);
     if (data_.size() < biggest) data_.assign(biggest, 0x5a);
     if (payload_ == payload_kind::placed_writes && sink_.size() < biggest) sink_.resize(biggest);
-    const auto i = static_cast<std::uint32_t>(flows_.size());
-    if (spec.after != flow_spec::no_flow) {
-        if (spec.after >= i) throw std::invalid_argument("flow: depends on a later flow");
-        if (payload_ != payload_kind::placed_writes)
-            throw std::invalid_argument("flow: dependencies need placed_writes");
-        flow_state& first = flows_[spec.after];
-        f.next_dependent = first.first_dependent;
-        first.first_dependent = i;
-    }
-    flows_.push_back(f);
-    // Waiting for its dependency: note_received() schedules it.
-    if (spec.after == flow_spec::no_flow || flows_[spec.after].received()) schedule_start(i);
     return i;
-}
-
-void cluster::schedule_start(std::uint32_t i) {
-    // Descending by (start, index): the new flow goes after every one that starts later or at
-    // the same time, and so before none it ties with.
-    const auto later = [&](std::uint32_t a, std::uint32_t b) {
-        const std::uint64_t sa = flows_[a].spec.start_ns, sb = flows_[b].spec.start_ns;
-        return sa != sb ? sa > sb : a > b;
-    };
-    start_order_.insert(std::upper_bound(start_order_.begin(), start_order_.end(), i, later), i);
-}
-
-void cluster::note_received(std::uint32_t i, std::uint64_t bytes) {
-    flow_state& f = flows_[i];
-    if (f.received()) return;
-    f.received_bytes += bytes;
-    if (!f.received()) return;
-    f.received_ns = now_;
-    for (std::uint32_t d = f.first_dependent; d != flow_spec::no_flow;
-         d = flows_[d].next_dependent) {
-        flows_[d].spec.start_ns = std::max(flows_[d].spec.start_ns, now_);
-        schedule_start(d);
-    }
 }
 
 engine_totals cluster::totals() const {
@@ -128,7 +85,8 @@ void cluster::run_to(std::uint64_t t) {
 }
 
 bool cluster::step(std::uint64_t limit) {
-    const std::uint64_t t = std::min({fab_.next_event(), next_start(), deadlines_.top_time()});
+    const std::uint64_t t =
+        std::min({fab_.next_event(), flows_.next_start(), deadlines_.top_time()});
     if (t == never || t > limit) return false;
     ++steps_;
     now_ = std::max(now_, t);
@@ -159,19 +117,10 @@ bool cluster::step(std::uint64_t limit) {
     return true;
 }
 
-std::uint64_t cluster::next_start() const {
-    return start_order_.empty() ? never : flows_[start_order_.back()].spec.start_ns;
-}
-
 void cluster::start_flows() {
-    while (!start_order_.empty() && flows_[start_order_.back()].spec.start_ns <= now_) {
-        const std::uint32_t i = start_order_.back();
-        start_order_.pop_back();
-        flow_state& f = flows_[i];
-        f.started = true;
-        f.first_post_ns = now_;
+    for (std::uint32_t i; (i = flows_.start_next(now_)) != flow_spec::no_flow;) {
         top_up(i);
-        refresh(f.spec.src);
+        refresh(flows_[i].spec.src);
     }
 }
 
@@ -227,17 +176,7 @@ void cluster::collect(engine& e) {
         for (std::size_t k = 0; k < n; ++k) {
             const auto i = static_cast<std::size_t>(done[k].context >> 32);
             const auto m = static_cast<std::uint32_t>(done[k].context);
-            flow_state& f = flows_[i];
-            if (done[k].result.ok()) {
-                ++f.completed;
-                f.completed_bytes += f.message_size(m);
-            } else {
-                ++f.failed;
-            }
-            if (f.finished()) {
-                f.done_ns = now_;
-                ++finished_;
-            }
+            flows_.complete(static_cast<std::uint32_t>(i), m, done[k].result.ok(), now_);
             top_up(i);
         }
     }
@@ -250,7 +189,7 @@ void cluster::take_received(engine& e) {
         const std::uint32_t from = fab_.host_of_ip(e.peer_ip(m.from));
         const std::size_t bytes = m.placed ? m.ses->request_length : m.data.size();
         if (m.placed && m.ses->memory_key != 0 && m.ses->memory_key <= flows_.size())
-            note_received(static_cast<std::uint32_t>(m.ses->memory_key - 1), bytes);
+            flows_.arrived(static_cast<std::uint32_t>(m.ses->memory_key - 1), bytes, now_);
         if (from < rx_bytes_.size()) {
             rx_bytes_[from] += bytes;
             if (bin_ns_ != 0) {

@@ -15,57 +15,18 @@
 #include <span>
 #include <vector>
 
+#include "cluster/flows.hpp"
 #include "engine/engine.hpp"
 #include "fabric/event_heap.hpp"
 #include "fabric/fabric.hpp"
 
 namespace uet::sim {
 
-struct flow_spec {
-    std::uint32_t src = 0, dst = 0;
-    std::uint32_t message_bytes = 256 * 1024;
-    std::uint32_t messages = 16;
-    std::uint32_t outstanding = 4;  // messages posted and not yet completed
-    std::uint64_t start_ns = 0;
-    delivery_mode mode = delivery_mode::rud;
-    // Payload bytes of the whole flow; 0: messages x message_bytes. Otherwise the flow is
-    // ceil(bytes / message_bytes) messages, all of message_bytes but the last.
-    std::uint64_t bytes = 0;
-    // A dependent flow (a collective's next step): it starts once flow `after` (added before
-    // it) has been received in full at its destination, and not before start_ns. payload_kind
-    // placed_writes only: the receiver tells the flows apart by the WRITE's memory key.
-    static constexpr std::uint32_t no_flow = ~std::uint32_t{0};
-    std::uint32_t after = no_flow;
-};
-
-struct flow_state {
-    flow_spec spec;
-    std::uint32_t posted = 0, completed = 0, failed = 0;
-    std::uint64_t first_post_ns = 0, done_ns = 0;
-    std::uint64_t completed_bytes = 0;
-    std::uint64_t received_bytes = 0, received_ns = 0;  // at the destination (placed_writes)
-    std::uint32_t first_dependent = flow_spec::no_flow, next_dependent = flow_spec::no_flow;
-    bool started = false;
-    bool received() const { return received_bytes >= total_bytes(); }
-    bool finished() const { return completed + failed == spec.messages; }
-    std::uint64_t total_bytes() const {
-        return spec.bytes != 0 ? spec.bytes : std::uint64_t{spec.messages} * spec.message_bytes;
-    }
-    std::uint32_t message_size(std::uint32_t k) const {
-        if (k + 1 < spec.messages) return spec.message_bytes;
-        return static_cast<std::uint32_t>(total_bytes() -
-                                          std::uint64_t{spec.messages - 1} * spec.message_bytes);
-    }
-    double gbps() const {
-        const double ns = double(done_ns - first_post_ns);
-        return ns > 0 ? double(completed_bytes) * 8.0 / ns : 0;
-    }
-};
-
 // The hosts' engine counters summed.
 struct engine_totals {
     std::uint64_t timeouts = 0, retransmits = 0, repaths = 0;
     std::uint64_t trimmed_received = 0, duplicates = 0;
+    std::uint64_t go_back_rounds = 0, cnps = 0;  // RoCE (roce_cluster): go-back-N, DCQCN
     lb::lb_stats lb;
     std::array<std::uint64_t, drop_reason_count> drops{};  // frames the engines dropped, by reason
 };
@@ -107,9 +68,9 @@ class cluster final : private delivery_target {
     // Throws std::invalid_argument for a host out of range, src == dst, no payload, or a
     // dependency on a flow not added yet (or with sends).
     std::size_t add_flow(const flow_spec& f);
-    const std::vector<flow_state>& flows() const { return flows_; }
-    bool all_finished() const { return finished_ == flows_.size(); }
-    std::size_t finished_flows() const { return finished_; }
+    const std::vector<flow_state>& flows() const { return flows_.flows(); }
+    bool all_finished() const { return flows_.all_finished(); }
+    std::size_t finished_flows() const { return flows_.finished(); }
 
     // Payload bytes host `to` received from host `from` in bin `b` (a flow is (from, to)).
     std::uint64_t received(std::uint32_t from, std::size_t b) const {
@@ -128,10 +89,7 @@ class cluster final : private delivery_target {
     bool step(std::uint64_t limit);
 
   private:
-    std::uint64_t next_start() const;
     void start_flows();
-    void schedule_start(std::uint32_t i);
-    void note_received(std::uint32_t i, std::uint64_t bytes);
     void top_up(std::size_t i);
     void pump(std::uint32_t h, engine& e);
     void note_spine(std::uint32_t h, std::span<const std::uint8_t> frame);
@@ -148,10 +106,7 @@ class cluster final : private delivery_target {
     std::vector<std::unique_ptr<engine>> engines_;
     netmodel::event_heap deadlines_;  // engines by next_deadline()
     std::vector<std::uint32_t> due_;  // engines to serve in this step
-    std::vector<flow_state> flows_;
-    // Flows not started, by (start, index) from the back: the next to start is last.
-    std::vector<std::uint32_t> start_order_;
-    std::size_t finished_ = 0;
+    flow_table flows_;
     payload_kind payload_;
     std::vector<std::uint8_t> data_;  // every message's payload (0x5a bytes)
     std::vector<std::uint8_t> sink_;  // placed_writes: where every WRITE's payload goes

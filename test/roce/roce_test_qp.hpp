@@ -24,18 +24,10 @@ inline qp_attr connected_attr(psn_t sq_psn = 100, psn_t rq_psn = 500) {
     return a;
 }
 
-// RESET -> INIT -> RTR -> RTS with `a` (its state fields are set here), each step through
-// `modify(attr, mask)`: a bare QP's modify_qp, or an engine's.
+// RESET -> INIT -> RTR -> RTS with `a` through `modify(attr, mask)` (roce::connect_rc).
 template <typename Modify>
-void connect_with(Modify&& modify, qp_attr a) {
-    a.state = qp_state::init;
-    ASSERT_TRUE(modify(a, attr_state | attr_pkey_index | attr_port | attr_access_flags));
-    a.state = qp_state::rtr;
-    ASSERT_TRUE(modify(a, attr_state | attr_av | attr_path_mtu | attr_dest_qpn | attr_rq_psn |
-                              attr_max_dest_rd_atomic | attr_min_rnr_timer));
-    a.state = qp_state::rts;
-    ASSERT_TRUE(modify(a, attr_state | attr_sq_psn | attr_max_qp_rd_atomic | attr_retry_cnt |
-                              attr_rnr_retry | attr_timeout));
+void connect_with(Modify&& modify, const qp_attr& a) {
+    ASSERT_TRUE(connect_rc(modify, a));
 }
 
 inline void connect(qp& q, const qp_attr& a) {

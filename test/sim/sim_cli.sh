@@ -158,6 +158,8 @@ grep -q '^flows       4 ' "$dir/ok.out" || fail "permutation at load 0.25: $(cat
 [ -s "$dir/l.csv" ] || fail "--links wrote nothing"
 [ -s "$dir/s.csv" ] || fail "--series wrote nothing"
 ok --workload permutation --lb oblivious --cc nscc --speed 800 --size 2MB
+ok --lb ecmp --size 64KiB
+grep -q '^policies    lb static,' "$dir/ok.out" || fail "--lb ecmp: $(cat "$dir/ok.out")"
 ok --matrix "$dir/plain.txt" --lb reps
 ok --topology fattree --k 4 --size 128KiB --fail agg0-core1@5us --slow 'edge0->agg1=25@0' \
     --restore agg0-core1@30us --csv "$dir/ft.csv"
@@ -176,6 +178,48 @@ ok --help
 ok sweep --help
 echo "ok: every option parses"
 
+# ---- RoCE: deterministic, every RoCE option parses, each policy completes every flow ----
+roce="--transport roce --leaves 2 --hosts-per-leaf 4 --spines 2 --size 256KiB --no-progress"
+# shellcheck disable=SC2086
+seeded q 5 6 $roce --roce-mode ooo --lb spray
+grep -q '^flows       8 (0 unfinished, 0 failed messages)$' "$dir/q.out" || fail "roce: $(cat "$dir/q.out")"
+grep -q '^policies    lb spray, cc dcqcn, mode ooo, seed 5; RoCEv2 RC, 1 QP a host pair$' "$dir/q.out" ||
+    fail "roce policies: $(cat "$dir/q.out")"
+awk -F, 'NR > 1 && ($6 == 0 || $9 < 0.95 || $4 != 262144 || $12 != 0) { bad = 1 }
+         END { exit bad }' "$dir/q1.csv" || fail "a RoCE flow: $(cat "$dir/q1.csv")"
+# roce_ok WANT ARGS: a small RoCE run completes every flow, its summary holding WANT.
+roce_ok() {
+    want=$1
+    shift
+    # shellcheck disable=SC2086
+    ok $roce "$@"
+    grep -q ' (0 unfinished, 0 failed messages)$' "$dir/ok.out" || fail "roce $*: $(cat "$dir/ok.out")"
+    grep -qF -- "$want" "$dir/ok.out" || fail "roce $*: '$want' not in: $(cat "$dir/ok.out")"
+}
+roce_ok "lb ecmp, cc dcqcn, mode gbn" --roce-mode gbn --lb ecmp --cc dcqcn
+roce_ok "lb ecmp, cc none, mode gbn" --lb static --cc none --trim off --mtu 4096
+roce_ok "lb switch-spray, cc dcqcn, mode gbn" --lb switch-spray --slow leaf1-spine0=50@20us
+roce_ok "lb switch-spray, cc dcqcn, mode ooo" --roce-mode ooo --lb switch-spray
+roce_ok "2 QPs a host pair, rr" --qps 2 --qp-sched rr
+roce_ok "4 QPs a host pair, stripe" --qps 4 --qp-sched stripe --roce-mode ooo
+roce_ok "3 QPs a host pair, cast-wrr" --qps 3 --qp-sched cast-wrr
+roce_ok "2 QPs a host pair, cast" --qps 2 --workload ring-allgather --json "$dir/rr.json"
+grep -q '"collective": {"workload": "ring-allgather", "hosts": 8, .*"finished": true' "$dir/rr.json" ||
+    fail "roce ring: $(cat "$dir/rr.json")"
+roce_ok "flows       56 " --workload alltoall --size 16KiB
+# A sweep over RoCE's modes: gbn with spray is left out, the other three run, with RoCE's
+# default cc; the plot names the modes.
+# shellcheck disable=SC2086
+"$sim" sweep --transport roce --roce-mode gbn,ooo --lb ecmp,spray $tiny --no-progress \
+    --plot "$dir/rsw" >"$dir/rsw.out" || fail "roce sweep: $(cat "$dir/rsw.out")"
+[ "$(cut -d, -f1 "$dir/rsw/sweep.csv" | tr '\n' ' ')" = \
+    "run ecmp-dcqcn-gbn-load1-seed1 ecmp-dcqcn-ooo-load1-seed1 spray-dcqcn-ooo-load1-seed1 " ] ||
+    fail "roce sweep grid: $(cat "$dir/rsw/sweep.csv")"
+grep -q '^spray-dcqcn-ooo-load1-seed1,0,spray,dcqcn,ooo,' "$dir/rsw/sweep.csv" ||
+    fail "roce sweep row: $(cat "$dir/rsw/sweep.csv")"
+[ -s "$dir/rsw/sweep_fct.png" ] || fail "roce sweep --plot wrote no sweep_fct.png"
+echo "ok: RoCE runs"
+
 # ---- bad input: exit 2, one line naming it ----
 bad() {
     want=$1
@@ -186,7 +230,7 @@ bad() {
     [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "uet-sim $*: not one line: $(cat "$dir/err")"
     grep -qF -- "$want" "$dir/err" || fail "uet-sim $*: '$want' not in: $(cat "$dir/err")"
 }
-bad "unknown policy 'spray'" --lb spray
+bad "unknown policy 'sprinkle'" --lb sprinkle
 bad "unknown congestion control 'cubic'" --cc cubic
 bad "unknown topology 'torus'" --topology torus
 bad "unknown workload 'ring'" --workload ring
@@ -220,7 +264,7 @@ bad "--plot: cannot create" --plot "$dir/missing/plots"
     bad "--plot: no python3 with matplotlib" --plot "$dir/p3"
 ) || exit 1
 [ -e "$dir/p3" ] && fail "--plot without python made its directory"
-bad "sweep: --lb: unknown policy 'spray'" sweep --lb static,spray
+bad "sweep: --lb: 'spray' is RoCE's" sweep --lb static,spray
 bad "sweep: --cc: an empty item in 'nscc,,none'" sweep --cc nscc,,none
 bad "sweep: --seeds: '3-1' is not a seed or a range" sweep --seeds 3-1
 bad "sweep: --load: '2' is not a fraction" sweep --load 0.5,2
@@ -233,6 +277,27 @@ bad "sweep: unknown option '--bogus'" sweep --bogus 1
 bad "sweep: run oblivious-nscc-load1-seed1: --fail: link 'leaf0-spine9' does not exist" \
     sweep $tiny --fail leaf0-spine9@1us
 bad "--ecn-min: above --ecn-max" --ecn-min 100KB --ecn-max 10KB
+bad "--transport: unknown transport 'ib'" --transport ib
+bad "--roce-mode: unknown RoCE mode 'sr'" --transport roce --roce-mode sr
+bad "--roce-mode: only with --transport roce" --roce-mode ooo
+bad "--qps: only with --transport roce" --qps 2
+bad "--qp-sched: only with --transport roce" --qp-sched cast
+bad "--qps: '0'" --transport roce --qps 0
+bad "--qp-sched: unknown scheduler 'fair'" --transport roce --qps 2 --qp-sched fair
+bad "--qp-sched: needs --qps 2 or more" --transport roce --qp-sched cast
+bad "--cc: 'nscc' is UET's" --transport roce --cc nscc
+bad "--cc: 'rccc' is UET's" --cc rccc --transport roce
+bad "--cc: 'dcqcn' is RoCE's" --cc dcqcn
+bad "--lb: 'reps' is UET's" --transport roce --lb reps
+bad "--lb: 'spray' is RoCE's" --lb spray
+bad "--lb: unknown policy 'sprinkle'" --transport roce --lb sprinkle
+bad "--lb spray: needs --roce-mode ooo" --transport roce --lb spray
+bad "--mode: UET's delivery mode" --transport roce --mode rod
+bad "--trim on: RoCE frames are not trimmed" --transport roce --trim on
+bad "--mtu: RoCE runs a path MTU of 4096" --transport roce --mtu 2048
+bad "sweep: --lb spray: needs --roce-mode ooo" sweep --transport roce --roce-mode gbn --lb spray
+bad "sweep: --roce-mode: only with --transport roce" sweep --roce-mode gbn,ooo
+bad "sweep: --roce-mode: unknown RoCE mode 'sr'" sweep --transport roce --roce-mode gbn,sr
 bad "unknown option '--bogus'" --bogus
 bad "--seed: needs a value" --seed
 bad "--incast-degree: 40 senders" --workload incast --incast-degree 40
