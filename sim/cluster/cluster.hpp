@@ -66,6 +66,8 @@ struct flow_state {
 struct engine_totals {
     std::uint64_t timeouts = 0, retransmits = 0, repaths = 0;
     std::uint64_t trimmed_received = 0, duplicates = 0;
+    // Path-ID loss detection: holes NACKed as lost, path IDs out of range.
+    std::uint64_t inferred_losses = 0, path_ids_out_of_range = 0;
     lb::lb_stats lb;
     std::array<std::uint64_t, drop_reason_count> drops{};  // frames the engines dropped, by reason
 };
