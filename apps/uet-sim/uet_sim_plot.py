@@ -6,8 +6,9 @@
   uet_sim_plot.py sweep DIR   DIR/sweep.csv (and DIR/runs/*.csv) -> sweep_fct, sweep_cdf
   uet_sim_plot.py compare OUT LABEL=DIR...
                               sweeps of one scenario run with other options, side by side:
-                              each DIR/sweep.csv -> OUT/compare (last completion, p99 FCT and
-                              retransmit timeouts per label, mean over its runs, min..max)
+                              each DIR/sweep.csv -> OUT/compare (last completion,
+                              p50 FCT and retransmit timeouts per label, mean over its runs,
+                              min..max)
 
 uet-sim calls it for --plot DIR; it can be run again by hand on the same directory. The files are
 reproducible: the same CSV gives the same SVG and PNG (no dates, a fixed SVG hash salt).
@@ -222,7 +223,7 @@ def plot_compare(out, labelled):
             sys.exit("uet_sim_plot.py compare: no run of %s finished" % directory)
         groups.append((label, rows))
     fig, axes = plt.subplots(1, 3, figsize=(3.2 * 3, 3.4))
-    panels = [("last_us", "last completion (us)"), ("fct_p99_us", "p99 FCT (us)"),
+    panels = [("last_us", "last completion (us)"), ("fct_p50_us", "p50 FCT (us)"),
               ("timeouts", "retransmit timeouts")]
     for ax, (metric, title) in zip(axes, panels):
         means, errs = [], [[], []]
@@ -234,6 +235,8 @@ def plot_compare(out, labelled):
             errs[1].append(max(v) - m)
         ax.bar(range(len(groups)), means, yerr=errs, capsize=3,
                color=["C%d" % i for i in range(len(groups))])
+        for i, m in enumerate(means):
+            ax.annotate("%.4g" % m, (i, m), textcoords="offset points", xytext=(8, 2), fontsize=7)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([label for label, _ in groups], fontsize=7)
         ax.set_title(title)
@@ -241,7 +244,7 @@ def plot_compare(out, labelled):
         if metric != "timeouts":
             ideal = min(float(r["ideal_last_us"]) for _, rows in groups for r in rows)
             ax.axhline(ideal, color="grey", linestyle="--", label="ideal last completion")
-    axes[0].legend(loc="lower right", fontsize=7)
+    axes[0].legend(loc="upper right", fontsize=7)
     seeds = sorted({r["seed"] for _, rows in groups for r in rows}, key=int)
     fig.suptitle("mean over seeds %s, error bars min..max" % ",".join(seeds), fontsize=8)
     os.makedirs(out, exist_ok=True)
