@@ -72,7 +72,9 @@ netmodel::topology build_topology(const options& o) {
         t.hosts_per_leaf = o.hosts_per_leaf;
     }
     t.seed = o.seed;
-    t.leaf_spray = o.transport == transport_kind::roce && o.rlb == roce_lb::switch_spray;
+    t.leaf_spray =
+        o.switch_spray || (o.transport == transport_kind::roce && o.rlb == roce_lb::switch_spray);
+    t.stamp_path_id = o.path_id;
     t.max_frame_bytes = o.mtu + 256;
     // The fabric carries each frame's headers only: nobody reads the payload (WRITEs placed in
     // one sink, UDP checksum 0), and whole frames in flight at 1,024 hosts take ~300 MB.
@@ -182,6 +184,7 @@ engine_config host_config(const options& o, const netmodel::topology& t,
     e.trimming = o.trimming;
     e.mtu_payload = o.mtu;
     e.seed = o.seed;
+    e.path_ids = o.path_id ? t.spines : 0;
     // Tables sized to the workload, not to the engine's defaults (which are for a host with
     // thousands of peers): a thousand engines must fit in a few hundred MB.
     const auto room = [](std::uint64_t n, std::uint64_t lo, std::uint64_t hi) {

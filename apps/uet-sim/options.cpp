@@ -227,6 +227,11 @@ topology
   --ecn-min BYTES --ecn-max BYTES   ECN marking thresholds (default 20%, 80% of the queue)
   --trim on|off        packet trimming in the switches (default on)
   --mtu BYTES          payload bytes per packet (default 4096)
+  --switch-spray on|off   the leaves spray each packet over the spines, whatever its
+                       entropy (default off: ECMP on the entropy)
+  --path-id on|off     the leaves stamp the spine a packet goes to in its IPv4 identification
+                       and receivers NACK a hole at once when every path has delivered past
+                       it (default off; leaf-spine only, at most 64 spines)
 workload
   --workload permutation|incast|alltoall|cm|ring-allgather|ring-allreduce|uniform
                        (default permutation)
@@ -335,6 +340,14 @@ options parse_options(int argc, const char* const* argv) {
         {"--trim",
          [&](auto opt, auto v) {
              o.trimming = pick<bool>(opt, v, "setting", {{"on", true}, {"off", false}});
+         }},
+        {"--switch-spray",
+         [&](auto opt, auto v) {
+             o.switch_spray = pick<bool>(opt, v, "setting", {{"on", true}, {"off", false}});
+         }},
+        {"--path-id",
+         [&](auto opt, auto v) {
+             o.path_id = pick<bool>(opt, v, "setting", {{"on", true}, {"off", false}});
          }},
         {"--mtu",
          [&](auto opt, auto v) { o.mtu = static_cast<std::uint32_t>(bytes(opt, v, 256, 9000)); }},
@@ -476,6 +489,11 @@ options parse_options(int argc, const char* const* argv) {
             fail(std::string(opt) + ": fat tree only (--topology fattree)");
     if (fat && o.k != 0 && o.hosts != 0) fail("--k: give --k or --hosts, not both");
     if (o.k % 2 != 0) fail("--k: must be even");
+    if (o.path_id && fat) fail("--path-id: leaf-spine only");
+    if (o.path_id && o.transport == transport_kind::roce)
+        fail("--path-id: UET only (RoCE's responder takes no path IDs)");
+    if (o.path_id && o.spines > max_path_ids)
+        fail("--path-id: at most " + std::to_string(max_path_ids) + " spines (path IDs)");
     return o;
 }
 

@@ -60,7 +60,9 @@ struct options {
     std::uint64_t queue_bytes = 0;  // 0: one BDP of the unloaded RTT at the link's rate
     std::optional<std::uint64_t> ecn_min_bytes, ecn_max_bytes;  // default 20% / 80% of the queue
     bool trimming = true;
-    std::uint32_t mtu = 4096;  // SES payload bytes per packet
+    std::uint32_t mtu = 4096;   // SES payload bytes per packet
+    bool switch_spray = false;  // leaves spray each packet over the spines (topology::leaf_spray)
+    bool path_id = false;       // leaves stamp path IDs, receivers detect loss by them
 
     workload_kind workload = workload_kind::permutation;
     std::uint64_t size_bytes = 1 << 20;

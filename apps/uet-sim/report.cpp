@@ -245,8 +245,9 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
         (unsigned long long)t.fabric_link.ecn_kmin_bytes,
         (unsigned long long)t.fabric_link.ecn_kmax_bytes, o.trimming ? "on" : "off", o.mtu);
     const policy_names p = names_of(o);
-    std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu", p.lb.c_str(), p.cc.c_str(),
-                 p.mode.c_str(), (unsigned long long)o.seed);
+    std::fprintf(out, "policies    lb %s, cc %s, mode %s, seed %llu%s%s", p.lb.c_str(),
+                 p.cc.c_str(), p.mode.c_str(), (unsigned long long)o.seed,
+                 o.switch_spray ? ", switch spray" : "", o.path_id ? ", path IDs" : "");
     if (o.transport == transport_kind::roce)
         std::fprintf(out, "; RoCEv2 RC, %u QP%s a host pair%s%s", o.qps, o.qps > 1 ? "s" : "",
                      o.qps > 1 ? ", " : "", o.qps > 1 ? qp_sched::to_string(o.qp_sched) : "");
@@ -288,6 +289,9 @@ void print_summary(std::FILE* out, const options& o, const netmodel::topology& t
                      ull(r.engines.go_back_rounds), ull(r.engines.cnps), ull(r.engines.duplicates));
     else
         std::fprintf(out, "trimmed received %llu", ull(r.engines.trimmed_received));
+    if (o.path_id)
+        std::fprintf(out, ", losses found by path ID %llu (path IDs out of range %llu)",
+                     ull(r.engines.inferred_losses), ull(r.engines.path_ids_out_of_range));
     // Frames the engines refused, by reason (none in a healthy run but duplicates' kin).
     const char* sep = "; dropped: ";
     for (std::size_t k = 0; k < drop_reason_count; ++k) {
@@ -351,6 +355,7 @@ std::vector<std::pair<const char*, std::string>> summary_columns(const options& 
         {"retransmits", n(r.engines.retransmits)},
         {"timeouts", n(r.engines.timeouts)},
         {"virtual_us", fixed(double(r.virtual_ns) / 1e3, 3)}};
+    if (o.path_id) cols.insert(cols.end() - 1, {"path_id_nacks", n(r.engines.inferred_losses)});
     if (const collective_result& k = r.collective; k.present) {
         cols.insert(cols.end() - 1, {{"collective_us", fixed(double(k.time_ns) / 1e3, 3)},
                                      {"collective_ideal_us", fixed(double(k.ideal_ns) / 1e3, 3)},
@@ -397,9 +402,10 @@ std::string to_json(const options& o, const run_result& r, const netmodel::fabri
         << ", \"ecn_marks\": " << ull(r.fabric.ecn_marked)
         << ", \"blackholed\": " << ull(r.fabric.blackholed)
         << ", \"retransmits\": " << ull(r.engines.retransmits)
-        << ", \"timeouts\": " << ull(r.engines.timeouts) << ",\n  \"virtual_ns\": " << r.virtual_ns
-        << ", \"events\": " << ull(r.fabric.events) << ", \"packet_hops\": " << ull(r.fabric.hops)
-        << ",\n  \"per_flow\": [\n";
+        << ", \"timeouts\": " << ull(r.engines.timeouts);
+    if (o.path_id) out << ", \"path_id_nacks\": " << ull(r.engines.inferred_losses);
+    out << ",\n  \"virtual_ns\": " << r.virtual_ns << ", \"events\": " << ull(r.fabric.events)
+        << ", \"packet_hops\": " << ull(r.fabric.hops) << ",\n  \"per_flow\": [\n";
     for (std::size_t i = 0; i < r.flows.size(); ++i) {
         out << "    {";
         bool first = true;

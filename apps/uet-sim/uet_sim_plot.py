@@ -4,6 +4,11 @@
   uet_sim_plot.py run DIR     DIR/flows.csv, series.csv, links.csv, summary.json ->
                               fct_cdf, rate, paths (.svg and .png)
   uet_sim_plot.py sweep DIR   DIR/sweep.csv (and DIR/runs/*.csv) -> sweep_fct, sweep_cdf
+  uet_sim_plot.py compare OUT LABEL=DIR...
+                              sweeps of one scenario run with other options, side by side:
+                              each DIR/sweep.csv -> OUT/compare (last completion,
+                              p50 FCT and retransmit timeouts per label, mean over its runs,
+                              min..max)
 
 uet-sim calls it for --plot DIR; it can be run again by hand on the same directory. The files are
 reproducible: the same CSV gives the same SVG and PNG (no dates, a fixed SVG hash salt).
@@ -213,9 +218,50 @@ def plot_sweep(directory):
     save(fig, directory, "sweep_cdf")
 
 
+def plot_compare(out, labelled):
+    groups = []  # (label, finished runs of its sweep)
+    for item in labelled:
+        label, sep, directory = item.partition("=")
+        if not sep or not label:
+            sys.exit("uet_sim_plot.py compare: '%s' is not LABEL=DIR" % item)
+        rows = [r for r in read_csv(os.path.join(directory, "sweep.csv")) if r["exit"] == "0"]
+        if not rows:
+            sys.exit("uet_sim_plot.py compare: no run of %s finished" % directory)
+        groups.append((label, rows))
+    fig, axes = plt.subplots(1, 3, figsize=(3.2 * 3, 3.4))
+    panels = [("last_us", "last completion (us)"), ("fct_p50_us", "p50 FCT (us)"),
+              ("timeouts", "retransmit timeouts")]
+    for ax, (metric, title) in zip(axes, panels):
+        means, errs = [], [[], []]
+        for _, rows in groups:
+            v = [float(r[metric]) for r in rows]
+            m = sum(v) / len(v)
+            means.append(m)
+            errs[0].append(m - min(v))
+            errs[1].append(max(v) - m)
+        ax.bar(range(len(groups)), means, yerr=errs, capsize=3,
+               color=["C%d" % i for i in range(len(groups))])
+        for i, m in enumerate(means):
+            ax.annotate("%.4g" % m, (i, m), textcoords="offset points", xytext=(8, 2), fontsize=7)
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([label for label, _ in groups], fontsize=7)
+        ax.set_title(title)
+        ax.grid(alpha=0.3, axis="y")
+        if metric != "timeouts":
+            ideal = min(float(r["ideal_last_us"]) for _, rows in groups for r in rows)
+            ax.axhline(ideal, color="grey", linestyle="--", label="ideal last completion")
+    axes[0].legend(loc="upper right", fontsize=7)
+    seeds = sorted({r["seed"] for _, rows in groups for r in rows}, key=int)
+    fig.suptitle("mean over seeds %s, error bars min..max" % ",".join(seeds), fontsize=8)
+    os.makedirs(out, exist_ok=True)
+    save(fig, out, "compare")
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "compare":
+        return plot_compare(sys.argv[2], sys.argv[3:])
     if len(sys.argv) != 3 or sys.argv[1] not in ("run", "sweep"):
-        sys.exit("usage: uet_sim_plot.py run|sweep DIR")
+        sys.exit("usage: uet_sim_plot.py run|sweep DIR | compare OUT LABEL=DIR...")
     (plot_run if sys.argv[1] == "run" else plot_sweep)(sys.argv[2])
 
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Re-runs every command of docs/policy-study.md and copies the plots it shows into this
 # directory: regenerate.sh [UET_SIM [OUT]] (defaults: build/apps/uet-sim/uet-sim, /tmp/policy-study).
-# Each sweep's CSV, per-run flows and plots stay in OUT.
+# Each sweep's CSV, per-run flows and plots stay in OUT. The comparison plot runs the
+# uet_sim_plot.py beside UET_SIM with UET_SIM_PYTHON (default /usr/bin/python3).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 sim=${1:-build/apps/uet-sim/uet-sim}
@@ -25,7 +26,27 @@ cp "$out/asymmetry/sweep_cdf.png" "$here/asymmetry.png"
     --plot "$out/failure"
 cp "$out/failure/sweep_fct.png" "$here/failure.png"
 
-# 4. Incast: NSCC and RCCC against the ideal completion time.
+# 4. Drops under switch spraying: ECMP, spraying, spraying with path-ID loss detection.
+common="--lb static --cc nscc --seeds 1-5 --leaves 4 --hosts-per-leaf 8 --spines 8 --trim off"
+# shellcheck disable=SC2086
+"$sim" sweep $common --size 4MB --queue 32KB --plot "$out/pid-ecmp"
+# shellcheck disable=SC2086
+"$sim" sweep $common --size 4MB --queue 32KB --switch-spray on --plot "$out/pid-spray"
+# shellcheck disable=SC2086
+"$sim" sweep $common --size 4MB --queue 32KB --switch-spray on --path-id on \
+    --plot "$out/pid-pathid"
+"${UET_SIM_PYTHON:-/usr/bin/python3}" "$(dirname "$sim")/uet_sim_plot.py" compare "$out/path-id" \
+    "ECMP=$out/pid-ecmp" "switch spray=$out/pid-spray" "spray + path ID=$out/pid-pathid"
+cp "$out/path-id/compare.png" "$here/path-id.png"
+# Where path IDs do not help: 16 MB flows, 24 KB and 32 KB queues (the tables' figures only).
+for q in 24KB 32KB; do
+    for opts in "" "--switch-spray on" "--switch-spray on --path-id on"; do
+        # shellcheck disable=SC2086
+        "$sim" sweep $common --size 16MB --queue $q $opts
+    done
+done
+
+# 5. Incast: NSCC and RCCC against the ideal completion time.
 "$sim" sweep --lb reps --cc nscc,rccc,none --seeds 1-3 \
     --leaves 4 --hosts-per-leaf 8 --spines 4 --workload incast --incast-degree 16 --size 1MiB \
     --plot "$out/incast"

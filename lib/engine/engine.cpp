@@ -103,7 +103,8 @@ engine_impl::engine_impl(const engine_config& cfg)
       connectionless_(core_.cfg),
       reassembly_(reassembly_config(core_.cfg)),
       control_(core_.cfg.control_queue),
-      acks_(core_.cfg) {}
+      acks_(core_.cfg),
+      paths_(core_.cfg) {}
 
 // ---- peers ----
 

@@ -99,6 +99,9 @@ class delivery_target {
 // (Ethernet, IPv4, UDP, PDS, SES with its largest extension).
 inline constexpr std::size_t frame_header_room = 192;
 
+// Most paths path-ID loss detection tells apart (engine_config::path_ids).
+inline constexpr std::uint32_t max_path_ids = 64;
+
 struct engine_config {
     wire::mac_address mac;
     std::uint32_t ip = 0;  // our address (host order)
@@ -153,6 +156,15 @@ struct engine_config {
     // or where the link's CRC is trusted. Received frames with checksum 0 are accepted either
     // way; others are verified.
     bool udp_checksum = true;
+    // Path-ID loss detection (target side, RUD): switches that spray stamp the path a data
+    // packet took into its IPv4 identification, as 1..path_ids (0: not stamped). Per PDC the
+    // target keeps the highest PSN received on each path; a hole below the highest PSN of every
+    // path cannot still be on its way (each path delivers in order) and is NACKed at once
+    // (RCVR_INFER_LOSS), once, instead of waiting for the sender's SACK rule or timeout.
+    // An engine with path_ids sends identification 0 (its frames are never fragmented, RFC
+    // 6864), so that a packet no switch stamped reads as carrying none; peers need not agree.
+    // 0: off (identifications are not read). At most max_path_ids.
+    std::uint32_t path_ids = 0;
     // Spraying: 2^lb_path_bits entropy values per PDC; how long REPS freezes after a timeout.
     std::uint8_t lb_path_bits = 8;
     std::uint64_t reps_freeze_ns = 10'000'000;
@@ -295,6 +307,10 @@ struct engine_counters {
     // that waited too long for announced response messages.
     std::uint64_t answers_in_acks = 0, answers_as_messages = 0;
     std::uint64_t answered_by_ack = 0, answer_waits_expired = 0;
+    // Path-ID loss detection (engine_config::path_ids): data packets whose path ID was above
+    // path_ids, ignored for detection (the packet itself is taken as usual). The holes it found
+    // are pds.nacks_sent[inferred_loss].
+    std::uint64_t path_ids_out_of_range = 0;
     std::array<std::uint64_t, wire::reject_reason_count> rejects{};
     std::array<std::uint64_t, drop_reason_count> drops{};
 

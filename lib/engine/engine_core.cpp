@@ -20,6 +20,7 @@ engine_config sanitized(engine_config c) {
     c.tx_burst = std::max<std::size_t>(c.tx_burst, 1);
     c.parallel_pdcs = std::clamp<std::uint32_t>(c.parallel_pdcs, 1, max_parallel_pdcs);
     c.ack_every_packets = std::max<std::uint32_t>(c.ack_every_packets, 1);
+    c.path_ids = std::min(c.path_ids, max_path_ids);
     if (!(c.link_gbps > 0)) c.link_gbps = 100;
     c.base_rtt_ns = std::max<std::uint64_t>(c.base_rtt_ns, 1);
     if (c.window_bytes == 0) c.window_bytes = std::uint64_t{c.mpr} * c.mtu_payload;

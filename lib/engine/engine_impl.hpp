@@ -23,6 +23,7 @@
 #include "engine/engine_core.hpp"
 #include "engine/frame_builder.hpp"
 #include "engine/message_pool.hpp"
+#include "engine/path_loss.hpp"
 #include "engine/pdc_table.hpp"
 #include "engine/peer_table.hpp"
 #include "engine/request_index.hpp"
@@ -74,6 +75,7 @@ class engine_impl final {
     friend class ack_coalescer;
     friend class connectionless;
     friend class credit_pacer;
+    friend class path_loss;
     friend class rx_pipeline;
     friend class rx_control;
     friend class tx_pipeline;
@@ -141,6 +143,7 @@ class engine_impl final {
     // the caller by transmit() are reclaimed at the next transmit() call.
     control_queue control_;
     ack_coalescer acks_;
+    path_loss paths_;
 };
 
 void add_counters(pds::pdc_counters& into, const pds::pdc_counters& from) noexcept;

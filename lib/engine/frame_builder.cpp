@@ -16,7 +16,8 @@ frame_builder::frame_builder(const engine_config& cfg)
       zero_copy_(cfg.zero_copy),
       reference_min_bytes_(cfg.reference_min_bytes),
       ip_(cfg.ip),
-      udp_checksum_(cfg.udp_checksum) {}
+      udp_checksum_(cfg.udp_checksum),
+      ip_id_step_(cfg.path_ids ? 0 : 1) {}
 
 template <class WriteHeaders>
 std::size_t frame_builder::build_frame_with(const peer_state& to, std::uint16_t entropy, bool data,
@@ -24,7 +25,7 @@ std::size_t frame_builder::build_frame_with(const peer_state& to, std::uint16_t 
                                             std::span<std::uint8_t> out,
                                             WriteHeaders&& write_headers) {
     constexpr std::size_t header = wire::udp_header_template::size;
-    const std::uint16_t ip_id = ip_id_++;
+    const std::uint16_t ip_id = next_ip_id();
     if (out.size() <= header) return 0;
     const auto l4 = out.subspan(header);
     const std::size_t uet_header = write_headers(l4);

@@ -154,6 +154,14 @@ class frame_builder {
     std::uint32_t reference_min_bytes_;
     std::uint32_t ip_;
     bool udp_checksum_;
+    // 1: each frame's IPv4 identification is the next; 0 (path_ids): every frame's is 0, so
+    // that a packet no switch stamped reads as carrying no path ID.
+    std::uint16_t ip_id_step_ = 1;
+    std::uint16_t next_ip_id() noexcept {
+        const std::uint16_t id = ip_id_;
+        ip_id_ += ip_id_step_;
+        return id;
+    }
 };
 
 }  // namespace uet

@@ -48,7 +48,8 @@ inline std::size_t frame_builder::copy_run_frame(const std::uint8_t* first, std:
                                                  std::span<std::uint8_t> buf) {
     constexpr std::size_t header = wire::plain_request_template::header_bytes;
     if (buf.size() < header + payload.size()) return 0;
-    wire::write_next_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn, ar, offset);
+    wire::write_next_request_frame(buf.data(), first, ip_sum, next_ip_id(), entropy, psn, ar,
+                                   offset);
     if (!payload.empty()) std::memcpy(buf.data() + header, payload.data(), payload.size());
     return header + payload.size();
 }
@@ -72,8 +73,8 @@ inline std::size_t frame_builder::copy_single_packet_run_frame(const std::uint8_
     if (buf.size() < header + m.length) return 0;
     const wire::single_packet_request_fields own{m.message_id, m.fields.buffer_offset,
                                                  m.fields.memory_key, m.fields.header_data};
-    wire::write_next_single_packet_request_frame(buf.data(), first, ip_sum, ip_id_++, entropy, psn,
-                                                 ar, own);
+    wire::write_next_single_packet_request_frame(buf.data(), first, ip_sum, next_ip_id(), entropy,
+                                                 psn, ar, own);
     copy_payload(buf.data() + header, m.data, m.length);
     return header + m.length;
 }

@@ -12,6 +12,7 @@ namespace uet {
 struct rx_context {
     std::uint32_t peer = none;
     std::uint16_t entropy = 0;
+    std::uint16_t ip_id = 0;  // the IPv4 identification: a path ID (engine_config::path_ids)
     bool ce = false;
     std::size_t frame_bytes = 0;
     std::uint64_t now = 0;

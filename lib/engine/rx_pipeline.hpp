@@ -81,6 +81,7 @@ class rx_pipeline {
         ses::segment seg;
         std::uint32_t bytes = 0;  // the frame's payload (seg.length and any padding)
         std::uint16_t entropy = 0;
+        std::uint16_t ip_id = 0;
         bool ce = false;
     };
     static constexpr std::size_t max_run = 32;
@@ -123,6 +124,7 @@ class rx_pipeline {
     rx_context run_context(const rx_context& rx, std::size_t i) const noexcept {
         rx_context at = rx;
         at.entropy = run_[i].entropy;
+        at.ip_id = run_[i].ip_id;
         at.ce = run_[i].ce;
         return at;
     }

@@ -76,6 +76,7 @@ std::size_t rx_pipeline::check_batch(const engine_core& core, std::size_t predic
         wire::load_request_changes(x.pds_at, r.pds);
         r.bytes = bytes;
         r.entropy = x.src_port;
+        r.ip_id = x.ip_id;
         r.ce = ce;
         run_payloads_[i] = x.payload;
     };
@@ -160,6 +161,7 @@ void rx_pipeline::receive_one(engine_impl& e, std::span<const std::uint8_t> fram
     rx_context rx;
     rx.peer = e.peers_.source(v.eth.src, v.ip.src);
     rx.entropy = v.udp->sport;
+    rx.ip_id = v.ip.id;
     rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
     rx.now = e.core_.now;
@@ -197,6 +199,7 @@ bool rx_pipeline::read_one_plain(engine_impl& e, std::span<const std::uint8_t> f
     rx_context rx;
     rx.peer = e.peers_.source(f.src_mac, f.src_ip);
     rx.entropy = f.src_port;
+    rx.ip_id = f.ip_id;
     rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
     rx.frame_bytes = frame.size();
     rx.now = e.core_.now;

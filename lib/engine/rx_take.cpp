@@ -127,6 +127,9 @@ void rx_pipeline::accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx
         return;
     }
     p.rx.accept_run(run_[0].pds.psn, static_cast<std::uint32_t>(n));
+    if (e.paths_.on())
+        for (std::size_t i = 0; i < n; ++i)
+            e.paths_.on_accepted(e, p, run_[i].pds.psn, run_context(rx, i));
     if (ce) p.ce_since_ack = true;
     const bool first = p.counters.acks_sent == 0;
     std::size_t trigger = n;

@@ -113,6 +113,7 @@ pds::pdc* rx_pipeline::target_for(engine_impl& e, const rx_context& rx,
     p->last_activity_ns = rx.now;
     p->owed_stamp = e.answers_.next_stamp();
     e.pdcs_.insert_syn(rx.peer, h.spdcid, p->index);
+    e.paths_.open(*p);
     e.core_.timers.schedule(p->idle_timer, rx.now + e.core_.cfg.pdc_target_idle_ns);
     ++e.core_.counters.target_pdcs_opened;
     created = true;
@@ -198,6 +199,7 @@ void rx_pipeline::on_request(engine_impl& e, const rx_context& rx,
 void rx_pipeline::on_accepted(engine_impl& e, pds::pdc& p, const wire::pds_rud_rod_request& h,
                               std::uint32_t bytes, bool created, const rx_context& rx) {
     p.rx.accept(h.psn);
+    if (e.paths_.on()) e.paths_.on_accepted(e, p, h.psn, rx);
     if (rx.ce) p.ce_since_ack = true;
     // The first packet accepted (the first to arrive may have been out of order for ROD) is
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.

@@ -19,6 +19,8 @@ nack_slot slot_of(wire::nack_code code) noexcept {
         case nack_code::no_ses_msg_avail:
         case nack_code::no_resource:
             return nack_slot::no_resource;
+        case nack_code::rcvr_infer_loss:
+            return nack_slot::inferred_loss;
         default:
             return nack_slot::other;
     }
@@ -38,6 +40,8 @@ const char* nack_slot_name(nack_slot s) noexcept {
             return "psn_oor_window";
         case nack_slot::no_resource:
             return "no_resource";
+        case nack_slot::inferred_loss:
+            return "inferred_loss";
         case nack_slot::other:
         case nack_slot::count_:
             break;

@@ -18,7 +18,8 @@ enum class nack_slot : std::uint8_t {
     no_pdc_avail,
     rod_ooo,
     psn_oor_window,
-    no_resource,  // no packet buffer / SES message / generic resource
+    no_resource,    // no packet buffer / SES message / generic resource
+    inferred_loss,  // RCVR_INFER_LOSS: the target found a hole lost (path-ID loss detection)
     other,
     count_
 };

@@ -318,6 +318,7 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
     switch (slot_of(code)) {
         case nack_slot::trimmed:
         case nack_slot::trimmed_lasthop:
+        case nack_slot::inferred_loss:  // lost whole rather than trimmed: resent the same way
             if (e->state != tx_state::in_flight) return nack_action::ignored;
             // A NACK of the first transmission of a packet resent since asks for nothing new;
             // without the echo, one that comes back sooner than half the smallest RTT cannot be
@@ -327,7 +328,9 @@ nack_action pdc::on_nack(wire::nack_code code, psn_t psn, std::uint64_t now, tim
             if (e->resent && nack_retx < 0 && now - e->sent_ns < resend_guard(params) / 2)
                 return nack_action::ignored;
             e->deadline = no_deadline;
-            cc->on_nack(e->length, true, now);
+            // A loss found by path ID is one infer_losses() would find later, which tells the
+            // congestion control nothing: only sooner. A trim is a congestion signal.
+            if (slot_of(code) != nack_slot::inferred_loss) cc->on_nack(e->length, true, now);
             lb->on_nack(e->entropy);
             if (ordered) {
                 // The target drops everything after the hole: go back to it.

@@ -167,6 +167,7 @@ bool read_plain_request(std::span<const std::uint8_t> frame, plain_request& out)
     std::memcpy(out.src_mac.octets.data(), b + 6, 6);
     out.dscp = tos_dscp(ip[1]);
     out.ecn = ip[1] & 3;
+    out.ip_id = load_be16(ip + 4);
     out.src_port = load_be16(&datagram[0]);
     out.dst_port = load_be16(&datagram[2]);
     return true;
@@ -216,6 +217,7 @@ const plain_request* read_next_plain_request(std::span<const std::uint8_t> frame
     const std::uint8_t* b = frame.data();
     plain_request& r = t.reading;
     r.src_port = load_be16(b + udp_sport_at);
+    r.ip_id = load_be16(b + ip_id_at);
     load_request_changes(b + pds_at, r.pds);
     if (t.single_packet_messages) {
         r.ses.message_id = load_be16(b + ses_message_id_at);
@@ -259,6 +261,7 @@ std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> fr
         next_request_fields& f = out[n];
         f.payload = split ? rests[n].at : b + headers_size;
         f.src_port = load_be16(b + udp_sport_at);
+        f.ip_id = load_be16(b + ip_id_at);
         f.pds_at = b + pds_at;
         if constexpr (whole) {
             f.message_id = load_be16(b + ses_message_id_at);
@@ -273,6 +276,7 @@ std::size_t read_next_requests(std::span<const std::span<const std::uint8_t>> fr
     plain_request& r = t.reading;
     const next_request_fields& last = out[n - 1];
     r.src_port = last.src_port;
+    r.ip_id = last.ip_id;
     load_request_changes(last.pds_at, r.pds);
     if constexpr (whole) {
         r.ses.message_id = last.message_id;

@@ -30,6 +30,7 @@ struct plain_request {
     mac_address src_mac;
     std::uint32_t src_ip = 0, dst_ip = 0;  // host order
     std::uint8_t dscp = 0, ecn = 0;
+    std::uint16_t ip_id = 0;  // IPv4 identification (a path ID where switches stamp one)
     std::uint16_t src_port = 0, dst_port = 0;
     pds_rud_rod_request pds;
     ses_standard_fields ses;
@@ -81,6 +82,7 @@ struct next_request_fields {
     const std::uint8_t* pds_at;    // the frame's PDS request
     std::uint32_t message_offset;  // inside a message only
     std::uint16_t src_port;
+    std::uint16_t ip_id;
     // One-packet messages only: the SES fields of each message's own.
     std::uint16_t message_id;
     std::uint64_t buffer_offset, memory_key, header_data;

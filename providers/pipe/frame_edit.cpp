@@ -62,6 +62,13 @@ bool mark_ce(std::span<std::uint8_t> frame) noexcept {
     return true;
 }
 
+bool set_ip_id(std::span<std::uint8_t> frame, std::uint16_t id) noexcept {
+    const frame_layout l = locate(frame);
+    if (!l.ipv4()) return false;
+    rewrite_ip_word(&frame[l.ip], 4, id);
+    return true;
+}
+
 std::size_t trim_frame(std::span<std::uint8_t> frame, std::uint16_t keep,
                        std::uint8_t dscp) noexcept {
     const frame_layout l = locate(frame);

@@ -28,6 +28,11 @@ frame_layout locate(std::span<const std::uint8_t> frame) noexcept;
 // false, leaving the frame alone, for Not-ECT, CE already, or non-IPv4 frames.
 bool mark_ce(std::span<std::uint8_t> frame) noexcept;
 
+// Writes id into an IPv4 packet's identification and updates the header checksum (RFC 1624),
+// as a switch that stamps a path ID there does (the field means nothing to a datagram that is
+// not fragmented, RFC 6864). Returns false, leaving the frame alone, if it is not IPv4.
+bool set_ip_id(std::span<std::uint8_t> frame, std::uint16_t id) noexcept;
+
 // Trims an IPv4/UDP frame as a packet-trimming switch does: UDP payload cut to keep bytes
 // (clamped to what is there), DSCP set to dscp (ECN bits kept), IPv4 total length and header
 // checksum fixed, UDP length fixed, UDP checksum set to 0 (the switch does not recompute it),

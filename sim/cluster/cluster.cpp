@@ -64,6 +64,9 @@ engine_totals cluster::totals() const {
         t.repaths += c.pds.repaths;
         t.trimmed_received += c.pds.trimmed_received;
         t.duplicates += c.pds.duplicates;
+        t.inferred_losses +=
+            c.pds.nacks_sent[static_cast<std::size_t>(pds::nack_slot::inferred_loss)];
+        t.path_ids_out_of_range += c.path_ids_out_of_range;
         t.lb.reps_freezes += c.lb.reps_freezes;
         t.lb.reps_freezes_ended += c.lb.reps_freezes_ended;
         for (std::size_t r = 0; r < drop_reason_count; ++r)

@@ -27,6 +27,8 @@ struct engine_totals {
     std::uint64_t timeouts = 0, retransmits = 0, repaths = 0;
     std::uint64_t trimmed_received = 0, duplicates = 0;
     std::uint64_t go_back_rounds = 0, cnps = 0;  // RoCE (roce_cluster): go-back-N, DCQCN
+    // Path-ID loss detection: holes NACKed as lost, path IDs out of range.
+    std::uint64_t inferred_losses = 0, path_ids_out_of_range = 0;
     lb::lb_stats lb;
     std::array<std::uint64_t, drop_reason_count> drops{};  // frames the engines dropped, by reason
 };

@@ -363,6 +363,12 @@ bool fabric::admit_data(port& p, std::uint32_t s) {
     return admit_priority(p, s);
 }
 
+// The source leaf's path ID (topology::stamp_path_id): the uplink chosen, plus 1.
+void fabric::stamp_path(std::uint32_t s) noexcept {
+    const std::span<std::uint8_t> frame = whole(s, edit_scratch_);
+    if (pipe::set_ip_id(frame, static_cast<std::uint16_t>(meta_[s].uplink + 1))) put_back(s, frame);
+}
+
 void fabric::mark(port& p, std::uint32_t s) noexcept {
     const link_params& lp = *p.params;
     const std::uint64_t q = p.data_bytes;
@@ -437,8 +443,9 @@ void fabric::forward(std::uint32_t port_id, std::uint32_t s, std::uint64_t t) {
                 return;
             }
             const std::uint32_t leaf = leaf_of(port_id);
-            enqueue(leaf_of(dst) == leaf ? to_host_port(dst) : up_port(leaf, meta_[s].uplink), s,
-                    t);
+            if (leaf_of(dst) == leaf) return enqueue(to_host_port(dst), s, t);
+            if (topo_.stamp_path_id) stamp_path(s);
+            enqueue(up_port(leaf, meta_[s].uplink), s, t);
             return;
         }
         case port_kind::up: {

@@ -112,6 +112,12 @@ struct topology {
     // the next spine in turn (round robin per leaf), whatever its entropy, as switches that
     // spray do. false: ECMP, a hash of the flow's addresses and ports.
     bool leaf_spray = false;
+    // Path IDs for loss detection at the receiver (engine_config::path_ids): a source leaf
+    // writes the spine it sends a packet up to, plus 1, into the packet's IPv4 identification
+    // (header checksum patched), whether it sprays or hashes; packets that stay on their leaf
+    // are not stamped (0 is left as the sender wrote it, and means no path). A fat tree's
+    // source edge stamps the aggregation switch the same way. false: frames are not touched.
+    bool stamp_path_id = false;
 };
 
 // up/down: leaf<->spine (edge<->agg in a fat tree); agg_up/core_down: agg<->core.
@@ -294,6 +300,7 @@ class fabric {
     bool admit_data(port& p, std::uint32_t s);
     bool admit_priority(port& p, std::uint32_t s) noexcept;
     void mark(port& p, std::uint32_t s) noexcept;
+    void stamp_path(std::uint32_t s) noexcept;
     void account(port& p, std::uint64_t t) noexcept;
     void start_next(port& p, std::uint64_t t) noexcept;
     void finish_tx(port& p, std::uint64_t t) noexcept;

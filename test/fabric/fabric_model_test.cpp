@@ -14,6 +14,7 @@
 #include "fabric/fabric.hpp"
 #include "wire/bytes.hpp"
 #include "wire/frame.hpp"
+#include "wire/ipv4.hpp"
 
 namespace {
 
@@ -281,6 +282,48 @@ TEST(fabric_model, leaf_spray_spreads_a_fixed_tuple_evenly_and_keeps_local_traff
     EXPECT_EQ(drain(f).size(), 1600u);
     for (std::uint32_t s = 0; s < 8; ++s)
         EXPECT_EQ(f.spine_packets(s), 100u) << "spine " << s;
+}
+
+// Path IDs (topology::stamp_path_id): a frame sent up to spine s arrives with s + 1 in its IPv4
+// identification and a header checksum that still adds up; a frame that stays on its leaf, and
+// every frame without the option, arrives as sent.
+TEST(fabric_model, stamp_path_id_writes_the_spine_into_the_ip_identification) {
+    for (const bool stamp : {true, false}) {
+        auto t = small(2, 2, 8);
+        t.leaf_spray = true;
+        t.stamp_path_id = stamp;
+        t.carried_bytes = 256;  // stamped in the carried headers
+        fabric f(t);
+        frame_bytes across = make_frame(f, {.from = 0, .to = 2, .size = 1500});
+        frame_bytes local = make_frame(f, {.from = 1, .to = 0, .size = 1500});
+        for (int i = 0; i < 16; ++i) {
+            f.send(0, across, 0);
+            f.send(1, local, 0);
+        }
+        std::map<std::uint16_t, int> ids;  // identification of the frames that crossed: count
+        for (const arrival& a : drain(f)) {
+            const std::uint8_t* ip = &a.frame[14];
+            EXPECT_EQ(wire::ipv4_header_checksum(ip), 0);
+            const auto& sent = a.host == 2 ? across : local;
+            if (!stamp || a.host == 0) {
+                EXPECT_TRUE(std::equal(a.frame.begin(), a.frame.begin() + 256, sent.begin()));
+                continue;
+            }
+            ++ids[wire::load_be16(ip + 4)];
+            // Nothing else changed.
+            EXPECT_TRUE(std::equal(a.frame.begin(), a.frame.begin() + 18, sent.begin()));
+            EXPECT_TRUE(std::equal(a.frame.begin() + 20, a.frame.begin() + 24, sent.begin() + 20));
+            EXPECT_TRUE(std::equal(a.frame.begin() + 26, a.frame.begin() + 256, sent.begin() + 26));
+        }
+        if (stamp) {
+            ASSERT_EQ(ids.size(), 8u);  // sprayed round robin: IDs 1..8, twice each
+            for (const auto& [id, n] : ids) {
+                EXPECT_GE(id, 1);
+                EXPECT_LE(id, 8);
+                EXPECT_EQ(n, 2);
+            }
+        }
+    }
 }
 
 // ---- 3. queueing, ECN, trimming, priority ----

@@ -15,6 +15,7 @@
 #include "core/rx_window.hpp"
 #include "engine/request_index.hpp"
 #include "pds/pdc.hpp"
+#include "pipe/frame_edit.hpp"
 #include "ses/message.hpp"
 #include "ses/reassembly.hpp"
 #include "wire/frame.hpp"
@@ -1431,6 +1432,122 @@ TEST(engine, trimmed_packet_is_nacked_and_resent_without_a_timeout) {
     EXPECT_EQ(p.timeouts, 0u);
     EXPECT_EQ(f.b->counters().pds.trimmed_received, 1u);
     EXPECT_LT(f.h->now(), f.ca.rto_ns);
+}
+
+// ---- path-ID loss detection (engine_config::path_ids) ----
+
+// A sends one RUD message of `packets` full packets to B over two paths that a switch would
+// spray over: A's data frames go on path 1 and 2 in turn (path 2 is slower, so the paths
+// reorder), each stamped with its path's ID (plus id_offset: out of range when it is above B's
+// path_ids), and the drop-th (0-based; -1: none) is lost. Frames that arrive together are
+// handed over as one receive burst. B answers over a 2 us link.
+struct two_path_result {
+    bool completed = false;
+    std::uint64_t done_ns = 0;
+    engine_counters a, b;
+};
+
+two_path_result run_two_paths(std::uint32_t path_ids, int drop, std::uint16_t id_offset = 0,
+                              std::uint32_t packets = 16) {
+    const engine_config ca = endpoint_config(1, 41);
+    engine_config cb = endpoint_config(2, 42);
+    cb.path_ids = path_ids;
+    engine a(ca), b(cb);
+    const peer_id to_b = a.add_peer(cb.mac, cb.ip);
+    EXPECT_TRUE(a.post_send(to_b, delivery_mode::rud, message_bytes(0, packets * 4096), 7).ok());
+    std::multimap<std::uint64_t, std::vector<std::uint8_t>> to_a, to_b_frames;  // by arrival
+    std::uint64_t now = 0;
+    int data_frames = 0;
+    two_path_result r;
+    send_completion c[2];
+    received_message m;
+    while (now < 100'000'000) {
+        for (auto& f : drain_tx(a, now)) {
+            captured cap;
+            if (decode(f, cap) && cap.pkt.ses) {
+                const int path = data_frames % 2;
+                if (data_frames++ == drop) continue;
+                pipe::set_ip_id(f, static_cast<std::uint16_t>(path + 1 + id_offset));
+                to_b_frames.emplace(now + (path == 0 ? 2'000 : 5'000), std::move(f));
+            } else {
+                to_b_frames.emplace(now + 2'000, std::move(f));
+            }
+        }
+        for (auto& f : drain_tx(b, now))
+            to_a.emplace(now + 2'000, std::move(f));
+        if (a.poll_send_completions(c) == 1) {
+            r.completed = c[0].result.ok();
+            r.done_ns = now;
+            break;
+        }
+        while (b.poll_received(m))
+            b.release(m.handle);
+        std::uint64_t next = std::min(a.next_deadline(), b.next_deadline());
+        if (!to_a.empty()) next = std::min(next, to_a.begin()->first);
+        if (!to_b_frames.empty()) next = std::min(next, to_b_frames.begin()->first);
+        now = std::max(now, next);
+        std::vector<std::span<const std::uint8_t>> burst;
+        for (auto it = to_b_frames.begin(); it != to_b_frames.end() && it->first <= now; ++it)
+            burst.emplace_back(it->second);
+        b.receive_burst(burst, now);
+        to_b_frames.erase(to_b_frames.begin(), to_b_frames.upper_bound(now));
+        for (auto it = to_a.begin(); it != to_a.end() && it->first <= now; it = to_a.erase(it))
+            a.receive(it->second, now);
+        a.advance(now);
+        b.advance(now);
+    }
+    r.a = a.counters();
+    r.b = b.counters();
+    return r;
+}
+
+std::uint64_t inferred_nacks(const engine_counters& c) {
+    return c.pds.nacks_sent[static_cast<std::size_t>(pds::nack_slot::inferred_loss)];
+}
+
+// The 14th of 16 packets is lost: too few follow it for the sender's SACK rule (ooo_threshold
+// transmissions after it), so without path IDs only the retransmit timeout finds it. With
+// them, the two packets after it (one on each path) show it lost: B NACKs it once, A resends it
+// and the message completes within a few round trips, long before any timeout.
+TEST(engine, path_ids_nack_a_lost_packet_before_the_retransmit_timeout) {
+    const two_path_result with = run_two_paths(2, 13);
+    ASSERT_TRUE(with.completed);
+    EXPECT_EQ(inferred_nacks(with.b), 1u);
+    EXPECT_EQ(with.a.pds.nacks_received_of(pds::nack_slot::inferred_loss), 1u);
+    EXPECT_EQ(with.a.pds.retransmitted(retx_cause::nack), 1u);
+    EXPECT_EQ(with.a.pds.timeouts, 0u);
+    EXPECT_EQ(with.b.pds.duplicates, 0u);  // nothing resent that had arrived
+    EXPECT_LT(with.done_ns, endpoint_config(1, 41).rto_min_ns);
+
+    const two_path_result without = run_two_paths(0, 13);
+    ASSERT_TRUE(without.completed);
+    EXPECT_EQ(inferred_nacks(without.b), 0u);
+    EXPECT_EQ(without.a.pds.retransmitted(retx_cause::nack), 0u);
+    EXPECT_GE(without.a.pds.timeouts, 1u);
+    EXPECT_GE(without.done_ns, endpoint_config(1, 41).rto_min_ns);
+    std::printf("packet 14 of 16 lost: message done at %.1f us with path IDs, %.1f us without\n",
+                with.done_ns / 1e3, without.done_ns / 1e3);
+}
+
+// With nothing lost, the slower path's packets arrive after later ones of the faster path
+// (holes that are not losses): no NACK, nothing resent, and the message takes as long as
+// without path IDs. Path IDs beyond path_ids (a hostile or misconfigured network) are counted
+// and ignored: nothing NACKed, even for a real loss, which is then the sender's to find.
+TEST(engine, path_ids_change_nothing_without_loss_and_out_of_range_ids_are_ignored) {
+    const two_path_result with = run_two_paths(2, -1, 0, 64);
+    const two_path_result without = run_two_paths(0, -1, 0, 64);
+    ASSERT_TRUE(with.completed && without.completed);
+    EXPECT_EQ(inferred_nacks(with.b), 0u);
+    EXPECT_EQ(with.b.path_ids_out_of_range, 0u);
+    for (const auto cause : {retx_cause::nack, retx_cause::sack, retx_cause::timeout})
+        EXPECT_EQ(with.a.pds.retransmitted(cause), 0u);
+    EXPECT_EQ(with.done_ns, without.done_ns);
+
+    const two_path_result hostile = run_two_paths(2, 13, 2);
+    ASSERT_TRUE(hostile.completed);
+    EXPECT_EQ(inferred_nacks(hostile.b), 0u);
+    EXPECT_EQ(hostile.b.path_ids_out_of_range, 16u);  // every data packet that arrived
+    EXPECT_GE(hostile.a.pds.timeouts, 1u);
 }
 
 TEST(engine, ecn_ce_is_echoed_in_the_ack) {

@@ -174,6 +174,18 @@ ok --topology fattree --hosts 100 --workload incast --incast-degree 8 --size 64K
 grep -q '^topology    fattree: k 8, 128 hosts (4 an edge)' "$dir/ok.out" || fail "--hosts 100: $(cat "$dir/ok.out")"
 ok --workload cm --matrix "$dir/m.cm" --csv "$dir/m.csv"
 grep -q '^1,3,9,1000000,10000,' "$dir/m.csv" || fail ".cm start in us: $(cat "$dir/m.csv")"
+# Switch spraying with path IDs, small queues and no trimming: packets are dropped, and the
+# receivers find (nearly) all of them lost by path ID.
+ok --leaves 4 --hosts-per-leaf 4 --spines 4 --size 1MB --trim off --queue 24KB --lb static \
+    --switch-spray on --path-id on --summary-csv "$dir/pid.csv"
+grep -q '^policies    lb static, cc nscc, mode rud, seed 1, switch spray, path IDs$' "$dir/ok.out" ||
+    fail "--path-id policies: $(cat "$dir/ok.out")"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i }
+         NR == 2 { drops = $col["drops"]; found = $col["path_id_nacks"] }
+         END { exit !(drops > 0 && found > drops / 2 && found <= drops) }' "$dir/pid.csv" ||
+    fail "--path-id found too few losses: $(cat "$dir/pid.csv")"
+grep -q 'losses found by path ID [1-9][0-9]* (path IDs out of range 0)' "$dir/ok.out" ||
+    fail "--path-id engines line: $(cat "$dir/ok.out")"
 ok --help
 ok sweep --help
 echo "ok: every option parses"
@@ -255,6 +267,11 @@ bad "--speed: '300'" --speed 300
 bad "--leaves: 'two'" --leaves two
 bad "--hop-latency: '1 parsec'" --hop-latency "1 parsec"
 bad "--trim: unknown setting 'maybe'" --trim maybe
+bad "--switch-spray: unknown setting 'yes'" --switch-spray yes
+bad "--path-id: unknown setting '1'" --path-id 1
+bad "--path-id: UET only" --transport roce --path-id on
+bad "--path-id: leaf-spine only" --topology fattree --k 4 --path-id on
+bad "--path-id: at most 64 spines" --spines 65 --path-id on
 bad "--load: '1.5' is not a fraction" --load 1.5
 bad "--load: not with a matrix" --matrix "$dir/plain.txt" --load 0.5
 bad "--sample: must be > 0" --sample 0

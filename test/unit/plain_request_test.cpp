@@ -176,6 +176,7 @@ void compare(std::span<const std::uint8_t> frame, bool must_accept, tally& t) {
     EXPECT_EQ(p.dst_ip, v.ip.dst);
     EXPECT_EQ(p.dscp, v.ip.dscp);
     EXPECT_EQ(p.ecn, v.ip.ecn);
+    EXPECT_EQ(p.ip_id, v.ip.id);
     EXPECT_EQ(p.src_port, v.udp->sport);
     EXPECT_EQ(p.dst_port, v.udp->dport);
     EXPECT_EQ(p.pds, *req);
@@ -250,7 +251,7 @@ TEST(plain_request, refuses_what_the_engine_must_not_take_in_one_pass) {
 
 bool same(const plain_request& a, const plain_request& b) {
     return a.src_mac == b.src_mac && a.src_ip == b.src_ip && a.dst_ip == b.dst_ip &&
-           a.dscp == b.dscp && a.ecn == b.ecn && a.src_port == b.src_port &&
+           a.dscp == b.dscp && a.ecn == b.ecn && a.ip_id == b.ip_id && a.src_port == b.src_port &&
            a.dst_port == b.dst_port && a.pds == b.pds && a.ses == b.ses &&
            a.payload.data() == b.payload.data() && a.payload.size() == b.payload.size();
 }
