@@ -1,5 +1,7 @@
 // api_errors: every error names its cause, leaves the target memory untouched, and the endpoint
 // keeps working afterwards.
+#include <sys/mman.h>
+
 #include <algorithm>
 
 #include "api_helpers.hpp"
@@ -359,6 +361,48 @@ TEST_F(errors, bad_arguments) {
     EXPECT_EQ(w.eps[0].inject(w.peers[1], big), errc::message_too_long);
     EXPECT_EQ(w.cqs[0].size(), 0u);
     still_works();
+}
+
+// A rendezvous send whose target gives up on its pull (its reads wait longer for their answers
+// than it allows, the responses crawling over a slow link) is answered with an error while the
+// initiator's engine is still sending read responses cut from the send's buffer. The send must
+// complete only once none is left: the application may unmap the buffer as soon as it has the
+// completion (the API peer of run_tap.sh died of exactly this, SIGSEGV in its next group).
+// Pages of its own for a send's buffer, so that the test can take every access to them away.
+struct mapping {
+    explicit mapping(std::size_t n)
+        : size(n),
+          at(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
+    ~mapping() {
+        if (at != MAP_FAILED) munmap(at, size);
+    }
+    std::span<std::byte> bytes() const { return {static_cast<std::byte*>(at), size}; }
+    std::size_t size;
+    void* at;
+};
+
+TEST(errors_rendezvous, failed_pull_completes_after_the_read_responses) {
+    fabric_attr fa;
+    fa.mtu = 8192;
+    // One read's answer (4 MiB) takes ~1.1 s: of the 8 reads a pull keeps in flight, the last
+    // ones wait longer than the 5 s an answer is awaited (answer_timeout), and the pull fails.
+    fa.impairments.rate_gbps = 0.03;
+    world w(fa, 2, endpoint_attr{.job_id = job});
+    mapping src(64u << 20);
+    ASSERT_NE(src.at, MAP_FAILED);
+    fill(src.bytes(), 8);
+    std::vector<std::byte> got(src.size);
+    ASSERT_FALSE(w.eps[1].recv(got, nullptr));
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], src.bytes(), nullptr));
+    EXPECT_EQ(wait_error(w.cqs[1]).error, errc::retry_limit);
+    const completion s = wait_error(w.cqs[0]);
+    EXPECT_EQ(s.error, errc::remote_error) << s.error.message();
+    EXPECT_EQ(w.eps[1].counters().rendezvous, 1u);
+    // The application takes its buffer back: from here on, any access to it faults.
+    ASSERT_EQ(mprotect(src.at, src.size, PROT_NONE), 0);
+    for (int i = 0; i < 1'000'000 && w.fab.progress(); ++i) {
+    }
+    EXPECT_FALSE(w.fab.progress());  // everything settled
 }
 
 }  // namespace
