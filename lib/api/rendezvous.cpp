@@ -28,13 +28,16 @@ bool rendezvous::register_send(endpoint_impl& ep, op& o, std::uint32_t index) {
     return false;
 }
 
-void rendezvous::read_served(endpoint_impl& ep, std::uint32_t index) {
+void rendezvous::read_served(endpoint_impl& ep, std::uint32_t index, const status& result) {
     if (index >= ep.ops.size()) return;
     op& o = ep.ops[index];
     if (!o.in_use || o.kind != op_kind::send || o.rendezvous_key == 0 || o.reads_served == 0)
         return;
+    --o.reads_served;
+    // Fails the send if it waits for its answer, and completes it if that was its last wait.
+    if (!result.ok()) ep.requests.fail_peer(ep, o.engine_peer, failure_errc(result));
     // The last one lets a send that is over complete (advance_op finds it so again).
-    if (--o.reads_served == 0 && o.in_flight == 0) ep.advance_op(index);
+    if (o.in_use && o.reads_served == 0 && o.in_flight == 0) ep.advance_op(index);
 }
 
 bool rendezvous::release_send(endpoint_impl& ep, op& o) {

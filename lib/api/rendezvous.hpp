@@ -48,7 +48,9 @@ class rendezvous {
     // still be in the engine (a retransmission reads the buffer again) when the target answers
     // the send, an error above all: a target that gave up on its pull answers without waiting
     // for what is on its way. The send completes only once the last one is done with.
-    void read_served(endpoint_impl& ep, std::uint32_t index);
+    // A response the engine gave up on (result) means the target is gone: the send's answer
+    // will not come either (request_tracker::fail_peer).
+    void read_served(endpoint_impl& ep, std::uint32_t index, const status& result);
     // The send is over: its region goes, so no read is served from it any more. True while
     // responses cut from its buffer are still in the engine: its completion waits for them.
     bool release_send(endpoint_impl& ep, op& o);
