@@ -43,7 +43,8 @@ namespace uet::detail {
 
 // Engine contexts: a record's index; op_context | an operation's index (a send's message without a
 // record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
-// response message of ours).
+// response message of ours); response_context | op_context | a rendezvous send's index (the
+// response to a read of its buffer, rendezvous::read_served).
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 
@@ -358,7 +359,7 @@ inline void endpoint_impl::finish(std::uint32_t index) {
     } else {
         fill_completion(o, cq->push_reserved());
     }
-    if (o.rendezvous_key != 0) domain->regions.remove(o.rendezvous_key);
+    if (o.rendezvous_key != 0) rdv.release_send(*this, o);
     ops.release(index);
 }
 
@@ -386,6 +387,9 @@ inline void endpoint_impl::advance_op(std::uint32_t index) {
         return;
     }
     if (o.kind == op_kind::recv && o.pulling) rdv.end_pull(*this, o);
+    // A rendezvous send waits for the read responses still cut from its buffer.
+    if (o.rendezvous_key != 0 && rdv.release_send(*this, o)) [[unlikely]]
+        return;
     finish(index);
 }
 

@@ -67,7 +67,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       records(4096),
       queues(at.rx_depth, at.max_unexpected),
       multi_recvs(ec.max_rx_messages),
-      rdv(at.max_deferred),
+      rdv(at.max_deferred, at.tx_depth + at.rx_depth),
       completions(64),
       received(16) {
     unsignaled.configure(*this, at, ec);

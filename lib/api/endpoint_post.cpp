@@ -81,7 +81,7 @@ inline std::error_code endpoint_impl::post_send(peer_addr to, std::span<const st
     using wire::ses_opcode;
     if (mode != delivery_mode::uud && buf.size() >= attr.rendezvous_threshold) {
         o.opcode = tagged ? ses_opcode::rendezvous_tsend : ses_opcode::rendezvous_send;
-        if (!rdv.register_send(*this, o)) {
+        if (!rdv.register_send(*this, o, index)) {
             ops.release(index);
             if (!inject) cq->unreserve();
             return errc::again;

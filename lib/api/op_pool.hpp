@@ -93,6 +93,9 @@ struct op_cold {
     std::uint16_t origin_message_id = 0;
     std::uint64_t origin_answer_token = 0;  // the engine's, to answer it (answers in ACKs)
     std::uint32_t origin_request_pdc = 0;   // the engine's, to answer it (held answers)
+    // a rendezvous send (rendezvous_key set): read responses cut from its buffer that are still
+    // in the engine (rendezvous::register_send sets it)
+    std::uint32_t reads_served = 0;
 };
 
 // A cleared hot part, copied from here: `= op_hot{}` built the value on the stack and copied it

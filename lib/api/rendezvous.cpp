@@ -14,13 +14,35 @@ bool rendezvous::still_there(const endpoint_impl& ep, const deferred_send& d) no
     return ep.eng && ep.eng->peer_ip(d.peer) == d.ip;
 }
 
-bool rendezvous::register_send(endpoint_impl& ep, op& o) {
+bool rendezvous::register_send(endpoint_impl& ep, op& o, std::uint32_t index) {
     // The target pulls the bytes with reads of a region registered for the send's duration;
     // it grants remote reads only, so nothing writes through the pointer.
     o.rendezvous_key =
         ep.domain->regions.add(reinterpret_cast<std::uint8_t*>(const_cast<std::byte*>(o.src)),
                                o.len, ses::mr_remote_read, ep.attr.job_id);
-    return o.rendezvous_key != 0;
+    o.reads_served = 0;
+    if (o.rendezvous_key == 0) return false;
+    if (sends_.insert(o.rendezvous_key, index)) return true;
+    ep.domain->regions.remove(o.rendezvous_key);
+    o.rendezvous_key = 0;
+    return false;
+}
+
+void rendezvous::read_served(endpoint_impl& ep, std::uint32_t index, const status& result) {
+    if (index >= ep.ops.size()) return;
+    op& o = ep.ops[index];
+    if (!o.in_use || o.kind != op_kind::send || o.rendezvous_key == 0 || o.reads_served == 0)
+        return;
+    --o.reads_served;
+    // Fails the send if it waits for its answer, and completes it if that was its last wait.
+    if (!result.ok()) ep.requests.fail_peer(ep, o.engine_peer, failure_errc(result));
+    // The last one lets a send that is over complete (advance_op finds it so again).
+    if (o.in_use && o.reads_served == 0 && o.in_flight == 0) ep.advance_op(index);
+}
+
+bool rendezvous::release_send(endpoint_impl& ep, op& o) {
+    if (sends_.erase(o.rendezvous_key)) ep.domain->regions.remove(o.rendezvous_key);
+    return o.reads_served != 0;
 }
 
 void rendezvous::start_pull(endpoint_impl& ep, std::uint32_t index, received_message& m) {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "api/op_pool.hpp"
+#include "core/flat_map.hpp"
 #include "engine/engine.hpp"
 #include "ses/matching.hpp"
 #include "uet/uet.hpp"
@@ -31,11 +32,28 @@ struct deferred_send {
 
 class rendezvous {
   public:
-    explicit rendezvous(std::size_t max_deferred) : deferred_sends_(max_deferred) {}
+    // max_sends: the endpoint's operations (each may be a rendezvous send).
+    rendezvous(std::size_t max_deferred, std::size_t max_sends)
+        : deferred_sends_(max_deferred), sends_(max_sends) {}
 
     // The region a rendezvous send's target pulls from, registered for its duration: false if
     // it could not be.
-    bool register_send(endpoint_impl& ep, op& o);
+    bool register_send(endpoint_impl& ep, op& o, std::uint32_t index);
+    // The rendezvous send whose region has this key, or none.
+    std::uint32_t send_of(std::uint64_t key) const noexcept {
+        const auto index = sends_.find(key);
+        return index ? *index : none;
+    }
+    // The responses to the target's reads are cut from the send's buffer, by reference, and may
+    // still be in the engine (a retransmission reads the buffer again) when the target answers
+    // the send, an error above all: a target that gave up on its pull answers without waiting
+    // for what is on its way. The send completes only once the last one is done with.
+    // A response the engine gave up on (result) means the target is gone: the send's answer
+    // will not come either (request_tracker::fail_peer).
+    void read_served(endpoint_impl& ep, std::uint32_t index, const status& result);
+    // The send is over: its region goes, so no read is served from it any more. True while
+    // responses cut from its buffer are still in the engine: its completion waits for them.
+    bool release_send(endpoint_impl& ep, op& o);
     // Receive `index` takes the rendezvous send m, whose eager bytes are in place: it pulls the
     // rest.
     void start_pull(endpoint_impl& ep, std::uint32_t index, received_message& m);
@@ -62,6 +80,7 @@ class rendezvous {
     static bool still_there(const endpoint_impl& ep, const deferred_send& d) noexcept;
 
     ses::bounded_fifo<deferred_send> deferred_sends_;
+    pds::flat_map sends_;  // rendezvous region key -> the send's operation
 };
 
 }  // namespace uet::detail

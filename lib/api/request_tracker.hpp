@@ -12,6 +12,11 @@ namespace uet::detail {
 
 struct endpoint_impl;
 
+// The error of an operation whose message the PDS gave up on.
+inline errc failure_errc(const status& s) noexcept {
+    return s.code == status_code::peer_unreachable ? errc::peer_unreachable : errc::retry_limit;
+}
+
 class request_tracker {
   public:
     // Inline in process(), their one caller: once per sent message.

@@ -24,8 +24,7 @@ void request_tracker::on_record_done(endpoint_impl& ep, std::uint32_t rec,
     message_record& r = ep.records[rec];
     r.pds_done = true;
     if (!c.result.ok()) {
-        const errc e = c.result.code == status_code::peer_unreachable ? errc::peer_unreachable
-                                                                      : errc::retry_limit;
+        const errc e = failure_errc(c.result);
         if (r.op != none) ep.fail(ep.ops[r.op], e);
         r.error = e;
         r.response_done = true;  // none will come

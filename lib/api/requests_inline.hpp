@@ -9,6 +9,10 @@ inline void request_tracker::on_send_completion(endpoint_impl& ep, const send_co
     if (c.unsignaled) [[unlikely]]
         return ep.unsignaled.on_completion(ep, c);
     if (c.context & response_context) {
+        // A read response cut from a rendezvous send's buffer: response_context | op_context |
+        // the send (responder::on_read).
+        if (c.context & op_context) [[unlikely]]
+            return ep.rdv.read_served(ep, static_cast<std::uint32_t>(c.context), c.result);
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) ep.responses.free_buffer(buffer);
         return;

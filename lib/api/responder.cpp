@@ -56,20 +56,23 @@ void responder::respond(endpoint_impl& ep, const received_message& m, ses_return
     respond_as_message(ep, m, rc, data, modified, buffer);
 }
 
-void responder::respond_as_message(endpoint_impl& ep, const received_message& m, ses_return_code rc,
+bool responder::respond_as_message(endpoint_impl& ep, const received_message& m, ses_return_code rc,
                                    std::span<const std::uint8_t> data, std::uint32_t modified,
-                                   std::uint32_t buffer) {
+                                   std::uint32_t buffer, std::uint32_t send) {
     ses_fields f;
     f.response = true;
     f.return_code = rc;
     f.job_id = m.ses->job_id;
     f.message_id = m.message_id;
     f.request_length = modified;
-    const status st = ep.eng->post_response(m, f, data, response_context | buffer);
+    const std::uint64_t context =
+        send != none ? response_context | op_context | send : response_context | buffer;
+    const status st = ep.eng->post_response(m, f, data, context);
     if (!st.ok()) {
         ++ep.counters.unanswerable;
         if (buffer != none) free_buffers_.push_back(buffer);
     }
+    return st.ok();
 }
 
 // ---- RMA and atomics on our regions ----
@@ -142,8 +145,13 @@ void responder::on_read(endpoint_impl& ep, received_message& m) {
         ++ep.counters.rejected_key;
         return respond(ep, m, rc);
     }
-    // Zero copy: the response's packets are cut straight from the region.
-    respond(ep, m, rc, {where, length}, length);
+    // Zero copy: the response's packets are cut straight from the region. A rendezvous send's
+    // region is its buffer, which the send keeps until the response is done with.
+    const std::uint32_t send = ep.rdv.send_of(m.ses->memory_key);
+    if (send == none || length == 0 || m.mode == delivery_mode::uud)
+        return respond(ep, m, rc, {where, length}, length);
+    if (respond_as_message(ep, m, rc, {where, length}, length, none, send))
+        ++ep.ops[send].reads_served;
 }
 
 void responder::on_atomic(endpoint_impl& ep, received_message& m) {

@@ -24,10 +24,12 @@ class responder {
     void respond(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
                  std::span<const std::uint8_t> data = {}, std::uint32_t modified = 0,
                  std::uint32_t buffer = none);
-    // respond() once the answer is known to need a message of its own.
-    void respond_as_message(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
+    // respond() once the answer is known to need a message of its own; false if the engine
+    // refused it. send: the rendezvous send whose buffer data is cut from (its completion names
+    // it), else none.
+    bool respond_as_message(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
                             std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer);
+                            std::uint32_t buffer, std::uint32_t send = none);
     // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
     // delivery (responder_inline.hpp), once per message.
     void answer_ok(endpoint_impl& ep, const received_message& m, std::uint32_t modified);

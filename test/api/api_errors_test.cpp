@@ -1,6 +1,9 @@
 // api_errors: every error names its cause, leaves the target memory untouched, and the endpoint
 // keeps working afterwards.
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <optional>
 
 #include "api_helpers.hpp"
 
@@ -359,6 +362,83 @@ TEST_F(errors, bad_arguments) {
     EXPECT_EQ(w.eps[0].inject(w.peers[1], big), errc::message_too_long);
     EXPECT_EQ(w.cqs[0].size(), 0u);
     still_works();
+}
+
+// Pages of their own for a send's buffer, so that a test can take every access to them away.
+struct mapping {
+    explicit mapping(std::size_t n)
+        : size(n),
+          at(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
+    ~mapping() {
+        if (at != MAP_FAILED) munmap(at, size);
+    }
+    std::span<std::byte> bytes() const { return {static_cast<std::byte*>(at), size}; }
+    std::size_t size;
+    void* at;
+};
+
+// A rendezvous send from eps[0] to eps[1], whose receive is posted, and the application taking
+// the send's buffer back once it has the completion.
+class errors_rendezvous : public ::testing::Test {
+  protected:
+    void start(double rate_gbps, std::size_t size) {
+        fabric_attr fa;
+        fa.mtu = 8192;
+        fa.impairments.rate_gbps = rate_gbps;
+        src.emplace(size);
+        ASSERT_NE(src->at, MAP_FAILED);
+        fill(src->bytes(), size);
+        got.resize(size);
+        w.emplace(fa, 2, endpoint_attr{.job_id = job});
+        ASSERT_FALSE(w->eps[1].recv(got, nullptr));
+        ASSERT_FALSE(w->eps[0].send(w->peers[1], src->bytes(), nullptr));
+    }
+    // From here on, any access to the buffer faults; nothing may be left to do.
+    void take_back_and_settle() {
+        ASSERT_EQ(mprotect(src->at, src->size, PROT_NONE), 0);
+        for (int i = 0; i < 1'000'000 && w->fab.progress(); ++i) {
+        }
+        EXPECT_FALSE(w->fab.progress());
+    }
+
+    std::optional<mapping> src;
+    std::vector<std::byte> got;
+    std::optional<world> w;  // goes first
+};
+
+// A rendezvous send whose target gives up on its pull (its reads wait longer for their answers
+// than it allows, the responses crawling over a slow link) is answered with an error while the
+// initiator's engine is still sending read responses cut from the send's buffer. The send must
+// complete only once none is left: the application may unmap the buffer as soon as it has the
+// completion (the API peer of run_tap.sh died of exactly this, SIGSEGV in its next group).
+TEST_F(errors_rendezvous, failed_pull_completes_after_the_read_responses) {
+    // One read's answer (4 MiB) takes ~1.1 s: of the 8 reads a pull keeps in flight, the last
+    // ones wait longer than the 5 s an answer is awaited (answer_timeout), and the pull fails.
+    ASSERT_NO_FATAL_FAILURE(start(0.03, 64u << 20));
+    EXPECT_EQ(wait_error(w->cqs[1]).error, errc::retry_limit);
+    const completion s = wait_error(w->cqs[0]);
+    // The target's answer, or (the slow link's RTT is beyond rto_max) the initiator's engine
+    // giving up on a response first.
+    EXPECT_TRUE(s.error == errc::remote_error || s.error == errc::retry_limit) << s.error.message();
+    EXPECT_EQ(w->eps[1].counters().rendezvous, 1u);
+    take_back_and_settle();
+}
+
+// The target of a rendezvous send closes in the middle of its pull: the responses to its reads
+// go unacknowledged until the initiator's engine gives up on them, and then the send, whose
+// answer will never come, fails rather than waiting forever (and only then: its buffer is in
+// those responses).
+TEST_F(errors_rendezvous, target_gone_mid_pull_fails_the_send) {
+    ASSERT_NO_FATAL_FAILURE(start(1, 16u << 20));
+    for (int i = 0; i < 1'000'000 && w->eps[1].counters().rendezvous == 0; ++i)
+        ASSERT_TRUE(w->fab.progress());
+    ASSERT_EQ(w->eps[1].counters().rendezvous, 1u);
+    w->eps[1].close();
+    completion c;
+    const std::error_code ec = w->cqs[0].wait(c);
+    ASSERT_NE(ec, errc::again) << "the send never completed";
+    EXPECT_EQ(ec, errc::retry_limit) << ec.message();
+    take_back_and_settle();
 }
 
 }  // namespace

@@ -42,6 +42,12 @@ class client_phase {
     // timeout.
     template <class Post, class Done>
     bool run_ops(const char* what, std::size_t n, std::size_t window, Post post, Done done);
+    // A group that stops with operations outstanding: they still read or write its buffers,
+    // which go when it returns, so the endpoint (its engine with it) goes first. False.
+    bool abandon() {
+        s_.close_endpoint();
+        return false;
+    }
     uet::memory_region register_source(std::span<std::byte> buf);
     bool group_sends(bool tagged);
     bool group_writes();
@@ -88,7 +94,7 @@ bool client_phase::run_ops(const char* what, std::size_t n, std::size_t window, 
             if (ec == uet::errc::again || ec == uet::errc::cq_full) break;
             if (ec) {
                 s_.say("FAIL posting %s %zu: %s", what, posted, ec.message().c_str());
-                return false;
+                return abandon();
             }
             ++posted;
         }
@@ -100,7 +106,7 @@ bool client_phase::run_ops(const char* what, std::size_t n, std::size_t window, 
                 s_.o.timeout_s, what, completed, n, (unsigned long long)ec.stale_responses,
                 (unsigned long long)ec.unanswerable, (unsigned long long)ec.retransmits,
                 (unsigned long long)ec.pdcs_failed);
-            return false;
+            return abandon();
         }
         auto c = s_.next(ms(100));
         if (!c) continue;
