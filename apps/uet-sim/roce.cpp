@@ -43,10 +43,14 @@ sim::roce_cluster_config roce_config(const options& o, const netmodel::topology&
     c.fabric.nic_backlog_bytes = 2 * (std::uint64_t{o.mtu} + 100);  // about two frames queued
     // The local ACK timeout: twice the round trip with every queue on the longest path full
     // both ways (a deep queue is a slow path, not a lost packet); 131 us with 1-BDP queues.
-    const std::uint32_t fabric_ports = t.leaves <= 1 ? 0 : t.pods > 1 ? 4 : 2;
-    const double full_ns =
-        2 * (2 * double(t.host_link.queue_bytes) * 8 / t.host_link.rate_gbps +
-             fabric_ports * double(t.fabric_link.queue_bytes) * 8 / t.fabric_link.rate_gbps);
+    auto full = [](const netmodel::link_params& l) {  // ns to drain a full queue
+        return double(l.queue_bytes) * 8 / l.rate_gbps;
+    };
+    const double fabric_ns =
+        t.leaves <= 1 ? 0
+        : t.pods > 1  ? 2 * full(t.fabric_link) + 2 * full(t.core_link.value_or(t.fabric_link))
+                      : 2 * full(t.fabric_link);
+    const double full_ns = 2 * (2 * full(t.host_link) + fabric_ns);
     const double wait_ns = 2 * (full_ns + double(sim::base_rtt(t)));
     c.fabric.timeout = 1;
     while (c.fabric.timeout < 31 && double(roce::ack_timeout_ns(c.fabric.timeout)) < wait_ns)

@@ -102,7 +102,6 @@ engine::engine(const engine_config& config, delivery_target& target)
     if (cfg_.max_qps > 0x10000) throw std::invalid_argument("roce engine: max_qps above 65536");
     qpn_stride_ = std::bit_ceil(std::max<std::uint32_t>(cfg_.max_qps, 1));
     qpn_span_ = (0xff0000 - 0x100) / qpn_stride_ * qpn_stride_;
-    generations_ = qpn_span_ / qpn_stride_;
     qpn_offset_ =
         static_cast<std::uint32_t>(random.next_u64() % (0xff0000 - cfg_.max_qps)) % qpn_span_;
     generation_.assign(cfg_.max_qps, 0);
@@ -140,7 +139,7 @@ bool engine::destroy_qp(qpn_t qpn) {
             cm_.release(*e);
     }
     qps_[slot].reset();
-    generation_[slot] = (generation_[slot] + 1) % generations_;
+    generation_[slot] = (generation_[slot] + 1) % (qpn_span_ / qpn_stride_);  // wraps round
     while (in_use_ != 0 && !qps_[in_use_ - 1])
         --in_use_;
     cc_[slot].reset();

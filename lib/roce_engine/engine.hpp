@@ -220,7 +220,6 @@ class engine final : public frame_engine {
     std::uint32_t qpn_offset_ = 0;            // random, below qpn_span_
     std::uint32_t qpn_stride_ = 1;            // max_qps rounded up to a power of two
     std::uint32_t qpn_span_ = 1;              // a multiple of qpn_stride_
-    std::uint32_t generations_ = 1;           // QPNs a slot cycles through before it repeats one
     std::vector<std::uint32_t> generation_;   // by slot
     std::uint32_t rr_ = 0;                    // the QP transmit() starts with
     std::uint16_t ip_id_ = 0;
