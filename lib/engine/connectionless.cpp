@@ -8,6 +8,7 @@ namespace uet {
 
 connectionless::connectionless(const engine_config& cfg) {
     rudi_.resize(cfg.rudi_max_in_flight);
+    if (cfg.fep_pids) rudi_.set_pid(cfg.pid_on_fep);
     for (std::uint32_t i = 0; i < rudi_.size(); ++i)
         rudi_[i].timer.cookie = make_cookie(timer_kind::rudi, i);
 }
@@ -64,6 +65,14 @@ bool connectionless::send_uud(engine_impl& e, std::uint64_t, std::span<std::uint
 
 // ---- receive ----
 
+// A RUDI response or NACK names no PIDonFEP of its sender: it is the peer's that the request went
+// to if it comes from that peer's address (the pkt_id, ours, says which request).
+bool connectionless::from_peer_of(engine_impl& e, const rx_context& rx, std::uint32_t message) {
+    const peer_state& to = e.peers_[e.msgs_[message].peer];
+    const peer_state& from = e.peers_.at(rx.peer);
+    return to.ip == from.ip;
+}
+
 void connectionless::on_request(engine_impl& e, const rx_context& rx_in, const wire::pds_rudi& h,
                                 const wire::uet_packet& pkt) {
     rx_context rx = rx_in;
@@ -81,7 +90,7 @@ void connectionless::on_request(engine_impl& e, const rx_context& rx_in, const w
 
 void connectionless::on_response(engine_impl& e, const rx_context& rx, const wire::pds_rudi& h) {
     const std::uint32_t index = rudi_.find(h.pkt_id, false);
-    if (index == pds::rudi_window::no_packet || e.msgs_[rudi_[index].message].peer != rx.peer)
+    if (index == pds::rudi_window::no_packet || !from_peer_of(e, rx, rudi_[index].message))
         return e.core_.count_drop(drop_reason::stale_response);
     ++e.core_.connectionless.rx_packets;
     e.core_.connectionless.rx_bytes += rx.frame_bytes;
@@ -89,7 +98,8 @@ void connectionless::on_response(engine_impl& e, const rx_context& rx, const wir
     ++e.core_.counters.rudi_responses_rx;
     pds::rudi_packet& r = rudi_[index];
     e.core_.timers.cancel(r.timer);
-    if (!r.resent && rx.now >= r.sent_ns) e.peers_[rx.peer].rudi_rtt.sample(rx.now - r.sent_ns);
+    const std::uint32_t peer = e.msgs_[r.message].peer;
+    if (!r.resent && rx.now >= r.sent_ns) e.peers_[peer].rudi_rtt.sample(rx.now - r.sent_ns);
     const std::uint32_t message = r.message;
     rudi_.release(index);
     e.core_.tx_ready = true;
@@ -100,7 +110,7 @@ void connectionless::on_response(engine_impl& e, const rx_context& rx, const wir
 void connectionless::on_nack(engine_impl& e, const rx_context& rx, const wire::pds_nack& n) {
     const auto slot = static_cast<std::size_t>(pds::slot_of(n.code));
     const std::uint32_t index = rudi_.find(n.nack_psn, true);
-    if (index == pds::rudi_window::no_packet || e.msgs_[rudi_[index].message].peer != rx.peer)
+    if (index == pds::rudi_window::no_packet || !from_peer_of(e, rx, rudi_[index].message))
         return e.core_.count_drop(drop_reason::stale_response);
     ++e.core_.connectionless.nacks_received[slot];
     pds::rudi_packet& r = rudi_[index];
@@ -110,8 +120,8 @@ void connectionless::on_nack(engine_impl& e, const rx_context& rx, const wire::p
         rudi_.queue_retransmit(index, retx_cause::nack);
         e.core_.tx_ready = true;
     } else {
-        e.core_.timers.schedule(r.timer,
-                                rx.now + rto(e.peers_, e.core_.params, rx.peer, r.retries));
+        e.core_.timers.schedule(
+            r.timer, rx.now + rto(e.peers_, e.core_.params, e.msgs_[r.message].peer, r.retries));
     }
 }
 

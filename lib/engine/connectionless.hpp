@@ -45,6 +45,7 @@ class connectionless {
     void on_request(engine_impl& e, const rx_context& rx, const wire::pds_rudi& h,
                     const wire::uet_packet& pkt);
     void on_response(engine_impl& e, const rx_context& rx, const wire::pds_rudi& h);
+    static bool from_peer_of(engine_impl& e, const rx_context& rx, std::uint32_t message);
     // A NACK of a RUDI request packet (pds_nack::nt).
     void on_nack(engine_impl& e, const rx_context& rx, const wire::pds_nack& n);
     void on_timer(engine_impl& e, std::uint32_t index);

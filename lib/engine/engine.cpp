@@ -44,11 +44,11 @@ const char* status::message() const noexcept {
 
 const char* to_string(drop_reason r) noexcept {
     static constexpr const char* names[] = {
-        "not_udp",          "not_for_us",       "wrong_port",         "peer_table_full",
-        "unsupported_type", "unknown_pdc",      "stale_syn",          "beyond_window",
-        "out_of_order",     "malformed_ses",    "no_rx_buffer",       "bad_ack",
-        "stale_response",   "trimmed_dropped",  "control_queue_full", "unknown_source",
-        "forged_close",     "unvalidated_reply"};
+        "not_udp",          "not_for_us",        "wrong_port",         "peer_table_full",
+        "unsupported_type", "unknown_pdc",       "stale_syn",          "beyond_window",
+        "out_of_order",     "malformed_ses",     "no_rx_buffer",       "bad_ack",
+        "stale_response",   "trimmed_dropped",   "control_queue_full", "unknown_source",
+        "forged_close",     "unvalidated_reply", "wrong_pid"};
     static_assert(std::size(names) == drop_reason_count);
     const auto i = static_cast<std::size_t>(r);
     return i < drop_reason_count ? names[i] : "unknown";
@@ -108,29 +108,31 @@ engine_impl::engine_impl(const engine_config& cfg)
 
 // ---- peers ----
 
-std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip) {
+std::uint32_t engine_impl::add_peer_entry(const wire::mac_address& mac, std::uint32_t ip,
+                                          std::uint16_t pid) {
     if (!peers_.has_room()) {
         const std::uint32_t victim = peers_.evictable(reassembly_);
         if (victim == none) return none;
         forget_peer(victim);  // its entry goes to the free list
     }
-    return peers_.add_entry(mac, ip);
+    return peers_.add_entry(mac, ip, pid);
 }
 
-std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    const std::uint32_t p = peers_.find_source(ip);
-    return p != none ? p : add_peer_entry(mac, ip);
+std::uint32_t engine_impl::find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip,
+                                            std::uint16_t pid) {
+    const std::uint32_t p = peers_.find_source(ip, pid);
+    return p != none ? p : add_peer_entry(mac, ip, pid);
 }
 
 bool engine_impl::learn_peer(rx_context& rx) {
     if (rx.peer != transient_peer) return true;
     // Added by an earlier packet of the same burst, which carries the scratch entry still.
     const peer_state& source = peers_.transient();
-    if (const std::uint32_t known = peers_.find(source.ip); known != none) {
+    if (const std::uint32_t known = peers_.find(source.ip, source.pid); known != none) {
         rx.peer = known;
         return true;
     }
-    const std::uint32_t id = add_peer_entry(source.mac, source.ip);
+    const std::uint32_t id = add_peer_entry(source.mac, source.ip, source.pid);
     if (id == none) {
         core_.count_drop(drop_reason::peer_table_full);
         return false;
@@ -150,8 +152,8 @@ void engine_impl::forget_peer(std::uint32_t id) {
     ++core_.counters.peers_forgotten;
 }
 
-peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    const std::uint32_t p = find_or_add_peer(mac, ip);
+peer_id engine_impl::add_peer(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid) {
+    const std::uint32_t p = find_or_add_peer(mac, ip, pid & 0xfff);
     if (p == none) return invalid_peer;
     peers_[p].learned = false;  // the caller refers to it from now on
     if (peers_[p].mac != mac) peers_.set_mac(p, mac);
@@ -329,8 +331,8 @@ engine::~engine() = default;
 engine::engine(engine&&) noexcept = default;
 engine& engine::operator=(engine&&) noexcept = default;
 
-peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip) {
-    return impl_->add_peer(mac, ip);
+peer_id engine::add_peer(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid) {
+    return impl_->add_peer(mac, ip, pid);
 }
 status engine::post_response(const received_message& request, const ses_fields& ses,
                              std::span<const std::uint8_t> data, std::uint64_t context) {
@@ -404,6 +406,9 @@ std::uint64_t engine::next_deadline() const {
 }
 std::uint32_t engine::peer_ip(peer_id p) const noexcept {
     return impl_->peers_.ip_of(p);
+}
+std::uint16_t engine::peer_pid(peer_id p) const noexcept {
+    return p < impl_->peers_.count() ? impl_->peers_[p].pid : 0;
 }
 void engine::keep_peer(peer_id p) noexcept {
     impl_->peers_.keep(p);

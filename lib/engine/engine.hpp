@@ -106,6 +106,13 @@ struct engine_config {
     wire::mac_address mac;
     std::uint32_t ip = 0;  // our address (host order)
     std::uint16_t udp_port = wire::uet_udp_port;
+    // Several endpoints behind one address (wire/uet_fep.hpp): this engine's PDC ids, RUD/ROD
+    // message ids and RUDI pkt_ids carry pid_on_fep (below wire::max_fep_pids) in their top
+    // bits; a PDC packet's source PIDonFEP is read from its SPDCID, a RUDI/UUD request's from
+    // its SES initiator field; a request for another PIDonFEP is dropped (wrong_pid). Peers
+    // must keep to it too. max_pdcs then at most 2047. false: every peer is PIDonFEP 0.
+    bool fep_pids = false;
+    std::uint16_t pid_on_fep = 0;
     std::uint32_t max_pdcs = 256;  // initiator and target PDCs together (at most 4095)
     // RUD initiator PDCs per peer (1..max_parallel_pdcs): messages go to them round robin, each
     // PDC with its own window, congestion state and entropy. ROD keeps one (its order is one
@@ -268,6 +275,7 @@ enum class drop_reason : std::uint8_t {
     unknown_source,      // an ACK, NACK, CTRL or non-SYN request from a source not in the table
     forged_close,        // a CLOSE refused: data still owed on the PDC, or data came after it
     unvalidated_reply,   // an error answer to a request whose PDC never showed its source real
+    wrong_pid,           // a request for another PIDonFEP (engine_config::fep_pids)
     count_
 };
 inline constexpr std::size_t drop_reason_count = static_cast<std::size_t>(drop_reason::count_);
@@ -343,11 +351,13 @@ class engine final : public frame_engine {
     engine(const engine&) = delete;
     engine& operator=(const engine&) = delete;
 
-    // Registers a destination; the same address twice gives the same id. invalid_peer when
-    // max_peers are known. Sources that send to us are added when their first packet opens state
+    // Registers a destination, a UET address: IPv4 address and PIDonFEP (12 bits; the SES
+    // requests to it carry it, so that a FEP with several processes behind it hands them to the
+    // right one). The same address twice gives the same id. invalid_peer when max_peers are
+    // known. Sources that send to us are added when their first packet opens state
     // here (a PDC, a message); such a learned peer may later be forgotten, when it holds no
     // state and the table is full, unless add_peer() or keep_peer() named it.
-    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid = 0);
     // A learned peer the caller keeps a reference to (an address-vector entry it maps to): never
     // forgotten from now on.
     void keep_peer(peer_id p) noexcept;
@@ -437,6 +447,8 @@ class engine final : public frame_engine {
     const engine_counters& counters() const;
     // The IPv4 address (host order) of a known peer; 0 for an unknown id.
     std::uint32_t peer_ip(peer_id p) const noexcept;
+    // Its PIDonFEP (a source's: what its requests' SES initiator field said); 0 for an unknown id.
+    std::uint16_t peer_pid(peer_id p) const noexcept;
     std::vector<pdc_info> pdcs() const;  // allocates: diagnostics only
     const engine_config& config() const;
     // True when nothing is queued, in flight or open on the send side.

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 
+#include "wire/uet_fep.hpp"
+
 namespace uet {
 
 namespace {
 
 engine_config sanitized(engine_config c) {
-    c.max_pdcs = std::clamp<std::uint32_t>(c.max_pdcs, 1, 4095);
+    // With PIDonFEPs in the top bits of PDC ids, a slot and at least one generation bit below.
+    c.max_pdcs = std::clamp<std::uint32_t>(c.max_pdcs, 1, c.fep_pids ? 2047 : 4095);
+    c.pid_on_fep = c.fep_pids ? c.pid_on_fep & (wire::max_fep_pids - 1) : 0;
     c.mpr = std::clamp<std::uint32_t>(c.mpr, 1, 4095);
     c.mtu_payload = std::clamp<std::uint32_t>(c.mtu_payload, 64, 16383);
     c.max_message_size = std::max(c.max_message_size, c.mtu_payload);

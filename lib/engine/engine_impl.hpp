@@ -46,7 +46,7 @@ class engine_impl final {
     explicit engine_impl(const engine_config& cfg);
 
     // engine.cpp
-    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    peer_id add_peer(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid);
     // post_message()'s checks and its message, taken from the pool, given its id and tracked,
     // not yet queued (index in m).
     status admit_message(peer_id to, delivery_mode mode, const ses_fields& ses,
@@ -83,9 +83,10 @@ class engine_impl final {
     friend struct ack_listener;
 
     // ---- set-up and tables (engine.cpp) ----
-    std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip);
+    std::uint32_t find_or_add_peer(const wire::mac_address& mac, std::uint32_t ip,
+                                   std::uint16_t pid);
     // A new entry: a free one, a new one below max_peers, or one an evictable peer gives up.
-    std::uint32_t add_peer_entry(const wire::mac_address& mac, std::uint32_t ip);
+    std::uint32_t add_peer_entry(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid);
     // The peer's entry given back, with what remembers it (reassembly, closed PDCs).
     void forget_peer(std::uint32_t id);
     pds::pdc* allocate_pdc();

@@ -58,8 +58,8 @@ inline bool frame_builder::same_single_packet_headers(const ses::tx_message& a,
                                                       const ses::tx_message& b) noexcept {
     const ses::op_fields &x = a.fields, &y = b.fields;
     return a.length == b.length && x.opcode == y.opcode && x.hd == y.hd && x.job_id == y.job_id &&
-           x.resource_index == y.resource_index && x.initiator == y.initiator &&
-           x.request_length == y.request_length;
+           x.pid_on_fep == y.pid_on_fep && x.resource_index == y.resource_index &&
+           x.initiator == y.initiator && x.request_length == y.request_length;
 }
 
 // A one-packet message's frame after the run's first (at `first`, ip_sum its

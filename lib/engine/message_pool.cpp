@@ -17,8 +17,9 @@ std::uint32_t message_pool::admit(peer_state& ps, peer_id to, delivery_mode mode
     const std::uint32_t m =
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return m;
+    messages_[m].fields.pid_on_fep = ps.pid;
     ++ps.messages;
-    if (!ses.response) ++ps.next_message_id[static_cast<std::size_t>(mode)];
+    if (!ses.response) ps.advance_message_id(static_cast<std::size_t>(mode));
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {
         const ses::message_key key{to, static_cast<std::uint8_t>(mode), id};
         messages_[m].request_slot = by_id_.insert(key, m).slot;

@@ -140,13 +140,14 @@ inline std::uint32_t message_pool::allocate_unsignaled(peer_state& ps, peer_id t
     const std::uint16_t id = ps.next_message_id[mode_code];
     const std::uint32_t m = messages_.allocate(r.data, r.context, to, mode_code, id, common);
     if (m == ses::no_index) return m;
-    ++ps.next_message_id[mode_code];
+    ps.advance_message_id(mode_code);
     ++ps.messages;
     ses::tx_message& msg = messages_[m];
     msg.unsignaled = true;
     msg.ends_counted = ends_counted;
     msg.fields.memory_key = r.own.memory_key;
     msg.fields.buffer_offset = r.own.buffer_offset;
+    msg.fields.pid_on_fep = ps.pid;
     msg.request_slot = by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
     return m;
 }

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "engine/engine_core.hpp"
+#include "wire/uet_fep.hpp"
 
 namespace uet {
 
@@ -16,6 +17,10 @@ pdc_table::pdc_table(const engine_config& cfg, rng& r) : by_syn_(cfg.max_pdcs) {
     for (std::uint16_t& g : generation_)
         g = static_cast<std::uint16_t>(r.next_u64());
     index_bits_ = static_cast<unsigned>(std::bit_width(cfg.max_pdcs));
+    if (cfg.fep_pids) {
+        id_bits_ = 16 - wire::fep_pid_bits;
+        id_prefix_ = static_cast<std::uint16_t>(cfg.pid_on_fep << id_bits_);
+    }
     tx_ring_size_ = std::bit_ceil(cfg.mpr);
     rx_ring_words_ = std::max<std::uint32_t>(tx_ring_size_ / 64, 1);
     tx_entries_.resize(std::size_t{cfg.max_pdcs} * tx_ring_size_);
@@ -42,10 +47,10 @@ pds::pdc* pdc_table::allocate() {
     free_.pop_back();
     pds::pdc& p = pdcs_[i];
     // PDCIDs carry the slot (never 0) and a generation, so packets of a closed PDC do not
-    // reach the next user of its slot.
-    const std::uint16_t gen_mask = static_cast<std::uint16_t>((1u << (16 - index_bits_)) - 1);
+    // reach the next user of its slot; above them, our PIDonFEP where several share the FEP.
+    const std::uint16_t gen_mask = static_cast<std::uint16_t>((1u << (id_bits_ - index_bits_)) - 1);
     generation_[i] = static_cast<std::uint16_t>((generation_[i] + 1) & gen_mask);
-    p.local_id = static_cast<std::uint16_t>((generation_[i] << index_bits_) | (i + 1));
+    p.local_id = static_cast<std::uint16_t>(id_prefix_ | (generation_[i] << index_bits_) | (i + 1));
     p.remote_id = 0;
     return &p;
 }

@@ -101,6 +101,8 @@ class pdc_table {
     std::uint32_t lingering_ = 0;  // target PDCs with close_heard
     std::vector<std::uint16_t> generation_;
     unsigned index_bits_ = 0;
+    unsigned id_bits_ = 16;  // below the PIDonFEP prefix (engine_config::fep_pids)
+    std::uint16_t id_prefix_ = 0;
     std::vector<tx_entry> tx_entries_;    // max_pdcs x tx ring
     std::vector<std::uint64_t> rx_bits_;  // max_pdcs x rx ring words
     std::uint32_t tx_ring_size_ = 0, rx_ring_words_ = 0;

@@ -3,21 +3,29 @@
 
 #include <algorithm>
 
+#include "wire/uet_fep.hpp"
+
 namespace uet {
 
 peer_table::peer_table(const engine_config& cfg)
-    : by_ip_(cfg.max_peers),
+    : by_address_(cfg.max_peers),
       max_peers_(cfg.max_peers),
       mac_(cfg.mac),
       ip_(cfg.ip),
       udp_port_(cfg.udp_port),
       data_dscp_(cfg.data_dscp),
       ack_dscp_(cfg.ack_dscp) {
+    if (cfg.fep_pids) {
+        message_id_prefix_mask_ = static_cast<std::uint16_t>(~wire::fep_id_low_mask);
+        message_id_prefix_ =
+            static_cast<std::uint16_t>(cfg.pid_on_fep << (16 - wire::fep_pid_bits));
+    }
     peers_.reserve(cfg.max_peers);
     free_.reserve(cfg.max_peers);
 }
 
-std::uint32_t peer_table::add_entry(const wire::mac_address& mac, std::uint32_t ip) {
+std::uint32_t peer_table::add_entry(const wire::mac_address& mac, std::uint32_t ip,
+                                    std::uint16_t pid) {
     std::uint32_t id;
     if (!free_.empty()) {
         id = free_.back();
@@ -30,14 +38,20 @@ std::uint32_t peer_table::add_entry(const wire::mac_address& mac, std::uint32_t 
     s = peer_state{};
     s.mac = mac;
     s.ip = ip;
+    s.pid = pid;
+    s.message_id_prefix_mask = message_id_prefix_mask_;
+    s.next_message_id[static_cast<std::size_t>(delivery_mode::rud)] = message_id_prefix_;
+    s.next_message_id[static_cast<std::size_t>(delivery_mode::rod)] = message_id_prefix_;
     build_headers(s);
-    by_ip_.insert(ip, id);
+    by_address_.insert(key(ip, pid), id);
     return id;
 }
 
-std::uint32_t peer_table::source(const wire::mac_address& mac, std::uint32_t ip) {
-    if (const std::uint32_t p = find_source(ip); p != none) [[likely]]
+std::uint32_t peer_table::source(const wire::mac_address& mac, std::uint32_t ip,
+                                 std::uint16_t pid) {
+    if (const std::uint32_t p = find_source(ip, pid); p != none) [[likely]]
         return p;
+    transient_.pid = pid;
     if (transient_.ip != ip || transient_.mac != mac) {
         transient_.mac = mac;
         transient_.ip = ip;
@@ -67,7 +81,7 @@ std::uint32_t peer_table::evictable(const ses::reassembly& reassembly) {
 
 void peer_table::forget(std::uint32_t id) {
     peer_state& ps = peers_[id];
-    by_ip_.erase(ps.ip);
+    by_address_.erase(key(ps.ip, ps.pid));
     ps.ip = 0;
     ps.learned = false;
     if (last_ == id) last_ = none;

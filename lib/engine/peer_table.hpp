@@ -1,5 +1,6 @@
 // The peers an engine knows: their addresses, the fixed headers of the frames to them, their
-// message queues and the PDCs they use, found by IPv4 address. Entries are added by add_peer()
+// message queues and the PDCs they use, found by UET address: IPv4 address (the fabric endpoint)
+// and PIDonFEP (the process behind it; 0 where a FEP runs one). Entries are added by add_peer()
 // or by a source that opens state here, and a learned entry holding nothing may be given back.
 #pragma once
 
@@ -32,9 +33,13 @@ inline constexpr std::size_t pdc_slots = 1 + max_parallel_pdcs;
 struct peer_state {
     wire::mac_address mac;
     std::uint32_t ip = 0;
+    std::uint16_t pid = 0;  // PIDonFEP (12 bits): its SES requests name it
     // Ethernet/IPv4/UDP of the frames to this peer: data (ECN-capable) and control (ACK class).
     wire::udp_header_template data_header, control_header;
+    // RUD/ROD ids keep the top bits they start with (our PIDonFEP, engine_config::fep_pids):
+    // advance_message_id() counts below them.
     std::array<std::uint16_t, delivery_mode_count> next_message_id{};
+    std::uint16_t message_id_prefix_mask = 0;
     std::uint32_t messages = 0;     // posted to it and not released
     std::uint32_t target_pdcs = 0;  // its target PDCs open here
     // Added by a packet it sent, not by add_peer() or keep_peer(): such an entry holding no
@@ -54,6 +59,13 @@ struct peer_state {
         const std::uint32_t lane = next_rud_lane;
         next_rud_lane = lane + 1 == parallel_pdcs ? 0 : lane + 1;
         return lane == 0 ? 0 : std::size_t{lane} + 1;
+    }
+
+    void advance_message_id(std::size_t mode) noexcept {
+        std::uint16_t& id = next_message_id[mode];
+        const std::uint16_t keep =
+            mode <= static_cast<std::size_t>(delivery_mode::rod) ? message_id_prefix_mask : 0;
+        id = static_cast<std::uint16_t>((id & keep) | ((id + 1) & ~keep));
     }
 
     static std::array<std::uint32_t, pdc_slots> filled_with_none() {
@@ -86,25 +98,28 @@ class peer_table {
     }
     peer_state& transient() noexcept { return transient_; }
 
-    std::uint32_t find(std::uint32_t ip) const {
-        const auto found = by_ip_.find(ip);
+    static std::uint64_t key(std::uint32_t ip, std::uint16_t pid) noexcept {
+        return (std::uint64_t{pid} << 32) | ip;
+    }
+    std::uint32_t find(std::uint32_t ip, std::uint16_t pid) const {
+        const auto found = by_address_.find(key(ip, pid));
         return found ? *found : none;
     }
     // find() with the last peer found tried first (frames come mostly from the one before).
-    std::uint32_t find_source(std::uint32_t ip) {
+    std::uint32_t find_source(std::uint32_t ip, std::uint16_t pid) {
         // An entry forgotten is set to address 0, which no frame comes from.
-        if (last_ != none && peers_[last_].ip == ip) [[likely]]
+        if (last_ != none && peers_[last_].ip == ip && peers_[last_].pid == pid) [[likely]]
             return last_;
-        if (const std::uint32_t p = find(ip); p != none) return last_ = p;
+        if (const std::uint32_t p = find(ip, pid); p != none) return last_ = p;
         return none;
     }
     // The table's entry for a received frame's source, or transient_peer (the scratch entry
     // set to its addresses) when it has none: the receive paths look up, they do not add.
-    std::uint32_t source(const wire::mac_address& mac, std::uint32_t ip);
+    std::uint32_t source(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid);
     // Whether add_entry() finds an entry without one being given back first.
     bool has_room() const noexcept { return !free_.empty() || peers_.size() < max_peers_; }
     // A new entry (there is room): a free one or a new one.
-    std::uint32_t add_entry(const wire::mac_address& mac, std::uint32_t ip);
+    std::uint32_t add_entry(const wire::mac_address& mac, std::uint32_t ip, std::uint16_t pid);
     std::uint32_t evictable(const ses::reassembly& reassembly);
     // The entry goes back to the free list.
     void forget(std::uint32_t id);
@@ -118,13 +133,14 @@ class peer_table {
     peer_state transient_;             // transient_peer's entry
     std::vector<std::uint32_t> free_;  // entries given back by forget()
     std::uint32_t evict_cursor_ = 0;   // where evictable() looks next
-    pds::flat_map by_ip_;
-    std::uint32_t last_ = none;  // the peer find_source() found last
+    pds::flat_map by_address_;         // key(ip, pid)
+    std::uint32_t last_ = none;        // the peer find_source() found last
     std::uint32_t max_peers_;
     // Our side of the peer headers.
     wire::mac_address mac_;
     std::uint32_t ip_;
     std::uint16_t udp_port_;
+    std::uint16_t message_id_prefix_ = 0, message_id_prefix_mask_ = 0;
     std::uint8_t data_dscp_, ack_dscp_;
 };
 

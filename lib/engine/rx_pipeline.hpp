@@ -17,6 +17,7 @@
 #include "ses/reassembly.hpp"
 #include "wire/frame.hpp"
 #include "wire/plain_request.hpp"
+#include "wire/uet_fep.hpp"
 #include "wire/uet_packet.hpp"
 
 namespace uet {
@@ -73,8 +74,21 @@ class rx_pipeline {
     // trimmed (a trimmed one goes to the general path, which NACKs it).
     static bool takes_plain(const engine_core& core, const wire::plain_request& f) noexcept {
         return f.dst_ip == core.cfg.ip && f.dst_port == core.cfg.udp_port &&
-               f.dscp != core.cfg.trim_dscp;
+               f.dscp != core.cfg.trim_dscp && f.ses.pid_on_fep == core.cfg.pid_on_fep;
     }
+    // The PIDonFEP of a PDC packet's sender: its SPDCID's top bits (engine_config::fep_pids).
+    static std::uint16_t pid_of_spdcid(const engine_core& core, std::uint16_t spdcid) noexcept {
+        return core.cfg.fep_pids ? wire::pid_of_id(spdcid) : 0;
+    }
+    // The PIDonFEP of a frame's sender, from its UET header (l4: the UDP payload) as far as it
+    // tells without decoding: a PDC packet's SPDCID; 0 for the others (RUDI and UUD requests
+    // say theirs in their SES header, read once decoded: source_pid_of_request).
+    static std::uint16_t source_pid(const engine_core& core,
+                                    std::span<const std::uint8_t> l4) noexcept;
+    static std::uint16_t source_pid_of_request(const engine_core& core,
+                                               const wire::uet_packet& pkt) noexcept;
+    // A request's SES header names our PIDonFEP (responses and packets without one name none).
+    static bool names_our_pid(const engine_core& core, const wire::uet_packet& pkt) noexcept;
     // A data packet of a run: what differs from the packet before it.
     struct run_packet {
         wire::pds_rud_rod_request pds;

@@ -4,6 +4,8 @@
 // decoders, counted and dropped here, never asserted), then handed to the role it is for.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <variant>
 
 #include "engine/engine_impl.hpp"
 
@@ -49,7 +51,7 @@ std::size_t rx_pipeline::receive_run(engine_impl& e,
     e.core_.counters.frames_predicted += n;
     const wire::plain_request& f = rx_template_.reading;  // addresses: the same in every packet
     rx_context rx;
-    rx.peer = e.peers_.source(f.src_mac, f.src_ip);
+    rx.peer = e.peers_.source(f.src_mac, f.src_ip, pid_of_spdcid(e.core_, f.pds.spdcid));
     rx.frame_bytes = frame_bytes;
     rx.now = e.core_.now;
     // A source not yet in the table: each packet decides alone whether it may add it.
@@ -145,6 +147,53 @@ rx_pipeline::rx_batch rx_pipeline::read_batch(engine_impl& e,
                       : check_batch<batch_kind::message>(e.core_, predicted)};
 }
 
+std::uint16_t rx_pipeline::source_pid(const engine_core& core,
+                                      std::span<const std::uint8_t> l4) noexcept {
+    constexpr std::size_t spdcid_at = 8;
+    if (!core.cfg.fep_pids || l4.size() < spdcid_at + 2) return 0;
+    using wire::pds_type;
+    switch (static_cast<pds_type>(l4[0] >> 3)) {
+        case pds_type::rudi_req:
+        case pds_type::rudi_resp:
+        case pds_type::uud:
+        case pds_type::tss:
+            return 0;
+        default:
+            return wire::pid_of_id(wire::load_be16(l4.data() + spdcid_at));
+    }
+}
+
+std::uint16_t rx_pipeline::source_pid_of_request(const engine_core& core,
+                                                 const wire::uet_packet& pkt) noexcept {
+    if (!core.cfg.fep_pids || !pkt.ses) return 0;
+    const bool connectionless =
+        std::holds_alternative<wire::pds_uud>(pkt.pds) ||
+        (std::holds_alternative<wire::pds_rudi>(pkt.pds) &&
+         std::get<wire::pds_rudi>(pkt.pds).type == wire::pds_type::rudi_req);
+    if (!connectionless) return 0;
+    std::uint32_t initiator = wire::max_fep_pids;
+    if (const auto* h = std::get_if<wire::ses_standard_request>(&*pkt.ses))
+        initiator = h->initiator;
+    else if (const auto* m = std::get_if<wire::ses_medium_request>(&*pkt.ses))
+        initiator = m->initiator;
+    return initiator < wire::max_fep_pids ? static_cast<std::uint16_t>(initiator) : 0;
+}
+
+bool rx_pipeline::names_our_pid(const engine_core& core, const wire::uet_packet& pkt) noexcept {
+    if (!pkt.ses) return true;
+    return std::visit(
+        [&](const auto& h) {
+            using H = std::decay_t<decltype(h)>;
+            if constexpr (std::is_same_v<H, wire::ses_standard_request> ||
+                          std::is_same_v<H, wire::ses_medium_request> ||
+                          std::is_same_v<H, wire::ses_small_request>)
+                return h.pid_on_fep == core.cfg.pid_on_fep;
+            else
+                return true;
+        },
+        *pkt.ses);
+}
+
 // A frame no run took: a data packet read whole (read_one_plain), any other parsed and checked
 // in full.
 void rx_pipeline::receive_one(engine_impl& e, std::span<const std::uint8_t> frame) {
@@ -159,7 +208,7 @@ void rx_pipeline::receive_one(engine_impl& e, std::span<const std::uint8_t> fram
     if (v.ip.dst != e.core_.cfg.ip) return e.core_.count_drop(drop_reason::not_for_us);
     if (v.udp->dport != e.core_.cfg.udp_port) return e.core_.count_drop(drop_reason::wrong_port);
     rx_context rx;
-    rx.peer = e.peers_.source(v.eth.src, v.ip.src);
+    rx.peer = e.peers_.source(v.eth.src, v.ip.src, source_pid(e.core_, v.l4_payload));
     rx.entropy = v.udp->sport;
     rx.ip_id = v.ip.id;
     rx.ce = v.ip.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);
@@ -175,6 +224,9 @@ void rx_pipeline::receive_one(engine_impl& e, std::span<const std::uint8_t> fram
     if (auto rc = wire::decode_uet(v.l4_payload, false, pkt); rc != wire::reject_reason::none)
         return e.core_.count_reject(rc);
     if (pkt.tss) return e.core_.count_drop(drop_reason::unsupported_type);
+    if (!names_our_pid(e.core_, pkt)) return e.core_.count_drop(drop_reason::wrong_pid);
+    if (const std::uint16_t pid = source_pid_of_request(e.core_, pkt); pid != 0)
+        rx.peer = e.peers_.source(v.eth.src, v.ip.src, pid);
     rx_control::dispatch(e, rx, pkt);
 }
 
@@ -197,7 +249,7 @@ bool rx_pipeline::read_one_plain(engine_impl& e, std::span<const std::uint8_t> f
     // messages, each a new message, against the template's reading.
     rx_segment_of_template_ = rx_template_.frame_size != 0 && !rx_template_.single_packet_messages;
     rx_context rx;
-    rx.peer = e.peers_.source(f.src_mac, f.src_ip);
+    rx.peer = e.peers_.source(f.src_mac, f.src_ip, pid_of_spdcid(e.core_, f.pds.spdcid));
     rx.entropy = f.src_port;
     rx.ip_id = f.ip_id;
     rx.ce = f.ecn == static_cast<std::uint8_t>(wire::ecn_codepoint::ce);

@@ -1,5 +1,7 @@
 #include "pds/rudi.hpp"
 
+#include "wire/uet_fep.hpp"
+
 #include <algorithm>
 
 namespace uet::pds {
@@ -32,13 +34,18 @@ void rudi_window::resize(std::uint32_t max_in_flight) {
     retx_head_ = retx_tail_ = no_packet;
 }
 
+void rudi_window::set_pid(std::uint16_t pid) noexcept {
+    id_prefix_ = std::uint32_t{pid} << (32 - wire::fep_pid_bits);
+    generation_mask_ = 0xffff >> wire::fep_pid_bits;
+}
+
 std::uint32_t rudi_window::take(std::uint32_t message, std::uint32_t offset,
                                 std::uint32_t length) noexcept {
     const std::uint32_t index = free_.back();
     free_.pop_back();
     rudi_packet& r = packets_[index];
-    ++r.generation;
-    r.pkt_id = (std::uint32_t{r.generation} << 16) | index;
+    r.generation = static_cast<std::uint16_t>((r.generation + 1) & generation_mask_);
+    r.pkt_id = id_prefix_ | (std::uint32_t{r.generation} << 16) | index;
     r.message = message;
     r.offset = offset;
     r.length = length;

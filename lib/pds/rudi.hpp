@@ -45,6 +45,9 @@ class rudi_window {
 
     // Room for max_in_flight packets (at most 65536: the index is the id's low 16 bits).
     void resize(std::uint32_t max_in_flight);
+    // Ids carry pid in their top wire::fep_pid_bits (engine_config::fep_pids), so that a
+    // response finds this endpoint among those sharing its FEP.
+    void set_pid(std::uint16_t pid) noexcept;
     std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(packets_.size()); }
     rudi_packet& operator[](std::uint32_t index) noexcept { return packets_[index]; }
 
@@ -74,6 +77,8 @@ class rudi_window {
     }
 
   private:
+    std::uint32_t id_prefix_ = 0;
+    std::uint16_t generation_mask_ = 0xffff;
     std::vector<rudi_packet> packets_;
     std::vector<std::uint32_t> free_;
     std::uint32_t retx_head_ = no_packet, retx_tail_ = no_packet;

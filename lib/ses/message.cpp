@@ -99,6 +99,7 @@ void take_standard_fields(const wire::ses_standard_fields& h, rx_segment& r) noe
     f.opcode = h.opcode;
     f.hd = h.hd;
     f.job_id = h.job_id;
+    f.pid_on_fep = h.pid_on_fep;
     f.resource_index = h.resource_index;
     f.initiator = h.initiator;
     f.buffer_offset = h.buffer_offset;

@@ -27,7 +27,12 @@ struct op_fields {
     wire::ses_return_code return_code = wire::ses_return_code::ok;  // responses
     bool hd = false;
     std::uint32_t job_id = 0;  // 24 bits
+    // The target's PIDonFEP (12 bits): which process behind the target's FEP a request is for.
+    // The engine sets it from the peer a message goes to.
+    std::uint16_t pid_on_fep = 0;
     std::uint16_t resource_index = 0;
+    // Who sent it, in the job: uet puts the initiator's PIDonFEP here (its IPv4 address is the
+    // frame's source), so that a target tells apart the processes behind one FEP.
     std::uint32_t initiator = 0;
     std::uint64_t buffer_offset = 0;
     std::uint64_t memory_key = 0;  // match bits for tagged sends
@@ -213,6 +218,7 @@ inline wire::ses_standard_fields standard_fields(const tx_message& m, const segm
     h.hd = f.hd;
     h.message_id = m.message_id;
     h.job_id = f.job_id & 0xffffff;
+    h.pid_on_fep = f.pid_on_fep & 0xfff;
     h.resource_index = f.resource_index & 0xfff;
     h.initiator = f.initiator;
     h.buffer_offset = f.buffer_offset;
