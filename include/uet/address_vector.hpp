@@ -12,13 +12,17 @@
 
 namespace uet {
 
-// Where an endpoint is: IPv4 address (host order) and UDP port.
+// Where an endpoint is, in UET's addressing: its fabric endpoint (IPv4 address, host order, and
+// UDP port) and its PIDonFEP, which tells apart the endpoints that share one fabric endpoint
+// (several endpoints opened on one dpdk fabric: docs/api.md). A FEP's first endpoint is
+// PIDonFEP 0.
 struct endpoint_address {
     std::uint32_t ip = 0;
     std::uint16_t port = 4793;
+    std::uint16_t pid = 0;  // PIDonFEP, 12 bits
     friend bool operator==(const endpoint_address&, const endpoint_address&) = default;
 };
-// "10.0.0.2:4793"
+// "10.0.0.2:4793", and "10.0.0.2:4793/1" for PIDonFEP 1.
 std::string to_string(const endpoint_address& a);
 std::optional<endpoint_address> parse_endpoint_address(const std::string& text);
 

@@ -121,7 +121,11 @@ struct cq_impl {
 
 struct av_impl {
     std::vector<endpoint_address> addresses;
-    std::unordered_map<std::uint32_t, std::uint64_t> by_ip;  // filled at insert, read on receive
+    // key(ip, pid) -> index: filled at insert, read on receive.
+    static std::uint64_t key(std::uint32_t ip, std::uint16_t pid) noexcept {
+        return (std::uint64_t{pid} << 32) | ip;
+    }
+    std::unordered_map<std::uint64_t, std::uint64_t> by_address;
 };
 
 struct domain_impl {

@@ -59,7 +59,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
                              std::shared_ptr<av_impl> a, const endpoint_attr& at,
                              const engine_config& ec)
     : endpoint_base(transport::uet, std::move(d), std::move(c), std::move(a), at,
-                    endpoint_address{ec.ip, ec.udp_port}),
+                    endpoint_address{ec.ip, ec.udp_port, ec.pid_on_fep}),
       mode(engine_mode(at.mode)),
       mtu(ec.mtu_payload),
       eng(std::make_unique<engine>(with_placement(ec, this))),

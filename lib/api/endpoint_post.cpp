@@ -31,7 +31,7 @@ ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept
     ses_fields f;
     f.opcode = opcode;
     f.job_id = attr.job_id;
-    f.initiator = address.ip;
+    f.initiator = address.pid;  // our PIDonFEP: the IPv4 header has our FEP
     return f;
 }
 

@@ -162,7 +162,9 @@ std::string to_string(const endpoint_address& a) {
         s += std::to_string((a.ip >> shift) & 0xff);
         s += shift ? "." : ":";
     }
-    return s + std::to_string(a.port);
+    s += std::to_string(a.port);
+    if (a.pid != 0) s += "/" + std::to_string(a.pid);
+    return s;
 }
 
 std::optional<endpoint_address> parse_endpoint_address(const std::string& text) {
@@ -178,7 +180,12 @@ std::optional<endpoint_address> parse_endpoint_address(const std::string& text) 
         p = next + 1;
     }
     auto [next, ec] = std::from_chars(p, end, a.port);
-    if (ec != std::errc{} || next != end) return std::nullopt;
+    if (ec != std::errc{}) return std::nullopt;
+    if (next != end) {
+        if (*next != '/') return std::nullopt;
+        auto [after, pid_ec] = std::from_chars(next + 1, end, a.pid);
+        if (pid_ec != std::errc{} || after != end || a.pid > 0xfff) return std::nullopt;
+    }
     return a;
 }
 
@@ -311,7 +318,7 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
             detail::set_last_error(why);
             return errc::invalid_argument;
         }
-        if (auto ec = f.net->prepare(c)) return ec;
+        if (auto ec = f.net->prepare(c, attr)) return ec;
         // attr() says what is in effect: every qp_sched field, from wherever it came.
         endpoint_attr effective = attr;
         qp_sched_attr& q = effective.qp_sched;
@@ -335,7 +342,7 @@ result<endpoint> domain::open_endpoint(const endpoint_attr& attr, completion_que
                 return errc::invalid_argument;
             }
         }
-        if (auto ec = f.net->prepare(c)) return ec;
+        if (auto ec = f.net->prepare(c, attr)) return ec;
         if (attr.tss.enabled) detail::secure_engine_config(c, secure);
         auto u = std::make_shared<detail::endpoint_impl>(impl_, cq.impl_, av.impl_, attr, c);
         if (attr.tss.enabled) u->secure(secure, key);
@@ -403,12 +410,13 @@ address_vector::address_vector(address_vector&&) noexcept = default;
 address_vector& address_vector::operator=(address_vector&&) noexcept = default;
 
 result<peer_addr> address_vector::insert(const endpoint_address& a) {
-    if (!impl_ || a.ip == 0) return errc::invalid_argument;
-    if (auto it = impl_->by_ip.find(a.ip); it != impl_->by_ip.end())
+    if (!impl_ || a.ip == 0 || a.pid > 0xfff) return errc::invalid_argument;
+    const std::uint64_t key = detail::av_impl::key(a.ip, a.pid);
+    if (auto it = impl_->by_address.find(key); it != impl_->by_address.end())
         return static_cast<peer_addr>(it->second);
     const std::uint64_t index = impl_->addresses.size();
     impl_->addresses.push_back(a);
-    impl_->by_ip.emplace(a.ip, index);
+    impl_->by_address.emplace(key, index);
     return static_cast<peer_addr>(index);
 }
 

@@ -3,9 +3,9 @@
 // fabric_attr::provider. Two are built in:
 //   pipe (providers/pipe): every endpoint of the fabric in this process, joined by impairment
 //        links, in virtual time;
-//   dpdk (providers/dpdk): one endpoint on one DPDK port or uet memif port (host stack with ARP
-//        and ICMP echo under it), progressed inline by the thread that reads the completion
-//        queue, in TSC time.
+//   dpdk (providers/dpdk): the endpoints of one DPDK port or uet memif port, behind its one
+//        address (host stack with ARP and ICMP echo under them, told apart by PIDonFEP),
+//        progressed inline by the thread that reads a completion queue, in TSC time.
 // The endpoint code (endpoint.cpp, endpoint_rx.cpp) never knows which one it runs on.
 #pragma once
 
@@ -27,8 +27,9 @@ class network {
     virtual ~network() = default;
 
     // Before an endpoint's engine is built: fills in what the network decides (address, MAC,
-    // seed, timers). An error (with set_last_error) when no further endpoint can join.
-    virtual std::error_code prepare(engine_config& c) = 0;
+    // PIDonFEP, seed, timers). An error (with set_last_error) when no further endpoint can join,
+    // or not this one (attr: its transport and security).
+    virtual std::error_code prepare(engine_config& c, const endpoint_attr& attr) = 0;
     // The endpoint's engine exists: frames start to flow. detach: they stop (before the
     // engine goes away). Any transport's endpoint: the network moves the frames of
     // ep.frames() and calls ep.process().

@@ -365,8 +365,8 @@ void roce_endpoint::on_qp_event(roce::qp& q, roce::qp_event e, std::uint16_t) {
 }
 
 peer_addr roce_endpoint::peer_of(std::uint32_t ip) const noexcept {
-    const auto it = av->by_ip.find(ip);
-    return it == av->by_ip.end() ? any_peer : static_cast<peer_addr>(it->second);
+    const auto it = av->by_address.find(av_impl::key(ip, 0));
+    return it == av->by_address.end() ? any_peer : static_cast<peer_addr>(it->second);
 }
 
 peer_addr roce_endpoint::peer_of(const roce::qp& q) noexcept {

@@ -1,15 +1,20 @@
-// The "dpdk" provider: one endpoint on one DPDK port. Under the endpoint's engine sit an
-// engine_handler and a host_stack (ARP with static neighbours and a gateway, ICMP echo; it fills
-// the Ethernet addresses of the engine's frames), driven by an inline poll_loop: the thread that
-// reads the completion queue moves the port's frames, one receive and one transmit burst per
-// progress step, backing off while idle unless busy_poll. Time is the TSC.
+// The "dpdk" provider: the endpoints of one DPDK port, behind its one address (one UET fabric
+// endpoint), told apart by PIDonFEP. Under the endpoints' engines sit an engine_handler each, a
+// pid_mux that hands each its frames and shares the transmit bursts among them, and one
+// host_stack (ARP with static neighbours and a gateway, ICMP echo; it fills the Ethernet
+// addresses of the engines' frames), driven by an inline poll_loop: the thread that reads a
+// completion queue moves the port's frames, one receive and one transmit burst per progress
+// step, running every open endpoint between them, backing off while idle unless busy_poll. Time
+// is the TSC.
 //
-// The port stays open for the fabric's life; an endpoint's engine, handler, host stack and loop
-// come and go with the endpoint, so after close() another endpoint (another delivery mode or job)
-// may open on the same port.
+// The port, host stack and loop stay for the fabric's life; an endpoint's engine and handler
+// come and go with the endpoint. The first endpoint is PIDonFEP 0, each next one the lowest
+// PIDonFEP free. A RoCE or TSS endpoint holds the port alone: their frames name no PIDonFEP the
+// mux could read (RoCE's queue pair numbers are not partitioned; TSS encrypts the PDS header).
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +31,7 @@
 #include "host/capture_handler.hpp"
 #include "host/engine_handler.hpp"
 #include "host/host_stack.hpp"
+#include "host/pid_mux.hpp"
 #include "memif/memif_port.hpp"
 #include "wire/pcap_file.hpp"
 
@@ -55,18 +61,19 @@ class dpdk_network final : public network {
         tx_memory_.set_min_bytes(zero_copy_from());
     }
     ~dpdk_network() override {
-        stop_endpoint();
+        for (std::uint16_t pid = 0; pid < eps_.size(); ++pid)
+            stop_endpoint(pid);
         port_->close();
     }
 
     // fabric_attr::capture_file: false (errno set) when the file cannot be created.
     bool open_capture() { return attr_.capture_file.empty() || capture_.open(attr_.capture_file); }
 
-    std::error_code prepare(engine_config& c) override;
+    std::error_code prepare(engine_config& c, const endpoint_attr& attr) override;
     void attach(endpoint_base& ep) override;
     void detach(endpoint_base& ep) noexcept override;
     void poll_frames_only();
-    static bool process_endpoint(void* ep, std::uint64_t now);
+    static bool process_endpoints(void* self, std::uint64_t now);
     void on_new_peer(std::uint32_t ip) noexcept override;
     bool step() override;
     std::uint64_t now() const noexcept override { return dpdk::now_ns(); }
@@ -75,7 +82,14 @@ class dpdk_network final : public network {
     void unregister_memory(std::uint32_t handle) noexcept override;
 
   private:
-    void stop_endpoint() noexcept;
+    struct open_endpoint {
+        endpoint_base* ep = nullptr;
+        std::unique_ptr<host::engine_handler> handler;
+    };
+    // The host stack and loop over the mux, built at the first endpoint and kept.
+    void start_host();
+    void stop_endpoint(std::uint16_t pid) noexcept;
+    std::uint16_t pid_of(const endpoint_base& ep) const noexcept;
     bool zero_copy() const noexcept { return zero_copy_from() != 0; }
     std::uint32_t zero_copy_from() const noexcept;
     bool udp_checksum() const noexcept;
@@ -87,24 +101,39 @@ class dpdk_network final : public network {
     fabric_attr attr_;
     dpdk_settings s_;
     std::unique_ptr<host::net_port> port_;
-    endpoint_base* ep_ = nullptr;
-    std::unique_ptr<host::engine_handler> handler_;
+    std::array<open_endpoint, wire::max_fep_pids> eps_;
+    std::size_t open_ = 0;
+    // A RoCE or TSS endpoint is open: it holds the port alone.
+    bool alone_ = false;
+    host::pid_mux mux_;
     std::unique_ptr<host::host_stack> host_;
     wire::pcap_writer capture_;
     std::unique_ptr<host::capture_handler> capturing_;  // in front of host_ when capturing
     std::unique_ptr<dpdk::poll_loop> loop_;
-    fabric_stats closed_;  // host-stack counters of endpoints that closed
+    fabric_stats closed_;  // handler counters of endpoints that closed
     tx_memory tx_memory_;
 };
 
-std::error_code dpdk_network::prepare(engine_config& c) {
-    if (ep_) {
+std::error_code dpdk_network::prepare(engine_config& c, const endpoint_attr& attr) {
+    const bool alone = attr.transport != transport::uet || attr.tss.enabled;
+    if (open_ != 0 && (alone || alone_)) {
         set_last_error(
-            "the dpdk provider runs one endpoint per fabric (one port): close the "
-            "open one first, or open another fabric on another port");
+            "a roce_rc or TSS endpoint holds a dpdk fabric (one port) alone: its frames name "
+            "no PIDonFEP to tell endpoints apart by. Close the open endpoints first, or open "
+            "another fabric on another port");
+        return errc::unsupported;
+    }
+    const std::uint16_t pid = mux_.free_pid();
+    if (pid >= wire::max_fep_pids) {
+        set_last_error("a dpdk fabric (one port) holds at most " +
+                       std::to_string(wire::max_fep_pids) +
+                       " endpoints (PIDonFEPs 0..15): close one first, or open another fabric on "
+                       "another port");
         return errc::unsupported;
     }
     c.ip = s_.ip;
+    c.fep_pids = true;
+    c.pid_on_fep = pid;
     c.mac = port_->mac();
     // PDC identifiers and PSNs must not be guessable by an off-path sender (a forged CLOSE or
     // data packet needs them), nor repeat those of a restarted process, which its peers may
@@ -194,19 +223,30 @@ void dpdk_network::unregister_memory(std::uint32_t handle) noexcept {
 void dpdk_network::poll_frames_only() {
     loop_->set_between_bursts(nullptr, nullptr);
     loop_->poll_once();
-    if (ep_) loop_->set_between_bursts(&process_endpoint, ep_);
+    loop_->set_between_bursts(&process_endpoints, this);
 }
 
-bool dpdk_network::process_endpoint(void* ep, std::uint64_t now) {
-    return static_cast<endpoint_base*>(ep)->process(now);
+bool dpdk_network::process_endpoints(void* self, std::uint64_t now) {
+    auto& net = *static_cast<dpdk_network*>(self);
+    if (net.open_ == 1) [[likely]]
+        return net.eps_[net.mux_.only()].ep->process(now);
+    bool any = false;
+    for (open_endpoint& o : net.eps_)
+        if (o.ep) any |= o.ep->process(now);
+    return any;
 }
 
-void dpdk_network::attach(endpoint_base& ep) {
-    handler_ = std::make_unique<host::engine_handler>(*ep.frames());
+std::uint16_t dpdk_network::pid_of(const endpoint_base& ep) const noexcept {
+    for (std::uint16_t pid = 0; pid < eps_.size(); ++pid)
+        if (eps_[pid].ep == &ep) return pid;
+    return wire::max_fep_pids;
+}
+
+void dpdk_network::start_host() {
     host::host_config hc;
     hc.iface = {port_->mac(), s_.ip, s_.prefix_len, s_.gateway};
     hc.neighbors.max_frame = std::max<std::size_t>(9216, port_->caps().max_frame);
-    host_ = std::make_unique<host::host_stack>(hc, *handler_);
+    host_ = std::make_unique<host::host_stack>(hc, mux_);
     for (const auto& [ip, mac] : s_.neighbors)
         host_->neighbors().add_static(ip, mac);
     host::backoff_config bc;
@@ -222,14 +262,26 @@ void dpdk_network::attach(endpoint_base& ep) {
         top = capturing_.get();
     }
     loop_ = std::make_unique<dpdk::poll_loop>(port_->queue(0), *top, bc);
-    // The endpoint answers what a receive burst brought before the transmit burst, so its
+    // The endpoints answer what a receive burst brought before the transmit burst, so their
     // answers ride in the ACKs that burst sends (answers in ACKs) and leave without a wait.
-    loop_->set_between_bursts(&process_endpoint, &ep);
-    ep_ = &ep;
+    loop_->set_between_bursts(&process_endpoints, this);
+}
+
+void dpdk_network::attach(endpoint_base& ep) {
+    const std::uint16_t pid = ep.address.pid;
+    if (pid >= eps_.size() || eps_[pid].ep) return;  // prepare() gave it: cannot happen
+    if (!host_) start_host();
+    open_endpoint& o = eps_[pid];
+    o.handler = std::make_unique<host::engine_handler>(*ep.frames());
+    o.ep = &ep;
+    mux_.add(pid, *o.handler);
+    ++open_;
+    alone_ = ep.kind != transport::uet || ep.attr.tss.enabled;
 }
 
 void dpdk_network::detach(endpoint_base& ep) noexcept {
-    if (&ep != ep_) return;
+    const std::uint16_t pid = pid_of(ep);
+    if (pid >= eps_.size()) return;
     // What the engine already owes its peers (acknowledgements, with the answers they carry)
     // leaves before the engine goes; otherwise a peer whose request was acknowledged would wait
     // for an answer that never comes. Control frames only: the memory of the messages still
@@ -238,18 +290,17 @@ void dpdk_network::detach(endpoint_base& ep) noexcept {
     if (e) e->stop_data();
     for (int i = 0; i < 64 && e && e->next_deadline() <= dpdk::now_ns(); ++i)
         poll_frames_only();
-    stop_endpoint();
+    stop_endpoint(pid);
 }
 
-void dpdk_network::stop_endpoint() noexcept {
-    if (!ep_) return;
-    add_host_counters(closed_);
-    add_loop_counters(closed_);
-    loop_.reset();
-    capturing_.reset();
-    host_.reset();
-    handler_.reset();
-    ep_ = nullptr;
+void dpdk_network::stop_endpoint(std::uint16_t pid) noexcept {
+    open_endpoint& o = eps_[pid];
+    if (!o.ep) return;
+    closed_.tx_dropped += o.handler->stats().tx_too_large;
+    mux_.remove(pid);
+    o = open_endpoint{};
+    --open_;
+    if (open_ == 0) alone_ = false;
 }
 
 void dpdk_network::on_new_peer(std::uint32_t ip) noexcept {
@@ -261,8 +312,8 @@ void dpdk_network::on_new_peer(std::uint32_t ip) noexcept {
 }
 
 bool dpdk_network::step() {
-    if (!ep_) return false;
-    loop_->poll_and_backoff();  // the endpoint's process() runs between its bursts
+    if (open_ == 0) return false;
+    loop_->poll_and_backoff();  // the endpoints' process() runs between its bursts
     return true;
 }
 
@@ -279,7 +330,12 @@ void dpdk_network::add_host_counters(fabric_stats& s) const noexcept {
     s.tx_dropped += tx_host + n[host::neighbor_drop::table_full] +
                     n[host::neighbor_drop::pending_full] + n[host::neighbor_drop::frame_too_large] +
                     n[host::neighbor_drop::no_route] + n[host::neighbor_drop::unresolved] +
-                    n[host::neighbor_drop::output_full] + handler_->stats().tx_too_large;
+                    n[host::neighbor_drop::output_full];
+    for (const open_endpoint& o : eps_)
+        if (o.handler) s.tx_dropped += o.handler->stats().tx_too_large;
+    // Frames for our address that name no open endpoint (a PIDonFEP none holds, or none).
+    s.unroutable += mux_.stats()[host::pid_drop::no_endpoint];
+    s.rx_dropped += mux_.stats().dropped();
     s.arp_requests += n.requests_sent;
     s.arp_replies += n.replies_sent;
     s.echo_replies += h.echo_replies;

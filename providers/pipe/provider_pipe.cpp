@@ -37,7 +37,7 @@ class pipe_network final : public network {
     // fabric_attr::capture_file: false (errno set) when the file cannot be created.
     bool open_capture() { return attr_.capture_file.empty() || capture_.open(attr_.capture_file); }
 
-    std::error_code prepare(engine_config& c) override {
+    std::error_code prepare(engine_config& c, const endpoint_attr&) override {
         c.ip = base_ip + static_cast<std::uint32_t>(nodes_.size());
         c.mac = mac_of(c.ip);
         c.seed = attr_.seed ^ (std::uint64_t{c.ip} << 20);
