@@ -451,11 +451,7 @@ int ep_getname(fid_t f, void* addr, std::size_t* addrlen) {
     const bool fits = *addrlen >= sizeof(sockaddr_in);
     *addrlen = sizeof(sockaddr_in);
     if (!fits) return -FI_ETOOSMALL;
-    const uet::endpoint_address a = ep->ep.address();
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(a.port);
-    sin.sin_addr.s_addr = htonl(a.ip);
+    const sockaddr_in sin = to_sockaddr(ep->ep.address());
     std::memcpy(addr, &sin, sizeof(sin));
     return 0;
 }

@@ -51,7 +51,9 @@ constexpr param params[] = {
     {"device", FI_PARAM_STRING,
      "dpdk: the port, a vdev (net_memif0,role=server,socket=/tmp/uet.sock), an interface "
      "(af_packet: eth0; af_xdp: xdp:eth0) or a PCI address"},
-    {"address", FI_PARAM_STRING, "dpdk: this endpoint's IPv4 address and prefix, A.B.C.D/LEN"},
+    {"address", FI_PARAM_STRING,
+     "dpdk: the port's IPv4 address and prefix, A.B.C.D/LEN (its endpoints share it, told apart "
+     "by PIDonFEP)"},
     {"eal_args", FI_PARAM_STRING, "dpdk: extra EAL arguments (a unique --file-prefix is added)"},
     {"mtu", FI_PARAM_INT,
      "SES payload bytes per packet (64..8192); default 4096 on the pipe, the largest that fits "
@@ -391,7 +393,8 @@ fi_info* make_info(std::uint32_t version, const node_addr& n, std::uint64_t flag
     fi->domain_attr->cq_data_size = 0;
     fi->domain_attr->cq_cnt = 64;
     fi->domain_attr->cntr_cnt = 64;
-    fi->domain_attr->ep_cnt = cfg.provider == "dpdk" ? 1 : 256;
+    // dpdk: the endpoints behind the port's one address, told apart by PIDonFEP.
+    fi->domain_attr->ep_cnt = cfg.provider == "dpdk" ? uet::max_dpdk_endpoints : 256;
     fi->domain_attr->tx_ctx_cnt = fi->domain_attr->ep_cnt;
     fi->domain_attr->rx_ctx_cnt = fi->domain_attr->ep_cnt;
     fi->domain_attr->max_ep_tx_ctx = 1;

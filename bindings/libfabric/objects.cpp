@@ -165,9 +165,15 @@ int mr_regattr(fid* f, const fi_mr_attr* attr, std::uint64_t flags, fid_mr** out
 
 // ---- domain ----
 
+// dpdk: the domains open in this process. Every endpoint of the port progresses in one poll loop
+// (a CQ read of any of them runs them all), so they must be used by one thread at a time; under
+// FI_THREAD_DOMAIN that is what a domain is, so the port has one domain at a time.
+int dpdk_domains = 0;
+
 int domain_close(fid* f) {
     auto* dom = self<domain_obj>(f);
     if (dom->refs > 0) return -FI_EBUSY;
+    if (dom->fabric->cfg.provider == "dpdk") --dpdk_domains;
     --dom->fabric->refs;
     delete dom;
     return 0;
@@ -203,6 +209,12 @@ int domain_open(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
         o.regattr = mr_regattr;
         return o;
     }();
+    if (fab->cfg.provider == "dpdk" && dpdk_domains > 0) {
+        FI_WARN(&provider, FI_LOG_DOMAIN,
+                "uet: the dpdk port has a domain open already: its endpoints progress together, "
+                "so they share one domain (FI_THREAD_DOMAIN: one thread)\n");
+        return -FI_EBUSY;
+    }
     auto d = fab->fab->open_domain();
     if (!d) return to_fi_errno(d.error());
     auto* dom = new_obj<domain_obj>(FI_CLASS_DOMAIN, context, &ops);
@@ -211,6 +223,7 @@ int domain_open(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
     dom->dom = std::move(*d);
     dom->fid.ops = &dom_ops;
     dom->fid.mr = &mr_ops;
+    if (fab->cfg.provider == "dpdk") ++dpdk_domains;
     ++fab->refs;
     *out = &dom->fid;
     return 0;
@@ -336,9 +349,7 @@ int av_insert(fid_av* f, const void* addr, std::size_t count, fi_addr_t* fi_addr
     for (std::size_t i = 0; i < count; ++i) {
         fi_addr_t out = FI_ADDR_NOTAVAIL;
         if (sins[i].sin_family == AF_INET) {
-            const uet::endpoint_address ea{.ip = ntohl(sins[i].sin_addr.s_addr),
-                                           .port = ntohs(sins[i].sin_port)};
-            if (auto p = av->av.insert(ea)) {
+            if (auto p = av->av.insert(from_sockaddr(sins[i]))) {
                 if (av->type == FI_AV_MAP) {
                     out = static_cast<fi_addr_t>(*p);
                 } else {
@@ -381,10 +392,7 @@ int av_lookup(fid_av* f, fi_addr_t fi_addr, void* addr, std::size_t* addrlen) {
     if (!av->peer(fi_addr, p)) return -FI_EINVAL;
     const auto ea = av->av.lookup(p);
     if (!ea) return -FI_EINVAL;
-    sockaddr_in sin{};
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(ea->port);
-    sin.sin_addr.s_addr = htonl(ea->ip);
+    const sockaddr_in sin = to_sockaddr(*ea);
     std::memcpy(addr, &sin, std::min(*addrlen, sizeof(sin)));
     const bool fits = *addrlen >= sizeof(sin);
     *addrlen = sizeof(sin);
@@ -396,8 +404,11 @@ const char* av_straddr(fid_av*, const void* addr, char* buf, std::size_t* len) {
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
     char text[64];
-    const int n = std::snprintf(text, sizeof(text), "fi_sockaddr_in://%s:%u", ip,
-                                static_cast<unsigned>(ntohs(sin->sin_port)));
+    const unsigned pid = from_sockaddr(*sin).pid;
+    const int n = pid == 0 ? std::snprintf(text, sizeof(text), "fi_sockaddr_in://%s:%u", ip,
+                                           static_cast<unsigned>(ntohs(sin->sin_port)))
+                           : std::snprintf(text, sizeof(text), "fi_sockaddr_in://%s:%u/%u", ip,
+                                           static_cast<unsigned>(ntohs(sin->sin_port)), pid);
     if (buf != nullptr && *len > 0) std::snprintf(buf, *len, "%s", text);
     *len = static_cast<std::size_t>(n) + 1;
     return buf;
@@ -651,6 +662,25 @@ int open_fabric(fi_fabric_attr* attr, fid_fabric** out, void* context) {
     fo->fid.api_version = attr != nullptr ? attr->api_version : provider.fi_version;
     *out = &fo->fid;
     return 0;
+}
+
+// uet_fi.hpp's name format.
+sockaddr_in to_sockaddr(const uet::endpoint_address& a) noexcept {
+    sockaddr_in sin{};
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons(a.port);
+    sin.sin_addr.s_addr = htonl(a.ip);
+    sin.sin_zero[0] = static_cast<unsigned char>(a.pid >> 8);
+    sin.sin_zero[1] = static_cast<unsigned char>(a.pid);
+    return sin;
+}
+
+uet::endpoint_address from_sockaddr(const sockaddr_in& sin) noexcept {
+    const auto hi = static_cast<std::uint16_t>(static_cast<unsigned char>(sin.sin_zero[0]));
+    const auto lo = static_cast<std::uint16_t>(static_cast<unsigned char>(sin.sin_zero[1]));
+    return {.ip = ntohl(sin.sin_addr.s_addr),
+            .port = ntohs(sin.sin_port),
+            .pid = static_cast<std::uint16_t>((hi << 8) | lo)};
 }
 
 }  // namespace uet_fi

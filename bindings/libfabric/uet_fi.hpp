@@ -5,6 +5,7 @@
 // Every object is single-threaded (FI_THREAD_DOMAIN) and progress is manual, driven by CQ reads.
 #pragma once
 
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -96,6 +97,12 @@ void set_enosys(F& member) {
 // A fid's ops: close, bind and control as given, the rest -FI_ENOSYS.
 fi_ops base_ops(int (*close)(fid*), int (*bind)(fid*, fid*, std::uint64_t) = nullptr,
                 int (*control)(fid*, int, void*) = nullptr);
+
+// uet's endpoint names: a sockaddr_in (FI_SOCKADDR_IN, so arrays of them keep its stride) whose
+// first two bytes of sin_zero hold the PIDonFEP, big-endian (0: the port's first endpoint, and
+// any plain sockaddr_in).
+sockaddr_in to_sockaddr(const uet::endpoint_address& a) noexcept;
+uet::endpoint_address from_sockaddr(const sockaddr_in& sin) noexcept;
 
 struct fabric_obj;
 struct domain_obj;

@@ -43,13 +43,17 @@ enum class zero_copy_policy : std::uint8_t { automatic, on, off };
 // The smallest payload zero_copy_policy::automatic chains on a virtual device.
 inline constexpr std::uint32_t virtual_device_zero_copy_min = 4096;
 
-// The dpdk provider: one endpoint on one DPDK port, progressed inline by the thread that reads
-// its completion queue (or calls progress()). Addresses are IPv4 on the port's subnet; peers are
-// resolved by ARP (or static entries), off-subnet peers through the gateway. The endpoint's
-// address is `address` (UDP port 4793); one endpoint at a time per fabric (a second open gives
-// errc::unsupported; after close() another may open, e.g. in another delivery mode). The EAL is
+// The dpdk provider: the endpoints of one DPDK port, progressed inline by the thread that reads
+// any of their completion queues (or calls progress()); they share it. Addresses are IPv4 on the
+// port's subnet; peers are resolved by ARP (or static entries), off-subnet peers through the
+// gateway. The port has one address, `address` (UDP port 4793): one UET fabric endpoint, behind
+// which up to max_dpdk_endpoints UET endpoints open at once, told apart by PIDonFEP
+// (endpoint_address::pid: the first 0, each next the lowest free). A roce_rc or TSS endpoint
+// holds the port alone. Beyond either, open_endpoint gives errc::unsupported. The EAL is
 // started once per process, by the first dpdk fabric, with that fabric's eal_args. See
 // docs/api.md.
+inline constexpr std::size_t max_dpdk_endpoints = 16;
+
 struct dpdk_attr {
     // A vdev ("net_memif0,role=server,socket=/tmp/uet.sock", "net_tap0,iface=uet0"), a Linux
     // interface name (af_packet: "eth0"; af_xdp: "xdp:eth0") or a PCI address ("0000:3b:00.0").

@@ -40,6 +40,7 @@ namespace uet::detail {
 namespace {
 
 constexpr std::uint64_t host_rto_min_ns = 1'000'000;
+static_assert(max_dpdk_endpoints == wire::max_fep_pids);
 
 // memif's frames never leave this host's memory (uet's own port or DPDK's PMD).
 bool is_memif(const std::string& driver) {
@@ -126,7 +127,7 @@ std::error_code dpdk_network::prepare(engine_config& c, const endpoint_attr& att
     const std::uint16_t pid = mux_.free_pid();
     if (pid >= wire::max_fep_pids) {
         set_last_error("a dpdk fabric (one port) holds at most " +
-                       std::to_string(wire::max_fep_pids) +
+                       std::to_string(max_dpdk_endpoints) +
                        " endpoints (PIDonFEPs 0..15): close one first, or open another fabric on "
                        "another port");
         return errc::unsupported;
