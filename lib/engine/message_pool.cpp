@@ -4,7 +4,10 @@
 namespace uet {
 
 message_pool::message_pool(const engine_config& cfg)
-    : messages_(cfg.max_pending_messages, cfg.mtu_payload), by_id_(cfg.max_pending_messages) {
+    : fep_pids_(cfg.fep_pids),
+      pid_on_fep_(cfg.pid_on_fep),
+      messages_(cfg.max_pending_messages, cfg.mtu_payload),
+      by_id_(cfg.max_pending_messages) {
     completions_.resize(cfg.max_pending_messages);
 }
 
@@ -17,7 +20,7 @@ std::uint32_t message_pool::admit(peer_state& ps, peer_id to, delivery_mode mode
     const std::uint32_t m =
         messages_.allocate(data, context, to, static_cast<std::uint8_t>(mode), id, ses);
     if (m == ses::no_index) return m;
-    messages_[m].fields.pid_on_fep = ps.pid;
+    address(messages_[m], ps);
     ++ps.messages;
     if (!ses.response) ps.advance_message_id(static_cast<std::size_t>(mode));
     if (tracked_request(static_cast<std::uint8_t>(mode), ses)) {

@@ -121,6 +121,16 @@ class message_pool {
     std::uint64_t take_unsignaled_ended() noexcept { return std::exchange(unsignaled_ended_, 0); }
 
   private:
+    // The UET addresses a message's SES header carries: its peer's PIDonFEP (pid_on_fep) and,
+    // with engine_config::fep_pids, ours (the initiator field; a RUDI/UUD target reads its
+    // source from it).
+    void address(ses::tx_message& m, const peer_state& to) const noexcept {
+        m.fields.pid_on_fep = to.pid;
+        if (fep_pids_) m.fields.initiator = pid_on_fep_;
+    }
+
+    bool fep_pids_ = false;
+    std::uint16_t pid_on_fep_ = 0;
     ses::tx_messages messages_;
     // RUD/ROD requests from post until completion: ses::message_key (peer, mode, id) ->
     // message, so a response message finds the request it answers.
@@ -147,7 +157,7 @@ inline std::uint32_t message_pool::allocate_unsignaled(peer_state& ps, peer_id t
     msg.ends_counted = ends_counted;
     msg.fields.memory_key = r.own.memory_key;
     msg.fields.buffer_offset = r.own.buffer_offset;
-    msg.fields.pid_on_fep = ps.pid;
+    address(msg, ps);
     msg.request_slot = by_id_.insert(ses::message_key{to, mode_code, id}, m).slot;
     return m;
 }
