@@ -6,7 +6,6 @@
 #include <rdma/fi_collective.h>
 #include <rdma/providers/fi_log.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -405,8 +404,6 @@ int ep_enable(ep_obj* ep) {
     }
     ep->cq = std::move(*cq);
     ep->ep = std::move(*e);
-    // A datagram owes its sender nothing (no acknowledgement, no answer): no linger.
-    ep->linger_ns = ep->mode == uet::delivery::uud ? 0 : std::uint64_t{cfg.linger_us} * 1000;
     ep->slots.resize(inject_slots);
     for (auto& s : ep->slots) {
         s.data.resize(ep->inject_size);
@@ -556,7 +553,6 @@ void ep_obj::deliver(const uet::completion& c) {
     }
     if (rx && !release_only && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
     ++(rx ? rx_entries : tx_entries);
-    received = received || rx;
     if (e.err != 0) ++error_entries;
     cq->push(std::move(e));
 }
@@ -566,19 +562,13 @@ void ep_obj::progress() {
         domain->dom.progress();
         return;
     }
-    // Steps until one ends nothing: the step after a completion sends what finishing it left
-    // owed (the answer to a rendezvous send, an acknowledgement), which the peer may be waiting
-    // for while this application stops reading its CQs.
-    received = false;
+    // Steps until one ends nothing. The application may stop progressing for long after a
+    // completion (fi_pingpong talks over its TCP socket after its last receive of a size) while
+    // its peer waits for what finishing it left owed. The engine acknowledges a packet that
+    // completes a message in the step that delivers it; an answer to a rendezvous send is
+    // posted when the pull completes and leaves in the step after, which this loop takes.
     while (drain() > 0) {
     }
-    // After a receive the application may stop progressing for long (fi_pingpong talks over its
-    // TCP socket after its last receive of a size) while the sender still waits for what this
-    // side owes it; some of that leaves only after the step after. Linger a while.
-    if (!received || linger_ns == 0) return;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(linger_ns);
-    while (std::chrono::steady_clock::now() < end)
-        drain();
 }
 
 std::size_t ep_obj::drain() {

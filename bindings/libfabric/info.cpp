@@ -65,13 +65,9 @@ constexpr param params[] = {
     {"busy_poll", FI_PARAM_BOOL, "dpdk: never back off while idle (dedicated cores)"},
     {"capture", FI_PARAM_STRING, "record every frame in this pcap file (debugging)"},
     {"stats", FI_PARAM_BOOL, "print each endpoint's counters to stderr when it closes"},
-    {"linger_us", FI_PARAM_INT,
-     "after a CQ read that found receives, keep progressing this many microseconds (default "
-     "50; 0: off), so that what this side owes its peers leaves although the application "
-     "stops reading CQs"},
     {"answers_in_acks", FI_PARAM_BOOL,
-     "answer peers' requests in the PDS ACK (one frame instead of two; default off: the answer "
-     "may then wait for a peer that stopped progressing)"},
+     "answer peers' requests in the PDS ACK when the answer is known by then (default on: one "
+     "frame per message instead of two; 0: every answer as a response message)"},
 };
 
 std::string get_str(const char* name) {
@@ -241,10 +237,6 @@ config read_config() {
     }
     if (fi_param_get_bool(&provider, "busy_poll", &n) == FI_SUCCESS) c.busy_poll = n != 0;
     if (fi_param_get_bool(&provider, "stats", &n) == FI_SUCCESS) c.stats = n != 0;
-    if (fi_param_get_int(&provider, "linger_us", &n) == FI_SUCCESS) {
-        if (n < 0 || n > 1000000) c.error = "FI_UET_LINGER_US must be 0..1000000";
-        c.linger_us = static_cast<std::uint32_t>(n);
-    }
     if (fi_param_get_bool(&provider, "answers_in_acks", &n) == FI_SUCCESS)
         c.answers_in_acks = n != 0;
     if (const std::string m = get_str("mode"); !m.empty()) {

@@ -46,14 +46,9 @@ struct config {
     uet::path_policy lb = uet::path_policy::reps;
     bool busy_poll = false;
     bool stats = false;  // FI_UET_STATS: print each endpoint's counters when it closes
-    // FI_UET_ANSWERS_IN_ACKS: off by default here (endpoint_attr::answers_in_acks). An answer
-    // carried by the PDS ACK may wait for the ACK's coalescing timer, and a libfabric application
-    // may stop reading its CQs (so progressing) right after its last receive completes, as
-    // fi_pingpong does between sizes: its peer would wait for that answer forever. An answer sent
-    // as a message leaves in the progress step after the completion, which the provider takes.
-    bool answers_in_acks = false;
-    // FI_UET_LINGER_US: after a progress call that ended receives, keep progressing this long.
-    std::uint32_t linger_us = 50;
+    // FI_UET_ANSWERS_IN_ACKS: on by default, as endpoint_attr::answers_in_acks (one frame per
+    // message instead of two); 0 sends every answer as a response message of its own.
+    bool answers_in_acks = true;
     std::string error;  // set when a variable holds a value it cannot take
 };
 void define_params();
@@ -225,9 +220,6 @@ struct ep_obj {
     };
     std::vector<quiet_op> quiet;
     std::vector<quiet_op*> free_quiet;
-
-    std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
-    bool received = false;        // the current progress() delivered a receive completion
 
     void progress();
     std::size_t drain();  // one progress step; delivers and counts what it ended

@@ -27,7 +27,7 @@ expect "FI_UET_DEVICE=net_memif0: fabric uet-memif" "$out" 'fabric: uet-memif'
 expect "... domain net_memif0" "$out" 'domain: net_memif0'
 
 out=$(fi_info -p uet -e 2>&1 | tr -d '\0')
-for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE STATS LINGER_US ANSWERS_IN_ACKS; do
+for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE STATS ANSWERS_IN_ACKS; do
     expect "fi_info -e lists FI_UET_$v" "$out" "^# FI_UET_${v}: "
 done
 

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # libfabric_pingpong: Debian's unmodified fi_pingpong over the uet provider (FI_PROVIDER_PATH),
 # server and client in two processes joined by a memif link (uet's own memif port, a socket in a
-# temporary directory), every size of its default sweep; both must exit 0. (Over DPDK's net_memif
-# about one run in eight stalls: docs/libfabric.md, "Not yet".) Both run in a network
-# namespace of their own, so that fi_pingpong's TCP control port cannot collide with anything.
+# temporary directory), every size of its default sweep; both must exit 0 and print a row for
+# each size. Both run in a network namespace of their own, so that fi_pingpong's TCP control
+# port cannot collide with anything.
 # FI_EP_RDM unless the options name an endpoint type (-e dgram: datagrams of one packet, so the
 # sweep stops at 1 KiB). --af-packet: server and client in two namespaces instead, each on its
 # end of a veth pair (af_packet; the veths also carry kernel addresses for the TCP control
 # connection).
-#   run_pingpong.sh PROVIDER_DIR [--af-packet] [fi_pingpong options, e.g. -m tagged, -e dgram]
+#   run_pingpong.sh PROVIDER_DIR [--af-packet] [fi_pingpong options, e.g. -m tagged, -e dgram,
+#                   -I 1000 (the stress run of docs/libfabric.md)]
 set -euo pipefail
 export FI_PROVIDER_PATH=${1:?usage: $0 PROVIDER_DIR [--af-packet] [fi_pingpong options]}
 shift
@@ -85,7 +86,7 @@ wait "${PIDS[0]}" || { echo "FAIL: server exited $?"; status=1; }
 PIDS=()
 for n in server client; do
     for size in "${SIZES[@]}"; do
-        grep -qE "^$size +[0-9]+ += *[0-9]+ " "$WORK/$n.log" ||
+        grep -qE "^$size +[0-9]+k? += *[0-9]+k? " "$WORK/$n.log" ||
             { echo "FAIL: $n has no row for $size"; status=1; }
     done
 done
