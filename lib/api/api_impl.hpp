@@ -44,7 +44,9 @@ namespace uet::detail {
 // Engine contexts: a record's index; op_context | an operation's index (a send's message without a
 // record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
 // response message of ours); response_context | op_context | a rendezvous send's index (the
-// response to a read of its buffer, rendezvous::read_served).
+// response to a read of its buffer, rendezvous::read_served); response_context | region_context |
+// a hold (the response to a read of a registered region, responder::hold_region).
+inline constexpr std::uint64_t region_context = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 

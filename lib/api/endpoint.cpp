@@ -90,6 +90,7 @@ void endpoint_impl::close() noexcept {
     // The engine goes first: nothing refers to the application's buffers after this.
     secured.reset();
     eng.reset();
+    responses.release_regions(*this);
     queues.drain();
     multi_recvs.drain();
     rdv.drain();

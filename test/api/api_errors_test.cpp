@@ -441,5 +441,41 @@ TEST_F(errors_rendezvous, target_gone_mid_pull_fails_the_send) {
     take_back_and_settle();
 }
 
+// A peer reads a region whose deregistration comes while the responses crawl over a slow link:
+// they are cut from the region's memory, as sent and as resent. close() must return only once
+// the engine is done with them, since the application may unmap the memory right after (without
+// the hold, the next response faults).
+TEST(errors_region, deregistering_waits_for_the_read_responses) {
+    fabric_attr fa;
+    fa.mtu = 8192;
+    fa.impairments.rate_gbps = 0.5;
+    fa.impairments.loss = 0.05;  // so that responses are resent, read again from the region
+    world w(fa, 2, endpoint_attr{.job_id = job});
+    const std::size_t size = 4u << 20;
+    mapping region(size);
+    ASSERT_NE(region.at, MAP_FAILED);
+    fill(region.bytes(), 9);
+    memory_region mr = w.dom.register_memory(region.bytes(), access::remote_read, job).value();
+    std::vector<std::byte> back(size);
+    int ctx = 0;
+    ASSERT_FALSE(w.eps[0].read(w.peers[1], back, 0, mr.key(), &ctx));
+    // Until the responses are on their way (a read's data lands only once all of it is in).
+    for (int i = 0; i < 1'000'000 && w.eps[1].counters().packets_sent < 64; ++i)
+        ASSERT_TRUE(w.fab.progress());
+    ASSERT_GE(w.eps[1].counters().packets_sent, 64u);
+    ASSERT_EQ(w.cqs[0].size(), 0u);
+    const std::uint64_t key = mr.key();
+    mr.close();
+    ASSERT_EQ(mprotect(region.at, region.size, PROT_NONE), 0);
+    const completion c = wait_ok(w.cqs[0]);
+    EXPECT_EQ(c.context, &ctx);
+    std::vector<std::byte> want(size);
+    fill(want, 9);
+    EXPECT_EQ(back, want);
+    // A read of the region now finds no region.
+    ASSERT_FALSE(w.eps[0].read(w.peers[1], std::span(back).first(64), 0, key, &ctx));
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
+}
+
 }  // namespace
 }  // namespace uet::test
