@@ -242,6 +242,21 @@ TEST_F(probe, a_send_under_way_is_not_canceled) {
     EXPECT_EQ(got, data);
 }
 
+// A receive that met a deferred send has asked for it (an RTR): it is being filled.
+TEST_F(probe, a_receive_a_message_matched_is_not_canceled) {
+    const auto data = pattern(200'000, 12);
+    ASSERT_FALSE(w.eps[0].send(w.peers[1], as_bytes_of(data), nullptr));
+    wait_arrivals(w, 1, 1);
+    ASSERT_EQ(w.eps[1].counters().deferred, 1u);
+    std::vector<std::byte> got(data.size());
+    int rctx = 0;
+    ASSERT_FALSE(w.eps[1].recv(got, &rctx));
+    EXPECT_EQ(w.eps[1].cancel(&rctx), errc::busy);
+    EXPECT_EQ(wait_ok(w.cqs[1]).context, &rctx);
+    EXPECT_EQ(got, data);
+    EXPECT_EQ(w.eps[1].cancel(&rctx), errc::not_found);
+}
+
 // Closed with a message claimed and never received: every call says closed.
 TEST(probe_closed, every_call_says_closed) {
     world w(lossy_fabric(33), 2, endpoint_attr{.job_id = job});
