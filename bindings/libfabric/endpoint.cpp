@@ -101,14 +101,20 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
 ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
                   std::uint64_t flags, bool tagged, std::uint64_t tag, std::uint64_t ignore) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
-    if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_EBADFLAGS;
+    // FI_PEEK goes to tagged_peek; FI_CLAIM alone receives what one claimed (tagged only).
+    if ((flags & (FI_PEEK | FI_DISCARD)) || ((flags & FI_CLAIM) && !tagged)) return -FI_EBADFLAGS;
     // uet's receives always complete: on a queue bound with FI_SELECTIVE_COMPLETION, one
     // posted without FI_COMPLETION asks what uet cannot do.
     if (ep->rx_selective && !(flags & FI_COMPLETION)) return -FI_EBADFLAGS;
+    const auto bytes = std::span(static_cast<std::byte*>(buf), len);
+    // The claim names the message: its source address (Open MPI passes 0) and tags do not count.
+    if (flags & FI_CLAIM) {
+        if (context == nullptr) return -FI_EINVAL;
+        return posted(ep, ep->ep.recv_claimed(claim_of(context), bytes, context));
+    }
     uet::peer_addr from = uet::any_peer;
     if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
         return -FI_EINVAL;
-    const auto bytes = std::span(static_cast<std::byte*>(buf), len);
     // FI_MULTI_RECV: untagged receives of an endpoint with the capability (libfabric 1.17 has
     // no tagged multi-receive). A buffer below FI_OPT_MIN_MULTI_RECV gets -FI_EINVAL from uet.
     if ((flags & FI_MULTI_RECV) && (tagged || !(ep->caps & FI_MULTI_RECV))) return -FI_EBADFLAGS;
@@ -183,6 +189,7 @@ ssize_t tagged_recvv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_
     return tagged_recv(f, base, len, nullptr, src, tag, ignore, context);
 }
 ssize_t tagged_recvmsg(fid_ep* f, const fi_msg_tagged* m, std::uint64_t flags) {
+    if (flags & FI_PEEK) return tagged_peek(self<ep_obj>(f), m, flags);
     void* base;
     std::size_t len;
     if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
@@ -591,7 +598,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     static fi_ops_ep ep_ops = [] {
         fi_ops_ep o{};
         o.size = sizeof(o);
-        set_enosys(o.cancel);
+        o.cancel = ep_cancel;
         o.getopt = ep_getopt;
         o.setopt = ep_setopt;
         set_enosys(o.tx_ctx);

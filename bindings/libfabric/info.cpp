@@ -319,6 +319,12 @@ int to_fi_errno(std::error_code ec) noexcept {
             return -FI_ENORX;
         case uet::errc::remote_error:
             return -FI_EREMOTEIO;
+        case uet::errc::no_message:
+            return -FI_ENOMSG;
+        case uet::errc::not_found:
+            return -FI_ENOENT;
+        case uet::errc::busy:
+            return -FI_EBUSY;
     }
     return -FI_EOTHER;
 }

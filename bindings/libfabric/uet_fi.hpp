@@ -240,6 +240,12 @@ ssize_t posted(ep_obj* ep, std::error_code ec);
 // Whether a send posted with these flags ends in a completion: fi_inject never does; others
 // unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
 bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call);
+// fi_trecvmsg with FI_PEEK (and FI_CLAIM) (probe.cpp): its completion, or an FI_ENOMSG error entry.
+ssize_t tagged_peek(ep_obj* ep, const fi_msg_tagged* m, std::uint64_t flags);
+// The claim an FI_PEEK | FI_CLAIM kept in the fi_context `context`, for its FI_CLAIM receive.
+std::uint64_t claim_of(void* context) noexcept;
+// fi_cancel: a posted receive with this context ends in an FI_ECANCELED error entry.
+ssize_t ep_cancel(fid_t ep, void* context);
 // FI_ATOMIC (atomic.cpp): the endpoint's atomic operations and fi_query_atomic.
 fi_ops_atomic atomic_ops();
 int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr,
