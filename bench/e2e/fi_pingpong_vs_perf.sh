@@ -3,7 +3,8 @@
 # send_lat over the same memif link, side by side, round by round (fi_pingpong, then uet-perf,
 # then the other order). Both pinned the same way (server CPU 0, client CPU 1), both RDM over
 # RUD, NSCC and REPS (the provider's defaults). fi_pingpong's usec/xfer is half a round trip,
-# as uet-perf's t_avg is: the ratio is what the libfabric layer (and fi_pingpong's loop) costs.
+# as uet-perf's t_avg is (its mean; t_typical, the median, is printed beside it): the ratio of
+# the means is what the libfabric layer and fi_pingpong's loop cost, or save.
 # fi_pingpong runs in a network namespace of its own (its TCP control port).
 #   bench/e2e/fi_pingpong_vs_perf.sh            (ROUNDS=2, ITERS=1000, FI_DIR=$BUILD/bindings/libfabric)
 source "$(dirname "$0")/lib.sh"
@@ -42,13 +43,13 @@ fi_pingpong_round() {
         { echo "FAIL: fi_pingpong printed $(wc -l <"$WORK/fpp-$n.rows") rows"; return 1; }
 }
 
-# perf_round N: uet-perf send_lat at each size; "bytes t_avg" into $WORK/perf-N.rows.
+# perf_round N: uet-perf send_lat at each size; "bytes t_avg t_typical" into $WORK/perf-N.rows.
 perf_round() {
     local n=$1
     : >"$WORK/perf-$n.rows"
     for s in "${SIZES[@]}"; do
         uet_memif "lat-$s" send_lat -s "$s" -n "$ITERS" >/dev/null
-        echo "$s $(json_result "lat-$s" t_avg)" >>"$WORK/perf-$n.rows"
+        echo "$s $(json_result "lat-$s" t_avg) $(json_result "lat-$s" t_typical)" >>"$WORK/perf-$n.rows"
     done
 }
 
@@ -56,6 +57,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then fi_pingpong_round "$r"; perf_round "$r"; else perf_round "$r"; fi_pingpong_round "$r"; fi
     echo "round $r (cores $(core_ns) ns)"
     paste -d' ' "$WORK/fpp-$r.rows" "$WORK/perf-$r.rows" |
-        awk '{ printf "  %8d B  fi_pingpong %9.2f us  uet-perf send_lat %9.2f us  ratio %.2f\n",
-               $1, $2, $4, ($4 > 0 ? $2 / $4 : 0) }'
+        awk '{ printf "  %8d B  fi_pingpong mean %9.2f us  uet-perf send_lat mean %9.2f us (median %8.2f)  means %.2f\n",
+               $1, $2, $4, $5, ($4 > 0 ? $2 / $4 : 0) }'
 done
