@@ -313,6 +313,12 @@ void print_stats(const ep_obj* ep) {
         static_cast<unsigned long long>(ep->tx_entries),
         static_cast<unsigned long long>(ep->rx_entries),
         static_cast<unsigned long long>(ep->error_entries));
+    if (ep->domain->fabric->cfg.tss_key.empty()) return;
+    std::fprintf(stderr, "uet: endpoint %s: TSS sealed %llu opened %llu dropped %llu\n",
+                 uet::to_string(ep->ep.address()).c_str(),
+                 static_cast<unsigned long long>(c.tss.sealed),
+                 static_cast<unsigned long long>(c.tss.opened),
+                 static_cast<unsigned long long>(c.tss.dropped_total()));
 }
 
 int ep_close(fid* f) {
@@ -393,6 +399,12 @@ int ep_enable(ep_obj* ep) {
     const config& cfg = ep->domain->fabric->cfg;
     uet::endpoint_attr a;
     a.job_id = cfg.job;
+    if (!cfg.tss_key.empty()) {
+        a.tss.enabled = true;
+        a.tss.sdi = cfg.tss_sdi;
+        a.tss.epoch = cfg.tss_epoch;
+        a.tss.key = cfg.tss_key;
+    }
     a.mode = ep->mode;
     a.cc = cfg.cc;
     a.lb = cfg.lb;

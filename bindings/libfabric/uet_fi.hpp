@@ -46,6 +46,12 @@ struct config {
     uet::path_policy lb = uet::path_policy::reps;
     bool busy_poll = false;
     bool stats = false;  // FI_UET_STATS: print each endpoint's counters when it closes
+    // FI_UET_TSS_KEY_FILE: the secure domain's key (32 bytes or 64 hex digits); every frame of
+    // every endpoint sealed (UET TSS, AES-256-GCM) in domain FI_UET_TSS_SDI at FI_UET_TSS_EPOCH.
+    std::string tss_key_file;
+    uet::tss_key tss_key;
+    std::uint32_t tss_sdi = 1;
+    std::uint16_t tss_epoch = 0;
     // FI_UET_ANSWERS_IN_ACKS: on by default, as endpoint_attr::answers_in_acks (one frame per
     // message instead of two); 0 sends every answer as a response message of its own.
     bool answers_in_acks = true;

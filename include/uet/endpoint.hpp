@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -119,6 +121,13 @@ class tss_key {
     std::span<const std::byte> bytes() const noexcept { return bytes_; }
     bool empty() const noexcept { return bytes_.empty(); }
     void clear() noexcept;
+
+    // A key as tools keep it: 64 hex digits (what `openssl rand -hex 32` prints; white space
+    // around them ignored). nullopt when text is not that.
+    static std::optional<tss_key> from_hex(std::string_view text);
+    // A key file: 32 raw bytes, or 64 hex digits. nullopt, and error saying what was wrong (never
+    // a key byte; the caller names the file), when it holds neither or cannot be read.
+    static std::optional<tss_key> from_file(const std::string& path, std::string& error);
 
   private:
     std::vector<std::byte> bytes_;
