@@ -3,7 +3,6 @@
 // (endpoint_impl::on_message); keys, access and bounds are checked before a byte of a region is
 // touched.
 #include <cstring>
-#include <utility>
 
 #include "api/api_impl.hpp"
 #include "api/responder_inline.hpp"
@@ -46,34 +45,22 @@ std::size_t element_size(wire::ses_atomic_datatype t) {
 }  // namespace
 
 responder::responder()
-    : buffers_(response_buffer_count * max_atomic_bytes), held_slots_(region_hold_count, none) {
+    : buffers_(response_buffer_count * max_atomic_bytes), holds_(region_hold_count) {
     free_buffers_.reserve(response_buffer_count);
     for (std::uint32_t i = response_buffer_count; i-- > 0;)
         free_buffers_.push_back(i);
-    free_holds_.reserve(region_hold_count);
-    for (std::uint32_t i = region_hold_count; i-- > 0;)
-        free_holds_.push_back(i);
 }
 
 std::uint32_t responder::hold_region(endpoint_impl& ep, std::uint64_t key) {
-    if (free_holds_.empty()) return none;
-    const std::uint32_t slot = ep.domain->regions.hold(key);
-    if (slot == none) return none;
-    const std::uint32_t hold = free_holds_.back();
-    free_holds_.pop_back();
-    held_slots_[hold] = slot;
-    return hold;
+    return holds_.take(ep.domain->regions, ep.domain->regions.hold(key));
 }
 
 void responder::release_region(endpoint_impl& ep, std::uint32_t hold) {
-    if (hold >= held_slots_.size() || held_slots_[hold] == none) return;
-    ep.domain->regions.release(std::exchange(held_slots_[hold], none));
-    free_holds_.push_back(hold);
+    holds_.release(ep.domain->regions, hold);
 }
 
 void responder::release_regions(endpoint_impl& ep) {
-    for (std::uint32_t h = 0; h < held_slots_.size(); ++h)
-        release_region(ep, h);
+    holds_.release_all(ep.domain->regions);
 }
 
 void responder::respond(endpoint_impl& ep, const received_message& m, ses_return_code rc,

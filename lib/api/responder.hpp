@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/op_pool.hpp"
+#include "api/region_holds.hpp"
 #include "engine/engine.hpp"
 #include "uet/uet.hpp"
 
@@ -58,8 +59,7 @@ class responder {
     std::uint32_t hold_region(endpoint_impl& ep, std::uint64_t key);  // none: no room
     std::vector<std::uint8_t> buffers_;  // fetched atomic values in flight
     std::vector<std::uint32_t> free_buffers_;
-    std::vector<std::uint32_t> held_slots_;  // per hold: the region's slot, none when free
-    std::vector<std::uint32_t> free_holds_;
+    region_holds holds_;
 };
 
 }  // namespace uet::detail

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/api_impl.hpp"
+#include "api/region_holds.hpp"
 #include "qp_sched/qp_sched.hpp"
 #include "roce_engine/engine.hpp"
 
@@ -103,6 +104,7 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     void remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t length) override;
     roce::remote_memory read_source(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                     std::uint32_t length) override;
+    void read_done(roce::qp& q, std::uint32_t hold) override;
     roce::atomic_outcome atomic(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                 roce::wr_opcode op, std::uint64_t swap_add,
                                 std::uint64_t compare) override;
@@ -213,6 +215,9 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     roce::qp_counters retired_;                          // of the QPs destroyed
     std::vector<roce::work_completion> wcs_;
     std::uint64_t dropped_bad_header_ = 0;
+    // READ responses cut from registered regions: one hold per response queued on a QP
+    // (read_source, read_done), so that deregistering a region waits for them.
+    region_holds holds_;
 };
 
 // The roce_rc endpoint behind a public endpoint of kind transport::roce_rc.

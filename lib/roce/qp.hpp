@@ -50,6 +50,7 @@ struct response_job {
     std::uint32_t sent = 0;  // response packets sent
     const std::uint8_t* source = nullptr;
     std::uint32_t length = 0;
+    std::uint32_t hold = no_hold;  // the target's hold on source's region (read_source)
     bool atomic = false;
     std::uint64_t original = 0;  // an atomic's result
     bool repeat = false;         // answers a duplicate request
@@ -107,7 +108,12 @@ struct qp {
 
 // ibv_modify_qp: the state machine's checks, then what each transition starts. Entering RTR
 // starts the responder at rq_psn, entering RTS the requester at sq_psn with fresh retry counts;
-// RESET forgets every work request.
-fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask) noexcept;
+// RESET forgets every work request, and drops the READ responses queued (their holds go back
+// to `d`, drop_responses).
+fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask, delivery_target& d) noexcept;
+
+// Drops the READ responses and atomic answers queued, giving each READ's hold back to `d`
+// (delivery_target::read_done): the QP is reset or destroyed.
+void drop_responses(qp& q, delivery_target& d) noexcept;
 
 }  // namespace uet::roce

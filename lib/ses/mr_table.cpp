@@ -49,11 +49,18 @@ void mr_table::free_slot(std::uint32_t index) noexcept {
     free_.push_back(index);
 }
 
-std::uint32_t mr_table::hold(std::uint64_t key) noexcept {
-    const auto index = index_of_.find(key);
+std::uint32_t mr_table::hold_index(std::optional<std::uint32_t> index) noexcept {
     if (!index) return static_cast<std::uint32_t>(-1);
     ++entries_[*index].readers;
     return *index;
+}
+
+std::uint32_t mr_table::hold(std::uint64_t key) noexcept {
+    return hold_index(index_of_.find(key));
+}
+
+std::uint32_t mr_table::hold_rkey(std::uint32_t rkey) noexcept {
+    return hold_index(index_of_rkey_.find(rkey));
 }
 
 void mr_table::release(std::uint32_t slot) noexcept {

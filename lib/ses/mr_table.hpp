@@ -37,6 +37,8 @@ class mr_table {
     // and each time it is resent: the region's slot, for release() once the engine is done with
     // the response. Keeps remove() from giving the slot, and the application its memory, back.
     std::uint32_t hold(std::uint64_t key) noexcept;
+    // The same for the region of a RoCE rkey (check_rkey).
+    std::uint32_t hold_rkey(std::uint32_t rkey) noexcept;
     void release(std::uint32_t slot) noexcept;
     // Whether responses in flight still read the region of key (removed or not).
     bool still_read(std::uint64_t key) const noexcept;
@@ -64,6 +66,7 @@ class mr_table {
         bool removed = false;       // by remove(), kept until its readers are done
     };
     void free_slot(std::uint32_t index) noexcept;
+    std::uint32_t hold_index(std::optional<std::uint32_t> index) noexcept;
     std::vector<entry> entries_;
     std::vector<std::uint32_t> free_;
     wire::ses_return_code check_entry(std::optional<std::uint32_t> index, std::uint32_t job,

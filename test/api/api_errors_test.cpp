@@ -364,19 +364,6 @@ TEST_F(errors, bad_arguments) {
     still_works();
 }
 
-// Pages of their own for a send's buffer, so that a test can take every access to them away.
-struct mapping {
-    explicit mapping(std::size_t n)
-        : size(n),
-          at(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
-    ~mapping() {
-        if (at != MAP_FAILED) munmap(at, size);
-    }
-    std::span<std::byte> bytes() const { return {static_cast<std::byte*>(at), size}; }
-    std::size_t size;
-    void* at;
-};
-
 // A rendezvous send from eps[0] to eps[1], whose receive is posted, and the application taking
 // the send's buffer back once it has the completion.
 class errors_rendezvous : public ::testing::Test {
@@ -451,29 +438,15 @@ TEST(errors_region, deregistering_waits_for_the_read_responses) {
     fa.impairments.rate_gbps = 0.5;
     fa.impairments.loss = 0.05;  // so that responses are resent, read again from the region
     world w(fa, 2, endpoint_attr{.job_id = job});
-    const std::size_t size = 4u << 20;
-    mapping region(size);
-    ASSERT_NE(region.at, MAP_FAILED);
-    fill(region.bytes(), 9);
-    memory_region mr = w.dom.register_memory(region.bytes(), access::remote_read, job).value();
-    std::vector<std::byte> back(size);
+    read_of_a_closed_region r;
     int ctx = 0;
-    ASSERT_FALSE(w.eps[0].read(w.peers[1], back, 0, mr.key(), &ctx));
-    // Until the responses are on their way (a read's data lands only once all of it is in).
-    for (int i = 0; i < 1'000'000 && w.eps[1].counters().packets_sent < 64; ++i)
-        ASSERT_TRUE(w.fab.progress());
-    ASSERT_GE(w.eps[1].counters().packets_sent, 64u);
-    ASSERT_EQ(w.cqs[0].size(), 0u);
-    const std::uint64_t key = mr.key();
-    mr.close();
-    ASSERT_EQ(mprotect(region.at, region.size, PROT_NONE), 0);
+    r.run(w, job, &ctx);
+    if (HasFatalFailure()) return;
     const completion c = wait_ok(w.cqs[0]);
     EXPECT_EQ(c.context, &ctx);
-    std::vector<std::byte> want(size);
-    fill(want, 9);
-    EXPECT_EQ(back, want);
+    EXPECT_TRUE(r.complete());
     // A read of the region now finds no region.
-    ASSERT_FALSE(w.eps[0].read(w.peers[1], std::span(back).first(64), 0, key, &ctx));
+    ASSERT_FALSE(w.eps[0].read(w.peers[1], std::span(r.back).first(64), 0, r.key, &ctx));
     EXPECT_EQ(wait_error(w.cqs[0]).error, errc::bad_memory_key);
 }
 
