@@ -101,6 +101,8 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
                       std::uint32_t imm, roce::wc_status status) override;
     roce::remote_memory place_write(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                     std::uint32_t length) override;
+    std::uint8_t* write_packet_at(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
+                                  std::uint32_t length) override;
     void remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t length) override;
     roce::remote_memory read_source(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                     std::uint32_t length) override;

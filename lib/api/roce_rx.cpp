@@ -168,6 +168,11 @@ roce::remote_memory roce_endpoint::place_write(roce::qp&, std::uint32_t rkey, st
     return {where};
 }
 
+std::uint8_t* roce_endpoint::write_packet_at(roce::qp&, std::uint32_t rkey, std::uint64_t va,
+                                             std::uint32_t length) {
+    return region_at(rkey, va, length, ses::mr_remote_write);
+}
+
 void roce_endpoint::remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t length) {
     completion c;
     c.flags =

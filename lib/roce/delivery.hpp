@@ -59,6 +59,14 @@ class delivery_target {
     // Memory for a WRITE of `length` bytes at (rkey, va), checked once for the whole message.
     virtual remote_memory place_write(qp& q, std::uint32_t rkey, std::uint64_t va,
                                       std::uint32_t length) = 0;
+    // Where one packet of an open WRITE goes: (rkey, va) checked again against the live
+    // regions, so that a region deregistered mid-WRITE is never written after (its owner may
+    // have freed it); nullptr when it is gone. By default place_write, for targets whose memory
+    // never goes away.
+    virtual std::uint8_t* write_packet_at(qp& q, std::uint32_t rkey, std::uint64_t va,
+                                          std::uint32_t length) {
+        return place_write(q, rkey, va, length).where;
+    }
     // A WRITE with immediate is whole: the immediate data for the remote completion.
     virtual void remote_data(qp& q, std::uint32_t imm, std::uint32_t length) = 0;
     // The source of a READ of `length` bytes (not 0) at (rkey, va). Its responses are cut from

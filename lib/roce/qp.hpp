@@ -69,9 +69,10 @@ struct responder_state {
     bool nak_sent = false;  // a sequence or RNR NAK for epsn is out: later packets drop
     enum class open_message : std::uint8_t { none, send, write };
     open_message open = open_message::none;
-    recv_slot recv;                    // the open SEND's receive
-    std::uint32_t received = 0;        // bytes of the open SEND so far
-    std::uint8_t* write_at = nullptr;  // the open WRITE's cursor
+    recv_slot recv;                // the open SEND's receive
+    std::uint32_t received = 0;    // bytes of the open SEND so far
+    std::uint32_t write_rkey = 0;  // the open WRITE's region
+    std::uint64_t write_va = 0;    // and where its next byte goes
     std::uint32_t write_left = 0;
     std::uint32_t write_length = 0;  // the open WRITE's DMA length (for remote_data)
     // The acknowledgement to send: cumulative, so a later one replaces an earlier one.

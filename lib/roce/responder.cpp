@@ -244,13 +244,22 @@ rsp_verdict take_in_order(qp& q, const req_in& in, psn_t psn, const op_shape& s,
                     return fatal(q, psn, aeth_nak_code::remote_access_error, d,
                                  wc_status::wr_flush_err);
                 r.open = open_message::write;
-                r.write_at = m.where;
+                r.write_rkey = in.reth->rkey;
+                r.write_va = in.reth->va;
                 r.write_left = r.write_length = in.reth->dma_len;
             }
             if (len > r.write_left || (s.last && len != r.write_left))
                 return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
-            if (len != 0) std::memcpy(r.write_at, in.payload.data(), len);
-            r.write_at += len;
+            if (len != 0) {
+                // Packets of one WRITE come in separate bursts: each is placed where the live
+                // region table says, never through a pointer kept from the first.
+                std::uint8_t* where = d.write_packet_at(q, r.write_rkey, r.write_va, len);
+                if (where == nullptr)
+                    return fatal(q, psn, aeth_nak_code::remote_access_error, d,
+                                 wc_status::wr_flush_err);
+                std::memcpy(where, in.payload.data(), len);
+            }
+            r.write_va += len;
             r.write_left -= len;
             if (s.last) {
                 if (s.imm) d.remote_data(q, in.imm, r.write_length);

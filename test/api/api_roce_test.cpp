@@ -389,6 +389,33 @@ TEST(roce_errors, a_read_asked_again_after_deregistering_fails_without_touching_
     EXPECT_GT(w.fab.stats().lost, 0u);
 }
 
+// A WRITE's packets come in separate bursts; its region is deregistered (and its memory taken
+// away) while they still arrive. Each packet is placed where the live region table says, so the
+// rest are refused (a remote access error ends the WRITE) rather than written into memory the
+// application took back.
+TEST(roce_errors, a_write_into_a_region_closed_midway_stops_there) {
+    fabric_attr fa = clean_fabric();
+    fa.impairments.rate_gbps = 0.5;
+    world w(fa, 2, roce_rc());
+    const std::size_t size = 4u << 20;
+    mapping region(size);
+    ASSERT_NE(region.at, MAP_FAILED);
+    memory_region mr = w.dom.register_memory(region.bytes(), access::remote_write, job).value();
+    std::vector<std::byte> data(size);
+    fill(data, 4);
+    int ctx = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], data, 0, mr.key(), &ctx));
+    for (int i = 0; i < 1'000'000 && w.eps[1].counters().packets_received < 64; ++i)
+        ASSERT_TRUE(w.fab.progress());
+    ASSERT_GE(w.eps[1].counters().packets_received, 64u);
+    ASSERT_EQ(w.cqs[0].size(), 0u);
+    mr.close();
+    ASSERT_EQ(mprotect(region.at, region.size, PROT_NONE), 0);
+    const completion c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.context, &ctx);
+    EXPECT_EQ(c.error, errc::access_denied) << c.error.message();
+}
+
 TEST(roce_errors, multi_recv_is_unsupported) {
     world w{clean_fabric(), 1, roce_rc()};
     std::vector<std::byte> got(1000);
