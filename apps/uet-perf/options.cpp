@@ -11,26 +11,7 @@
 #include <cstring>
 #include <span>
 
-#include "tss/key_file.hpp"
-
 namespace uet::perf {
-
-namespace {
-
-std::optional<tss_key> as_tss_key(const std::optional<tss::key256>& k) {
-    if (!k) return std::nullopt;
-    return tss_key(std::as_bytes(std::span(k->view())));
-}
-
-}  // namespace
-
-std::optional<tss_key> tss_key_from_hex(std::string_view text) {
-    return as_tss_key(tss::parse_hex_key(text));
-}
-
-std::optional<tss_key> read_tss_key_file(const std::string& path, std::string& why) {
-    return as_tss_key(tss::read_key_file(path, why));
-}
 
 std::string transport_name(const settings& s) {
     if (s.transport == transport::uet) return "UET";
@@ -604,7 +585,7 @@ bool parser::check_tss() {
     if (s.transport != transport::uet) return fail("--tss applies to --transport uet only");
     std::string why;
     if (!tss_key_file_.empty()) {
-        if (auto k = read_tss_key_file(tss_key_file_, why)) {
+        if (auto k = tss_key::from_file(tss_key_file_, why)) {
             s.tss_key_bytes = std::move(*k);
             return true;
         }
@@ -615,7 +596,7 @@ bool parser::check_tss() {
         return fail(
             "--tss needs the secure domain's key: --tss-key-file FILE (32 bytes, or 64 hex "
             "digits) or UET_TSS_KEY (64 hex digits); never on the command line");
-    if (auto k = tss_key_from_hex(env)) {
+    if (auto k = tss_key::from_hex(env)) {
         s.tss_key_bytes = std::move(*k);
         return true;
     }

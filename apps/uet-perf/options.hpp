@@ -142,11 +142,6 @@ struct settings {
     std::vector<std::uint64_t> sizes() const;
 };
 
-// --tss keys: 64 hex digits (surrounding white space allowed), or a file of 32 raw bytes or
-// 64 hex digits. nullopt (and why, naming no key byte) when it is neither.
-std::optional<tss_key> tss_key_from_hex(std::string_view text);
-std::optional<tss_key> read_tss_key_file(const std::string& path, std::string& why);
-
 // The transport of a run as the header and a settings mismatch name it: "UET", "RoCEv2 RC
 // go-back-N" or "RoCEv2 RC out-of-order".
 std::string transport_name(const settings& s);

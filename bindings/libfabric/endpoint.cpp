@@ -6,7 +6,6 @@
 #include <rdma/fi_collective.h>
 #include <rdma/providers/fi_log.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -102,14 +101,20 @@ ssize_t post_send(ep_obj* ep, const void* buf, std::size_t len, fi_addr_t dest, 
 ssize_t post_recv(ep_obj* ep, void* buf, std::size_t len, fi_addr_t src, void* context,
                   std::uint64_t flags, bool tagged, std::uint64_t tag, std::uint64_t ignore) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
-    if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) return -FI_EBADFLAGS;
+    // FI_PEEK goes to tagged_peek; FI_CLAIM alone receives what one claimed (tagged only).
+    if ((flags & (FI_PEEK | FI_DISCARD)) || ((flags & FI_CLAIM) && !tagged)) return -FI_EBADFLAGS;
     // uet's receives always complete: on a queue bound with FI_SELECTIVE_COMPLETION, one
     // posted without FI_COMPLETION asks what uet cannot do.
     if (ep->rx_selective && !(flags & FI_COMPLETION)) return -FI_EBADFLAGS;
+    const auto bytes = std::span(static_cast<std::byte*>(buf), len);
+    // The claim names the message: its source address (Open MPI passes 0) and tags do not count.
+    if (flags & FI_CLAIM) {
+        if (context == nullptr) return -FI_EINVAL;
+        return posted(ep, ep->ep.recv_claimed(claim_of(context), bytes, context));
+    }
     uet::peer_addr from = uet::any_peer;
     if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC && !ep->av->peer(src, from))
         return -FI_EINVAL;
-    const auto bytes = std::span(static_cast<std::byte*>(buf), len);
     // FI_MULTI_RECV: untagged receives of an endpoint with the capability (libfabric 1.17 has
     // no tagged multi-receive). A buffer below FI_OPT_MIN_MULTI_RECV gets -FI_EINVAL from uet.
     if ((flags & FI_MULTI_RECV) && (tagged || !(ep->caps & FI_MULTI_RECV))) return -FI_EBADFLAGS;
@@ -184,6 +189,7 @@ ssize_t tagged_recvv(fid_ep* f, const iovec* iov, void**, std::size_t count, fi_
     return tagged_recv(f, base, len, nullptr, src, tag, ignore, context);
 }
 ssize_t tagged_recvmsg(fid_ep* f, const fi_msg_tagged* m, std::uint64_t flags) {
+    if (flags & FI_PEEK) return tagged_peek(self<ep_obj>(f), m, flags);
     void* base;
     std::size_t len;
     if (!one_iov(m->msg_iov, m->iov_count, base, len)) return -FI_EINVAL;
@@ -307,6 +313,12 @@ void print_stats(const ep_obj* ep) {
         static_cast<unsigned long long>(ep->tx_entries),
         static_cast<unsigned long long>(ep->rx_entries),
         static_cast<unsigned long long>(ep->error_entries));
+    if (ep->domain->fabric->cfg.tss_key.empty()) return;
+    std::fprintf(stderr, "uet: endpoint %s: TSS sealed %llu opened %llu dropped %llu\n",
+                 uet::to_string(ep->ep.address()).c_str(),
+                 static_cast<unsigned long long>(c.tss.sealed),
+                 static_cast<unsigned long long>(c.tss.opened),
+                 static_cast<unsigned long long>(c.tss.dropped_total()));
 }
 
 int ep_close(fid* f) {
@@ -387,6 +399,12 @@ int ep_enable(ep_obj* ep) {
     const config& cfg = ep->domain->fabric->cfg;
     uet::endpoint_attr a;
     a.job_id = cfg.job;
+    if (!cfg.tss_key.empty()) {
+        a.tss.enabled = true;
+        a.tss.sdi = cfg.tss_sdi;
+        a.tss.epoch = cfg.tss_epoch;
+        a.tss.key = cfg.tss_key;
+    }
     a.mode = ep->mode;
     a.cc = cfg.cc;
     a.lb = cfg.lb;
@@ -405,8 +423,6 @@ int ep_enable(ep_obj* ep) {
     }
     ep->cq = std::move(*cq);
     ep->ep = std::move(*e);
-    // A datagram owes its sender nothing (no acknowledgement, no answer): no linger.
-    ep->linger_ns = ep->mode == uet::delivery::uud ? 0 : std::uint64_t{cfg.linger_us} * 1000;
     ep->slots.resize(inject_slots);
     for (auto& s : ep->slots) {
         s.data.resize(ep->inject_size);
@@ -552,7 +568,6 @@ void ep_obj::deliver(const uet::completion& c) {
     }
     if (rx && !release_only && (caps & FI_SOURCE)) e.src = av->fi_addr_of(c.from);
     ++(rx ? rx_entries : tx_entries);
-    received = received || rx;
     if (e.err != 0) ++error_entries;
     cq->push(std::move(e));
 }
@@ -562,19 +577,13 @@ void ep_obj::progress() {
         domain->dom.progress();
         return;
     }
-    // Steps until one ends nothing: the step after a completion sends what finishing it left
-    // owed (the answer to a rendezvous send, an acknowledgement), which the peer may be waiting
-    // for while this application stops reading its CQs.
-    received = false;
+    // Steps until one ends nothing. The application may stop progressing for long after a
+    // completion (fi_pingpong talks over its TCP socket after its last receive of a size) while
+    // its peer waits for what finishing it left owed. The engine acknowledges a packet that
+    // completes a message in the step that delivers it; an answer to a rendezvous send is
+    // posted when the pull completes and leaves in the step after, which this loop takes.
     while (drain() > 0) {
     }
-    // After a receive the application may stop progressing for long (fi_pingpong talks over its
-    // TCP socket after its last receive of a size) while the sender still waits for what this
-    // side owes it; some of that leaves only after the step after. Linger a while.
-    if (!received || linger_ns == 0) return;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(linger_ns);
-    while (std::chrono::steady_clock::now() < end)
-        drain();
 }
 
 std::size_t ep_obj::drain() {
@@ -597,7 +606,7 @@ int ep_open(fid_domain* d, fi_info* info, fid_ep** out, void* context) {
     static fi_ops_ep ep_ops = [] {
         fi_ops_ep o{};
         o.size = sizeof(o);
-        set_enosys(o.cancel);
+        o.cancel = ep_cancel;
         o.getopt = ep_getopt;
         o.setopt = ep_setopt;
         set_enosys(o.tx_ctx);

@@ -67,13 +67,14 @@ constexpr param params[] = {
     {"busy_poll", FI_PARAM_BOOL, "dpdk: never back off while idle (dedicated cores)"},
     {"capture", FI_PARAM_STRING, "record every frame in this pcap file (debugging)"},
     {"stats", FI_PARAM_BOOL, "print each endpoint's counters to stderr when it closes"},
-    {"linger_us", FI_PARAM_INT,
-     "after a CQ read that found receives, keep progressing this many microseconds (default "
-     "50; 0: off), so that what this side owes its peers leaves although the application "
-     "stops reading CQs"},
+    {"tss_key_file", FI_PARAM_STRING,
+     "seal every frame (UET TSS, AES-256-GCM) with the secure domain key in this file (32 "
+     "bytes, or 64 hex digits); peers must hold the same key, SDI and epoch"},
+    {"tss_sdi", FI_PARAM_INT, "TSS secure domain identifier (24 bits, default 1)"},
+    {"tss_epoch", FI_PARAM_INT, "TSS epoch of the domain key (0..65535, default 0)"},
     {"answers_in_acks", FI_PARAM_BOOL,
-     "answer peers' requests in the PDS ACK (one frame instead of two; default off: the answer "
-     "may then wait for a peer that stopped progressing)"},
+     "answer peers' requests in the PDS ACK when the answer is known by then (default on: one "
+     "frame per message instead of two; 0: every answer as a response message)"},
 };
 
 std::string get_str(const char* name) {
@@ -243,10 +244,25 @@ config read_config() {
     }
     if (fi_param_get_bool(&provider, "busy_poll", &n) == FI_SUCCESS) c.busy_poll = n != 0;
     if (fi_param_get_bool(&provider, "stats", &n) == FI_SUCCESS) c.stats = n != 0;
-    if (fi_param_get_int(&provider, "linger_us", &n) == FI_SUCCESS) {
-        if (n < 0 || n > 1000000) c.error = "FI_UET_LINGER_US must be 0..1000000";
-        c.linger_us = static_cast<std::uint32_t>(n);
+    c.tss_key_file = get_str("tss_key_file");
+    if (!c.tss_key_file.empty()) {
+        std::string why;
+        if (auto k = uet::tss_key::from_file(c.tss_key_file, why))
+            c.tss_key = std::move(*k);
+        else
+            c.error = "FI_UET_TSS_KEY_FILE " + c.tss_key_file + ": " + why;
     }
+    if (fi_param_get_int(&provider, "tss_sdi", &n) == FI_SUCCESS) {
+        if (n < 0 || n >= (1 << 24)) c.error = "FI_UET_TSS_SDI must be 0..16777215";
+        c.tss_sdi = static_cast<std::uint32_t>(n);
+    }
+    if (fi_param_get_int(&provider, "tss_epoch", &n) == FI_SUCCESS) {
+        if (n < 0 || n > 65535) c.error = "FI_UET_TSS_EPOCH must be 0..65535";
+        c.tss_epoch = static_cast<std::uint16_t>(n);
+    }
+    if (c.tss_key_file.empty() && (fi_param_get_int(&provider, "tss_sdi", &n) == FI_SUCCESS ||
+                                   fi_param_get_int(&provider, "tss_epoch", &n) == FI_SUCCESS))
+        c.error = "FI_UET_TSS_SDI and FI_UET_TSS_EPOCH need FI_UET_TSS_KEY_FILE";
     if (fi_param_get_bool(&provider, "answers_in_acks", &n) == FI_SUCCESS)
         c.answers_in_acks = n != 0;
     if (const std::string m = get_str("mode"); !m.empty()) {
@@ -329,6 +345,12 @@ int to_fi_errno(std::error_code ec) noexcept {
             return -FI_ENORX;
         case uet::errc::remote_error:
             return -FI_EREMOTEIO;
+        case uet::errc::no_message:
+            return -FI_ENOMSG;
+        case uet::errc::not_found:
+            return -FI_ENOENT;
+        case uet::errc::busy:
+            return -FI_EBUSY;
     }
     return -FI_EOTHER;
 }

@@ -47,14 +47,15 @@ struct config {
     uet::path_policy lb = uet::path_policy::reps;
     bool busy_poll = false;
     bool stats = false;  // FI_UET_STATS: print each endpoint's counters when it closes
-    // FI_UET_ANSWERS_IN_ACKS: off by default here (endpoint_attr::answers_in_acks). An answer
-    // carried by the PDS ACK may wait for the ACK's coalescing timer, and a libfabric application
-    // may stop reading its CQs (so progressing) right after its last receive completes, as
-    // fi_pingpong does between sizes: its peer would wait for that answer forever. An answer sent
-    // as a message leaves in the progress step after the completion, which the provider takes.
-    bool answers_in_acks = false;
-    // FI_UET_LINGER_US: after a progress call that ended receives, keep progressing this long.
-    std::uint32_t linger_us = 50;
+    // FI_UET_TSS_KEY_FILE: the secure domain's key (32 bytes or 64 hex digits); every frame of
+    // every endpoint sealed (UET TSS, AES-256-GCM) in domain FI_UET_TSS_SDI at FI_UET_TSS_EPOCH.
+    std::string tss_key_file;
+    uet::tss_key tss_key;
+    std::uint32_t tss_sdi = 1;
+    std::uint16_t tss_epoch = 0;
+    // FI_UET_ANSWERS_IN_ACKS: on by default, as endpoint_attr::answers_in_acks (one frame per
+    // message instead of two); 0 sends every answer as a response message of its own.
+    bool answers_in_acks = true;
     std::string error;  // set when a variable holds a value it cannot take
 };
 void define_params();
@@ -233,9 +234,6 @@ struct ep_obj {
     std::vector<quiet_op> quiet;
     std::vector<quiet_op*> free_quiet;
 
-    std::uint64_t linger_ns = 0;  // FI_UET_LINGER_US
-    bool received = false;        // the current progress() delivered a receive completion
-
     void progress();
     std::size_t drain();  // one progress step; delivers and counts what it ended
     void deliver(const uet::completion& c);
@@ -255,6 +253,12 @@ ssize_t posted(ep_obj* ep, std::error_code ec);
 // Whether a send posted with these flags ends in a completion: fi_inject never does; others
 // unless the transmit CQ was bound with FI_SELECTIVE_COMPLETION and FI_COMPLETION is not set.
 bool wants_completion(const ep_obj* ep, std::uint64_t flags, bool inject_call);
+// fi_trecvmsg with FI_PEEK (and FI_CLAIM) (probe.cpp): its completion, or an FI_ENOMSG error entry.
+ssize_t tagged_peek(ep_obj* ep, const fi_msg_tagged* m, std::uint64_t flags);
+// The claim an FI_PEEK | FI_CLAIM kept in the fi_context `context`, for its FI_CLAIM receive.
+std::uint64_t claim_of(void* context) noexcept;
+// fi_cancel: a posted receive with this context ends in an FI_ECANCELED error entry.
+ssize_t ep_cancel(fid_t ep, void* context);
 // FI_ATOMIC (atomic.cpp): the endpoint's atomic operations and fi_query_atomic.
 fi_ops_atomic atomic_ops();
 int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr,

@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -119,6 +121,13 @@ class tss_key {
     std::span<const std::byte> bytes() const noexcept { return bytes_; }
     bool empty() const noexcept { return bytes_.empty(); }
     void clear() noexcept;
+
+    // A key as tools keep it: 64 hex digits (what `openssl rand -hex 32` prints; white space
+    // around them ignored). nullopt when text is not that.
+    static std::optional<tss_key> from_hex(std::string_view text);
+    // A key file: 32 raw bytes, or 64 hex digits. nullopt, and error saying what was wrong (never
+    // a key byte; the caller names the file), when it holds neither or cannot be read.
+    static std::optional<tss_key> from_file(const std::string& path, std::string& error);
 
   private:
     std::vector<std::byte> bytes_;
@@ -368,6 +377,24 @@ struct recv_work {
     std::uint64_t tag = 0, ignore = 0;  // trecv_list only
 };
 
+// A message that arrived before its receive, as endpoint::probe and tprobe find it.
+struct probed_message {
+    std::size_t len = 0;        // the whole message (a rendezvous or deferred send's too)
+    std::uint64_t tag = 0;      // tagged messages: its tag
+    peer_addr from = any_peer;  // its sender
+    std::uint64_t data = 0;     // immediate data: sends carry none, so 0
+    bool tagged = false;
+    std::uint64_t claim = 0;  // probe_flags::claim: what recv_claimed() takes; else 0
+};
+
+// Flags of endpoint::probe and tprobe.
+enum class probe_flags : std::uint8_t {
+    none = 0,
+    // The message found is claimed (MPI_Improbe; libfabric's FI_PEEK | FI_CLAIM): no receive or
+    // probe matches it any more, and recv_claimed() with its claim receives it (MPI_Mrecv).
+    claim = 1,
+};
+
 namespace detail {
 struct endpoint_base;
 }
@@ -428,6 +455,26 @@ class endpoint {
     std::error_code trecv(std::span<std::byte> buf, std::uint64_t tag, std::uint64_t ignore,
                           void* context, peer_addr from = any_peer);
     std::error_code tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag);
+
+    // ---- probe, claim and cancel (MPI_Iprobe, MPI_Improbe and MPI_Mrecv, MPI_Cancel) ----
+    // The message that a receive posted now with these arguments would take, among those that
+    // arrived before their receive (held, or deferred sends: a large message is seen by its
+    // header, its whole length reported), described in `out` and left where it is (unless
+    // flags claim it); errc::no_message when none matches. It sees what progress (a completion
+    // queue read) has taken in, not what is still on its way. uet transport only.
+    std::error_code probe(probed_message& out, peer_addr from = any_peer,
+                          probe_flags flags = probe_flags::none);
+    std::error_code tprobe(std::uint64_t tag, std::uint64_t ignore, probed_message& out,
+                           peer_addr from = any_peer, probe_flags flags = probe_flags::none);
+    // Receives the message claimed as `claim` (probed_message::claim) into buf: it ends as a
+    // receive that matched it would (errc::truncated when buf is smaller). errc::invalid_argument
+    // when `claim` names no claimed message.
+    std::error_code recv_claimed(std::uint64_t claim, std::span<std::byte> buf, void* context);
+    // Cancels the receive (tagged or not, a multi-receive buffer too) posted with `context` that
+    // no message has matched yet: it ends in an error completion errc::canceled. errc::busy when
+    // the operation with that context is under way (a send, RMA or atomic once posted, a receive
+    // a message has matched), errc::not_found when no operation has it. uet transport only.
+    std::error_code cancel(void* context);
 
     // ---- RMA: offset is from the start of the peer's region named by key ----
     std::error_code write(peer_addr to, std::span<const std::byte> buf, std::uint64_t offset,

@@ -30,7 +30,10 @@ struct domain_impl;
 }
 
 // Move-only; deregisters the region when destroyed (or at close()). Operations that target it
-// after that fail with errc::bad_memory_key.
+// after that fail with errc::bad_memory_key. Responses to peers' reads are sent from the region's
+// memory (zero copy), and resent from it: close() progresses the fabric until the responses
+// still in flight are done with (acknowledged, or given up on), so the memory may be freed once
+// it returns.
 class memory_region {
   public:
     memory_region() = default;

@@ -24,12 +24,15 @@ enum class errc {
     endpoint_closed,   // the endpoint is closed
     cq_full,           // the completion queue has no room for this operation's completion
     cq_overrun,        // completions were lost: the queue overflowed (remote write data)
-    canceled,          // the endpoint closed before the operation completed
+    canceled,          // canceled (endpoint::cancel), or the endpoint closed before it completed
     retry_limit,       // the peer stopped acknowledging
     peer_unreachable,  // the peer never answered
     unsupported,       // operation, datatype or mode not supported
     no_match,          // the target had no receive for the message and no room to defer it
     remote_error,      // the target answered with another error (see completion::detail)
+    no_message,        // probe: no message that arrived before its receive matches
+    not_found,         // cancel: no operation of the endpoint has this context
+    busy,              // cancel: the operation is under way and can no longer be canceled
 };
 
 const std::error_category& uet_category() noexcept;

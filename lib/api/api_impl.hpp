@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/claims.hpp"
 #include "api/endpoint_base.hpp"
 #include "api/multi_recv.hpp"
 #include "api/op_pool.hpp"
@@ -44,7 +45,9 @@ namespace uet::detail {
 // Engine contexts: a record's index; op_context | an operation's index (a send's message without a
 // record, endpoint_impl::post_send_message); response_context | a fetched-values buffer (a
 // response message of ours); response_context | op_context | a rendezvous send's index (the
-// response to a read of its buffer, rendezvous::read_served).
+// response to a read of its buffer, rendezvous::read_served); response_context | region_context |
+// a hold (the response to a read of a registered region, responder::hold_region).
+inline constexpr std::uint64_t region_context = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t op_context = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t response_context = std::uint64_t{1} << 63;
 
@@ -154,6 +157,11 @@ struct endpoint_impl final : endpoint_base, delivery_target {
     // both, once per receive.
     [[gnu::always_inline]] errc place_recv(std::uint32_t index, std::span<std::byte> buf,
                                            bool tagged, const ses::match_rule& rule, void* context);
+    // The engine peer a receive from `from` takes messages of (ses::any_source for any_peer).
+    [[gnu::always_inline]] errc source_of(peer_addr from, std::uint32_t& source);
+    // A receive's op `index`: its entry reserved, a record free for the RTR it may need (so that
+    // nothing has to be undone later); errc::cq_full or errc::again when there is no room.
+    [[gnu::always_inline]] errc take_recv_op(std::uint32_t& index);
     // endpoint::recv_list / trecv_list.
     std::error_code post_recv_list(std::span<const recv_work> list, bool tagged, peer_addr from,
                                    std::size_t& posted);
@@ -165,6 +173,11 @@ struct endpoint_impl final : endpoint_base, delivery_target {
                                 const std::byte* compare, bool fetching, bool cas,
                                 std::uint64_t offset, std::uint64_t key, void* context,
                                 bool silent);
+    // endpoint::probe / tprobe, recv_claimed and cancel (endpoint_post.cpp).
+    std::error_code probe(bool tagged, std::uint64_t tag, std::uint64_t ignore, peer_addr from,
+                          bool claim, probed_message& out);
+    std::error_code recv_claimed(std::uint64_t claim, std::span<std::byte> buf, void* context);
+    std::error_code cancel(void* context);
     void close() noexcept override;
     // The network carries the frames of the security sublayer where the endpoint has one.
     frame_engine* frames() noexcept override {
@@ -259,6 +272,7 @@ struct endpoint_impl final : endpoint_base, delivery_target {
     recv_queues queues;
     multi_recv multi_recvs;
     rendezvous rdv;
+    claims claimed;  // messages claimed by probes
     responder responses;
     peer_map peers;
     std::vector<send_completion> completions;  // scratch for poll_send_completions

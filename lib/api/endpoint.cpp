@@ -68,6 +68,7 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       queues(at.rx_depth, at.max_unexpected),
       multi_recvs(ec.max_rx_messages),
       rdv(at.max_deferred, at.tx_depth + at.rx_depth),
+      claimed(at.max_unexpected + at.max_deferred),
       completions(64),
       received(16) {
     unsignaled.configure(*this, at, ec);
@@ -90,9 +91,11 @@ void endpoint_impl::close() noexcept {
     // The engine goes first: nothing refers to the application's buffers after this.
     secured.reset();
     eng.reset();
+    responses.release_regions(*this);
     queues.drain();
     multi_recvs.drain();
     rdv.drain();
+    claimed.drain();
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         if (!ops[i].in_use) continue;
         ops[i].error = errc::canceled;

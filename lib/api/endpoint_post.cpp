@@ -27,6 +27,22 @@ inline errc endpoint_impl::check_post(peer_addr peer, bool reserve_cq, std::uint
     return {};
 }
 
+inline errc endpoint_impl::source_of(peer_addr from, std::uint32_t& source) {
+    source = ses::any_source;
+    return from == any_peer ? errc{} : check_post(from, false, source);
+}
+
+inline errc endpoint_impl::take_recv_op(std::uint32_t& index) {
+    if (!cq->reserve()) return errc::cq_full;
+    index = ops.allocate();
+    if (index == none || !records.spare()) {
+        if (index != none) ops.release(index);
+        cq->unreserve();
+        return errc::again;
+    }
+    return {};
+}
+
 ses_fields endpoint_impl::request_fields(wire::ses_opcode opcode) const noexcept {
     ses_fields f;
     f.opcode = opcode;
@@ -126,23 +142,15 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
                                                 std::uint64_t tag, std::uint64_t ignore,
                                                 void* context, peer_addr from, bool multi) {
     if (!eng) return errc::endpoint_closed;
-    std::uint32_t source = ses::any_source;
-    if (from != any_peer) {
-        if (const errc e = check_post(from, false, source); e != errc{}) return e;
-    }
+    std::uint32_t source;
+    if (const errc e = source_of(from, source); e != errc{}) return e;
     if (multi) {
         if (buf.empty() || buf.size() < attr.min_multi_recv) return errc::invalid_argument;
         // Room for an entry per held message it may take, besides its own reservation.
         if (cq->spare_room() <= queues.held_count()) return errc::cq_full;
     }
-    if (!cq->reserve()) return errc::cq_full;
-    const std::uint32_t index = ops.allocate();
-    // An RTR may be needed: keep a record for it so that nothing has to be undone later.
-    if (index == none || !records.spare()) {
-        if (index != none) ops.release(index);
-        cq->unreserve();
-        return errc::again;
-    }
+    std::uint32_t index = none;
+    if (const errc e = take_recv_op(index); e != errc{}) return e;
     if (!multi)
         return place_recv(index, buf, tagged, ses::match_rule{tagged, tag, ignore, source},
                           context);
@@ -155,13 +163,7 @@ inline std::error_code endpoint_impl::post_recv(std::span<std::byte> buf, bool t
 inline errc endpoint_impl::place_recv(std::uint32_t index, std::span<std::byte> buf, bool tagged,
                                       const ses::match_rule& rule, void* context) {
     op& o = ops[index];
-    o.kind = op_kind::recv;
-    o.context = context;
-    o.dst = buf.data();
-    o.len = buf.size();
-    o.tagged = tagged;
-    o.rule = rule;
-    o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
+    set_recv(o, buf, tagged, rule, context);
     // Nearly always both are empty: a look at each, no search.
     if (!queues.held_empty()) {
         auto held = queues.take_held(
@@ -187,10 +189,8 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
                                               peer_addr from, std::size_t& posted) {
     posted = 0;
     if (!eng) return errc::endpoint_closed;
-    std::uint32_t source = ses::any_source;
-    if (from != any_peer) {
-        if (const errc e = check_post(from, false, source); e != errc{}) return e;
-    }
+    std::uint32_t source;
+    if (const errc e = source_of(from, source); e != errc{}) return e;
     while (posted < list.size()) {
         const std::span<const recv_work> rest = list.subspan(posted);
         std::size_t n = ops.room();
@@ -216,6 +216,85 @@ std::error_code endpoint_impl::post_recv_list(std::span<const recv_work> list, b
         ++posted;
     }
     return no_error;
+}
+
+// ---- probe, claim and cancel ----
+
+// Looks where place_recv does, in its order: the held messages, then the deferred sends.
+std::error_code endpoint_impl::probe(bool tagged, std::uint64_t tag, std::uint64_t ignore,
+                                     peer_addr from, bool claim, probed_message& out) {
+    if (!eng) return errc::endpoint_closed;
+    std::uint32_t source;
+    if (const errc e = source_of(from, source); e != errc{}) return e;
+    const ses::match_rule rule{tagged, tag, ignore, source};
+    const std::uint32_t h = queues.find_held(
+        [&](const held_message& m) { return rule.matches(m.tagged, m.tag, m.msg.from); });
+    if (h != recv_queues::none) {
+        if (claim && claimed.full()) return errc::again;
+        const held_message& m = queues.held_at(h);
+        out = probed_message{
+            message_length(m.msg), m.tag, peers.peer_of(*this, m.msg.from), 0, m.tagged, 0};
+        if (claim) out.claim = claimed.add(queues.claim_held_at(h));
+        return no_error;
+    }
+    const deferred_send* d = rdv.find_deferred(*this, rule);
+    if (d == nullptr) return errc::no_message;
+    if (claim && claimed.full()) return errc::again;
+    out = probed_message{d->length, d->tag, peers.peer_of(*this, d->peer), 0, d->tagged, 0};
+    if (claim) out.claim = claimed.add(*rdv.take_deferred(*this, rule));
+    return no_error;
+}
+
+// The claimed message goes to the new receive as a matching one would: a held message is
+// delivered, a deferred send asked for with an RTR.
+std::error_code endpoint_impl::recv_claimed(std::uint64_t claim, std::span<std::byte> buf,
+                                            void* context) {
+    if (!eng) return errc::endpoint_closed;
+    if (!claimed.has(claim)) return errc::invalid_argument;
+    std::uint32_t index = none;
+    if (const errc e = take_recv_op(index); e != errc{}) return e;
+    claimed_message c = *claimed.take(claim);
+    op& o = ops[index];
+    if (!c.deferred) {
+        const held_message& m = c.held;
+        set_recv(o, buf, m.tagged, ses::match_rule{m.tagged, m.tag, 0, m.msg.from}, context);
+        queues.release_claimed(m);
+        deliver_held(index, c.held.msg, m.answered);
+        return no_error;
+    }
+    const deferred_send& d = c.send;
+    // Should the RTR be refused, the receive is posted for a message of this sender and tag.
+    set_recv(o, buf, d.tagged, ses::match_rule{d.tagged, d.tag, 0, d.peer}, context);
+    if (rendezvous::still_there(*this, d)) {
+        rdv.start_rtr(*this, index, d);
+    } else {
+        fail(o, errc::peer_unreachable);
+        finish(index);
+    }
+    return no_error;
+}
+
+std::error_code endpoint_impl::cancel(void* context) {
+    if (!eng) return errc::endpoint_closed;
+    for (const bool tagged : {false, true}) {
+        const std::uint32_t node =
+            queues.find_first(tagged, [&](std::uint32_t i) { return ops[i].context == context; });
+        if (node == recv_queues::none) continue;
+        const std::uint32_t index = queues.at(tagged, node);
+        op& o = ops[index];
+        fail(o, errc::canceled);
+        if (o.multi) {
+            o.msg_len = 0;  // its entry names no message
+            multi_recvs.release(*this, index, node);
+        } else {
+            queues.take_at(tagged, node);
+            finish(index);
+        }
+        return no_error;
+    }
+    for (std::uint32_t i = 0; i < ops.size(); ++i)
+        if (ops[i].in_use && ops[i].context == context) return errc::busy;
+    return errc::not_found;
 }
 
 std::error_code endpoint_impl::post_rma(op_kind kind, peer_addr peer, const std::byte* src,
@@ -500,6 +579,32 @@ std::error_code endpoint::trecv(std::span<std::byte> buf, std::uint64_t tag, std
     if (impl_->kind == transport::roce_rc) [[unlikely]]
         return detail::roce_of(*impl_).recv(buf, true, tag, ignore, context, from, false);
     return uet_of(*impl_).post_recv(buf, true, tag, ignore, context, from);
+}
+
+std::error_code endpoint::probe(probed_message& out, peer_addr from, probe_flags flags) {
+    if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) return errc::unsupported;
+    return uet_of(*impl_).probe(false, 0, 0, from, flags == probe_flags::claim, out);
+}
+
+std::error_code endpoint::tprobe(std::uint64_t tag, std::uint64_t ignore, probed_message& out,
+                                 peer_addr from, probe_flags flags) {
+    if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) return errc::unsupported;
+    return uet_of(*impl_).probe(true, tag, ignore, from, flags == probe_flags::claim, out);
+}
+
+std::error_code endpoint::recv_claimed(std::uint64_t claim, std::span<std::byte> buf,
+                                       void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) return errc::unsupported;
+    return uet_of(*impl_).recv_claimed(claim, buf, context);
+}
+
+std::error_code endpoint::cancel(void* context) {
+    if (!impl_) return errc::endpoint_closed;
+    if (impl_->kind == transport::roce_rc) return errc::unsupported;
+    return uet_of(*impl_).cancel(context);
 }
 
 std::error_code endpoint::tinject(peer_addr to, std::span<const std::byte> buf, std::uint64_t tag) {

@@ -210,7 +210,7 @@ std::size_t endpoint_impl::take_single_packet_messages(
 inline void endpoint_impl::deliver(std::uint32_t index, received_message& m, bool answered) {
     op& o = ops[index];
     const bool tagged = is_tagged(m.ses->opcode);
-    const std::size_t total = m.ses->rendezvous ? m.ses->request_length : m.data.size();
+    const std::size_t total = message_length(m);
     o.msg_len = total;
     o.msg_from = peers.peer_of(*this, m.from);
     o.msg_tag = tagged ? m.ses->memory_key : 0;

@@ -393,6 +393,12 @@ memory_region& memory_region::operator=(memory_region&& o) noexcept {
 void memory_region::close() noexcept {
     if (domain_ && key_ != 0) {
         domain_->regions.remove(key_);
+        // A response to a peer's read may still be cut from the region's memory (zero copy), as
+        // it is sent and each time it is resent: the memory goes back to the application only
+        // once the engine is done with it (acknowledged, or given up on at the retry limit). A
+        // network with nothing left to do has no engine holding it.
+        while (domain_->regions.still_read(key_) && domain_->fabric->net->step()) {
+        }
         if (const auto h = domain_->network_handles.find(key_);
             h != domain_->network_handles.end()) {
             domain_->fabric->net->unregister_memory(h->second);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -125,6 +126,18 @@ inline void set_rma(op& o, op_kind kind, const std::byte* src, std::byte* dst, s
     o.data = data;
     o.flags = completion_flags::rma |
               (kind == op_kind::write ? completion_flags::write : completion_flags::read);
+}
+
+// A plain receive's fields (kind recv), before it is matched or posted.
+inline void set_recv(op& o, std::span<std::byte> buf, bool tagged, const ses::match_rule& rule,
+                     void* context) noexcept {
+    o.kind = op_kind::recv;
+    o.context = context;
+    o.dst = buf.data();
+    o.len = buf.size();
+    o.tagged = tagged;
+    o.rule = rule;
+    o.flags = tagged ? completion_flags::recv | completion_flags::tagged : completion_flags::recv;
 }
 
 // One engine message of an operation, in flight until both its PDS completion and (for modes

@@ -82,7 +82,8 @@ void rendezvous::defer(endpoint_impl& ep, received_message& m, bool tagged) {
                           tagged,
                           tagged ? m.ses->memory_key : 0,
                           static_cast<std::uint32_t>(m.ses->buffer_offset >> 32),
-                          m.ses->opcode == ses_opcode::send};
+                          m.ses->opcode == ses_opcode::send,
+                          static_cast<std::uint32_t>(message_length(m))};
     if (deferred_sends_.push(d)) {
         ++ep.counters.deferred;
         ep.responses.respond(ep, m, ses_return_code::no_match);
@@ -94,13 +95,31 @@ void rendezvous::defer(endpoint_impl& ep, received_message& m, bool tagged) {
 
 bool rendezvous::match_deferred(endpoint_impl& ep, std::uint32_t index,
                                 const ses::match_rule& rule) {
-    const auto matches = [&](const deferred_send& m) {
-        return rule.matches(m.tagged, m.tag, m.peer) && still_there(ep, m);
-    };
-    auto d = deferred_sends_.take_first(matches);
+    auto d = take_deferred(ep, rule);
     if (!d) return false;
     start_rtr(ep, index, *d);
     return true;
+}
+
+namespace {
+
+auto deferred_match(const endpoint_impl& ep, const ses::match_rule& rule) {
+    return [&](const deferred_send& d) {
+        return rule.matches(d.tagged, d.tag, d.peer) && rendezvous::still_there(ep, d);
+    };
+}
+
+}  // namespace
+
+const deferred_send* rendezvous::find_deferred(const endpoint_impl& ep,
+                                               const ses::match_rule& rule) const noexcept {
+    const std::uint32_t node = deferred_sends_.find_first(deferred_match(ep, rule));
+    return node == ses::bounded_fifo<deferred_send>::none ? nullptr : &deferred_sends_.at(node);
+}
+
+std::optional<deferred_send> rendezvous::take_deferred(const endpoint_impl& ep,
+                                                       const ses::match_rule& rule) noexcept {
+    return deferred_sends_.take_first(deferred_match(ep, rule));
 }
 
 void rendezvous::start_rtr(endpoint_impl& ep, std::uint32_t index, const deferred_send& d) {

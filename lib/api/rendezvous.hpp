@@ -27,7 +27,8 @@ struct deferred_send {
     bool tagged = false;
     std::uint64_t tag = 0;
     std::uint32_t initiator_token = 0;
-    bool eager = false;  // a plain send (deferred for want of room): a multi-receive buffer's
+    bool eager = false;        // a plain send (deferred for want of room): a multi-receive buffer's
+    std::uint32_t length = 0;  // the whole message (what a probe reports)
 };
 
 class rendezvous {
@@ -64,6 +65,12 @@ class rendezvous {
     void defer(endpoint_impl& ep, received_message& m, bool tagged);
     // Receive `index` (rule) asks a deferred send it matches to come again: true if one did.
     bool match_deferred(endpoint_impl& ep, std::uint32_t index, const ses::match_rule& rule);
+    // The deferred send that a receive of `rule` would ask for, left deferred (nullptr if none);
+    // take_deferred: the same, no longer deferred (a probe claimed it).
+    const deferred_send* find_deferred(const endpoint_impl& ep,
+                                       const ses::match_rule& rule) const noexcept;
+    std::optional<deferred_send> take_deferred(const endpoint_impl& ep,
+                                               const ses::match_rule& rule) noexcept;
     void start_rtr(endpoint_impl& ep, std::uint32_t recv, const deferred_send& d);
     void on_rtr(endpoint_impl& ep, received_message& m);
     // The oldest deferred eager send a multi-receive buffer of `rule` may take, no longer deferred.
@@ -75,10 +82,10 @@ class rendezvous {
         deferred_sends_.drain([](const deferred_send&) {});
     }
 
-  private:
     // Whether a deferred send's peer id still names the host that sent it.
     static bool still_there(const endpoint_impl& ep, const deferred_send& d) noexcept;
 
+  private:
     ses::bounded_fifo<deferred_send> deferred_sends_;
     pds::flat_map sends_;  // rendezvous region key -> the send's operation
 };

@@ -13,6 +13,8 @@ inline void request_tracker::on_send_completion(endpoint_impl& ep, const send_co
         // the send (responder::on_read).
         if (c.context & op_context) [[unlikely]]
             return ep.rdv.read_served(ep, static_cast<std::uint32_t>(c.context), c.result);
+        if (c.context & region_context)
+            return ep.responses.release_region(ep, static_cast<std::uint32_t>(c.context));
         const auto buffer = static_cast<std::uint32_t>(c.context);
         if (buffer != none) ep.responses.free_buffer(buffer);
         return;

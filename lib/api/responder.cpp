@@ -16,6 +16,9 @@ using wire::ses_return_code;
 
 // Fetched-values buffers: one per fetching atomic whose response is in flight.
 constexpr std::uint32_t response_buffer_count = 1024;
+// Holds of registered regions: one per read response in flight, as many as the engine takes
+// messages (engine_config_for's max_pending_messages).
+constexpr std::uint32_t region_hold_count = 8192;
 
 std::size_t element_size(wire::ses_atomic_datatype t) {
     using wire::ses_atomic_datatype;
@@ -41,10 +44,23 @@ std::size_t element_size(wire::ses_atomic_datatype t) {
 
 }  // namespace
 
-responder::responder() : buffers_(response_buffer_count * max_atomic_bytes) {
+responder::responder()
+    : buffers_(response_buffer_count * max_atomic_bytes), holds_(region_hold_count) {
     free_buffers_.reserve(response_buffer_count);
     for (std::uint32_t i = response_buffer_count; i-- > 0;)
         free_buffers_.push_back(i);
+}
+
+std::uint32_t responder::hold_region(endpoint_impl& ep, std::uint64_t key) {
+    return holds_.take(ep.domain->regions, ep.domain->regions.hold(key));
+}
+
+void responder::release_region(endpoint_impl& ep, std::uint32_t hold) {
+    holds_.release(ep.domain->regions, hold);
+}
+
+void responder::release_regions(endpoint_impl& ep) {
+    holds_.release_all(ep.domain->regions);
 }
 
 void responder::respond(endpoint_impl& ep, const received_message& m, ses_return_code rc,
@@ -58,19 +74,23 @@ void responder::respond(endpoint_impl& ep, const received_message& m, ses_return
 
 bool responder::respond_as_message(endpoint_impl& ep, const received_message& m, ses_return_code rc,
                                    std::span<const std::uint8_t> data, std::uint32_t modified,
-                                   std::uint32_t buffer, std::uint32_t send) {
+                                   std::uint32_t buffer, std::uint32_t send,
+                                   std::uint32_t region_hold) {
     ses_fields f;
     f.response = true;
     f.return_code = rc;
     f.job_id = m.ses->job_id;
     f.message_id = m.message_id;
     f.request_length = modified;
-    const std::uint64_t context =
-        send != none ? response_context | op_context | send : response_context | buffer;
+    const std::uint64_t context = send != none ? response_context | op_context | send
+                                  : region_hold != none
+                                      ? response_context | region_context | region_hold
+                                      : response_context | buffer;
     const status st = ep.eng->post_response(m, f, data, context);
     if (!st.ok()) {
         ++ep.counters.unanswerable;
         if (buffer != none) free_buffers_.push_back(buffer);
+        if (region_hold != none) release_region(ep, region_hold);
     }
     return st.ok();
 }
@@ -146,12 +166,19 @@ void responder::on_read(endpoint_impl& ep, received_message& m) {
         return respond(ep, m, rc);
     }
     // Zero copy: the response's packets are cut straight from the region. A rendezvous send's
-    // region is its buffer, which the send keeps until the response is done with.
-    const std::uint32_t send = ep.rdv.send_of(m.ses->memory_key);
-    if (send == none || length == 0 || m.mode == delivery_mode::uud)
+    // region is its buffer, which the send keeps until the response is done with; an
+    // application's region is held, so that deregistering it waits for the response.
+    if (length == 0 || m.mode == delivery_mode::uud)
         return respond(ep, m, rc, {where, length}, length);
-    if (respond_as_message(ep, m, rc, {where, length}, length, none, send))
-        ++ep.ops[send].reads_served;
+    const std::uint32_t send = ep.rdv.send_of(m.ses->memory_key);
+    if (send != none) {
+        if (respond_as_message(ep, m, rc, {where, length}, length, none, send))
+            ++ep.ops[send].reads_served;
+        return;
+    }
+    const std::uint32_t hold = hold_region(ep, m.ses->memory_key);
+    if (hold == none) return respond(ep, m, ses_return_code::dropped);
+    respond_as_message(ep, m, rc, {where, length}, length, none, none, hold);
 }
 
 void responder::on_atomic(endpoint_impl& ep, received_message& m) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/op_pool.hpp"
+#include "api/region_holds.hpp"
 #include "engine/engine.hpp"
 #include "uet/uet.hpp"
 
@@ -29,7 +30,8 @@ class responder {
     // it), else none.
     bool respond_as_message(endpoint_impl& ep, const received_message& m, wire::ses_return_code rc,
                             std::span<const std::uint8_t> data, std::uint32_t modified,
-                            std::uint32_t buffer, std::uint32_t send = none);
+                            std::uint32_t buffer, std::uint32_t send = none,
+                            std::uint32_t region_hold = none);
     // respond(m, ok, {}, modified), the answer of nearly every received send, inline in its
     // delivery (responder_inline.hpp), once per message.
     void answer_ok(endpoint_impl& ep, const received_message& m, std::uint32_t modified);
@@ -46,10 +48,18 @@ class responder {
     void on_atomic(endpoint_impl& ep, received_message& m);
     // A fetched-values buffer whose response message is done with.
     void free_buffer(std::uint32_t b) { free_buffers_.push_back(b); }
+    // A read response cut from a registered region (zero copy) holds the region (mr_table::hold)
+    // until the engine is done with it, so that deregistering the region waits for it; hold is
+    // the index named in the response's context (region_context).
+    void release_region(endpoint_impl& ep, std::uint32_t hold);
+    // The endpoint closes: its engine, and the responses in it, are gone.
+    void release_regions(endpoint_impl& ep);
 
   private:
+    std::uint32_t hold_region(endpoint_impl& ep, std::uint64_t key);  // none: no room
     std::vector<std::uint8_t> buffers_;  // fetched atomic values in flight
     std::vector<std::uint32_t> free_buffers_;
+    region_holds holds_;
 };
 
 }  // namespace uet::detail

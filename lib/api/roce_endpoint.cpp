@@ -168,7 +168,8 @@ roce_endpoint::roce_endpoint(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       unexpected_(at.max_unexpected),
       sched_params_(sched),
       routes_(at.tx_depth + at.rx_depth),
-      wcs_(64) {
+      wcs_(64),
+      holds_(rc.max_qps * roce::max_rd_atomic_limit) {
     unexpected_free_.reserve(unexpected_.size());
     for (std::size_t i = unexpected_.size(); i-- > 0;)
         unexpected_free_.push_back(static_cast<std::uint32_t>(i));
@@ -385,6 +386,7 @@ void roce_endpoint::close() noexcept {
         destroy(qpn);
     domain->fabric->net->detach(*this);
     eng_.reset();
+    holds_.release_all(domain->regions);  // the READ responses went with the engine
     connections_.clear();
     peers_.clear();
     posted_.drain([](std::uint32_t) {});

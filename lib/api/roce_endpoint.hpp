@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "api/api_impl.hpp"
+#include "api/region_holds.hpp"
 #include "qp_sched/qp_sched.hpp"
 #include "roce_engine/engine.hpp"
 
@@ -100,9 +101,12 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
                       std::uint32_t imm, roce::wc_status status) override;
     roce::remote_memory place_write(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                     std::uint32_t length) override;
+    std::uint8_t* write_packet_at(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
+                                  std::uint32_t length) override;
     void remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t length) override;
     roce::remote_memory read_source(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                     std::uint32_t length) override;
+    void read_done(roce::qp& q, std::uint32_t hold) override;
     roce::atomic_outcome atomic(roce::qp& q, std::uint32_t rkey, std::uint64_t va,
                                 roce::wr_opcode op, std::uint64_t swap_add,
                                 std::uint64_t compare) override;
@@ -213,6 +217,9 @@ class roce_endpoint final : public endpoint_base, public roce::delivery_target {
     roce::qp_counters retired_;                          // of the QPs destroyed
     std::vector<roce::work_completion> wcs_;
     std::uint64_t dropped_bad_header_ = 0;
+    // READ responses cut from registered regions: one hold per response queued on a QP
+    // (read_source, read_done), so that deregistering a region waits for them.
+    region_holds holds_;
 };
 
 // The roce_rc endpoint behind a public endpoint of kind transport::roce_rc.

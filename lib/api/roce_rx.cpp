@@ -168,6 +168,11 @@ roce::remote_memory roce_endpoint::place_write(roce::qp&, std::uint32_t rkey, st
     return {where};
 }
 
+std::uint8_t* roce_endpoint::write_packet_at(roce::qp&, std::uint32_t rkey, std::uint64_t va,
+                                             std::uint32_t length) {
+    return region_at(rkey, va, length, ses::mr_remote_write);
+}
+
 void roce_endpoint::remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t length) {
     completion c;
     c.flags =
@@ -178,9 +183,20 @@ void roce_endpoint::remote_data(roce::qp& q, std::uint32_t imm, std::uint32_t le
     cq->push_unreserved(c);
 }
 
+// The READ's responses are cut from the region over later bursts: it is held until the last one
+// is built, so that memory_region::close() waits for them. No hold to spare refuses the READ
+// (remote access error), as no room for a mapping would on a NIC.
 roce::remote_memory roce_endpoint::read_source(roce::qp&, std::uint32_t rkey, std::uint64_t va,
                                                std::uint32_t length) {
-    return {region_at(rkey, va, length, ses::mr_remote_read)};
+    std::uint8_t* where = region_at(rkey, va, length, ses::mr_remote_read);
+    if (where == nullptr) return {};
+    const std::uint32_t hold = holds_.take(domain->regions, domain->regions.hold_rkey(rkey));
+    if (hold == none) return {};
+    return {where, hold};
+}
+
+void roce_endpoint::read_done(roce::qp&, std::uint32_t hold) {
+    holds_.release(domain->regions, hold);
 }
 
 roce::atomic_outcome roce_endpoint::atomic(roce::qp&, std::uint32_t rkey, std::uint64_t va,

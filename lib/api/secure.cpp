@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/api_impl.hpp"
+#include "tss/key_file.hpp"
 
 namespace uet {
 
@@ -31,6 +32,23 @@ tss_key& tss_key::operator=(tss_key&& o) noexcept {
 void tss_key::clear() noexcept {
     if (!bytes_.empty()) OPENSSL_cleanse(bytes_.data(), bytes_.size());
     bytes_.clear();
+}
+
+namespace {
+
+std::optional<tss_key> as_tss_key(const std::optional<tss::key256>& k) {
+    if (!k) return std::nullopt;
+    return tss_key(std::as_bytes(std::span(k->view())));
+}
+
+}  // namespace
+
+std::optional<tss_key> tss_key::from_hex(std::string_view text) {
+    return as_tss_key(tss::parse_hex_key(text));
+}
+
+std::optional<tss_key> tss_key::from_file(const std::string& path, std::string& error) {
+    return as_tss_key(tss::read_key_file(path, error));
 }
 
 static_assert(tss_drop_count + 1 == tss::drop_reason_count);

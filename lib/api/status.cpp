@@ -57,7 +57,7 @@ std::string_view detail_of(errc e) noexcept {
         case errc::cq_overrun:
             return "completion queue overrun: completions were lost";
         case errc::canceled:
-            return "operation canceled: endpoint closed";
+            return "operation canceled";
         case errc::retry_limit:
             return "peer stopped acknowledging (retry limit)";
         case errc::peer_unreachable:
@@ -68,6 +68,12 @@ std::string_view detail_of(errc e) noexcept {
             return "target had no matching receive and no room to defer";
         case errc::remote_error:
             return "target reported an error";
+        case errc::no_message:
+            return "no unexpected message matches";
+        case errc::not_found:
+            return "no operation with this context";
+        case errc::busy:
+            return "operation under way: it can no longer be canceled";
     }
     return "unknown uet error";
 }

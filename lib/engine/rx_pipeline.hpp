@@ -148,9 +148,11 @@ class rx_pipeline {
                                     const wire::pds_rud_rod_request& h, const rx_ses& in,
                                     const std::uint32_t* credit_target);
     // A request packet the PDC accepted and placed: into its window, and acknowledged now or
-    // later by the ACK policy.
+    // later by the ACK policy. A packet that completed its message is acknowledged at the next
+    // transmit() as if it asked (AR): the application may see the message and stop progressing
+    // (manual progress) while its peer waits for that ACK, or for the answer it carries.
     void on_accepted(engine_impl& e, pds::pdc& p, const wire::pds_rud_rod_request& h,
-                     std::uint32_t bytes, bool created, const rx_context& rx);
+                     std::uint32_t bytes, bool created, bool completed, const rx_context& rx);
     pds::pdc* target_for(engine_impl& e, const rx_context& rx, const wire::pds_rud_rod_request& h,
                          bool& created);
     // The open target PDC a request without SYN names; nullptr (nothing counted) if none.

@@ -123,7 +123,8 @@ void rx_pipeline::accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx
     const bool ce = run_[0].ce;
     if (!e.acks_.has_room_for(p)) {
         for (std::size_t i = 0; i < n; ++i)
-            on_accepted(e, p, run_[i].pds, run_[i].bytes, false, run_context(rx, i));
+            on_accepted(e, p, run_[i].pds, run_[i].bytes, false, run_[i].seg.eom,
+                        run_context(rx, i));
         return;
     }
     p.rx.accept_run(run_[0].pds.psn, static_cast<std::uint32_t>(n));
@@ -135,8 +136,8 @@ void rx_pipeline::accept_batch(engine_impl& e, pds::pdc& p, const rx_context& rx
     std::size_t trigger = n;
     bool ack_unasked = false;  // a packet that asked for no ACK: it wants the ACK timer running
     for (std::size_t i = 0; i < n; ++i) {
-        if (p.acks.on_packet(first, run_[i].pds.ar, ce, false, run_[i].bytes) !=
-            pds::ack_reason::none)
+        const bool ar = run_[i].pds.ar || (i == n - 1 && run_[i].seg.eom);
+        if (p.acks.on_packet(first, ar, ce, false, run_[i].bytes) != pds::ack_reason::none)
             trigger = i;
         else
             ack_unasked = true;

@@ -193,18 +193,20 @@ void rx_pipeline::on_request(engine_impl& e, const rx_context& rx,
     ses::place_result placed;
     if (!place(e, rx, rod ? delivery_mode::rod : delivery_mode::rud, in, false, false, placed, p))
         return;  // not acknowledged: the sender will try again
-    on_accepted(e, *p, h, static_cast<std::uint32_t>(in.payload.size()), created, rx);
+    on_accepted(e, *p, h, static_cast<std::uint32_t>(in.payload.size()), created,
+                placed == ses::place_result::completed, rx);
 }
 
 void rx_pipeline::on_accepted(engine_impl& e, pds::pdc& p, const wire::pds_rud_rod_request& h,
-                              std::uint32_t bytes, bool created, const rx_context& rx) {
+                              std::uint32_t bytes, bool created, bool completed,
+                              const rx_context& rx) {
     p.rx.accept(h.psn);
     if (e.paths_.on()) e.paths_.on_accepted(e, p, h.psn, rx);
     if (rx.ce) p.ce_since_ack = true;
     // The first packet accepted (the first to arrive may have been out of order for ROD) is
     // acknowledged at once: it ends the initiator's SYN phase and gives it an RTT.
     const bool first = created || p.counters.acks_sent == 0;
-    if (p.acks.on_packet(first, h.ar, rx.ce, false, bytes) != pds::ack_reason::none)
+    if (p.acks.on_packet(first, h.ar || completed, rx.ce, false, bytes) != pds::ack_reason::none)
         e.acks_.defer(e, p, h.psn, rx);
     else if (!p.ack_timer.scheduled())
         e.core_.timers.schedule(p.ack_timer, rx.now + e.core_.cfg.ack_delay_ns);

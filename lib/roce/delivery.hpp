@@ -22,9 +22,14 @@ struct recv_slot {
     std::uint64_t cookie = 0;
 };
 
-// Where a remote access lands, or nullptr when the rkey, range or permission is wrong.
+// A READ's source holds its region until the responses are cut (delivery_target::read_done).
+inline constexpr std::uint32_t no_hold = ~std::uint32_t{0};
+
+// Where a remote access lands, or nullptr when the rkey, range or permission is wrong. A READ's
+// source comes with the target's hold on its region (no_hold: nothing to give back).
 struct remote_memory {
     std::uint8_t* where = nullptr;
+    std::uint32_t hold = no_hold;
 };
 
 struct atomic_outcome {
@@ -54,11 +59,29 @@ class delivery_target {
     // Memory for a WRITE of `length` bytes at (rkey, va), checked once for the whole message.
     virtual remote_memory place_write(qp& q, std::uint32_t rkey, std::uint64_t va,
                                       std::uint32_t length) = 0;
+    // Where one packet of an open WRITE goes: (rkey, va) checked again against the live
+    // regions, so that a region deregistered mid-WRITE is never written after (its owner may
+    // have freed it); nullptr when it is gone. By default place_write, for targets whose memory
+    // never goes away.
+    virtual std::uint8_t* write_packet_at(qp& q, std::uint32_t rkey, std::uint64_t va,
+                                          std::uint32_t length) {
+        return place_write(q, rkey, va, length).where;
+    }
     // A WRITE with immediate is whole: the immediate data for the remote completion.
     virtual void remote_data(qp& q, std::uint32_t imm, std::uint32_t length) = 0;
-    // The source of a READ of `length` bytes at (rkey, va).
+    // The source of a READ of `length` bytes (not 0) at (rkey, va). Its responses are cut from
+    // it over later transmit bursts; a hold keeps the region from going back to its owner until
+    // the responder gives it back through read_done, once: when its last response is built, or
+    // when the responses are dropped (the QP reset or destroyed). An engine destroyed with
+    // responses queued gives nothing back: the target forgets its holds itself then.
     virtual remote_memory read_source(qp& q, std::uint32_t rkey, std::uint64_t va,
                                       std::uint32_t length) = 0;
+    // The READ response that read_source's hold was for is done with the region. A target
+    // whose read_source holds nothing need not implement it.
+    virtual void read_done(qp& q, std::uint32_t hold) {
+        (void)q;
+        (void)hold;
+    }
     // Runs one 8-byte atomic at (rkey, va) and returns the original value.
     virtual atomic_outcome atomic(qp& q, std::uint32_t rkey, std::uint64_t va, wr_opcode op,
                                   std::uint64_t swap_add, std::uint64_t compare) = 0;

@@ -1,13 +1,25 @@
 #include "roce/qp.hpp"
 
+#include <utility>
+
 namespace uet::roce {
 
-fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask) noexcept {
+void drop_responses(qp& q, delivery_target& d) noexcept {
+    responder_state& r = q.rsp;
+    for (; r.job_head != r.job_tail; ++r.job_head) {
+        response_job& j = r.jobs[r.job_head % r.jobs.size()];
+        if (j.hold != no_hold) d.read_done(q, std::exchange(j.hold, no_hold));
+    }
+}
+
+fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask,
+                     delivery_target& d) noexcept {
     const qp_state before = q.attr.state;
     const fsm_result r = modify(q.attr, wanted, mask);
     if (!r) return r;
     const qp_state now = q.attr.state;
     if (now == qp_state::rtr && before == qp_state::init) {
+        drop_responses(q, d);
         q.rsp = responder_state{};
         q.rsp.epsn = q.attr.rq_psn;
         if (q.out_of_order()) {
@@ -25,6 +37,7 @@ fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask) noexcept 
     if (now == qp_state::reset) {
         q.sq.clear();
         q.req = requester_state{};
+        drop_responses(q, d);
         q.rsp = responder_state{};
         q.error = wc_status::success;
     }

@@ -50,6 +50,7 @@ struct response_job {
     std::uint32_t sent = 0;  // response packets sent
     const std::uint8_t* source = nullptr;
     std::uint32_t length = 0;
+    std::uint32_t hold = no_hold;  // the target's hold on source's region (read_source)
     bool atomic = false;
     std::uint64_t original = 0;  // an atomic's result
     bool repeat = false;         // answers a duplicate request
@@ -68,9 +69,10 @@ struct responder_state {
     bool nak_sent = false;  // a sequence or RNR NAK for epsn is out: later packets drop
     enum class open_message : std::uint8_t { none, send, write };
     open_message open = open_message::none;
-    recv_slot recv;                    // the open SEND's receive
-    std::uint32_t received = 0;        // bytes of the open SEND so far
-    std::uint8_t* write_at = nullptr;  // the open WRITE's cursor
+    recv_slot recv;                // the open SEND's receive
+    std::uint32_t received = 0;    // bytes of the open SEND so far
+    std::uint32_t write_rkey = 0;  // the open WRITE's region
+    std::uint64_t write_va = 0;    // and where its next byte goes
     std::uint32_t write_left = 0;
     std::uint32_t write_length = 0;  // the open WRITE's DMA length (for remote_data)
     // The acknowledgement to send: cumulative, so a later one replaces an earlier one.
@@ -107,7 +109,12 @@ struct qp {
 
 // ibv_modify_qp: the state machine's checks, then what each transition starts. Entering RTR
 // starts the responder at rq_psn, entering RTS the requester at sq_psn with fresh retry counts;
-// RESET forgets every work request.
-fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask) noexcept;
+// RESET forgets every work request, and drops the READ responses queued (their holds go back
+// to `d`, drop_responses).
+fsm_result modify_qp(qp& q, const qp_attr& wanted, std::uint32_t mask, delivery_target& d) noexcept;
+
+// Drops the READ responses and atomic answers queued, giving each READ's hold back to `d`
+// (delivery_target::read_done): the QP is reset or destroyed.
+void drop_responses(qp& q, delivery_target& d) noexcept;
 
 }  // namespace uet::roce

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "roce/psn24.hpp"
 
@@ -102,6 +103,19 @@ bool push_job(responder_state& r, const response_job& j) noexcept {
     return true;
 }
 
+// The responses of a READ of `length` bytes at PSN psn, cut from src (holding its region).
+response_job read_job(const qp& q, psn_t psn, std::uint32_t length, const remote_memory& src,
+                      bool repeat) noexcept {
+    response_job j;
+    j.repeat = repeat;
+    j.first_psn = psn;
+    j.npkts = std::max<std::uint32_t>(1, (length + q.mtu() - 1) / q.mtu());
+    j.source = src.where;
+    j.length = length;
+    j.hold = src.hold;
+    return j;
+}
+
 // Copies a SEND's payload at message offset `at` into the receive; false when it overflows.
 bool place_send(responder_state& r, std::span<const std::uint8_t> payload) noexcept {
     const std::uint32_t at = r.received;
@@ -130,15 +144,12 @@ rsp_verdict on_duplicate(qp& q, const req_in& in, psn_t psn, const op_shape& s,
                 psn_before(psn, q_job.first_psn + q_job.npkts))
                 return rsp_verdict::duplicate;
         }
-        const remote_memory src = d.read_source(q, in.reth->rkey, in.reth->va, in.reth->dma_len);
-        if (src.where == nullptr || r.jobs_queued() >= r.jobs.size()) return rsp_verdict::dropped;
-        response_job j;
-        j.repeat = true;
-        j.first_psn = psn;
-        j.npkts = std::max<std::uint32_t>(1, (in.reth->dma_len + q.mtu() - 1) / q.mtu());
-        j.source = src.where;
-        j.length = in.reth->dma_len;
-        push_job(r, j);
+        if (r.jobs_queued() >= r.jobs.size()) return rsp_verdict::dropped;
+        const remote_memory src =
+            in.reth->dma_len == 0 ? remote_memory{}
+                                  : d.read_source(q, in.reth->rkey, in.reth->va, in.reth->dma_len);
+        if (in.reth->dma_len != 0 && src.where == nullptr) return rsp_verdict::dropped;
+        push_job(r, read_job(q, psn, in.reth->dma_len, src, true));
         return rsp_verdict::duplicate;
     }
     if (s.cls == op_class::atomic) {
@@ -233,13 +244,22 @@ rsp_verdict take_in_order(qp& q, const req_in& in, psn_t psn, const op_shape& s,
                     return fatal(q, psn, aeth_nak_code::remote_access_error, d,
                                  wc_status::wr_flush_err);
                 r.open = open_message::write;
-                r.write_at = m.where;
+                r.write_rkey = in.reth->rkey;
+                r.write_va = in.reth->va;
                 r.write_left = r.write_length = in.reth->dma_len;
             }
             if (len > r.write_left || (s.last && len != r.write_left))
                 return fatal(q, psn, aeth_nak_code::invalid_request, d, wc_status::wr_flush_err);
-            if (len != 0) std::memcpy(r.write_at, in.payload.data(), len);
-            r.write_at += len;
+            if (len != 0) {
+                // Packets of one WRITE come in separate bursts: each is placed where the live
+                // region table says, never through a pointer kept from the first.
+                std::uint8_t* where = d.write_packet_at(q, r.write_rkey, r.write_va, len);
+                if (where == nullptr)
+                    return fatal(q, psn, aeth_nak_code::remote_access_error, d,
+                                 wc_status::wr_flush_err);
+                std::memcpy(where, in.payload.data(), len);
+            }
+            r.write_va += len;
             r.write_left -= len;
             if (s.last) {
                 if (s.imm) d.remote_data(q, in.imm, r.write_length);
@@ -257,11 +277,7 @@ rsp_verdict take_in_order(qp& q, const req_in& in, psn_t psn, const op_shape& s,
             if (in.reth->dma_len != 0 && src.where == nullptr)
                 return fatal(q, psn, aeth_nak_code::remote_access_error, d,
                              wc_status::wr_flush_err);
-            response_job j;
-            j.first_psn = psn;
-            j.npkts = std::max<std::uint32_t>(1, (in.reth->dma_len + q.mtu() - 1) / q.mtu());
-            j.source = src.where;
-            j.length = in.reth->dma_len;
+            const response_job j = read_job(q, psn, in.reth->dma_len, src, false);
             push_job(r, j);
             r.epsn = psn + j.npkts;
             ++r.msn;
@@ -408,7 +424,7 @@ bool has_response(const qp& q) noexcept {
     return q.rsp.jobs_queued() != 0;
 }
 
-bool next_response(qp& q, resp_packet& out) noexcept {
+bool next_response(qp& q, resp_packet& out, delivery_target& d) noexcept {
     responder_state& r = q.rsp;
     if (r.jobs_queued() == 0) return false;
     response_job& j = r.jobs[r.job_head % r.jobs.size()];
@@ -436,7 +452,11 @@ bool next_response(qp& q, resp_packet& out) noexcept {
     const std::uint32_t offset = k * mtu;
     out.payload = j.source ? j.source + offset : nullptr;
     out.length = std::min(mtu, j.length - std::min(j.length, offset));
-    if (++j.sent == j.npkts) ++r.job_head;
+    if (++j.sent == j.npkts) {
+        ++r.job_head;
+        // Single-threaded: the caller builds the packet before anything can free the region.
+        if (j.hold != no_hold) d.read_done(q, std::exchange(j.hold, no_hold));
+    }
     q.counters.tx_packets += 1;
     q.counters.tx_bytes += out.length;
     return true;

@@ -46,7 +46,9 @@ struct ack_out {
 };
 bool take_ack(qp& q, ack_out& out) noexcept;
 
-// The next READ response packet or atomic answer, in PSN order.
+// The next READ response packet or atomic answer, in PSN order. A READ's last packet gives its
+// hold on the region back to `d` (delivery_target::read_done); out.payload stays readable until
+// the caller returns to the layer above.
 struct resp_packet {
     wire::roce_opcode opcode = wire::roce_opcode::rc_rdma_read_response_only;
     psn_t psn = 0;
@@ -58,7 +60,7 @@ struct resp_packet {
     bool has_atomic_ack = false;
     std::uint64_t original = 0;
 };
-bool next_response(qp& q, resp_packet& out) noexcept;
+bool next_response(qp& q, resp_packet& out, delivery_target& d) noexcept;
 bool has_response(const qp& q) noexcept;
 
 // An ACK's syndrome: no end-to-end credits (credit count 31, as rxe sends).

@@ -126,7 +126,7 @@ qpn_t engine::create_qp(std::uint64_t context) {
 }
 
 bool engine::destroy_qp(qpn_t qpn) {
-    const qp* q = find(qpn);
+    qp* q = find(qpn);
     if (q == nullptr) return false;
     const std::size_t slot = slot_of(*q);
     // A connected QP says goodbye (its entry keeps sending the DREQ); a half-made one is
@@ -138,6 +138,7 @@ bool engine::destroy_qp(qpn_t qpn) {
         else
             cm_.release(*e);
     }
+    drop_responses(*q, target_);
     qps_[slot].reset();
     generation_[slot] = (generation_[slot] + 1) % (qpn_span_ / qpn_stride_);  // wraps round
     while (in_use_ != 0 && !qps_[in_use_ - 1])
@@ -159,7 +160,7 @@ const qp* engine::find(qpn_t qpn) const noexcept {
 fsm_result engine::modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask) {
     qp* q = find(qpn);
     if (q == nullptr) return {fsm_error::bad_transition, attr_state};
-    return roce::modify_qp(*q, attr, mask);
+    return roce::modify_qp(*q, attr, mask, target_);
 }
 
 post_error engine::post_send(qpn_t qpn, const send_wr& wr) {
@@ -495,7 +496,7 @@ std::size_t engine::transmit(std::uint64_t now, std::span<tx_frame> out) {
             resp_packet r;
             req_packet p;
             req_stop stop;
-            if (next_response(*q, r))
+            if (next_response(*q, r, target_))
                 len = emit(*q, r, true, out[n], n);
             else if (next_request(*q, now, p, stop))
                 len = emit(*q, p, true, out[n], n);

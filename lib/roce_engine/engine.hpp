@@ -91,7 +91,9 @@ class engine final : public frame_engine {
     // Throws std::invalid_argument for spray without the out-of-order mode.
     // ibv_create_qp: a QP in RESET, by its number; 0 when max_qps exist already.
     qpn_t create_qp(std::uint64_t context = 0);
-    // ibv_destroy_qp: its work requests are dropped without completions.
+    // ibv_destroy_qp: its work requests are dropped without completions, and its READ
+    // responses with them (their holds go back to the target, drop_responses). Destroying the
+    // engine gives back no holds: the target forgets those itself.
     bool destroy_qp(qpn_t qpn);
     // ibv_modify_qp (lib/roce/qp_fsm.hpp); an unknown QP is a bad transition.
     fsm_result modify_qp(qpn_t qpn, const qp_attr& attr, std::uint32_t mask);

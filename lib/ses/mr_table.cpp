@@ -3,7 +3,11 @@
 namespace uet::ses {
 
 mr_table::mr_table(std::size_t capacity, std::uint64_t seed)
-    : entries_(capacity), index_of_(capacity), index_of_rkey_(capacity), rng_(seed) {
+    : entries_(capacity),
+      index_of_(capacity),
+      index_of_rkey_(capacity),
+      removed_(capacity),
+      rng_(seed) {
     free_.reserve(capacity);
     for (std::size_t i = capacity; i-- > 0;)
         free_.push_back(static_cast<std::uint32_t>(i));
@@ -17,7 +21,7 @@ std::uint64_t mr_table::add(std::uint8_t* base, std::uint64_t length, std::uint3
     std::uint64_t key = 0;
     do {
         key = rng_.next_u64();
-    } while (static_cast<std::uint32_t>(key) == 0 || index_of_.find(key) ||
+    } while (static_cast<std::uint32_t>(key) == 0 || index_of_.find(key) || removed_.find(key) ||
              index_of_rkey_.find(static_cast<std::uint32_t>(key)));
     index_of_.insert(key, index);
     index_of_rkey_.insert(static_cast<std::uint32_t>(key), index);
@@ -30,9 +34,47 @@ bool mr_table::remove(std::uint64_t key) noexcept {
     if (!index) return false;
     index_of_.erase(key);
     index_of_rkey_.erase(static_cast<std::uint32_t>(key));
-    entries_[*index] = entry{};
-    free_.push_back(*index);
+    entry& e = entries_[*index];
+    if (e.readers == 0) {
+        free_slot(*index);
+    } else {
+        e.removed = true;
+        removed_.insert(key, *index);
+    }
     return true;
+}
+
+void mr_table::free_slot(std::uint32_t index) noexcept {
+    entries_[index] = entry{};
+    free_.push_back(index);
+}
+
+std::uint32_t mr_table::hold_index(std::optional<std::uint32_t> index) noexcept {
+    if (!index) return static_cast<std::uint32_t>(-1);
+    ++entries_[*index].readers;
+    return *index;
+}
+
+std::uint32_t mr_table::hold(std::uint64_t key) noexcept {
+    return hold_index(index_of_.find(key));
+}
+
+std::uint32_t mr_table::hold_rkey(std::uint32_t rkey) noexcept {
+    return hold_index(index_of_rkey_.find(rkey));
+}
+
+void mr_table::release(std::uint32_t slot) noexcept {
+    if (slot >= entries_.size() || entries_[slot].readers == 0) return;
+    entry& e = entries_[slot];
+    if (--e.readers != 0 || !e.removed) return;
+    removed_.erase(e.key);
+    free_slot(slot);
+}
+
+bool mr_table::still_read(std::uint64_t key) const noexcept {
+    const auto index = index_of_.find(key);
+    if (index) return entries_[*index].readers != 0;
+    return removed_.find(key).has_value();
 }
 
 wire::ses_return_code mr_table::check(std::uint64_t key, std::uint32_t job, std::uint64_t offset,

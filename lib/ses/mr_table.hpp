@@ -29,7 +29,19 @@ class mr_table {
     // The new region's key; 0 when the table is full.
     std::uint64_t add(std::uint8_t* base, std::uint64_t length, std::uint32_t access,
                       std::uint32_t job) noexcept;
+    // No check finds the region from here on; false when no region has the key. While responses
+    // in flight still read its memory (hold()), its slot stays taken: still_read() says so.
     bool remove(std::uint64_t key) noexcept;
+
+    // A response about to read the region of key (just checked) from its memory, as it is sent
+    // and each time it is resent: the region's slot, for release() once the engine is done with
+    // the response. Keeps remove() from giving the slot, and the application its memory, back.
+    std::uint32_t hold(std::uint64_t key) noexcept;
+    // The same for the region of a RoCE rkey (check_rkey).
+    std::uint32_t hold_rkey(std::uint32_t rkey) noexcept;
+    void release(std::uint32_t slot) noexcept;
+    // Whether responses in flight still read the region of key (removed or not).
+    bool still_read(std::uint64_t key) const noexcept;
 
     // ok with where = the first byte, or the reason the access is refused: BAD_MKEY (no such
     // key, or a key of another job), PERM_VIOLATION (access not granted), BAD_ADDR (the range
@@ -50,7 +62,11 @@ class mr_table {
         std::uint64_t key = 0;  // 0: free
         std::uint32_t access = 0;
         std::uint32_t job = 0;
+        std::uint32_t readers = 0;  // responses in flight reading it (hold())
+        bool removed = false;       // by remove(), kept until its readers are done
     };
+    void free_slot(std::uint32_t index) noexcept;
+    std::uint32_t hold_index(std::optional<std::uint32_t> index) noexcept;
     std::vector<entry> entries_;
     std::vector<std::uint32_t> free_;
     wire::ses_return_code check_entry(std::optional<std::uint32_t> index, std::uint32_t job,
@@ -59,6 +75,7 @@ class mr_table {
 
     pds::flat_map index_of_;       // key -> entry
     pds::flat_map index_of_rkey_;  // the key's low 32 bits -> entry
+    pds::flat_map removed_;        // key -> entry, of removed regions still read
     rng rng_;
 };
 

@@ -364,19 +364,6 @@ TEST_F(errors, bad_arguments) {
     still_works();
 }
 
-// Pages of their own for a send's buffer, so that a test can take every access to them away.
-struct mapping {
-    explicit mapping(std::size_t n)
-        : size(n),
-          at(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
-    ~mapping() {
-        if (at != MAP_FAILED) munmap(at, size);
-    }
-    std::span<std::byte> bytes() const { return {static_cast<std::byte*>(at), size}; }
-    std::size_t size;
-    void* at;
-};
-
 // A rendezvous send from eps[0] to eps[1], whose receive is posted, and the application taking
 // the send's buffer back once it has the completion.
 class errors_rendezvous : public ::testing::Test {
@@ -439,6 +426,23 @@ TEST_F(errors_rendezvous, target_gone_mid_pull_fails_the_send) {
     ASSERT_NE(ec, errc::again) << "the send never completed";
     EXPECT_EQ(ec, errc::retry_limit) << ec.message();
     take_back_and_settle();
+}
+
+// A peer reads a region whose deregistration comes while the responses crawl over a slow link:
+// they are cut from the region's memory, as sent and as resent. close() must return only once
+// the engine is done with them, since the application may unmap the memory right after (without
+// the hold, the next response faults).
+TEST(errors_region, deregistering_waits_for_the_read_responses) {
+    fabric_attr fa;
+    fa.mtu = 8192;
+    fa.impairments.rate_gbps = 0.5;
+    fa.impairments.loss = 0.05;  // so that responses are resent, read again from the region
+    world w(fa, 2, endpoint_attr{.job_id = job});
+    read_of_a_closed_region r;
+    int ctx = 0;
+    r.run(w, job, &ctx);
+    if (HasFatalFailure()) return;
+    r.expect_whole_then_refused(w, &ctx, errc::bad_memory_key);  // no such region now
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,22 @@
 #include "uet/uet.hpp"
 
 namespace uet::test {
+
+// Pages of their own for a buffer or a region, so that a test can take every access to them away
+// (mprotect PROT_NONE) once the library must no longer touch them.
+struct mapping {
+    explicit mapping(std::size_t n)
+        : size(n),
+          at(mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
+    ~mapping() {
+        if (at != MAP_FAILED) munmap(at, size);
+    }
+    mapping(const mapping&) = delete;
+    mapping& operator=(const mapping&) = delete;
+    std::span<std::byte> bytes() const { return {static_cast<std::byte*>(at), size}; }
+    std::size_t size;
+    void* at;
+};
 
 struct world {
     fabric fab;
@@ -115,5 +132,54 @@ inline std::size_t drain_receives(completion_queue& cq, int& done, int& truncate
         ++done;
     });
 }
+
+// Progresses w until count() reaches 64 (a transfer into or out of mr is under way, eps[0]'s
+// operation not complete), then closes mr and makes its pages inaccessible (PROT_NONE), as an
+// application that frees the memory right after close() would: the library faults if it touches
+// the memory after that.
+template <class Count>
+void close_midway(world& w, memory_region& mr, const mapping& m, Count count) {
+    for (int i = 0; i < 1'000'000 && count() < 64; ++i)
+        ASSERT_TRUE(w.fab.progress());
+    ASSERT_GE(count(), 64u);
+    ASSERT_EQ(w.cqs[0].size(), 0u);
+    mr.close();
+    ASSERT_EQ(mprotect(m.at, m.size, PROT_NONE), 0);
+}
+
+// A 4 MiB region of its own pages at eps[1] (filled with pattern 9) that eps[0] reads whole
+// into `back`: once eps[1] has sent 64 frames (the responses are on their way; a read's data lands
+// only once all of it is in), the region is closed and its pages made inaccessible (PROT_NONE),
+// so that the library faults if it reads the memory after close() returned.
+struct read_of_a_closed_region {
+    static constexpr std::size_t size = 4u << 20;
+    mapping region{size};
+    std::vector<std::byte> back = std::vector<std::byte>(size);
+    std::uint64_t key = 0;  // the closed region's
+
+    void run(world& w, std::uint32_t job, void* ctx) {
+        ASSERT_NE(region.at, MAP_FAILED);
+        fill(region.bytes(), 9);
+        memory_region mr = w.dom.register_memory(region.bytes(), access::remote_read, job).value();
+        key = mr.key();
+        ASSERT_FALSE(w.eps[0].read(w.peers[1], back, 0, key, ctx));
+        close_midway(w, mr, region, [&] { return w.eps[1].counters().packets_sent; });
+    }
+    // The read (context ctx) completed with every byte, and a new read of the closed region is
+    // refused with `refused`.
+    void expect_whole_then_refused(world& w, void* ctx, errc refused) {
+        const completion c = wait_ok(w.cqs[0]);
+        EXPECT_EQ(c.context, ctx);
+        EXPECT_TRUE(complete());
+        ASSERT_FALSE(w.eps[0].read(w.peers[1], std::span(back).first(64), 0, key, ctx));
+        EXPECT_EQ(wait_error(w.cqs[0]).error, refused);
+    }
+    // Whether back holds every byte of the region.
+    bool complete() const {
+        std::vector<std::byte> want(size);
+        fill(want, 9);
+        return back == want;
+    }
+};
 
 }  // namespace uet::test

@@ -1,6 +1,8 @@
 // api_roce: the public API on transport::roce_rc over the pipe provider. Every call maps to work
 // requests on a queue pair connected on the first post; tagged matching, unexpected messages,
 // inject, post lists, unsignaled operations, the wc_status table, and the attributes refused.
+#include <sys/mman.h>
+
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -345,6 +347,65 @@ TEST(roce_errors, close_cancels_what_is_outstanding) {
     EXPECT_EQ(c.error, errc::canceled);
     EXPECT_EQ(c.context, &ctx);
     EXPECT_EQ(w.eps[1].recv(got, nullptr), errc::endpoint_closed);
+}
+
+// READ responses are cut from the region's memory as they are sent: close() waits until the
+// responses of the READs already taken are built, so the memory may go once it returns. The
+// link is slow, so that most of the 1024 responses are still to be cut at close(), and delivers
+// frames twice (the READ request among them: answered once). No loss: a response lost after
+// close() is asked for again by a request the revoked key refuses (the next test).
+TEST(roce_errors, deregistering_waits_for_the_read_responses) {
+    fabric_attr fa = clean_fabric();
+    fa.impairments.rate_gbps = 0.5;
+    fa.impairments.duplicate = 0.05;
+    world w(fa, 2, roce_rc());
+    read_of_a_closed_region r;
+    int ctx = 0;
+    r.run(w, job, &ctx);
+    if (HasFatalFailure()) return;
+    r.expect_whole_then_refused(w, &ctx, errc::access_denied);
+}
+
+// With loss, a response lost after close() is asked for again by a duplicate READ, which finds
+// the key revoked: it is refused, the memory is never read again, and the READ ends in an error
+// (the requester's retries run out) rather than a fault.
+TEST(roce_errors, a_read_asked_again_after_deregistering_fails_without_touching_the_memory) {
+    fabric_attr fa = clean_fabric();
+    fa.impairments.rate_gbps = 0.5;
+    fa.impairments.loss = 0.05;
+    endpoint_attr a = roce_rc();
+    a.roce.ack_timeout = 8;  // 1 ms: the pipe's round trip is microseconds
+    a.roce.retry_cnt = 1;
+    world w(fa, 2, a);
+    read_of_a_closed_region r;
+    r.run(w, job, nullptr);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(wait_error(w.cqs[0]).error, errc::retry_limit);
+    EXPECT_FALSE(r.complete());
+    EXPECT_GT(w.fab.stats().lost, 0u);
+}
+
+// A WRITE's packets come in separate bursts; its region is deregistered (and its memory taken
+// away) while they still arrive. Each packet is placed where the live region table says, so the
+// rest are refused (a remote access error ends the WRITE) rather than written into memory the
+// application took back.
+TEST(roce_errors, a_write_into_a_region_closed_midway_stops_there) {
+    fabric_attr fa = clean_fabric();
+    fa.impairments.rate_gbps = 0.5;
+    world w(fa, 2, roce_rc());
+    const std::size_t size = 4u << 20;
+    mapping region(size);
+    ASSERT_NE(region.at, MAP_FAILED);
+    memory_region mr = w.dom.register_memory(region.bytes(), access::remote_write, job).value();
+    std::vector<std::byte> data(size);
+    fill(data, 4);
+    int ctx = 0;
+    ASSERT_FALSE(w.eps[0].write(w.peers[1], data, 0, mr.key(), &ctx));
+    close_midway(w, mr, region, [&] { return w.eps[1].counters().packets_received; });
+    if (HasFatalFailure()) return;
+    const completion c = wait_error(w.cqs[0]);
+    EXPECT_EQ(c.context, &ctx);
+    EXPECT_EQ(c.error, errc::access_denied) << c.error.message();
 }
 
 TEST(roce_errors, multi_recv_is_unsupported) {

@@ -94,6 +94,35 @@ TEST(mr_table, keys_access_bounds_and_jobs) {
     EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_write, where), rc::bad_mkey);
 }
 
+// A region held by responses in flight: removed, no check finds it, but its slot (and so its
+// memory, for the caller of remove()) is not given back until the last release.
+TEST(mr_table, removal_waits_for_holds) {
+    mr_table t(1, 3);
+    std::uint8_t mem[64] = {};
+    const std::uint64_t key = t.add(mem, sizeof mem, mr_remote_read, 7);
+    ASSERT_NE(key, 0u);
+    EXPECT_FALSE(t.still_read(key));
+    const auto rkey = static_cast<std::uint32_t>(key);
+    const std::uint32_t a = t.hold(key), b = t.hold_rkey(rkey);  // a RoCE READ's, by its rkey
+    ASSERT_EQ(a, b);
+    EXPECT_EQ(t.hold(key ^ 1), static_cast<std::uint32_t>(-1));  // no such region
+    EXPECT_EQ(t.hold_rkey(rkey ^ 1), static_cast<std::uint32_t>(-1));
+    EXPECT_TRUE(t.still_read(key));
+    EXPECT_TRUE(t.remove(key));
+    std::uint8_t* where = nullptr;
+    EXPECT_EQ(t.check(key, 7, 0, 4, mr_remote_read, where), wire::ses_return_code::bad_mkey);
+    EXPECT_EQ(t.hold(key), static_cast<std::uint32_t>(-1));  // removed: no new holds
+    EXPECT_EQ(t.hold_rkey(rkey), static_cast<std::uint32_t>(-1));
+    EXPECT_TRUE(t.still_read(key));
+    EXPECT_EQ(t.add(mem, 1, 0, 7), 0u);  // its slot is still taken
+    t.release(a);
+    EXPECT_TRUE(t.still_read(key));
+    t.release(b);
+    EXPECT_FALSE(t.still_read(key));
+    t.release(b);  // one too many: nothing happens
+    EXPECT_NE(t.add(mem, 1, 0, 7), 0u);
+}
+
 // A key is the only secret between a peer of the job and a region: all 64 bits of it are random
 // (none is a slot index), and a key with any one bit changed names nothing.
 TEST(mr_table, keys_carry_64_random_bits) {

@@ -27,7 +27,7 @@ expect "FI_UET_DEVICE=net_memif0: fabric uet-memif" "$out" 'fabric: uet-memif'
 expect "... domain net_memif0" "$out" 'domain: net_memif0'
 
 out=$(fi_info -p uet -e 2>&1 | tr -d '\0')
-for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE STATS LINGER_US ANSWERS_IN_ACKS; do
+for v in PROVIDER DEVICE ADDRESS EAL_ARGS MTU MODE CC LB JOB BUSY_POLL CAPTURE STATS TSS_KEY_FILE TSS_SDI TSS_EPOCH ANSWERS_IN_ACKS; do
     expect "fi_info -e lists FI_UET_$v" "$out" "^# FI_UET_${v}: "
 done
 
@@ -50,4 +50,9 @@ out=$(fi_info -p uet -c FI_RMA_EVENT 2>&1)
 expect "-c FI_RMA_EVENT: no provider" "$out" 'No data available|-61'
 out=$(FI_UET_MODE=sideways fi_info -p uet 2>&1)
 expect "FI_UET_MODE=sideways: no provider" "$out" 'No data available|-61'
+out=$(FI_LOG_LEVEL=warn FI_UET_TSS_KEY_FILE=/nonexistent/uet.key fi_info -p uet 2>&1)
+expect "FI_UET_TSS_KEY_FILE of no file: refused, saying why" "$out" \
+    'FI_UET_TSS_KEY_FILE /nonexistent/uet.key: No such file'
+out=$(FI_LOG_LEVEL=warn FI_UET_TSS_SDI=5 fi_info -p uet 2>&1)
+expect "FI_UET_TSS_SDI without a key file: refused" "$out" 'need FI_UET_TSS_KEY_FILE'
 exit $failed

@@ -2,7 +2,8 @@
 // two FI_EP_RDM endpoints of this process exchange messages, tagged messages and injects, and
 // bad use gets libfabric's errors; two ordered endpoints opened as Open MPI opens them take
 // directed receives and messages to themselves; two FI_EP_DGRAM endpoints exchange datagrams;
-// multi-receive buffers (FI_MULTI_RECV) take several messages each.
+// multi-receive buffers (FI_MULTI_RECV) take several messages each; FI_PEEK and FI_CLAIM probe
+// and claim messages that arrived before their receive, fi_cancel takes a receive back.
 // Exit status 0 when every check holds.
 #define _POSIX_C_SOURCE 200809L
 #include <netinet/in.h>
@@ -493,6 +494,89 @@ static void bad_use(struct fid_domain* dom, struct fid_av* av) {
     fi_freeinfo(hints);
 }
 
+// Peeks until one finds a message (as MPI_Probe does: the peek's completion, or FI_ENOMSG, each
+// time); bounded. Returns the entry's fi_cq_readfrom result (1 when found), its source in src.
+static ssize_t peek_until_found(struct side* s, struct fi_msg_tagged* m, uint64_t flags,
+                                struct fi_cq_tagged_entry* e, fi_addr_t* src) {
+    for (int i = 0; i < 100000; ++i) {
+        if (fi_trecvmsg(s->ep, m, flags) != 0) return -FI_EOTHER;
+        ssize_t n = -FI_EAGAIN;
+        for (long k = 0; k < 1000000 && n == -FI_EAGAIN; ++k)
+            n = fi_cq_readfrom(s->rx, e, 1, src);
+        if (n != -FI_EAVAIL) return n;
+        struct fi_cq_err_entry err = {0};
+        if (fi_cq_readerr(s->rx, &err, 0) != 1 || err.err != FI_ENOMSG) return -FI_EOTHER;
+    }
+    return -FI_EAGAIN;
+}
+
+// FI_PEEK, FI_CLAIM and fi_cancel: what Open MPI's mtl ofi builds MPI_Iprobe, MPI_Improbe with
+// MPI_Mrecv, and MPI_Cancel of a receive on.
+static void probe_and_cancel(struct side* a, struct side* b, fi_addr_t to_b, fi_addr_t from_a) {
+    struct fi_cq_tagged_entry e;
+    struct fi_cq_err_entry err = {0};
+    struct fi_context pctx, cctx, rctx;
+    fi_addr_t src = FI_ADDR_NOTAVAIL;
+    struct fi_msg_tagged peek = {.addr = FI_ADDR_UNSPEC, .tag = 0x77, .context = &pctx};
+    check(fi_trecvmsg(b->ep, &peek, FI_PEEK | FI_COMPLETION) == 0 &&
+              wait_cq(b->rx, &e) == -FI_EAVAIL && fi_cq_readerr(b->rx, &err, 0) == 1 &&
+              err.err == FI_ENOMSG && err.op_context == &pctx,
+          "FI_PEEK with nothing there: error entry FI_ENOMSG");
+    unsigned long long v1 = 0xabc, v2 = 0xdef, got = 0;
+    int s1, s2;
+    check(fi_tsend(a->ep, &v1, 8, NULL, to_b, 0x77, &s1) == 0 &&
+              fi_tsend(a->ep, &v2, 8, NULL, to_b, 0x78, &s2) == 0,
+          "two tagged sends, no receive posted");
+    check(peek_until_found(b, &peek, FI_PEEK | FI_COMPLETION, &e, &src) == 1 &&
+              e.op_context == &pctx && e.len == 8 && e.tag == 0x77 &&
+              (e.flags & (FI_TAGGED | FI_RECV)) == (FI_TAGGED | FI_RECV) && src == from_a,
+          "FI_PEEK finds it: length, tag, FI_SOURCE");
+    check(peek_until_found(b, &peek, FI_PEEK, &e, &src) == 1 && e.tag == 0x77,
+          "... and again: a peek takes nothing");
+    struct fi_msg_tagged claim = {
+        .addr = FI_ADDR_UNSPEC, .tag = 0x70, .ignore = 0xf, .context = &cctx};
+    check(peek_until_found(b, &claim, FI_PEEK | FI_CLAIM, &e, &src) == 1 && e.op_context == &cctx &&
+              e.tag == 0x77,
+          "FI_PEEK | FI_CLAIM under an ignore mask: the oldest");
+    check(fi_trecvmsg(b->ep, &peek, FI_PEEK) == 0 && wait_cq(b->rx, &e) == -FI_EAVAIL &&
+              fi_cq_readerr(b->rx, &err, 0) == 1 && err.err == FI_ENOMSG,
+          "... claimed: a peek no longer finds it");
+    struct iovec iov = {.iov_base = &got, .iov_len = 8};
+    claim.msg_iov = &iov;
+    claim.iov_count = 1;
+    check(fi_trecvmsg(b->ep, &claim, FI_CLAIM | FI_DISCARD) == -FI_EBADFLAGS,
+          "FI_CLAIM | FI_DISCARD: -FI_EBADFLAGS");
+    struct fi_msg_tagged no_ctx = claim;
+    no_ctx.context = NULL;
+    check(fi_trecvmsg(b->ep, &no_ctx, FI_CLAIM) == -FI_EINVAL,
+          "FI_CLAIM without a context: -FI_EINVAL");
+    check(fi_trecvmsg(b->ep, &claim, FI_CLAIM) == 0 && wait_cq(b->rx, &e) == 1 &&
+              e.op_context == &cctx && e.tag == 0x77 && e.len == 8 && got == v1,
+          "the FI_CLAIM receive takes the claimed message");
+    check(fi_trecv(b->ep, &got, 8, NULL, FI_ADDR_UNSPEC, 0, ~0ull, &rctx) == 0 &&
+              wait_cq(b->rx, &e) == 1 && e.tag == 0x78 && got == v2,
+          "a wildcard receive takes the other");
+    check(wait_cq(a->tx, &e) == 1 && wait_cq(a->tx, &e) == 1, "... both sends complete");
+    struct fi_msg untagged = {
+        .msg_iov = &iov, .iov_count = 1, .addr = FI_ADDR_UNSPEC, .context = &cctx};
+    check(fi_recvmsg(b->ep, &untagged, FI_CLAIM) == -FI_EBADFLAGS,
+          "an untagged FI_CLAIM: -FI_EBADFLAGS");
+
+    check(fi_trecv(b->ep, &got, 8, NULL, FI_ADDR_UNSPEC, 0x99, 0, &rctx) == 0 &&
+              fi_cancel(&b->ep->fid, &rctx) == 0,
+          "fi_cancel of a posted fi_trecv");
+    check(wait_cq(b->rx, &e) == -FI_EAVAIL && fi_cq_readerr(b->rx, &err, 0) == 1 &&
+              err.err == FI_ECANCELED && err.op_context == &rctx && (err.flags & FI_TAGGED),
+          "... an error entry FI_ECANCELED with its context");
+    check(fi_cancel(&b->ep->fid, &rctx) == -FI_ENOENT, "... once: then -FI_ENOENT");
+    check(fi_recv(b->ep, &got, 8, NULL, FI_ADDR_UNSPEC, &rctx) == 0 &&
+              fi_cancel(&b->ep->fid, &rctx) == 0 && wait_cq(b->rx, &e) == -FI_EAVAIL &&
+              fi_cq_readerr(b->rx, &err, 0) == 1 && err.err == FI_ECANCELED,
+          "fi_cancel of a posted fi_recv");
+    check(fi_cancel(&b->ep->fid, &pctx) == -FI_ENOENT && fi_cancel(&b->ep->fid, NULL) == -FI_ENOENT,
+          "fi_cancel of nothing: -FI_ENOENT");
+}
+
 int main(void) {
     struct fi_info* hints = fi_allocinfo();
     struct fi_info* info = NULL;
@@ -702,6 +786,7 @@ int main(void) {
           "FI_MULTI_RECV without the capability: -FI_EBADFLAGS");
     check(fi_close(&dom->fid) == -FI_EBUSY, "closing the domain first: -FI_EBUSY");
 
+    probe_and_cancel(&a, &b, addrs[1], addrs[0]);
     ordered_tagged(dom, av);
     datagrams(dom, av);
     counters(dom, info, av);

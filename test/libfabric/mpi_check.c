@@ -1,8 +1,9 @@
 // libfabric_mpi: an MPI program that Debian's Open MPI runs over the uet libfabric provider
 // (pml cm, mtl ofi), two ranks. A ping-pong over sizes from 1 B to 2 MiB (eager, deferrable and
 // rendezvous sends underneath), synchronous sends, MPI_Allreduce, MPI_Alltoall, MPI_Bcast,
-// tagged receives with MPI_ANY_SOURCE / MPI_ANY_TAG and sends to one's own rank; every byte and
-// every status is checked.
+// tagged receives with MPI_ANY_SOURCE / MPI_ANY_TAG, sends to one's own rank, probes (MPI_Probe,
+// MPI_Iprobe, MPI_Mprobe + MPI_Mrecv) and MPI_Cancel of a receive; every byte and every status is
+// checked.
 // Exit 0 with "mpi_check: all passed" from rank 0; the first failure aborts the job.
 #include <mpi.h>
 #include <stdint.h>
@@ -211,6 +212,75 @@ static void self_sends(unsigned char* buf) {
     if (rank == 0) printf("ok      sends to one's own rank (4 B to 1 MiB)\n");
 }
 
+// MPI_Iprobe, MPI_Probe, MPI_Mprobe with MPI_Mrecv (the mtl's FI_PEEK and FI_CLAIM) of an eager, a
+// deferrable and a rendezvous message, and MPI_Cancel of a receive nothing matched yet.
+static void probes(unsigned char* buf) {
+    static const int lens[3] = {3000, 300000, (1 << 20) + 7};
+    MPI_Status st;
+    int flag = -1;
+    if (rank == 0) {
+        MPI_Iprobe(1, 60, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag == 0, "MPI_Iprobe before any send: flag %d", flag);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        static unsigned char out[3][(1 << 20) + 7];
+        MPI_Request req[3];
+        for (int m = 0; m < 3; ++m) {
+            fill(out[m], lens[m], 1, 800 + m);
+            MPI_Isend(out[m], lens[m], MPI_BYTE, 0, 60 + m, MPI_COMM_WORLD, &req[m]);
+        }
+        MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+    } else if (rank == 0) {
+        MPI_Probe(1, 60, MPI_COMM_WORLD, &st);
+        check_status(&st, 1, 60, lens[0], "MPI_Probe");
+        flag = 0;
+        for (long i = 0; i < 100000000 && !flag; ++i)
+            MPI_Iprobe(MPI_ANY_SOURCE, 61, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag == 1, "MPI_Iprobe of a deferrable message never found it");
+        check_status(&st, 1, 61, lens[1], "MPI_Iprobe");
+        MPI_Message msg;
+        MPI_Mprobe(1, 62, MPI_COMM_WORLD, &msg, &st);
+        check_status(&st, 1, 62, lens[2], "MPI_Mprobe");
+        MPI_Iprobe(1, 62, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag == 0, "MPI_Iprobe found the message MPI_Mprobe took");
+        memset(buf, 0, lens[2]);
+        MPI_Mrecv(buf, lens[2], MPI_BYTE, &msg, &st);
+        check_status(&st, 1, 62, lens[2], "MPI_Mrecv");
+        verify(buf, lens[2], 1, 802, "MPI_Mrecv");
+        for (int m = 0; m < 2; ++m) {
+            memset(buf, 0, lens[m]);
+            MPI_Recv(buf, lens[m], MPI_BYTE, 1, 60 + m, MPI_COMM_WORLD, &st);
+            check_status(&st, 1, 60 + m, lens[m], "receive after a probe");
+            verify(buf, lens[m], 1, 800 + m, "receive after a probe");
+        }
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag == 0, "MPI_Iprobe after every message was received: flag %d", flag);
+    }
+    if (rank == 0) printf("ok      MPI_Probe, MPI_Iprobe, MPI_Mprobe + MPI_Mrecv\n");
+
+    // The canceled receive takes nothing: the message sent after it goes to the next one.
+    if (rank == 0) {
+        MPI_Request req;
+        MPI_Irecv(buf, 64, MPI_BYTE, 1, 63, MPI_COMM_WORLD, &req);
+        MPI_Cancel(&req);
+        MPI_Wait(&req, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(flag == 1, "MPI_Cancel of an unmatched MPI_Irecv: not cancelled");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        fill(buf, 64, 1, 810);
+        MPI_Send(buf, 64, MPI_BYTE, 0, 63, MPI_COMM_WORLD);
+    } else if (rank == 0) {
+        memset(buf, 0, 64);
+        MPI_Recv(buf, 64, MPI_BYTE, 1, 63, MPI_COMM_WORLD, &st);
+        check_status(&st, 1, 63, 64, "receive after MPI_Cancel");
+        verify(buf, 64, 1, 810, "receive after MPI_Cancel");
+        printf("ok      MPI_Cancel of an MPI_Irecv (MPI_Test_cancelled)\n");
+    }
+}
+
 // "mpi_check lat N": no checks, but the mean half round trip of N ping-pongs of 8 bytes between
 // ranks 0 and 1 (after N/10 not timed), for docs/results.md.
 static void latency(int n) {
@@ -250,6 +320,7 @@ int main(int argc, char** argv) {
     collectives();
     wildcards(buf);
     self_sends(buf);
+    probes(buf);
     MPI_Barrier(MPI_COMM_WORLD);
     free(buf);
     if (rank == 0) printf("mpi_check: all passed\n");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # libfabric_mpi: Debian's Open MPI runs mpi_check (ping-pong, MPI_Allreduce, MPI_Alltoall,
-# wildcard receives, sends to oneself) over the uet provider: pml cm, mtl ofi, provider uet,
+# wildcard receives, sends to oneself, probes, MPI_Cancel) over the uet provider: pml cm, mtl ofi,
+# provider uet,
 # two ranks joined by a memif link (uet's own memif port, a socket in a temporary directory).
 # mpirun's MPMD form gives each rank its own FI_UET_DEVICE (memif role) and FI_UET_ADDRESS.
 #   run_mpi.sh PROVIDER_DIR MPI_PROGRAM

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # libfabric_pingpong: Debian's unmodified fi_pingpong over the uet provider (FI_PROVIDER_PATH),
 # server and client in two processes joined by a memif link (uet's own memif port, a socket in a
-# temporary directory), every size of its default sweep; both must exit 0. (Over DPDK's net_memif
-# about one run in eight stalls: docs/libfabric.md, "Not yet".) Both run in a network
-# namespace of their own, so that fi_pingpong's TCP control port cannot collide with anything.
+# temporary directory), every size of its default sweep; both must exit 0 and print a row for
+# each size. Both run in a network namespace of their own, so that fi_pingpong's TCP control
+# port cannot collide with anything.
 # FI_EP_RDM unless the options name an endpoint type (-e dgram: datagrams of one packet, so the
 # sweep stops at 1 KiB). --af-packet: server and client in two namespaces instead, each on its
 # end of a veth pair (af_packet; the veths also carry kernel addresses for the TCP control
 # connection).
-#   run_pingpong.sh PROVIDER_DIR [--af-packet] [fi_pingpong options, e.g. -m tagged, -e dgram]
+# --tss: both sides seal every frame (FI_UET_TSS_KEY_FILE, a fresh random key), and each must
+# report frames sealed and opened and none dropped by the security sublayer.
+#   run_pingpong.sh PROVIDER_DIR [--af-packet] [--tss] [fi_pingpong options, e.g. -m tagged,
+#                   -e dgram, -I 1000 (the stress run of docs/libfabric.md)]
 set -euo pipefail
 export FI_PROVIDER_PATH=${1:?usage: $0 PROVIDER_DIR [--af-packet] [fi_pingpong options]}
 shift
@@ -17,8 +20,17 @@ if [[ ${1:-} == --af-packet ]]; then
     LINK=af_packet
     shift
 fi
+TSS=0
+if [[ ${1:-} == --tss ]]; then
+    TSS=1
+    shift
+fi
 [[ $(id -u) -eq 0 ]] || { echo "needs root (a network namespace, DPDK)"; exit 1; }
 WORK=$(mktemp -d /tmp/uet-fi-pingpong.XXXXXX)
+if ((TSS)); then
+    head -c 32 /dev/urandom >"$WORK/tss.key"
+    export FI_UET_TSS_KEY_FILE=$WORK/tss.key
+fi
 NS=uetfi$$
 NS_S=$NS NS_C=$NS
 [[ $LINK == af_packet ]] && NS_S=${NS}s NS_C=${NS}c
@@ -85,10 +97,16 @@ wait "${PIDS[0]}" || { echo "FAIL: server exited $?"; status=1; }
 PIDS=()
 for n in server client; do
     for size in "${SIZES[@]}"; do
-        grep -qE "^$size +[0-9]+ += *[0-9]+ " "$WORK/$n.log" ||
+        grep -qE "^$size +[0-9]+k? += *[0-9]+k? " "$WORK/$n.log" ||
             { echo "FAIL: $n has no row for $size"; status=1; }
     done
 done
+if ((TSS)); then
+    for n in server client; do
+        grep -qE "^uet: endpoint .*: TSS sealed [1-9][0-9]* opened [1-9][0-9]* dropped 0$" \
+            "$WORK/$n.log" || { echo "FAIL: $n has no TSS line with frames sealed and opened"; status=1; }
+    done
+fi
 echo "== client"; grep -aE '^(bytes|[0-9]+[km]? )|^uet: endpoint' "$WORK/client.log" || true
 echo "== server"; grep -aE '^uet: endpoint' "$WORK/server.log" || true
 exit $status

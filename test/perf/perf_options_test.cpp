@@ -472,7 +472,7 @@ TEST(perf_options, tss_key_from_a_file_or_the_environment) {
     r = parse({"write_bw", "--provider", "pipe", "--tss"});
     EXPECT_NE(r.error.find("64 hex digits"), std::string::npos) << r.error;
     ::setenv("UET_TSS_KEY", ("g" + hex.substr(1)).c_str(), 1);
-    EXPECT_FALSE(tss_key_from_hex(std::getenv("UET_TSS_KEY")));
+    EXPECT_FALSE(tss_key::from_hex(std::getenv("UET_TSS_KEY")));
     r = parse({"write_bw", "--provider", "pipe", "--tss", "--transport", "roce"});
     EXPECT_NE(r.error.find("--transport uet only"), std::string::npos) << r.error;
     ::unsetenv("UET_TSS_KEY");

@@ -126,6 +126,39 @@ TEST(roce_engine, dcqcn_answers_marks_with_cnps_and_paces_the_sender) {
     EXPECT_EQ(B.counters().paced, 0u);
 }
 
+// READs whose responses B has not sent yet hold their regions in B's target; destroying B's QP
+// drops the responses and gives each hold back once. A's READs then fail on their own.
+TEST(roce_engine, destroying_a_qp_gives_back_the_holds_of_its_read_responses) {
+    memory_target mem_a, mem_b;
+    engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);
+    engine B(config_of(ip_b, mac_b, retransmit_mode::go_back_n, 2), mem_b);
+    const qpn_t a = A.create_qp(), b = B.create_qp();
+    ASSERT_TRUE(connect_pair(A, a, B, b));
+    const std::uint32_t rkey = mem_b.add_region(1 << 20, access_remote_read);
+    std::vector<std::uint8_t> buf(1 << 20);
+    send_wr w;
+    w.opcode = wr_opcode::read;
+    w.local = buf.data();
+    w.length = 32 * 1024;  // 32 packets: the three fit the window
+    w.rkey = rkey;
+    for (int k = 0; k < 3; ++k) {
+        w.remote_va = k * w.length;
+        ASSERT_EQ(A.post_send(a, w), post_error::none);
+    }
+    wire_link ab;
+    ab.carry(A, B, 0);  // B takes the READs
+    ASSERT_EQ(mem_b.returned.size(), 3u);
+    std::array<tx_frame, 8> burst{};
+    ASSERT_EQ(B.transmit(0, burst), burst.size());  // the first READ's first responses
+    std::size_t out = 0;
+    ASSERT_TRUE(mem_b.holds_out(out));
+    EXPECT_EQ(out, 3u);
+    EXPECT_TRUE(B.destroy_qp(b));
+    ASSERT_TRUE(mem_b.holds_out(out));
+    EXPECT_EQ(out, 0u);
+    EXPECT_EQ(mem_b.returned, (std::vector<std::uint32_t>{1, 1, 1}));
+}
+
 TEST(roce_engine, a_bad_rkey_fails_the_work_request_and_flushes_the_rest) {
     memory_target mem_a, mem_b;
     engine A(config_of(ip_a, mac_a, retransmit_mode::go_back_n, 1), mem_a);

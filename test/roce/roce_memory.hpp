@@ -62,9 +62,30 @@ struct memory_target : delivery_target {
         return {at(rkey, va, length, access_remote_write)};
     }
     void remote_data(qp&, std::uint32_t imm, std::uint32_t) override { remote_imms.push_back(imm); }
+    // READ holds: read_source gives out 0, 1, 2, ...; returned[h] counts read_done(h).
+    std::vector<std::uint32_t> returned;
+    std::uint64_t unknown_returns = 0;
     remote_memory read_source(qp&, std::uint32_t rkey, std::uint64_t va,
                               std::uint32_t length) override {
-        return {at(rkey, va, length, access_remote_read)};
+        std::uint8_t* p = at(rkey, va, length, access_remote_read);
+        if (p == nullptr) return {};
+        returned.push_back(0);
+        return {p, static_cast<std::uint32_t>(returned.size() - 1)};
+    }
+    void read_done(qp&, std::uint32_t hold) override {
+        if (hold < returned.size())
+            ++returned[hold];
+        else
+            ++unknown_returns;
+    }
+    // Holds given out and not returned yet; false when one came back twice or unknown.
+    bool holds_out(std::size_t& out) const {
+        out = 0;
+        for (std::uint32_t n : returned) {
+            if (n > 1) return false;
+            out += n == 0;
+        }
+        return unknown_returns == 0;
     }
     atomic_outcome atomic(qp&, std::uint32_t rkey, std::uint64_t va, wr_opcode op,
                           std::uint64_t swap_add, std::uint64_t compare) override {

@@ -168,7 +168,7 @@ class pair_run {
             for (const wire_packet& w : to_b_.take_due(now))
                 on_request(b_, w.req, now, mem_);
             resp_packet rp;
-            for (int k = 0; k < 32 && next_response(b_, rp); ++k)
+            for (int k = 0; k < 32 && next_response(b_, rp, mem_); ++k)
                 to_a_.send(from_response(rp), now);
             ack_out ack;
             if (take_ack(b_, ack)) to_a_.send(from_ack(ack), now);

@@ -144,14 +144,14 @@ TEST_F(roce_responder, reads_stream_responses_and_hold_the_ack_behind_them) {
                                 roce_opcode::rc_rdma_read_response_middle,
                                 roce_opcode::rc_rdma_read_response_last};
     for (int k = 0; k < 3; ++k) {
-        ASSERT_TRUE(next_response(q, r));
+        ASSERT_TRUE(next_response(q, r, mem));
         EXPECT_EQ(r.opcode, want[k]);
         EXPECT_EQ(r.psn, 1000u + k);
         EXPECT_EQ(r.has_aeth, k != 1);
         EXPECT_EQ(r.payload, mem.regions[0].bytes.data() + 1000 + k * 4096);
         EXPECT_EQ(r.length, k == 2 ? 10000u - 8192 : 4096u);
     }
-    EXPECT_FALSE(next_response(q, r));
+    EXPECT_FALSE(next_response(q, r, mem));
     ASSERT_TRUE(take_ack(q, ack));
     EXPECT_EQ(ack.psn, 1003u);
 
@@ -160,9 +160,84 @@ TEST_F(roce_responder, reads_stream_responses_and_hold_the_ack_behind_them) {
     req_in dup = packet(roce_opcode::rc_rdma_read_request, 1001, {}, true);
     dup.reth = &again;
     EXPECT_EQ(on_request(q, dup, 0, mem), rsp_verdict::duplicate);
-    ASSERT_TRUE(next_response(q, r));
+    ASSERT_TRUE(next_response(q, r, mem));
     EXPECT_EQ(r.opcode, roce_opcode::rc_rdma_read_response_first);
     EXPECT_EQ(r.psn, 1001u);
+}
+
+// Every READ whose source the target held gives the hold back exactly once, when its last
+// response is built; a zero-length READ and an atomic hold nothing.
+TEST_F(roce_responder, a_read_gives_its_hold_back_once_at_its_last_response) {
+    const std::uint32_t rkey = mem.add_region(3 * 4096, access_remote_read | access_remote_atomic);
+    uet::wire::reth_header reth{0, rkey, 3 * 4096};
+    req_in read = packet(roce_opcode::rc_rdma_read_request, 1000, {}, true);
+    read.reth = &reth;
+    ASSERT_EQ(on_request(q, read, 0, mem), rsp_verdict::accepted);
+    ASSERT_EQ(mem.returned.size(), 1u);
+    resp_packet r;
+    ASSERT_TRUE(next_response(q, r, mem));
+    // Asked again from the start while its second response is queued: a second job, held too.
+    ASSERT_EQ(on_request(q, read, 0, mem), rsp_verdict::duplicate);
+    ASSERT_EQ(mem.returned.size(), 2u);
+    uet::wire::reth_header empty{0, rkey, 0};
+    req_in none = packet(roce_opcode::rc_rdma_read_request, 1003, {}, true);
+    none.reth = &empty;
+    ASSERT_EQ(on_request(q, none, 0, mem), rsp_verdict::accepted);
+    uet::wire::atomic_eth_header a{8, rkey, 1, 0};
+    req_in faa = packet(roce_opcode::rc_fetch_add, 1004, {}, true);
+    faa.atomic = &a;
+    ASSERT_EQ(on_request(q, faa, 0, mem), rsp_verdict::accepted);
+    EXPECT_EQ(mem.returned.size(), 2u);  // neither took a hold
+    std::size_t out = 0;
+    int packets = 1;  // built so far
+    while (next_response(q, r, mem)) {
+        ++packets;
+        ASSERT_TRUE(mem.holds_out(out));
+        // The first job ends with its third packet, the repeat with its sixth.
+        EXPECT_EQ(mem.returned[0], packets >= 3 ? 1u : 0u) << packets;
+        EXPECT_EQ(mem.returned[1], packets >= 6 ? 1u : 0u) << packets;
+    }
+    EXPECT_EQ(packets, 8);  // 3 + 3 + the empty READ's + the atomic's
+    ASSERT_TRUE(mem.holds_out(out));
+    EXPECT_EQ(out, 0u);
+}
+
+// A QP that enters ERR with READs queued still sends their responses (the fatal NAK waits
+// behind them); the holds come back once, whether the responses go out or a reset drops them.
+TEST_F(roce_responder, a_qp_in_error_gives_its_holds_back_once) {
+    const std::uint32_t rkey = mem.add_region(4 * 4096, access_remote_read);
+    uet::wire::reth_header reth{0, rkey, 2 * 4096};
+    req_in read = packet(roce_opcode::rc_rdma_read_request, 1000, {}, true);
+    read.reth = &reth;
+    ASSERT_EQ(on_request(q, read, 0, mem), rsp_verdict::accepted);
+    read.psn = 1002;
+    ASSERT_EQ(on_request(q, read, 0, mem), rsp_verdict::accepted);
+    read.psn = 1004;
+    ASSERT_EQ(on_request(q, read, 0, mem), rsp_verdict::accepted);
+    // A WRITE to a region it may not write: remote access error, the QP goes to ERR.
+    uet::wire::reth_header bad{0, rkey, 16};
+    const auto data = bytes(16, 1);
+    req_in write = packet(roce_opcode::rc_rdma_write_only, 1006, data, true);
+    write.reth = &bad;
+    ASSERT_EQ(on_request(q, write, 0, mem), rsp_verdict::nak);
+    ASSERT_EQ(q.attr.state, qp_state::err);
+    ASSERT_EQ(mem.returned.size(), 3u);
+    // The first READ's responses go out; the second is half sent when the QP is reset.
+    resp_packet r;
+    for (int k = 0; k < 3; ++k)
+        ASSERT_TRUE(next_response(q, r, mem));
+    EXPECT_EQ(mem.returned, (std::vector<std::uint32_t>{1, 0, 0}));
+    qp_attr reset;
+    reset.state = qp_state::reset;
+    ASSERT_TRUE(modify_qp(q, reset, attr_state, mem));
+    EXPECT_EQ(mem.returned, (std::vector<std::uint32_t>{1, 1, 1}));
+    EXPECT_FALSE(next_response(q, r, mem));
+    // Nothing is left to give back: neither another reset nor dropping again returns a hold.
+    ASSERT_TRUE(modify_qp(q, reset, attr_state, mem));
+    drop_responses(q, mem);
+    std::size_t out = 0;
+    ASSERT_TRUE(mem.holds_out(out));
+    EXPECT_EQ(out, 0u);
 }
 
 TEST_F(roce_responder, an_atomic_runs_once_and_its_duplicate_is_answered_from_the_cache) {
@@ -175,7 +250,7 @@ TEST_F(roce_responder, an_atomic_runs_once_and_its_duplicate_is_answered_from_th
     EXPECT_EQ(mem.atomics_run, 1u);
     resp_packet r;
     for (int k = 0; k < 2; ++k) {
-        ASSERT_TRUE(next_response(q, r));
+        ASSERT_TRUE(next_response(q, r, mem));
         EXPECT_EQ(r.opcode, roce_opcode::rc_atomic_acknowledge);
         EXPECT_EQ(r.psn, 1000u);
         EXPECT_EQ(r.original, 0u);
@@ -188,7 +263,7 @@ TEST_F(roce_responder, an_atomic_runs_once_and_its_duplicate_is_answered_from_th
     for (std::uint32_t k = 1; k <= max_rd_atomic_limit; ++k) {
         faa.psn = 1000 + k;
         ASSERT_EQ(on_request(q, faa, 0, mem), rsp_verdict::accepted) << k;
-        while (next_response(q, r)) {
+        while (next_response(q, r, mem)) {
         }
     }
     faa.psn = 1000;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "roce/qp.hpp"
+#include "roce_memory.hpp"
 
 namespace uet::roce::test {
 
@@ -30,8 +31,12 @@ void connect_with(Modify&& modify, const qp_attr& a) {
     ASSERT_TRUE(connect_rc(modify, a));
 }
 
+// These transitions drop no READ responses: the target is never called.
 inline void connect(qp& q, const qp_attr& a) {
-    connect_with([&q](const qp_attr& x, std::uint32_t mask) { return modify_qp(q, x, mask); }, a);
+    memory_target none;
+    connect_with(
+        [&q, &none](const qp_attr& x, std::uint32_t mask) { return modify_qp(q, x, mask, none); },
+        a);
 }
 
 }  // namespace uet::roce::test
