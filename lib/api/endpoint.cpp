@@ -70,7 +70,8 @@ endpoint_impl::endpoint_impl(std::shared_ptr<domain_impl> d, std::shared_ptr<cq_
       rdv(at.max_deferred, at.tx_depth + at.rx_depth),
       claimed(at.max_unexpected + at.max_deferred),
       completions(64),
-      received(16) {
+      received(16),
+      requests(ec.max_peers) {
     unsignaled.configure(*this, at, ec);
     stalled.reserve(ops.size());
     stalled_retry.reserve(ops.size());

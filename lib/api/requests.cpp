@@ -72,10 +72,16 @@ void request_tracker::fail_peer(endpoint_impl& ep, std::uint32_t engine_peer, er
 }
 
 void request_tracker::expire_answers(endpoint_impl& ep, std::uint64_t t) {
+    const std::uint64_t timeout = answer_timeout(ep.eng->config());
     for (std::uint32_t rec = 0; rec < ep.records.size(); ++rec) {
         message_record& r = ep.records[rec];
         if (!r.in_use || !r.pds_done || r.response_done || r.answer_by == 0 || t < r.answer_by)
             continue;
+        const std::uint64_t heard = r.peer < answered_at_.size() ? answered_at_[r.peer] : 0;
+        if (t < heard + timeout) {
+            r.answer_by = heard + timeout;
+            continue;
+        }
         if (r.op != none) ep.fail(ep.ops[r.op], errc::retry_limit);
         r.error = errc::retry_limit;
         r.response_done = true;
@@ -136,6 +142,7 @@ void request_tracker::on_response(endpoint_impl& ep, received_message& m) {
     const std::uint32_t rec = *found;
     message_record& r = ep.records[rec];
     r.response_done = true;
+    if (r.peer < answered_at_.size()) answered_at_[r.peer] = ep.now;
     const ses_return_code rc = m.ses->return_code;
     if (r.op == none) {
         if (rc != ses_return_code::ok) r.error = errc_of(rc);
