@@ -129,7 +129,8 @@ struct engine_config {
     // RUD: transmissions after a hole that must be acknowledged before it counts as lost.
     std::uint32_t ooo_threshold = 8;
     // rto_ns: the initial retransmit timeout; once RTTs are measured the RTO adapts (RFC 6298:
-    // srtt + 4 rttvar) between rto_min_ns and rto_max_ns, doubled per consecutive timeout round.
+    // srtt + 4 rttvar) between rto_min_ns and rto_max_ns, doubled per timeout round until the next
+    // clean sample (of a packet sent once).
     std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000;
     std::uint64_t rto_min_ns = 100'000;
     std::uint32_t max_retransmits = 24;

@@ -36,7 +36,7 @@ struct pdc_params {
     std::uint32_t ooo_threshold = 8;  // later transmissions acknowledged before a hole is lost
     std::uint32_t max_retransmits = 24;
     // rto_ns: the RTO until the first RTT sample; then max(rto_min_ns, srtt + 4 rttvar), doubled
-    // per consecutive timeout round, never above rto_max_ns.
+    // per timeout round until the next clean sample, never above rto_max_ns.
     std::uint64_t rto_ns = 200'000, rto_max_ns = 50'000'000, rto_min_ns = 100'000;
     std::uint64_t window_bytes = 0;  // fixed-window CC baseline
     // Congestion control and path selection of every initiator PDC (engine-owned parameters;
@@ -131,6 +131,10 @@ class pdc {
     // without ACK progress back the RTO off and end the PDC after max_retransmits.
     std::uint64_t timeout_mark_seq = 0;
     std::uint32_t timeout_rounds = 0;
+    // The RTO's back-off (a doubling per counted round), kept through progress until a clean RTT
+    // sample (RFC 6298 5.7, Karn): an ACK of a resent packet says nothing of the RTT, and an RTO
+    // below it would fire again for every packet.
+    std::uint32_t rto_backoff = 0;
     // When an ACK last acknowledged something new: a packet's timer only declares it lost once
     // no ACK made progress for a whole RTO (RFC 6298 5.3: the timer restarts on progress).
     std::uint64_t last_progress_ns = 0;
@@ -153,7 +157,7 @@ class pdc {
     // The current retransmit timeout, back-off included. Inline for the common case, no timeout
     // round since the last progress: every packet sent arms its timer with it.
     std::uint64_t current_rto(const pdc_params& params) const noexcept {
-        if (timeout_rounds != 0) return backed_off_rto(params);
+        if (rto_backoff != 0) return backed_off_rto(params);
         return std::min(std::max<std::uint64_t>(rto_ns, 1), params.rto_max_ns);
     }
     bool syn() const noexcept { return state == pdc_state::syn_sent; }

@@ -41,7 +41,7 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
     srtt_ns = rttvar_ns = 0;
     rto_ns = params.rto_ns;
     timeout_mark_seq = 0;
-    timeout_rounds = 0;
+    timeout_rounds = rto_backoff = 0;
     last_progress_ns = 0;
     answers_announced = answers_received = 0;
     last_answer_ns = 0;
@@ -59,9 +59,9 @@ void pdc::open_initiator(std::span<tx_entry> ring, psn_t start, std::uint16_t en
 }
 
 std::uint64_t pdc::backed_off_rto(const pdc_params& params) const noexcept {
-    // Exponential back-off per consecutive timeout round, capped.
+    // Exponential back-off per timeout round since the last clean RTT sample, capped.
     std::uint64_t rto = std::max<std::uint64_t>(rto_ns, 1);
-    for (unsigned i = 0; i < timeout_rounds && rto < params.rto_max_ns; ++i)
+    for (unsigned i = 0; i < rto_backoff && rto < params.rto_max_ns; ++i)
         rto <<= 1;
     return std::min(rto, params.rto_max_ns);
 }
@@ -79,6 +79,7 @@ void pdc::on_rtt_sample(std::uint64_t rtt, const pdc_params& params) noexcept {
         srtt_ns = (7 * srtt_ns + rtt) / 8;
     }
     rto_ns = std::clamp(srtt_ns + 4 * rttvar_ns, params.rto_min_ns, params.rto_max_ns);
+    rto_backoff = 0;
 }
 
 void pdc::release_inflight(tx_entry& e) noexcept {
@@ -405,6 +406,7 @@ timeout_action pdc::on_timer(tx_entry& e, std::uint64_t now, timer_wheel& timers
     if (e.tx_seq > timeout_mark_seq) {
         timeout_mark_seq = tx_seq;
         if (++timeout_rounds > params.max_retransmits) return timeout_action::failed;
+        rto_backoff = std::min(rto_backoff + 1, 32u);
         cc->on_timeout(now);
         lb->on_timeout(e.entropy, now);
         repath_static(params);

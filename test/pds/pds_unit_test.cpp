@@ -645,6 +645,25 @@ TEST(pdc, timeouts_of_one_window_count_as_one_round) {
     EXPECT_EQ(f.p.timeout_rounds, 3u);
 }
 
+// A link slower than the first RTO (10 us here; a round trip takes 25 us): a packet's timer
+// fires, it is resent, and the ACK of its first copy is ambiguous (Karn: no sample). The RTO
+// must stay backed off until a clean sample, or every next packet times out as well.
+TEST(pdc, the_backoff_lasts_until_a_clean_rtt_sample) {
+    initiator_fixture f;
+    uet::tx_entry& a = f.send(0);
+    ASSERT_EQ(f.p.on_timer(a, 10'000, f.timers, f.params), pds::timeout_action::retransmit);
+    ASSERT_EQ(f.p.tx.pop_retransmit(), &a);
+    f.p.on_sent(a, 10'000, f.timers, f.params);
+    EXPECT_EQ(f.p.current_rto(f.params), 20'000u);
+    EXPECT_EQ(f.ack(a.psn, a.psn + 1, 0, 25'000).rtt_ns, 0u);  // resent: no sample
+    EXPECT_EQ(f.p.timeout_rounds, 0u);                         // progress: not a dead peer
+    EXPECT_EQ(f.p.current_rto(f.params), 20'000u);             // but still backed off
+    // A packet sent once and acknowledged 25 us later: a clean sample sets the RTO.
+    uet::tx_entry& b = f.send(25'000);
+    EXPECT_EQ(f.ack(b.psn, b.psn + 1, 0, 50'000).rtt_ns, 25'000u);
+    EXPECT_EQ(f.p.current_rto(f.params), 40'000u);  // srtt + 4 rttvar = 75 us, within rto_max
+}
+
 TEST(pdc, static_path_redraws_its_entropy_after_a_timeout_round) {
     initiator_fixture f;
     uet::rng r(5);
